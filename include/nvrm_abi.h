@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvrm_abi.h - our own declaration of the NVIDIA Resource Manager ioctl ABI.
+ *
+ * These are facts (names, numbers, field order and offsets) gathered in
+ * ../shared/reference/rm-abi.md from open-gpu-kernel-modules tag 580.142 and
+ * re-checked against driver 580.159 on an H200 (design.md section 1). No
+ * NVIDIA header text is reproduced. Every struct size and every offset that
+ * gpusandbox reads or writes carries a _Static_assert, so an ABI drift is a
+ * build failure, not a silent misdecode.
+ *
+ * Checked against: 580.65.06 .. 580.142 (source), 580.159 (measured).
+ */
+#ifndef GPUSANDBOX_NVRM_ABI_H
+#define GPUSANDBOX_NVRM_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t nv_handle_t;
+typedef uint32_t nv_status_t;
+
+/* ---- ioctl request word ------------------------------------------------ */
+/* The driver keys only on _IOC_NR and _IOC_SIZE; direction and type bits are
+ * never checked (rm-abi.md 1.1, design.md 1.12). We build canonical words
+ * with this magic when we issue calls ourselves. */
+#define NV_IOCTL_MAGIC          0x46u /* 'F' */
+#define NV_IOC_NR(cmd)          ((uint32_t)(cmd) & 0xffu)
+#define NV_IOC_SIZE(cmd)        (((uint32_t)(cmd) >> 16) & 0x3fffu)
+#define NV_IOC_READWRITE        3u
+#define NV_IOC_WORD(nr, size) \
+	((NV_IOC_READWRITE << 30) | ((uint32_t)(size) << 16) | (NV_IOCTL_MAGIC << 8) | (uint32_t)(nr))
+
+/* Largest parameter block the driver accepts through XFER, and the largest
+ * size a plain _IOC word can carry (14 bits). */
+#define NV_ABSOLUTE_MAX_IOCTL_SIZE 16384u
+#define NV_IOC_MAX_DIRECT_SIZE     16383u
+/* RMAPI_PARAM_COPY_MAX_PARAMS_SIZE: nested alloc/control params limit. */
+#define NV_RMAPI_MAX_PARAMS_SIZE   (1024u * 1024u)
+
+/* ---- escape numbers ---------------------------------------------------- */
+enum nv_escape {
+	NV_ESC_RM_ALLOC_MEMORY            = 0x27,
+	NV_ESC_RM_ALLOC_OBJECT            = 0x28,
+	NV_ESC_RM_FREE                    = 0x29,
+	NV_ESC_RM_CONTROL                 = 0x2A,
+	NV_ESC_RM_ALLOC                   = 0x2B,
+	NV_ESC_RM_CONFIG_GET              = 0x32,
+	NV_ESC_RM_CONFIG_SET              = 0x33,
+	NV_ESC_RM_DUP_OBJECT              = 0x34,
+	NV_ESC_RM_SHARE                   = 0x35,
+	NV_ESC_RM_CONFIG_GET_EX           = 0x37,
+	NV_ESC_RM_CONFIG_SET_EX           = 0x38,
+	NV_ESC_RM_I2C_ACCESS              = 0x39,
+	NV_ESC_RM_IDLE_CHANNELS           = 0x41,
+	NV_ESC_RM_VID_HEAP_CONTROL        = 0x4A,
+	NV_ESC_RM_ACCESS_REGISTRY         = 0x4D,
+	NV_ESC_RM_MAP_MEMORY              = 0x4E,
+	NV_ESC_RM_UNMAP_MEMORY            = 0x4F,
+	NV_ESC_RM_GET_EVENT_DATA          = 0x52,
+	NV_ESC_RM_ALLOC_CONTEXT_DMA2      = 0x54,
+	NV_ESC_RM_ADD_VBLANK_CALLBACK     = 0x56,
+	NV_ESC_RM_MAP_MEMORY_DMA          = 0x57,
+	NV_ESC_RM_UNMAP_MEMORY_DMA        = 0x58,
+	NV_ESC_RM_BIND_CONTEXT_DMA        = 0x59,
+	NV_ESC_RM_EXPORT_OBJECT_TO_FD     = 0x5C,
+	NV_ESC_RM_IMPORT_OBJECT_FROM_FD   = 0x5D,
+	NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO = 0x5E,
+	NV_ESC_RM_LOCKLESS_DIAGNOSTIC     = 0x5F,
+	NV_ESC_CARD_INFO                  = 0xC8,
+	NV_ESC_REGISTER_FD                = 0xC9,
+	NV_ESC_ALLOC_OS_EVENT             = 0xCE,
+	NV_ESC_FREE_OS_EVENT              = 0xCF,
+	NV_ESC_STATUS_CODE                = 0xD1,
+	NV_ESC_CHECK_VERSION_STR          = 0xD2,
+	NV_ESC_IOCTL_XFER_CMD             = 0xD3,
+	NV_ESC_ATTACH_GPUS_TO_FD          = 0xD4,
+	NV_ESC_QUERY_DEVICE_INTR          = 0xD5,
+	NV_ESC_SYS_PARAMS                 = 0xD6,
+	NV_ESC_NUMA_INFO                  = 0xD7,
+	NV_ESC_SET_NUMA_STATUS            = 0xD8,
+	NV_ESC_EXPORT_TO_DMABUF_FD        = 0xD9,
+	NV_ESC_WAIT_OPEN_COMPLETE         = 0xDA,
+};
+
+/* ---- top-level structs ------------------------------------------------- */
+
+/* NV_ESC_IOCTL_XFER_CMD: the inner cmd is the bare escape number. */
+struct nv_ioctl_xfer {
+	uint32_t cmd;
+	uint32_t size;
+	uint64_t ptr;
+};
+_Static_assert(sizeof(struct nv_ioctl_xfer) == 16, "xfer size");
+_Static_assert(offsetof(struct nv_ioctl_xfer, ptr) == 8, "xfer.ptr");
+
+/* NVOS21_PARAMETERS: RM_ALLOC without access rights (32 bytes). */
+struct nvos21 {
+	nv_handle_t h_root;
+	nv_handle_t h_object_parent;
+	nv_handle_t h_object_new;
+	uint32_t    h_class;
+	uint64_t    p_alloc_parms;
+	uint32_t    params_size;
+	nv_status_t status;
+};
+_Static_assert(sizeof(struct nvos21) == 32, "NVOS21 size");
+_Static_assert(offsetof(struct nvos21, h_object_new) == 8, "NVOS21.hObjectNew");
+_Static_assert(offsetof(struct nvos21, h_class) == 12, "NVOS21.hClass");
+_Static_assert(offsetof(struct nvos21, p_alloc_parms) == 16, "NVOS21.pAllocParms");
+_Static_assert(offsetof(struct nvos21, status) == 28, "NVOS21.status");
+
+/* NVOS64_PARAMETERS: RM_ALLOC with access rights (48 bytes). The driver tells
+ * NVOS21 from NVOS64 only by the ioctl size. */
+struct nvos64 {
+	nv_handle_t h_root;
+	nv_handle_t h_object_parent;
+	nv_handle_t h_object_new;
+	uint32_t    h_class;
+	uint64_t    p_alloc_parms;
+	uint64_t    p_rights_requested;
+	uint32_t    params_size;
+	uint32_t    flags;
+	nv_status_t status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct nvos64) == 48, "NVOS64 size");
+_Static_assert(offsetof(struct nvos64, p_rights_requested) == 24, "NVOS64.pRightsRequested");
+_Static_assert(offsetof(struct nvos64, params_size) == 32, "NVOS64.paramsSize");
+_Static_assert(offsetof(struct nvos64, flags) == 36, "NVOS64.flags");
+_Static_assert(offsetof(struct nvos64, status) == 40, "NVOS64.status");
+#define NVOS64_FLAGS_FINN_SERIALIZED 0x1u
+/* RS_ACCESS_MASK behind pRightsRequested. */
+#define NV_RS_ACCESS_MASK_SIZE 4u
+
+/* NVOS00_PARAMETERS: RM_FREE. Freeing hObjectOld == hRoot frees the client;
+ * freeing any object frees its whole subtree. */
+struct nvos00 {
+	nv_handle_t h_root;
+	nv_handle_t h_object_parent;
+	nv_handle_t h_object_old;
+	nv_status_t status;
+};
+_Static_assert(sizeof(struct nvos00) == 16, "NVOS00 size");
+_Static_assert(offsetof(struct nvos00, status) == 12, "NVOS00.status");
+
+/* NVOS54_PARAMETERS: RM_CONTROL. */
+struct nvos54 {
+	nv_handle_t h_client;
+	nv_handle_t h_object;
+	uint32_t    cmd;
+	uint32_t    flags;
+	uint64_t    params;
+	uint32_t    params_size;
+	nv_status_t status;
+};
+_Static_assert(sizeof(struct nvos54) == 32, "NVOS54 size");
+_Static_assert(offsetof(struct nvos54, cmd) == 8, "NVOS54.cmd");
+_Static_assert(offsetof(struct nvos54, flags) == 12, "NVOS54.flags");
+_Static_assert(offsetof(struct nvos54, params) == 16, "NVOS54.params");
+_Static_assert(offsetof(struct nvos54, params_size) == 24, "NVOS54.paramsSize");
+_Static_assert(offsetof(struct nvos54, status) == 28, "NVOS54.status");
+#define NVOS54_FLAGS_FINN_SERIALIZED 0x4u
+/* Controls with bit 15 set take the legacy GSS path, which forwards
+ * paramsSize opaque bytes and skips the CPU-side client check. */
+#define NV_CTRL_GSS_LEGACY_MASK      0x8000u
+#define NV_CTRL_CMD_CLASS(cmd)       ((uint32_t)(cmd) >> 16)
+
+/* NVOS05_PARAMETERS: RM_ALLOC_OBJECT, a legacy alloc with no params. */
+struct nvos05 {
+	nv_handle_t h_root;
+	nv_handle_t h_object_parent;
+	nv_handle_t h_object_new;
+	uint32_t    h_class;
+	nv_status_t status;
+};
+_Static_assert(sizeof(struct nvos05) == 20, "NVOS05 size");
+_Static_assert(offsetof(struct nvos05, status) == 16, "NVOS05.status");
+
+/* NVOS55_PARAMETERS: RM_DUP_OBJECT. A dup is a second handle on the same
+ * underlying object: memory stays allocated until every handle is freed. */
+struct nvos55 {
+	nv_handle_t h_client;
+	nv_handle_t h_parent;
+	nv_handle_t h_object;
+	nv_handle_t h_client_src;
+	nv_handle_t h_object_src;
+	uint32_t    flags;
+	nv_status_t status;
+};
+_Static_assert(sizeof(struct nvos55) == 28, "NVOS55 size");
+_Static_assert(offsetof(struct nvos55, h_object_src) == 16, "NVOS55.hObjectSrc");
+_Static_assert(offsetof(struct nvos55, status) == 24, "NVOS55.status");
+
+/* NVOS32_PARAMETERS: RM_VID_HEAP_CONTROL (184 bytes). Only the fields of the
+ * ALLOC_SIZE-shaped union members are declared. */
+struct nvos32 {
+	nv_handle_t h_root;
+	nv_handle_t h_object_parent;
+	uint32_t    function;
+	nv_handle_t h_va_space;
+	int16_t     ivc_heap_number;
+	uint16_t    pad0;
+	nv_status_t status;
+	uint64_t    total;
+	uint64_t    free;
+	union {
+		struct {
+			uint32_t    owner;       /* @40 */
+			nv_handle_t h_memory;    /* @44 */
+			uint32_t    type;        /* @48 */
+			uint32_t    flags;       /* @52 */
+			uint32_t    attr;        /* @56 */
+			uint32_t    format;
+			uint32_t    compr_covg;
+			uint32_t    zcull_covg;
+			uint32_t    part_stride;
+			uint32_t    width;
+			uint32_t    height;
+			uint32_t    pad1;
+			uint64_t    size;        /* @88 */
+			uint64_t    alignment;   /* @96 */
+			uint64_t    offset;      /* @104 */
+			uint64_t    limit;
+			uint64_t    address;
+			uint64_t    range_begin;
+			uint64_t    range_end;
+			uint32_t    attr2;       /* @144 */
+			uint32_t    ctag_offset;
+		} alloc_size;
+		struct {
+			uint32_t    owner;       /* @40 */
+			nv_handle_t h_memory;    /* @44 */
+			uint32_t    flags;       /* @48 */
+		} free;
+		uint8_t raw[144];
+	} data;
+};
+_Static_assert(sizeof(struct nvos32) == 184, "NVOS32 size");
+_Static_assert(offsetof(struct nvos32, function) == 8, "NVOS32.function");
+_Static_assert(offsetof(struct nvos32, status) == 20, "NVOS32.status");
+_Static_assert(offsetof(struct nvos32, total) == 24, "NVOS32.total");
+_Static_assert(offsetof(struct nvos32, data) == 40, "NVOS32.data");
+_Static_assert(offsetof(struct nvos32, data.alloc_size.h_memory) == 44, "NVOS32.AllocSize.hMemory");
+_Static_assert(offsetof(struct nvos32, data.alloc_size.flags) == 52, "NVOS32.AllocSize.flags");
+_Static_assert(offsetof(struct nvos32, data.alloc_size.attr) == 56, "NVOS32.AllocSize.attr");
+_Static_assert(offsetof(struct nvos32, data.alloc_size.size) == 88, "NVOS32.AllocSize.size");
+_Static_assert(offsetof(struct nvos32, data.alloc_size.offset) == 104, "NVOS32.AllocSize.offset");
+_Static_assert(offsetof(struct nvos32, data.alloc_size.attr2) == 144, "NVOS32.AllocSize.attr2");
+_Static_assert(offsetof(struct nvos32, data.free.h_memory) == 44, "NVOS32.Free.hMemory");
+
+enum nvos32_function {
+	NVOS32_FUNCTION_ALLOC_SIZE             = 2,
+	NVOS32_FUNCTION_FREE                   = 3,
+	NVOS32_FUNCTION_INFO                   = 5,
+	NVOS32_FUNCTION_ALLOC_TILED_PITCH_HEIGHT = 6,
+	NVOS32_FUNCTION_ALLOC_SIZE_RANGE       = 14,
+	NVOS32_FUNCTION_REACQUIRE_COMPR        = 15,
+	NVOS32_FUNCTION_RELEASE_COMPR          = 16,
+	NVOS32_FUNCTION_GET_MEM_ALIGNMENT      = 18,
+	NVOS32_FUNCTION_HW_ALLOC               = 19,
+	NVOS32_FUNCTION_HW_FREE                = 20,
+	NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR    = 27,
+};
+
+/* NVOS02_PARAMETERS with fd: RM_ALLOC_MEMORY (device fd only). */
+struct nvos02_with_fd {
+	nv_handle_t h_root;
+	nv_handle_t h_object_parent;
+	nv_handle_t h_object_new;
+	uint32_t    h_class;
+	uint32_t    flags;
+	uint32_t    pad0;
+	uint64_t    p_memory;
+	uint64_t    limit;
+	nv_status_t status;
+	uint32_t    pad1;
+	int32_t     fd;
+	uint32_t    pad2;
+};
+_Static_assert(sizeof(struct nvos02_with_fd) == 56, "NVOS02+fd size");
+_Static_assert(offsetof(struct nvos02_with_fd, status) == 40, "NVOS02.status");
+_Static_assert(offsetof(struct nvos02_with_fd, fd) == 48, "NVOS02.fd");
+
+/* ---- nested alloc params ----------------------------------------------- */
+
+/* NV_MEMORY_ALLOCATION_PARAMS (128 bytes): 0x40, 0x3e, 0x42, 0x50a0, 0x90ce. */
+struct nv_memory_allocation_params {
+	uint32_t    owner;
+	uint32_t    type;
+	uint32_t    flags;
+	uint32_t    width;
+	uint32_t    height;
+	int32_t     pitch;
+	uint32_t    attr;
+	uint32_t    attr2;
+	uint32_t    format;
+	uint32_t    compr_covg;
+	uint32_t    zcull_covg;
+	uint32_t    pad0;
+	uint64_t    range_lo;
+	uint64_t    range_hi;
+	uint64_t    size;
+	uint64_t    alignment;
+	uint64_t    offset;
+	uint64_t    limit;
+	uint64_t    address;
+	uint32_t    ctag_offset;
+	nv_handle_t h_va_space;
+	uint32_t    internal_flags;
+	uint32_t    tag;
+	int32_t     numa_node;
+	uint32_t    pad1;
+};
+_Static_assert(sizeof(struct nv_memory_allocation_params) == 128, "MEMORY_ALLOCATION_PARAMS size");
+_Static_assert(offsetof(struct nv_memory_allocation_params, flags) == 8, "MAP.flags");
+_Static_assert(offsetof(struct nv_memory_allocation_params, attr) == 24, "MAP.attr");
+_Static_assert(offsetof(struct nv_memory_allocation_params, attr2) == 28, "MAP.attr2");
+_Static_assert(offsetof(struct nv_memory_allocation_params, range_lo) == 48, "MAP.rangeLo");
+_Static_assert(offsetof(struct nv_memory_allocation_params, size) == 64, "MAP.size");
+_Static_assert(offsetof(struct nv_memory_allocation_params, offset) == 80, "MAP.offset");
+_Static_assert(offsetof(struct nv_memory_allocation_params, h_va_space) == 108, "MAP.hVASpace");
+_Static_assert(offsetof(struct nv_memory_allocation_params, numa_node) == 120, "MAP.numaNode");
+
+/* NVOS32 attr/flags bits that decide where memory lives. */
+#define NVOS32_ATTR_LOCATION_SHIFT   25
+#define NVOS32_ATTR_LOCATION_MASK    0x3u
+#define NVOS32_ATTR_LOCATION_VIDMEM  0x0u
+#define NVOS32_ATTR_LOCATION(attr) \
+	(((uint32_t)(attr) >> NVOS32_ATTR_LOCATION_SHIFT) & NVOS32_ATTR_LOCATION_MASK)
+#define NVOS32_ATTR2_USE_EGM         (1u << 24)
+#define NVOS32_ALLOC_FLAGS_VIRTUAL   0x00080000u
+
+/* NV0080_ALLOC_PARAMETERS (optional): deviceId picks the GPU. */
+struct nv0080_alloc_params {
+	uint32_t    device_id;
+	nv_handle_t h_client_share;
+	nv_handle_t h_target_client;
+	nv_handle_t h_target_device;
+	uint32_t    flags;
+	uint32_t    pad0;
+	uint64_t    va_space_size;
+	uint64_t    va_start_internal;
+	uint64_t    va_limit_internal;
+	uint32_t    va_mode;
+	uint32_t    pad1;
+};
+_Static_assert(sizeof(struct nv0080_alloc_params) == 56, "NV0080_ALLOC_PARAMETERS size");
+_Static_assert(offsetof(struct nv0080_alloc_params, device_id) == 0, "NV0080.deviceId");
+
+/* NV2080_ALLOC_PARAMETERS (optional). */
+struct nv2080_alloc_params {
+	uint32_t sub_device_id;
+};
+_Static_assert(sizeof(struct nv2080_alloc_params) == 4, "NV2080_ALLOC_PARAMETERS size");
+
+/* ---- classes ----------------------------------------------------------- */
+enum nv_class {
+	NV01_ROOT                 = 0x0000,
+	NV01_ROOT_NON_PRIV        = 0x0001,
+	NV01_ROOT_CLIENT          = 0x0041,
+	NV01_MEMORY_SYSTEM        = 0x003e,
+	NV01_MEMORY_LOCAL_PRIVILEGED = 0x003f,
+	NV01_MEMORY_LOCAL_USER    = 0x0040,
+	NV_MEMORY_EXTENDED_USER   = 0x0042,
+	NV01_MEMORY_SYSTEM_OS_DESCRIPTOR = 0x0071,
+	NV01_DEVICE_0             = 0x0080,
+	NV20_SUBDEVICE_0          = 0x2080,
+	NV50_MEMORY_VIRTUAL       = 0x50a0,
+	KEPLER_CHANNEL_GROUP_A    = 0xa06c,
+};
+
+/* ---- status codes (our own table of the values we use) ------------------ */
+enum nv_status_code {
+	NV_OK                          = 0x00000000,
+	NV_ERR_INSUFFICIENT_RESOURCES  = 0x0000001A,
+	NV_ERR_INSUFFICIENT_PERMISSIONS = 0x0000001B,
+	NV_ERR_INVALID_ARGUMENT        = 0x0000001F,
+	NV_ERR_INVALID_CLASS           = 0x00000022,
+	NV_ERR_INVALID_CLIENT          = 0x00000023,
+	NV_ERR_INVALID_OBJECT_HANDLE   = 0x00000033,
+	NV_ERR_INVALID_OBJECT_PARENT   = 0x00000036,
+	NV_ERR_INVALID_PARAM_STRUCT    = 0x0000003A,
+	NV_ERR_INVALID_STATE           = 0x00000040,
+	NV_ERR_NO_MEMORY               = 0x00000051,
+	NV_ERR_NOT_SUPPORTED           = 0x00000056,
+	NV_ERR_OBJECT_NOT_FOUND        = 0x00000057,
+	NV_ERR_GENERIC                 = 0x0000FFFF,
+};
+
+/* ---- controls we decode ------------------------------------------------ */
+#define NV2080_CTRL_CMD_FB_GET_INFO        0x20801301u
+#define NV2080_CTRL_CMD_FB_GET_INFO_V2     0x20801303u
+#define NV2080_CTRL_CMD_GPU_GET_PID_INFO   0x2080018eu
+#define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE    0xa06c0101u
+
+/* ---- /dev/nvidia-uvm --------------------------------------------------- */
+/* UVM commands are plain integers, not _IOC words. */
+#define UVM_INITIALIZE                 0x30000001u
+#define UVM_MAP_EXTERNAL_ALLOCATION    33u
+#define UVM_FREE                       34u
+#define UVM_MIGRATE                    51u
+#define UVM_CREATE_EXTERNAL_RANGE      73u
+
+#endif /* GPUSANDBOX_NVRM_ABI_H */

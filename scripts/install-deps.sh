@@ -1,0 +1,15 @@
+#!/bin/sh
+# Installs the Debian packages gpusandbox needs to build and test.
+# Idempotent: skips apt entirely when every package is already present.
+set -eu
+PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing:$missing" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
