@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_rm_tables.c - standalone checks of supervisor/rm_tables.c.
+ *
+ * Build and run:
+ *   gcc -Wall -Wextra -Werror -Iinclude tests/unit/test_rm_tables.c \
+ *       supervisor/rm_tables.c -o /tmp/t && /tmp/t
+ *
+ * Prints one line per failure and "N passed, M failed" last; exits non-zero
+ * on any failure. The expected numbers are the facts gathered for driver
+ * 580 (docs/rm-tables.md); the trace lists below are the controls and
+ * classes seen in shared/traces (H200, driver 580.x).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "nvrm_abi.h"
+#include "rm_tables.h"
+
+static unsigned n_pass, n_fail;
+
+#define CHECK(cond) check((cond), #cond, __LINE__)
+
+static void check(int ok, const char *what, int line)
+{
+	if (ok) {
+		n_pass++;
+	} else {
+		n_fail++;
+		printf("FAIL line %d: %s\n", line, what);
+	}
+}
+
+/* Controls in the traces with the paramsSize CUDA sent. */
+static const struct { uint32_t cmd, psz; } trace_ctrls[] = {
+	{ 0x00000101, 40 },
+	{ 0x0000013a, 1352 },
+	{ 0x000001f0, 4 },
+	{ 0x00000201, 128 },
+	{ 0x00000202, 40 },
+	{ 0x00000205, 32 },
+	{ 0x00000214, 384 },
+	{ 0x00000215, 132 },
+	{ 0x0000021b, 12 },
+	{ 0x00000279, 12 },
+	{ 0x0000027b, 4 },
+	{ 0x00000288, 3076 },
+	{ 0x00000289, 4 },
+	{ 0x00000a04, 2244 },
+	{ 0x00000d01, 12 },
+	{ 0x00000d04, 12 },
+	{ 0x00800280, 4 },
+	{ 0x00800289, 8 },
+	{ 0x00800292, 804 },
+	{ 0x00801307, 3 },
+	{ 0x00801402, 3 },
+	{ 0x0080170d, 24 },
+	{ 0x00801909, 1 },
+	{ 0x20800102, 564 },
+	{ 0x20800110, 132 },
+	{ 0x20800111, 64 },
+	{ 0x20800119, 4 },
+	{ 0x2080012f, 1464 },
+	{ 0x20800131, 4 },
+	{ 0x20800145, 0 },
+	{ 0x20800146, 0 },
+	{ 0x2080014a, 268 },
+	{ 0x20800170, 340 },
+	{ 0x2080018d, 3812 },
+	{ 0x2080018e, 14408 },
+	{ 0x20800195, 260 },
+	{ 0x208001a3, 56 },
+	{ 0x20800406, 264 },
+	{ 0x20801201, 32 },
+	{ 0x20801210, 32 },
+	{ 0x20801218, 16 },
+	{ 0x2080121b, 9240 },
+	{ 0x20801227, 48 },
+	{ 0x2080122a, 24 },
+	{ 0x2080122b, 24 },
+	{ 0x20801230, 32 },
+	{ 0x20801303, 1028 },
+	{ 0x20801701, 16 },
+	{ 0x20801801, 16 },
+	{ 0x20801803, 200 },
+	{ 0x20801823, 420 },
+	{ 0x2080182a, 112 },
+	{ 0x2080182b, 28 },
+	{ 0x2080200a, 8 },
+	{ 0x2080220c, 0 },
+	{ 0x20802210, 0 },
+	{ 0x20802a0a, 136 },
+	{ 0x20803002, 13344 },
+	{ 0x20803601, 72 },
+	{ 0x20803801, 1928 },
+	{ 0x20808159, 332 },
+	{ 0x20808162, 1 },
+	{ 0x20809001, 8 },
+	{ 0x20809009, 8 },
+	{ 0x20809038, 4 },
+	{ 0x20809064, 520 },
+	{ 0x2080a026, 532 },
+	{ 0x2080a084, 4 },
+	{ 0x20810108, 992 },
+	{ 0x503c0102, 16 },
+	{ 0x503c0104, 32 },
+	{ 0x503c0105, 4 },
+	{ 0x83de0309, 4 },
+	{ 0x906f0101, 16 },
+	{ 0x90e60102, 8 },
+	{ 0xa06c0101, 3 },
+	{ 0xa06c0103, 8 },
+	{ 0xa06c0105, 8 },
+	{ 0xc36f0108, 4 },
+	{ 0xcb330101, 6 },
+};
+
+/* Classes allocated in the traces. */
+static const uint32_t trace_classes[] = {
+	0x0, 0x3e, 0x40, 0x79, 0x80, 0xde, 0x2080, 0x2081, 0x503c, 0x50a0, 0x83de, 0x9067, 0x90e6, 0x90f1, 0xa06c, 0xc639, 0xc640, 0xc661, 0xc86f, 0xc8b5, 0xcb33, 0xcbc0
+};
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_sorted_unique(void)
+{
+	size_t i, n;
+
+	n = rm_class_table_size();
+	CHECK(n >= 200);
+	for (i = 1; i < n; i++)
+		CHECK(rm_class_table_at(i - 1)->cls < rm_class_table_at(i)->cls);
+	CHECK(rm_class_table_at(n) == NULL);
+
+	n = rm_ctrl_table_size();
+	CHECK(n >= 100);
+	for (i = 1; i < n; i++)
+		CHECK(rm_ctrl_table_at(i - 1)->cmd < rm_ctrl_table_at(i)->cmd);
+	CHECK(rm_ctrl_table_at(n) == NULL);
+}
+
+/* Every row must round-trip through the lookup and be self-consistent. */
+static void test_rows_consistent(void)
+{
+	size_t i, n;
+	unsigned k;
+
+	for (i = 0, n = rm_class_table_size(); i < n; i++) {
+		const struct rm_class_info *ci = rm_class_table_at(i);
+
+		CHECK(rm_class_lookup(ci->cls) == ci);
+		CHECK(ci->name != NULL && ci->name[0] != '\0');
+		/* a required class always has something to copy */
+		CHECK(!ci->params_required || ci->params_size > 0);
+		CHECK(ci->params_size <= NV_RMAPI_MAX_PARAMS_SIZE);
+	}
+	for (i = 0, n = rm_ctrl_table_size(); i < n; i++) {
+		const struct rm_ctrl_info *ci = rm_ctrl_table_at(i);
+
+		CHECK(rm_ctrl_lookup(ci->cmd) == ci);
+		CHECK(ci->name != NULL && ci->name[0] != '\0');
+		CHECK(ci->n_embedded <= RM_EMBEDDED_MAX_PTRS);
+		for (k = 0; k < ci->n_embedded && k < RM_EMBEDDED_MAX_PTRS; k++) {
+			const struct rm_embedded_ptr *e = &ci->embedded[k];
+
+			/* NvP64 fields are 8-aligned and inside the params */
+			CHECK(e->ptr_offset % 8 == 0);
+			CHECK(ci->params_size >= 8u &&
+			      e->ptr_offset + 8u <= ci->params_size);
+			CHECK(e->elem_size > 0);
+			CHECK(e->max_count > 0);
+			/* the driver never copies more than 1 MiB by default;
+			 * our own bound for the uncapped ones is the same */
+			CHECK((uint64_t)e->max_count * e->elem_size <=
+			      NV_RMAPI_MAX_PARAMS_SIZE);
+			if (e->count_offset == RM_EMBEDDED_FIXED_COUNT) {
+				CHECK(e->fixed_count > 0);
+				CHECK(e->fixed_count <= e->max_count);
+			} else {
+				CHECK(e->count_offset + 4u <= ci->params_size);
+				/* count and pointer must not overlap */
+				CHECK(e->count_offset + 4u <= e->ptr_offset ||
+				      e->ptr_offset + 8u <= e->count_offset);
+			}
+		}
+		/* a control flagged unrelocatable carries no (partial)
+		 * relocation entries that could be mistaken as complete */
+		if (rm_ctrl_has_unrelocatable_pointers(ci->cmd))
+			CHECK(ci->n_embedded == 0);
+	}
+}
+
+static void expect_class(uint32_t cls, uint32_t size, bool req,
+			 enum rm_class_kind kind, int line)
+{
+	const struct rm_class_info *ci = rm_class_lookup(cls);
+
+	check(ci != NULL, "class known", line);
+	if (!ci)
+		return;
+	check(ci->params_size == size, "class params_size", line);
+	check(ci->params_required == req, "class params_required", line);
+	check(ci->kind == kind, "class kind", line);
+}
+#define EXPECT_CLASS(c, s, r, k) expect_class((c), (s), (r), (k), __LINE__)
+
+static void test_classes(void)
+{
+	static const uint32_t channels[] = {
+		0xc36f, 0xc46f, 0xc56f, 0xc86f, 0xc96f, 0xca6f,
+	};
+	static const uint32_t events[] = { 0x5, 0x78, 0x79, 0x7e };
+	size_t i;
+
+	EXPECT_CLASS(0x0000, 4, false, RM_CLASS_CLIENT);
+	EXPECT_CLASS(0x0001, 4, false, RM_CLASS_CLIENT);
+	EXPECT_CLASS(0x0041, 4, false, RM_CLASS_CLIENT);
+	EXPECT_CLASS(0x0080, 56, false, RM_CLASS_DEVICE);
+	EXPECT_CLASS(0x2080, 4, false, RM_CLASS_SUBDEVICE);
+	EXPECT_CLASS(0x0040, 128, true, RM_CLASS_VIDMEM);
+	EXPECT_CLASS(0x003e, 128, true, RM_CLASS_SYSMEM);
+	EXPECT_CLASS(0x0042, 128, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x50a0, 128, true, RM_CLASS_VIRTUAL);
+	EXPECT_CLASS(0x0070, 24, true, RM_CLASS_VIRTUAL);
+	EXPECT_CLASS(0x0071, 40, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xa06c, 20, true, RM_CLASS_CHANNEL_GROUP);
+	for (i = 0; i < LEN(channels); i++)
+		EXPECT_CLASS(channels[i], 368, true, RM_CLASS_CHANNEL);
+	for (i = 0; i < LEN(events); i++)
+		EXPECT_CLASS(events[i], 24, true, RM_CLASS_EVENT);
+	EXPECT_CLASS(0x9067, 12, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x90f1, 56, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xcbc0, 16, false, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xc8b5, 8, false, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xc661, 2, false, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xcb33, 4, false, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x83de, 12, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x503c, 4, false, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x2081, 4, false, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xc639, 8, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0xc640, 8, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x00de, 8, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x90e6, 0, false, RM_CLASS_OTHER);
+
+	for (i = 0; i < LEN(trace_classes); i++)
+		CHECK(rm_class_lookup(trace_classes[i]) != NULL);
+
+	CHECK(rm_class_lookup(0xdead) == NULL);
+	CHECK(rm_class_lookup(0xffffffffu) == NULL);
+	CHECK(rm_class_lookup(0x0003) == NULL);
+}
+
+static void test_controls(void)
+{
+	const struct rm_ctrl_info *ci;
+	size_t i;
+
+	/* FIFO_GET_CHANNELLIST: two u32 lists sharing numChannels@0 */
+	ci = rm_ctrl_lookup(0x0080170d);
+	CHECK(ci != NULL);
+	if (ci) {
+		CHECK(ci->params_size == 24);
+		CHECK(ci->n_embedded == 2);
+		CHECK(ci->embedded[0].ptr_offset == 8);
+		CHECK(ci->embedded[0].count_offset == 0);
+		CHECK(ci->embedded[0].elem_size == 4);
+		CHECK(ci->embedded[1].ptr_offset == 16);
+		CHECK(ci->embedded[1].count_offset == 0);
+		CHECK(ci->embedded[1].elem_size == 4);
+		CHECK(!rm_ctrl_has_unrelocatable_pointers(ci->cmd));
+	}
+
+	/* FB_GET_INFO V1: fbInfoListSize@0, fbInfoList@8, {index,data} */
+	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_FB_GET_INFO);
+	CHECK(ci != NULL);
+	if (ci) {
+		CHECK(ci->params_size == 16);
+		CHECK(ci->n_embedded == 1);
+		CHECK(ci->embedded[0].ptr_offset == 8);
+		CHECK(ci->embedded[0].count_offset == 0);
+		CHECK(ci->embedded[0].elem_size == 8);
+		CHECK(ci->embedded[0].max_count == 128);
+		CHECK(!rm_ctrl_has_unrelocatable_pointers(ci->cmd));
+	}
+
+	/* FB_GET_INFO_V2: flat, no pointers */
+	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_FB_GET_INFO_V2);
+	CHECK(ci != NULL);
+	if (ci) {
+		CHECK(ci->params_size == 1028);
+		CHECK(ci->n_embedded == 0);
+		CHECK(!rm_ctrl_has_unrelocatable_pointers(ci->cmd));
+	}
+
+	/* GR_GET_INFO (embedded) vs GR_GET_INFO_V2 (flat) */
+	ci = rm_ctrl_lookup(0x20801201);
+	CHECK(ci && ci->params_size == 32 && ci->n_embedded == 1 &&
+	      ci->embedded[0].ptr_offset == 8 && ci->embedded[0].elem_size == 8);
+	ci = rm_ctrl_lookup(0x20801228);
+	CHECK(ci && ci->params_size == 488 && ci->n_embedded == 0);
+
+	/* GPU_GET_ENGINE_CLASSLIST: count@4, not @0 */
+	ci = rm_ctrl_lookup(0x20800124);
+	CHECK(ci && ci->n_embedded == 1 && ci->embedded[0].count_offset == 4 &&
+	      ci->embedded[0].ptr_offset == 8);
+
+	/* DMA_UPDATE_PDE_2: one fixed 16-byte buffer */
+	ci = rm_ctrl_lookup(0x0080180f);
+	CHECK(ci && ci->n_embedded == 1 &&
+	      ci->embedded[0].count_offset == RM_EMBEDDED_FIXED_COUNT &&
+	      ci->embedded[0].fixed_count == 1 &&
+	      ci->embedded[0].elem_size == 16 && ci->embedded[0].ptr_offset == 48);
+
+	/* other numbers from rm-abi.md 5 */
+	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_GPU_GET_PID_INFO);
+	CHECK(ci && ci->params_size == 14408 && ci->n_embedded == 0);
+	ci = rm_ctrl_lookup(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE);
+	CHECK(ci && ci->params_size == 3);
+	ci = rm_ctrl_lookup(0x2080110b);
+	CHECK(ci && ci->params_size == 536);
+
+	/* unrelocatable: more pointers than we describe, odd counts, fds */
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000101));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000127));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000130));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000283));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00730120));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x402c0105));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x83de031a));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x83de031b));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x20801349));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00fd0104));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00e00101));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00003d06));
+	CHECK(!rm_ctrl_has_unrelocatable_pointers(0x00000202));
+	CHECK(!rm_ctrl_has_unrelocatable_pointers(0xdeadbeefu));
+
+	/* every trace control is known with the size CUDA used (0 = the
+	 * driver takes any size: opaque GSP/BinaryApi paths) */
+	for (i = 0; i < LEN(trace_ctrls); i++) {
+		ci = rm_ctrl_lookup(trace_ctrls[i].cmd);
+		check(ci != NULL, "trace control known", __LINE__);
+		if (ci && ci->params_size != 0 &&
+		    ci->params_size != trace_ctrls[i].psz) {
+			printf("  cmd 0x%08x: table %u, trace %u\n",
+			       (unsigned)ci->cmd, (unsigned)ci->params_size,
+			       (unsigned)trace_ctrls[i].psz);
+			check(0, "trace control size", __LINE__);
+		}
+	}
+
+	CHECK(rm_ctrl_lookup(0xdeadbeefu) == NULL);
+	CHECK(rm_ctrl_lookup(0) == NULL);
+	CHECK(rm_ctrl_lookup(0x20801302) == NULL);
+}
+
+static void test_escapes(void)
+{
+	const char *s;
+
+	s = rm_escape_name(NV_ESC_RM_CONTROL);
+	CHECK(s && strcmp(s, "NV_ESC_RM_CONTROL") == 0);
+	s = rm_escape_name(NV_ESC_RM_ALLOC);
+	CHECK(s && strcmp(s, "NV_ESC_RM_ALLOC") == 0);
+	s = rm_escape_name(NV_ESC_IOCTL_XFER_CMD);
+	CHECK(s && strcmp(s, "NV_ESC_IOCTL_XFER_CMD") == 0);
+	s = rm_escape_name(NV_ESC_WAIT_OPEN_COMPLETE);
+	CHECK(s && strcmp(s, "NV_ESC_WAIT_OPEN_COMPLETE") == 0);
+	CHECK(rm_escape_name(NV_ESC_RM_ALLOC_MEMORY) != NULL);
+	CHECK(rm_escape_name(0) == NULL);
+	CHECK(rm_escape_name(0x2c) == NULL);
+	CHECK(rm_escape_name(0xff) == NULL);
+}
+
+int main(void)
+{
+	test_sorted_unique();
+	test_rows_consistent();
+	test_classes();
+	test_controls();
+	test_escapes();
+	printf("%u passed, %u failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
