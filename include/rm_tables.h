@@ -49,7 +49,7 @@ struct rm_embedded_ptr {
 	uint32_t fixed_count;   /* used when count_offset is fixed */
 };
 #define RM_EMBEDDED_FIXED_COUNT 0xffffu
-#define RM_EMBEDDED_MAX_PTRS 2
+#define RM_EMBEDDED_MAX_PTRS 3
 
 struct rm_ctrl_info {
 	uint32_t               cmd;

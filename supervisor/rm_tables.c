@@ -308,7 +308,10 @@ static const struct rm_class_info class_table[] = {
  * in rm-abi.md 5, and the controls listed in unreloc_table below.
  */
 static const struct rm_ctrl_info ctrl_table[] = {
-	{ 0x00000101, "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION", 40, 0, { { 0 } } }, /* UNRELOC: 3 pointers */
+	/* Three output strings of sizeOfStrings@0 bytes each; CUDA sends it at
+	 * start-up. Bounded by our own 1 MiB limit (no driver bound). */
+	{ 0x00000101, "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION", 40, 3,
+	  { { 8, 0, 1, 0, 0 }, { 16, 0, 1, 0, 0 }, { 24, 0, 1, 0, 0 } } },
 	{ 0x00000127, "NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS", 176, 0, { { 0 } } }, /* UNRELOC: count = gpuCount^2 */
 	{ 0x00000130, "NV0000_CTRL_CMD_SYSTEM_EXECUTE_ACPI_METHOD", 40, 0, { { 0 } } }, /* UNRELOC: u16 counts */
 	{ 0x0000013a, "NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_MATRIX", 1352, 0, { { 0 } } },
@@ -477,8 +480,6 @@ struct rm_unreloc {
 };
 
 static const struct rm_unreloc unreloc_table[] = {
-	/* deprecated converter copies out three strings, one shared size */
-	{ 0x00000101, "GET_BUILD_VERSION: 3 pointers" },
 	/* embeddedParamCopyIn: two out buffers of gpuCount*gpuCount u32 */
 	{ 0x00000127, "GET_P2P_CAPS: count is gpuCount squared" },
 	/* embeddedParamCopyIn: inData/outData with 16-bit sizes */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "quota.h"
+
+#define KIB_SHIFT 10u
+
+void gs_quota_init(struct gs_quota *q)
+{
+	q->mem_per_gpu = GS_QUOTA_UNLIMITED;
+}
+
+static int suffix_shift(const char *suffix, unsigned *shift)
+{
+	static const struct {
+		char letter;
+		unsigned shift;
+	} units[] = {
+		{ 'k', 1 * KIB_SHIFT }, { 'm', 2 * KIB_SHIFT },
+		{ 'g', 3 * KIB_SHIFT }, { 't', 4 * KIB_SHIFT },
+	};
+
+	if (*suffix == '\0' || strcasecmp(suffix, "b") == 0) {
+		*shift = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (tolower((unsigned char)suffix[0]) != units[i].letter)
+			continue;
+		const char *rest = suffix + 1;
+		if (*rest == '\0' || strcasecmp(rest, "b") == 0 || strcasecmp(rest, "ib") == 0) {
+			*shift = units[i].shift;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int gs_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1; /* rejects "", "-1", " 1" */
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (suffix_shift(end, &shift) < 0)
+		return -1;
+	if (v == 0)
+		return -1;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+const char *gs_format_size(uint64_t bytes, char *buf, unsigned len)
+{
+	static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	unsigned i = 0;
+
+	if (bytes == GS_QUOTA_UNLIMITED) {
+		snprintf(buf, len, "unlimited");
+		return buf;
+	}
+	while (v >= 1024.0 && i + 1 < sizeof(names) / sizeof(names[0])) {
+		v /= 1024.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.2f %s", v, names[i]);
+	return buf;
+}

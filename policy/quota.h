@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * quota.h - the limits a sandbox enforces and how they are parsed.
+ */
+#ifndef GPUSANDBOX_QUOTA_H
+#define GPUSANDBOX_QUOTA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_MAX_GPUS 64u
+#define GS_QUOTA_UNLIMITED UINT64_MAX
+
+struct gs_quota {
+	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
+	uint64_t mem_per_gpu;
+};
+
+void gs_quota_init(struct gs_quota *q);
+
+/* Parses SIZE: a plain byte count or a number with a binary suffix k, m, g,
+ * t (upper or lower case, optional trailing "b"/"ib"). Rejects zero,
+ * negative numbers, garbage and overflow. Returns 0 or -1. */
+int gs_parse_size(const char *s, uint64_t *out);
+
+/* Formats bytes for humans ("4.00 GiB"). */
+const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);
+
+#endif

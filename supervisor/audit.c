@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "gpusandbox.h"
+#include "rm_decode.h"
+
+#define TIME_BUF 40
+#define HEX_BUF 16
+#define COMM_BUF 32
+#define PATH_BUF 64
+#define STATUS_BUF 1024
+#define AUDIT_FILE_MODE 0640
+
+const char *gs_verdict_name(enum gs_verdict v)
+{
+	switch (v) {
+	case GS_VERDICT_ALLOW: return "allow";
+	case GS_VERDICT_DENY: return "deny";
+	case GS_VERDICT_CONTINUE: return "continue";
+	case GS_VERDICT_REFUSE: return "refuse";
+	case GS_VERDICT_RELEASE: return "release";
+	}
+	return "unknown";
+}
+
+void gs_format_time(char *buf, unsigned len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[TIME_BUF];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06ldZ", base, ts.tv_nsec / 1000);
+}
+
+/* One read of /proc/TID/status gives both the command name and the thread
+ * group (the pid people know), so an audited decision costs one open. */
+void gs_read_task(pid_t tid, pid_t *tgid, char *comm, unsigned len)
+{
+	char path[PATH_BUF], buf[STATUS_BUF];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(comm, len, "?");
+	*tgid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (strncmp(buf, "Name:\t", 6) == 0) {
+		size_t l = strcspn(buf + 6, "\n");
+		if (l >= len)
+			l = len - 1;
+		memcpy(comm, buf + 6, l);
+		comm[l] = '\0';
+	}
+	p = strstr(buf, "\nTgid:\t");
+	if (p)
+		*tgid = (pid_t)atoi(p + 7);
+}
+
+int gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, AUDIT_FILE_MODE);
+	if (a->fd < 0)
+		return gs_fail(err, errno, "cannot open audit log '%s'", path);
+	snprintf(a->sandbox_id, sizeof(a->sandbox_id), "%s", sandbox_id);
+	return 0;
+}
+
+void gs_audit_close(struct gs_audit *a)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+}
+
+static json_object *record_new(struct gs_audit *a, const char *event)
+{
+	char now[TIME_BUF];
+	json_object *o = json_object_new_object();
+
+	gs_format_time(now, sizeof(now));
+	json_object_object_add(o, "time", json_object_new_string(now));
+	json_object_object_add(o, "sandbox", json_object_new_string(a->sandbox_id));
+	json_object_object_add(o, "seq", json_object_new_int64((int64_t)a->seq++));
+	json_object_object_add(o, "event", json_object_new_string(event));
+	return o;
+}
+
+static void add_hex(json_object *o, const char *key, uint32_t v)
+{
+	char buf[HEX_BUF];
+	snprintf(buf, sizeof(buf), "0x%x", v);
+	json_object_object_add(o, key, json_object_new_string(buf));
+}
+
+static void add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/* One record, one write: a partial record can only come from a full disk,
+ * and then the caller fails closed. */
+static int emit(struct gs_audit *a, json_object *o)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	char *line = NULL;
+	ssize_t w = -1;
+
+	if (s && (line = malloc(len + 1))) {
+		memcpy(line, s, len);
+		line[len] = '\n';
+		do
+			w = write(a->fd, line, len + 1);
+		while (w < 0 && errno == EINTR);
+	}
+	free(line);
+	json_object_put(o);
+	if (w != (ssize_t)(len + 1)) {
+		a->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota)
+{
+	json_object *o = record_new(a, "start");
+	json_object *cmd = json_object_new_array();
+
+	for (int i = 0; argv[i]; i++)
+		json_object_array_add(cmd, json_object_new_string(argv[i]));
+	json_object_object_add(o, "version", json_object_new_string(GPUSANDBOX_VERSION));
+	json_object_object_add(o, "pid", json_object_new_int(child));
+	json_object_object_add(o, "command", cmd);
+	if (mem_quota == UINT64_MAX)
+		json_object_object_add(o, "quota", NULL);
+	else
+		add_u64(o, "quota", mem_quota);
+	return emit(a, o);
+}
+
+int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
+{
+	json_object *o = record_new(a, "decision");
+	char comm[COMM_BUF];
+	const char *sname;
+	pid_t tgid;
+
+	gs_read_task(d->tid, &tgid, comm, sizeof(comm));
+	json_object_object_add(o, "pid", json_object_new_int(d->pid ? d->pid : tgid));
+	json_object_object_add(o, "tid", json_object_new_int(d->tid));
+	json_object_object_add(o, "comm", json_object_new_string(comm));
+	json_object_object_add(o, "device", d->gpu >= 0 ? json_object_new_int(d->gpu) : NULL);
+	json_object_object_add(o, "call", json_object_new_string(d->call));
+	if (d->has_class) {
+		const struct rm_class_info *ci = rm_class_lookup(d->cls);
+		add_hex(o, "class", d->cls);
+		if (ci && ci->name)
+			json_object_object_add(o, "class_name", json_object_new_string(ci->name));
+	}
+	if (d->has_control) {
+		const struct rm_ctrl_info *ci = rm_ctrl_lookup(d->control);
+		add_hex(o, "control", d->control);
+		if (ci && ci->name)
+			json_object_object_add(o, "control_name", json_object_new_string(ci->name));
+	}
+	if (d->h_client)
+		add_hex(o, "client", d->h_client);
+	if (d->h_object)
+		add_hex(o, "object", d->h_object);
+	if (d->has_size)
+		add_u64(o, "size", d->size);
+	json_object_object_add(o, "verdict", json_object_new_string(gs_verdict_name(d->verdict)));
+	if (d->has_status) {
+		add_hex(o, "nv_status", d->status);
+		sname = rm_status_name(d->status);
+		if (sname)
+			json_object_object_add(o, "nv_status_name", json_object_new_string(sname));
+	}
+	if (d->errnum)
+		json_object_object_add(o, "errno", json_object_new_string(strerrorname_np(d->errnum)));
+	if (d->has_usage) {
+		add_u64(o, "usage_before", d->usage_before);
+		add_u64(o, "usage_after", d->usage_after);
+		if (d->quota == UINT64_MAX)
+			json_object_object_add(o, "quota", NULL);
+		else
+			add_u64(o, "quota", d->quota);
+	}
+	if (d->reason)
+		json_object_object_add(o, "reason", json_object_new_string(d->reason));
+	return emit(a, o);
+}
+
+int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,
+                     const uint64_t *peak, const uint64_t *usage, uint64_t mem_quota,
+                     const uint64_t counts[4])
+{
+	static const char *const count_names[4] = { "allowed", "denied", "continued", "refused" };
+	json_object *o = record_new(a, "summary");
+	json_object *p = json_object_new_object();
+	json_object *u = json_object_new_object();
+	json_object *c = json_object_new_object();
+	char key[HEX_BUF];
+
+	for (unsigned g = 0; g < n_gpus; g++) {
+		snprintf(key, sizeof(key), "%u", g);
+		add_u64(p, key, peak[g]);
+		add_u64(u, key, usage[g]);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		add_u64(c, count_names[i], counts[i]);
+	json_object_object_add(o, "exit_status", exit_status >= 0 ? json_object_new_int(exit_status) : NULL);
+	json_object_object_add(o, "signal", term_signal ? json_object_new_int(term_signal) : NULL);
+	json_object_object_add(o, "peak", p);
+	json_object_object_add(o, "usage_at_exit", u);
+	if (mem_quota == UINT64_MAX)
+		json_object_object_add(o, "quota", NULL);
+	else
+		add_u64(o, "quota", mem_quota);
+	json_object_object_add(o, "decisions", c);
+	return emit(a, o);
+}
+
+int gs_audit_error(struct gs_audit *a, const char *message)
+{
+	json_object *o = record_new(a, "error");
+	json_object_object_add(o, "message", json_object_new_string(message));
+	return emit(a, o);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * audit.h - the JSON Lines audit log.
+ *
+ * Each record is written with a single write(2) on an O_APPEND file as soon
+ * as the decision is made, never buffered in the process, so a record that
+ * was made survives the workload being killed or the supervisor exiting on
+ * an error.
+ */
+#ifndef GPUSANDBOX_AUDIT_H
+#define GPUSANDBOX_AUDIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gs_error.h"
+#include "rm_tables.h"
+
+struct gs_audit {
+	int      fd;
+	char     sandbox_id[33];
+	uint64_t seq;
+	bool     failed;        /* a write failed: the caller must fail closed */
+};
+
+/* One decision, filled by the executor. Fields left at their zero/unset
+ * value are omitted. */
+enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VERDICT_REFUSE,
+                  GS_VERDICT_RELEASE };
+
+struct gs_decision {
+	pid_t        pid, tid;
+	const char  *call;          /* "RM_ALLOC", ... */
+	bool         has_class;
+	uint32_t     cls;
+	bool         has_control;
+	uint32_t     control;
+	int          gpu;           /* -1: none */
+	bool         has_size;
+	uint64_t     size;
+	enum gs_verdict verdict;
+	bool         has_status;
+	uint32_t     status;
+	int          errnum;        /* errno answered, if any */
+	uint64_t     usage_before, usage_after, quota;
+	bool         has_usage;
+	uint32_t     h_client, h_object;
+	const char  *reason;
+};
+
+int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err);
+void gs_audit_close(struct gs_audit *a);
+
+int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota);
+int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
+/* peak/usage arrays are indexed by GPU, n_gpus entries. */
+int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,
+                     const uint64_t *peak, const uint64_t *usage, uint64_t mem_quota,
+                     const uint64_t counts[4]);
+int gs_audit_error(struct gs_audit *a, const char *message);
+
+const char *gs_verdict_name(enum gs_verdict v);
+
+/* Formats now as RFC 3339 UTC with microseconds. */
+void gs_format_time(char *buf, unsigned len);
+
+/* Reads the command name and thread-group id of a task ("?" if gone). */
+void gs_read_task(pid_t tid, pid_t *tgid, char *comm, unsigned len);
+
+#endif

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "ledger.h"
+
+#define NONE UINT32_MAX
+#define INITIAL_OBJS 64u
+#define INITIAL_TABLE 128u   /* power of two */
+#define FDINFO_PATH_MAX 64
+#define FDINFO_BUF 4096
+
+struct ledger_alloc {
+	uint64_t bytes;
+	int      gpu;
+	uint32_t refs;     /* handles referring to it; NONE-linked when free */
+};
+
+struct ledger_obj {
+	uint32_t client, handle, parent;
+	uint32_t cls;
+	int      gpu;
+	uint32_t alloc;                     /* index or NONE */
+	uint32_t first_child, next_sibling, prev_sibling;
+	int      watch_epfd;               /* clients only; -1 otherwise */
+	uint8_t  kind;
+	bool     used;
+};
+
+static uint64_t key_of(uint32_t client, uint32_t handle)
+{
+	return ((uint64_t)client << 32) | handle;
+}
+
+static uint32_t hash_key(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL; /* murmur3 finaliser constants */
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+int ledger_init(struct ledger *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->free_obj = NONE;
+	l->free_alloc = NONE;
+	l->table_cap = INITIAL_TABLE;
+	l->table = malloc(sizeof(uint32_t) * l->table_cap);
+	if (!l->table)
+		return -1;
+	memset(l->table, 0xff, sizeof(uint32_t) * l->table_cap);
+	return 0;
+}
+
+void ledger_fini(struct ledger *l)
+{
+	for (uint32_t i = 0; i < l->n_objs; i++)
+		if (l->objs[i].used && l->objs[i].watch_epfd >= 0)
+			close(l->objs[i].watch_epfd);
+	free(l->objs);
+	free(l->table);
+	free(l->allocs);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- hash table (linear probing, tombstone-free deletion) ---------------- */
+
+static uint32_t table_find_slot(const struct ledger *l, uint64_t key)
+{
+	uint32_t mask = l->table_cap - 1;
+	for (uint32_t i = hash_key(key) & mask;; i = (i + 1) & mask) {
+		uint32_t o = l->table[i];
+		if (o == NONE)
+			return i;
+		if (key_of(l->objs[o].client, l->objs[o].handle) == key)
+			return i;
+	}
+}
+
+static uint32_t lookup(const struct ledger *l, uint32_t client, uint32_t handle)
+{
+	return l->table[table_find_slot(l, key_of(client, handle))];
+}
+
+static int table_grow(struct ledger *l)
+{
+	uint32_t old_cap = l->table_cap;
+	uint32_t *old = l->table;
+	uint32_t *t = malloc(sizeof(uint32_t) * old_cap * 2);
+
+	if (!t)
+		return -1;
+	memset(t, 0xff, sizeof(uint32_t) * old_cap * 2);
+	l->table = t;
+	l->table_cap = old_cap * 2;
+	for (uint32_t i = 0; i < old_cap; i++)
+		if (old[i] != NONE) {
+			const struct ledger_obj *o = &l->objs[old[i]];
+			l->table[table_find_slot(l, key_of(o->client, o->handle))] = old[i];
+		}
+	free(old);
+	return 0;
+}
+
+static int table_insert(struct ledger *l, uint32_t idx)
+{
+	/* Keep the load under 1/2 so probes stay short. */
+	if ((l->table_used + 1) * 2 > l->table_cap && table_grow(l) < 0)
+		return -1;
+	const struct ledger_obj *o = &l->objs[idx];
+	l->table[table_find_slot(l, key_of(o->client, o->handle))] = idx;
+	l->table_used++;
+	return 0;
+}
+
+static void table_remove(struct ledger *l, uint32_t client, uint32_t handle)
+{
+	uint32_t mask = l->table_cap - 1;
+	uint32_t i = table_find_slot(l, key_of(client, handle));
+
+	if (l->table[i] == NONE)
+		return;
+	l->table[i] = NONE;
+	l->table_used--;
+	/* Re-insert the rest of the probe run so lookups still find them. */
+	for (uint32_t j = (i + 1) & mask; l->table[j] != NONE; j = (j + 1) & mask) {
+		uint32_t o = l->table[j];
+		l->table[j] = NONE;
+		const struct ledger_obj *ob = &l->objs[o];
+		l->table[table_find_slot(l, key_of(ob->client, ob->handle))] = o;
+	}
+}
+
+/* ---- objects and allocations --------------------------------------------- */
+
+static uint32_t obj_new(struct ledger *l)
+{
+	uint32_t idx;
+
+	if (l->free_obj != NONE) {
+		idx = l->free_obj;
+		l->free_obj = l->objs[idx].next_sibling;
+	} else {
+		if (l->n_objs == l->cap_objs) {
+			uint32_t cap = l->cap_objs ? l->cap_objs * 2 : INITIAL_OBJS;
+			struct ledger_obj *n = realloc(l->objs, sizeof(*n) * cap);
+			if (!n)
+				return NONE;
+			l->objs = n;
+			l->cap_objs = cap;
+		}
+		idx = l->n_objs++;
+	}
+	memset(&l->objs[idx], 0, sizeof(l->objs[idx]));
+	l->objs[idx].alloc = NONE;
+	l->objs[idx].first_child = l->objs[idx].next_sibling = l->objs[idx].prev_sibling = NONE;
+	l->objs[idx].parent = 0;
+	l->objs[idx].watch_epfd = -1;
+	l->objs[idx].gpu = LEDGER_NO_GPU;
+	l->objs[idx].used = true;
+	return idx;
+}
+
+static uint32_t alloc_new(struct ledger *l, uint64_t bytes, int gpu)
+{
+	uint32_t idx;
+
+	if (l->free_alloc != NONE) {
+		idx = l->free_alloc;
+		l->free_alloc = (uint32_t)l->allocs[idx].bytes;
+	} else {
+		if (l->n_allocs == l->cap_allocs) {
+			uint32_t cap = l->cap_allocs ? l->cap_allocs * 2 : INITIAL_OBJS;
+			struct ledger_alloc *n = realloc(l->allocs, sizeof(*n) * cap);
+			if (!n)
+				return NONE;
+			l->allocs = n;
+			l->cap_allocs = cap;
+		}
+		idx = l->n_allocs++;
+	}
+	l->allocs[idx].bytes = bytes;
+	l->allocs[idx].gpu = gpu;
+	l->allocs[idx].refs = 1;
+	l->used[gpu] += bytes;
+	if (l->used[gpu] > l->peak[gpu])
+		l->peak[gpu] = l->used[gpu];
+	return idx;
+}
+
+static void alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS])
+{
+	struct ledger_alloc *a = &l->allocs[idx];
+
+	if (--a->refs)
+		return;
+	l->used[a->gpu] -= a->bytes;
+	if (released)
+		released[a->gpu] += a->bytes;
+	a->bytes = l->free_alloc; /* free list threads through bytes */
+	l->free_alloc = idx;
+}
+
+static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
+{
+	struct ledger_obj *p = &l->objs[parent];
+	struct ledger_obj *c = &l->objs[child];
+
+	c->next_sibling = p->first_child;
+	c->prev_sibling = NONE;
+	if (p->first_child != NONE)
+		l->objs[p->first_child].prev_sibling = child;
+	p->first_child = child;
+}
+
+static void unlink_child(struct ledger *l, uint32_t child)
+{
+	struct ledger_obj *c = &l->objs[child];
+	uint32_t parent_idx = c->parent ? lookup(l, c->client, c->parent) : NONE;
+
+	if (c->prev_sibling != NONE)
+		l->objs[c->prev_sibling].next_sibling = c->next_sibling;
+	else if (parent_idx != NONE && l->objs[parent_idx].first_child == child)
+		l->objs[parent_idx].first_child = c->next_sibling;
+	if (c->next_sibling != NONE)
+		l->objs[c->next_sibling].prev_sibling = c->prev_sibling;
+}
+
+/* Frees a subtree iteratively: the workload controls its depth, so no
+ * recursion on its account. */
+static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_MAX_GPUS])
+{
+	uint32_t cur;
+
+	unlink_child(l, root);
+	l->objs[root].next_sibling = NONE;
+	cur = root;
+	for (;;) {
+		/* Descend to a leaf. */
+		while (l->objs[cur].first_child != NONE)
+			cur = l->objs[cur].first_child;
+		struct ledger_obj *o = &l->objs[cur];
+		uint32_t next = o->next_sibling;
+		uint32_t up = NONE;
+		if (cur != root && o->parent)
+			up = lookup(l, o->client, o->parent);
+		/* Detach cur from its parent before freeing it. */
+		if (up != NONE) {
+			l->objs[up].first_child = next;
+			if (next != NONE)
+				l->objs[next].prev_sibling = NONE;
+		}
+		if (o->alloc != NONE)
+			alloc_unref(l, o->alloc, released);
+		if (o->watch_epfd >= 0) {
+			close(o->watch_epfd);
+			l->live_clients--;
+		}
+		table_remove(l, o->client, o->handle);
+		o->used = false;
+		o->next_sibling = l->free_obj;
+		l->free_obj = cur;
+		if (cur == root)
+			return;
+		cur = next != NONE ? next : up;
+		if (cur == NONE)
+			return; /* inconsistent tree: stop rather than loop */
+	}
+}
+
+/* ---- release watch -------------------------------------------------------- */
+
+static int watch_file(struct ledger *l, int fd)
+{
+	struct epoll_event ev = { .events = 0 };
+	int epfd;
+
+	if (fd < 0 || l->watch_unsupported)
+		return -1;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return -1;
+	/* The epoll item holds no reference on the file; the kernel removes it
+	 * when the file is finally released. */
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		/* A file without poll support: keep charges until RM_FREE or
+		 * the end of the sandbox (over-charging is the safe side). */
+		l->watch_unsupported = true;
+		close(epfd);
+		return -1;
+	}
+	return epfd;
+}
+
+/* True while the watched file is still open somewhere. */
+static bool watch_alive(int epfd)
+{
+	char path[FDINFO_PATH_MAX], buf[FDINFO_BUF];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true; /* cannot tell: keep the charge */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return strstr(buf, "tfd:") != NULL;
+}
+
+/* ---- public API ----------------------------------------------------------- */
+
+int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx != NONE)
+		return 0;
+	idx = obj_new(l);
+	if (idx == NONE)
+		return -1;
+	l->objs[idx].client = h_client;
+	l->objs[idx].handle = h_client;
+	l->objs[idx].kind = RM_CLASS_CLIENT;
+	l->objs[idx].watch_epfd = watch_file(l, fd_for_watch);
+	if (table_insert(l, idx) < 0) {
+		if (l->objs[idx].watch_epfd >= 0)
+			close(l->objs[idx].watch_epfd);
+		l->objs[idx].used = false;
+		l->objs[idx].next_sibling = l->free_obj;
+		l->free_obj = idx;
+		return -1;
+	}
+	l->live_clients++;
+	return 1;
+}
+
+bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle)
+{
+	return lookup(l, h_client, handle) != NONE;
+}
+
+int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
+{
+	uint32_t idx = lookup(l, h_client, handle);
+	return idx == NONE ? LEDGER_NO_GPU : l->objs[idx].gpu;
+}
+
+int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+               enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
+{
+	uint32_t parent_idx, idx;
+
+	if (lookup(l, h_client, handle) != NONE)
+		ledger_free(l, h_client, handle, NULL);
+	parent_idx = lookup(l, h_client, h_parent);
+	idx = obj_new(l);
+	if (idx == NONE)
+		return -1;
+	struct ledger_obj *o = &l->objs[idx];
+	o->client = h_client;
+	o->handle = handle;
+	o->parent = parent_idx != NONE ? h_parent : 0;
+	o->kind = (uint8_t)kind;
+	o->cls = cls;
+	if (kind == RM_CLASS_DEVICE)
+		o->gpu = gpu;
+	else
+		o->gpu = parent_idx != NONE ? l->objs[parent_idx].gpu : gpu;
+	if (table_insert(l, idx) < 0) {
+		o->used = false;
+		return -1;
+	}
+	if (parent_idx != NONE)
+		link_child(l, parent_idx, idx);
+	if (bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS) {
+		l->objs[idx].alloc = alloc_new(l, bytes, o->gpu);
+		if (l->objs[idx].alloc == NONE)
+			return -1;
+	}
+	return 0;
+}
+
+int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+               uint32_t src_client, uint32_t src_handle)
+{
+	uint32_t src = lookup(l, src_client, src_handle);
+	uint32_t cls = src != NONE ? l->objs[src].cls : 0;
+	enum rm_class_kind kind = src != NONE ? (enum rm_class_kind)l->objs[src].kind : RM_CLASS_OTHER;
+	int gpu = src != NONE ? l->objs[src].gpu : LEDGER_NO_GPU;
+
+	if (ledger_add(l, h_client, h_parent, handle, kind == RM_CLASS_DEVICE ? RM_CLASS_OTHER : kind,
+	               cls, gpu, 0) < 0)
+		return -1;
+	/* Look src up again: ledger_add may have grown the object array. */
+	src = lookup(l, src_client, src_handle);
+	if (src != NONE && l->objs[src].alloc != NONE) {
+		uint32_t idx = lookup(l, h_client, handle);
+		l->objs[idx].alloc = l->objs[src].alloc;
+		l->allocs[l->objs[src].alloc].refs++;
+	}
+	return 0;
+}
+
+void ledger_free(struct ledger *l, uint32_t h_client, uint32_t handle,
+                 uint64_t released[GS_MAX_GPUS])
+{
+	uint32_t idx = lookup(l, h_client, handle);
+
+	if (idx != NONE)
+		free_subtree(l, idx, released);
+}
+
+unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPUS])
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < l->n_objs; i++) {
+		struct ledger_obj *o = &l->objs[i];
+		if (!o->used || o->kind != RM_CLASS_CLIENT || o->watch_epfd < 0)
+			continue;
+		if (watch_alive(o->watch_epfd))
+			continue;
+		free_subtree(l, i, released);
+		n++;
+	}
+	return n;
+}
+
+int ledger_max_gpu(const struct ledger *l)
+{
+	int max = -1;
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (l->peak[g])
+			max = (int)g;
+	return max;
+}
+
+uint32_t ledger_live_objects(const struct ledger *l)
+{
+	return l->table_used;
+}

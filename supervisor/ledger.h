@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledger.h - the sandbox's account of its RM objects and the video memory
+ * they hold, per GPU.
+ *
+ * The ledger mirrors the driver's object tree (client -> device/subdevice ->
+ * memory, ...) for the objects the supervisor itself created, so that an
+ * RM_FREE of any ancestor, or of the client, releases exactly what the
+ * driver released. Memory is charged with the size the driver returned.
+ * A dup is a second handle on the same allocation: the bytes are released
+ * when the last handle goes, as in the driver.
+ *
+ * Clients die with their open file (RM frees a file's clients when its last
+ * reference closes). The ledger learns of that without holding the file: it
+ * registers the file in a private epoll set, which does not take a
+ * reference, and the kernel drops that registration when the file is
+ * released (ledger_reap_dead_clients).
+ */
+#ifndef GPUSANDBOX_LEDGER_H
+#define GPUSANDBOX_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "quota.h"
+#include "rm_tables.h"
+
+#define LEDGER_NO_GPU (-1)
+
+struct ledger_obj;
+struct ledger_alloc;
+
+struct ledger {
+	struct ledger_obj   *objs;
+	uint32_t             n_objs, cap_objs;
+	uint32_t             free_obj;      /* head of the free list, or NONE */
+	uint32_t            *table;         /* open-addressing hash -> obj index */
+	uint32_t             table_cap;
+	uint32_t             table_used;
+	struct ledger_alloc *allocs;
+	uint32_t             n_allocs, cap_allocs, free_alloc;
+	uint64_t             used[GS_MAX_GPUS];
+	uint64_t             peak[GS_MAX_GPUS];
+	uint32_t             live_clients;
+	bool                 watch_unsupported; /* epoll refused a file once */
+};
+
+int  ledger_init(struct ledger *l);
+void ledger_fini(struct ledger *l);
+
+/* Makes sure the client is known. fd_for_watch is a (temporary) fd on the
+ * client's open file, used once to register the release watch. Returns 1 if
+ * the client is new, 0 if known, -1 on allocation failure. */
+int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch);
+
+bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);
+
+/* GPU index the object hangs under, or LEDGER_NO_GPU. */
+int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle);
+
+/* Records an object the driver created. For RM_CLASS_DEVICE, gpu is the
+ * deviceId; otherwise the parent's GPU is inherited when gpu is NO_GPU.
+ * bytes > 0 charges video memory on that GPU. If the handle exists already
+ * the driver has proven the old object gone, so it is purged first. */
+int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+               enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes);
+
+/* Records a dup: handle in h_client under h_parent now refers to the same
+ * allocation as (src_client, src_handle), if the ledger knows that one. */
+int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+               uint32_t src_client, uint32_t src_handle);
+
+/* Frees an object and its whole subtree (the client itself when
+ * handle == h_client). Returns the bytes released on each GPU through
+ * released (may be NULL). Unknown handles are ignored. */
+void ledger_free(struct ledger *l, uint32_t h_client, uint32_t handle,
+                 uint64_t released[GS_MAX_GPUS]);
+
+/* Releases the clients whose open file was closed. Returns how many. */
+unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPUS]);
+
+static inline uint64_t ledger_used(const struct ledger *l, int gpu)
+{
+	return (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS) ? l->used[gpu] : 0;
+}
+
+static inline uint64_t ledger_peak(const struct ledger *l, int gpu)
+{
+	return (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS) ? l->peak[gpu] : 0;
+}
+
+/* Highest GPU index that was ever charged, or -1. */
+int ledger_max_gpu(const struct ledger *l);
+
+/* Number of live objects (for tests). */
+uint32_t ledger_live_objects(const struct ledger *l);
+
+#endif

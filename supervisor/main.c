@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpusandbox - run a command under a supervisor that enforces GPU memory
+ * quotas at the NVIDIA ioctl boundary.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "audit.h"
+#include "gpusandbox.h"
+#include "launch.h"
+#include "filter.h"
+#include "quota.h"
+#include "sandbox.h"
+
+#define SIZE_BUF 32
+#define ERR_BUF (GS_ERROR_MSG_MAX + 128)
+#define REAP_ROUNDS 200
+#define REAP_PAUSE_NS (5 * 1000 * 1000)
+#define STAT_BUF 512
+#define PATH_BUF 64
+
+/* Signals gpusandbox passes on to the workload. */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define N_FORWARDED (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
+
+struct options {
+	struct gs_quota quota;
+	const char     *audit_path;
+	bool            trace;
+	bool            dump_filter;
+	char          **argv;
+};
+
+static const char usage_text[] =
+	"Usage: gpusandbox [OPTIONS] [--] COMMAND [ARG...]\n"
+	"Run COMMAND under a supervisor that enforces GPU quotas at the NVIDIA\n"
+	"driver's ioctl boundary. The workload cannot bypass it: static binaries\n"
+	"and raw ioctls are held to the same limits as CUDA programs.\n"
+	"\n"
+	"Options:\n"
+	"  --mem SIZE         video memory each GPU may hold for the whole process\n"
+	"                     tree; SIZE is bytes or a number with a binary suffix\n"
+	"                     k, m, g or t (1g = 1073741824). A refused allocation\n"
+	"                     fails like a full GPU (NV_ERR_NO_MEMORY).\n"
+	"  --audit-log FILE   append one JSON record per decision that matters,\n"
+	"                     plus start and summary records, to FILE\n"
+	"  --trace            print each decoded RM call to stderr\n"
+	"  --dump-filter      print the seccomp filter and exit\n"
+	"  -h, --help         show this help and exit\n"
+	"  --version          show the version and exit\n"
+	"\n"
+	"Exit status: COMMAND's status, or 128+N if it was killed by signal N;\n"
+	"125 if gpusandbox itself failed, 126 if COMMAND cannot be executed,\n"
+	"127 if COMMAND was not found.\n"
+	"\n"
+	"See gpusandbox(1).\n";
+
+static void die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "gpusandbox: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'gpusandbox --help' for more information.\n");
+	exit(GS_EXIT_ERROR);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP };
+	static const struct option longopts[] = {
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "audit-log", required_argument, NULL, OPT_AUDIT },
+		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "dump-filter", no_argument, NULL, OPT_DUMP },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	gs_quota_init(&o->quota);
+	opterr = 0;
+	/* "+": stop at the first non-option, so COMMAND's own options are its. */
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MEM:
+			if (gs_parse_size(optarg, &o->quota.mem_per_gpu) < 0)
+				die_usage("invalid --mem size '%s' (use bytes or k/m/g/t, e.g. 4g)", optarg);
+			break;
+		case OPT_AUDIT:
+			o->audit_path = optarg;
+			break;
+		case OPT_TRACE:
+			o->trace = true;
+			break;
+		case OPT_DUMP:
+			o->dump_filter = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("gpusandbox %s\n", GPUSANDBOX_VERSION);
+			exit(0);
+		default:
+			die_usage("unrecognized or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	o->argv = argv + optind;
+	if (!o->dump_filter && !o->argv[0])
+		die_usage("%s", "no COMMAND given");
+}
+
+static int block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		sigaddset(set, forwarded_signals[i]);
+	sigaddset(set, SIGCHLD);
+	return sigprocmask(SIG_BLOCK, set, NULL);
+}
+
+static bool is_forwarded(int sig)
+{
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		if (forwarded_signals[i] == sig)
+			return true;
+	return false;
+}
+
+/* Kills whatever is left of the workload once its main process has exited.
+ * As a child subreaper we inherit every orphan of the tree, so "our
+ * children" are exactly the workload's survivors; killing them repeatedly
+ * until none is left also catches those orphaned while we were killing. */
+static void kill_survivors(pid_t self)
+{
+	struct timespec pause = { 0, REAP_PAUSE_NS };
+
+	for (int round = 0; round < REAP_ROUNDS; round++) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		bool any = false;
+
+		while (d && (de = readdir(d))) {
+			char path[PATH_BUF], buf[STAT_BUF];
+			int pid = atoi(de->d_name), ppid = 0;
+			FILE *f;
+			if (pid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			if (fgets(buf, sizeof(buf), f)) {
+				/* The comm field may hold spaces and parens: parse
+				 * after the last ')'. */
+				char *p = strrchr(buf, ')');
+				if (p)
+					sscanf(p + 1, " %*c %d", &ppid);
+			}
+			fclose(f);
+			if (ppid == self) {
+				kill(pid, SIGKILL);
+				any = true;
+			}
+		}
+		if (d)
+			closedir(d);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			any = true;
+		if (!any && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return GS_EXIT_SIGNAL_BASE + WTERMSIG(status);
+	return GS_EXIT_ERROR;
+}
+
+static void report(const struct gs_error *err, struct gs_audit *audit)
+{
+	char buf[ERR_BUF];
+
+	gs_error_text(err, buf, sizeof(buf));
+	fprintf(stderr, "gpusandbox: %s\n", buf);
+	if (audit && audit->fd >= 0)
+		(void)gs_audit_error(audit, buf);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct gs_error err = { 0 };
+	struct gs_audit audit = { .fd = -1 };
+	struct gs_sandbox sb;
+	struct gs_sandbox_config cfg = { 0 };
+	struct gs_child child = { -1, -1 };
+	sigset_t sigs;
+	int sfd, code = GS_EXIT_ERROR, status = 0;
+	bool child_done = false, listener_done = false;
+
+	parse_options(argc, argv, &o);
+	if (gs_abi_resolve() < 0) {
+		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");
+		return GS_EXIT_ERROR;
+	}
+	if (o.dump_filter)
+		return gs_filter_dump(STDOUT_FILENO, &err) < 0 ? (report(&err, NULL), GS_EXIT_ERROR) : 0;
+
+	cfg.quota = o.quota;
+	cfg.trace = o.trace ? stderr : NULL;
+	/* Open the log before anything runs, so that a bad path is our error
+	 * and the workload never runs unaudited. */
+	if (o.audit_path) {
+		char id[GS_SANDBOX_ID_LEN];
+		gs_sandbox_make_id(id, sizeof(id));
+		if (gs_audit_open(&audit, o.audit_path, id, &err) < 0)
+			return report(&err, NULL), GS_EXIT_ERROR;
+		cfg.audit = &audit;
+		cfg.id = audit.sandbox_id;
+	}
+	if (block_signals(&sigs) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
+		gs_fail(&err, errno, "setting up signal handling");
+		return report(&err, &audit), GS_EXIT_ERROR;
+	}
+	/* Orphans of the workload become our children, so none escapes the
+	 * clean-up at exit. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* Nothing in the workload may ptrace or read the supervisor. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (gs_drop_supervisor_privileges(&err) < 0)
+		return report(&err, &audit), GS_EXIT_ERROR;
+	if (gs_launch(o.argv, &child, &code, &err) < 0) {
+		report(&err, &audit);
+		return code;
+	}
+	if (gs_sandbox_init(&sb, &cfg, child.listener, &err) < 0) {
+		report(&err, &audit);
+		kill(child.pid, SIGKILL);
+		kill_survivors(getpid());
+		return GS_EXIT_ERROR;
+	}
+	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu) < 0)
+		sb.audit_failed = true;
+
+	while (!child_done) {
+		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { sb.listener, POLLIN, 0 } };
+		int n = poll(pfd, listener_done ? 1 : 2, -1);
+
+		if (n < 0 && errno != EINTR) {
+			gs_fail(&err, errno, "poll");
+			break;
+		}
+		if (!listener_done && (pfd[1].revents & POLLIN)) {
+			if (gs_sandbox_handle_one(&sb, &err) < 0)
+				break;
+		} else if (!listener_done && (pfd[1].revents & (POLLHUP | POLLERR))) {
+			/* No task holds the filter any more. */
+			listener_done = true;
+		}
+		if (sb.audit_failed) {
+			gs_fail(&err, errno, "writing the audit log failed; stopping the workload");
+			break;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGCHLD) {
+				pid_t p;
+				int st;
+				while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+					if (p == child.pid) {
+						status = st;
+						child_done = true;
+					}
+			} else if (is_forwarded((int)si.ssi_signo) && si.ssi_code <= 0) {
+				/* Sent by a process (kill, sigqueue): pass it on.
+				 * Terminal-generated signals (positive codes)
+				 * already reached the workload's process group. */
+				kill(child.pid, (int)si.ssi_signo);
+			}
+		}
+	}
+	if (!child_done) {
+		/* Supervisor failure: fail closed. The workload must not run on
+		 * unsupervised. */
+		report(&err, &audit);
+		kill(child.pid, SIGKILL);
+		kill_survivors(getpid());
+		gs_sandbox_reconcile(&sb);
+		gs_sandbox_summarize(&sb, -1, SIGKILL);
+		gs_sandbox_fini(&sb);
+		gs_audit_close(&audit);
+		return GS_EXIT_ERROR;
+	}
+	kill_survivors(getpid());
+	gs_sandbox_reconcile(&sb);
+	code = exit_code_of(status);
+	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	if (sb.audit_failed) {
+		fprintf(stderr, "gpusandbox: writing the audit log failed\n");
+		code = GS_EXIT_ERROR;
+	}
+	gs_sandbox_fini(&sb);
+	gs_audit_close(&audit);
+	return code;
+}

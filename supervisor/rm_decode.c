@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "rm_decode.h"
+
+/*
+ * The escape table. Sizes are the exact top-level struct sizes the driver
+ * checks (rm-abi.md 1.2). Each CONTINUE entry is one the workload can only
+ * rewrite into another call of the same escape (the number is in a
+ * register), and where no call of that escape allocates video memory or
+ * changes the object tree the ledger relies on.
+ */
+static const struct rm_escape escapes[] = {
+	/* NVOS02: device fd; class 0x40 here gives no video memory to a caller
+	 * without CAP_SYS_ADMIN (the workload has none); mappings are bound
+	 * to the calling process. */
+	{ NV_ESC_RM_ALLOC_MEMORY, "RM_ALLOC_MEMORY", 56, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_RM_ALLOC_OBJECT, "RM_ALLOC_OBJECT", 20, 0, RM_ACT_EXEC_ALLOC_OBJECT, false },
+	{ NV_ESC_RM_FREE, "RM_FREE", 16, 0, RM_ACT_EXEC_FREE, false },
+	{ NV_ESC_RM_CONTROL, "RM_CONTROL", 32, 0, RM_ACT_EXEC_CONTROL, false },
+	{ NV_ESC_RM_ALLOC, "RM_ALLOC", 32, 48, RM_ACT_EXEC_ALLOC, false },
+	/* Not handled by the 580 driver: refuse rather than pass unexamined. */
+	{ NV_ESC_RM_CONFIG_GET, "RM_CONFIG_GET", 0, 0, RM_ACT_REFUSE, false },
+	{ NV_ESC_RM_CONFIG_SET, "RM_CONFIG_SET", 0, 0, RM_ACT_REFUSE, false },
+	{ NV_ESC_RM_DUP_OBJECT, "RM_DUP_OBJECT", 28, 0, RM_ACT_EXEC_DUP, false },
+	{ NV_ESC_RM_SHARE, "RM_SHARE", 24, 0, RM_ACT_EXEC_FLAT, false },
+	{ NV_ESC_RM_CONFIG_GET_EX, "RM_CONFIG_GET_EX", 0, 0, RM_ACT_REFUSE, false },
+	{ NV_ESC_RM_CONFIG_SET_EX, "RM_CONFIG_SET_EX", 0, 0, RM_ACT_REFUSE, false },
+	/* I2C, IDLE_CHANNELS, ACCESS_REGISTRY and GET_EVENT_DATA carry
+	 * pointers the driver follows; none of them allocates. */
+	{ NV_ESC_RM_I2C_ACCESS, "RM_I2C_ACCESS", 32, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_RM_IDLE_CHANNELS, "RM_IDLE_CHANNELS", 56, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_RM_VID_HEAP_CONTROL, "RM_VID_HEAP_CONTROL", 184, 0, RM_ACT_EXEC_VID_HEAP, false },
+	{ NV_ESC_RM_ACCESS_REGISTRY, "RM_ACCESS_REGISTRY", 72, 0, RM_ACT_CONTINUE, false },
+	/* CPU mappings: RM checks the client's ProcID against the caller. */
+	{ NV_ESC_RM_MAP_MEMORY, "RM_MAP_MEMORY", 56, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_RM_UNMAP_MEMORY, "RM_UNMAP_MEMORY", 32, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_RM_GET_EVENT_DATA, "RM_GET_EVENT_DATA", 0, 0, RM_ACT_CONTINUE, true },
+	/* Context DMA and GPU VA mappings: no physical video memory. */
+	{ NV_ESC_RM_ALLOC_CONTEXT_DMA2, "RM_ALLOC_CONTEXT_DMA2", 56, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_RM_ADD_VBLANK_CALLBACK, "RM_ADD_VBLANK_CALLBACK", 0, 0, RM_ACT_REFUSE, false },
+	{ NV_ESC_RM_MAP_MEMORY_DMA, "RM_MAP_MEMORY_DMA", 64, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_RM_UNMAP_MEMORY_DMA, "RM_UNMAP_MEMORY_DMA", 48, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_RM_BIND_CONTEXT_DMA, "RM_BIND_CONTEXT_DMA", 16, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_RM_EXPORT_OBJECT_TO_FD, "RM_EXPORT_OBJECT_TO_FD", 0, 0, RM_ACT_REFUSE, false },
+	{ NV_ESC_RM_IMPORT_OBJECT_FROM_FD, "RM_IMPORT_OBJECT_FROM_FD", 0, 0, RM_ACT_REFUSE, false },
+	{ NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO, "RM_UPDATE_DEVICE_MAPPING_INFO", 40, 0, RM_ACT_CONTINUE, true },
+	/* Needs CAP_SYS_ADMIN, which the workload does not hold. */
+	{ NV_ESC_RM_LOCKLESS_DIAGNOSTIC, "RM_LOCKLESS_DIAGNOSTIC", 0, 0, RM_ACT_CONTINUE, false },
+	/* OS-level escapes: driver and GPU information, fds, events. None
+	 * creates RM objects. Sizes vary (CARD_INFO, ATTACH_GPUS_TO_FD), so
+	 * size 0 means "any". */
+	{ NV_ESC_CARD_INFO, "CARD_INFO", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_REGISTER_FD, "REGISTER_FD", 0, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_ALLOC_OS_EVENT, "ALLOC_OS_EVENT", 0, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_FREE_OS_EVENT, "FREE_OS_EVENT", 0, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_STATUS_CODE, "STATUS_CODE", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_CHECK_VERSION_STR, "CHECK_VERSION_STR", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_IOCTL_XFER_CMD, "IOCTL_XFER_CMD", 16, 0, RM_ACT_XFER, false },
+	{ NV_ESC_ATTACH_GPUS_TO_FD, "ATTACH_GPUS_TO_FD", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_QUERY_DEVICE_INTR, "QUERY_DEVICE_INTR", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_SYS_PARAMS, "SYS_PARAMS", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_NUMA_INFO, "NUMA_INFO", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_SET_NUMA_STATUS, "SET_NUMA_STATUS", 0, 0, RM_ACT_CONTINUE, false },
+	{ NV_ESC_EXPORT_TO_DMABUF_FD, "EXPORT_TO_DMABUF_FD", 0, 0, RM_ACT_CONTINUE, true },
+	{ NV_ESC_WAIT_OPEN_COMPLETE, "WAIT_OPEN_COMPLETE", 0, 0, RM_ACT_CONTINUE, false },
+};
+
+#define N_ESCAPES (sizeof(escapes) / sizeof(escapes[0]))
+
+/* Escapes worth a trap. REFUSE entries are not among them: the 580 driver
+ * rejects those numbers on its own, so trapping them would only add cost;
+ * they stay in the table for the XFER path, which must refuse them. The
+ * OS-level CONTINUE escapes are not trapped either for the same reason —
+ * except XFER, whose inner call must be decoded. */
+static uint8_t trapped[N_ESCAPES];
+static size_t n_trapped;
+
+static bool worth_trapping(const struct rm_escape *e)
+{
+	if (e->action == RM_ACT_REFUSE)
+		return false;
+	/* OS-level escapes (0xC8..0xDA) never touch RM objects; only XFER can
+	 * smuggle an RM call and must be looked at. */
+	if (e->nr >= NV_ESC_CARD_INFO && e->action == RM_ACT_CONTINUE)
+		return false;
+	/* RM CONTINUE escapes are not trapped: deciding CONTINUE needs no
+	 * inspection, so a trap would be pure cost. */
+	return e->action != RM_ACT_CONTINUE;
+}
+
+const uint8_t *rm_trapped_escapes(size_t *n)
+{
+	if (!n_trapped) {
+		for (size_t i = 0; i < N_ESCAPES; i++)
+			if (worth_trapping(&escapes[i]))
+				trapped[n_trapped++] = escapes[i].nr;
+	}
+	*n = n_trapped;
+	return trapped;
+}
+
+const struct rm_escape *rm_escape_find(uint32_t nr)
+{
+	for (size_t i = 0; i < N_ESCAPES; i++)
+		if (escapes[i].nr == nr)
+			return &escapes[i];
+	return NULL;
+}
+
+bool rm_escape_size_ok(const struct rm_escape *e, uint32_t size)
+{
+	if (e->size == 0)
+		return true;
+	return size == e->size || (e->alt_size && size == e->alt_size);
+}
+
+int rm_alloc_view_from(const void *buf, uint32_t size, struct rm_alloc_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (size == sizeof(struct nvos64)) {
+		const struct nvos64 *p = buf;
+		v->is_nvos64 = true;
+		v->h_root = p->h_root;
+		v->h_parent = p->h_object_parent;
+		v->h_new = p->h_object_new;
+		v->h_class = p->h_class;
+		v->p_params = p->p_alloc_parms;
+		v->p_rights = p->p_rights_requested;
+		v->params_size = p->params_size;
+		v->flags = p->flags;
+		v->status = p->status;
+		return 0;
+	}
+	if (size == sizeof(struct nvos21)) {
+		const struct nvos21 *p = buf;
+		v->h_root = p->h_root;
+		v->h_parent = p->h_object_parent;
+		v->h_new = p->h_object_new;
+		v->h_class = p->h_class;
+		v->p_params = p->p_alloc_parms;
+		v->params_size = p->params_size;
+		v->status = p->status;
+		return 0;
+	}
+	return -1;
+}
+
+size_t rm_alloc_status_offset(uint32_t size)
+{
+	return size == sizeof(struct nvos64) ? offsetof(struct nvos64, status)
+	                                     : offsetof(struct nvos21, status);
+}
+
+enum rm_mem_place rm_mem_place_of(uint32_t flags, uint32_t attr, uint32_t attr2)
+{
+	/* Same order as the driver's VID_HEAP conversion: VIRTUAL first, then
+	 * EGM, then the location field. */
+	if (flags & NVOS32_ALLOC_FLAGS_VIRTUAL)
+		return RM_MEM_VIRTUAL;
+	if (attr2 & NVOS32_ATTR2_USE_EGM)
+		return RM_MEM_EGM;
+	if (NVOS32_ATTR_LOCATION(attr) == NVOS32_ATTR_LOCATION_VIDMEM)
+		return RM_MEM_VIDMEM;
+	return RM_MEM_SYSMEM;
+}
+
+bool rm_class_is_client(uint32_t cls)
+{
+	/* The driver turns all three into NV01_ROOT_CLIENT (rm-abi.md 2). */
+	return cls == NV01_ROOT || cls == NV01_ROOT_NON_PRIV || cls == NV01_ROOT_CLIENT;
+}
+
+const char *rm_status_name(nv_status_t st)
+{
+	static const struct {
+		nv_status_t st;
+		const char *name;
+	} names[] = {
+		{ NV_OK, "NV_OK" },
+		{ NV_ERR_INSUFFICIENT_RESOURCES, "NV_ERR_INSUFFICIENT_RESOURCES" },
+		{ NV_ERR_INSUFFICIENT_PERMISSIONS, "NV_ERR_INSUFFICIENT_PERMISSIONS" },
+		{ NV_ERR_INVALID_ARGUMENT, "NV_ERR_INVALID_ARGUMENT" },
+		{ NV_ERR_INVALID_CLASS, "NV_ERR_INVALID_CLASS" },
+		{ NV_ERR_INVALID_CLIENT, "NV_ERR_INVALID_CLIENT" },
+		{ NV_ERR_INVALID_OBJECT_HANDLE, "NV_ERR_INVALID_OBJECT_HANDLE" },
+		{ NV_ERR_INVALID_OBJECT_PARENT, "NV_ERR_INVALID_OBJECT_PARENT" },
+		{ NV_ERR_INVALID_PARAM_STRUCT, "NV_ERR_INVALID_PARAM_STRUCT" },
+		{ NV_ERR_INVALID_STATE, "NV_ERR_INVALID_STATE" },
+		{ NV_ERR_NO_MEMORY, "NV_ERR_NO_MEMORY" },
+		{ NV_ERR_NOT_SUPPORTED, "NV_ERR_NOT_SUPPORTED" },
+		{ NV_ERR_OBJECT_NOT_FOUND, "NV_ERR_OBJECT_NOT_FOUND" },
+		{ NV_ERR_GENERIC, "NV_ERR_GENERIC" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].st == st)
+			return names[i].name;
+	return NULL;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox.h - one sandbox: its listener, ledger, quota and audit log, kept
+ * in one object and not in globals, so that one supervisor process can later
+ * serve many listener fds handed over by a container runtime.
+ *
+ * The notify loop does not care how the listener was obtained (our own
+ * launcher, or SCM_RIGHTS from an OCI runtime's listenerPath).
+ */
+#ifndef GPUSANDBOX_SANDBOX_H
+#define GPUSANDBOX_SANDBOX_H
+
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "audit.h"
+#include "gs_error.h"
+#include "ledger.h"
+#include "quota.h"
+
+#define GS_PIDFD_CACHE 64u
+#define GS_SANDBOX_ID_LEN 33
+
+struct gs_pidfd_slot {
+	pid_t tid;
+	int   pidfd;
+};
+
+enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_REFUSED,
+                GS_COUNT_N };
+
+struct gs_sandbox {
+	char                 id[GS_SANDBOX_ID_LEN];
+	int                  listener;
+	struct gs_quota      quota;
+	struct ledger        ledger;
+	struct gs_audit     *audit;       /* NULL without --audit-log */
+	FILE                *trace;       /* NULL without --trace */
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	size_t               req_size, resp_size;
+	uint8_t             *params;      /* our copy of nested params */
+	uint8_t             *embedded[RM_EMBEDDED_MAX_PTRS]; /* our copies of embedded lists */
+	struct gs_pidfd_slot pidfds[GS_PIDFD_CACHE];
+	unsigned             uvm_major;   /* 0 if unknown */
+	uint64_t             counts[GS_COUNT_N];
+	uint64_t             notifications;
+	bool                 audit_failed;
+};
+
+struct gs_sandbox_config {
+	struct gs_quota  quota;
+	struct gs_audit *audit;
+	FILE            *trace;
+	const char      *id;              /* NULL: a random one */
+};
+
+int  gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, int listener,
+                     struct gs_error *err);
+void gs_sandbox_fini(struct gs_sandbox *sb);
+
+/* Fills out with a random hex sandbox id. */
+void gs_sandbox_make_id(char *out, size_t len);
+
+/* Receives one notification and answers it. Returns 1 if one was handled,
+ * 0 if there was nothing to do (the target went away), -1 when the listener
+ * is unusable (every workload task is gone, or a hard error). */
+int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err);
+
+/* Releases charges of clients whose file was closed; audits the releases. */
+void gs_sandbox_reconcile(struct gs_sandbox *sb);
+
+/* Writes the summary record. */
+void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signal);
+
+/* Implemented in executor.c: decides and answers one ioctl notification. */
+void gs_execute_ioctl(struct gs_sandbox *sb);
+
+#endif
