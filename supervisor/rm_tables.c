@@ -311,7 +311,8 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	/* Three output strings of sizeOfStrings@0 bytes each; CUDA sends it at
 	 * start-up. Bounded by our own 1 MiB limit (no driver bound). */
 	{ 0x00000101, "NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION", 40, 3,
-	  { { 8, 0, 1, 0, 0 }, { 16, 0, 1, 0, 0 }, { 24, 0, 1, 0, 0 } } },
+	  { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE), EMB(16, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE),
+	    EMB(24, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } },
 	{ 0x00000127, "NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS", 176, 0, { { 0 } } }, /* UNRELOC: count = gpuCount^2 */
 	{ 0x00000130, "NV0000_CTRL_CMD_SYSTEM_EXECUTE_ACPI_METHOD", 40, 0, { { 0 } } }, /* UNRELOC: u16 counts */
 	{ 0x0000013a, "NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_MATRIX", 1352, 0, { { 0 } } },
@@ -328,7 +329,7 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00000283, "NV0000_CTRL_CMD_IDLE_CHANNELS", 48, 0, { { 0 } } }, /* UNRELOC: 3 pointers */
 	{ 0x00000288, "NV0000_CTRL_CMD_GPU_GET_ACTIVE_DEVICE_IDS", 3076, 0, { { 0 } } },
 	{ 0x00000289, "NV0000_CTRL_CMD_GPU_ASYNC_ATTACH_ID", 4, 0, { { 0 } } },
-	{ 0x00000602, "NV0000_CTRL_CMD_NVD_GET_DUMP", 16, 1, { EMB(0, 12, 1, 1048576) } }, /* out, zeroed */
+	{ 0x00000602, "NV0000_CTRL_CMD_NVD_GET_DUMP", 16, 1, { EMB(0, 12, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x00000a04, "NV0000_CTRL_CMD_SYNC_GPU_BOOST_GROUP_INFO", 2244, 0, { { 0 } } },
 	{ 0x00000d01, "NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE", 12, 0, { { 0 } } },
 	{ 0x00000d04, "NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY", 12, 0, { { 0 } } },
@@ -346,14 +347,14 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00800280, "NV0080_CTRL_CMD_GPU_GET_NUM_SUBDEVICES", 4, 0, { { 0 } } },
 	{ 0x00800289, "NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE", 8, 0, { { 0 } } },
 	{ 0x00800292, "NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2", 804, 0, { { 0 } } },
-	{ 0x00801102, "NV0080_CTRL_CMD_GR_GET_CAPS", 16, 1, { EMB(8, 0, 1, 1048576) } }, /* out, zeroed */
+	{ 0x00801102, "NV0080_CTRL_CMD_GR_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x00801104, "NV0080_CTRL_CMD_GR_GET_INFO", 16, 1, { EMB(8, 0, 8, 131072) } }, /* in/out */
 	{ 0x00801110, "NV0080_CTRL_CMD_GR_GET_INFO_V2", 488, 0, { { 0 } } },
-	{ 0x00801301, "NV0080_CTRL_CMD_FB_GET_CAPS", 16, 1, { EMB(8, 0, 1, 1048576) } }, /* out, zeroed */
+	{ 0x00801301, "NV0080_CTRL_CMD_FB_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x00801307, "NV0080_CTRL_CMD_FB_GET_CAPS_V2", 3, 0, { { 0 } } },
-	{ 0x00801401, "NV0080_CTRL_CMD_HOST_GET_CAPS", 16, 1, { EMB(8, 0, 1, 1048576) } }, /* out, zeroed */
+	{ 0x00801401, "NV0080_CTRL_CMD_HOST_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x00801402, "NV0080_CTRL_CMD_HOST_GET_CAPS_V2", 3, 0, { { 0 } } },
-	{ 0x00801701, "NV0080_CTRL_CMD_FIFO_GET_CAPS", 16, 1, { EMB(8, 0, 1, 1048576) } }, /* out, zeroed */
+	{ 0x00801701, "NV0080_CTRL_CMD_FIFO_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x0080170d, "NV0080_CTRL_CMD_FIFO_GET_CHANNELLIST", 24, 2, { EMB(8, 0, 4, 262144), EMB(16, 0, 4, 262144) } }, /* [0] in only, [1] in/out */
 	{ 0x0080180f, "NV0080_CTRL_CMD_DMA_UPDATE_PDE_2", 64, 1, { EMB_FIXED(48, 16, 1) } }, /* out, one dual PDE */
 	{ 0x00801909, "NV0080_CTRL_CMD_PERF_CUDA_LIMIT_SET_CONTROL", 1, 0, { { 0 } } },
@@ -385,10 +386,10 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x208001a3, "NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO", 56, 0, { { 0 } } },
 	{ 0x208001e8, "NV2080_CTRL_CMD_GPU_RPC_GSP_TEST", 32, 1, { EMB(24, 4, 4, 262144) } }, /* in/out */
 	{ 0x20800406, "NV2080_CTRL_CMD_TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO", 264, 0, { { 0 } } },
-	{ 0x20800610, "NV2080_CTRL_CMD_I2C_ACCESS", 40, 1, { EMB(16, 28, 1, 1048576) } }, /* in/out */
+	{ 0x20800610, "NV2080_CTRL_CMD_I2C_ACCESS", 40, 1, { EMB(16, 28, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in/out */
 	{ 0x20800802, "NV2080_CTRL_CMD_BIOS_GET_INFO", 16, 1, { EMB(8, 0, 8, 15) } }, /* deprecated V1 (converter wins over embedded copy); max = V2 array */
-	{ 0x20800803, "NV2080_CTRL_CMD_BIOS_GET_NBSI", 1064, 1, { EMB(1048, 1056, 1, 1048576) } }, /* out, zeroed */
-	{ 0x20800806, "NV2080_CTRL_CMD_BIOS_GET_NBSI_OBJ", 40, 1, { EMB(16, 24, 1, 1048576) } }, /* out, zeroed */
+	{ 0x20800803, "NV2080_CTRL_CMD_BIOS_GET_NBSI", 1064, 1, { EMB(1048, 1056, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
+	{ 0x20800806, "NV2080_CTRL_CMD_BIOS_GET_NBSI_OBJ", 40, 1, { EMB(16, 24, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x20800810, "NV2080_CTRL_CMD_BIOS_GET_INFO_V2", 124, 0, { { 0 } } },
 	{ 0x2080110b, "NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS", 536, 0, { { 0 } } },
 	{ 0x2080110c, "NV2080_CTRL_CMD_FIFO_GET_CHANNEL_MEM_INFO", 112, 0, { { 0 } } },
@@ -413,11 +414,11 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x2080182a, "NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS", 112, 0, { { 0 } } },
 	{ 0x2080182b, "NV2080_CTRL_CMD_BUS_GET_C2C_INFO", 28, 0, { { 0 } } },
 	{ 0x2080200a, "NV2080_CTRL_CMD_PERF_BOOST", 8, 0, { { 0 } } },
-	{ 0x20802204, "NV2080_CTRL_CMD_RC_READ_VIRTUAL_MEM", 32, 1, { EMB(16, 24, 1, 1048576) } }, /* out, zeroed */
+	{ 0x20802204, "NV2080_CTRL_CMD_RC_READ_VIRTUAL_MEM", 32, 1, { EMB(16, 24, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x2080220c, "NV2080_CTRL_CMD_RC_RELEASE_WATCHDOG_REQUESTS", 0, 0, { { 0 } } },
 	{ 0x20802210, "NV2080_CTRL_CMD_RC_SOFT_DISABLE_WATCHDOG", 0, 0, { { 0 } } },
-	{ 0x20802402, "NV2080_CTRL_CMD_NVD_GET_DUMP", 16, 1, { EMB(0, 12, 1, 1048576) } }, /* out, zeroed */
-	{ 0x20802a01, "NV2080_CTRL_CMD_CE_GET_CAPS", 16, 1, { EMB(8, 4, 1, 1048576) } }, /* out, zeroed */
+	{ 0x20802402, "NV2080_CTRL_CMD_NVD_GET_DUMP", 16, 1, { EMB(0, 12, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
+	{ 0x20802a01, "NV2080_CTRL_CMD_CE_GET_CAPS", 16, 1, { EMB(8, 4, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x20802a0a, "NV2080_CTRL_CMD_CE_GET_ALL_CAPS", 136, 0, { { 0 } } },
 	{ 0x20803002, "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS", 13344, 0, { { 0 } } },
 	{ 0x20803601, "NV2080_CTRL_CMD_GSP_GET_FEATURES", 72, 0, { { 0 } } },
@@ -431,18 +432,18 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x2080a026, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[532] */
 	{ 0x2080a084, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[4] */
 	{ 0x20810108, "NV2081_BINAPI_CTRL", 0, 0, { { 0 } } }, /* BinaryApi forwards opaque bytes, trace psz=[992] */
-	{ 0x402c0102, "NV402C_CTRL_CMD_I2C_INDEXED", 32, 1, { EMB(24, 16, 1, 1048576) } }, /* in/out */
+	{ 0x402c0102, "NV402C_CTRL_CMD_I2C_INDEXED", 32, 1, { EMB(24, 16, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in/out */
 	{ 0x402c0105, "NV402C_CTRL_CMD_I2C_TRANSACTION", 96, 0, { { 0 } } }, /* UNRELOC: pointer offset depends on transType */
 	{ 0x503c0102, "NV503C_CTRL_CMD_REGISTER_VA_SPACE", 16, 0, { { 0 } } },
 	{ 0x503c0104, "NV503C_CTRL_CMD_REGISTER_VIDMEM", 32, 0, { { 0 } } },
 	{ 0x503c0105, "NV503C_CTRL_CMD_UNREGISTER_VIDMEM", 4, 0, { { 0 } } },
 	{ 0x83de0309, "NV83DE_CTRL_CMD_DEBUG_SET_EXCEPTION_MASK", 4, 0, { { 0 } } },
-	{ 0x83de0315, "NV83DE_CTRL_CMD_DEBUG_READ_MEMORY", 24, 1, { EMB(16, 4, 1, 1048576) } }, /* out, zeroed; driver has no size cap, ours is 1 MiB */
-	{ 0x83de0316, "NV83DE_CTRL_CMD_DEBUG_WRITE_MEMORY", 24, 1, { EMB(16, 4, 1, 1048576) } }, /* in; driver has no size cap, ours is 1 MiB */
+	{ 0x83de0315, "NV83DE_CTRL_CMD_DEBUG_READ_MEMORY", 24, 1, { EMB(16, 4, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed; driver has no size cap, ours is 1 MiB */
+	{ 0x83de0316, "NV83DE_CTRL_CMD_DEBUG_WRITE_MEMORY", 24, 1, { EMB(16, 4, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in; driver has no size cap, ours is 1 MiB */
 	{ 0x83de031a, "NV83DE_CTRL_CMD_READ_SURFACE", 1544, 0, { { 0 } } }, /* UNRELOC: pointer per op */
 	{ 0x83de031b, "NV83DE_CTRL_CMD_WRITE_SURFACE", 1544, 0, { { 0 } } }, /* UNRELOC: pointer per op */
-	{ 0x83de0326, "NV83DE_CTRL_CMD_DEBUG_READ_BATCH_MEMORY", 3616, 1, { EMB(0, 8, 1, 1048576) } }, /* out, zeroed; no driver cap */
-	{ 0x83de0327, "NV83DE_CTRL_CMD_DEBUG_WRITE_BATCH_MEMORY", 3616, 1, { EMB(0, 8, 1, 1048576) } }, /* in; no driver cap */
+	{ 0x83de0326, "NV83DE_CTRL_CMD_DEBUG_READ_BATCH_MEMORY", 3616, 1, { EMB(0, 8, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed; no driver cap */
+	{ 0x83de0327, "NV83DE_CTRL_CMD_DEBUG_WRITE_BATCH_MEMORY", 3616, 1, { EMB(0, 8, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in; no driver cap */
 	{ 0x906f0101, "NV906F_CTRL_GET_CLASS_ENGINEID", 16, 0, { { 0 } } },
 	{ 0x906f0102, "NV906F_CTRL_CMD_RESET_CHANNEL", 16, 0, { { 0 } } },
 	{ 0x90e60102, "NV90E6_CTRL_CMD_MASTER_GET_VIRTUAL_FUNCTION_ERROR_CONT_INTR_MASK", 8, 0, { { 0 } } },
@@ -459,8 +460,8 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0xa06f0111, "NVA06F_CTRL_CMD_RESTART_RUNLIST", 2, 0, { { 0 } } },
 	{ 0xa06f0112, "NVA06F_CTRL_CMD_STOP_CHANNEL", 1, 0, { { 0 } } },
 	{ 0xa0bc0101, "NVA0BC_CTRL_CMD_NVENC_SW_SESSION_UPDATE_INFO", 32, 1, { EMB(24, 16, 16, 65536) } }, /* in/out */
-	{ 0xb06f010c, "NVB06F_CTRL_CMD_GET_ENGINE_CTX_DATA", 16, 1, { EMB(8, 4, 1, 1048576) } }, /* out; no driver cap */
-	{ 0xb06f010d, "NVB06F_CTRL_CMD_MIGRATE_ENGINE_CTX_DATA", 16, 1, { EMB(8, 4, 1, 1048576) } }, /* in/out; no driver cap */
+	{ 0xb06f010c, "NVB06F_CTRL_CMD_GET_ENGINE_CTX_DATA", 16, 1, { EMB(8, 4, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out; no driver cap */
+	{ 0xb06f010d, "NVB06F_CTRL_CMD_MIGRATE_ENGINE_CTX_DATA", 16, 1, { EMB(8, 4, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in/out; no driver cap */
 	{ 0xc36f0108, "NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN", 4, 0, { { 0 } } },
 	{ 0xc36f010a, "NVC36F_CTRL_CMD_GPFIFO_SET_WORK_SUBMIT_TOKEN_NOTIF_INDEX", 4, 0, { { 0 } } },
 	{ 0xcb330101, "NV_CONF_COMPUTE_CTRL_CMD_SYSTEM_GET_CAPABILITIES", 6, 0, { { 0 } } },

@@ -319,8 +319,14 @@ static void test_controls(void)
 	ci = rm_ctrl_lookup(0x2080110b);
 	CHECK(ci && ci->params_size == 536);
 
+	/* GET_BUILD_VERSION: three string buffers sharing sizeOfStrings@0,
+	 * relocatable since RM_EMBEDDED_MAX_PTRS is 3 (CUDA sends it). */
+	ci = rm_ctrl_lookup(0x00000101);
+	CHECK(ci && ci->n_embedded == 3 && !rm_ctrl_has_unrelocatable_pointers(0x00000101));
+	CHECK(ci && ci->embedded[0].ptr_offset == 8 && ci->embedded[1].ptr_offset == 16 &&
+	      ci->embedded[2].ptr_offset == 24 && ci->embedded[2].count_offset == 0);
+
 	/* unrelocatable: more pointers than we describe, odd counts, fds */
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000101));
 	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000127));
 	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000130));
 	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000283));

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for size parsing, the escape decoders and the ledger. They need
+ * neither root nor FUSE.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "ledger.h"
+#include "quota.h"
+#include "rm_decode.h"
+
+#define GiB (1ull << 30)
+#define MiB (1ull << 20)
+
+static void test_parse_size(void)
+{
+	static const struct {
+		const char *in;
+		int rc;
+		uint64_t out;
+	} cases[] = {
+		{ "4g", 0, 4 * GiB }, { "4G", 0, 4 * GiB }, { "4GiB", 0, 4 * GiB },
+		{ "512m", 0, 512 * MiB }, { "1k", 0, 1024 }, { "1t", 0, 1ull << 40 },
+		{ "4096", 0, 4096 }, { "7b", 0, 7 }, { "0", -1, 0 }, { "", -1, 0 },
+		{ "-1g", -1, 0 }, { "4x", -1, 0 }, { "g", -1, 0 }, { " 4g", -1, 0 },
+		{ "4gb ", -1, 0 }, { "99999999999999999999", -1, 0 }, { "20000000t", -1, 0 },
+		{ "16777215t", 0, 16777215ull << 40 }, { "16777216t", -1, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 0;
+		int rc = gs_parse_size(cases[i].in, &v);
+		CHECK(rc == cases[i].rc);
+		if (rc == 0 && cases[i].rc == 0)
+			CHECK(v == cases[i].out);
+	}
+	char buf[32];
+	CHECK(strcmp(gs_format_size(4 * GiB, buf, sizeof(buf)), "4.00 GiB") == 0);
+	CHECK(strcmp(gs_format_size(GS_QUOTA_UNLIMITED, buf, sizeof(buf)), "unlimited") == 0);
+}
+
+static void test_escapes(void)
+{
+	size_t n;
+	const uint8_t *t = rm_trapped_escapes(&n);
+	bool has_alloc = false, has_xfer = false, has_map = false;
+
+	for (size_t i = 0; i < n; i++) {
+		has_alloc |= t[i] == NV_ESC_RM_ALLOC;
+		has_xfer |= t[i] == NV_ESC_IOCTL_XFER_CMD;
+		has_map |= t[i] == NV_ESC_RM_MAP_MEMORY;
+	}
+	/* Every escape that can create or free RM objects is trapped; the
+	 * process-bound ones need no trap. */
+	CHECK(has_alloc && has_xfer && !has_map);
+	const uint8_t must[] = { NV_ESC_RM_ALLOC, NV_ESC_RM_ALLOC_OBJECT, NV_ESC_RM_FREE,
+	                         NV_ESC_RM_CONTROL, NV_ESC_RM_DUP_OBJECT, NV_ESC_RM_VID_HEAP_CONTROL,
+	                         NV_ESC_IOCTL_XFER_CMD };
+	for (size_t i = 0; i < sizeof(must); i++) {
+		bool found = false;
+		for (size_t j = 0; j < n; j++)
+			found |= t[j] == must[i];
+		CHECK(found);
+	}
+
+	const struct rm_escape *e = rm_escape_find(NV_ESC_RM_ALLOC);
+	CHECK(e && rm_escape_size_ok(e, 32) && rm_escape_size_ok(e, 48) && !rm_escape_size_ok(e, 40));
+	e = rm_escape_find(NV_ESC_RM_CONTROL);
+	CHECK(e && rm_escape_size_ok(e, 32) && !rm_escape_size_ok(e, 0));
+	CHECK(rm_escape_find(0x01) == NULL);
+	/* Forged words decode to the same escape: only nr and size count. */
+	CHECK(NV_IOC_NR(0x0030002Bu) == NV_ESC_RM_ALLOC && NV_IOC_SIZE(0x0030002Bu) == 48);
+	CHECK(NV_IOC_NR(0x80307A2Bu) == NV_ESC_RM_ALLOC && NV_IOC_SIZE(0x80307A2Bu) == 48);
+	CHECK(NV_IOC_WORD(NV_ESC_RM_ALLOC, 48) == 0xC030462Bu);
+}
+
+static void test_alloc_view(void)
+{
+	struct nvos64 p64 = { .h_root = 1, .h_object_parent = 2, .h_object_new = 3, .h_class = 0x40,
+	                      .p_alloc_parms = 0x1000, .p_rights_requested = 0x2000, .flags = 1 };
+	struct nvos21 p21 = { .h_root = 4, .h_object_parent = 5, .h_object_new = 6, .h_class = 0x3e,
+	                      .p_alloc_parms = 0x3000 };
+	struct rm_alloc_view v;
+
+	CHECK(rm_alloc_view_from(&p64, sizeof(p64), &v) == 0 && v.is_nvos64 && v.h_class == 0x40 &&
+	      v.p_params == 0x1000 && v.p_rights == 0x2000 && v.flags == 1);
+	CHECK(rm_alloc_view_from(&p21, sizeof(p21), &v) == 0 && !v.is_nvos64 && v.h_root == 4 &&
+	      v.p_params == 0x3000);
+	CHECK(rm_alloc_view_from(&p21, 40, &v) < 0);
+	CHECK(rm_alloc_status_offset(48) == 40 && rm_alloc_status_offset(32) == 28);
+	CHECK(rm_class_is_client(0) && rm_class_is_client(1) && rm_class_is_client(0x41) &&
+	      !rm_class_is_client(0x40));
+	CHECK(rm_mem_place_of(0, 0, 0) == RM_MEM_VIDMEM);
+	CHECK(rm_mem_place_of(NVOS32_ALLOC_FLAGS_VIRTUAL, 0, 0) == RM_MEM_VIRTUAL);
+	CHECK(rm_mem_place_of(0, 1u << NVOS32_ATTR_LOCATION_SHIFT, 0) == RM_MEM_SYSMEM);
+	CHECK(rm_mem_place_of(0, 0, NVOS32_ATTR2_USE_EGM) == RM_MEM_EGM);
+	CHECK(strcmp(rm_status_name(NV_ERR_NO_MEMORY), "NV_ERR_NO_MEMORY") == 0);
+}
+
+enum { CLIENT = 0xc1d00001, DEVICE = 0x5c000001, SUBDEV = 0x5c000002, MEM1 = 0x5c000010,
+       MEM2 = 0x5c000011, DUPH = 0x5c000020, CLIENT2 = 0xc1d00002 };
+
+static void test_ledger_tree(void)
+{
+	struct ledger l;
+	uint64_t rel[GS_MAX_GPUS] = { 0 };
+
+	CHECK(ledger_init(&l) == 0);
+	CHECK(ledger_note_client(&l, CLIENT, -1) == 1);
+	CHECK(ledger_note_client(&l, CLIENT, -1) == 0);
+	CHECK(ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 1, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, DEVICE, SUBDEV, RM_CLASS_SUBDEVICE, 0x2080, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_gpu_of(&l, CLIENT, SUBDEV) == 1);
+	CHECK(ledger_add(&l, CLIENT, SUBDEV, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 256 * MiB) == 0);
+	CHECK(ledger_add(&l, CLIENT, DEVICE, MEM2, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 512 * MiB) == 0);
+	CHECK(ledger_used(&l, 1) == 768 * MiB && ledger_used(&l, 0) == 0);
+	CHECK(ledger_peak(&l, 1) == 768 * MiB);
+	/* Freeing a leaf releases just it. */
+	ledger_free(&l, CLIENT, MEM2, rel);
+	CHECK(rel[1] == 512 * MiB && ledger_used(&l, 1) == 256 * MiB);
+	/* Freeing an ancestor releases the whole subtree. */
+	memset(rel, 0, sizeof(rel));
+	ledger_free(&l, CLIENT, DEVICE, rel);
+	CHECK(rel[1] == 256 * MiB && ledger_used(&l, 1) == 0);
+	CHECK(!ledger_has(&l, CLIENT, SUBDEV) && !ledger_has(&l, CLIENT, MEM1));
+	CHECK(ledger_has(&l, CLIENT, CLIENT));
+	CHECK(ledger_peak(&l, 1) == 768 * MiB);
+	/* Unknown handles are ignored. */
+	ledger_free(&l, CLIENT, 0x1234, NULL);
+	/* Freeing the client frees everything under it. */
+	CHECK(ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB) == 0);
+	ledger_free(&l, CLIENT, CLIENT, NULL);
+	CHECK(ledger_used(&l, 0) == 0 && ledger_live_objects(&l) == 0);
+	ledger_fini(&l);
+}
+
+static void test_ledger_dup(void)
+{
+	struct ledger l;
+
+	CHECK(ledger_init(&l) == 0);
+	ledger_note_client(&l, CLIENT, -1);
+	ledger_note_client(&l, CLIENT2, -1);
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT2, CLIENT2, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	/* A dup in another client keeps the memory after the original goes. */
+	CHECK(ledger_dup(&l, CLIENT2, DEVICE, DUPH, CLIENT, MEM1) == 0);
+	CHECK(ledger_used(&l, 0) == GiB);
+	ledger_free(&l, CLIENT, MEM1, NULL);
+	CHECK(ledger_used(&l, 0) == GiB);
+	ledger_free(&l, CLIENT2, CLIENT2, NULL);
+	CHECK(ledger_used(&l, 0) == 0);
+	/* A dup of something the ledger never saw charges nothing. */
+	CHECK(ledger_dup(&l, CLIENT, DEVICE, DUPH, 0xdead, 0xbeef) == 0);
+	CHECK(ledger_used(&l, 0) == 0);
+	/* A handle re-created by the driver replaces the stale entry. */
+	ledger_add(&l, CLIENT, DEVICE, MEM2, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	ledger_add(&l, CLIENT, DEVICE, MEM2, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 2 * GiB);
+	CHECK(ledger_used(&l, 0) == 2 * GiB);
+	ledger_fini(&l);
+}
+
+static void test_ledger_many(void)
+{
+	struct ledger l;
+	const unsigned n = 5000;
+
+	/* Enough objects to grow the table several times, and a deep chain
+	 * (the workload controls the depth; freeing must not recurse). */
+	CHECK(ledger_init(&l) == 0);
+	ledger_note_client(&l, CLIENT, -1);
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	for (unsigned i = 0; i < n; i++)
+		ledger_add(&l, CLIENT, DEVICE, 0x10000 + i, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 2 * MiB);
+	CHECK(ledger_used(&l, 0) == n * 2 * MiB);
+	for (unsigned i = 0; i < n; i += 2)
+		ledger_free(&l, CLIENT, 0x10000 + i, NULL);
+	CHECK(ledger_used(&l, 0) == n / 2 * 2 * MiB);
+	uint32_t parent = DEVICE;
+	for (unsigned i = 0; i < n; i++) {
+		ledger_add(&l, CLIENT, parent, 0x90000 + i, RM_CLASS_OTHER, 0x1, LEDGER_NO_GPU, 0);
+		parent = 0x90000 + i;
+	}
+	ledger_add(&l, CLIENT, parent, 0xa0000, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	CHECK(ledger_used(&l, 0) == n / 2 * 2 * MiB + GiB);
+	ledger_free(&l, CLIENT, DEVICE, NULL);
+	CHECK(ledger_used(&l, 0) == 0 && ledger_live_objects(&l) == 1);
+	ledger_fini(&l);
+}
+
+static void test_ledger_release_watch(void)
+{
+	struct ledger l;
+	uint64_t rel[GS_MAX_GPUS] = { 0 };
+	int p[2], keep;
+
+	/* A pipe stands in for the driver's file: the watch must follow the
+	 * open file, not our fd. */
+	CHECK(pipe(p) == 0);
+	CHECK(ledger_init(&l) == 0);
+	CHECK(ledger_note_client(&l, CLIENT, p[0]) == 1);
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	keep = dup(p[0]);
+	close(p[0]);
+	/* Another reference (a forked child, an fd passed over a socket) keeps
+	 * the file, and so the client and its memory, alive. */
+	CHECK(ledger_reap_dead_clients(&l, rel) == 0 && ledger_used(&l, 0) == GiB);
+	close(keep);
+	CHECK(ledger_reap_dead_clients(&l, rel) == 1 && rel[0] == GiB && ledger_used(&l, 0) == 0);
+	CHECK(!ledger_has(&l, CLIENT, CLIENT));
+	close(p[1]);
+	ledger_fini(&l);
+}
+
+int main(void)
+{
+	test_parse_size();
+	test_escapes();
+	test_alloc_view();
+	test_ledger_tree();
+	test_ledger_dup();
+	test_ledger_many();
+	test_ledger_release_watch();
+	return check_summary();
+}
