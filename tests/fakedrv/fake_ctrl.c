@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fake_ctrl.c - RM_CONTROL and the stats snapshot of the fake RM.
+ *
+ * Only the controls a sandbox acts on are modelled (memory reports, PID
+ * accounting, channel scheduling); every other control succeeds without
+ * touching its params so that replays of real traces go through.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_rm_int.h"
+
+/* NVOS54 flags that only kernel callers may use (rm-abi.md 2). */
+#define NVOS54_FLAGS_IRQL_RAISED  0x1u
+#define NVOS54_FLAGS_LOCK_BYPASS  0x2u
+
+/* ---- RM_CONTROL --------------------------------------------------------- */
+
+static uint32_t kib(uint64_t bytes)
+{
+	return (uint32_t)(bytes / FAKE_KIB);
+}
+
+static void fill_fb_info(int gpu, struct nv2080_fb_info *list, uint32_t n)
+{
+	const struct gpu_acct *g = &fake_st.gpu[gpu];
+	for (uint32_t i = 0; i < n; i++) {
+		switch (list[i].index) {
+		case NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE:
+			list[i].data = kib(g->total);
+			break;
+		case NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE:
+			list[i].data = kib(g->total - g->used);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static struct obj *find_any_obj(nv_handle_t h_client, nv_handle_t h)
+{
+	struct client *c = fake_find_client(h_client);
+	return c ? fake_find_obj(c, h) : NULL;
+}
+
+static void fill_pid_info(int gpu, struct nv2080_gpu_pid_info *e)
+{
+	uint64_t priv = 0, owned = 0, duped = 0;
+	if (e->index != NV2080_CTRL_GPU_PID_INFO_INDEX_VIDEO_MEMORY_USAGE) {
+		e->result = NV_ERR_INVALID_ARGUMENT;
+		return;
+	}
+	for (size_t i = 0; i < fake_st.nclients; i++) {
+		struct client *c = fake_st.clients[i];
+		if (c->tgid != (pid_t)e->pid)
+			continue;
+		for (size_t j = 0; j < c->n; j++) {
+			struct obj *o = &c->objs[j];
+			if (o->res->kind != K_VIDMEM || o->res->gpu != gpu)
+				continue;
+			if (o->dup)
+				duped += o->res->bytes;
+			else if (o->res->refs > 1)
+				owned += o->res->bytes;
+			else
+				priv += o->res->bytes;
+		}
+	}
+	e->result = NV_OK;
+	e->mem_private = priv;
+	e->mem_shared_owned = owned;
+	e->mem_shared_duped = duped;
+}
+
+/* Known controls. Returns the status; sets *dirty when params changed. */
+static nv_status_t run_control(const struct fake_caller *who, const struct nvos54 *ctl,
+			       struct obj *o, void *params, bool *dirty)
+{
+	enum obj_kind kind = o ? o->res->kind : K_OTHER;
+	int gpu = o ? o->res->gpu : -1;
+
+	switch (ctl->cmd) {
+	case NV2080_CTRL_CMD_FB_GET_INFO_V2: {
+		struct nv2080_fb_get_info_v2 *p = params;
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p) || p->list_size > NV2080_CTRL_FB_INFO_MAX_LIST_SIZE)
+			return NV_ERR_INVALID_ARGUMENT;
+		fill_fb_info(gpu, p->list, p->list_size);
+		*dirty = true;
+		return NV_OK;
+	}
+	case NV2080_CTRL_CMD_FB_GET_INFO: {
+		struct nv2080_fb_get_info_v1 *p = params;
+		struct nv2080_fb_info list[NV2080_CTRL_FB_INFO_MAX_LIST_SIZE];
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p) || p->list_size > NV2080_CTRL_FB_INFO_MAX_LIST_SIZE)
+			return NV_ERR_INVALID_ARGUMENT;
+		size_t len = p->list_size * sizeof(list[0]);
+		if (fake_mem_read(who->pid, p->list, list, len))
+			return NV_ERR_INVALID_ADDRESS;
+		fill_fb_info(gpu, list, p->list_size);
+		if (fake_mem_write(who->pid, p->list, list, len))
+			return NV_ERR_INVALID_ADDRESS;
+		return NV_OK;
+	}
+	case NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS: {
+		struct nv2080_fifo_disable_channels *p = params;
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p) ||
+		    p->num_channels > NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES)
+			return NV_ERR_INVALID_ARGUMENT;
+		/* Only kernel callers may ask for a preempt event. */
+		if (p->p_runlist_preempt_event)
+			return NV_ERR_INSUFFICIENT_PERMISSIONS;
+		for (uint32_t i = 0; i < p->num_channels; i++) {
+			struct obj *ch = find_any_obj(p->h_client_list[i], p->h_channel_list[i]);
+			if (!ch || ch->res->kind != K_CHANNEL)
+				return NV_ERR_INVALID_OBJECT_HANDLE;
+		}
+		for (uint32_t i = 0; i < p->num_channels; i++)
+			find_any_obj(p->h_client_list[i], p->h_channel_list[i])->res->disabled =
+				p->b_disable != 0;
+		return NV_OK;
+	}
+	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: {
+		struct nva06c_gpfifo_schedule *p = params;
+		if (kind != K_CHANNEL_GROUP)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p))
+			return NV_ERR_INVALID_ARGUMENT;
+		o->res->scheduled = p->b_enable != 0;
+		return NV_OK;
+	}
+	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {
+		struct nv2080_gpu_get_pid_info *p = params;
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p) || p->count == 0 ||
+		    p->count > NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT)
+			return NV_ERR_INVALID_ARGUMENT;
+		for (uint32_t i = 0; i < p->count; i++)
+			fill_pid_info(gpu, &p->list[i]);
+		*dirty = true;
+		return NV_OK;
+	}
+	default:
+		/* Unknown controls succeed and leave params alone, so replays
+		 * of real traces go through. */
+		return NV_OK;
+	}
+}
+
+static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
+{
+	/* Opaque formats the fake cannot (and the real CPU-RM would not)
+	 * check: refused outright. */
+	if ((ctl->cmd & NV_CTRL_GSS_LEGACY_MASK) || (ctl->flags & NVOS54_FLAGS_FINN_SERIALIZED))
+		return NV_ERR_NOT_SUPPORTED;
+	if (ctl->flags & (NVOS54_FLAGS_IRQL_RAISED | NVOS54_FLAGS_LOCK_BYPASS))
+		return NV_ERR_INVALID_CLIENT;
+	struct client *c;
+	nv_status_t st = fake_get_client(who, ctl->h_client, &c);
+	if (st != NV_OK)
+		return st;
+	struct obj *o = NULL;
+	if (ctl->h_object != c->h && !(o = fake_find_obj(c, ctl->h_object)))
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	if (ctl->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (ctl->params_size && !ctl->params)
+		return NV_ERR_INVALID_ARGUMENT;
+
+	void *params = NULL;
+	if (ctl->params_size) {
+		params = malloc(ctl->params_size);
+		if (!params)
+			return NV_ERR_NO_MEMORY;
+		if (fake_mem_read(who->pid, ctl->params, params, ctl->params_size)) {
+			free(params);
+			return NV_ERR_INVALID_ADDRESS;
+		}
+	}
+	bool dirty = false;
+	switch (ctl->cmd) {
+	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
+	case NV2080_CTRL_CMD_FB_GET_INFO:
+	case NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS:
+	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
+		/* Known controls have fixed sizes; a NULL or short buffer
+		 * is the caller's error, as the driver's size check says. */
+		if (!params) {
+			st = NV_ERR_INVALID_ARGUMENT;
+			break;
+		}
+		/* fall through */
+	default:
+		st = run_control(who, ctl, o, params, &dirty);
+		break;
+	}
+	if (st == NV_OK && dirty &&
+	    fake_mem_write(who->pid, ctl->params, params, ctl->params_size))
+		st = NV_ERR_INVALID_ADDRESS;
+	free(params);
+	return st;
+}
+
+int fake_esc_control(const struct fake_caller *who, void *buf, size_t size)
+{
+	if (size != NV_ESC_SIZE_NVOS54)
+		return -EINVAL;
+	struct nvos54 *ctl = buf;
+	fake_st.controls++;
+	ctl->status = control(who, ctl);
+	return 0;
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+struct sbuf {
+	char  *p;
+	size_t len, cap;
+};
+
+static void put(struct sbuf *b, const char *key, unsigned gpu, bool per_gpu, uint64_t v)
+{
+	if (b->len >= b->cap)
+		return;
+	int n = per_gpu ? snprintf(b->p + b->len, b->cap - b->len, "gpu%u.%s %" PRIu64 "\n", gpu, key, v)
+			: snprintf(b->p + b->len, b->cap - b->len, "%s %" PRIu64 "\n", key, v);
+	if (n > 0)
+		b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len;
+}
+
+size_t fake_rm_format_stats(char *out, size_t cap)
+{
+	struct sbuf b = { out, 0, cap };
+	pthread_mutex_lock(&fake_st.lock);
+	for (unsigned gi = 0; gi < fake_st.cfg.gpus; gi++) {
+		const struct gpu_acct *g = &fake_st.gpu[gi];
+		uint64_t disabled = 0, scheduled = 0;
+		for (size_t i = 0; i < fake_st.nclients; i++) {
+			struct client *c = fake_st.clients[i];
+			for (size_t j = 0; j < c->n; j++) {
+				struct obj *o = &c->objs[j];
+				if (o->dup || o->res->gpu != (int)gi)
+					continue;
+				disabled += o->res->kind == K_CHANNEL && o->res->disabled;
+				scheduled += o->res->kind == K_CHANNEL_GROUP && o->res->scheduled;
+			}
+		}
+		put(&b, "vidmem_total", gi, true, g->total);
+		put(&b, "vidmem_used", gi, true, g->used);
+		put(&b, "vidmem_peak", gi, true, g->peak);
+		put(&b, "channels_live", gi, true, g->ch_live);
+		put(&b, "channels_peak", gi, true, g->ch_peak);
+		put(&b, "channel_groups_live", gi, true, g->grp_live);
+		put(&b, "channel_groups_peak", gi, true, g->grp_peak);
+		put(&b, "channels_disabled", gi, true, disabled);
+		put(&b, "channel_groups_scheduled", gi, true, scheduled);
+	}
+	uint64_t objects = 0;
+	for (size_t i = 0; i < fake_st.nclients; i++)
+		objects += fake_st.clients[i]->n;
+	put(&b, "clients_live", 0, false, fake_st.nclients);
+	put(&b, "objects_live", 0, false, objects);
+	put(&b, "allocs_ok", 0, false, fake_st.allocs_ok);
+	put(&b, "allocs_failed", 0, false, fake_st.allocs_failed);
+	put(&b, "frees", 0, false, fake_st.frees);
+	put(&b, "controls", 0, false, fake_st.controls);
+	put(&b, "ioctls", 0, false, fake_st.ioctls);
+	put(&b, "uvm_ioctls", 0, false, fake_st.uvm_ioctls);
+	put(&b, "files_open", 0, false, fake_st.files_open);
+	put(&b, "file_releases", 0, false, fake_st.file_releases);
+	pthread_mutex_unlock(&fake_st.lock);
+	return b.len;
+}

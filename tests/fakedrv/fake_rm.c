@@ -1,0 +1,848 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fake_rm.c - the Resource Manager model behind gs-fakedrv.
+ *
+ * It behaves like the real driver where a sandbox test can observe it:
+ * statuses come back in the struct with ioctl() == 0, nested parameters are
+ * read from (and written back to) the memory of whichever process made the
+ * call, clients belong to the open file and not to a pid, RM_FREE takes a
+ * whole subtree, and memory shared by RM_DUP_OBJECT is released only with
+ * its last handle. Everything else is kept as small as the tests allow.
+ *
+ * One global mutex guards the whole model: calls are short and the stats
+ * snapshot must be consistent.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "fake_rm_int.h"
+
+/* Largest nested params block we ever read for a class (channels). */
+#define FAKE_MAX_ALLOC_PARAMS     NV_CHANNEL_ALLOC_PARAMS_SIZE
+/* Where the fake pretends each GPU's heap starts, so offsets look real. */
+#define FAKE_HEAP_BASE            (1ull << 32)
+
+struct fake_state fake_st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- class table -------------------------------------------------------- */
+
+struct fake_class {
+	uint32_t      cls;
+	enum obj_kind kind;
+	uint32_t      params_size;     /* what the driver's class table copies */
+	bool          params_required;
+};
+
+static const struct fake_class class_table[] = {
+	{ NV01_MEMORY_LOCAL_USER,  K_VIDMEM,  NV_MEMORY_ALLOCATION_PARAMS_SIZE, true },
+	{ NV01_MEMORY_SYSTEM,      K_SYSMEM,  NV_MEMORY_ALLOCATION_PARAMS_SIZE, true },
+	/* EGM lives outside the framebuffer: no vidmem. */
+	{ NV_MEMORY_EXTENDED_USER, K_SYSMEM,  NV_MEMORY_ALLOCATION_PARAMS_SIZE, true },
+	{ NV50_MEMORY_VIRTUAL,     K_VIRTUAL, NV_MEMORY_ALLOCATION_PARAMS_SIZE, true },
+	{ NV01_DEVICE_0,           K_DEVICE,  NV0080_ALLOC_PARAMS_SIZE, false },
+	{ NV20_SUBDEVICE_0,        K_SUBDEVICE, NV2080_ALLOC_PARAMS_SIZE, false },
+	{ KEPLER_CHANNEL_GROUP_A,  K_CHANNEL_GROUP, NV_CHANNEL_GROUP_ALLOC_PARAMS_SIZE, true },
+	{ VOLTA_CHANNEL_GPFIFO_A,  K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+	{ TURING_CHANNEL_GPFIFO_A, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+	{ AMPERE_CHANNEL_GPFIFO_A, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+	{ HOPPER_CHANNEL_GPFIFO_A, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+	{ BLACKWELL_CHANNEL_GPFIFO_A, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+	{ BLACKWELL_CHANNEL_GPFIFO_B, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+};
+
+static const struct fake_class *class_lookup(uint32_t cls)
+{
+	for (size_t i = 0; i < sizeof(class_table) / sizeof(class_table[0]); i++)
+		if (class_table[i].cls == cls)
+			return &class_table[i];
+	return NULL;
+}
+
+static bool is_client_class(uint32_t cls)
+{
+	return cls == NV01_ROOT || cls == NV01_ROOT_NON_PRIV || cls == NV01_ROOT_CLIENT;
+}
+
+/* The driver accepts these on a device fd too (rm-abi.md 1.2). */
+static bool is_event_class(uint32_t cls)
+{
+	return cls == NV01_EVENT || cls == NV01_EVENT_KERNEL_CALLBACK ||
+	       cls == NV01_EVENT_OS_EVENT || cls == NV01_EVENT_KERNEL_CALLBACK_EX;
+}
+
+/* ---- caller memory ------------------------------------------------------ */
+
+int fake_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct iovec local = { dst, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int fake_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct iovec local = { (void *)src, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* FUSE reports the calling thread; RM records the process (tgid). */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return tid;
+	pid_t tgid = tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/* ---- clients and objects ------------------------------------------------ */
+
+void fake_rm_init(const struct fake_config *cfg)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.cfg = *cfg;
+	for (unsigned g = 0; g < FAKE_MAX_GPUS; g++) {
+		memset(&fake_st.gpu[g], 0, sizeof(fake_st.gpu[g]));
+		fake_st.gpu[g].total = cfg->vidmem;
+		fake_st.gpu[g].next_offset = FAKE_HEAP_BASE;
+	}
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
+struct client *fake_find_client(nv_handle_t h)
+{
+	for (size_t i = 0; i < fake_st.nclients; i++)
+		if (fake_st.clients[i]->h == h)
+			return fake_st.clients[i];
+	return NULL;
+}
+
+struct obj *fake_find_obj(struct client *c, nv_handle_t h)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->objs[i].h == h)
+			return &c->objs[i];
+	return NULL;
+}
+
+/* Strict validation, the driver's default: a client may be used only
+ * through the open file that created it, whoever the caller is. Calls on a
+ * device fd (events after REGISTER_FD) are matched against whatever ctl
+ * file the client has, since the fake cannot see REGISTER_FD's link. */
+nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out)
+{
+	struct client *c = fake_find_client(h);
+	if (!c || (who->ctl && c->file != who->file))
+		return NV_ERR_INVALID_CLIENT;
+	*out = c;
+	return NV_OK;
+}
+
+static bool handle_in_use(struct client *c, nv_handle_t h)
+{
+	return h == c->h || fake_find_obj(c, h) != NULL;
+}
+
+static nv_handle_t pick_handle(struct client *c)
+{
+	nv_handle_t h;
+	do
+		h = FAKE_OBJECT_HANDLE_BASE + c->next_handle++;
+	while (handle_in_use(c, h));
+	return h;
+}
+
+static struct obj *add_obj(struct client *c)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct obj *o = realloc(c->objs, cap * sizeof(*o));
+		if (!o)
+			return NULL;
+		c->objs = o;
+		c->cap = cap;
+	}
+	struct obj *o = &c->objs[c->n++];
+	memset(o, 0, sizeof(*o));
+	return o;
+}
+
+static void res_put(struct res *r)
+{
+	if (--r->refs > 0)
+		return;
+	if (r->gpu >= 0) {
+		struct gpu_acct *g = &fake_st.gpu[r->gpu];
+		if (r->kind == K_VIDMEM)
+			g->used -= r->bytes;
+		else if (r->kind == K_CHANNEL)
+			g->ch_live--;
+		else if (r->kind == K_CHANNEL_GROUP)
+			g->grp_live--;
+	}
+	free(r);
+}
+
+/* Free h and everything below it. Doomed handles are collected in a list so
+ * that freeing one leaf among thousands of objects costs one pass. */
+static void free_subtree(struct client *c, struct obj *root)
+{
+	size_t cap = 16, nd = 0;
+	nv_handle_t *doomed = malloc(cap * sizeof(*doomed));
+	root->doomed = true;
+	if (doomed)
+		doomed[nd++] = root->h;
+	for (bool changed = true; changed && doomed;) {
+		changed = false;
+		for (size_t i = 0; i < c->n; i++) {
+			struct obj *o = &c->objs[i];
+			if (o->doomed)
+				continue;
+			for (size_t k = 0; k < nd; k++) {
+				if (o->parent != doomed[k])
+					continue;
+				o->doomed = true;
+				changed = true;
+				if (nd == cap) {
+					nv_handle_t *d = realloc(doomed, 2 * cap * sizeof(*d));
+					if (!d)
+						break;
+					doomed = d;
+					cap *= 2;
+				}
+				doomed[nd++] = o->h;
+				break;
+			}
+		}
+	}
+	free(doomed);
+	size_t w = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->objs[i].doomed)
+			res_put(c->objs[i].res);
+		else
+			c->objs[w++] = c->objs[i];
+	}
+	c->n = w;
+}
+
+static void free_client(struct client *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		res_put(c->objs[i].res);
+	free(c->objs);
+	for (size_t i = 0; i < fake_st.nclients; i++) {
+		if (fake_st.clients[i] == c) {
+			fake_st.clients[i] = fake_st.clients[--fake_st.nclients];
+			break;
+		}
+	}
+	free(c);
+}
+
+static uint64_t round_up(uint64_t v, uint64_t align)
+{
+	return (v + align - 1) / align * align;
+}
+
+/* ---- allocation --------------------------------------------------------- */
+
+struct alloc_out {
+	nv_handle_t h;
+	uint32_t    cid;  /* channel id for channel params */
+};
+
+static nv_status_t alloc_client(const struct fake_caller *who, nv_handle_t want, nv_handle_t *out)
+{
+	if (!who->ctl)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (want == 0) {
+		do
+			want = FAKE_CLIENT_HANDLE_BASE + fake_st.next_client++;
+		while (fake_find_client(want));
+	} else if (fake_find_client(want)) {
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	}
+	if (fake_st.nclients == fake_st.cap) {
+		size_t cap = fake_st.cap ? fake_st.cap * 2 : 16;
+		struct client **cl = realloc(fake_st.clients, cap * sizeof(*cl));
+		if (!cl)
+			return NV_ERR_NO_MEMORY;
+		fake_st.clients = cl;
+		fake_st.cap = cap;
+	}
+	struct client *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NV_ERR_NO_MEMORY;
+	c->h = want;
+	c->file = who->file;
+	c->tgid = tgid_of(who->pid);
+	fake_st.clients[fake_st.nclients++] = c;
+	*out = want;
+	return NV_OK;
+}
+
+/* Check a memory request the way the driver's class constructors do, and
+ * fill in the rounded size. */
+static nv_status_t check_memory(const struct fake_class *k, uint32_t cls,
+				struct nv_memory_allocation_params *p)
+{
+	bool vidmem_loc = NVOS32_ATTR_LOCATION(p->attr) == NVOS32_ATTR_LOCATION_VIDMEM;
+	bool virt = (p->flags & NVOS32_ALLOC_FLAGS_VIRTUAL) != 0;
+
+	if (k->kind == K_VIDMEM && (!vidmem_loc || virt))
+		return NV_ERR_INVALID_ARGUMENT;
+	if (cls == NV01_MEMORY_SYSTEM && (vidmem_loc || virt))
+		return NV_ERR_INVALID_ARGUMENT;
+	/* A VA reservation may leave the size to RM; physical memory may not. */
+	if (p->size == 0 && k->kind != K_VIRTUAL)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (p->size > UINT64_MAX - FAKE_VIDMEM_ALIGN)
+		return NV_ERR_NO_MEMORY;
+	p->size = round_up(p->size, FAKE_VIDMEM_ALIGN);
+	p->limit = p->size ? p->size - 1 : 0;
+	return NV_OK;
+}
+
+/* The common part of RM_ALLOC, RM_ALLOC_OBJECT and VID_HEAP_CONTROL. params
+ * is the caller's nested struct already copied in (or NULL); on success it
+ * holds the OUT fields to copy back. */
+static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_client,
+				nv_handle_t h_parent, nv_handle_t h_new, uint32_t cls,
+				void *params, struct alloc_out *out)
+{
+	struct client *c;
+	nv_status_t st = fake_get_client(who, h_client, &c);
+	if (st != NV_OK)
+		return st;
+
+	struct res *pres = NULL;  /* NULL: the parent is the client itself */
+	if (h_parent != c->h) {
+		struct obj *p = fake_find_obj(c, h_parent);
+		if (!p)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		pres = p->res;
+	}
+	if (h_new == 0)
+		h_new = pick_handle(c);
+	else if (handle_in_use(c, h_new))
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+
+	const struct fake_class *k = class_lookup(cls);
+	enum obj_kind kind = k ? k->kind : K_OTHER;
+	int gpu = pres ? pres->gpu : -1;
+	uint64_t bytes = 0;
+	enum obj_kind pk = pres ? pres->kind : K_OTHER;
+
+	/* Everything below a device must know its GPU. */
+	if (kind != K_DEVICE && kind != K_OTHER && gpu < 0)
+		return NV_ERR_INVALID_OBJECT_PARENT;
+
+	switch (kind) {
+	case K_DEVICE: {
+		uint32_t dev = params ? ((struct nv0080_alloc_params *)params)->device_id : 0;
+		if (pres)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		if (dev >= fake_st.cfg.gpus)
+			return NV_ERR_INVALID_ARGUMENT;
+		gpu = (int)dev;
+		break;
+	}
+	case K_SUBDEVICE:
+		if (pk != K_DEVICE)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		if (params && ((struct nv2080_alloc_params *)params)->sub_device_id != 0)
+			return NV_ERR_INVALID_ARGUMENT;
+		break;
+	case K_VIDMEM:
+	case K_SYSMEM:
+	case K_VIRTUAL: {
+		if (pk != K_DEVICE && pk != K_SUBDEVICE)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		struct nv_memory_allocation_params *mp = params;
+		st = check_memory(k, cls, mp);
+		if (st != NV_OK)
+			return st;
+		struct gpu_acct *g = &fake_st.gpu[gpu];
+		if (kind == K_VIDMEM) {
+			if (mp->size > g->total - g->used)
+				return NV_ERR_NO_MEMORY;
+			bytes = mp->size;
+			mp->offset = g->next_offset;
+			g->next_offset += bytes;
+		}
+		break;
+	}
+	case K_CHANNEL_GROUP:
+		if (pk != K_DEVICE)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		if (fake_st.gpu[gpu].grp_live >= fake_st.cfg.channels)
+			return NV_ERR_INSUFFICIENT_RESOURCES;
+		break;
+	case K_CHANNEL:
+		if (pk != K_DEVICE && pk != K_CHANNEL_GROUP)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		if (fake_st.gpu[gpu].ch_live >= fake_st.cfg.channels)
+			return NV_ERR_INSUFFICIENT_RESOURCES;
+		out->cid = fake_st.next_cid++;
+		break;
+	case K_OTHER:
+		break;
+	}
+
+	struct res *r = calloc(1, sizeof(*r));
+	struct obj *o = r ? add_obj(c) : NULL;
+	if (!o) {
+		free(r);
+		return NV_ERR_NO_MEMORY;
+	}
+	r->refs = 1;
+	r->kind = kind;
+	r->gpu = gpu;
+	r->bytes = bytes;
+	o->h = h_new;
+	o->parent = h_parent;
+	o->cls = cls;
+	o->res = r;
+
+	if (gpu >= 0) {
+		struct gpu_acct *g = &fake_st.gpu[gpu];
+		if (kind == K_VIDMEM) {
+			g->used += bytes;
+			if (g->used > g->peak)
+				g->peak = g->used;
+		} else if (kind == K_CHANNEL) {
+			if (++g->ch_live > g->ch_peak)
+				g->ch_peak = g->ch_live;
+		} else if (kind == K_CHANNEL_GROUP) {
+			if (++g->grp_live > g->grp_peak)
+				g->grp_peak = g->grp_live;
+		}
+	}
+	out->h = h_new;
+	return NV_OK;
+}
+
+/* Undo a fresh allocation whose OUT params could not be copied back. */
+static void undo_alloc(nv_handle_t h_client, nv_handle_t h)
+{
+	struct client *c = fake_find_client(h_client);
+	if (!c)
+		return;
+	if (c->h == h) {
+		free_client(c);
+		return;
+	}
+	struct obj *o = fake_find_obj(c, h);
+	if (o)
+		free_subtree(c, o);
+}
+
+static void count_alloc(nv_status_t st)
+{
+	if (st == NV_OK)
+		fake_st.allocs_ok++;
+	else
+		fake_st.allocs_failed++;
+}
+
+/* NV_ESC_RM_ALLOC: NVOS21 or NVOS64, told apart only by size. */
+static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
+{
+	struct nvos64 a;  /* the first five fields match NVOS21 */
+	bool os64 = size == NV_ESC_SIZE_NVOS64;
+	if (size != NV_ESC_SIZE_NVOS21 && !os64)
+		return -EINVAL;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, buf, os64 ? sizeof(a) : offsetof(struct nvos21, params_size));
+	if (!who->ctl && !is_event_class(a.h_class))
+		return -EINVAL;
+
+	nv_status_t st = NV_OK;
+	uint8_t params[FAKE_MAX_ALLOC_PARAMS];
+	void *pp = NULL;
+	uint32_t psize = 0;
+	struct alloc_out out = { 0 };
+
+	if (os64 && (a.flags & NVOS64_FLAGS_FINN_SERIALIZED)) {
+		st = NV_ERR_NOT_SUPPORTED;  /* the fake does not parse FINN */
+		goto done;
+	}
+	if (os64 && a.p_rights_requested) {
+		uint8_t rights[NV_RS_ACCESS_MASK_SIZE];
+		if (fake_mem_read(who->pid, a.p_rights_requested, rights, sizeof(rights))) {
+			st = NV_ERR_INVALID_ADDRESS;
+			goto done;
+		}
+	}
+
+	if (is_client_class(a.h_class)) {
+		nv_handle_t want = a.h_object_new ? a.h_object_new : a.h_root;
+		st = alloc_client(who, want, &out.h);
+		if (st == NV_OK && a.p_alloc_parms &&
+		    fake_mem_write(who->pid, a.p_alloc_parms, &out.h, sizeof(out.h))) {
+			undo_alloc(out.h, out.h);
+			st = NV_ERR_INVALID_ADDRESS;
+		}
+		/* The driver forces user roots to NV01_ROOT_CLIENT in its copy,
+		 * which is copied back. */
+		a.h_class = NV01_ROOT_CLIENT;
+		goto done;
+	}
+
+	/* The size comes from the class table, never from paramsSize, which
+	 * real CUDA leaves at 0. */
+	const struct fake_class *k = class_lookup(a.h_class);
+	if (k && a.p_alloc_parms) {
+		psize = k->params_size;
+		if (fake_mem_read(who->pid, a.p_alloc_parms, params, psize)) {
+			st = NV_ERR_INVALID_ADDRESS;
+			goto done;
+		}
+		pp = params;
+	} else if (k && k->params_required) {
+		st = NV_ERR_INVALID_ARGUMENT;
+		goto done;
+	}
+	st = alloc_object(who, a.h_root, a.h_object_parent, a.h_object_new, a.h_class, pp, &out);
+	if (st == NV_OK && pp) {
+		if (k->kind == K_CHANNEL)
+			memcpy(params + NV_CHANNEL_ALLOC_PARAMS_CID_OFF, &out.cid, sizeof(out.cid));
+		if (fake_mem_write(who->pid, a.p_alloc_parms, params, psize)) {
+			undo_alloc(a.h_root, out.h);
+			st = NV_ERR_INVALID_ADDRESS;
+		}
+	}
+done:
+	count_alloc(st);
+	if (st == NV_OK)
+		a.h_object_new = out.h;
+	a.status = st;
+	if (os64) {
+		memcpy(buf, &a, size);
+	} else {
+		struct nvos21 *b = buf;
+		b->h_object_new = a.h_object_new;
+		b->h_class = a.h_class;
+		b->status = st;
+	}
+	return 0;
+}
+
+/* NV_ESC_RM_ALLOC_OBJECT: legacy alloc without params. */
+static int esc_alloc_object(const struct fake_caller *who, void *buf, size_t size)
+{
+	if (size != NV_ESC_SIZE_NVOS05)
+		return -EINVAL;
+	struct nvos05 *a = buf;
+	const struct fake_class *k = class_lookup(a->h_class);
+	nv_status_t st;
+	struct alloc_out out = { 0 };
+	if (is_client_class(a->h_class))
+		st = NV_ERR_INVALID_CLASS;
+	else if (k && k->params_required)
+		st = NV_ERR_INVALID_ARGUMENT;  /* memory and channels need params */
+	else
+		st = alloc_object(who, a->h_root, a->h_object_parent, a->h_object_new,
+				  a->h_class, NULL, &out);
+	count_alloc(st);
+	if (st == NV_OK)
+		a->h_object_new = out.h;
+	a->status = st;
+	return 0;
+}
+
+/* ---- free and dup ------------------------------------------------------- */
+
+static nv_status_t free_handle(const struct fake_caller *who, nv_handle_t h_client, nv_handle_t h)
+{
+	struct client *c;
+	nv_status_t st = fake_get_client(who, h_client, &c);
+	if (st != NV_OK)
+		return st;
+	if (h == c->h) {
+		free_client(c);
+		return NV_OK;
+	}
+	struct obj *o = fake_find_obj(c, h);
+	if (!o)
+		return NV_ERR_OBJECT_NOT_FOUND;
+	free_subtree(c, o);
+	return NV_OK;
+}
+
+static int esc_free(const struct fake_caller *who, void *buf, size_t size)
+{
+	if (size != NV_ESC_SIZE_NVOS00)
+		return -EINVAL;
+	struct nvos00 *f = buf;
+	f->status = free_handle(who, f->h_root, f->h_object_old);
+	if (f->status == NV_OK)
+		fake_st.frees++;
+	return 0;
+}
+
+static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
+{
+	struct client *dst, *src;
+	nv_status_t st = fake_get_client(who, d->h_client, &dst);
+	if (st != NV_OK)
+		return st;
+	src = fake_find_client(d->h_client_src);
+	if (!src)
+		return NV_ERR_INVALID_CLIENT;
+	/* Default share policy for dups between clients: same process. */
+	if (src != dst && src->tgid != dst->tgid)
+		return NV_ERR_INSUFFICIENT_PERMISSIONS;
+	if (d->h_object_src == src->h)
+		return NV_ERR_NOT_SUPPORTED;
+	struct obj *so = fake_find_obj(src, d->h_object_src);
+	if (!so)
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	if (d->h_parent != dst->h && !fake_find_obj(dst, d->h_parent))
+		return NV_ERR_INVALID_OBJECT_PARENT;
+	nv_handle_t h = d->h_object;
+	if (h == 0)
+		h = pick_handle(dst);
+	else if (handle_in_use(dst, h))
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	struct res *r = so->res;
+	uint32_t cls = so->cls;  /* so may move when dst's array grows */
+	struct obj *o = add_obj(dst);
+	if (!o)
+		return NV_ERR_NO_MEMORY;
+	r->refs++;
+	o->h = h;
+	o->parent = d->h_parent;
+	o->cls = cls;
+	o->dup = true;
+	o->res = r;
+	d->h_object = h;
+	return NV_OK;
+}
+
+static int esc_dup(const struct fake_caller *who, void *buf, size_t size)
+{
+	if (size != NV_ESC_SIZE_NVOS55)
+		return -EINVAL;
+	struct nvos55 *d = buf;
+	d->status = dup_object(who, d);
+	count_alloc(d->status);
+	return 0;
+}
+
+/* ---- VID_HEAP_CONTROL --------------------------------------------------- */
+
+static nv_status_t device_gpu(const struct fake_caller *who, nv_handle_t h_client,
+			      nv_handle_t h_obj, int *gpu)
+{
+	struct client *c;
+	nv_status_t st = fake_get_client(who, h_client, &c);
+	if (st != NV_OK)
+		return st;
+	struct obj *o = fake_find_obj(c, h_obj);
+	if (!o)
+		return NV_ERR_INVALID_OBJECT_HANDLE;
+	if (o->res->kind != K_DEVICE && o->res->kind != K_SUBDEVICE)
+		return NV_ERR_INVALID_OBJECT_PARENT;
+	*gpu = o->res->gpu;
+	return NV_OK;
+}
+
+static nv_status_t vidheap_alloc(const struct fake_caller *who, struct nvos32 *v)
+{
+	/* The driver turns ALLOC_SIZE into a class alloc chosen like this
+	 * (rm-abi.md 2, rmapi_deprecated_vidheapctrl.c). */
+	uint32_t cls;
+	if (v->data.alloc_size.flags & NVOS32_ALLOC_FLAGS_VIRTUAL)
+		cls = NV50_MEMORY_VIRTUAL;
+	else if (v->data.alloc_size.attr2 & NVOS32_ATTR2_USE_EGM)
+		cls = NV_MEMORY_EXTENDED_USER;
+	else if (NVOS32_ATTR_LOCATION(v->data.alloc_size.attr) == NVOS32_ATTR_LOCATION_VIDMEM)
+		cls = NV01_MEMORY_LOCAL_USER;
+	else
+		cls = NV01_MEMORY_SYSTEM;
+
+	struct nv_memory_allocation_params p;
+	memset(&p, 0, sizeof(p));
+	p.owner = v->data.alloc_size.owner;
+	p.type = v->data.alloc_size.type;
+	p.flags = v->data.alloc_size.flags;
+	p.attr = v->data.alloc_size.attr;
+	p.attr2 = v->data.alloc_size.attr2;
+	p.size = v->data.alloc_size.size;
+	p.alignment = v->data.alloc_size.alignment;
+	p.offset = v->data.alloc_size.offset;
+	p.h_va_space = v->h_va_space;
+
+	struct alloc_out out = { 0 };
+	nv_status_t st = alloc_object(who, v->h_root, v->h_object_parent,
+				      v->data.alloc_size.h_memory, cls, &p, &out);
+	if (st != NV_OK)
+		return st;
+	v->data.alloc_size.h_memory = out.h;
+	v->data.alloc_size.size = p.size;
+	v->data.alloc_size.offset = p.offset;
+	v->data.alloc_size.limit = p.limit;
+	return NV_OK;
+}
+
+static int esc_vidheap(const struct fake_caller *who, void *buf, size_t size)
+{
+	if (size != NV_ESC_SIZE_NVOS32)
+		return -EINVAL;
+	struct nvos32 *v = buf;
+	int gpu;
+	switch (v->function) {
+	case NVOS32_FUNCTION_ALLOC_SIZE:
+		v->status = vidheap_alloc(who, v);
+		count_alloc(v->status);
+		break;
+	case NVOS32_FUNCTION_FREE:
+		v->status = free_handle(who, v->h_root, v->data.free.h_memory);
+		if (v->status == NV_OK)
+			fake_st.frees++;
+		break;
+	case NVOS32_FUNCTION_INFO:
+		v->status = device_gpu(who, v->h_root, v->h_object_parent, &gpu);
+		if (v->status == NV_OK) {
+			v->total = fake_st.gpu[gpu].total;
+			v->free = fake_st.gpu[gpu].total - fake_st.gpu[gpu].used;
+		}
+		break;
+	default:
+		/* Other allocating functions use different union layouts
+		 * that the fake does not model. */
+		v->status = NV_ERR_NOT_SUPPORTED;
+		break;
+	}
+	return 0;
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_t size, bool inner);
+
+/* NV_ESC_IOCTL_XFER_CMD: the real argument lives behind a pointer. */
+static int esc_xfer(const struct fake_caller *who, void *buf, size_t size)
+{
+	struct nv_ioctl_xfer x;
+	if (size != NV_ESC_SIZE_XFER)
+		return -EINVAL;
+	memcpy(&x, buf, sizeof(x));
+	if (x.size > NV_ABSOLUTE_MAX_IOCTL_SIZE || x.cmd > 0xffu || x.cmd == NV_ESC_IOCTL_XFER_CMD)
+		return -EINVAL;
+	void *inner = malloc(x.size ? x.size : 1);
+	if (!inner)
+		return -ENOMEM;
+	int rc = fake_mem_read(who->pid, x.ptr, inner, x.size) ? -EFAULT : 0;
+	if (rc == 0)
+		rc = dispatch(who, x.cmd, inner, x.size, true);
+	/* The driver copies the argument back whenever it got it. */
+	if (rc != -EFAULT && fake_mem_write(who->pid, x.ptr, inner, x.size))
+		rc = -EFAULT;
+	free(inner);
+	return rc;
+}
+
+static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_t size, bool inner)
+{
+	switch (nr) {
+	case NV_ESC_RM_ALLOC:
+		return esc_alloc(who, buf, size);
+	case NV_ESC_RM_ALLOC_OBJECT:
+	case NV_ESC_RM_FREE:
+	case NV_ESC_RM_CONTROL:
+	case NV_ESC_RM_DUP_OBJECT:
+	case NV_ESC_RM_VID_HEAP_CONTROL:
+		/* ctl-only escapes (rm-abi.md 1.2) */
+		if (!who->ctl)
+			return -EINVAL;
+		switch (nr) {
+		case NV_ESC_RM_ALLOC_OBJECT:
+			return esc_alloc_object(who, buf, size);
+		case NV_ESC_RM_FREE:
+			return esc_free(who, buf, size);
+		case NV_ESC_RM_CONTROL:
+			return fake_esc_control(who, buf, size);
+		case NV_ESC_RM_DUP_OBJECT:
+			return esc_dup(who, buf, size);
+		default:
+			return esc_vidheap(who, buf, size);
+		}
+	case NV_ESC_IOCTL_XFER_CMD:
+		return inner ? -EINVAL : esc_xfer(who, buf, size);
+	default:
+		/* CARD_INFO, CHECK_VERSION_STR, REGISTER_FD, MAP_MEMORY...:
+		 * succeed and leave the argument as it came. */
+		return 0;
+	}
+}
+
+int fake_rm_ioctl(const struct fake_caller *who, uint32_t nr, void *buf, size_t size)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.ioctls++;
+	int rc = dispatch(who, nr, buf, size, false);
+	pthread_mutex_unlock(&fake_st.lock);
+	return rc;
+}
+
+void fake_rm_release_file(uint64_t file)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	/* The real RM frees every client of a file when its last reference
+	 * closes (RmFreeUnusedClients). */
+	for (size_t i = 0; i < fake_st.nclients;) {
+		if (fake_st.clients[i]->file == file)
+			free_client(fake_st.clients[i]);  /* moves the last one to i */
+		else
+			i++;
+	}
+	fake_st.file_releases++;
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
+void fake_rm_file_opened(void)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.files_open++;
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
+void fake_rm_file_closed(void)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.files_open--;
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
+void fake_rm_uvm_ioctl(void)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.uvm_ioctls++;
+	pthread_mutex_unlock(&fake_st.lock);
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fake_rm.h - a fake NVIDIA Resource Manager for tests without a GPU.
+ *
+ * The model is deliberately small: handles, parents, a fixed amount of video
+ * memory per GPU, finite channel pools, RM_FREE of whole subtrees and clients
+ * bound to the open file that created them. It keeps its own account of what
+ * it actually allocated so that quota tests can assert from the driver's side
+ * rather than trusting the supervisor's word (design.md section 4).
+ *
+ * Everything here is declared by us from facts in shared/reference/rm-abi.md;
+ * include/nvrm_abi.h has the structs, this header adds only what the fake
+ * needs beyond it.
+ */
+#ifndef GPUSANDBOX_FAKE_RM_H
+#define GPUSANDBOX_FAKE_RM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nvrm_abi.h"
+
+/* ---- limits of the fake ------------------------------------------------ */
+#define FAKE_MAX_GPUS            2u     /* nvidia0, nvidia1 */
+#define FAKE_DEFAULT_VIDMEM      (16ull << 30)
+#define FAKE_DEFAULT_CHANNELS    64u
+/* Real RM rounds these allocations to the 2 MiB page granularity
+ * (design.md 1.2), so the ledger must see rounded sizes too. */
+#define FAKE_VIDMEM_ALIGN        (2ull << 20)
+#define FAKE_KIB                 1024ull
+
+/* Handles the fake picks itself. 0xc1d00000 mirrors what the real driver
+ * hands out for clients (see traces/); 0xcaf00000 is RM's base for handles
+ * it generates for objects. */
+#define FAKE_CLIENT_HANDLE_BASE  0xc1d00000u
+#define FAKE_OBJECT_HANDLE_BASE  0xcaf00000u
+
+/* ---- status codes not in nvrm_abi.h ------------------------------------ */
+#define NV_ERR_INVALID_ADDRESS   0x0000001Eu
+
+/* ---- escapes: exact sizes the driver insists on (rm-abi.md 1.2) -------- */
+#define NV_ESC_SIZE_NVOS21       32u
+#define NV_ESC_SIZE_NVOS64       48u
+#define NV_ESC_SIZE_NVOS00       16u
+#define NV_ESC_SIZE_NVOS54       32u
+#define NV_ESC_SIZE_NVOS05       20u
+#define NV_ESC_SIZE_NVOS55       28u
+#define NV_ESC_SIZE_NVOS32       184u
+#define NV_ESC_SIZE_XFER         16u
+
+/* ---- classes not named in nvrm_abi.h ----------------------------------- */
+#define NV01_EVENT                    0x0005u
+#define NV01_EVENT_KERNEL_CALLBACK    0x0078u
+#define NV01_EVENT_OS_EVENT           0x0079u
+#define NV01_EVENT_KERNEL_CALLBACK_EX 0x007eu
+#define VOLTA_CHANNEL_GPFIFO_A        0xc36fu
+#define TURING_CHANNEL_GPFIFO_A       0xc46fu
+#define AMPERE_CHANNEL_GPFIFO_A       0xc56fu
+#define HOPPER_CHANNEL_GPFIFO_A       0xc86fu
+#define BLACKWELL_CHANNEL_GPFIFO_A    0xc96fu
+#define BLACKWELL_CHANNEL_GPFIFO_B    0xca6fu
+
+/* Nested alloc params sizes from the driver's class table (rm-abi.md 3). */
+#define NV_MEMORY_ALLOCATION_PARAMS_SIZE   128u
+#define NV0080_ALLOC_PARAMS_SIZE           56u
+#define NV2080_ALLOC_PARAMS_SIZE           4u
+#define NV_CHANNEL_GROUP_ALLOC_PARAMS_SIZE 20u
+#define NV_CHANNEL_ALLOC_PARAMS_SIZE       368u
+/* NV_CHANNEL_ALLOC_PARAMS.cid: the channel id RM returns. */
+#define NV_CHANNEL_ALLOC_PARAMS_CID_OFF    132u
+
+/* ---- controls ----------------------------------------------------------- */
+#define NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS 0x2080110bu
+
+/* FB_GET_INFO_V2: flat list of {index, data} pairs, data in KiB. */
+#define NV2080_CTRL_FB_INFO_MAX_LIST_SIZE     128u
+struct nv2080_fb_info {
+	uint32_t index;
+	uint32_t data;
+};
+struct nv2080_fb_get_info_v2 {
+	uint32_t              list_size;
+	struct nv2080_fb_info list[NV2080_CTRL_FB_INFO_MAX_LIST_SIZE];
+};
+_Static_assert(sizeof(struct nv2080_fb_get_info_v2) == 1028, "FB_GET_INFO_V2 size");
+
+/* FB_GET_INFO (V1): the list lives behind a pointer in the caller. */
+struct nv2080_fb_get_info_v1 {
+	uint32_t list_size;
+	uint32_t pad;
+	uint64_t list;
+};
+_Static_assert(sizeof(struct nv2080_fb_get_info_v1) == 16, "FB_GET_INFO size");
+
+#define NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE           0x07u
+#define NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE     0x08u
+#define NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE          0x09u
+#define NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE 0x0Au
+#define NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE          0x16u
+#define NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE    0x20u
+
+/* FIFO_DISABLE_CHANNELS (536 bytes). */
+#define NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES 64u
+struct nv2080_fifo_disable_channels {
+	uint8_t     b_disable;
+	uint8_t     pad0[3];
+	uint32_t    num_channels;
+	uint8_t     b_only_disable_scheduling;
+	uint8_t     b_rewind_gp_put;
+	uint8_t     pad1[6];
+	uint64_t    p_runlist_preempt_event;
+	nv_handle_t h_client_list[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
+	nv_handle_t h_channel_list[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
+};
+_Static_assert(sizeof(struct nv2080_fifo_disable_channels) == 536, "DISABLE_CHANNELS size");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_client_list) == 24, "DC.hClientList");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_channel_list) == 280, "DC.hChannelList");
+
+/* GPFIFO_SCHEDULE (3 bytes). */
+struct nva06c_gpfifo_schedule {
+	uint8_t b_enable;
+	uint8_t b_skip_submit;
+	uint8_t b_skip_enable;
+};
+_Static_assert(sizeof(struct nva06c_gpfifo_schedule) == 3, "GPFIFO_SCHEDULE size");
+
+/* GPU_GET_PID_INFO: list of per-pid queries. */
+#define NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT       200u
+#define NV2080_CTRL_GPU_PID_INFO_INDEX_VIDEO_MEMORY_USAGE 0u
+struct nv2080_gpu_pid_info {
+	uint32_t pid;
+	uint32_t index;
+	uint32_t result;
+	uint32_t pad0;
+	uint64_t mem_private;
+	uint64_t mem_shared_owned;
+	uint64_t mem_shared_duped;
+	uint64_t protected_mem_private;
+	uint64_t protected_mem_shared_owned;
+	uint64_t protected_mem_shared_duped;
+	uint32_t compute_instance_id;
+	uint32_t gpu_instance_id;
+};
+_Static_assert(sizeof(struct nv2080_gpu_pid_info) == 72, "PID_INFO size");
+struct nv2080_gpu_get_pid_info {
+	uint32_t                   count;
+	uint32_t                   pad;
+	struct nv2080_gpu_pid_info list[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT];
+};
+_Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO size");
+
+/* NVOS32 ALLOC_SIZE limit field (the @112 slot after offset). */
+_Static_assert(offsetof(struct nvos32, data.alloc_size.limit) == 112, "NVOS32.AllocSize.limit");
+
+/* ---- the fake's interface ---------------------------------------------- */
+
+struct fake_config {
+	uint64_t vidmem;    /* bytes per GPU */
+	unsigned gpus;
+	unsigned channels;  /* pool size per GPU, for channels and for groups */
+};
+
+/* Who issues a call: the thread FUSE reports, and the open file it used. */
+struct fake_caller {
+	pid_t    pid;
+	uint64_t file;     /* unique per open file description */
+	bool     ctl;      /* nvidiactl: clients bind here, strict validation */
+};
+
+void fake_rm_init(const struct fake_config *cfg);
+
+/* Run one escape. buf holds the top-level argument (size bytes, in and out).
+ * Returns 0 or a negative errno for escape-level failures; RM failures are
+ * reported in the struct's status field, as the driver does. */
+int fake_rm_ioctl(const struct fake_caller *who, uint32_t nr, void *buf, size_t size);
+
+/* The last reference to an open file went away: free its clients. */
+void fake_rm_release_file(uint64_t file);
+
+/* Count of open device files, for the stats. */
+void fake_rm_file_opened(void);
+void fake_rm_file_closed(void);
+void fake_rm_uvm_ioctl(void);
+
+/* Write a consistent "key value\n" snapshot; returns bytes (may truncate). */
+size_t fake_rm_format_stats(char *out, size_t cap);
+
+/* Caller memory access (process_vm_readv/writev); 0 or -errno. */
+int fake_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len);
+int fake_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len);
+
+#endif /* GPUSANDBOX_FAKE_RM_H */

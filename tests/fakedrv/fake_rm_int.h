@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fake_rm_int.h - the fake RM's internal model, shared by fake_rm.c (objects,
+ * allocation, free, dup, dispatch) and fake_ctrl.c (RM_CONTROL, stats).
+ * Everything here is used with fake_st.lock held.
+ */
+#ifndef GPUSANDBOX_FAKE_RM_INT_H
+#define GPUSANDBOX_FAKE_RM_INT_H
+
+#include <pthread.h>
+
+#include "fake_rm.h"
+
+enum obj_kind {
+	K_OTHER = 0,
+	K_DEVICE,
+	K_SUBDEVICE,
+	K_VIDMEM,
+	K_SYSMEM,
+	K_VIRTUAL,
+	K_CHANNEL_GROUP,
+	K_CHANNEL,
+};
+
+/* The underlying object. RM_DUP_OBJECT makes a second handle on the same
+ * one, so the resources it holds go back only when refs reaches zero. */
+struct res {
+	unsigned      refs;
+	enum obj_kind kind;
+	int           gpu;       /* -1: not tied to a GPU */
+	uint64_t      bytes;     /* rounded size of memory objects */
+	bool          disabled;  /* FIFO_DISABLE_CHANNELS state of a channel */
+	bool          scheduled; /* GPFIFO_SCHEDULE state of a channel group */
+};
+
+struct obj {
+	nv_handle_t h;
+	nv_handle_t parent;  /* the client handle for top-level objects */
+	uint32_t    cls;
+	bool        dup;     /* made by RM_DUP_OBJECT */
+	bool        doomed;  /* marked during a subtree free */
+	struct res *res;
+};
+
+struct client {
+	nv_handle_t h;
+	uint64_t    file;    /* the open file it is bound to */
+	pid_t       tgid;    /* creator, for GPU_GET_PID_INFO and dup policy */
+	uint32_t    next_handle;
+	struct obj *objs;
+	size_t      n, cap;
+};
+
+struct gpu_acct {
+	uint64_t total, used, peak;
+	unsigned ch_live, ch_peak, grp_live, grp_peak;
+	uint64_t next_offset;
+};
+
+struct fake_state {
+	pthread_mutex_t  lock;
+	struct fake_config cfg;
+	struct gpu_acct  gpu[FAKE_MAX_GPUS];
+	struct client  **clients;
+	size_t           nclients, cap;
+	uint32_t         next_client;
+	uint32_t         next_cid;
+	uint64_t         allocs_ok, allocs_failed, frees, ioctls, uvm_ioctls, controls;
+	uint64_t         files_open, file_releases;
+};
+extern struct fake_state fake_st;
+
+
+/* fake_rm.c */
+struct client *fake_find_client(nv_handle_t h);
+struct obj *fake_find_obj(struct client *c, nv_handle_t h);
+nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
+
+/* fake_ctrl.c */
+int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);
+
+#endif /* GPUSANDBOX_FAKE_RM_INT_H */

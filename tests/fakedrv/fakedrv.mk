@@ -1,0 +1,30 @@
+# tests/fakedrv/fakedrv.mk - the fake NVIDIA driver (FUSE) and its self-test.
+# Included by the top-level Makefile. Only the fake needs libfuse3, so its
+# flags are kept in FAKEDRV_* variables and never leak into other targets.
+
+FAKEDRV_DIR      := tests/fakedrv
+FAKEDRV_BIN      := $(FAKEDRV_DIR)/gs-fakedrv
+FAKEDRV_SELFTEST := $(FAKEDRV_DIR)/fake_selftest
+FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDRV_DIR)/fake_ctrl.c
+FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h
+
+FAKEDRV_WARN     := -std=gnu11 -Wall -Wextra -Werror -O2 -g -Iinclude
+# Deferred (=) so pkg-config runs only when the fake is actually built.
+FAKEDRV_CFLAGS    = $(CFLAGS) $(FAKEDRV_WARN) $(shell pkg-config --cflags fuse3)
+FAKEDRV_LIBS      = $(shell pkg-config --libs fuse3)
+
+$(FAKEDRV_BIN): $(FAKEDRV_SRCS) $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
+	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $(FAKEDRV_SRCS) $(LDFLAGS) $(FAKEDRV_LIBS)
+
+$(FAKEDRV_SELFTEST): $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
+	$(CC) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_DIR)/fake_selftest.c $(LDFLAGS)
+
+.PHONY: fakedrv fakedrv-selftest fakedrv-clean
+fakedrv: $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+
+# Needs root and /dev/fuse; exits 125 (skip) without them.
+fakedrv-selftest: fakedrv
+	$(FAKEDRV_DIR)/run-selftest.sh --no-build
+
+fakedrv-clean:
+	rm -f $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
