@@ -44,3 +44,9 @@ check-unit: $(UNIT_TESTS)
 
 clean:
 	rm -rf $(BUILD)
+
+# A binary with libseccomp, libcap and json-c linked in, for machines that do
+# not have them (the GPU tier runs it on the device machine).
+STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic
+$(BUILD)/gpusandbox-static: $(BUILD)/supervisor/main.o $(CORE_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)
