@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* adv.c - helpers shared by the adversarial quota tests (see adv.h). */
+#define _GNU_SOURCE
+#include "adv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Poll period while waiting for the fake driver to settle. */
+#define ADV_POLL_US 10000
+
+void adv_count(struct adv_tally *t, rmc_status_t st)
+{
+	if (st == NV_OK)
+		t->ok++;
+	else if (st == NV_ERR_NO_MEMORY)
+		t->nomem++;
+	else
+		t->other++;
+}
+
+void adv_add(struct adv_tally *into, const struct adv_tally *t)
+{
+	into->ok += t->ok;
+	into->nomem += t->nomem;
+	into->other += t->other;
+}
+
+void adv_print_summary(const struct adv_tally *t)
+{
+	printf("SUMMARY ok=%d nomem=%d other=%d\n", t->ok, t->nomem, t->other);
+	fflush(stdout);
+}
+
+void adv_session_or_die(struct rmc_session *s, int fd, const char *who)
+{
+	rmc_status_t st = rmc_session_open(s, fd);
+
+	if (st != NV_OK) {
+		printf("%s: setup failed: %s\n", who, rmc_status_str(st));
+		fflush(stdout);
+		exit(ADV_EXIT_SETUP);
+	}
+}
+
+rmc_status_t adv_alloc_rm(struct rmc_session *s, const struct rmc_how *how,
+			  nv_handle_t h, uint64_t size)
+{
+	return rmc_alloc_vidmem(s->fd, how, s->client, s->device, h, size);
+}
+
+rmc_status_t adv_free_rm(struct rmc_session *s, const struct rmc_how *how, nv_handle_t h)
+{
+	return rmc_free(s->fd, how, s->client, s->device, h);
+}
+
+void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn alloc,
+	      adv_free_fn free_fn, uint64_t chunk, const char *label, struct adv_fill *f)
+{
+	nv_handle_t h;
+	rmc_status_t st = NV_OK;
+
+	f->stop = NV_OK;
+	f->refree = f->realloc = NV_ERR_GENERIC;
+	while (f->held < ADV_MAX_CHUNKS) {
+		h = rmc_next_handle(s);
+		st = alloc(s, how, h, chunk);
+		adv_count(&f->tally, st);
+		if (st != NV_OK)
+			break;
+		f->h[f->held++] = h;
+	}
+	f->stop = st;
+	printf("%s: held=%d (%llu MiB) stop=0x%x (%s)\n", label, f->held,
+	       (unsigned long long)(f->held * chunk / RMC_MIB), st, rmc_status_str(st));
+
+	if (f->held > 0) {
+		h = f->h[f->held - 1];
+		f->refree = free_fn(s, how, h);
+		if (f->refree == NV_OK) {
+			f->held--;
+			h = rmc_next_handle(s);
+			f->realloc = alloc(s, how, h, chunk);
+			adv_count(&f->tally, f->realloc);
+			if (f->realloc == NV_OK)
+				f->h[f->held++] = h;
+		}
+		/* Two printf calls: rmc_status_str shares one buffer. */
+		printf("%s: free_one=0x%x (%s)", label, f->refree, rmc_status_str(f->refree));
+		printf(" realloc=0x%x (%s)\n", f->realloc, rmc_status_str(f->realloc));
+	}
+	fflush(stdout);
+}
+
+void adv_fill_release(struct rmc_session *s, const struct rmc_how *how, adv_free_fn free_fn,
+		      struct adv_fill *f)
+{
+	while (f->held > 0)
+		(void)free_fn(s, how, f->h[--f->held]);
+}
+
+int adv_wait_fake_idle(int timeout_ms)
+{
+	uint64_t used;
+	int waited_us = 0;
+
+	while (waited_us < timeout_ms * 1000) {
+		if (rmc_fake_stat("gpu0.vidmem_used", &used) < 0)
+			return -1;
+		if (used == 0)
+			return 0;
+		usleep(ADV_POLL_US);
+		waited_us += ADV_POLL_US;
+	}
+	return -1;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adv.h - shared pieces of the adversarial quota tests.
+ *
+ * Every adversarial program tries to get more GPU memory than the sandbox's
+ * quota (run.sh uses --mem 1g on a 16 GiB fake GPU), prints what it got and
+ * exits 0. The programs' own counts are only used to show a run was not
+ * vacuous; the verdict on the quota comes from the fake driver's stats.
+ *
+ * Output contract (parsed by tests/adv/run.sh): any number of free-form
+ * lines, `key=value` tokens that run.sh looks up by key, and a final
+ *   SUMMARY ok=N nomem=M other=K
+ * counting vidmem allocation attempts: NV_OK, NV_ERR_NO_MEMORY (0x51),
+ * anything else (other RM status or a failed syscall).
+ */
+#ifndef GPUSANDBOX_TESTS_ADV_H
+#define GPUSANDBOX_TESTS_ADV_H
+
+#include "rmclient.h"
+
+/* Allocation unit of the tests: a cuMemAlloc-sized chunk that divides the
+ * 1 GiB quota exactly, so a correct supervisor allows 4 of them. */
+#define ADV_CHUNK          (256ull * RMC_MIB)
+/* Enough chunks to exceed the fake's 16 GiB, so an unsandboxed run always
+ * ends on the fake's own refusal instead of looping forever. */
+#define ADV_MAX_CHUNKS     80
+/* Exit status for "could not even set up a client": not a quota verdict. */
+#define ADV_EXIT_SETUP     2
+
+struct adv_tally {
+	int ok;
+	int nomem;
+	int other;
+};
+
+/* Classify one attempt. */
+void adv_count(struct adv_tally *t, rmc_status_t st);
+void adv_add(struct adv_tally *into, const struct adv_tally *t);
+void adv_print_summary(const struct adv_tally *t);
+
+/* Open a session or exit(ADV_EXIT_SETUP) with a message. `fd` as for
+ * rmc_session_open. */
+void adv_session_or_die(struct rmc_session *s, int fd, const char *who);
+
+/* How one allocation path allocates and frees a chunk. */
+typedef rmc_status_t (*adv_alloc_fn)(struct rmc_session *s, const struct rmc_how *how,
+				     nv_handle_t h, uint64_t size);
+typedef rmc_status_t (*adv_free_fn)(struct rmc_session *s, const struct rmc_how *how,
+				    nv_handle_t h);
+
+/* The RM_ALLOC class-0x40 path (NVOS64/NVOS21/XFER/forged per `how`). */
+rmc_status_t adv_alloc_rm(struct rmc_session *s, const struct rmc_how *how,
+			  nv_handle_t h, uint64_t size);
+rmc_status_t adv_free_rm(struct rmc_session *s, const struct rmc_how *how, nv_handle_t h);
+
+struct adv_fill {
+	struct adv_tally tally;
+	int held;                 /* chunks currently allocated */
+	nv_handle_t h[ADV_MAX_CHUNKS];
+	rmc_status_t stop;        /* status that ended the fill */
+	rmc_status_t refree;      /* free of one chunk after the refusal */
+	rmc_status_t realloc;     /* allocation right after that free */
+};
+
+/* Allocate `chunk`-byte pieces until one is refused (or ADV_MAX_CHUNKS),
+ * then, if at least one is held, free one and allocate again: a refusal
+ * must be driver-shaped and recoverable. Prints a line tagged `label`. The
+ * chunks stay allocated (see adv_fill_release). */
+void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn alloc,
+	      adv_free_fn free_fn, uint64_t chunk, const char *label, struct adv_fill *f);
+void adv_fill_release(struct rmc_session *s, const struct rmc_how *how, adv_free_fn free_fn,
+		      struct adv_fill *f);
+
+/* Wait (bounded) until the fake driver reports no vidmem in use, e.g. after
+ * closing a file whose release FUSE delivers asynchronously. Returns 0 if it
+ * got there, -1 on timeout or when $GS_FAKE_STATS is unavailable. */
+int adv_wait_fake_idle(int timeout_ms);
+
+#endif /* GPUSANDBOX_TESTS_ADV_H */

@@ -1,0 +1,322 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/adv/run.sh [NAME...] - adversarial GPU memory quota tests.
+#
+# Each program under build/tests/adv/ tries to get more than the quota
+# (--mem 1g) out of a 16 GiB fake GPU. It runs as
+#   with-fake-nvidia --vidmem 16g -- gpusandbox --mem 1g --audit-log A -- PROG
+# and is judged from the FAKE DRIVER's final stats (GS_FAKE_STATS_OUT), not
+# from the program's word: every gpuN.vidmem_peak and gpuN.vidmem_used must
+# be <= 1 GiB. The program's own output is used only for a positive check
+# that the run was not vacuous (it got some memory and saw NV_ERR_NO_MEMORY
+# refusals, or whatever the test needs). Baseline cases run some programs
+# without gpusandbox and require the fake's peak to go OVER 1 GiB: that is
+# what shows the quota check, and nothing else, stops them.
+#
+# Builds nothing: run `make` first. Output: `PASS name` or
+# `FAIL name: reason` per test (`SKIP name: reason` when the fake driver
+# cannot run here), then `N passed, M failed`. Exit status 1 on any
+# failure. Environment: GPUSANDBOX (default build/gpusandbox), WITH_FAKE
+# (default tests/fakedrv/with-fake-nvidia), GS_ADV_TIMEOUT (seconds per
+# run, default 120), GS_ADV_KEEP=DIR to keep every run's output there.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+
+GPUSANDBOX=${GPUSANDBOX:-build/gpusandbox}
+WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
+ADV=build/tests/adv
+TIMEOUT=${GS_ADV_TIMEOUT:-120}
+FAKE_VIDMEM=16g
+QUOTA_ARG=1g
+MIB=$((1 << 20))
+QUOTA=$((1024 * MIB))
+SKIP_RC=125
+
+if [ -n "${GS_ADV_KEEP:-}" ]; then
+	tmp=$GS_ADV_KEEP
+	mkdir -p "$tmp" || exit 2
+else
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-adv.XXXXXX") || exit 2
+	trap 'rm -rf "$tmp"' EXIT
+fi
+
+# name | mode (sandbox|bare) | program and arguments
+TESTS=(
+	"race_size:size|sandbox|race_size size"
+	"race_size:class|sandbox|race_size class"
+	"race_size:both|sandbox|race_size both"
+	"static_raw|sandbox|static_raw"
+	"xfer|sandbox|xfer"
+	"nvos21|sandbox|nvos21"
+	"forged_words|sandbox|forged_words"
+	"vidheap|sandbox|vidheap"
+	"fork_both|sandbox|fork_both"
+	"fd_pass|sandbox|fd_pass"
+	"dup_free|sandbox|dup_free"
+	"close_reopen|sandbox|close_reopen"
+	"compat_i386|sandbox|compat_i386"
+	"kill_super|sandbox|kill_super"
+	"baseline-race_size:size|bare|race_size size"
+	"baseline-race_size:class|bare|race_size class"
+	"baseline-static_raw|bare|static_raw"
+)
+
+passed=0
+failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+# selected NAME [FILTER...]: no filter selects all; "race_size" selects
+# every race_size:* case.
+selected() {
+	local want=$1 n
+	shift
+	[ $# -eq 0 ] && return 0
+	for n in "$@"; do
+		[ "$n" = "$want" ] || [ "$n" = "${want%%:*}" ] && return 0
+	done
+	return 1
+}
+
+# ---- environment probe ----------------------------------------------------
+"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- true >"$tmp/probe.out" 2>&1
+probe_rc=$?
+if [ "$probe_rc" = "$SKIP_RC" ]; then
+	reason=$(grep -o 'SKIP: .*' "$tmp/probe.out" | head -1)
+	for t in "${TESTS[@]}"; do
+		name=${t%%|*}
+		selected "$name" "$@" && echo "SKIP $name: ${reason:-fake driver unavailable}"
+	done
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+
+# ---- helpers over one run's files (dir=$tmp/NAME) ---------------------------
+# Final driver stat; empty if missing.
+stat_of() { awk -v k="$2" '$1 == k { print $2 }' "$1/stats" 2>/dev/null | tail -1; }
+# Last `key=value` token the program printed (word-bounded key).
+val_of() { grep -oE "(^|[ (])$2=[^ )]*" "$1/out" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
+summary_of() {
+	# prints "ok nomem other" from the SUMMARY line
+	sed -n 's/^SUMMARY ok=\([0-9]*\) nomem=\([0-9]*\) other=\([0-9]*\)$/\1 \2 \3/p' \
+		"$1/out" | tail -1
+}
+mib() { echo "$(($1 / MIB)) MiB"; }
+
+# Every GPU's peak and final use must be within the quota. Sets $peak to
+# gpu0's peak. Returns 1 (with $why) on violation.
+check_driver_within() {
+	local d=$1 k v
+	peak=$(stat_of "$d" gpu0.vidmem_peak)
+	if [ ! -s "$d/stats" ] || [ -z "$peak" ]; then
+		why="no driver stats (run exit $rc): $(tail -c 300 "$d/err" | tr '\n' ' ')"
+		return 1
+	fi
+	for k in $(awk '$1 ~ /^gpu[0-9]+\.vidmem_(peak|used)$/ { print $1 }' "$d/stats"); do
+		v=$(stat_of "$d" "$k")
+		if [ "$v" -gt "$QUOTA" ]; then
+			why="driver $k = $(mib "$v") > quota $(mib "$QUOTA")"
+			return 1
+		fi
+	done
+	return 0
+}
+
+# ---- one run -----------------------------------------------------------------
+run_case() {
+	local name=$1 mode=$2 d
+	shift 2
+	d="$tmp/${name//:/_}"
+	rm -rf "$d"
+	mkdir -p "$d"
+	local prog=$1
+	shift
+	if [ "$mode" = sandbox ]; then
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			"$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" -- \
+			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
+	else
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
+	fi
+	rc=$?
+	dir=$d
+}
+
+# kill_super needs the wrapper shell to outlive gpusandbox: with-fake-nvidia
+# copies the stats (and tears the fake down) when its command exits, and the
+# workload's attempts come after gpusandbox is dead. The shell waits for the
+# report's END line (bounded: a workload killed with its supervisor never
+# writes it).
+run_kill_super() {
+	local d="$tmp/kill_super"
+	rm -rf "$d"
+	mkdir -p "$d"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
+		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			"$1" --mem "$2" --audit-log "$3" -- "$4" "$5"
+			echo "gpusandbox exit $?" >&2
+			i=0
+			while [ $i -lt 50 ] && ! grep -q "^END" "$5" 2>/dev/null; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+			exit 0' sh "$GPUSANDBOX" "$QUOTA_ARG" "$d/audit.jsonl" "$ADV/kill_super" \
+		"$d/report" >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+# ---- per-test positive checks (return 1 with $why) ---------------------------
+ge() { [ -n "$1" ] && [ "$1" -ge "$2" ]; }
+
+check_positive() {
+	local name=$1 d=$2 ok nomem other s
+	s=$(summary_of "$d")
+	if [ -z "$s" ] && [ "$name" != kill_super ]; then
+		why="no SUMMARY line (exit $rc): $(tail -c 300 "$d/out" "$d/err" | tr '\n' ' ')"
+		return 1
+	fi
+	read -r ok nomem other <<<"$s"
+	case "$name" in
+	race_size:size | race_size:both)
+		ge "$ok" 1 && ge "$nomem" 1 ||
+			{ why="not exercised: ok=$ok nomem=$nomem other=$other"; return 1; } ;;
+	race_size:class)
+		# A 0x40 read must have been refused; the 768 MiB hold must stand.
+		ge "$nomem" 1 && ge "$peak" $((768 * MIB)) ||
+			{ why="not exercised: nomem=$nomem peak=$(mib "$peak")"; return 1; } ;;
+	static_raw | xfer)
+		ge "$ok" 1 && ge "$nomem" 1 ||
+			{ why="not exercised: ok=$ok nomem=$nomem other=$other"; return 1; }
+		[ "$(val_of "$d" realloc)" = 0x0 ] ||
+			{ why="allocation after free-after-refusal got $(val_of "$d" realloc)"; return 1; } ;;
+	nvos21 | vidheap)
+		local k
+		for k in direct_ok direct_nomem xfer_ok xfer_nomem; do
+			ge "$(val_of "$d" $k)" 1 ||
+				{ why="not exercised: $k=$(val_of "$d" $k)"; return 1; }
+		done
+		if [ "$name" = vidheap ] && [ "$(val_of "$d" realloc)" != 0x0 ]; then
+			why="allocation after free-after-refusal got $(val_of "$d" realloc)"
+			return 1
+		fi ;;
+	forged_words)
+		[ -n "$(val_of "$d" words)" ] &&
+			[ "$(val_of "$d" words_refused)" = "$(val_of "$d" words)" ] ||
+			{ why="words refused $(val_of "$d" words_refused)/$(val_of "$d" words): $(grep '^word=' "$d/out" | tr '\n' ';')"; return 1; } ;;
+	fork_both)
+		ge "$ok" 1 && ge "$(val_of "$d" parent_nomem)" 1 && ge "$(val_of "$d" child_nomem)" 1 ||
+			{ why="not exercised: $(grep parent_ok "$d/out")"; return 1; } ;;
+	fd_pass)
+		[ "$(val_of "$d" a_alloc)" = 0x0 ] && ge "$(val_of "$d" recv_nomem)" 1 &&
+			ge "$(val_of "$d" own_nomem)" 1 ||
+			{ why="not exercised: a_alloc=$(val_of "$d" a_alloc) $(grep recv_ok "$d/out")"; return 1; } ;;
+	dup_free)
+		local first dup second third
+		first=$(val_of "$d" first); dup=$(val_of "$d" dup)
+		second=$(val_of "$d" second); third=$(val_of "$d" third)
+		[ "$first" = 0x0 ] || { why="first 768 MiB allocation got $first"; return 1; }
+		if [ "$dup" = 0x0 ] && [ "$second" != 0x51 ]; then
+			why="allocation while the dup holds 768 MiB got $second, want 0x51"
+			return 1
+		fi
+		[ "$third" = 0x0 ] ||
+			{ why="allocation after freeing every handle got $third (charge leaked)"; return 1; } ;;
+	close_reopen)
+		local r1 r2
+		r1=$(val_of "$d" round1_ok); r2=$(val_of "$d" round2_ok)
+		ge "$r1" 1 && ge "$nomem" 1 || { why="not exercised: round1_ok=$r1 nomem=$nomem"; return 1; }
+		[ "$r2" = "$r1" ] ||
+			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
+	compat_i386)
+		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
+			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
+	esac
+	return 0
+}
+
+check_kill_super() {
+	local d=$1 r=$1/report
+	[ -s "$r" ] || { why="no report (exit $rc): $(tail -c 300 "$d/err" | tr '\n' ' ')"; return 1; }
+	grep -q '^before_kill status=0x0$' "$r" ||
+		{ why="allocation before the kill failed: $(grep before_kill "$r")"; return 1; }
+	grep -q '^killing ' "$r" || { why="workload never reached the kill"; return 1; }
+	# No "kill rc" line: the workload died with its supervisor. Fine.
+	local k
+	k=$(grep '^kill ' "$r")
+	if [ -z "$k" ] || [ "$k" = "kill rc=0 errno=0" ]; then
+		if grep -q '^after_kill .* status=0x0 ' "$r"; then
+			why="allocation succeeded after the supervisor was killed: $(grep -c '^after_kill .* status=0x0 ' "$r") times"
+			return 1
+		fi
+	fi
+	return 0
+}
+
+# ---- main loop ---------------------------------------------------------------
+have_sandbox=1
+[ -x "$GPUSANDBOX" ] || have_sandbox=0
+
+for t in "${TESTS[@]}"; do
+	IFS='|' read -r name mode cmd <<<"$t"
+	selected "$name" "$@" || continue
+	read -r -a argv <<<"$cmd"
+	if [ ! -x "$ADV/${argv[0]}" ]; then
+		fail "$name" "$ADV/${argv[0]} not built (run make)"
+		continue
+	fi
+	if [ "$mode" = sandbox ] && [ "$have_sandbox" = 0 ]; then
+		fail "$name" "$GPUSANDBOX not built (run make)"
+		continue
+	fi
+	why=
+	if [ "$name" = kill_super ]; then
+		run_kill_super
+	else
+		run_case "$name" "$mode" "${argv[@]}"
+	fi
+	# The report is kill_super's primary evidence, valid even if the run
+	# then hung (a workload outliving its supervisor can keep the fake's
+	# files busy).
+	if [ "$name" = kill_super ] && ! check_kill_super "$dir"; then
+		fail "$name" "$why"
+		continue
+	fi
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		fail "$name" "timed out after ${TIMEOUT}s"
+		continue
+	fi
+	if [ "$mode" = bare ]; then
+		peak=$(stat_of "$dir" gpu0.vidmem_peak)
+		if [ -z "$peak" ]; then
+			fail "$name" "no driver stats (exit $rc)"
+		elif [ "$peak" -le "$QUOTA" ]; then
+			fail "$name" "without gpusandbox the driver peak is only $(mib "$peak"): the attack is not sensitive"
+		else
+			pass "$name"
+		fi
+		continue
+	fi
+	if ! check_driver_within "$dir"; then
+		fail "$name" "$why"
+		continue
+	fi
+	if [ "$name" = kill_super ]; then
+		pass "$name" # report already checked above
+		continue
+	fi
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc: $(tail -c 300 "$dir/err" | tr '\n' ' ')"
+		continue
+	fi
+	check_positive "$name" "$dir" && pass "$name" || fail "$name" "$why"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

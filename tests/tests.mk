@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+#
+# tests/tests.mk - test client programs (RM client library, adversarial
+# quota tests, trace replayer). Included by the top-level Makefile, which
+# provides CC, CFLAGS (with -Iinclude) and optionally LDFLAGS.
+#
+# Defines TEST_CLIENT_BINS: every binary built here, under build/tests/.
+# Runners (they build nothing, run `make` first):
+#   tests/adv/run.sh      adversarial quota tests against the fake driver
+#   tests/replay/run.sh   trace replay against the fake driver
+
+TESTS_BUILD      := build/tests
+TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o
+TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
+TESTS_CLIENT_CFLAGS = $(CFLAGS) -Itests/lib -Itests/adv
+TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
+
+# Dynamically linked adversarial programs.
+TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
+                    fd_pass dup_free close_reopen compat_i386 kill_super
+# Statically linked ones: raw ioctls from a binary no preload library can
+# reach.
+TESTS_ADV_STATIC := static_raw
+
+TESTS_ADV_BINS   := $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN) $(TESTS_ADV_STATIC))
+TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
+
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN)
+
+$(TESTS_LIB_OBJ): tests/lib/rmclient.c $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
+
+$(TESTS_ADV_OBJ): tests/adv/adv.c $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
+
+$(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN)): $(TESTS_BUILD)/adv/%: tests/adv/%.c \
+		$(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: tests/adv/%.c \
+		$(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+
+.PHONY: test-clients
+test-clients: $(TEST_CLIENT_BINS)
