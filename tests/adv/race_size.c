@@ -13,7 +13,12 @@
  *   class  top-level hClass flips 0x3e (sysmem, not charged) <-> 0x40,
  *          nested size fixed at 512 MiB (over quota as vidmem)
  *   both   (8 GiB, 0x40) <-> (256 MiB, 0x3e), size and class together
- *   all    the three in turn (default)
+ *   ptr    top-level pAllocParms flips between a 256 MiB and an 8 GiB
+ *          params block (each block itself never changes)
+ *   proc   like size, but the rewriting is done by another PROCESS that
+ *          shares the memory (MAP_SHARED), which stopping the workload's
+ *          other threads would not stop
+ *   all    all of them in turn (default)
  *
  * A supervisor that performs the call from its own copy lets the driver see
  * exactly what it checked: each attempt is either a fitting allocation or
@@ -24,7 +29,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "adv.h"
 
@@ -40,17 +48,24 @@
 /* attr with LOCATION = PCI (sysmem), so the 0x3e form is a valid one. */
 #define RACE_ATTR_SYSMEM   (1u << NVOS32_ATTR_LOCATION_SHIFT)
 
-enum race_mode { MODE_SIZE, MODE_CLASS, MODE_BOTH, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = { "size", "class", "both" };
+enum race_mode { MODE_SIZE, MODE_CLASS, MODE_BOTH, MODE_PTR, MODE_PROC, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = { "size", "class", "both", "ptr", "proc" };
 
-/* The raced memory. Aligned fields so every store B makes is one atomic
- * 4- or 8-byte write: A's call sees either state, never a torn mix. */
-static struct {
+/* The raced memory, in a MAP_SHARED mapping so that the "proc" mode's
+ * separate process writes the very bytes A passes. Aligned fields so every
+ * store B makes is one atomic 4- or 8-byte write: A's call sees either
+ * state, never a torn mix. */
+struct race_mem {
 	struct nvos64 args __attribute__((aligned(64)));
 	struct nv_memory_allocation_params params __attribute__((aligned(64)));
+	/* For MODE_PTR: two fixed blocks pAllocParms alternates between. */
+	struct nv_memory_allocation_params small __attribute__((aligned(64)));
+	struct nv_memory_allocation_params big __attribute__((aligned(64)));
 	int stop;
 	enum race_mode mode;
-} R;
+};
+static struct race_mem *R_;
+#define R (*R_) /* short name for the shared block */
 
 static void dwell(void)
 {
@@ -62,7 +77,12 @@ static void set_state(int over)
 {
 	switch (R.mode) {
 	case MODE_SIZE:
+	case MODE_PROC:
 		__atomic_store_n(&R.params.size, over ? RACE_BIG : RACE_SMALL, __ATOMIC_RELAXED);
+		break;
+	case MODE_PTR:
+		__atomic_store_n(&R.args.p_alloc_parms,
+				 (uint64_t)(uintptr_t)(over ? &R.big : &R.small), __ATOMIC_RELAXED);
 		break;
 	case MODE_CLASS:
 		__atomic_store_n(&R.args.h_class, over ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM,
@@ -102,6 +122,7 @@ static double now_s(void)
 static void race(struct rmc_session *s, enum race_mode mode, struct adv_tally *t)
 {
 	pthread_t b;
+	pid_t flip_pid = -1;
 	double deadline;
 	int iters = 0;
 
@@ -109,8 +130,22 @@ static void race(struct rmc_session *s, enum race_mode mode, struct adv_tally *t
 	R.mode = mode;
 	rmc_fill_vidmem_params(&R.params, s->client,
 			       mode == MODE_CLASS ? RACE_CLASS_SIZE : RACE_SMALL);
+	rmc_fill_vidmem_params(&R.small, s->client, RACE_SMALL);
+	rmc_fill_vidmem_params(&R.big, s->client, RACE_BIG);
 	R.args.h_class = NV01_MEMORY_LOCAL_USER;
-	if (pthread_create(&b, NULL, flipper, NULL) != 0) {
+	R.args.p_alloc_parms = (uint64_t)(uintptr_t)&R.params;
+	if (mode == MODE_PROC) {
+		fflush(stdout);
+		flip_pid = fork();
+		if (flip_pid == 0) {
+			flipper(NULL);
+			_exit(0);
+		}
+		if (flip_pid < 0) {
+			printf("mode=%s: fork failed\n", mode_names[mode]);
+			return;
+		}
+	} else if (pthread_create(&b, NULL, flipper, NULL) != 0) {
 		printf("mode=%s: pthread_create failed\n", mode_names[mode]);
 		return;
 	}
@@ -125,7 +160,6 @@ static void race(struct rmc_session *s, enum race_mode mode, struct adv_tally *t
 		R.args.h_root = s->client;
 		R.args.h_object_parent = s->device;
 		R.args.h_object_new = h;
-		R.args.p_alloc_parms = (uint64_t)(uintptr_t)&R.params;
 		R.args.params_size = 0;
 		R.args.status = NV_OK;
 		R.params.owner = s->client;
@@ -139,7 +173,10 @@ static void race(struct rmc_session *s, enum race_mode mode, struct adv_tally *t
 		iters++;
 	}
 	__atomic_store_n(&R.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(b, NULL);
+	if (flip_pid > 0)
+		waitpid(flip_pid, NULL, 0);
+	else
+		pthread_join(b, NULL);
 	printf("mode=%s iters=%d ok=%d nomem=%d other=%d\n", mode_names[mode], iters, t->ok,
 	       t->nomem, t->other);
 	fflush(stdout);
@@ -158,12 +195,17 @@ int main(int argc, char **argv)
 			if (strcmp(argv[1], mode_names[first]) == 0)
 				break;
 		if (first == MODE_COUNT) {
-			fprintf(stderr, "usage: race_size [size|class|both|all]\n");
+			fprintf(stderr, "usage: race_size [size|class|both|ptr|proc|all]\n");
 			return ADV_EXIT_SETUP;
 		}
 		last = first;
 	}
 
+	R_ = mmap(NULL, sizeof(*R_), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (R_ == MAP_FAILED) {
+		perror("mmap");
+		return ADV_EXIT_SETUP;
+	}
 	adv_session_or_die(&s, -1, "race_size");
 	for (int i = 0; i < RACE_HOLD_CHUNKS; i++) {
 		nv_handle_t h = rmc_next_handle(&s);

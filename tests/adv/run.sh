@@ -47,6 +47,8 @@ TESTS=(
 	"race_size:size|sandbox|race_size size"
 	"race_size:class|sandbox|race_size class"
 	"race_size:both|sandbox|race_size both"
+	"race_size:ptr|sandbox|race_size ptr"
+	"race_size:proc|sandbox|race_size proc"
 	"static_raw|sandbox|static_raw"
 	"xfer|sandbox|xfer"
 	"nvos21|sandbox|nvos21"
@@ -60,6 +62,8 @@ TESTS=(
 	"kill_super|sandbox|kill_super"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
+	"baseline-race_size:ptr|bare|race_size ptr"
+	"baseline-race_size:proc|bare|race_size proc"
 	"baseline-static_raw|bare|static_raw"
 )
 
@@ -184,7 +188,7 @@ check_positive() {
 	fi
 	read -r ok nomem other <<<"$s"
 	case "$name" in
-	race_size:size | race_size:both)
+	race_size:size | race_size:both | race_size:ptr | race_size:proc)
 		ge "$ok" 1 && ge "$nomem" 1 ||
 			{ why="not exercised: ok=$ok nomem=$nomem other=$other"; return 1; } ;;
 	race_size:class)
