@@ -16,10 +16,12 @@
  * clients, and their memory, alive.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -169,6 +171,71 @@ static bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 		return false;
 	path[n] = '\0';
 	return strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
+}
+
+/* ---- GPU nodes for device allocations ----------------------------------- */
+
+#define MAX_BORROWED_GPU_FDS 64
+
+struct borrowed_fds {
+	int      fd[MAX_BORROWED_GPU_FDS];
+	unsigned n;
+};
+
+/* True for /dev/nvidia<N>, the per-GPU nodes. */
+static bool is_gpu_node_path(const char *p)
+{
+	size_t plen = strlen(NVIDIA_PATH_PREFIX);
+
+	if (strncmp(p, NVIDIA_PATH_PREFIX, plen) != 0 || !p[plen])
+		return false;
+	for (p += plen; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* The driver allows an NV01_DEVICE_0 allocation only to a process that
+ * holds an open node of that GPU (nv_is_gpu_accessible scans the caller's
+ * fd table). When the supervisor performs the call, it borrows dups of the
+ * workload's own GPU nodes for the duration of the call: the driver then
+ * grants exactly what the workload itself is entitled to, no more, and
+ * nothing is held after the call. */
+static void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b)
+{
+	char dir[PATH_BUF], link[PATH_BUF], path[PATH_BUF];
+	struct dirent *de;
+	DIR *d;
+
+	b->n = 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)c->tid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && b->n < MAX_BORROWED_GPU_FDS) {
+		int wfd = atoi(de->d_name);
+		ssize_t n;
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)c->tid, wfd);
+		n = readlink(link, path, sizeof(path) - 1);
+		if (n <= 0)
+			continue;
+		path[n] = '\0';
+		if (!is_gpu_node_path(path))
+			continue;
+		int fd = dup_workload_fd(c->sb, c->tid, wfd);
+		if (fd >= 0)
+			b->fd[b->n++] = fd;
+	}
+	closedir(d);
+}
+
+static void return_gpu_nodes(struct borrowed_fds *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		close(b->fd[i]);
+	b->n = 0;
 }
 
 /* ---- issuing calls ourselves --------------------------------------------- */
@@ -389,7 +456,11 @@ static struct answer handle_alloc(struct call *c)
 	 * workload's pointers. */
 	alloc_set_ptrs(top, c->size, psize ? (uintptr_t)sb->params : 0,
 	               v.p_rights ? (uintptr_t)&rights : 0);
+	struct borrowed_fds gpu_nodes = { .n = 0 };
+	if (ci && (ci->kind == RM_CLASS_DEVICE || ci->kind == RM_CLASS_SUBDEVICE))
+		borrow_gpu_nodes(c, &gpu_nodes);
 	int rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
+	return_gpu_nodes(&gpu_nodes);
 	nv_status_t st;
 	memcpy(&st, top + st_off, sizeof(st));
 
