@@ -88,7 +88,7 @@ selected() {
 "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- true >"$tmp/probe.out" 2>&1
 probe_rc=$?
 if [ "$probe_rc" = "$SKIP_RC" ]; then
-	reason=$(grep -o 'SKIP: .*' "$tmp/probe.out" | head -1)
+	reason=$(sed -n 's/.*SKIP: //p' "$tmp/probe.out" | head -1)
 	for t in "${TESTS[@]}"; do
 		name=${t%%|*}
 		selected "$name" "$@" && echo "SKIP $name: ${reason:-fake driver unavailable}"
