@@ -22,7 +22,7 @@ GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core
 
-.PHONY: all clean check check-unit check-fake check-adv check-replay demo
+.PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h arch/*.h policy/*.h supervisor/*.h)
@@ -38,6 +38,11 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
+
+tests: $(UNIT_TESTS) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+
+check: all tests
+	./tests/run-tests.sh
 
 check-unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Runs the test tiers that need no GPU and adds up their "N passed, M failed"
+# lines. A tier that cannot run here (no root or /dev/fuse) is reported as
+# skipped with its reason; a tier that fails to report counts as a failure.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+passed=0 failed=0 skipped=0
+
+run_tier() {
+	local name=$1; shift
+	local out rc line p f
+	echo "=== $name: $*"
+	out=$("$@" 2>&1); rc=$?
+	printf '%s\n' "$out" | grep -vE '^PASS ' | tail -n 40
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	if [ "$rc" -eq 125 ]; then
+		echo "--- $name: SKIPPED (cannot run here)"
+		skipped=$((skipped + 1))
+		return
+	fi
+	if [ -z "$line" ]; then
+		echo "--- $name: no summary line (exit $rc)"
+		failed=$((failed + 1))
+		return
+	fi
+	p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
+	passed=$((passed + p)); failed=$((failed + f))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "--- $name: exit $rc with no failure counted"
+		failed=$((failed + 1))
+	fi
+	echo "--- $name: $line"
+}
+
+run_tier unit-rm-tables build/tests/unit/test_rm_tables
+run_tier unit-core build/tests/unit/test_core
+run_tier cli tests/cli/run.sh
+run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
+run_tier adversarial tests/adv/run.sh
+[ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
+
+echo
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
