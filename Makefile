@@ -6,8 +6,8 @@ PKGS    := libseccomp libcap json-c
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
            -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Iinclude -Iarch -Ipolicy -Isupervisor
-LDLIBS  += $(shell pkg-config --libs $(PKGS))
-CFLAGS  += $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
+CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
 BUILD   := build
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
@@ -52,6 +52,6 @@ clean:
 
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).
-STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic
+STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic -pthread
 $(BUILD)/gpusandbox-static: $(BUILD)/supervisor/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)

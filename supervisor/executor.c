@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch.h"
@@ -86,6 +87,19 @@ static int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 	if (len == 0)
 		return 0;
 	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* Two regions in one call: the nested params and the top-level struct go
+ * back together, saving a syscall on the hot path. */
+static int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
+                      const void *b2, size_t l2)
+{
+	struct iovec local[2] = { { (void *)b1, l1 }, { (void *)b2, l2 } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)a1, l1 }, { (void *)(uintptr_t)a2, l2 } };
+
+	if (l1 == 0)
+		return process_vm_writev(tid, &local[1], 1, &remote[1], 1, 0) == (ssize_t)l2 ? 0 : -1;
+	return process_vm_writev(tid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2) ? 0 : -1;
 }
 
 static int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
@@ -379,6 +393,7 @@ static struct answer handle_alloc(struct call *c)
 	uint32_t psize;
 	int gpu = LEDGER_NO_GPU;
 	uint64_t before = 0, want = 0;
+	uint32_t out_psize = 0;
 
 	if (mem_read(c->tid, c->argp, top, c->size) < 0)
 		return answer_errno(EFAULT);
@@ -457,12 +472,23 @@ static struct answer handle_alloc(struct call *c)
 	alloc_set_ptrs(top, c->size, psize ? (uintptr_t)sb->params : 0,
 	               v.p_rights ? (uintptr_t)&rights : 0);
 	struct borrowed_fds gpu_nodes = { .n = 0 };
-	if (ci && (ci->kind == RM_CLASS_DEVICE || ci->kind == RM_CLASS_SUBDEVICE))
+	if (ci && ci->kind == RM_CLASS_DEVICE)
 		borrow_gpu_nodes(c, &gpu_nodes);
 	int rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
-	return_gpu_nodes(&gpu_nodes);
 	nv_status_t st;
 	memcpy(&st, top + st_off, sizeof(st));
+	/* Other per-GPU objects may want the same proof of access; borrow only
+	 * when the driver asks for it, to keep the common path cheap. */
+	if (rc == 0 && st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n && ci &&
+	    ci->kind == RM_CLASS_SUBDEVICE) {
+		borrow_gpu_nodes(c, &gpu_nodes);
+		if (gpu_nodes.n) {
+			memcpy(top + st_off, &(nv_status_t){ NV_OK }, sizeof(st));
+			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
+			memcpy(&st, top + st_off, sizeof(st));
+		}
+	}
+	return_gpu_nodes(&gpu_nodes);
 
 	if (rc == 0 && st == NV_OK) {
 		nv_handle_t h_new = alloc_new_handle(top, c->size);
@@ -499,13 +525,12 @@ static struct answer handle_alloc(struct call *c)
 			note_usage(c, gpu, before);
 		}
 		/* The driver copies nested params out only on success. */
-		if (psize && mem_write(c->tid, v.p_params, sb->params, psize) < 0)
-			rc = -EFAULT;
+		out_psize = psize;
 	} else if (ci && ci->kind == RM_CLASS_VIDMEM) {
 		note_usage(c, gpu, before);
 	}
 	alloc_set_ptrs(top, c->size, v.p_params, v.p_rights);
-	if (mem_write(c->tid, c->argp, top, c->size) < 0 && rc == 0)
+	if (mem_write2(c->tid, v.p_params, sb->params, out_psize, c->argp, top, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;
@@ -719,9 +744,8 @@ static struct answer handle_control(struct call *c)
 	restore_embedded(c, ci, rel, true);
 	/* Our buffer holds whatever the driver copied out (or the inputs it
 	 * left alone), so writing it back mirrors the driver either way. */
-	if (psize && mem_write(c->tid, user_params, c->sb->params, psize) < 0 && rc == 0)
-		rc = -EFAULT;
-	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
+	if (mem_write2(c->tid, user_params, c->sb->params, psize, c->argp, &top, sizeof(top)) < 0 &&
+	    rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;
@@ -997,8 +1021,16 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 	return abi;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void gs_execute_ioctl(struct gs_sandbox *sb)
 {
+	uint64_t t0 = sb->profile ? mono_ns() : 0;
 	const struct seccomp_data *data = &sb->req->data;
 	struct call c = { .sb = sb, .tid = (pid_t)sb->req->pid, .dup = -1 };
 	struct answer a;
@@ -1058,6 +1090,10 @@ send:
 	sb->resp->error = a.kind == ANSWER_CONTINUE ? 0 : -a.error;
 	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
 	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
+	if (sb->profile) {
+		sb->prof_ns[c.nr & 0xff] += mono_ns() - t0;
+		sb->prof_n[c.nr & 0xff]++;
+	}
 	return;
 done:
 	if (c.dup >= 0)

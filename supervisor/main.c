@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,7 +216,7 @@ int main(int argc, char **argv)
 	struct gs_child child = { -1, -1 };
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
-	bool child_done = false, listener_done = false;
+	bool child_done = false;
 
 	parse_options(argc, argv, &o);
 	if (gs_abi_resolve() < 0) {
@@ -263,51 +262,49 @@ int main(int argc, char **argv)
 	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu) < 0)
 		sb.audit_failed = true;
 
-	while (!child_done) {
-		struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { sb.listener, POLLIN, 0 } };
-		int n = poll(pfd, listener_done ? 1 : 2, -1);
-
-		if (n < 0 && errno != EINTR) {
-			gs_fail(&err, errno, "poll");
-			break;
-		}
-		if (!listener_done && (pfd[1].revents & POLLIN)) {
-			if (gs_sandbox_handle_one(&sb, &err) < 0)
-				break;
-		} else if (!listener_done && (pfd[1].revents & (POLLHUP | POLLERR))) {
-			/* No task holds the filter any more. */
-			listener_done = true;
-		}
-		if (sb.audit_failed) {
-			gs_fail(&err, errno, "writing the audit log failed; stopping the workload");
-			break;
-		}
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGCHLD) {
-				pid_t p;
-				int st;
-				while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-					if (p == child.pid) {
-						status = st;
-						child_done = true;
-					}
-			} else if (is_forwarded((int)si.ssi_signo) && si.ssi_code <= 0) {
-				/* Sent by a process (kill, sigqueue): pass it on.
-				 * Terminal-generated signals (positive codes)
-				 * already reached the workload's process group. */
-				kill(child.pid, (int)si.ssi_signo);
-			}
-		}
-	}
-	if (!child_done) {
-		/* Supervisor failure: fail closed. The workload must not run on
-		 * unsupervised. */
+	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {
 		report(&err, &audit);
 		kill(child.pid, SIGKILL);
 		kill_survivors(getpid());
+		gs_sandbox_fini(&sb);
+		return GS_EXIT_ERROR;
+	}
+	/* The main thread only handles signals; the notify thread serves the
+	 * listener. */
+	while (!child_done) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+
+		if (n != (ssize_t)sizeof(si)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			gs_fail(&err, errno, "reading signals");
+			break;
+		}
+		if (si.ssi_signo == SIGCHLD) {
+			pid_t p;
+			int st;
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+				if (p == child.pid) {
+					status = st;
+					child_done = true;
+				}
+		} else if (is_forwarded((int)si.ssi_signo) && si.ssi_code <= 0) {
+			/* Sent by a process (kill, sigqueue): pass it on.
+			 * Terminal-generated signals (positive codes) already
+			 * reached the workload's process group. */
+			kill(child.pid, (int)si.ssi_signo);
+		}
+	}
+	if (!child_done || atomic_load(&sb.failed)) {
+		/* Supervisor failure: fail closed. The workload must not run on
+		 * unsupervised. */
+		if (atomic_load(&sb.failed))
+			err = sb.thread_err;
+		report(&err, &audit);
+		kill(child.pid, SIGKILL);
+		kill_survivors(getpid());
+		gs_sandbox_stop(&sb);
 		gs_sandbox_reconcile(&sb);
 		gs_sandbox_summarize(&sb, -1, SIGKILL);
 		gs_sandbox_fini(&sb);
@@ -315,7 +312,9 @@ int main(int argc, char **argv)
 		return GS_EXIT_ERROR;
 	}
 	kill_survivors(getpid());
+	gs_sandbox_stop(&sb);
 	gs_sandbox_reconcile(&sb);
+	gs_sandbox_print_profile(&sb);
 	code = exit_code_of(status);
 	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);

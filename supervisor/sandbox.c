@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	 * EINVAL and we go on without it. */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
 	sb->uvm_major = find_uvm_major();
+	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	return 0;
 }
 
@@ -108,6 +111,90 @@ void gs_sandbox_fini(struct gs_sandbox *sb)
 	if (sb->listener >= 0)
 		close(sb->listener);
 	sb->listener = -1;
+}
+
+/* Used only to interrupt a RECV blocked in the notify thread. */
+#define GS_WAKE_SIGNAL (SIGRTMIN + 1)
+
+static void wake_handler(int sig)
+{
+	(void)sig;
+}
+
+/* True once no task holds the filter any more. */
+static bool listener_hung_up(int listener)
+{
+	struct pollfd p = { listener, POLLIN, 0 };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN);
+}
+
+static void *notify_thread(void *arg)
+{
+	struct gs_sandbox *sb = arg;
+
+	while (!atomic_load(&sb->stop)) {
+		int rc = gs_sandbox_handle_one(sb, &sb->thread_err);
+		if (rc < 0 || sb->audit_failed) {
+			if (rc >= 0)
+				gs_fail(&sb->thread_err, 0, "writing the audit log failed; stopping the workload");
+			/* Fail closed: the workload must not run on unsupervised
+			 * or unaudited. Its death ends the run. */
+			atomic_store(&sb->failed, true);
+			kill(sb->workload, SIGKILL);
+			break;
+		}
+		if (rc == 0 && listener_hung_up(sb->listener))
+			break;
+	}
+	return NULL;
+}
+
+int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err)
+{
+	struct sigaction sa = { .sa_handler = wake_handler };
+	sigset_t all, old;
+	int rc;
+
+	sb->workload = workload;
+	/* No SA_RESTART: the signal must break the thread out of RECV. */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(GS_WAKE_SIGNAL, &sa, NULL) < 0)
+		return gs_fail(err, errno, "sigaction");
+	/* The thread blocks every signal but the wake-up one, so the signals
+	 * meant for the workload stay pending for the main thread's signalfd. */
+	sigfillset(&all);
+	sigdelset(&all, GS_WAKE_SIGNAL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&sb->thread, NULL, notify_thread, sb);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return gs_fail(err, rc, "starting the notify thread");
+	sb->thread_started = true;
+	return 0;
+}
+
+void gs_sandbox_stop(struct gs_sandbox *sb)
+{
+	if (!sb->thread_started)
+		return;
+	atomic_store(&sb->stop, true);
+	pthread_kill(sb->thread, GS_WAKE_SIGNAL);
+	pthread_join(sb->thread, NULL);
+	sb->thread_started = false;
+}
+
+void gs_sandbox_print_profile(const struct gs_sandbox *sb)
+{
+	if (!sb->profile)
+		return;
+	fprintf(stderr, "gpusandbox profile: %llu notifications\n", (unsigned long long)sb->notifications);
+	for (unsigned nr = 0; nr < 256; nr++)
+		if (sb->prof_n[nr]) {
+			const struct rm_escape *e = rm_escape_find(nr);
+			fprintf(stderr, "  %-22s calls=%-7llu supervisor_us_per_call=%.2f\n",
+			        e ? e->name : "other", (unsigned long long)sb->prof_n[nr],
+			        sb->prof_ns[nr] / 1e3 / sb->prof_n[nr]);
+		}
 }
 
 int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err)

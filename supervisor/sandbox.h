@@ -11,6 +11,8 @@
 #define GPUSANDBOX_SANDBOX_H
 
 #include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +51,16 @@ struct gs_sandbox {
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
 	bool                 audit_failed;
+	/* The notify thread (gs_sandbox_start). */
+	pthread_t            thread;
+	bool                 thread_started;
+	atomic_bool          stop;
+	atomic_bool          failed;        /* thread hit a hard error */
+	pid_t                workload;      /* killed if the thread fails */
+	struct gs_error      thread_err;
+	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
+	bool                 profile;
+	uint64_t             prof_ns[256], prof_n[256];
 };
 
 struct gs_sandbox_config {
@@ -69,6 +81,15 @@ void gs_sandbox_make_id(char *out, size_t len);
  * 0 if there was nothing to do (the target went away), -1 when the listener
  * is unusable (every workload task is gone, or a hard error). */
 int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err);
+
+/* Serves the listener from a dedicated thread blocked in RECV, so a trap
+ * costs one wake-up and no poll. If the thread fails (or the audit log
+ * cannot be written) it kills the workload, which ends the run. */
+int  gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err);
+/* Stops and joins the thread; afterwards the ledger is the caller's. */
+void gs_sandbox_stop(struct gs_sandbox *sb);
+/* Prints the profile to stderr when GPUSANDBOX_PROFILE is set. */
+void gs_sandbox_print_profile(const struct gs_sandbox *sb);
 
 /* Releases charges of clients whose file was closed; audits the releases. */
 void gs_sandbox_reconcile(struct gs_sandbox *sb);
