@@ -1088,12 +1088,14 @@ send:
 	sb->resp->flags = a.kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
 	sb->resp->val = a.kind == ANSWER_CONTINUE ? 0 : a.val;
 	sb->resp->error = a.kind == ANSWER_CONTINUE ? 0 : -a.error;
-	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
-	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
+	/* Stop the clock before answering: with synchronous wake-up the
+	 * answer runs the workload on this CPU before SEND returns. */
 	if (sb->profile) {
 		sb->prof_ns[c.nr & 0xff] += mono_ns() - t0;
 		sb->prof_n[c.nr & 0xff]++;
 	}
+	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
+	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
 	return;
 done:
 	if (c.dup >= 0)
