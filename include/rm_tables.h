@@ -68,7 +68,7 @@ const struct rm_ctrl_info  *rm_ctrl_lookup(uint32_t cmd);
  * supervisor from its own address space. */
 bool rm_ctrl_has_unrelocatable_pointers(uint32_t cmd);
 
-/* Name of an escape number, or NULL. */
+/* Name of an escape number, or NULL (rm_decode.c owns the escape table). */
 const char *rm_escape_name(uint32_t nr);
 
 /* For tests: walk the tables. */

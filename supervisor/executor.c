@@ -331,6 +331,22 @@ static struct answer refuse_with_status(struct call *c, void *top, size_t status
 	return answer_value(0);
 }
 
+/* The driver copies the top-level struct (and, on success, the nested
+ * params) back whatever happened; the answer mirrors that. */
+static struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *nested,
+                                     size_t nested_len, const void *top, size_t top_len, int rc,
+                                     nv_status_t st)
+{
+	if (mem_write2(c->tid, nested_addr, nested, nested_len, c->argp, top, top_len) < 0 && rc == 0)
+		rc = -EFAULT;
+	c->d.verdict = GS_VERDICT_ALLOW;
+	c->d.has_status = true;
+	c->d.status = st;
+	if (rc < 0)
+		c->d.errnum = -rc;
+	return answer_value(rc);
+}
+
 /* ---- quota --------------------------------------------------------------- */
 
 static uint64_t round_up(uint64_t v, uint64_t to)
@@ -530,14 +546,7 @@ static struct answer handle_alloc(struct call *c)
 		note_usage(c, gpu, before);
 	}
 	alloc_set_ptrs(top, c->size, v.p_params, v.p_rights);
-	if (mem_write2(c->tid, v.p_params, sb->params, out_psize, c->argp, top, c->size) < 0 && rc == 0)
-		rc = -EFAULT;
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = st;
-	if (rc < 0)
-		c->d.errnum = -rc;
-	return answer_value(rc);
+	return answer_executed(c, v.p_params, sb->params, out_psize, top, c->size, rc, st);
 }
 
 /* ---- RM_ALLOC_OBJECT (legacy, no params) -------------------------------- */
@@ -565,12 +574,7 @@ static struct answer handle_alloc_object(struct call *c)
 	if (rc == 0 && top.status == NV_OK && note_client(c, top.h_root) == 0)
 		(void)ledger_add(&c->sb->ledger, top.h_root, top.h_object_parent, top.h_object_new,
 		                 ci ? ci->kind : RM_CLASS_OTHER, top.h_class, LEDGER_NO_GPU, 0);
-	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
-		rc = -EFAULT;
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = top.status;
-	return answer_value(rc);
+	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
 }
 
 /* ---- RM_FREE ------------------------------------------------------------- */
@@ -744,13 +748,7 @@ static struct answer handle_control(struct call *c)
 	restore_embedded(c, ci, rel, true);
 	/* Our buffer holds whatever the driver copied out (or the inputs it
 	 * left alone), so writing it back mirrors the driver either way. */
-	if (mem_write2(c->tid, user_params, c->sb->params, psize, c->argp, &top, sizeof(top)) < 0 &&
-	    rc == 0)
-		rc = -EFAULT;
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = top.status;
-	return answer_value(rc);
+	return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), rc, top.status);
 }
 
 /* ---- RM_DUP_OBJECT ------------------------------------------------------- */
@@ -775,12 +773,7 @@ static struct answer handle_dup(struct call *c)
 		return refuse_with_status(c, &top, offsetof(struct nvos55, status), NV_ERR_NO_MEMORY,
 		                          GS_VERDICT_REFUSE, "supervisor out of memory");
 	}
-	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
-		rc = -EFAULT;
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = top.status;
-	return answer_value(rc);
+	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
 }
 
 /* ---- RM_VID_HEAP_CONTROL --------------------------------------------------- */
@@ -872,12 +865,7 @@ static struct answer handle_vid_heap(struct call *c)
 			note_release(c, released, before_all);
 		}
 	}
-	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
-		rc = -EFAULT;
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = top.status;
-	return answer_value(rc);
+	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
 }
 
 /* ---- flat escapes (RM_SHARE) --------------------------------------------- */

@@ -197,3 +197,9 @@ const char *rm_status_name(nv_status_t st)
 			return names[i].name;
 	return NULL;
 }
+
+const char *rm_escape_name(uint32_t nr)
+{
+	const struct rm_escape *e = rm_escape_find(nr);
+	return e ? e->name : NULL;
+}

@@ -511,61 +511,6 @@ static const struct rm_unreloc unreloc_table[] = {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Escapes                                                                  */
-/* ------------------------------------------------------------------------ */
-
-struct rm_escape {
-	uint32_t    nr;
-	const char *name;
-};
-
-#define E(x) { x, #x }
-static const struct rm_escape escape_table[] = {
-	E(NV_ESC_RM_ALLOC_MEMORY),
-	E(NV_ESC_RM_ALLOC_OBJECT),
-	E(NV_ESC_RM_FREE),
-	E(NV_ESC_RM_CONTROL),
-	E(NV_ESC_RM_ALLOC),
-	E(NV_ESC_RM_CONFIG_GET),
-	E(NV_ESC_RM_CONFIG_SET),
-	E(NV_ESC_RM_DUP_OBJECT),
-	E(NV_ESC_RM_SHARE),
-	E(NV_ESC_RM_CONFIG_GET_EX),
-	E(NV_ESC_RM_CONFIG_SET_EX),
-	E(NV_ESC_RM_I2C_ACCESS),
-	E(NV_ESC_RM_IDLE_CHANNELS),
-	E(NV_ESC_RM_VID_HEAP_CONTROL),
-	E(NV_ESC_RM_ACCESS_REGISTRY),
-	E(NV_ESC_RM_MAP_MEMORY),
-	E(NV_ESC_RM_UNMAP_MEMORY),
-	E(NV_ESC_RM_GET_EVENT_DATA),
-	E(NV_ESC_RM_ALLOC_CONTEXT_DMA2),
-	E(NV_ESC_RM_ADD_VBLANK_CALLBACK),
-	E(NV_ESC_RM_MAP_MEMORY_DMA),
-	E(NV_ESC_RM_UNMAP_MEMORY_DMA),
-	E(NV_ESC_RM_BIND_CONTEXT_DMA),
-	E(NV_ESC_RM_EXPORT_OBJECT_TO_FD),
-	E(NV_ESC_RM_IMPORT_OBJECT_FROM_FD),
-	E(NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO),
-	E(NV_ESC_RM_LOCKLESS_DIAGNOSTIC),
-	E(NV_ESC_CARD_INFO),
-	E(NV_ESC_REGISTER_FD),
-	E(NV_ESC_ALLOC_OS_EVENT),
-	E(NV_ESC_FREE_OS_EVENT),
-	E(NV_ESC_STATUS_CODE),
-	E(NV_ESC_CHECK_VERSION_STR),
-	E(NV_ESC_IOCTL_XFER_CMD),
-	E(NV_ESC_ATTACH_GPUS_TO_FD),
-	E(NV_ESC_QUERY_DEVICE_INTR),
-	E(NV_ESC_SYS_PARAMS),
-	E(NV_ESC_NUMA_INFO),
-	E(NV_ESC_SET_NUMA_STATUS),
-	E(NV_ESC_EXPORT_TO_DMABUF_FD),
-	E(NV_ESC_WAIT_OPEN_COMPLETE),
-};
-#undef E
-
-/* ------------------------------------------------------------------------ */
 /* Lookups                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -603,15 +548,6 @@ bool rm_ctrl_has_unrelocatable_pointers(uint32_t cmd)
 	 * hold cannot be relocated completely. */
 	ci = rm_ctrl_lookup(cmd);
 	return ci && ci->n_embedded > RM_EMBEDDED_MAX_PTRS;
-}
-
-const char *rm_escape_name(uint32_t nr)
-{
-	const struct rm_escape *e;
-
-	e = bsearch(&nr, escape_table, ARRAY_LEN(escape_table),
-		    sizeof(escape_table[0]), cmp_u32_key);
-	return e ? e->name : NULL;
 }
 
 size_t rm_class_table_size(void)
