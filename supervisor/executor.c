@@ -286,6 +286,24 @@ static int note_client(const struct call *c, nv_handle_t h_client)
 	return ledger_note_client(&c->sb->ledger, h_client, c->dup) < 0 ? -1 : 0;
 }
 
+/* Before charging video memory under a client: bind the ledger's entry to
+ * this open file, reaping a stale entry left by a dead file whose handle
+ * the driver has since given to a new client (ledger_bind_client). */
+static int bind_client_for_charge(struct call *c, nv_handle_t h_client)
+{
+	uint64_t released[GS_MAX_GPUS] = { 0 };
+	uint64_t before[GS_MAX_GPUS];
+	int rc;
+
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (released[g] && c->sb->trace)
+			fprintf(c->sb->trace, "[gpusandbox] released %llu bytes on gpu%u: stale client 0x%x\n",
+			        (unsigned long long)released[g], g, h_client);
+	return rc;
+}
+
 /* ---- answering ----------------------------------------------------------- */
 
 static struct answer answer_value(int rc)
@@ -462,8 +480,16 @@ static struct answer handle_alloc(struct call *c)
 
 	if (ci && ci->kind == RM_CLASS_VIDMEM) {
 		const struct nv_memory_allocation_params *mp = (const void *)sb->params;
+		/* The driver requires these params; without them there is no
+		 * size to charge, so refuse rather than guess. */
+		if (!psize)
+			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
+			                          "video memory allocation without params");
+		if (bind_client_for_charge(c, v.h_root) < 0)
+			return refuse_with_status(c, top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
+			                          "supervisor out of memory");
 		c->d.has_size = true;
-		c->d.size = psize ? mp->size : 0;
+		c->d.size = mp->size;
 		gpu = ledger_gpu_of(&sb->ledger, v.h_root, v.h_parent);
 		c->d.gpu = gpu;
 		c->audit = true;
@@ -475,7 +501,7 @@ static struct answer handle_alloc(struct call *c)
 			                          "video memory under a parent that is not a known device");
 		before = ledger_used(&sb->ledger, gpu);
 		want = round_up(c->d.size, VIDMEM_GRANULE);
-		if (psize && over_quota(sb, gpu, want)) {
+		if (over_quota(sb, gpu, want)) {
 			note_usage(c, gpu, ledger_used(&sb->ledger, gpu));
 			return refuse_with_status(c, top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
 			                          "video memory quota exceeded");
@@ -807,6 +833,9 @@ static struct answer handle_vid_heap(struct call *c)
 		if (!vidmem)
 			break;
 		c->audit = true;
+		if (bind_client_for_charge(c, top.h_root) < 0)
+			return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
+			                          "supervisor out of memory");
 		gpu = ledger_gpu_of(&sb->ledger, top.h_root, top.h_object_parent);
 		if (gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS)
 			return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_OBJECT_PARENT,
@@ -1049,8 +1078,9 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 	}
 	c.dup = dup_workload_fd(sb, c.tid, c.wfd);
 	if (c.dup < 0) {
-		/* EBADF: the fd is not open, as the kernel would have said. */
-		a = answer_errno(errno == EBADF ? EBADF : ESRCH);
+		/* EBADF: the fd is not open, as the kernel would have said.
+		 * Anything else (no right to the task): fail closed. */
+		a = answer_errno(errno == EBADF ? EBADF : EPERM);
 		goto send;
 	}
 	if (!fd_is_nvidia_like(sb, c.dup)) {

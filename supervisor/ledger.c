@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <linux/kcmp.h>
 #include <unistd.h>
 
 #include "ledger.h"
@@ -29,6 +31,7 @@ struct ledger_obj {
 	uint32_t alloc;                     /* index or NONE */
 	uint32_t first_child, next_sibling, prev_sibling;
 	int      watch_epfd;               /* clients only; -1 otherwise */
+	int      watch_tfd;                /* fd number the watch was added with */
 	uint8_t  kind;
 	bool     used;
 };
@@ -163,6 +166,7 @@ static uint32_t obj_new(struct ledger *l)
 	l->objs[idx].first_child = l->objs[idx].next_sibling = l->objs[idx].prev_sibling = NONE;
 	l->objs[idx].parent = 0;
 	l->objs[idx].watch_epfd = -1;
+	l->objs[idx].watch_tfd = -1;
 	l->objs[idx].gpu = LEDGER_NO_GPU;
 	l->objs[idx].used = true;
 	return idx;
@@ -318,6 +322,26 @@ static bool watch_alive(int epfd)
 	return strstr(buf, "tfd:") != NULL;
 }
 
+/* Is fd's open file the one the client's watch was registered on?
+ * kcmp(KCMP_EPOLL_TFD) compares without holding anything: 1 yes, 0 no
+ * (a different file, or the watched one is gone), -1 cannot tell. */
+static int watch_is_file(const struct ledger_obj *o, int fd)
+{
+	struct kcmp_epoll_slot slot = { .efd = (uint32_t)o->watch_epfd,
+	                                .tfd = (uint32_t)o->watch_tfd, .toff = 0 };
+	pid_t self = getpid();
+	long rc;
+
+	if (o->watch_epfd < 0 || o->watch_tfd < 0)
+		return -1;
+	rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, fd, (unsigned long)&slot);
+	if (rc == 0)
+		return 1;
+	if (rc > 0 || errno == ENOENT)
+		return 0;
+	return -1;
+}
+
 /* ---- public API ----------------------------------------------------------- */
 
 int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
@@ -333,6 +357,7 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 	l->objs[idx].handle = h_client;
 	l->objs[idx].kind = RM_CLASS_CLIENT;
 	l->objs[idx].watch_epfd = watch_file(l, fd_for_watch);
+	l->objs[idx].watch_tfd = fd_for_watch;
 	if (table_insert(l, idx) < 0) {
 		if (l->objs[idx].watch_epfd >= 0)
 			close(l->objs[idx].watch_epfd);
@@ -343,6 +368,23 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 	}
 	l->live_clients++;
 	return 1;
+}
+
+int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS])
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx != NONE) {
+		struct ledger_obj *o = &l->objs[idx];
+		/* Same file (the common case): one kcmp and done. Otherwise the
+		 * entry is stale only if its own file is gone; with RM's client
+		 * validation relaxed a live client may be reached through a
+		 * second file, and then its charges must stay. */
+		if (watch_is_file(o, fd) == 1 || o->watch_epfd < 0 || watch_alive(o->watch_epfd))
+			return 0;
+		free_subtree(l, idx, released);
+	}
+	return ledger_note_client(l, h_client, fd) < 0 ? -1 : 0;
 }
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle)

@@ -53,6 +53,14 @@ void ledger_fini(struct ledger *l);
  * the client is new, 0 if known, -1 on allocation failure. */
 int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch);
 
+/* Before a charge under a known client: makes sure the ledger's entry is
+ * the client that lives on fd's open file. RM client handles can be reused
+ * once a client dies with its file; if the entry still describes the dead
+ * one (its file was released and not reaped yet), it is reaped now and the
+ * client re-registered on this file, so new charges never hang under a
+ * stale entry. Returns 0, or -1 on allocation failure. */
+int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS]);
+
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);
 
 /* GPU index the object hangs under, or LEDGER_NO_GPU. */

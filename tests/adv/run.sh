@@ -58,6 +58,7 @@ TESTS=(
 	"fd_pass|sandbox|fd_pass"
 	"dup_free|sandbox|dup_free"
 	"close_reopen|sandbox|close_reopen"
+	"client_reuse|sandbox|client_reuse"
 	"compat_i386|sandbox|compat_i386"
 	"kill_super|sandbox|kill_super"
 	"baseline-race_size:size|bare|race_size size"
@@ -238,6 +239,13 @@ check_positive() {
 		ge "$r1" 1 && ge "$nomem" 1 || { why="not exercised: round1_ok=$r1 nomem=$nomem"; return 1; }
 		[ "$r2" = "$r1" ] ||
 			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
+	client_reuse)
+		local c1 c2 c3
+		c1=$(val_of "$d" round1_ok); c2=$(val_of "$d" round2_ok); c3=$(val_of "$d" round3_ok)
+		[ "$c1" = 3 ] && [ "$c2" = 3 ] ||
+			{ why="handle not re-used as planned: round1_ok=$c1 round2_ok=$c2"; return 1; }
+		[ "$c3" = 1 ] ||
+			{ why="after re-using a dead client's handle, round 3 got $c3 chunks, want 1"; return 1; } ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;

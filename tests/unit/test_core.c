@@ -219,6 +219,39 @@ static void test_ledger_release_watch(void)
 	ledger_fini(&l);
 }
 
+static void test_ledger_bind_client(void)
+{
+	struct ledger l;
+	uint64_t rel[GS_MAX_GPUS] = { 0 };
+	int a[2], b[2];
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	CHECK(ledger_init(&l) == 0);
+	ledger_note_client(&l, CLIENT, a[0]);
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	/* Same file: nothing changes. */
+	CHECK(ledger_bind_client(&l, CLIENT, a[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
+	/* Another file while the first lives (relaxed client validation):
+	 * the charge stays. */
+	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
+	/* The first file dies and the handle turns up on another file: the
+	 * stale entry's charges go, and the client now watches the new file. */
+	close(a[0]);
+	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0);
+	CHECK(rel[0] == GiB && ledger_used(&l, 0) == 0 && !ledger_has(&l, CLIENT, MEM1));
+	CHECK(ledger_has(&l, CLIENT, CLIENT));
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT, DEVICE, MEM2, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	memset(rel, 0, sizeof(rel));
+	CHECK(ledger_reap_dead_clients(&l, rel) == 0 && ledger_used(&l, 0) == GiB);
+	close(b[0]);
+	CHECK(ledger_reap_dead_clients(&l, rel) == 1 && rel[0] == GiB && ledger_used(&l, 0) == 0);
+	close(a[1]);
+	close(b[1]);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -228,5 +261,6 @@ int main(void)
 	test_ledger_dup();
 	test_ledger_many();
 	test_ledger_release_watch();
+	test_ledger_bind_client();
 	return check_summary();
 }
