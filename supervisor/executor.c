@@ -1068,11 +1068,7 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 	c.nr = NV_IOC_NR(cmd);
 	c.size = NV_IOC_SIZE(cmd);
 	e = rm_escape_find(c.nr);
-	/* A size the driver does not accept for this escape (or another
-	 * device's ioctl with the same low byte) is left to the kernel: the
-	 * size sits in a register, so the workload cannot turn it into a call
-	 * the driver accepts after we looked. */
-	if (!e || !rm_escape_size_ok(e, c.size) || e->action == RM_ACT_CONTINUE) {
+	if (!e || e->action == RM_ACT_CONTINUE) {
 		a = answer_continue();
 		goto send;
 	}
@@ -1083,11 +1079,23 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 		a = answer_errno(errno == EBADF ? EBADF : EPERM);
 		goto send;
 	}
+	/* Another device's ioctl that merely shares the low byte. */
 	if (!fd_is_nvidia_like(sb, c.dup)) {
 		a = answer_continue();
 		goto send;
 	}
-	a = e->action == RM_ACT_XFER ? handle_xfer(&c) : dispatch(&c, e);
+	/* An escape we cannot decode (a size the driver does not take for it)
+	 * is refused, as the driver would refuse it, never continued. */
+	if (!rm_escape_size_ok(e, c.size)) {
+		c.d.call = e->name;
+		c.d.verdict = GS_VERDICT_REFUSE;
+		c.d.reason = "escape with a size the driver does not accept";
+		c.d.errnum = EINVAL;
+		c.audit = true;
+		a = answer_errno(EINVAL);
+	} else {
+		a = e->action == RM_ACT_XFER ? handle_xfer(&c) : dispatch(&c, e);
+	}
 	if (a.kind == ANSWER_NONE)
 		goto done;
 	count_verdict(sb, &c, &a);

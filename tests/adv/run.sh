@@ -59,6 +59,7 @@ TESTS=(
 	"dup_free|sandbox|dup_free"
 	"close_reopen|sandbox|close_reopen"
 	"client_reuse|sandbox|client_reuse"
+	"odd_size|sandbox|odd_size"
 	"compat_i386|sandbox|compat_i386"
 	"kill_super|sandbox|kill_super"
 	"baseline-race_size:size|bare|race_size size"
@@ -239,6 +240,11 @@ check_positive() {
 		ge "$r1" 1 && ge "$nomem" 1 || { why="not exercised: round1_ok=$r1 nomem=$nomem"; return 1; }
 		[ "$r2" = "$r1" ] ||
 			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
+	odd_size)
+		[ "$(val_of "$d" nv_errno)" = EINVAL ] && [ "$(val_of "$d" null_errno)" = ENOTTY ] &&
+			grep -q '"reason":"escape with a size the driver does not accept"' "$d/audit.jsonl" ||
+			{ why="nv_errno=$(val_of "$d" nv_errno) null_errno=$(val_of "$d" null_errno), or no audit record"; return 1; }
+		return 0 ;;
 	client_reuse)
 		local c1 c2 c3
 		c1=$(val_of "$d" round1_ok); c2=$(val_of "$d" round2_ok); c3=$(val_of "$d" round3_ok)

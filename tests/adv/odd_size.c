@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * odd_size - an escape the supervisor cannot decode is refused, not
+ * continued; another device's ioctl that shares the low byte is untouched.
+ *
+ * Issues RM_ALLOC's escape number with a 40-byte size (the driver takes only
+ * 32 or 48) on /dev/nvidiactl, and the same word on /dev/null.
+ * Prints nv_errno= null_errno= (symbolic) and an empty SUMMARY.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "adv.h"
+
+#define ODD_SIZE 40
+
+int main(void)
+{
+	unsigned char buf[ODD_SIZE] = { 0 };
+	unsigned long word = NV_IOC_WORD(NV_ESC_RM_ALLOC, ODD_SIZE);
+	int ctl = rmc_open_ctl();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	long rc;
+
+	if (ctl < 0 || null < 0)
+		return ADV_EXIT_SETUP;
+	rc = syscall(SYS_ioctl, ctl, word, buf);
+	printf("nv_errno=%s\n", rc < 0 ? strerrorname_np(errno) : "none");
+	rc = syscall(SYS_ioctl, null, word, buf);
+	printf("null_errno=%s\n", rc < 0 ? strerrorname_np(errno) : "none");
+	adv_print_summary(&(struct adv_tally){ 0 });
+	return 0;
+}
