@@ -164,7 +164,7 @@ static int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd)
  * Regular files count as candidates: a FUSE stand-in at /dev/nvidiactl is a
  * regular file, and decoding a look-alike ioctl there costs nothing unsafe.
  * The real driver lives only on major 195 and the uvm major, so no other
- * character device can reach it. */
+ * character device can reach it. The uvm device is not an RM file. */
 static bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 {
 	struct stat st;
@@ -177,7 +177,10 @@ static bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 		return true;
 	if (!S_ISCHR(st.st_mode))
 		return false;
-	if (major(st.st_rdev) == NVIDIA_MAJOR || (sb->uvm_major && major(st.st_rdev) == sb->uvm_major))
+	/* nvidia-uvm never handles RM escapes: its ioctls are its own. */
+	if (sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
+		return false;
+	if (major(st.st_rdev) == NVIDIA_MAJOR)
 		return true;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
@@ -1068,7 +1071,10 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 	c.nr = NV_IOC_NR(cmd);
 	c.size = NV_IOC_SIZE(cmd);
 	e = rm_escape_find(c.nr);
-	if (!e || e->action == RM_ACT_CONTINUE) {
+	/* A word with no size bits is not an RM escape: UVM's commands are
+	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
+	 * the RM driver itself rejects a size-0 escape. */
+	if (!e || e->action == RM_ACT_CONTINUE || c.size == 0) {
 		a = answer_continue();
 		goto send;
 	}

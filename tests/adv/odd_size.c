@@ -5,7 +5,8 @@
  *
  * Issues RM_ALLOC's escape number with a 40-byte size (the driver takes only
  * 32 or 48) on /dev/nvidiactl, and the same word on /dev/null.
- * Prints nv_errno= null_errno= (symbolic) and an empty SUMMARY.
+ * Also a UVM command that shares RM_CONTROL's low byte on /dev/nvidia-uvm.
+ * Prints nv_errno= null_errno= uvm_rc= (symbolic) and an empty SUMMARY.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "adv.h"
 
 #define ODD_SIZE 40
+#define UVM_SET_PREFERRED_LOCATION 42
 
 int main(void)
 {
@@ -33,6 +35,11 @@ int main(void)
 	printf("nv_errno=%s\n", rc < 0 ? strerrorname_np(errno) : "none");
 	rc = syscall(SYS_ioctl, null, word, buf);
 	printf("null_errno=%s\n", rc < 0 ? strerrorname_np(errno) : "none");
+	/* UVM_SET_PREFERRED_LOCATION is the plain integer 42, RM_CONTROL's low
+	 * byte: it must reach the uvm driver untouched. */
+	int uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	rc = uvm < 0 ? -1 : syscall(SYS_ioctl, uvm, UVM_SET_PREFERRED_LOCATION, buf);
+	printf("uvm_rc=%s\n", rc < 0 ? strerrorname_np(errno) : "0");
 	adv_print_summary(&(struct adv_tally){ 0 });
 	return 0;
 }
