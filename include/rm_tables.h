@@ -29,6 +29,11 @@ enum rm_class_kind {
 	RM_CLASS_CHANNEL_GROUP,
 	RM_CLASS_CHANNEL,
 	RM_CLASS_EVENT,
+	/* The driver resolves something in the CALLING process (pins its
+	 * pages, maps into it, reads a capability fd from its table): never
+	 * performed by the supervisor, and not continued either, since the
+	 * class in a trapped RM_ALLOC can still change. */
+	RM_CLASS_PROCESS_BOUND,
 };
 
 struct rm_class_info {

@@ -466,6 +466,11 @@ static struct answer handle_alloc(struct call *c)
 	}
 
 	ci = rm_class_lookup(v.h_class);
+	/* Performed here, these would act on the supervisor: pin its pages,
+	 * follow pointers into its memory, read fds from its table. */
+	if (ci && ci->kind == RM_CLASS_PROCESS_BOUND)
+		return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
+		                          "class bound to the calling process");
 	if (!ci && v.p_params)
 		return refuse_with_status(c, top, st_off, NV_ERR_INVALID_CLASS, GS_VERDICT_REFUSE,
 		                          "class unknown to gpusandbox: its params cannot be copied");
@@ -596,7 +601,8 @@ static struct answer handle_alloc_object(struct call *c)
 	ci = rm_class_lookup(top.h_class);
 	/* Neither a client (it would be the supervisor's) nor video memory
 	 * (no size to charge) may be made through this path. */
-	if (rm_class_is_client(top.h_class) || (ci && ci->kind == RM_CLASS_VIDMEM))
+	if (rm_class_is_client(top.h_class) ||
+	    (ci && (ci->kind == RM_CLASS_VIDMEM || ci->kind == RM_CLASS_PROCESS_BOUND)))
 		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLASS, GS_VERDICT_REFUSE,
 		                          "class not allowed through RM_ALLOC_OBJECT");
 	int rc = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(top), &top);

@@ -51,7 +51,7 @@ static const struct rm_class_info class_table[] = {
 	C(0x0002, "NV01_CONTEXT_DMA",                         32, true , OTHER),
 	C(0x0004, "NV01_TIMER",                                0, false, OTHER),
 	C(0x0005, "NV01_EVENT",                               24, true , EVENT),
-	C(0x000f, "FABRIC_MANAGER_SESSION",                   16, true , OTHER), /* capability fd from the CALLER fd table */
+	C(0x000f, "FABRIC_MANAGER_SESSION",                   16, true , PROCESS_BOUND), /* capability fd from the CALLER fd table */
 	C(0x0020, "NV0020_GPU_MANAGEMENT",                     4, false, OTHER),
 	C(0x003e, "NV01_MEMORY_SYSTEM",                      128, true , SYSMEM),
 	C(0x003f, "NV01_MEMORY_LOCAL_PRIVILEGED",              0, false, OTHER), /* no params */
@@ -61,7 +61,7 @@ static const struct rm_class_info class_table[] = {
 	C(0x0050, "NV_CE_UTILS",                              24, true , OTHER), /* priv alloc */
 	C(0x0060, "NV0060_SYNC_GPU_BOOST",                     4, true , OTHER),
 	C(0x0070, "NV01_MEMORY_VIRTUAL",                      24, true , VIRTUAL),
-	C(0x0071, "NV01_MEMORY_SYSTEM_OS_DESCRIPTOR",         40, true , OTHER), /* pins pages of the CALLING process */
+	C(0x0071, "NV01_MEMORY_SYSTEM_OS_DESCRIPTOR",         40, true , PROCESS_BOUND), /* pins pages of the CALLING process */
 	C(0x0073, "NV04_DISPLAY_COMMON",                       0, false, OTHER),
 	C(0x0076, "NV01_MEMORY_FRAMEBUFFER_CONSOLE",           0, false, OTHER), /* kernel alloc */
 	C(0x0078, "NV01_EVENT_KERNEL_CALLBACK",               24, true , EVENT),
@@ -69,9 +69,9 @@ static const struct rm_class_info class_table[] = {
 	C(0x007d, "NV04_SOFTWARE_TEST",                        0, false, OTHER),
 	C(0x007e, "NV01_EVENT_KERNEL_CALLBACK_EX",            24, true , EVENT),
 	C(0x0080, "NV01_DEVICE_0",                            56, false, DEVICE),
-	C(0x0081, "NV01_MEMORY_LIST_SYSTEM",                 152, true , OTHER), /* priv alloc; alloc params carry a page-list pointer */
-	C(0x0082, "NV01_MEMORY_LIST_FBMEM",                  152, true , OTHER), /* priv alloc; alloc params carry a page-list pointer */
-	C(0x0083, "NV01_MEMORY_LIST_OBJECT",                 152, true , OTHER), /* priv alloc; alloc params carry a page-list pointer */
+	C(0x0081, "NV01_MEMORY_LIST_SYSTEM",                 152, true , PROCESS_BOUND), /* priv alloc; alloc params carry a page-list pointer */
+	C(0x0082, "NV01_MEMORY_LIST_FBMEM",                  152, true , PROCESS_BOUND), /* priv alloc; alloc params carry a page-list pointer */
+	C(0x0083, "NV01_MEMORY_LIST_OBJECT",                 152, true , PROCESS_BOUND), /* priv alloc; alloc params carry a page-list pointer */
 	C(0x0090, "KERNEL_GRAPHICS_CONTEXT",                   0, false, OTHER),
 	C(0x0092, "NV0092_RG_LINE_CALLBACK",                  32, true , OTHER), /* kernel alloc */
 	C(0x00b1, "NV01_MEMORY_HW_RESOURCES",                120, true , OTHER),
@@ -81,7 +81,7 @@ static const struct rm_class_info class_table[] = {
 	C(0x00db, "NV40_DEBUG_BUFFER",                         8, true , OTHER),
 	C(0x00de, "RM_USER_SHARED_DATA",                       8, true , OTHER),
 	C(0x00e0, "NV_MEMORY_EXPORT",                        244, true , OTHER),
-	C(0x00f1, "NV_IMEX_SESSION",                          32, true , OTHER), /* capability fd from the CALLER fd table */
+	C(0x00f1, "NV_IMEX_SESSION",                          32, true , PROCESS_BOUND), /* capability fd from the CALLER fd table */
 	C(0x00f3, "NV01_MEMORY_FLA",                          56, true , OTHER),
 	C(0x00f8, "NV_MEMORY_FABRIC",                         48, true , OTHER),
 	C(0x00f9, "NV_MEMORY_FABRIC_IMPORT_V2",               64, true , OTHER),
@@ -111,7 +111,7 @@ static const struct rm_class_info class_table[] = {
 	C(0x9074, "GF100_TIMED_SEMAPHORE_SW",                  0, false, OTHER),
 	C(0x9096, "GF100_ZBC_CLEAR",                           0, false, OTHER),
 	C(0x90cc, "GF100_PROFILER",                            0, false, OTHER),
-	C(0x90cd, "NV_EVENT_BUFFER",                          72, true , OTHER), /* maps buffers into the CALLING process */
+	C(0x90cd, "NV_EVENT_BUFFER",                          72, true , PROCESS_BOUND), /* maps buffers into the CALLING process */
 	C(0x90ce, "NV01_MEMORY_DEVICELESS",                  128, true , SYSMEM), /* deviceless sysmem */
 	C(0x90e6, "GF100_SUBDEVICE_MASTER",                    0, false, OTHER),
 	C(0x90e7, "GF100_SUBDEVICE_INFOROM",                   0, false, OTHER),
@@ -160,8 +160,8 @@ static const struct rm_class_info class_table[] = {
 	C(0xc597, "TURING_A",                                 16, false, OTHER),
 	C(0xc5b5, "TURING_DMA_COPY_A",                         8, false, OTHER),
 	C(0xc5c0, "TURING_COMPUTE_A",                         16, false, OTHER),
-	C(0xc637, "AMPERE_SMC_PARTITION_REF",                 16, true , OTHER), /* capability fd from the CALLER fd table */
-	C(0xc638, "AMPERE_SMC_EXEC_PARTITION_REF",            16, true , OTHER), /* capability fd from the CALLER fd table */
+	C(0xc637, "AMPERE_SMC_PARTITION_REF",                 16, true , PROCESS_BOUND), /* capability fd from the CALLER fd table */
+	C(0xc638, "AMPERE_SMC_EXEC_PARTITION_REF",            16, true , PROCESS_BOUND), /* capability fd from the CALLER fd table */
 	C(0xc639, "AMPERE_SMC_CONFIG_SESSION",                 8, true , OTHER),
 	C(0xc640, "AMPERE_SMC_MONITOR_SESSION",                8, true , OTHER),
 	C(0xc661, "HOPPER_USERMODE_A",                         2, false, OTHER),

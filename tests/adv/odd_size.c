@@ -6,7 +6,8 @@
  * Issues RM_ALLOC's escape number with a 40-byte size (the driver takes only
  * 32 or 48) on /dev/nvidiactl, and the same word on /dev/null.
  * Also a UVM command that shares RM_CONTROL's low byte on /dev/nvidia-uvm.
- * Prints nv_errno= null_errno= uvm_rc= (symbolic) and an empty SUMMARY.
+ * And an OS-descriptor allocation, which must be refused (NOT_SUPPORTED).
+ * Prints nv_errno= null_errno= uvm_rc= os_desc_status= and an empty SUMMARY.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +21,8 @@
 
 #define ODD_SIZE 40
 #define UVM_SET_PREFERRED_LOCATION 42
+#define OS_DESC_PARAMS 40
+#define OS_DESC_HANDLE 0x5c00d000u
 
 int main(void)
 {
@@ -40,6 +43,15 @@ int main(void)
 	int uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
 	rc = uvm < 0 ? -1 : syscall(SYS_ioctl, uvm, UVM_SET_PREFERRED_LOCATION, buf);
 	printf("uvm_rc=%s\n", rc < 0 ? strerrorname_np(errno) : "0");
+	/* OS-descriptor memory pins the CALLING process's pages: performed by
+	 * the supervisor it would pin the supervisor's. It must be refused. */
+	struct rmc_session sess;
+	uint8_t desc[OS_DESC_PARAMS] = { 0 };
+	nv_handle_t h = OS_DESC_HANDLE;
+	adv_session_or_die(&sess, -1, "odd_size");
+	rmc_status_t st = rmc_alloc(sess.fd, NULL, sess.client, sess.device, &h,
+	                            NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, desc, 0);
+	printf("os_desc_status=0x%x\n", (unsigned)st);
 	adv_print_summary(&(struct adv_tally){ 0 });
 	return 0;
 }

@@ -222,7 +222,7 @@ static void test_classes(void)
 	EXPECT_CLASS(0x0042, 128, true, RM_CLASS_OTHER);
 	EXPECT_CLASS(0x50a0, 128, true, RM_CLASS_VIRTUAL);
 	EXPECT_CLASS(0x0070, 24, true, RM_CLASS_VIRTUAL);
-	EXPECT_CLASS(0x0071, 40, true, RM_CLASS_OTHER);
+	EXPECT_CLASS(0x0071, 40, true, RM_CLASS_PROCESS_BOUND);
 	EXPECT_CLASS(0xa06c, 20, true, RM_CLASS_CHANNEL_GROUP);
 	for (i = 0; i < LEN(channels); i++)
 		EXPECT_CLASS(channels[i], 368, true, RM_CLASS_CHANNEL);
@@ -360,6 +360,19 @@ static void test_controls(void)
 	CHECK(rm_ctrl_lookup(0x20801302) == NULL);
 }
 
+static void test_process_bound(void)
+{
+	/* Classes the driver resolves in the calling process must be marked,
+	 * or the supervisor would perform them on itself. */
+	static const uint32_t bound[] = { 0x000f, 0x0071, 0x0081, 0x0082, 0x0083, 0x00f1,
+	                                  0x90cd, 0xc637, 0xc638 };
+	for (size_t i = 0; i < sizeof(bound) / sizeof(bound[0]); i++) {
+		const struct rm_class_info *ci = rm_class_lookup(bound[i]);
+		CHECK(ci && ci->kind == RM_CLASS_PROCESS_BOUND);
+	}
+	CHECK(rm_class_lookup(0x40)->kind == RM_CLASS_VIDMEM);
+}
+
 static void test_escapes(void)
 {
 	const char *s;
@@ -385,6 +398,7 @@ int main(void)
 	test_classes();
 	test_controls();
 	test_escapes();
+	test_process_bound();
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
