@@ -391,6 +391,46 @@ enum nv_status_code {
 /* ---- controls we decode ------------------------------------------------ */
 #define NV2080_CTRL_CMD_FB_GET_INFO        0x20801301u
 #define NV2080_CTRL_CMD_FB_GET_INFO_V2     0x20801303u
+
+/* FB_GET_INFO lists: {index, data} pairs, data in KiB. */
+struct nv2080_fb_info_entry {
+	uint32_t index;
+	uint32_t data;
+};
+_Static_assert(sizeof(struct nv2080_fb_info_entry) == 8, "FB info entry");
+#define NV2080_CTRL_FB_INFO_MAX_LIST_SIZE 128u
+/* V2: the list is inline (1028 bytes). */
+struct nv2080_fb_get_info_v2_params {
+	uint32_t                    list_size;
+	struct nv2080_fb_info_entry list[NV2080_CTRL_FB_INFO_MAX_LIST_SIZE];
+};
+_Static_assert(sizeof(struct nv2080_fb_get_info_v2_params) == 1028, "FB_GET_INFO_V2 size");
+_Static_assert(offsetof(struct nv2080_fb_get_info_v2_params, list) == 4, "FB_GET_INFO_V2.list");
+/* V1: the list is behind a pointer (16 bytes). */
+struct nv2080_fb_get_info_v1_params {
+	uint32_t list_size;
+	uint32_t pad;
+	uint64_t list;
+};
+_Static_assert(sizeof(struct nv2080_fb_get_info_v1_params) == 16, "FB_GET_INFO size");
+_Static_assert(offsetof(struct nv2080_fb_get_info_v1_params, list) == 8, "FB_GET_INFO.list");
+/* Indices that reveal the size of the card (KiB). */
+enum nv2080_fb_info_index {
+	NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE            = 0x07,
+	NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE      = 0x08,
+	NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE           = 0x09,
+	NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE  = 0x0A,
+	NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE           = 0x16,
+	NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE     = 0x20,
+};
+
+/* GPFIFO_SCHEDULE on a channel group (3 bytes). */
+struct nva06c_gpfifo_schedule_params {
+	uint8_t enable;
+	uint8_t skip_submit;
+	uint8_t skip_enable;
+};
+_Static_assert(sizeof(struct nva06c_gpfifo_schedule_params) == 3, "GPFIFO_SCHEDULE size");
 #define NV2080_CTRL_CMD_GPU_GET_PID_INFO   0x2080018eu
 #define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE    0xa06c0101u
 

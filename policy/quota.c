@@ -13,6 +13,23 @@
 void gs_quota_init(struct gs_quota *q)
 {
 	q->mem_per_gpu = GS_QUOTA_UNLIMITED;
+	q->channels = GS_COUNT_UNLIMITED;
+	q->channel_groups = GS_COUNT_UNLIMITED;
+}
+
+int gs_parse_count(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v >= GS_COUNT_UNLIMITED)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
 }
 
 static int suffix_shift(const char *suffix, unsigned *shift)

@@ -11,9 +11,15 @@
 #define GS_MAX_GPUS 64u
 #define GS_QUOTA_UNLIMITED UINT64_MAX
 
+#define GS_COUNT_UNLIMITED UINT32_MAX
+
 struct gs_quota {
 	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
 	uint64_t mem_per_gpu;
+	/* Live GPFIFO channels and channel groups (TSGs) across the sandbox;
+	 * GS_COUNT_UNLIMITED when not set. */
+	uint32_t channels;
+	uint32_t channel_groups;
 };
 
 void gs_quota_init(struct gs_quota *q);
@@ -22,6 +28,9 @@ void gs_quota_init(struct gs_quota *q);
  * t (upper or lower case, optional trailing "b"/"ib"). Rejects zero,
  * negative numbers, garbage and overflow. Returns 0 or -1. */
 int gs_parse_size(const char *s, uint64_t *out);
+
+/* Parses a positive decimal count (1..GS_COUNT_UNLIMITED-1). */
+int gs_parse_count(const char *s, uint32_t *out);
 
 /* Formats bytes for humans ("4.00 GiB"). */
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);

@@ -200,9 +200,10 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	if (d->errnum)
 		json_object_object_add(o, "errno", json_object_new_string(strerrorname_np(d->errnum)));
 	if (d->has_usage) {
+		json_object_object_add(o, "resource", json_object_new_string(d->resource ? d->resource : "vidmem"));
 		add_u64(o, "usage_before", d->usage_before);
 		add_u64(o, "usage_after", d->usage_after);
-		if (d->quota == UINT64_MAX)
+		if (d->quota == UINT64_MAX || (d->resource && d->quota == UINT32_MAX))
 			json_object_object_add(o, "quota", NULL);
 		else
 			add_u64(o, "quota", d->quota);

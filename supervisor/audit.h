@@ -46,6 +46,7 @@ struct gs_decision {
 	uint64_t     usage_before, usage_after, quota;
 	bool         has_usage;
 	uint32_t     h_client, h_object;
+	const char  *resource;      /* what usage/quota count: "vidmem", "channels", ... */
 	const char  *reason;
 };
 

@@ -399,6 +399,18 @@ static void note_usage(struct call *c, int gpu, uint64_t before)
 	c->d.quota = c->sb->quota.mem_per_gpu;
 }
 
+/* Counted resources (channels, channel groups) in the decision record. */
+static void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
+                       uint32_t limit)
+{
+	c->d.resource = resource;
+	c->d.has_usage = true;
+	c->d.usage_before = before;
+	c->d.usage_after = after;
+	c->d.quota = limit;
+	c->audit = true;
+}
+
 /* ---- RM_ALLOC ------------------------------------------------------------ */
 
 /* Writes the pointer fields of an RM_ALLOC top-level buffer. */
@@ -517,6 +529,24 @@ static struct answer handle_alloc(struct call *c)
 		before = ledger_used(&sb->ledger, gpu);
 	}
 
+	/* Channels and channel groups come from a finite hardware pool; the
+	 * class and the parent were read once, from our copy. */
+	if (ci && (ci->kind == RM_CLASS_CHANNEL || ci->kind == RM_CLASS_CHANNEL_GROUP)) {
+		bool group = ci->kind == RM_CLASS_CHANNEL_GROUP;
+		uint32_t live = group ? sb->ledger.channel_groups : sb->ledger.channels;
+		uint32_t limit = group ? sb->quota.channel_groups : sb->quota.channels;
+		note_count(c, group ? "channel_groups" : "channels", live, live, limit);
+		if (live >= limit) {
+			gs_sandbox_reconcile(sb);
+			live = group ? sb->ledger.channel_groups : sb->ledger.channels;
+		}
+		if (live >= limit)
+			return refuse_with_status(c, top, st_off, NV_ERR_INSUFFICIENT_RESOURCES,
+			                          GS_VERDICT_DENY,
+			                          group ? "channel group quota exceeded"
+			                                : "channel quota exceeded");
+	}
+
 	/* Our copy now points at our buffers; the driver never sees the
 	 * workload's pointers. */
 	alloc_set_ptrs(top, c->size, psize ? (uintptr_t)sb->params : 0,
@@ -573,6 +603,9 @@ static struct answer handle_alloc(struct call *c)
 		if (kind == RM_CLASS_VIDMEM) {
 			c->d.size = bytes;
 			note_usage(c, gpu, before);
+		} else if (kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP) {
+			c->d.usage_after = kind == RM_CLASS_CHANNEL ? sb->ledger.channels
+			                                            : sb->ledger.channel_groups;
 		}
 		/* The driver copies nested params out only on success. */
 		out_psize = psize;
@@ -719,6 +752,84 @@ static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
 	}
 }
 
+/* ---- what the workload is told about memory ------------------------------ */
+
+#define KIB 1024u
+
+/* Rewrites the FB report so the workload sees a card the size of its
+ * quota: sizes become min(real, quota), free becomes min(real free,
+ * quota - used). CUDA reads TOTAL_RAM_SIZE at init and HEAP_FREE,
+ * HEAP_SIZE for cudaMemGetInfo; nvidia-smi reads the same (design.md 1.7). */
+static void virtualize_fb_list(const struct call *c, struct nv2080_fb_info_entry *list, uint32_t n,
+                               int gpu)
+{
+	uint64_t quota = c->sb->quota.mem_per_gpu;
+	uint64_t used = gpu >= 0 ? ledger_used(&c->sb->ledger, gpu) : 0;
+	uint32_t quota_kib, free_kib;
+
+	if (quota == GS_QUOTA_UNLIMITED)
+		return;
+	quota_kib = quota / KIB > UINT32_MAX ? UINT32_MAX : (uint32_t)(quota / KIB);
+	free_kib = used >= quota ? 0 : (uint32_t)((quota - used) / KIB > UINT32_MAX ? UINT32_MAX
+	                                                                             : (quota - used) / KIB);
+	for (uint32_t i = 0; i < n && i < NV2080_CTRL_FB_INFO_MAX_LIST_SIZE; i++) {
+		switch (list[i].index) {
+		case NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE:
+			if (list[i].data > quota_kib)
+				list[i].data = quota_kib;
+			break;
+		case NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE:
+			if (list[i].data > free_kib)
+				list[i].data = free_kib;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* After the driver answered a control, and before anything goes back to
+ * the workload: adjust the memory report, and record channel-group
+ * scheduling. Works on our copies only. */
+static void after_control(struct call *c, const struct nvos54 *top, uint32_t psize)
+{
+	struct gs_sandbox *sb = c->sb;
+
+	switch (top->cmd) {
+	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
+		if (psize >= sizeof(struct nv2080_fb_get_info_v2_params)) {
+			struct nv2080_fb_get_info_v2_params *p = (void *)sb->params;
+			virtualize_fb_list(c, p->list, p->list_size,
+			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
+		}
+		break;
+	case NV2080_CTRL_CMD_FB_GET_INFO:
+		/* The list was relocated into embedded[0] (rm_tables.c). */
+		if (psize >= sizeof(struct nv2080_fb_get_info_v1_params)) {
+			const struct nv2080_fb_get_info_v1_params *p = (const void *)sb->params;
+			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)sb->embedded[0],
+			                   p->list_size,
+			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
+		}
+		break;
+	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+		if (psize >= sizeof(struct nva06c_gpfifo_schedule_params)) {
+			const struct nva06c_gpfifo_schedule_params *p = (const void *)sb->params;
+			uint32_t before = sb->ledger.scheduled_groups;
+			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
+			note_count(c, "scheduled_channel_groups", before, sb->ledger.scheduled_groups,
+			           GS_COUNT_UNLIMITED);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 static struct answer handle_control(struct call *c)
 {
 	struct nvos54 top;
@@ -777,8 +888,10 @@ static struct answer handle_control(struct call *c)
 	}
 	top.params = psize ? (uintptr_t)c->sb->params : 0;
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK)
+	if (rc == 0 && top.status == NV_OK) {
 		note_client(c, top.h_client);
+		after_control(c, &top, psize);
+	}
 	top.params = user_params;
 	restore_embedded(c, ci, rel, true);
 	/* Our buffer holds whatever the driver copied out (or the inputs it

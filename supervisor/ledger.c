@@ -34,6 +34,8 @@ struct ledger_obj {
 	int      watch_tfd;                /* fd number the watch was added with */
 	uint8_t  kind;
 	bool     used;
+	bool     counted;    /* a live channel or channel group we count */
+	bool     scheduled;  /* channel group: last GPFIFO_SCHEDULE enabled */
 };
 
 static uint64_t key_of(uint32_t client, uint32_t handle)
@@ -212,6 +214,50 @@ static void alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX
 	l->free_alloc = idx;
 }
 
+/* Channels and channel groups are a finite hardware pool: count the live
+ * ones. Dups (ledger_dup passes RM_CLASS_OTHER) are not new channels. */
+static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
+{
+	if (delta > 0) {
+		if (o->kind == RM_CLASS_CHANNEL) {
+			if (++l->channels > l->channels_peak)
+				l->channels_peak = l->channels;
+			o->counted = true;
+		} else if (o->kind == RM_CLASS_CHANNEL_GROUP) {
+			if (++l->channel_groups > l->channel_groups_peak)
+				l->channel_groups_peak = l->channel_groups;
+			o->counted = true;
+		}
+		return;
+	}
+	if (!o->counted)
+		return;
+	if (o->kind == RM_CLASS_CHANNEL)
+		l->channels--;
+	else if (o->kind == RM_CLASS_CHANNEL_GROUP)
+		l->channel_groups--;
+	if (o->scheduled)
+		l->scheduled_groups--;
+	o->counted = o->scheduled = false;
+}
+
+void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on)
+{
+	uint32_t idx = lookup(l, h_client, h_group);
+	struct ledger_obj *o;
+
+	if (idx == NONE)
+		return;
+	o = &l->objs[idx];
+	if (o->kind != RM_CLASS_CHANNEL_GROUP || !o->counted || o->scheduled == on)
+		return;
+	o->scheduled = on;
+	if (on)
+		l->scheduled_groups++;
+	else
+		l->scheduled_groups--;
+}
+
 static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
 {
 	struct ledger_obj *p = &l->objs[parent];
@@ -263,6 +309,7 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		}
 		if (o->alloc != NONE)
 			alloc_unref(l, o->alloc, released);
+		count_object(l, o, -1);
 		if (o->watch_epfd >= 0) {
 			close(o->watch_epfd);
 			l->live_clients--;
@@ -425,6 +472,7 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	}
 	if (parent_idx != NONE)
 		link_child(l, parent_idx, idx);
+	count_object(l, &l->objs[idx], +1);
 	if (bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS) {
 		l->objs[idx].alloc = alloc_new(l, bytes, o->gpu);
 		if (l->objs[idx].alloc == NONE)
@@ -441,8 +489,10 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	enum rm_class_kind kind = src != NONE ? (enum rm_class_kind)l->objs[src].kind : RM_CLASS_OTHER;
 	int gpu = src != NONE ? l->objs[src].gpu : LEDGER_NO_GPU;
 
-	if (ledger_add(l, h_client, h_parent, handle, kind == RM_CLASS_DEVICE ? RM_CLASS_OTHER : kind,
-	               cls, gpu, 0) < 0)
+	/* A dup is another handle, not another device or hardware channel. */
+	if (kind == RM_CLASS_DEVICE || kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP)
+		kind = RM_CLASS_OTHER;
+	if (ledger_add(l, h_client, h_parent, handle, kind, cls, gpu, 0) < 0)
 		return -1;
 	/* Look src up again: ledger_add may have grown the object array. */
 	src = lookup(l, src_client, src_handle);

@@ -42,6 +42,10 @@ struct ledger {
 	uint64_t             used[GS_MAX_GPUS];
 	uint64_t             peak[GS_MAX_GPUS];
 	uint32_t             live_clients;
+	/* Live hardware channels and channel groups (dups not counted). */
+	uint32_t             channels, channel_groups;
+	uint32_t             channels_peak, channel_groups_peak;
+	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
 	bool                 watch_unsupported; /* epoll refused a file once */
 };
 
@@ -96,6 +100,9 @@ static inline uint64_t ledger_peak(const struct ledger *l, int gpu)
 {
 	return (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS) ? l->peak[gpu] : 0;
 }
+
+/* Records a GPFIFO_SCHEDULE the driver accepted on a channel group. */
+void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on);
 
 /* Highest GPU index that was ever charged, or -1. */
 int ledger_max_gpu(const struct ledger *l);

@@ -55,6 +55,11 @@ static const char usage_text[] =
 	"                     tree; SIZE is bytes or a number with a binary suffix\n"
 	"                     k, m, g or t (1g = 1073741824). A refused allocation\n"
 	"                     fails like a full GPU (NV_ERR_NO_MEMORY).\n"
+	"  --channels N       at most N live GPFIFO channels in the whole sandbox;\n"
+	"                     channels are a finite hardware pool shared by all\n"
+	"                     tenants of a GPU. The next one fails like an\n"
+	"                     exhausted pool (NV_ERR_INSUFFICIENT_RESOURCES).\n"
+	"  --channel-groups N at most N live channel groups (TSGs)\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
 	"                     plus start and summary records, to FILE\n"
 	"  --trace            print each decoded RM call to stderr\n"
@@ -78,10 +83,12 @@ static void die_usage(const char *fmt, const char *arg)
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP };
+	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
+		{ "channels", required_argument, NULL, OPT_CHANNELS },
+		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
@@ -102,6 +109,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_AUDIT:
 			o->audit_path = optarg;
+			break;
+		case OPT_CHANNELS:
+			if (gs_parse_count(optarg, &o->quota.channels) < 0)
+				die_usage("invalid --channels count '%s' (a positive number)", optarg);
+			break;
+		case OPT_GROUPS:
+			if (gs_parse_count(optarg, &o->quota.channel_groups) < 0)
+				die_usage("invalid --channel-groups count '%s' (a positive number)", optarg);
 			break;
 		case OPT_TRACE:
 			o->trace = true;

@@ -32,6 +32,9 @@ FAKE_VIDMEM=16g
 QUOTA_ARG=1g
 MIB=$((1 << 20))
 QUOTA=$((1024 * MIB))
+# Channel quotas passed to every sandboxed run (the fake's pool is 64).
+CHANNELS=8
+CHANNEL_GROUPS=4
 SKIP_RC=125
 
 if [ -n "${GS_ADV_KEEP:-}" ]; then
@@ -62,11 +65,15 @@ TESTS=(
 	"odd_size|sandbox|odd_size"
 	"compat_i386|sandbox|compat_i386"
 	"kill_super|sandbox|kill_super"
+	"channels|sandbox|channels"
+	"fb_report|sandbox|fb_report"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
 	"baseline-race_size:proc|bare|race_size proc"
 	"baseline-static_raw|bare|static_raw"
+	"baseline-channels|bare|channels"
+	"baseline-fb_report|bare|fb_report"
 )
 
 passed=0
@@ -127,6 +134,11 @@ check_driver_within() {
 			return 1
 		fi
 	done
+	v=$(awk '$1 ~ /^gpu[0-9]+\.channels_peak$/ { s += $2 } END { print s + 0 }' "$d/stats")
+	[ "$v" -le "$CHANNELS" ] || { why="driver channels_peak $v > --channels $CHANNELS"; return 1; }
+	v=$(awk '$1 ~ /^gpu[0-9]+\.channel_groups_peak$/ { s += $2 } END { print s + 0 }' "$d/stats")
+	[ "$v" -le "$CHANNEL_GROUPS" ] ||
+		{ why="driver channel_groups_peak $v > --channel-groups $CHANNEL_GROUPS"; return 1; }
 	return 0
 }
 
@@ -142,7 +154,8 @@ run_case() {
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
-			"$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" -- \
+			"$GPUSANDBOX" --mem "$QUOTA_ARG" --channels "$CHANNELS" \
+			--channel-groups "$CHANNEL_GROUPS" --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -240,6 +253,26 @@ check_positive() {
 		ge "$r1" 1 && ge "$nomem" 1 || { why="not exercised: round1_ok=$r1 nomem=$nomem"; return 1; }
 		[ "$r2" = "$r1" ] ||
 			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
+	channels)
+		local g c a r
+		g=$(val_of "$d" groups_ok); c=$(val_of "$d" ch_ok); a=$(val_of "$d" ch_after_free)
+		r=$(val_of "$d" race_refused)
+		[ "$g" = "$CHANNEL_GROUPS" ] && [ "$c" = "$CHANNELS" ] && [ "$a" = "$CHANNELS" ] &&
+			[ "$(val_of "$d" groups_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" channels_stop)" = INSUFFICIENT_RESOURCES ] && ge "$r" 1 ||
+			{ why="groups_ok=$g ch_ok=$c ch_after_free=$a race_refused=$r stops=$(val_of "$d" groups_stop)/$(val_of "$d" channels_stop)"; return 1; }
+		grep -q '"reason":"channel quota exceeded"' "$d/audit.jsonl" ||
+			{ why="no audit record names the channel refusal"; return 1; }
+		return 0 ;;
+	fb_report)
+		local kib=$((QUOTA / 1024)) k
+		for k in v2_total v2_heap v1_total after_total; do
+			[ "$(val_of "$d" $k)" = "$kib" ] || { why="$k=$(val_of "$d" $k), want $kib"; return 1; }
+		done
+		[ "$(val_of "$d" v2_free)" -le "$kib" ] && [ "$(val_of "$d" v1_free)" -le "$kib" ] &&
+			[ "$(val_of "$d" after_free)" -le $((kib - 262144)) ] ||
+			{ why="free v2=$(val_of "$d" v2_free) v1=$(val_of "$d" v1_free) after=$(val_of "$d" after_free)"; return 1; }
+		return 0 ;;
 	odd_size)
 		[ "$(val_of "$d" nv_errno)" = EINVAL ] && [ "$(val_of "$d" null_errno)" = ENOTTY ] &&
 			[ "$(val_of "$d" uvm_rc)" = 0 ] && [ "$(val_of "$d" os_desc_status)" = 0x56 ] &&
@@ -309,6 +342,18 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		fail "$name" "timed out after ${TIMEOUT}s"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-channels ]; then
+		v=$(stat_of "$dir" gpu0.channels_peak)
+		[ -n "$v" ] && [ "$v" -gt "$CHANNELS" ] && pass "$name" ||
+			fail "$name" "without gpusandbox the driver's channel peak is only ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then
+		v=$(val_of "$dir" v2_total)
+		[ -n "$v" ] && [ "$v" -gt $((QUOTA / 1024)) ] && pass "$name" ||
+			fail "$name" "without gpusandbox the reported total is only ${v:-?} KiB: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ]; then

@@ -26,7 +26,7 @@ static uint32_t kib(uint64_t bytes)
 	return (uint32_t)(bytes / FAKE_KIB);
 }
 
-static void fill_fb_info(int gpu, struct nv2080_fb_info *list, uint32_t n)
+static void fill_fb_info(int gpu, struct nv2080_fb_info_entry *list, uint32_t n)
 {
 	const struct gpu_acct *g = &fake_st.gpu[gpu];
 	for (uint32_t i = 0; i < n; i++) {
@@ -91,7 +91,7 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 
 	switch (ctl->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2: {
-		struct nv2080_fb_get_info_v2 *p = params;
+		struct nv2080_fb_get_info_v2_params *p = params;
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
 		if (ctl->params_size != sizeof(*p) || p->list_size > NV2080_CTRL_FB_INFO_MAX_LIST_SIZE)
@@ -101,8 +101,8 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		return NV_OK;
 	}
 	case NV2080_CTRL_CMD_FB_GET_INFO: {
-		struct nv2080_fb_get_info_v1 *p = params;
-		struct nv2080_fb_info list[NV2080_CTRL_FB_INFO_MAX_LIST_SIZE];
+		struct nv2080_fb_get_info_v1_params *p = params;
+		struct nv2080_fb_info_entry list[NV2080_CTRL_FB_INFO_MAX_LIST_SIZE];
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
 		if (ctl->params_size != sizeof(*p) || p->list_size > NV2080_CTRL_FB_INFO_MAX_LIST_SIZE)

@@ -74,32 +74,7 @@
 /* ---- controls ----------------------------------------------------------- */
 #define NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS 0x2080110bu
 
-/* FB_GET_INFO_V2: flat list of {index, data} pairs, data in KiB. */
-#define NV2080_CTRL_FB_INFO_MAX_LIST_SIZE     128u
-struct nv2080_fb_info {
-	uint32_t index;
-	uint32_t data;
-};
-struct nv2080_fb_get_info_v2 {
-	uint32_t              list_size;
-	struct nv2080_fb_info list[NV2080_CTRL_FB_INFO_MAX_LIST_SIZE];
-};
-_Static_assert(sizeof(struct nv2080_fb_get_info_v2) == 1028, "FB_GET_INFO_V2 size");
-
-/* FB_GET_INFO (V1): the list lives behind a pointer in the caller. */
-struct nv2080_fb_get_info_v1 {
-	uint32_t list_size;
-	uint32_t pad;
-	uint64_t list;
-};
-_Static_assert(sizeof(struct nv2080_fb_get_info_v1) == 16, "FB_GET_INFO size");
-
-#define NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE           0x07u
-#define NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE     0x08u
-#define NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE          0x09u
-#define NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE 0x0Au
-#define NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE          0x16u
-#define NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE    0x20u
+/* FB_GET_INFO (V1, V2) and its indices: include/nvrm_abi.h. */
 
 /* FIFO_DISABLE_CHANNELS (536 bytes). */
 #define NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES 64u

@@ -290,7 +290,7 @@ int main(void)
 	      "client alloc through a read-only 'z' word (0x80307A2B)");
 
 	/* Controls. */
-	struct nv2080_fb_get_info_v2 fb;
+	struct nv2080_fb_get_info_v2_params fb;
 	memset(&fb, 0, sizeof(fb));
 	fb.list_size = 3;
 	fb.list[0].index = NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE;
@@ -299,9 +299,9 @@ int main(void)
 	check(control(fd, hc, hsub, NV2080_CTRL_CMD_FB_GET_INFO_V2, 0, &fb, sizeof(fb)) == NV_OK &&
 	      fb.list[0].data == EXPECT_VIDMEM / 1024 && fb.list[2].data == EXPECT_VIDMEM / 1024 &&
 	      fb.list[1].data == (EXPECT_VIDMEM - GIB) / 1024, "FB_GET_INFO_V2: total and free in KiB");
-	struct nv2080_fb_info l1[2] = { { NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE, 0 },
+	struct nv2080_fb_info_entry l1[2] = { { NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE, 0 },
 					 { NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE, 0 } };
-	struct nv2080_fb_get_info_v1 v1 = { .list_size = 2, .list = (uintptr_t)l1 };
+	struct nv2080_fb_get_info_v1_params v1 = { .list_size = 2, .list = (uintptr_t)l1 };
 	check(control(fd, hc, hsub, NV2080_CTRL_CMD_FB_GET_INFO, 0, &v1, sizeof(v1)) == NV_OK &&
 	      l1[0].data == EXPECT_VIDMEM / 1024 && l1[1].data == (EXPECT_VIDMEM - GIB) / 1024,
 	      "FB_GET_INFO (V1) fills the list behind its pointer");
