@@ -9,7 +9,7 @@
  *  3. free group 0, the parent: its 8 channels go with it, so 8 more fit
  *     under group 1;
  *  4. race: at the limit, a second thread flips the top-level hClass
- *     between a harmless class (NV01_EVENT-free sysmem 0x3e) and a channel,
+ *     between a harmless class (sysmem 0x3e) and a channel,
  *     and hObjectParent between the device and a group, while this thread
  *     allocates. The driver's own channel count must never pass 8.
  * Prints groups_ok= ch_ok= ch_after_free= race_ok= race_refused= SUMMARY.
@@ -83,9 +83,14 @@ int main(void)
 	ch_after = fill(&s, H_GROUP0 + 1, H_CHAN0 + MAX_TRIES, HOPPER_CHANNEL_GPFIFO_A, chan_params, &t,
 	                &last);
 
-	/* Phase 4: the same struct, rewritten under the trapped call. */
+	/* Phase 4: the same struct, rewritten under the trapped call. It
+	 * starts as the harmless class: a client class (0) would be continued
+	 * rather than performed, which is the open gap SECURITY.md describes,
+	 * not what this test is about. */
 	race_device = s.device;
 	race_group = H_GROUP0 + 2;
+	race_call.h_class = NV01_MEMORY_SYSTEM;
+	race_call.h_object_parent = race_device;
 	pthread_create(&th, NULL, flipper, NULL);
 	for (int i = 0; i < RACE_TRIES; i++) {
 		race_call.h_root = s.client;
