@@ -190,6 +190,31 @@ static bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 	return strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
 }
 
+#define NVIDIA_CTL_MINOR 255u
+#define NVIDIA_CTL_NAME "nvidiactl"
+
+/* The control node (/dev/nvidiactl): RM clients live on its open files. */
+static bool fd_is_control_file(int fd)
+{
+	struct stat st;
+	char link[PATH_BUF], path[PATH_BUF];
+	const char *base;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == NVIDIA_MAJOR)
+		return minor(st.st_rdev) == NVIDIA_CTL_MINOR;
+	/* A stand-in (FUSE, CUSE) is known by its name. */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	base = strrchr(path, '/');
+	return strcmp(base ? base + 1 : path, NVIDIA_CTL_NAME) == 0;
+}
+
 /* ---- GPU nodes for device allocations ----------------------------------- */
 
 #define MAX_BORROWED_GPU_FDS 64
@@ -473,7 +498,28 @@ static struct answer handle_alloc(struct call *c)
 			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
 			                          GS_VERDICT_REFUSE,
 			                          "client allocation through XFER cannot be continued safely");
+		/* What the kernel copies after our answer may be rewritten into
+		 * another RM_ALLOC. It can only succeed under a client that
+		 * lives on this same control file (RM's strict client
+		 * validation). So a client is continued only on a control file
+		 * that has none, live or being created: then a rewritten call
+		 * has no client to allocate under. CUDA opens a control file
+		 * per client, so it never meets this rule. */
+		if (!fd_is_control_file(c->dup))
+			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
+			                          GS_VERDICT_REFUSE,
+			                          "client allocation outside the control file");
 		gs_sandbox_reconcile(sb);
+		int f = ledger_file_of(&sb->ledger, c->dup);
+		if (f < 0)
+			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
+			                          GS_VERDICT_REFUSE,
+			                          "cannot identify the open file (kcmp, epoll)");
+		if (sb->ledger.files[f].has_client)
+			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
+			                          GS_VERDICT_REFUSE,
+			                          "one client per open control file: open /dev/nvidiactl again");
+		sb->ledger.files[f].has_client = true;
 		return answer_continue();
 	}
 
@@ -677,8 +723,15 @@ static struct answer handle_free(struct call *c)
 	/* We free exactly the handle in our copy, so the ledger releases what
 	 * the driver released even if the workload rewrites the struct. */
 	int rc = exec_escape(c, NV_ESC_RM_FREE, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK)
+	if (rc == 0 && top.status == NV_OK) {
 		ledger_free(&c->sb->ledger, top.h_root, top.h_object_old, released);
+		/* The file's client is gone: it may host a new one. */
+		if (top.h_object_old == top.h_root) {
+			int f = ledger_file_of(&c->sb->ledger, c->dup);
+			if (f >= 0)
+				c->sb->ledger.files[f].has_client = false;
+		}
+	}
 	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
@@ -1038,6 +1091,44 @@ static struct answer handle_flat(struct call *c)
 	return answer_value(rc);
 }
 
+/* ---- REGISTER_FD ---------------------------------------------------------- */
+
+struct nv_ioctl_register_fd {
+	int32_t ctl_fd;
+};
+_Static_assert(sizeof(struct nv_ioctl_register_fd) == 4, "REGISTER_FD size");
+
+/* Both fds are resolved once, into our own table: the call's file (our
+ * dup) and the control file it names (another dup), so another thread's
+ * dup2() cannot swap either after we looked. A control file may not be
+ * linked to another: it would then reach that file's clients. */
+static struct answer handle_register_fd(struct call *c)
+{
+	struct nv_ioctl_register_fd top;
+	int ctl;
+
+	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
+		return answer_errno(EFAULT);
+	if (!notif_still_valid(c->sb))
+		return answer_none();
+	c->d.call = "REGISTER_FD";
+	if (fd_is_control_file(c->dup)) {
+		c->d.verdict = GS_VERDICT_REFUSE;
+		c->d.reason = "a control file may not be linked to another";
+		c->d.errnum = EINVAL;
+		c->audit = true;
+		return answer_errno(EINVAL);
+	}
+	ctl = dup_workload_fd(c->sb, c->tid, top.ctl_fd);
+	if (ctl < 0)
+		return answer_errno(EBADF);
+	struct nv_ioctl_register_fd ours = { .ctl_fd = ctl };
+	int rc = exec_escape(c, NV_ESC_REGISTER_FD, sizeof(ours), &ours);
+	close(ctl);
+	c->d.verdict = GS_VERDICT_ALLOW;
+	return answer_value(rc);
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 static struct answer dispatch(struct call *c, const struct rm_escape *e)
@@ -1051,6 +1142,7 @@ static struct answer dispatch(struct call *c, const struct rm_escape *e)
 	case RM_ACT_EXEC_DUP:          return handle_dup(c);
 	case RM_ACT_EXEC_VID_HEAP:     return handle_vid_heap(c);
 	case RM_ACT_EXEC_FLAT:         return handle_flat(c);
+	case RM_ACT_EXEC_REGISTER_FD:  return handle_register_fd(c);
 	case RM_ACT_CONTINUE:
 	case RM_ACT_XFER:
 	case RM_ACT_REFUSE:

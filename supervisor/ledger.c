@@ -66,6 +66,9 @@ int ledger_init(struct ledger *l)
 
 void ledger_fini(struct ledger *l)
 {
+	for (uint32_t i = 0; i < l->n_files; i++)
+		close(l->files[i].epfd);
+	free(l->files);
 	for (uint32_t i = 0; i < l->n_objs; i++)
 		if (l->objs[i].used && l->objs[i].watch_epfd >= 0)
 			close(l->objs[i].watch_epfd);
@@ -372,14 +375,13 @@ static bool watch_alive(int epfd)
 /* Is fd's open file the one the client's watch was registered on?
  * kcmp(KCMP_EPOLL_TFD) compares without holding anything: 1 yes, 0 no
  * (a different file, or the watched one is gone), -1 cannot tell. */
-static int watch_is_file(const struct ledger_obj *o, int fd)
+static int watch_is_file_at(int epfd, int tfd, int fd)
 {
-	struct kcmp_epoll_slot slot = { .efd = (uint32_t)o->watch_epfd,
-	                                .tfd = (uint32_t)o->watch_tfd, .toff = 0 };
+	struct kcmp_epoll_slot slot = { .efd = (uint32_t)epfd, .tfd = (uint32_t)tfd, .toff = 0 };
 	pid_t self = getpid();
 	long rc;
 
-	if (o->watch_epfd < 0 || o->watch_tfd < 0)
+	if (epfd < 0 || tfd < 0)
 		return -1;
 	rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, fd, (unsigned long)&slot);
 	if (rc == 0)
@@ -387,6 +389,50 @@ static int watch_is_file(const struct ledger_obj *o, int fd)
 	if (rc > 0 || errno == ENOENT)
 		return 0;
 	return -1;
+}
+
+static int watch_is_file(const struct ledger_obj *o, int fd)
+{
+	return watch_is_file_at(o->watch_epfd, o->watch_tfd, fd);
+}
+
+int ledger_file_of(struct ledger *l, int fd)
+{
+	uint32_t i = 0;
+
+	/* Drop files that were released; find this one. */
+	while (i < l->n_files) {
+		struct ledger_file *f = &l->files[i];
+		int same = watch_is_file_at(f->epfd, f->tfd, fd);
+		if (same == 1)
+			return (int)i;
+		if (same < 0)
+			return -1; /* kcmp unavailable: cannot tell files apart */
+		if (!watch_alive(f->epfd)) {
+			close(f->epfd);
+			l->files[i] = l->files[--l->n_files];
+			continue;
+		}
+		i++;
+	}
+	if (l->n_files == l->cap_files) {
+		uint32_t cap = l->cap_files ? l->cap_files * 2 : INITIAL_OBJS;
+		struct ledger_file *n = realloc(l->files, sizeof(*n) * cap);
+		if (!n)
+			return -1;
+		l->files = n;
+		l->cap_files = cap;
+	}
+	int epfd = watch_file(l, fd);
+	if (epfd < 0)
+		return -1;
+	l->files[l->n_files] = (struct ledger_file){ .epfd = epfd, .tfd = fd, .has_client = false };
+	/* A new file proves kcmp works only once compared: check now. */
+	if (watch_is_file_at(epfd, fd, fd) != 1) {
+		close(epfd);
+		return -1;
+	}
+	return (int)l->n_files++;
 }
 
 /* ---- public API ----------------------------------------------------------- */

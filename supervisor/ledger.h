@@ -30,6 +30,13 @@
 struct ledger_obj;
 struct ledger_alloc;
 
+/* An open control file of the workload, known by a release watch. */
+struct ledger_file {
+	int  epfd;       /* epoll set holding the file (no reference) */
+	int  tfd;        /* fd number it was added with */
+	bool has_client; /* a client lives, or is being created, on it */
+};
+
 struct ledger {
 	struct ledger_obj   *objs;
 	uint32_t             n_objs, cap_objs;
@@ -47,6 +54,8 @@ struct ledger {
 	uint32_t             channels_peak, channel_groups_peak;
 	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
 	bool                 watch_unsupported; /* epoll refused a file once */
+	struct ledger_file  *files;
+	uint32_t             n_files, cap_files;
 };
 
 int  ledger_init(struct ledger *l);
@@ -100,6 +109,11 @@ static inline uint64_t ledger_peak(const struct ledger *l, int gpu)
 {
 	return (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS) ? l->peak[gpu] : 0;
 }
+
+/* The workload's control file behind fd: its index in l->files, created
+ * (with a release watch) if new, after dropping released ones. Returns -1
+ * if the file cannot be identified (no kcmp or no epoll on it). */
+int ledger_file_of(struct ledger *l, int fd);
 
 /* Records a GPFIFO_SCHEDULE the driver accepted on a channel group. */
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on);

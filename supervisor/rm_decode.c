@@ -51,7 +51,10 @@ static const struct rm_escape escapes[] = {
 	 * creates RM objects. Sizes vary (CARD_INFO, ATTACH_GPUS_TO_FD), so
 	 * size 0 means "any". */
 	{ NV_ESC_CARD_INFO, "CARD_INFO", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_REGISTER_FD, "REGISTER_FD", 0, 0, RM_ACT_CONTINUE, true },
+	/* Links a file to a control file's clients. Performed by us: a control
+	 * file must not borrow another one's clients (see the one-client-per-
+	 * file rule in executor.c), and both fds must be resolved only once. */
+	{ NV_ESC_REGISTER_FD, "REGISTER_FD", 4, 0, RM_ACT_EXEC_REGISTER_FD, false },
 	{ NV_ESC_ALLOC_OS_EVENT, "ALLOC_OS_EVENT", 0, 0, RM_ACT_CONTINUE, true },
 	{ NV_ESC_FREE_OS_EVENT, "FREE_OS_EVENT", 0, 0, RM_ACT_CONTINUE, true },
 	{ NV_ESC_STATUS_CODE, "STATUS_CODE", 0, 0, RM_ACT_CONTINUE, false },
@@ -81,7 +84,8 @@ static bool worth_trapping(const struct rm_escape *e)
 	if (e->action == RM_ACT_REFUSE)
 		return false;
 	/* OS-level escapes (0xC8..0xDA) never touch RM objects; only XFER can
-	 * smuggle an RM call and must be looked at. */
+	 * smuggle an RM call and REGISTER_FD can link files' clients, so only
+	 * those two must be looked at. */
 	if (e->nr >= NV_ESC_CARD_INFO && e->action == RM_ACT_CONTINUE)
 		return false;
 	/* RM CONTINUE escapes are not trapped: deciding CONTINUE needs no

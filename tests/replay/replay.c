@@ -344,6 +344,24 @@ static uint64_t lookup_size(nv_handle_t h)
 
 /* ---- replay ------------------------------------------------------------- */
 
+/* CUDA opens a control file per client (the traces show CHECK_VERSION_STR,
+ * SYS_PARAMS and CARD_INFO before each client allocation), and gpusandbox
+ * allows one client per control file. The replay does the same: each
+ * client gets its own fd, and its calls go there. */
+static struct {
+	nv_handle_t client;
+	int         fd;
+} client_fds[RP_MAX_CLIENTS];
+static unsigned n_client_fds;
+
+static int fd_for(nv_handle_t rclient, int fallback)
+{
+	for (unsigned i = 0; i < n_client_fds; i++)
+		if (client_fds[i].client == rclient)
+			return client_fds[i].fd;
+	return fallback;
+}
+
 static void do_alloc(int ctl, int gpu_fd, const struct op *o)
 {
 	static uint8_t params[RP_PARAMS_BUF];
@@ -351,15 +369,20 @@ static void do_alloc(int ctl, int gpu_fd, const struct op *o)
 	struct nv_memory_allocation_params *mp = (void *)params;
 	struct obj *parent = NULL, rec;
 	rmc_status_t s;
-	int fd = o->on_gpu_fd && gpu_fd >= 0 ? gpu_fd : ctl;
+	int fd;
 
 	if (is_client_class(o->cls_or_cmd) && o->a == 0) {
-		s = rmc_alloc_client(ctl, NULL, &rclient);
-		if (s == NV_OK && n_pending < RP_MAX_CLIENTS) {
+		int cfd = rmc_open_ctl();
+		s = cfd < 0 ? RMC_SYSERR(-cfd) : rmc_alloc_client(cfd, NULL, &rclient);
+		if (s == NV_OK && n_pending < RP_MAX_CLIENTS && n_client_fds < RP_MAX_CLIENTS) {
 			pending[n_pending++] = rclient;
+			client_fds[n_client_fds].client = rclient;
+			client_fds[n_client_fds++].fd = cfd;
 			st.allocs_ok++;
 		} else {
 			st.allocs_failed++;
+			if (cfd >= 0)
+				close(cfd);
 		}
 		return;
 	}
@@ -367,6 +390,7 @@ static void do_alloc(int ctl, int gpu_fd, const struct op *o)
 		st.allocs_skipped++;
 		return;
 	}
+	fd = o->on_gpu_fd && gpu_fd >= 0 ? gpu_fd : fd_for(rclient, ctl);
 	if (o->b != o->a) {
 		parent = find_obj(o->a, o->b);
 		if (parent && parent->missing) {
@@ -451,7 +475,7 @@ static void do_free(int ctl, const struct op *o)
 	}
 	if (o->c == o->a) {
 		/* Freeing the client frees everything it owns. */
-		s = rmc_free(ctl, NULL, rclient, rclient, rclient);
+		s = rmc_free(fd_for(rclient, ctl), NULL, rclient, rclient, rclient);
 		if (s == NV_OK)
 			st.frees_ok++;
 		else
@@ -470,7 +494,7 @@ static void do_free(int ctl, const struct op *o)
 		drop_subtree(o->a, o->c);
 		return;
 	}
-	s = rmc_free(ctl, NULL, rclient, xlate(o->b, o->a, rclient), o->c);
+	s = rmc_free(fd_for(rclient, ctl), NULL, rclient, xlate(o->b, o->a, rclient), o->c);
 	if (s == NV_OK)
 		st.frees_ok++;
 	else
@@ -497,7 +521,7 @@ static void do_control(int ctl, const struct op *o)
 		return;
 	}
 	memset(params, 0, o->psz);
-	s = rmc_control(ctl, NULL, rclient, xlate(o->b, o->a, rclient), o->cls_or_cmd,
+	s = rmc_control(fd_for(rclient, ctl), NULL, rclient, xlate(o->b, o->a, rclient), o->cls_or_cmd,
 			o->psz ? params : NULL, o->psz);
 	if (s == NV_OK)
 		st.controls_ok++;

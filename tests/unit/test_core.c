@@ -252,6 +252,33 @@ static void test_ledger_bind_client(void)
 	ledger_fini(&l);
 }
 
+static void test_ledger_files(void)
+{
+	struct ledger l;
+	int a[2], b[2], a2;
+
+	/* Files are told apart by the open file, not by the fd number. */
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	a2 = dup(a[0]);
+	CHECK(ledger_init(&l) == 0);
+	int fa = ledger_file_of(&l, a[0]);
+	CHECK(fa == 0);
+	CHECK(ledger_file_of(&l, a2) == fa);
+	int fb = ledger_file_of(&l, b[0]);
+	CHECK(fb == 1 && l.n_files == 2);
+	l.files[fa].has_client = true;
+	CHECK(ledger_file_of(&l, a2) == fa && l.files[fa].has_client);
+	/* A released file's record goes; a new file does not inherit it. */
+	close(a[0]);
+	close(a2);
+	fb = ledger_file_of(&l, b[0]);
+	CHECK(l.n_files == 1 && fb == 0 && !l.files[fb].has_client);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -262,5 +289,6 @@ int main(void)
 	test_ledger_many();
 	test_ledger_release_watch();
 	test_ledger_bind_client();
+	test_ledger_files();
 	return check_summary();
 }
