@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_common.c - the executor's shared helpers: the workload's memory and
+ * fds, performing a call through our dup, and answering the way the
+ * driver does. See executor.c for the rule they serve.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "builtin.h"
+#include "quota.h"
+#include "rm_decode.h"
+#include "rm_tables.h"
+#include "sandbox.h"
+#include "exec_int.h"
+
+/* ---- memory of the workload ---------------------------------------------- */
+
+int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	if (len == 0)
+		return 0;
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* Two regions in one call: the nested params and the top-level struct go
+ * back together, saving a syscall on the hot path. */
+int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
+                      const void *b2, size_t l2)
+{
+	struct iovec local[2] = { { (void *)b1, l1 }, { (void *)b2, l2 } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)a1, l1 }, { (void *)(uintptr_t)a2, l2 } };
+
+	if (l1 == 0)
+		return process_vm_writev(tid, &local[1], 1, &remote[1], 1, 0) == (ssize_t)l2 ? 0 : -1;
+	return process_vm_writev(tid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2) ? 0 : -1;
+}
+
+int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	if (len == 0)
+		return 0;
+	return process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* The trapped task might have died and its tid been reused between the
+ * receive and our reads; the kernel's ID_VALID check proves the memory we
+ * read belonged to the task that is still waiting for our answer. */
+bool notif_still_valid(struct gs_sandbox *sb)
+{
+	return ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &sb->req->id) == 0;
+}
+
+/* ---- the workload's fd --------------------------------------------------- */
+
+static int pidfd_for(struct gs_sandbox *sb, pid_t tid, bool fresh)
+{
+	struct gs_pidfd_slot *s = &sb->pidfds[(unsigned)tid % GS_PIDFD_CACHE];
+
+	if (!fresh && s->tid == tid && s->pidfd >= 0)
+		return s->pidfd;
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->tid = tid;
+	/* A thread pidfd (Linux 6.9+) works for any thread; older kernels
+	 * accept only a thread-group leader. */
+	s->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (s->pidfd < 0 && errno == EINVAL)
+		s->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+	return s->pidfd;
+}
+
+/* A cached pidfd is safe: it names one task. If that task died and the tid
+ * went to a new one, pidfd_getfd fails and we open a fresh pidfd; if it
+ * succeeds, the old task is alive, so it is the trapped one (live tids are
+ * unique). */
+int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int pidfd = pidfd_for(sb, tid, attempt > 0);
+		if (pidfd < 0)
+			return -1;
+		int fd = (int)syscall(SYS_pidfd_getfd, pidfd, wfd, 0);
+		if (fd >= 0)
+			return fd;
+		if (errno != ESRCH && errno != EBADF)
+			return -1;
+	}
+	return -1;
+}
+
+/* Does the fd lead to the NVIDIA driver (or a stand-in for it)? The answer
+ * comes from what the file is, not from its path, except to recognise a
+ * driver served under /dev/nvidia* with another major (a CUSE stand-in).
+ * Regular files count as candidates: a FUSE stand-in at /dev/nvidiactl is a
+ * regular file, and decoding a look-alike ioctl there costs nothing unsafe.
+ * The real driver lives only on major 195 and the uvm major, so no other
+ * character device can reach it. The uvm device is not an RM file. */
+bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
+{
+	struct stat st;
+	char link[PATH_BUF], path[PATH_BUF];
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return true; /* fail closed: decode it */
+	if (S_ISREG(st.st_mode))
+		return true;
+	if (!S_ISCHR(st.st_mode))
+		return false;
+	/* nvidia-uvm never handles RM escapes: its ioctls are its own. */
+	if (sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
+		return false;
+	if (major(st.st_rdev) == NVIDIA_MAJOR)
+		return true;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	return strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
+}
+
+#define NVIDIA_CTL_MINOR 255u
+#define NVIDIA_CTL_NAME "nvidiactl"
+
+/* The control node (/dev/nvidiactl): RM clients live on its open files. */
+bool fd_is_control_file(int fd)
+{
+	struct stat st;
+	char link[PATH_BUF], path[PATH_BUF];
+	const char *base;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == NVIDIA_MAJOR)
+		return minor(st.st_rdev) == NVIDIA_CTL_MINOR;
+	/* A stand-in (FUSE, CUSE) is known by its name. */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	base = strrchr(path, '/');
+	return strcmp(base ? base + 1 : path, NVIDIA_CTL_NAME) == 0;
+}
+
+/* ---- GPU nodes for device allocations ----------------------------------- */
+
+
+/* True for /dev/nvidia<N>, the per-GPU nodes. */
+static bool is_gpu_node_path(const char *p)
+{
+	size_t plen = strlen(NVIDIA_PATH_PREFIX);
+
+	if (strncmp(p, NVIDIA_PATH_PREFIX, plen) != 0 || !p[plen])
+		return false;
+	for (p += plen; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* The driver allows an NV01_DEVICE_0 allocation only to a process that
+ * holds an open node of that GPU (nv_is_gpu_accessible scans the caller's
+ * fd table). When the supervisor performs the call, it borrows dups of the
+ * workload's own GPU nodes for the duration of the call: the driver then
+ * grants exactly what the workload itself is entitled to, no more, and
+ * nothing is held after the call. */
+void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b)
+{
+	char dir[PATH_BUF], link[PATH_BUF], path[PATH_BUF];
+	struct dirent *de;
+	DIR *d;
+
+	b->n = 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)c->tid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && b->n < MAX_BORROWED_GPU_FDS) {
+		int wfd = atoi(de->d_name);
+		ssize_t n;
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)c->tid, wfd);
+		n = readlink(link, path, sizeof(path) - 1);
+		if (n <= 0)
+			continue;
+		path[n] = '\0';
+		if (!is_gpu_node_path(path))
+			continue;
+		int fd = dup_workload_fd(c->sb, c->tid, wfd);
+		if (fd >= 0)
+			b->fd[b->n++] = fd;
+	}
+	closedir(d);
+}
+
+void return_gpu_nodes(struct borrowed_fds *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		close(b->fd[i]);
+	b->n = 0;
+}
+
+/* ---- issuing calls ourselves --------------------------------------------- */
+
+/* Performs an escape on our dup with a canonical request word (the driver
+ * ignores direction and type bits, and FUSE stand-ins need them right).
+ * Parameter blocks too big for the 14-bit size field go through XFER. */
+int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
+{
+	int rc;
+
+	if (size <= NV_IOC_MAX_DIRECT_SIZE) {
+		rc = ioctl(c->dup, NV_IOC_WORD(nr, size), buf);
+	} else {
+		struct nv_ioctl_xfer x = { .cmd = nr, .size = size, .ptr = (uintptr_t)buf };
+		rc = ioctl(c->dup, NV_IOC_WORD(NV_ESC_IOCTL_XFER_CMD, sizeof(x)), &x);
+	}
+	return rc < 0 ? -errno : 0;
+}
+
+/* Frees an object we just created when the driver granted more than the
+ * quota allows (rounding beyond our pre-check). */
+void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj)
+{
+	struct nvos00 f = { .h_root = client, .h_object_parent = parent, .h_object_old = obj };
+	(void)exec_escape(c, NV_ESC_RM_FREE, sizeof(f), &f);
+}
+
+/* Records the client after the driver accepted a call on it through this
+ * file: with RM's default strict validation that proves the client lives
+ * on this open file, which the ledger then watches for release. */
+int note_client(const struct call *c, nv_handle_t h_client)
+{
+	return ledger_note_client(&c->sb->ledger, h_client, c->dup) < 0 ? -1 : 0;
+}
+
+/* Before charging video memory under a client: bind the ledger's entry to
+ * this open file, reaping a stale entry left by a dead file whose handle
+ * the driver has since given to a new client (ledger_bind_client). */
+int bind_client_for_charge(struct call *c, nv_handle_t h_client)
+{
+	uint64_t released[GS_MAX_GPUS] = { 0 };
+	uint64_t before[GS_MAX_GPUS];
+	int rc;
+
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (released[g] && c->sb->trace)
+			fprintf(c->sb->trace, "[gpusandbox] released %llu bytes on gpu%u: stale client 0x%x\n",
+			        (unsigned long long)released[g], g, h_client);
+	return rc;
+}
+
+/* ---- answering ----------------------------------------------------------- */
+
+struct answer answer_value(int rc)
+{
+	struct answer a = { ANSWER_VALUE, 0, 0 };
+	if (rc < 0)
+		a.error = -rc;
+	return a;
+}
+
+struct answer answer_errno(int e)
+{
+	struct answer a = { ANSWER_VALUE, 0, e };
+	return a;
+}
+
+struct answer answer_continue(void)
+{
+	struct answer a = { ANSWER_CONTINUE, 0, 0 };
+	return a;
+}
+
+struct answer answer_none(void)
+{
+	struct answer a = { ANSWER_NONE, 0, 0 };
+	return a;
+}
+
+/* Refuses the call the way the driver fails: the RM status in the struct
+ * and a return value of 0, so CUDA sees an ordinary RM error. The top-level
+ * struct is written back whole (the driver copies it out even on error). */
+struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
+                                        nv_status_t st, enum gs_verdict v, const char *why)
+{
+	memcpy((uint8_t *)top + status_off, &st, sizeof(st));
+	if (mem_write(c->tid, c->argp, top, c->size) < 0)
+		return answer_errno(EFAULT);
+	c->d.verdict = v;
+	c->d.has_status = true;
+	c->d.status = st;
+	c->d.reason = why;
+	c->audit = true;
+	return answer_value(0);
+}
+
+/* The driver copies the top-level struct (and, on success, the nested
+ * params) back whatever happened; the answer mirrors that. */
+struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *nested,
+                                     size_t nested_len, const void *top, size_t top_len, int rc,
+                                     nv_status_t st)
+{
+	if (mem_write2(c->tid, nested_addr, nested, nested_len, c->argp, top, top_len) < 0 && rc == 0)
+		rc = -EFAULT;
+	c->d.verdict = GS_VERDICT_ALLOW;
+	c->d.has_status = true;
+	c->d.status = st;
+	if (rc < 0)
+		c->d.errnum = -rc;
+	return answer_value(rc);
+}
+
+/* ---- quota --------------------------------------------------------------- */
+
+uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return v > UINT64_MAX - (to - 1) ? UINT64_MAX : (v + to - 1) / to * to;
+}
+
+/* Would charging bytes on gpu exceed the quota? Before saying yes, release
+ * clients whose file was closed: a workload that closed its fd really got
+ * its memory back from the driver. */
+bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes)
+{
+	uint64_t q = sb->quota.mem_per_gpu;
+
+	if (q == GS_QUOTA_UNLIMITED)
+		return false;
+	if (bytes <= q && ledger_used(&sb->ledger, gpu) <= q - bytes)
+		return false;
+	gs_sandbox_reconcile(sb);
+	return !(bytes <= q && ledger_used(&sb->ledger, gpu) <= q - bytes);
+}
+
+void note_usage(struct call *c, int gpu, uint64_t before)
+{
+	c->d.gpu = gpu;
+	c->d.has_usage = true;
+	c->d.usage_before = before;
+	c->d.usage_after = ledger_used(&c->sb->ledger, gpu);
+	c->d.quota = c->sb->quota.mem_per_gpu;
+}
+
+/* Counted resources (channels, channel groups) in the decision record. */
+void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
+                       uint32_t limit)
+{
+	c->d.resource = resource;
+	c->d.has_usage = true;
+	c->d.usage_before = before;
+	c->d.usage_after = after;
+	c->d.quota = limit;
+	c->audit = true;
+}
+

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_control.c - RM_CONTROL, performed by the supervisor from its own
+ * copy of the params and of every list they point to, then what the
+ * workload is told (the memory report) and what is recorded (channel-group
+ * scheduling).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "exec_int.h"
+#include "quota.h"
+
+/* ---- RM_CONTROL ---------------------------------------------------------- */
+
+struct relocation {
+	uint64_t orig;   /* the workload's pointer */
+	size_t   bytes;  /* how much we copied */
+};
+
+static int read_u32_at(const uint8_t *buf, size_t len, size_t off, uint32_t *v)
+{
+	if (off + sizeof(*v) > len)
+		return -1;
+	memcpy(v, buf + off, sizeof(*v));
+	return 0;
+}
+
+/* Copies the lists a control's params point to into our buffers and points
+ * our copy of the params at them. Returns an RM status. */
+static nv_status_t relocate_embedded(struct call *c, const struct rm_ctrl_info *ci,
+                                     uint32_t psize, struct relocation rel[RM_EMBEDDED_MAX_PTRS])
+{
+	uint8_t *p = c->sb->params;
+
+	for (unsigned i = 0; ci && i < ci->n_embedded && i < RM_EMBEDDED_MAX_PTRS; i++) {
+		const struct rm_embedded_ptr *e = &ci->embedded[i];
+		uint64_t ptr;
+		uint32_t count;
+
+		rel[i].orig = 0;
+		rel[i].bytes = 0;
+		if ((size_t)e->ptr_offset + sizeof(ptr) > psize)
+			return NV_ERR_INVALID_ARGUMENT;
+		memcpy(&ptr, p + e->ptr_offset, sizeof(ptr));
+		if (e->count_offset == RM_EMBEDDED_FIXED_COUNT)
+			count = e->fixed_count;
+		else if (read_u32_at(p, psize, e->count_offset, &count) < 0)
+			return NV_ERR_INVALID_ARGUMENT;
+		if (!ptr || !count)
+			continue;
+		/* Bound by the driver's own limit and our buffer. */
+		if ((e->max_count && count > e->max_count) ||
+		    (uint64_t)count * e->elem_size > NV_RMAPI_MAX_PARAMS_SIZE)
+			return NV_ERR_INVALID_ARGUMENT;
+		rel[i].orig = ptr;
+		rel[i].bytes = (size_t)count * e->elem_size;
+		if (mem_read(c->tid, ptr, c->sb->embedded[i], rel[i].bytes) < 0)
+			return NV_ERR_INVALID_ARGUMENT;
+		uint64_t ours = (uintptr_t)c->sb->embedded[i];
+		memcpy(p + e->ptr_offset, &ours, sizeof(ours));
+	}
+	return NV_OK;
+}
+
+static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
+                             const struct relocation rel[RM_EMBEDDED_MAX_PTRS], bool copy_out)
+{
+	for (unsigned i = 0; ci && i < ci->n_embedded && i < RM_EMBEDDED_MAX_PTRS; i++) {
+		if (!rel[i].orig)
+			continue;
+		memcpy(c->sb->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
+		if (copy_out)
+			(void)mem_write(c->tid, rel[i].orig, c->sb->embedded[i], rel[i].bytes);
+	}
+}
+
+/* ---- what the workload is told about memory ------------------------------ */
+
+#define KIB 1024u
+
+/* Rewrites the FB report so the workload sees a card the size of its
+ * quota: sizes become min(real, quota), free becomes min(real free,
+ * quota - used). CUDA reads TOTAL_RAM_SIZE at init and HEAP_FREE,
+ * HEAP_SIZE for cudaMemGetInfo; nvidia-smi reads the same (design.md 1.7). */
+static void virtualize_fb_list(const struct call *c, struct nv2080_fb_info_entry *list, uint32_t n,
+                               int gpu)
+{
+	uint64_t quota = c->sb->quota.mem_per_gpu;
+	uint64_t used = gpu >= 0 ? ledger_used(&c->sb->ledger, gpu) : 0;
+	uint32_t quota_kib, free_kib;
+
+	if (quota == GS_QUOTA_UNLIMITED)
+		return;
+	quota_kib = quota / KIB > UINT32_MAX ? UINT32_MAX : (uint32_t)(quota / KIB);
+	free_kib = used >= quota ? 0 : (uint32_t)((quota - used) / KIB > UINT32_MAX ? UINT32_MAX
+	                                                                             : (quota - used) / KIB);
+	for (uint32_t i = 0; i < n && i < NV2080_CTRL_FB_INFO_MAX_LIST_SIZE; i++) {
+		switch (list[i].index) {
+		case NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE:
+		case NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE:
+			if (list[i].data > quota_kib)
+				list[i].data = quota_kib;
+			break;
+		case NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE:
+			if (list[i].data > free_kib)
+				list[i].data = free_kib;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* After the driver answered a control, and before anything goes back to
+ * the workload: adjust the memory report, and record channel-group
+ * scheduling. Works on our copies only. */
+static void after_control(struct call *c, const struct nvos54 *top, uint32_t psize)
+{
+	struct gs_sandbox *sb = c->sb;
+
+	switch (top->cmd) {
+	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
+		if (psize >= sizeof(struct nv2080_fb_get_info_v2_params)) {
+			struct nv2080_fb_get_info_v2_params *p = (void *)sb->params;
+			virtualize_fb_list(c, p->list, p->list_size,
+			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
+		}
+		break;
+	case NV2080_CTRL_CMD_FB_GET_INFO:
+		/* The list was relocated into embedded[0] (rm_tables.c). */
+		if (psize >= sizeof(struct nv2080_fb_get_info_v1_params)) {
+			const struct nv2080_fb_get_info_v1_params *p = (const void *)sb->params;
+			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)sb->embedded[0],
+			                   p->list_size,
+			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
+		}
+		break;
+	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+		if (psize >= sizeof(struct nva06c_gpfifo_schedule_params)) {
+			const struct nva06c_gpfifo_schedule_params *p = (const void *)sb->params;
+			uint32_t before = sb->ledger.scheduled_groups;
+			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
+			note_count(c, "scheduled_channel_groups", before, sb->ledger.scheduled_groups,
+			           GS_COUNT_UNLIMITED);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+struct answer handle_control(struct call *c)
+{
+	struct nvos54 top;
+	struct relocation rel[RM_EMBEDDED_MAX_PTRS] = { { 0, 0 } };
+	const size_t st_off = offsetof(struct nvos54, status);
+	const struct rm_ctrl_info *ci;
+	uint64_t user_params;
+	uint32_t psize;
+
+	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
+		return answer_errno(EFAULT);
+	if (!notif_still_valid(c->sb))
+		return answer_none();
+	c->d.has_control = true;
+	c->d.control = top.cmd;
+	c->d.h_client = top.h_client;
+	c->d.h_object = top.h_object;
+
+	if (top.flags & NVOS54_FLAGS_FINN_SERIALIZED)
+		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
+		                          "FINN-serialized control params are not allowed");
+	/* Bit 15 selects the legacy GSS path: opaque bytes forwarded without
+	 * the CPU-side client check (rm-abi.md 2.1). Only the commands CUDA
+	 * needs are allowed, and only on a client the driver has already
+	 * accepted from this sandbox's own file, so the missing check cannot
+	 * be used to reach another process's client. */
+	if (top.cmd & NV_CTRL_GSS_LEGACY_MASK) {
+		if (!gs_legacy_control_allowed(top.cmd))
+			return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED,
+			                          GS_VERDICT_REFUSE,
+			                          "legacy (bit 15) control command not allowed");
+		if (!ledger_has(&c->sb->ledger, top.h_client, top.h_client))
+			return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLIENT,
+			                          GS_VERDICT_REFUSE,
+			                          "legacy control on a client not seen in this sandbox");
+	}
+	/* A control whose pointers we cannot relocate would make the driver
+	 * read or write the supervisor's memory at a workload-chosen address. */
+	if (rm_ctrl_has_unrelocatable_pointers(top.cmd))
+		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
+		                          "control with pointers gpusandbox cannot relocate");
+	if (top.params_size > NV_RMAPI_MAX_PARAMS_SIZE)
+		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
+		                          "control params larger than the driver allows");
+	user_params = top.params;
+	psize = user_params ? top.params_size : 0;
+	if (psize && mem_read(c->tid, user_params, c->sb->params, psize) < 0)
+		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
+		                          "control params are not readable");
+	ci = rm_ctrl_lookup(top.cmd);
+	nv_status_t rst = relocate_embedded(c, ci, psize, rel);
+	if (rst != NV_OK) {
+		restore_embedded(c, ci, rel, false);
+		return refuse_with_status(c, &top, st_off, rst, GS_VERDICT_REFUSE,
+		                          "embedded control list is not readable or too large");
+	}
+	top.params = psize ? (uintptr_t)c->sb->params : 0;
+	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(top), &top);
+	if (rc == 0 && top.status == NV_OK) {
+		note_client(c, top.h_client);
+		after_control(c, &top, psize);
+	}
+	top.params = user_params;
+	restore_embedded(c, ci, rel, true);
+	/* Our buffer holds whatever the driver copied out (or the inputs it
+	 * left alone), so writing it back mirrors the driver either way. */
+	return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), rc, top.status);
+}
+

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_int.h - what the executor's files share: the call in flight, the
+ * answer, and the helpers that read and write the workload's memory,
+ * perform calls through the dup of its fd, and shape refusals. Private to
+ * supervisor/exec_*.c and executor.c.
+ */
+#ifndef GPUSANDBOX_EXEC_INT_H
+#define GPUSANDBOX_EXEC_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "nvrm_abi.h"
+#include "rm_decode.h"
+#include "rm_tables.h"
+#include "sandbox.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+#define NVIDIA_MAJOR 195u               /* fixed char major of /dev/nvidia* */
+#define NVIDIA_PATH_PREFIX "/dev/nvidia"
+#define PATH_BUF 256
+#define PTR32_MASK 0xffffffffull
+/* The driver hands out video memory in 2 MiB granules for the allocations
+ * CUDA makes (design.md 1.2). The quota pre-check rounds the request up to
+ * that, so a call that passes cannot push the driver's usage past the quota
+ * even for an instant; the post-check covers larger rounding. */
+#define VIDMEM_GRANULE (2ull << 20)
+
+enum answer_kind { ANSWER_VALUE, ANSWER_CONTINUE, ANSWER_NONE };
+
+struct answer {
+	enum answer_kind kind;
+	int64_t          val;
+	int              error;  /* positive errno, answered as -error */
+};
+
+/* Everything about the call in flight. */
+struct call {
+	struct gs_sandbox   *sb;
+	pid_t                tid;
+	const struct gs_abi *abi;
+	int                  wfd;     /* the workload's fd number */
+	int                  dup;     /* our dup of it, or -1 */
+	uint32_t             nr, size;
+	uint64_t             argp;
+	bool                 via_xfer;
+	struct gs_decision   d;
+	bool                 audit;   /* write d to the audit log */
+};
+
+
+#define MAX_BORROWED_GPU_FDS 64
+
+struct borrowed_fds {
+	int      fd[MAX_BORROWED_GPU_FDS];
+	unsigned n;
+};
+
+int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
+                      const void *b2, size_t l2);
+int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+bool notif_still_valid(struct gs_sandbox *sb);
+int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd);
+bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd);
+bool fd_is_control_file(int fd);
+void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b);
+void return_gpu_nodes(struct borrowed_fds *b);
+int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
+void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
+int note_client(const struct call *c, nv_handle_t h_client);
+int bind_client_for_charge(struct call *c, nv_handle_t h_client);
+struct answer answer_value(int rc);
+struct answer answer_errno(int e);
+struct answer answer_continue(void);
+struct answer answer_none(void);
+struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
+                                        nv_status_t st, enum gs_verdict v, const char *why);
+struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *nested,
+                                     size_t nested_len, const void *top, size_t top_len, int rc,
+                                     nv_status_t st);
+uint64_t round_up(uint64_t v, uint64_t to);
+bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes);
+void note_usage(struct call *c, int gpu, uint64_t before);
+void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
+                       uint32_t limit);
+
+/* The control path (exec_control.c). */
+struct answer handle_control(struct call *c);
+
+#endif
