@@ -424,6 +424,71 @@ enum nv2080_fb_info_index {
 	NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE     = 0x20,
 };
 
+/* ---- GPU listing (NV0000, on the client) -------------------------------- */
+#define NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS 0x201u
+#define NV0000_CTRL_CMD_GPU_GET_ID_INFO      0x202u
+#define NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2   0x205u
+#define NV0000_CTRL_CMD_GPU_GET_PROBED_IDS   0x214u
+#define NV0000_CTRL_CMD_GPU_ATTACH_IDS       0x215u
+#define NV0000_CTRL_GPU_MAX_IDS              32u
+#define NV0000_CTRL_GPU_INVALID_ID           0xffffffffu
+#define NV0000_CTRL_GPU_ATTACH_ALL_PROBED_IDS 0x0000ffffu
+
+struct nv0000_gpu_ids_params {          /* GET_ATTACHED_IDS */
+	uint32_t gpu_ids[NV0000_CTRL_GPU_MAX_IDS];
+};
+_Static_assert(sizeof(struct nv0000_gpu_ids_params) == 128, "GET_ATTACHED_IDS size");
+struct nv0000_probed_ids_params {       /* GET_PROBED_IDS */
+	uint32_t gpu_ids[NV0000_CTRL_GPU_MAX_IDS];
+	uint32_t excluded_gpu_ids[NV0000_CTRL_GPU_MAX_IDS];
+	uint32_t gpu_flags[NV0000_CTRL_GPU_MAX_IDS];
+};
+_Static_assert(sizeof(struct nv0000_probed_ids_params) == 384, "GET_PROBED_IDS size");
+_Static_assert(offsetof(struct nv0000_probed_ids_params, gpu_flags) == 256, "GET_PROBED_IDS.gpuFlags");
+struct nv0000_attach_ids_params {       /* ATTACH_IDS */
+	uint32_t gpu_ids[NV0000_CTRL_GPU_MAX_IDS];
+	uint32_t failed_id;
+};
+_Static_assert(sizeof(struct nv0000_attach_ids_params) == 132, "ATTACH_IDS size");
+struct nv0000_id_info_v2_params {       /* GET_ID_INFO_V2 */
+	uint32_t gpu_id;
+	uint32_t gpu_flags;
+	uint32_t device_instance;
+	uint32_t subdevice_instance;
+	uint32_t sli_status;
+	uint32_t board_id;
+	uint32_t gpu_instance;
+	int32_t  numa_id;
+};
+_Static_assert(sizeof(struct nv0000_id_info_v2_params) == 32, "GET_ID_INFO_V2 size");
+_Static_assert(offsetof(struct nv0000_id_info_v2_params, device_instance) == 8, "ID_INFO_V2.deviceInstance");
+/* GET_ID_INFO (V1): the same first fields, then a name pointer the driver
+ * never follows. Only gpu_id is read here. */
+#define NV0000_CTRL_GPU_GET_ID_INFO_SIZE 40u
+
+/* NV_ESC_CARD_INFO: an array of these, one per possible GPU. */
+struct nv_card_info {
+	uint8_t  valid;
+	uint8_t  pad0[3];
+	uint32_t pci_domain;
+	uint8_t  pci_bus, pci_slot, pci_function, pad1;
+	uint16_t pci_vendor_id, pci_device_id;
+	uint32_t gpu_id;
+	uint16_t interrupt_line;
+	uint8_t  pad2[2];
+	uint64_t reg_address;
+	uint64_t reg_size;
+	uint64_t fb_address;
+	uint64_t fb_size;
+	uint32_t minor_number;
+	uint8_t  dev_name[10];
+	uint8_t  pad3[2];
+};
+_Static_assert(sizeof(struct nv_card_info) == 72, "nv_ioctl_card_info_t size");
+_Static_assert(offsetof(struct nv_card_info, gpu_id) == 16, "card_info.gpu_id");
+_Static_assert(offsetof(struct nv_card_info, fb_size) == 48, "card_info.fb_size");
+_Static_assert(offsetof(struct nv_card_info, minor_number) == 56, "card_info.minor_number");
+
 /* GPFIFO_SCHEDULE on a channel group (3 bytes). */
 struct nva06c_gpfifo_schedule_params {
 	uint8_t enable;

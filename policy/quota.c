@@ -17,6 +17,51 @@ void gs_quota_init(struct gs_quota *q)
 	q->channel_groups = GS_COUNT_UNLIMITED;
 }
 
+int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
+{
+	const char *p = s;
+	uint64_t set = 0;
+
+	if (!s || !*s) {
+		*why = "empty GPU list";
+		return -1;
+	}
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		if (strncasecmp(p, "GPU-", 4) == 0 || strncasecmp(p, "MIG-", 4) == 0) {
+			*why = "GPU UUIDs are not supported yet: give indices (nvidia-smi's)";
+			return -1;
+		}
+		if (!isdigit((unsigned char)*p)) {
+			*why = "expected a GPU index";
+			return -1;
+		}
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || v >= GS_MAX_GPUS) {
+			*why = "GPU index out of range";
+			return -1;
+		}
+		if (set & (1ull << v)) {
+			*why = "GPU listed twice";
+			return -1;
+		}
+		set |= 1ull << v;
+		p = end;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p) {
+			*why = "expected ',' between GPU indices";
+			return -1;
+		}
+	}
+	q->visible_set = true;
+	q->visible = set;
+	return 0;
+}
+
 int gs_parse_count(const char *s, uint32_t *out)
 {
 	char *end;

@@ -20,7 +20,20 @@ struct gs_quota {
 	 * GS_COUNT_UNLIMITED when not set. */
 	uint32_t channels;
 	uint32_t channel_groups;
+	/* GPUs the workload may see and use, by RM device instance (the
+	 * nvidia-smi index); all when visible_set is false. */
+	bool     visible_set;
+	uint64_t visible;      /* bit per device instance */
 };
+
+/* Is the GPU with this RM device instance visible in the sandbox? */
+static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t instance)
+{
+	return !q->visible_set || (instance < GS_MAX_GPUS && (q->visible >> instance) & 1u);
+}
+
+/* Parses "0,2,3" into q->visible. Returns 0, or -1 with *why set. */
+int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why);
 
 void gs_quota_init(struct gs_quota *q);
 

@@ -121,10 +121,11 @@ static void virtualize_fb_list(const struct call *c, struct nv2080_fb_info_entry
 /* After the driver answered a control, and before anything goes back to
  * the workload: adjust the memory report, and record channel-group
  * scheduling. Works on our copies only. */
-static void after_control(struct call *c, const struct nvos54 *top, uint32_t psize)
+static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 {
 	struct gs_sandbox *sb = c->sb;
 
+	visibility_after_control(c, top, psize);
 	switch (top->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
 		if (psize >= sizeof(struct nv2080_fb_get_info_v2_params)) {

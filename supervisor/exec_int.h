@@ -98,4 +98,9 @@ void note_count(struct call *c, const char *resource, uint32_t before, uint32_t 
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);
 
+/* GPU visibility, --gpus (exec_visibility.c). */
+bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance);
+void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize);
+struct answer handle_card_info(struct call *c);
+
 #endif

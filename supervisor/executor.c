@@ -178,6 +178,15 @@ static struct answer handle_alloc(struct call *c)
 		before = ledger_used(&sb->ledger, gpu);
 	}
 
+	/* --gpus: nothing may be created on a hidden GPU, and every object on
+	 * a GPU hangs under an NV01_DEVICE_0. */
+	if (ci && ci->kind == RM_CLASS_DEVICE && sb->quota.visible_set) {
+		uint32_t inst = psize ? ((const struct nv0080_alloc_params *)(const void *)sb->params)->device_id : 0;
+		if (!gpu_instance_visible(c, v.h_root, inst))
+			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
+			                          "GPU not visible in this sandbox");
+	}
+
 	/* Channels and channel groups come from a finite hardware pool; the
 	 * class and the parent were read once, from our copy. */
 	if (ci && (ci->kind == RM_CLASS_CHANNEL || ci->kind == RM_CLASS_CHANNEL_GROUP)) {
@@ -535,6 +544,7 @@ static struct answer dispatch(struct call *c, const struct rm_escape *e)
 	case RM_ACT_EXEC_VID_HEAP:     return handle_vid_heap(c);
 	case RM_ACT_EXEC_FLAT:         return handle_flat(c);
 	case RM_ACT_EXEC_REGISTER_FD:  return handle_register_fd(c);
+	case RM_ACT_EXEC_CARD_INFO:    return handle_card_info(c);
 	case RM_ACT_CONTINUE:
 	case RM_ACT_XFER:
 	case RM_ACT_REFUSE:

@@ -50,7 +50,8 @@ static const struct rm_escape escapes[] = {
 	/* OS-level escapes: driver and GPU information, fds, events. None
 	 * creates RM objects. Sizes vary (CARD_INFO, ATTACH_GPUS_TO_FD), so
 	 * size 0 means "any". */
-	{ NV_ESC_CARD_INFO, "CARD_INFO", 0, 0, RM_ACT_CONTINUE, false },
+	/* Lists every GPU: performed by us so --gpus can hide some. */
+	{ NV_ESC_CARD_INFO, "CARD_INFO", 0, 0, RM_ACT_EXEC_CARD_INFO, false },
 	/* Links a file to a control file's clients. Performed by us: a control
 	 * file must not borrow another one's clients (see the one-client-per-
 	 * file rule in executor.c), and both fds must be resolved only once. */
@@ -84,8 +85,8 @@ static bool worth_trapping(const struct rm_escape *e)
 	if (e->action == RM_ACT_REFUSE)
 		return false;
 	/* OS-level escapes (0xC8..0xDA) never touch RM objects; only XFER can
-	 * smuggle an RM call and REGISTER_FD can link files' clients, so only
-	 * those two must be looked at. */
+	 * smuggle an RM call, REGISTER_FD can link files' clients and
+	 * CARD_INFO lists the GPUs, so only those must be looked at. */
 	if (e->nr >= NV_ESC_CARD_INFO && e->action == RM_ACT_CONTINUE)
 		return false;
 	/* RM CONTINUE escapes are not trapped: deciding CONTINUE needs no

@@ -34,6 +34,13 @@ struct gs_pidfd_slot {
 enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_REFUSED,
                 GS_COUNT_N };
 
+/* A GPU as the sandbox knows it (exec_visibility.c). */
+struct gs_gpu_entry {
+	uint32_t gpu_id;    /* RM's id in the listing controls */
+	uint32_t minor;     /* /dev/nvidiaN: the index --gpus names */
+	int32_t  instance;  /* RM device instance, -1 until asked */
+};
+
 struct gs_sandbox {
 	char                 id[GS_SANDBOX_ID_LEN];
 	int                  listener;
@@ -58,6 +65,8 @@ struct gs_sandbox {
 	atomic_bool          failed;        /* thread hit a hard error */
 	pid_t                workload;      /* killed if the thread fails */
 	struct gs_error      thread_err;
+	struct gs_gpu_entry  gpu_map[GS_MAX_GPUS];
+	unsigned             n_gpu_map;
 	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
 	bool                 profile;
 	uint64_t             prof_ns[256], prof_n[256];

@@ -68,6 +68,7 @@ TESTS=(
 	"kill_super|sandbox|kill_super"
 	"channels|sandbox|channels"
 	"fb_report|sandbox|fb_report"
+	"gpus|sandbox|gpus"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -75,6 +76,7 @@ TESTS=(
 	"baseline-static_raw|bare|static_raw"
 	"baseline-channels|bare|channels"
 	"baseline-fb_report|bare|fb_report"
+	"baseline-gpus|bare|gpus"
 )
 
 passed=0
@@ -152,15 +154,21 @@ run_case() {
 	mkdir -p "$d"
 	local prog=$1
 	shift
+	# The visibility test runs on a two-GPU fake and shows only GPU 1.
+	local fake_gpus=1 sb_gpus=()
+	if [ "$prog" = gpus ]; then
+		fake_gpus=2
+		sb_gpus=(--gpus 1)
+	fi
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
 			"$GPUSANDBOX" --mem "$QUOTA_ARG" --channels "$CHANNELS" \
-			--channel-groups "$CHANNEL_GROUPS" --audit-log "$d/audit.jsonl" -- \
+			--channel-groups "$CHANNEL_GROUPS" "${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -254,6 +262,17 @@ check_positive() {
 		ge "$r1" 1 && ge "$nomem" 1 || { why="not exercised: round1_ok=$r1 nomem=$nomem"; return 1; }
 		[ "$r2" = "$r1" ] ||
 			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
+	gpus)
+		local k want
+		for k in cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
+			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+		done
+		[ "$(stat_of "$d" gpu0.vidmem_peak)" = 0 ] || { why="video memory reached the hidden GPU 0"; return 1; }
+		grep -q '"reason":"GPU not visible in this sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused device"; return 1; }
+		return 0 ;;
 	channels)
 		local g c a r
 		g=$(val_of "$d" groups_ok); c=$(val_of "$d" ch_ok); a=$(val_of "$d" ch_after_free)
@@ -355,6 +374,11 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.channels_peak)
 		[ -n "$v" ] && [ "$v" -gt "$CHANNELS" ] && pass "$name" ||
 			fail "$name" "without gpusandbox the driver's channel peak is only ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then
+		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] && pass "$name" ||
+			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then

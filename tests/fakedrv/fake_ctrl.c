@@ -156,6 +156,38 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		*dirty = true;
 		return NV_OK;
 	}
+	case NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS:
+	case NV0000_CTRL_CMD_GPU_GET_PROBED_IDS: {
+		uint32_t *ids = params;
+		size_t want = ctl->cmd == NV0000_CTRL_CMD_GPU_GET_PROBED_IDS
+		                      ? sizeof(struct nv0000_probed_ids_params)
+		                      : sizeof(struct nv0000_gpu_ids_params);
+		if (ctl->params_size != want)
+			return NV_ERR_INVALID_ARGUMENT;
+		memset(params, 0, want);
+		for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++)
+			ids[i] = i < fake_st.cfg.gpus ? FAKE_GPU_ID(i) : NV0000_CTRL_GPU_INVALID_ID;
+		if (ctl->cmd == NV0000_CTRL_CMD_GPU_GET_PROBED_IDS)
+			for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++)
+				((struct nv0000_probed_ids_params *)params)->excluded_gpu_ids[i] =
+					NV0000_CTRL_GPU_INVALID_ID;
+		*dirty = true;
+		return NV_OK;
+	}
+	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
+	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: {
+		struct nv0000_id_info_v2_params *p = params;
+		if (ctl->params_size < sizeof(*p))
+			return NV_ERR_INVALID_ARGUMENT;
+		for (unsigned g = 0; g < fake_st.cfg.gpus; g++)
+			if (p->gpu_id == FAKE_GPU_ID(g)) {
+				p->device_instance = g;
+				p->subdevice_instance = 0;
+				*dirty = true;
+				return NV_OK;
+			}
+		return NV_ERR_INVALID_ARGUMENT;
+	}
 	default:
 		/* Unknown controls succeed and leave params alone, so replays
 		 * of real traces go through. */

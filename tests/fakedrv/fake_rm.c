@@ -768,6 +768,25 @@ static int esc_xfer(const struct fake_caller *who, void *buf, size_t size)
 	return rc;
 }
 
+/* CARD_INFO: one entry per GPU; gpu_id differs from the minor on purpose,
+ * so a supervisor that confuses the two is caught. */
+static int esc_card_info(const struct fake_caller *who, void *buf, size_t size)
+{
+	struct nv_card_info *cards = buf;
+	size_t n = size / sizeof(*cards);
+
+	if (!who->ctl || size % sizeof(*cards))
+		return -EINVAL;
+	memset(buf, 0, size);
+	for (unsigned g = 0; g < fake_st.cfg.gpus && g < n; g++) {
+		cards[g].valid = 1;
+		cards[g].gpu_id = FAKE_GPU_ID(g);
+		cards[g].minor_number = g;
+		cards[g].fb_size = fake_st.gpu[g].total;
+	}
+	return 0;
+}
+
 static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_t size, bool inner)
 {
 	switch (nr) {
@@ -795,6 +814,8 @@ static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_
 		}
 	case NV_ESC_IOCTL_XFER_CMD:
 		return inner ? -EINVAL : esc_xfer(who, buf, size);
+	case NV_ESC_CARD_INFO:
+		return esc_card_info(who, buf, size);
 	default:
 		/* CARD_INFO, CHECK_VERSION_STR, REGISTER_FD, MAP_MEMORY...:
 		 * succeed and leave the argument as it came. */

@@ -7,6 +7,9 @@
 #ifndef GPUSANDBOX_FAKE_RM_INT_H
 #define GPUSANDBOX_FAKE_RM_INT_H
 
+/* The RM gpuId of fake GPU g (not equal to its minor, on purpose). */
+#define FAKE_GPU_ID(g) (0x100u * ((unsigned)(g) + 1u))
+
 #include <pthread.h>
 
 #include "fake_rm.h"

@@ -36,7 +36,7 @@
 #define UNKNOWN_CTRL_CMD  0x20800110u
 #define UNKNOWN_CLASS     0xc639u
 #define UVM_TEST_PARAMS   16u
-#define CARD_INFO_SIZE    72u
+#define CHECK_VERSION_SIZE 72u
 /* An owner tag, as CUDA puts the client handle there. */
 #define TEST_OWNER        0x5e1f7e57u
 
@@ -461,10 +461,15 @@ int main(void)
 	uint32_t cj = 0;
 	check(gfd >= 0 && control(gfd, hc, hc, UNKNOWN_CTRL_CMD, 0, &cj, sizeof(cj)) == NV_ERR_GENERIC &&
 	      errno == EINVAL, "RM_CONTROL on /dev/nvidia0 -> -EINVAL");
-	uint8_t card[CARD_INFO_SIZE];
+	struct nv_card_info card[2];
 	memset(card, 0xa5, sizeof(card));
-	check(nv_ioctl(fd, NV_ESC_CARD_INFO, card, sizeof(card)) == 0 && card[0] == 0xa5 &&
-	      card[CARD_INFO_SIZE - 1] == 0xa5, "other escapes (CARD_INFO) return 0, buffer untouched");
+	check(nv_ioctl(fd, NV_ESC_CARD_INFO, card, sizeof(card)) == 0 && card[0].valid == 1 &&
+	      card[0].minor_number == 0 && card[0].gpu_id != 0 && card[1].valid == 0,
+	      "CARD_INFO lists the one GPU (minor 0) and clears the rest");
+	uint8_t ver[CHECK_VERSION_SIZE];
+	memset(ver, 0xa5, sizeof(ver));
+	check(nv_ioctl(fd, NV_ESC_CHECK_VERSION_STR, ver, sizeof(ver)) == 0 && ver[0] == 0xa5 &&
+	      ver[CHECK_VERSION_SIZE - 1] == 0xa5, "other escapes (CHECK_VERSION_STR) return 0, buffer untouched");
 	close(gfd);
 
 	/* UVM: anything goes, nothing changes. */

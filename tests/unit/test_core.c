@@ -43,6 +43,29 @@ static void test_parse_size(void)
 	CHECK(strcmp(gs_format_size(GS_QUOTA_UNLIMITED, buf, sizeof(buf)), "unlimited") == 0);
 }
 
+static void test_parse_gpus(void)
+{
+	struct gs_quota q;
+	const char *why;
+
+	gs_quota_init(&q);
+	CHECK(gs_gpu_visible(&q, 0) && gs_gpu_visible(&q, 7));
+	CHECK(gs_parse_gpus("1,3", &q, &why) == 0);
+	CHECK(!gs_gpu_visible(&q, 0) && gs_gpu_visible(&q, 1) && !gs_gpu_visible(&q, 2) &&
+	      gs_gpu_visible(&q, 3) && !gs_gpu_visible(&q, 63) && !gs_gpu_visible(&q, 64));
+	static const char *const bad[] = { "", "1,", ",1", "1,,2", "a", "1,1", "64", "-1",
+	                                   "GPU-3f2a", "1 2" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gs_quota b;
+		gs_quota_init(&b);
+		why = NULL;
+		CHECK(gs_parse_gpus(bad[i], &b, &why) < 0 && why && !b.visible_set);
+	}
+	uint32_t n;
+	CHECK(gs_parse_count("8", &n) == 0 && n == 8);
+	CHECK(gs_parse_count("0", &n) < 0 && gs_parse_count("8x", &n) < 0 && gs_parse_count("-1", &n) < 0);
+}
+
 static void test_escapes(void)
 {
 	size_t n;
@@ -282,6 +305,7 @@ static void test_ledger_files(void)
 int main(void)
 {
 	test_parse_size();
+	test_parse_gpus();
 	test_escapes();
 	test_alloc_view();
 	test_ledger_tree();

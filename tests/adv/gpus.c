@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpus - GPU visibility is enforced in RM calls, raw ioctls included.
+ *
+ * Run on a fake with two GPUs under gpusandbox --gpus 1 (the runner passes
+ * both). Lists the GPUs every way a program can (CARD_INFO, probed and
+ * attached ids, id info), then tries to create a device on GPU 0 with a raw
+ * RM_ALLOC, and on GPU 1, and allocates video memory there.
+ * Prints cards= card_minor= probed= attached= info_hidden= info_visible=
+ * dev0= dev1= mem1= and SUMMARY.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "adv.h"
+
+#define CARDS NV0000_CTRL_GPU_MAX_IDS
+#define H_DEV0 0x5c00f000u
+#define H_DEV1 0x5c00f001u
+#define H_MEM1 0x5c00f100u
+#define GPU_ID_HIDDEN 0x100u   /* the fake's gpuId of GPU 0 */
+#define GPU_ID_SHOWN  0x200u   /* and of GPU 1 */
+
+static unsigned count_ids(const uint32_t *ids)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++)
+		n += ids[i] != NV0000_CTRL_GPU_INVALID_ID;
+	return n;
+}
+
+static rmc_status_t device(struct rmc_session *s, nv_handle_t h, uint32_t instance)
+{
+	struct nv0080_alloc_params p = { .device_id = instance, .h_client_share = s->client };
+	return rmc_alloc(s->fd, NULL, s->client, s->client, &h, NV01_DEVICE_0, &p, 0);
+}
+
+int main(void)
+{
+	struct nv_card_info cards[CARDS];
+	struct nv0000_probed_ids_params probed;
+	struct nv0000_gpu_ids_params attached;
+	struct nv0000_attach_ids_params attach;
+	struct nv0000_id_info_v2_params info;
+	struct rmc_session s = { .fd = rmc_open_ctl() };
+	unsigned n_cards = 0, card_minor = 99;
+	rmc_status_t st;
+
+	if (s.fd < 0)
+		return ADV_EXIT_SETUP;
+	memset(cards, 0, sizeof(cards));
+	if (syscall(SYS_ioctl, s.fd, NV_IOC_WORD(NV_ESC_CARD_INFO, sizeof(cards)), cards) == 0)
+		for (unsigned i = 0; i < CARDS; i++)
+			if (cards[i].valid) {
+				n_cards++;
+				card_minor = cards[i].minor_number;
+			}
+	printf("cards=%u card_minor=%u\n", n_cards, card_minor);
+	if (rmc_alloc_client(s.fd, NULL, &s.client) != NV_OK)
+		return ADV_EXIT_SETUP;
+	memset(&probed, 0xff, sizeof(probed));
+	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_GET_PROBED_IDS, &probed,
+	                 sizeof(probed));
+	printf("probed=%u probed_status=%s\n", count_ids(probed.gpu_ids), rmc_status_str(st));
+	memset(&attach, 0xff, sizeof(attach));
+	attach.gpu_ids[0] = GPU_ID_SHOWN;
+	rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_ATTACH_IDS, &attach, sizeof(attach));
+	memset(&attached, 0xff, sizeof(attached));
+	rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS, &attached,
+	            sizeof(attached));
+	printf("attached=%u\n", count_ids(attached.gpu_ids));
+	memset(&info, 0, sizeof(info));
+	info.gpu_id = GPU_ID_HIDDEN;
+	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &info,
+	                 sizeof(info));
+	printf("info_hidden=%s\n", rmc_status_str(st));
+	memset(&info, 0, sizeof(info));
+	info.gpu_id = GPU_ID_SHOWN;
+	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &info,
+	                 sizeof(info));
+	printf("info_visible=%s info_instance=%u\n", rmc_status_str(st), info.device_instance);
+	/* Raw: the hidden GPU by its device instance. */
+	printf("dev0=%s\n", rmc_status_str(device(&s, H_DEV0, 0)));
+	st = device(&s, H_DEV1, 1);
+	printf("dev1=%s\n", rmc_status_str(st));
+	struct nv_memory_allocation_params mp;
+	rmc_fill_vidmem_params(&mp, s.client, ADV_CHUNK);
+	nv_handle_t h = H_MEM1;
+	st = rmc_alloc(s.fd, NULL, s.client, H_DEV1, &h, NV01_MEMORY_LOCAL_USER, &mp, 0);
+	printf("mem1=%s\n", rmc_status_str(st));
+	adv_print_summary(&(struct adv_tally){ 0 });
+	return 0;
+}
