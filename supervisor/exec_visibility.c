@@ -8,8 +8,8 @@
  * a device instance in NV01_DEVICE_0; the supervisor maps both itself:
  *  - gpuId -> minor from CARD_INFO, which it performs on its own account;
  *  - gpuId -> device instance from GET_ID_INFO_V2 on the workload's client,
- *    asked at device allocation time (instances exist once GPUs are
- *    attached).
+ *    asked at each device allocation (instances exist once GPUs are
+ *    attached, and follow the attach order).
  * Enforcement: NV01_DEVICE_0 for a hidden GPU is refused, so nothing on it
  * can be created, raw ioctls included. The listings (CARD_INFO, probed and
  * attached ids, id info) are filtered so programs enumerate only their GPUs.
@@ -43,7 +43,7 @@ static void learn_cards(struct gs_sandbox *sb, const struct nv_card_info *cards,
 			known |= sb->gpu_map[j].gpu_id == cards[i].gpu_id;
 		if (!known)
 			sb->gpu_map[sb->n_gpu_map++] = (struct gs_gpu_entry){
-				.gpu_id = cards[i].gpu_id, .minor = cards[i].minor_number, .instance = -1 };
+				.gpu_id = cards[i].gpu_id, .minor = cards[i].minor_number };
 	}
 }
 
@@ -87,15 +87,16 @@ bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance)
 		struct gs_gpu_entry *e = &sb->gpu_map[i];
 		if (!gs_gpu_visible(&sb->quota, e->minor))
 			continue;
-		if (e->instance < 0) {
-			struct nv0000_id_info_v2_params p = { .gpu_id = e->gpu_id };
-			struct nvos54 q = { .h_client = client, .h_object = client,
-			                    .cmd = NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2,
-			                    .params = (uintptr_t)&p, .params_size = sizeof(p) };
-			if (exec_escape(c, NV_ESC_RM_CONTROL, sizeof(q), &q) == 0 && q.status == NV_OK)
-				e->instance = (int32_t)p.device_instance;
-		}
-		if (e->instance == (int32_t)instance)
+		/* Asked every time, never cached: RM numbers device instances
+		 * in attach order, so a GPU's instance can change once every
+		 * user has detached it (seen on two H200s: the only attached
+		 * GPU was instance 0, whichever it was). */
+		struct nv0000_id_info_v2_params p = { .gpu_id = e->gpu_id };
+		struct nvos54 q = { .h_client = client, .h_object = client,
+		                    .cmd = NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2,
+		                    .params = (uintptr_t)&p, .params_size = sizeof(p) };
+		if (exec_escape(c, NV_ESC_RM_CONTROL, sizeof(q), &q) == 0 && q.status == NV_OK &&
+		    p.device_instance == instance)
 			return true;
 	}
 	return false;

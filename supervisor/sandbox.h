@@ -38,7 +38,6 @@ enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_
 struct gs_gpu_entry {
 	uint32_t gpu_id;    /* RM's id in the listing controls */
 	uint32_t minor;     /* /dev/nvidiaN: the index --gpus names */
-	int32_t  instance;  /* RM device instance, -1 until asked */
 };
 
 struct gs_sandbox {
