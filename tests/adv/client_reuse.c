@@ -25,30 +25,6 @@
 #define REUSED_CLIENT 0xc1d0beefu
 #define CR_SETTLE_MS  3000
 #define HOLD_CHUNKS   3
-/* Client params: an NvHandle the driver fills in (our own size bound). */
-#define CLIENT_PARAMS 128
-
-/* A session whose client handle is chosen by us. */
-static rmc_status_t open_with_client(struct rmc_session *s, nv_handle_t h)
-{
-	uint8_t params[CLIENT_PARAMS] = { 0 };
-	rmc_status_t st;
-
-	s->device = RMC_H_DEVICE;
-	s->subdevice = RMC_H_SUBDEVICE;
-	s->next_mem = RMC_H_MEM_BASE;
-	s->fd = rmc_open_ctl();
-	if (s->fd < 0)
-		return RMC_SYSERR(1);
-	s->client = h;
-	st = rmc_alloc(s->fd, NULL, 0, 0, &s->client, NV01_ROOT_CLIENT, params, 0);
-	if (st != NV_OK)
-		return st;
-	st = rmc_alloc_device(s->fd, s->client, s->device);
-	if (st != NV_OK)
-		return st;
-	return rmc_alloc_subdevice(s->fd, s->client, s->device, s->subdevice);
-}
 
 static int hold(struct rmc_session *s, int max, struct adv_tally *t)
 {
@@ -71,14 +47,14 @@ int main(void)
 	rmc_status_t st;
 	int r1, r2, r3, settled;
 
-	if ((st = open_with_client(&a, REUSED_CLIENT)) != NV_OK) {
+	if ((st = rmc_session_open_client(&a, -1, REUSED_CLIENT)) != NV_OK) {
 		printf("setup_a=%s\n", rmc_status_str(st));
 		return ADV_EXIT_SETUP;
 	}
 	r1 = hold(&a, HOLD_CHUNKS, &t);
 	close(a.fd); /* no RM_FREE: the driver frees H with the file */
 	settled = adv_wait_fake_idle(CR_SETTLE_MS) == 0;
-	if ((st = open_with_client(&b, REUSED_CLIENT)) != NV_OK) {
+	if ((st = rmc_session_open_client(&b, -1, REUSED_CLIENT)) != NV_OK) {
 		printf("setup_b=%s\n", rmc_status_str(st));
 		return ADV_EXIT_SETUP;
 	}

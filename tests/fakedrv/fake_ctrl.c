@@ -136,12 +136,12 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		return NV_OK;
 	}
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: {
-		struct nva06c_gpfifo_schedule *p = params;
+		struct nva06c_gpfifo_schedule_params *p = params;
 		if (kind != K_CHANNEL_GROUP)
 			return NV_ERR_NOT_SUPPORTED;
 		if (ctl->params_size != sizeof(*p))
 			return NV_ERR_INVALID_ARGUMENT;
-		o->res->scheduled = p->b_enable != 0;
+		o->res->scheduled = p->enable != 0;
 		return NV_OK;
 	}
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {

@@ -93,13 +93,7 @@ _Static_assert(sizeof(struct nv2080_fifo_disable_channels) == 536, "DISABLE_CHAN
 _Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_client_list) == 24, "DC.hClientList");
 _Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_channel_list) == 280, "DC.hChannelList");
 
-/* GPFIFO_SCHEDULE (3 bytes). */
-struct nva06c_gpfifo_schedule {
-	uint8_t b_enable;
-	uint8_t b_skip_submit;
-	uint8_t b_skip_enable;
-};
-_Static_assert(sizeof(struct nva06c_gpfifo_schedule) == 3, "GPFIFO_SCHEDULE size");
+/* GPFIFO_SCHEDULE: struct nva06c_gpfifo_schedule_params, include/nvrm_abi.h. */
 
 /* GPU_GET_PID_INFO: list of per-pid queries. */
 #define NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT       200u

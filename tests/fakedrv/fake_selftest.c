@@ -395,7 +395,7 @@ int main(void)
 	nv_handle_t hextra = 0;
 	check(alloc64(fd, hc, htsg, &hextra, HOPPER_CHANNEL_GPFIFO_A, chp) == NV_ERR_INSUFFICIENT_RESOURCES,
 	      "one more channel -> INSUFFICIENT_RESOURCES");
-	struct nva06c_gpfifo_schedule sch = { .b_enable = 1 };
+	struct nva06c_gpfifo_schedule_params sch = { .enable = 1 };
 	check(control(fd, hc, htsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, 0, &sch, sizeof(sch)) == NV_OK &&
 	      stat_get("gpu0.channel_groups_scheduled") == 1, "GPFIFO_SCHEDULE recorded");
 	struct nv2080_fifo_disable_channels dc;

@@ -324,7 +324,7 @@ rmc_status_t rmc_vidheap_free(int fd, const struct rmc_how *how, nv_handle_t h_c
 	return r < 0 ? RMC_SYSERR(-r) : a.status;
 }
 
-rmc_status_t rmc_session_open(struct rmc_session *s, int fd)
+rmc_status_t rmc_session_open_client(struct rmc_session *s, int fd, nv_handle_t h_client)
 {
 	rmc_status_t st;
 
@@ -338,7 +338,14 @@ rmc_status_t rmc_session_open(struct rmc_session *s, int fd)
 	s->device = RMC_H_DEVICE;
 	s->subdevice = RMC_H_SUBDEVICE;
 	s->next_mem = RMC_H_MEM_BASE;
-	st = rmc_alloc_client(s->fd, NULL, &s->client);
+	if (h_client) {
+		/* A client handle of our choosing (handle re-use tests). */
+		uint8_t params[RMC_CLIENT_PARAMS_SIZE] = { 0 };
+		s->client = h_client;
+		st = rmc_alloc(s->fd, NULL, 0, 0, &s->client, NV01_ROOT_CLIENT, params, 0);
+	} else {
+		st = rmc_alloc_client(s->fd, NULL, &s->client);
+	}
 	if (st != NV_OK)
 		return st;
 	st = rmc_alloc_device(s->fd, s->client, s->device);
@@ -433,4 +440,9 @@ int rmc_parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+rmc_status_t rmc_session_open(struct rmc_session *s, int fd)
+{
+	return rmc_session_open_client(s, fd, 0);
 }

@@ -128,6 +128,8 @@ rmc_status_t rmc_vidheap_free(int fd, const struct rmc_how *how, nv_handle_t h_c
  * subdevice 0. Returns NV_OK or the first failing status; on failure the
  * fd is left open (s->fd) so the caller can report and close it. */
 rmc_status_t rmc_session_open(struct rmc_session *s, int fd);
+/* The same with a client handle of the caller's choosing (0: RM picks). */
+rmc_status_t rmc_session_open_client(struct rmc_session *s, int fd, nv_handle_t h_client);
 /* Free the client (RM frees its subtree) and close the fd. */
 void rmc_session_close(struct rmc_session *s);
 nv_handle_t rmc_next_handle(struct rmc_session *s);
