@@ -15,6 +15,7 @@ void gs_quota_init(struct gs_quota *q)
 	q->mem_per_gpu = GS_QUOTA_UNLIMITED;
 	q->channels = GS_COUNT_UNLIMITED;
 	q->channel_groups = GS_COUNT_UNLIMITED;
+	q->active_channel_groups = GS_COUNT_UNLIMITED;
 }
 
 int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)

@@ -20,6 +20,8 @@ struct gs_quota {
 	 * GS_COUNT_UNLIMITED when not set. */
 	uint32_t channels;
 	uint32_t channel_groups;
+	/* Channel groups scheduled (GPFIFO_SCHEDULE enabled) at once. */
+	uint32_t active_channel_groups;
 	/* GPUs the workload may see and use, by RM device instance (the
 	 * nvidia-smi index); all when visible_set is false. */
 	bool     visible_set;

@@ -149,7 +149,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 			uint32_t before = sb->ledger.scheduled_groups;
 			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
 			note_count(c, "scheduled_channel_groups", before, sb->ledger.scheduled_groups,
-			           GS_COUNT_UNLIMITED);
+			           sb->quota.active_channel_groups);
 		}
 		break;
 	default:
@@ -212,6 +212,19 @@ struct answer handle_control(struct call *c)
 		restore_embedded(c, ci, rel, false);
 		return refuse_with_status(c, &top, st_off, rst, GS_VERDICT_REFUSE,
 		                          "embedded control list is not readable or too large");
+	}
+	/* --active-channel-groups: enabling one more scheduled group past the
+	 * limit is refused like an exhausted runlist, decided on our copy. */
+	if (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE &&
+	    psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
+	    ((const struct nva06c_gpfifo_schedule_params *)(const void *)c->sb->params)->enable &&
+	    !ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object) &&
+	    c->sb->ledger.scheduled_groups >= c->sb->quota.active_channel_groups) {
+		note_count(c, "scheduled_channel_groups", c->sb->ledger.scheduled_groups,
+		           c->sb->ledger.scheduled_groups, c->sb->quota.active_channel_groups);
+		restore_embedded(c, ci, rel, false);
+		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_RESOURCES, GS_VERDICT_DENY,
+		                          "active channel group limit reached");
 	}
 	top.params = psize ? (uintptr_t)c->sb->params : 0;
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(top), &top);

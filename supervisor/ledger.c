@@ -244,6 +244,12 @@ static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 	o->counted = o->scheduled = false;
 }
 
+bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group)
+{
+	uint32_t idx = lookup(l, h_client, h_group);
+	return idx != NONE && l->objs[idx].scheduled;
+}
+
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on)
 {
 	uint32_t idx = lookup(l, h_client, h_group);

@@ -115,6 +115,9 @@ static inline uint64_t ledger_peak(const struct ledger *l, int gpu)
  * if the file cannot be identified (no kcmp or no epoll on it). */
 int ledger_file_of(struct ledger *l, int fd);
 
+/* Is this channel group scheduled now (its last GPFIFO_SCHEDULE enabled)? */
+bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group);
+
 /* Records a GPFIFO_SCHEDULE the driver accepted on a channel group. */
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on);
 

@@ -60,6 +60,9 @@ static const char usage_text[] =
 	"                     tenants of a GPU. The next one fails like an\n"
 	"                     exhausted pool (NV_ERR_INSUFFICIENT_RESOURCES).\n"
 	"  --channel-groups N at most N live channel groups (TSGs)\n"
+	"  --active-channel-groups N\n"
+	"                     at most N channel groups scheduled at once\n"
+	"                     (GPFIFO_SCHEDULE enabled)\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
 	"                     (nvidia-smi's), e.g. 0 or 1,3; enforced in the\n"
 	"                     driver's calls, not by environment variables\n"
@@ -87,13 +90,14 @@ static void die_usage(const char *fmt, const char *arg)
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	       OPT_GPUS };
+	       OPT_GPUS, OPT_ACTIVE };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
@@ -127,6 +131,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		}
+		case OPT_ACTIVE:
+			if (gs_parse_count(optarg, &o->quota.active_channel_groups) < 0)
+				die_usage("invalid --active-channel-groups count '%s' (a positive number)", optarg);
+			break;
 		case OPT_GROUPS:
 			if (gs_parse_count(optarg, &o->quota.channel_groups) < 0)
 				die_usage("invalid --channel-groups count '%s' (a positive number)", optarg);

@@ -12,7 +12,10 @@
  *     between a harmless class (sysmem 0x3e) and a channel,
  *     and hObjectParent between the device and a group, while this thread
  *     allocates. The driver's own channel count must never pass 8.
- * Prints groups_ok= ch_ok= ch_after_free= race_ok= race_refused= SUMMARY.
+ *  5. GPFIFO_SCHEDULE under --active-channel-groups 2: groups 1 and 2
+ *     schedule, group 3 is refused, and after disabling group 1 it goes.
+ * Prints groups_ok= ch_ok= ch_after_free= race_ok= race_refused=
+ * sched= (four statuses) and SUMMARY.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -108,6 +111,20 @@ int main(void)
 	pthread_join(th, NULL);
 	printf("groups_ok=%d ch_ok=%d ch_after_free=%d race_ok=%d race_refused=%d\n", groups_ok, ch_ok,
 	       ch_after, race_ok, race_refused);
+
+	/* Phase 5: scheduling. */
+	static const struct { nv_handle_t group; uint8_t enable; } steps[] = {
+		{ H_GROUP0 + 1, 1 }, { H_GROUP0 + 2, 1 }, { H_GROUP0 + 3, 1 },
+		{ H_GROUP0 + 1, 0 }, { H_GROUP0 + 3, 1 },
+	};
+	printf("sched=");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct nva06c_gpfifo_schedule_params sp = { .enable = steps[i].enable };
+		rmc_status_t st = rmc_control(s.fd, NULL, s.client, steps[i].group,
+		                              NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp, sizeof(sp));
+		printf("%s%s", i ? "," : "", rmc_status_str(st));
+	}
+	printf("\n");
 	adv_print_summary(&t);
 	return 0;
 }

@@ -35,6 +35,7 @@ QUOTA=$((1024 * MIB))
 # Channel quotas passed to every sandboxed run (the fake's pool is 64).
 CHANNELS=8
 CHANNEL_GROUPS=4
+ACTIVE_GROUPS=2
 SKIP_RC=125
 
 if [ -n "${GS_ADV_KEEP:-}" ]; then
@@ -164,7 +165,8 @@ run_case() {
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
 			"$GPUSANDBOX" --mem "$QUOTA_ARG" --channels "$CHANNELS" \
-			--channel-groups "$CHANNEL_GROUPS" "${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
+			--channel-groups "$CHANNEL_GROUPS" --active-channel-groups "$ACTIVE_GROUPS" \
+			"${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -283,6 +285,10 @@ check_positive() {
 			{ why="groups_ok=$g ch_ok=$c ch_after_free=$a race_refused=$r stops=$(val_of "$d" groups_stop)/$(val_of "$d" channels_stop)"; return 1; }
 		grep -q '"reason":"channel quota exceeded"' "$d/audit.jsonl" ||
 			{ why="no audit record names the channel refusal"; return 1; }
+		[ "$(val_of "$d" sched)" = NV_OK,NV_OK,INSUFFICIENT_RESOURCES,NV_OK,NV_OK ] ||
+			{ why="scheduling under --active-channel-groups $ACTIVE_GROUPS: $(val_of "$d" sched)"; return 1; }
+		[ "$(stat_of "$d" gpu0.channel_groups_scheduled)" -le "$ACTIVE_GROUPS" ] ||
+			{ why="driver has $(stat_of "$d" gpu0.channel_groups_scheduled) groups scheduled"; return 1; }
 		return 0 ;;
 	fb_report)
 		local kib=$((QUOTA / 1024)) k
