@@ -430,6 +430,11 @@ enum nv2080_fb_info_index {
 #define NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2   0x205u
 #define NV0000_CTRL_CMD_GPU_GET_PROBED_IDS   0x214u
 #define NV0000_CTRL_CMD_GPU_ATTACH_IDS       0x215u
+#define NV0000_CTRL_CMD_GPU_DETACH_IDS       0x216u
+#define NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID 0x275u
+#define NV0000_GPU_MAX_GID_LENGTH            256u
+/* flags: FORMAT (1:0) ASCII = 0, TYPE (2:2) SHA1 = 0 */
+#define NV0000_UUID_FLAGS_ASCII_SHA1         0u
 #define NV0000_CTRL_GPU_MAX_IDS              32u
 #define NV0000_CTRL_GPU_INVALID_ID           0xffffffffu
 #define NV0000_CTRL_GPU_ATTACH_ALL_PROBED_IDS 0x0000ffffu
@@ -462,6 +467,16 @@ struct nv0000_id_info_v2_params {       /* GET_ID_INFO_V2 */
 };
 _Static_assert(sizeof(struct nv0000_id_info_v2_params) == 32, "GET_ID_INFO_V2 size");
 _Static_assert(offsetof(struct nv0000_id_info_v2_params, device_instance) == 8, "ID_INFO_V2.deviceInstance");
+struct nv0000_uuid_from_gpu_id_params { /* GET_UUID_FROM_GPU_ID */
+	uint32_t gpu_id;
+	uint32_t flags;
+	uint8_t  gpu_uuid[NV0000_GPU_MAX_GID_LENGTH];
+	uint32_t uuid_str_len;
+};
+_Static_assert(sizeof(struct nv0000_uuid_from_gpu_id_params) == 268, "GET_UUID_FROM_GPU_ID size");
+_Static_assert(offsetof(struct nv0000_uuid_from_gpu_id_params, uuid_str_len) == 264,
+               "GET_UUID_FROM_GPU_ID.uuidStrLen");
+
 /* GET_ID_INFO (V1): the same first fields, then a name pointer the driver
  * never follows. Only gpu_id is read here. */
 #define NV0000_CTRL_GPU_GET_ID_INFO_SIZE 40u

@@ -16,6 +16,9 @@ void gs_quota_init(struct gs_quota *q)
 	q->channels = GS_COUNT_UNLIMITED;
 	q->channel_groups = GS_COUNT_UNLIMITED;
 	q->active_channel_groups = GS_COUNT_UNLIMITED;
+	q->visible_set = false;
+	q->visible = 0;
+	q->n_uuids = 0;
 }
 
 int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
@@ -31,9 +34,30 @@ int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
 		char *end;
 		unsigned long v;
 
-		if (strncasecmp(p, "GPU-", 4) == 0 || strncasecmp(p, "MIG-", 4) == 0) {
-			*why = "GPU UUIDs are not supported yet: give indices (nvidia-smi's)";
+		if (strncasecmp(p, "MIG-", 4) == 0) {
+			*why = "MIG devices are not supported";
 			return -1;
+		}
+		if (strncasecmp(p, "GPU-", 4) == 0) {
+			size_t len = strcspn(p, ",");
+			if (len >= GS_GPU_UUID_MAX || len < 5 || strspn(p + 4, "0123456789abcdefABCDEF-") < len - 4) {
+				*why = "malformed GPU UUID";
+				return -1;
+			}
+			if (q->n_uuids >= GS_MAX_GPUS) {
+				*why = "too many GPUs";
+				return -1;
+			}
+			memcpy(q->uuids[q->n_uuids], p, len);
+			q->uuids[q->n_uuids++][len] = '\0';
+			p += len;
+			if (*p == ',' && p[1])
+				p++;
+			else if (*p) {
+				*why = "expected ',' between GPUs";
+				return -1;
+			}
+			continue;
 		}
 		if (!isdigit((unsigned char)*p)) {
 			*why = "expected a GPU index";
@@ -59,7 +83,7 @@ int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
 		}
 	}
 	q->visible_set = true;
-	q->visible = set;
+	q->visible |= set;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #define GS_QUOTA_UNLIMITED UINT64_MAX
 
 #define GS_COUNT_UNLIMITED UINT32_MAX
+#define GS_GPU_UUID_MAX 64   /* "GPU-" and 36 characters, with room */
 
 struct gs_quota {
 	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
@@ -25,7 +26,11 @@ struct gs_quota {
 	/* GPUs the workload may see and use, by RM device instance (the
 	 * nvidia-smi index); all when visible_set is false. */
 	bool     visible_set;
-	uint64_t visible;      /* bit per device instance */
+	uint64_t visible;      /* bit per /dev/nvidiaN minor */
+	/* GPUs named by UUID, resolved to minors at start-up
+	 * (gs_resolve_gpu_uuids). */
+	uint32_t n_uuids;
+	char     uuids[GS_MAX_GPUS][GS_GPU_UUID_MAX];
 };
 
 /* Is the GPU with this RM device instance visible in the sandbox? */
@@ -34,7 +39,8 @@ static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t instance)
 	return !q->visible_set || (instance < GS_MAX_GPUS && (q->visible >> instance) & 1u);
 }
 
-/* Parses "0,2,3" into q->visible. Returns 0, or -1 with *why set. */
+/* Parses "0,2,GPU-5d1e..." into q->visible and q->uuids. Returns 0, or -1
+ * with *why set. */
 int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why);
 
 void gs_quota_init(struct gs_quota *q);

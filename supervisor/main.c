@@ -22,6 +22,7 @@
 #include "gpusandbox.h"
 #include "launch.h"
 #include "filter.h"
+#include "gpu_uuid.h"
 #include "quota.h"
 #include "sandbox.h"
 
@@ -64,8 +65,9 @@ static const char usage_text[] =
 	"                     at most N channel groups scheduled at once\n"
 	"                     (GPFIFO_SCHEDULE enabled)\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
-	"                     (nvidia-smi's), e.g. 0 or 1,3; enforced in the\n"
-	"                     driver's calls, not by environment variables\n"
+	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e...;\n"
+	"                     enforced in the driver's calls, not by environment\n"
+	"                     variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
 	"                     plus start and summary records, to FILE\n"
 	"  --trace            print each decoded RM call to stderr\n"
@@ -262,6 +264,10 @@ int main(int argc, char **argv)
 	if (o.dump_filter)
 		return gs_filter_dump(STDOUT_FILENO, &err) < 0 ? (report(&err, NULL), GS_EXIT_ERROR) : 0;
 
+	/* UUIDs become /dev/nvidiaN minors before anything runs: a typo is
+	 * our error, not a sandbox that shows no GPU. */
+	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
+		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
 	cfg.trace = o.trace ? stderr : NULL;
 	/* Open the log before anything runs, so that a bad path is our error

@@ -70,6 +70,7 @@ TESTS=(
 	"channels|sandbox|channels"
 	"fb_report|sandbox|fb_report"
 	"gpus|sandbox|gpus"
+	"gpus_uuid|sandbox|gpus"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -160,6 +161,8 @@ run_case() {
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
 		sb_gpus=(--gpus 1)
+		# The same GPU by the UUID the fake gives it.
+		[ "$name" = gpus_uuid ] && sb_gpus=(--gpus GPU-00000000-0000-0000-0000-000000000001)
 	fi
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -264,7 +267,7 @@ check_positive() {
 		ge "$r1" 1 && ge "$nomem" 1 || { why="not exercised: round1_ok=$r1 nomem=$nomem"; return 1; }
 		[ "$r2" = "$r1" ] ||
 			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
-	gpus)
+	gpus|gpus_uuid)
 		local k want
 		for k in cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
 			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK; do

@@ -107,6 +107,20 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\
 if [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man"; else
 	bad "help-matches-man" "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
 
+expect_status "gpus-mig-125" 125 "$B" --gpus MIG-1234 -- true
+expect_status "gpus-bad-125" 125 "$B" --gpus 1,,2 -- true
+# An unknown UUID is gpusandbox's error, said before anything runs.
+tests/fakedrv/with-fake-nvidia --gpus 2 -- "$B" --gpus GPU-00000000-0000-0000-0000-00000000dead -- true \
+	>"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 125 ] && grep -q "SKIP" "$T/err"; then
+	echo "SKIP gpus-unknown-uuid: fake driver cannot run here"
+elif [ "$rc" -eq 125 ] && grep -q "no GPU has UUID GPU-00000000-0000-0000-0000-00000000dead" "$T/err"; then
+	ok "gpus-unknown-uuid"
+else
+	bad "gpus-unknown-uuid" "exit $rc: $(head -c 300 "$T/err")"
+fi
+
 # A decision record carries every field the issue asks for (fake driver).
 if [ -x build/tests/adv/static_raw ]; then
 	tests/fakedrv/with-fake-nvidia --vidmem 16g -- "$B" --mem 1g --audit-log "$T/a3.jsonl" -- \

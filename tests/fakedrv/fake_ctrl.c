@@ -174,6 +174,19 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		*dirty = true;
 		return NV_OK;
 	}
+	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID: {
+		struct nv0000_uuid_from_gpu_id_params *p = params;
+		if (ctl->params_size != sizeof(*p))
+			return NV_ERR_INVALID_ARGUMENT;
+		for (unsigned g = 0; g < fake_st.cfg.gpus; g++)
+			if (p->gpu_id == FAKE_GPU_ID(g)) {
+				int n = snprintf((char *)p->gpu_uuid, sizeof(p->gpu_uuid), FAKE_GPU_UUID_FMT, g);
+				p->uuid_str_len = (uint32_t)n + 1;
+				*dirty = true;
+				return NV_OK;
+			}
+		return NV_ERR_OBJECT_NOT_FOUND;
+	}
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: {
 		struct nv0000_id_info_v2_params *p = params;

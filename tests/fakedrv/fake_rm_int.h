@@ -9,6 +9,8 @@
 
 /* The RM gpuId of fake GPU g (not equal to its minor, on purpose). */
 #define FAKE_GPU_ID(g) (0x100u * ((unsigned)(g) + 1u))
+/* And its UUID, as RM prints them (ASCII, "GPU-" prefix). */
+#define FAKE_GPU_UUID_FMT "GPU-00000000-0000-0000-0000-%012u"
 
 #include <pthread.h>
 

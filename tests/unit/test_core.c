@@ -54,13 +54,18 @@ static void test_parse_gpus(void)
 	CHECK(!gs_gpu_visible(&q, 0) && gs_gpu_visible(&q, 1) && !gs_gpu_visible(&q, 2) &&
 	      gs_gpu_visible(&q, 3) && !gs_gpu_visible(&q, 63) && !gs_gpu_visible(&q, 64));
 	static const char *const bad[] = { "", "1,", ",1", "1,,2", "a", "1,1", "64", "-1",
-	                                   "GPU-3f2a", "1 2" };
+	                                   "GPU-zz12", "GPU-", "MIG-1", "GPU-1,", "1 2" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct gs_quota b;
 		gs_quota_init(&b);
 		why = NULL;
 		CHECK(gs_parse_gpus(bad[i], &b, &why) < 0 && why && !b.visible_set);
 	}
+	struct gs_quota u;
+	gs_quota_init(&u);
+	CHECK(gs_parse_gpus("2,GPU-5d1e3f2a-0000-1111-2222-333344445555", &u, &why) == 0);
+	CHECK(u.visible_set && u.n_uuids == 1 && gs_gpu_visible(&u, 2) && !gs_gpu_visible(&u, 0) &&
+	      strcmp(u.uuids[0], "GPU-5d1e3f2a-0000-1111-2222-333344445555") == 0);
 	uint32_t n;
 	CHECK(gs_parse_count("8", &n) == 0 && n == 8);
 	CHECK(gs_parse_count("0", &n) < 0 && gs_parse_count("8x", &n) < 0 && gs_parse_count("-1", &n) < 0);
