@@ -14,6 +14,9 @@ for g in 0 1 0,1; do
 	log "== --gpus $g: $($B --gpus $g --audit-log $OUT/gpus$g.jsonl -- python3 -c "$PY" 2>&1 | tail -1)"
 	log "   refusals: $(grep -c '"verdict":"refuse"' $OUT/gpus$g.jsonl) ($(grep -o '"reason":"[^"]*"' $OUT/gpus$g.jsonl | sort | uniq -c | tr '\n' ' '))"
 done
+U1=$(nvidia-smi -i 1 --query-gpu=uuid --format=csv,noheader)
+log "== --gpus $U1: $($B --gpus "$U1" -- python3 -c "$PY" 2>&1 | tail -1)"
+log "== --gpus GPU-00000000-0000-0000-0000-00000000dead: $($B --gpus GPU-00000000-0000-0000-0000-00000000dead -- true 2>&1; echo "rc=$?")"
 log "== native: $(python3 -c "$PY" 2>&1 | tail -1)"
 log "== nvidia-smi inside --gpus 1"
 log "$($B --gpus 1 -- nvidia-smi --query-gpu=index,pci.bus_id,memory.total --format=csv,noheader 2>&1)"
