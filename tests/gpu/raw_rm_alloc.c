@@ -23,6 +23,7 @@
 
 #define CHUNK (256ull << 20)
 #define MAX_CHUNKS 64
+#define MAX_NODES 8
 #define ALIGN_2M (2ull << 20)
 #define GPU_IDS 32
 #define INVALID_GPU_ID 0xffffffffu
@@ -101,11 +102,16 @@ int main(void)
 		st = rm_control(client, client, CTRL_GET_ID_INFO_V2, info, sizeof(info));
 	if (st != NV_OK) { printf("attach_status=0x%x\n", st); return 2; }
 	/* The driver lets a process allocate a device only while it holds an
-	 * open node of that GPU. */
-	char node[32];
-	snprintf(node, sizeof(node), "/dev/nvidia%u", info[2]);
-	gpu_fd = open(node, O_RDWR | O_CLOEXEC);
-	if (gpu_fd < 0) { perror(node); return 2; }
+	 * open node of that GPU. Device instances follow the attach order, not
+	 * the node numbers, so hold every node there is. */
+	int opened = 0;
+	for (int i = 0; i < MAX_NODES; i++) {
+		char node[32];
+		snprintf(node, sizeof(node), "/dev/nvidia%d", i);
+		gpu_fd = open(node, O_RDWR | O_CLOEXEC);
+		opened += gpu_fd >= 0;
+	}
+	if (!opened) { perror("/dev/nvidia*"); return 2; }
 	struct nv0080_alloc_params dp = { .device_id = info[2], .h_client_share = client };
 	struct nv2080_alloc_params sp = { 0 };
 	h = H_DEVICE;
