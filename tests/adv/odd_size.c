@@ -7,7 +7,9 @@
  * 32 or 48) on /dev/nvidiactl, and the same word on /dev/null.
  * Also a UVM command that shares RM_CONTROL's low byte on /dev/nvidia-uvm.
  * And an OS-descriptor allocation, which must be refused (NOT_SUPPORTED).
- * Prints nv_errno= null_errno= uvm_rc= os_desc_status= and an empty SUMMARY.
+ * And REGISTER_FD of a control file (refused) and of a GPU node (allowed).
+ * Prints nv_errno= null_errno= uvm_rc= os_desc_status= register_ctl=
+ * register_gpu= and an empty SUMMARY.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +54,14 @@ int main(void)
 	rmc_status_t st = rmc_alloc(sess.fd, NULL, sess.client, sess.device, &h,
 	                            NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, desc, 0);
 	printf("os_desc_status=0x%x\n", (unsigned)st);
+	/* Linking a second control file to the first would let it reach the
+	 * first file's clients: refused. Linking a GPU node is fine. */
+	int ctl2 = rmc_open_ctl(), gpu = open("/dev/nvidia0", O_RDWR | O_CLOEXEC);
+	int32_t target = ctl;
+	rc = syscall(SYS_ioctl, ctl2, NV_IOC_WORD(NV_ESC_REGISTER_FD, sizeof(target)), &target);
+	printf("register_ctl=%s\n", rc < 0 ? strerrorname_np(errno) : "0");
+	rc = syscall(SYS_ioctl, gpu, NV_IOC_WORD(NV_ESC_REGISTER_FD, sizeof(target)), &target);
+	printf("register_gpu=%s\n", rc < 0 ? strerrorname_np(errno) : "0");
 	adv_print_summary(&(struct adv_tally){ 0 });
 	return 0;
 }

@@ -311,8 +311,9 @@ check_positive() {
 	odd_size)
 		[ "$(val_of "$d" nv_errno)" = EINVAL ] && [ "$(val_of "$d" null_errno)" = ENOTTY ] &&
 			[ "$(val_of "$d" uvm_rc)" = 0 ] && [ "$(val_of "$d" os_desc_status)" = 0x56 ] &&
+			[ "$(val_of "$d" register_ctl)" = EINVAL ] && [ "$(val_of "$d" register_gpu)" = 0 ] &&
 			grep -q '"reason":"escape with a size the driver does not accept"' "$d/audit.jsonl" ||
-			{ why="nv_errno=$(val_of "$d" nv_errno) null_errno=$(val_of "$d" null_errno) uvm_rc=$(val_of "$d" uvm_rc) os_desc_status=$(val_of "$d" os_desc_status), or no audit record"; return 1; }
+			{ why="nv_errno=$(val_of "$d" nv_errno) null_errno=$(val_of "$d" null_errno) uvm_rc=$(val_of "$d" uvm_rc) os_desc_status=$(val_of "$d" os_desc_status) register_ctl=$(val_of "$d" register_ctl) register_gpu=$(val_of "$d" register_gpu), or no audit record"; return 1; }
 		return 0 ;;
 	client_reuse)
 		local c1 c2 c3
