@@ -109,6 +109,24 @@ int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd)
 	return -1;
 }
 
+/* The path an fd of process pid (0: ours) is open on, as /proc shows it.
+ * Returns false if it cannot be read. */
+static bool fd_path(pid_t pid, int fd, char *path, size_t len)
+{
+	char link[PATH_BUF];
+	ssize_t n;
+
+	if (pid)
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, fd);
+	else
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, len - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	return true;
+}
+
 /* Does the fd lead to the NVIDIA driver (or a stand-in for it)? The answer
  * comes from what the file is, not from its path, except to recognise a
  * driver served under /dev/nvidia* with another major (a CUSE stand-in).
@@ -119,8 +137,7 @@ int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd)
 bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 {
 	struct stat st;
-	char link[PATH_BUF], path[PATH_BUF];
-	ssize_t n;
+	char path[PATH_BUF];
 
 	if (fstat(fd, &st) < 0)
 		return true; /* fail closed: decode it */
@@ -133,12 +150,8 @@ bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 		return false;
 	if (major(st.st_rdev) == NVIDIA_MAJOR)
 		return true;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return false;
-	path[n] = '\0';
-	return strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
+	return fd_path(0, fd, path, sizeof(path)) &&
+	       strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
 }
 
 #define NVIDIA_CTL_MINOR 255u
@@ -148,20 +161,16 @@ bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 bool fd_is_control_file(int fd)
 {
 	struct stat st;
-	char link[PATH_BUF], path[PATH_BUF];
+	char path[PATH_BUF];
 	const char *base;
-	ssize_t n;
 
 	if (fstat(fd, &st) < 0)
 		return false;
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == NVIDIA_MAJOR)
 		return minor(st.st_rdev) == NVIDIA_CTL_MINOR;
 	/* A stand-in (FUSE, CUSE) is known by its name. */
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
+	if (!fd_path(0, fd, path, sizeof(path)))
 		return false;
-	path[n] = '\0';
 	base = strrchr(path, '/');
 	return strcmp(base ? base + 1 : path, NVIDIA_CTL_NAME) == 0;
 }
@@ -190,7 +199,7 @@ static bool is_gpu_node_path(const char *p)
  * nothing is held after the call. */
 void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b)
 {
-	char dir[PATH_BUF], link[PATH_BUF], path[PATH_BUF];
+	char dir[PATH_BUF], path[PATH_BUF];
 	struct dirent *de;
 	DIR *d;
 
@@ -201,15 +210,9 @@ void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b)
 		return;
 	while ((de = readdir(d)) && b->n < MAX_BORROWED_GPU_FDS) {
 		int wfd = atoi(de->d_name);
-		ssize_t n;
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)c->tid, wfd);
-		n = readlink(link, path, sizeof(path) - 1);
-		if (n <= 0)
-			continue;
-		path[n] = '\0';
-		if (!is_gpu_node_path(path))
+		if (!fd_path(c->tid, wfd, path, sizeof(path)) || !is_gpu_node_path(path))
 			continue;
 		int fd = dup_workload_fd(c->sb, c->tid, wfd);
 		if (fd >= 0)

@@ -147,6 +147,13 @@ static struct answer handle_alloc(struct call *c)
 		return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                          "access rights are not readable");
 
+	/* NV01_DEVICE_0's params are optional; without them it is device 0.
+	 * Read here, from our copy, before the driver writes anything back. */
+	const uint32_t device_instance =
+		(ci && ci->kind == RM_CLASS_DEVICE && psize)
+			? ((const struct nv0080_alloc_params *)(const void *)sb->params)->device_id
+			: 0;
+
 	if (ci && ci->kind == RM_CLASS_VIDMEM) {
 		const struct nv_memory_allocation_params *mp = (const void *)sb->params;
 		/* The driver requires these params; without them there is no
@@ -168,7 +175,6 @@ static struct answer handle_alloc(struct call *c)
 			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_OBJECT_PARENT,
 			                          GS_VERDICT_REFUSE,
 			                          "video memory under a parent that is not a known device");
-		before = ledger_used(&sb->ledger, gpu);
 		want = round_up(c->d.size, VIDMEM_GRANULE);
 		if (over_quota(sb, gpu, want)) {
 			note_usage(c, gpu, ledger_used(&sb->ledger, gpu));
@@ -181,8 +187,7 @@ static struct answer handle_alloc(struct call *c)
 	/* --gpus: nothing may be created on a hidden GPU, and every object on
 	 * a GPU hangs under an NV01_DEVICE_0. */
 	if (ci && ci->kind == RM_CLASS_DEVICE && sb->quota.visible_set) {
-		uint32_t inst = psize ? ((const struct nv0080_alloc_params *)(const void *)sb->params)->device_id : 0;
-		if (!gpu_instance_visible(c, v.h_root, inst))
+		if (!gpu_instance_visible(c, v.h_root, device_instance))
 			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 			                          "GPU not visible in this sandbox");
 	}
@@ -249,7 +254,7 @@ static struct answer handle_alloc(struct call *c)
 				                          "video memory quota exceeded (driver rounding)");
 			}
 		} else if (kind == RM_CLASS_DEVICE) {
-			obj_gpu = psize ? (int)((const struct nv0080_alloc_params *)(const void *)sb->params)->device_id : 0;
+			obj_gpu = (int)device_instance;
 		}
 		if (ledger_add(&sb->ledger, v.h_root, v.h_parent, h_new, kind, v.h_class, obj_gpu, bytes) < 0) {
 			/* Without a ledger entry the charge would be lost: undo. */
