@@ -36,15 +36,9 @@ QUOTA=$((1024 * MIB))
 CHANNELS=8
 CHANNEL_GROUPS=4
 ACTIVE_GROUPS=2
-SKIP_RC=125
 
-if [ -n "${GS_ADV_KEEP:-}" ]; then
-	tmp=$GS_ADV_KEEP
-	mkdir -p "$tmp" || exit 2
-else
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-adv.XXXXXX") || exit 2
-	trap 'rm -rf "$tmp"' EXIT
-fi
+. tests/lib/harness.sh
+harness_tmpdir "${GS_ADV_KEEP:-}" gs-adv
 
 # name | mode (sandbox|bare) | program and arguments
 TESTS=(
@@ -81,39 +75,12 @@ TESTS=(
 	"baseline-gpus|bare|gpus"
 )
 
-passed=0
-failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
-# selected NAME [FILTER...]: no filter selects all; "race_size" selects
-# every race_size:* case.
-selected() {
-	local want=$1 n
-	shift
-	[ $# -eq 0 ] && return 0
-	for n in "$@"; do
-		[ "$n" = "$want" ] || [ "$n" = "${want%%:*}" ] && return 0
-	done
-	return 1
-}
 
 # ---- environment probe ----------------------------------------------------
-"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- true >"$tmp/probe.out" 2>&1
-probe_rc=$?
-if [ "$probe_rc" = "$SKIP_RC" ]; then
-	reason=$(sed -n 's/.*SKIP: //p' "$tmp/probe.out" | head -1)
-	for t in "${TESTS[@]}"; do
-		name=${t%%|*}
-		selected "$name" "$@" && echo "SKIP $name: ${reason:-fake driver unavailable}"
-	done
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+harness_probe_or_skip "$@"
 
 # ---- helpers over one run's files (dir=$tmp/NAME) ---------------------------
-# Final driver stat; empty if missing.
-stat_of() { awk -v k="$2" '$1 == k { print $2 }' "$1/stats" 2>/dev/null | tail -1; }
 # Last `key=value` token the program printed (word-bounded key).
 val_of() { grep -oE "(^|[ (])$2=[^ )]*" "$1/out" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
 summary_of() {
@@ -423,5 +390,4 @@ for t in "${TESTS[@]}"; do
 	check_positive "$name" "$dir" && pass "$name" || fail "$name" "$why"
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+harness_summary

@@ -37,15 +37,9 @@ FAKE_VIDMEM=16g
 QUOTA_ARG=4g
 GIB=$((1 << 30))
 QUOTA=$((4 * GIB))
-SKIP_RC=125
 
-if [ -n "${GS_REPLAY_KEEP:-}" ]; then
-	tmp=$GS_REPLAY_KEEP
-	mkdir -p "$tmp" || exit 2
-else
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-replay.XXXXXX") || exit 2
-	trap 'rm -rf "$tmp"' EXIT
-fi
+. tests/lib/harness.sh
+harness_tmpdir "${GS_REPLAY_KEEP:-}" gs-replay
 
 # name | mode (bare|sandbox) | trace file (without .trace)
 TESTS=(
@@ -57,33 +51,10 @@ TESTS=(
 	"baseline-quota:pytorch-4g|bare|h200-580-pytorch-4g-quota"
 )
 
-passed=0
-failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
-selected() {
-	local want=$1 n
-	shift
-	[ $# -eq 0 ] && return 0
-	for n in "$@"; do
-		[ "$n" = "$want" ] || [ "$n" = "${want%%:*}" ] && return 0
-	done
-	return 1
-}
 
-"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- true >"$tmp/probe.out" 2>&1
-if [ $? = "$SKIP_RC" ]; then
-	reason=$(sed -n 's/.*SKIP: //p' "$tmp/probe.out" | head -1)
-	for t in "${TESTS[@]}"; do
-		name=${t%%|*}
-		selected "$name" "$@" && echo "SKIP $name: ${reason:-fake driver unavailable}"
-	done
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+harness_probe_or_skip "$@"
 
-stat_of() { awk -v k="$2" '$1 == k { print $2 }' "$1/stats" 2>/dev/null | tail -1; }
 val_of() { grep -oE "(^| )$2=[^ ]*" "$1/out" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
 gib() { awk -v b="$1" 'BEGIN { printf "%.3f GiB", b / 1073741824 }'; }
 
@@ -206,5 +177,4 @@ for t in "${TESTS[@]}"; do
 	esac
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+harness_summary
