@@ -16,6 +16,8 @@ void gs_quota_init(struct gs_quota *q)
 	q->channels = GS_COUNT_UNLIMITED;
 	q->channel_groups = GS_COUNT_UNLIMITED;
 	q->active_channel_groups = GS_COUNT_UNLIMITED;
+	q->sm_percent = GS_SM_UNLIMITED;
+	q->sm_period_ms = GS_SM_PERIOD_DEFAULT_MS;
 	q->visible_set = false;
 	q->visible = 0;
 	q->n_uuids = 0;
@@ -100,6 +102,33 @@ int gs_parse_count(const char *s, uint32_t *out)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* A decimal number in [lo, hi] followed by nothing or by suffix. */
+static int parse_bounded(const char *s, const char *suffix, unsigned long lo, unsigned long hi,
+                         uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || (*end && strcmp(end, suffix) != 0) || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int gs_parse_percent(const char *s, uint32_t *out)
+{
+	return parse_bounded(s, "%", 1, GS_SM_UNLIMITED, out);
+}
+
+int gs_parse_period_ms(const char *s, uint32_t *out)
+{
+	return parse_bounded(s, "ms", GS_SM_PERIOD_MIN_MS, GS_SM_PERIOD_MAX_MS, out);
 }
 
 static int suffix_shift(const char *suffix, unsigned *shift)

@@ -12,6 +12,10 @@
 #define GS_QUOTA_UNLIMITED UINT64_MAX
 
 #define GS_COUNT_UNLIMITED UINT32_MAX
+#define GS_SM_UNLIMITED 100u   /* a 100 % share is no cap */
+#define GS_SM_PERIOD_DEFAULT_MS 50u
+#define GS_SM_PERIOD_MIN_MS 5u
+#define GS_SM_PERIOD_MAX_MS 1000u
 #define GS_GPU_UUID_MAX 64   /* "GPU-" and 36 characters, with room */
 
 struct gs_quota {
@@ -23,6 +27,11 @@ struct gs_quota {
 	uint32_t channel_groups;
 	/* Channel groups scheduled (GPFIFO_SCHEDULE enabled) at once. */
 	uint32_t active_channel_groups;
+	/* --sm: the workload's share of GPU time on each of its GPUs, in
+	 * percent (1..100); GS_SM_UNLIMITED when not set. sm_period_ms is the
+	 * duty-cycle period (compute_share.c explains the trade-off). */
+	uint32_t sm_percent;
+	uint32_t sm_period_ms;
 	/* GPUs the workload may see and use, by RM device instance (the
 	 * nvidia-smi index); all when visible_set is false. */
 	bool     visible_set;
@@ -52,6 +61,13 @@ int gs_parse_size(const char *s, uint64_t *out);
 
 /* Parses a positive decimal count (1..GS_COUNT_UNLIMITED-1). */
 int gs_parse_count(const char *s, uint32_t *out);
+
+/* Parses a percentage 1..100 ("50" or "50%"). */
+int gs_parse_percent(const char *s, uint32_t *out);
+
+/* Parses a duty-cycle period in milliseconds (GS_SM_PERIOD_MIN_MS ..
+ * GS_SM_PERIOD_MAX_MS), "ms" suffix optional. */
+int gs_parse_period_ms(const char *s, uint32_t *out);
 
 /* Formats bytes for humans ("4.00 GiB"). */
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);

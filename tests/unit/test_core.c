@@ -69,6 +69,16 @@ static void test_parse_gpus(void)
 	uint32_t n;
 	CHECK(gs_parse_count("8", &n) == 0 && n == 8);
 	CHECK(gs_parse_count("0", &n) < 0 && gs_parse_count("8x", &n) < 0 && gs_parse_count("-1", &n) < 0);
+	CHECK(gs_parse_percent("50", &n) == 0 && n == 50);
+	CHECK(gs_parse_percent("25%", &n) == 0 && n == 25);
+	CHECK(gs_parse_percent("100", &n) == 0 && n == 100);
+	CHECK(gs_parse_percent("0", &n) < 0 && gs_parse_percent("101", &n) < 0 &&
+	      gs_parse_percent("50%%", &n) < 0 && gs_parse_percent("", &n) < 0 &&
+	      gs_parse_percent("-5", &n) < 0 && gs_parse_percent("5x", &n) < 0);
+	CHECK(gs_parse_period_ms("50", &n) == 0 && n == 50);
+	CHECK(gs_parse_period_ms("20ms", &n) == 0 && n == 20);
+	CHECK(gs_parse_period_ms("4", &n) < 0 && gs_parse_period_ms("1001", &n) < 0 &&
+	      gs_parse_period_ms("20s", &n) < 0);
 }
 
 static void test_escapes(void)
