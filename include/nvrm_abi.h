@@ -514,6 +514,80 @@ _Static_assert(sizeof(struct nva06c_gpfifo_schedule_params) == 3, "GPFIFO_SCHEDU
 #define NV2080_CTRL_CMD_GPU_GET_PID_INFO   0x2080018eu
 #define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE    0xa06c0101u
 
+/* ---- compute share (--sm) ----------------------------------------------- */
+/* FIFO_DISABLE_CHANNELS on a subdevice (536 bytes, non-privileged): turns
+ * the listed channels off or on. With only_disable_scheduling = 0 the
+ * driver also preempts them, which is what makes a duty cycle bite
+ * (design.md 1.6). The runlist preempt event is for kernel callers only. */
+#define NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS 0x2080110bu
+#define NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES 64u
+struct nv2080_fifo_disable_channels {
+	uint8_t     b_disable;
+	uint8_t     pad0[3];
+	uint32_t    num_channels;
+	uint8_t     b_only_disable_scheduling;
+	uint8_t     b_rewind_gp_put;
+	uint8_t     pad1[6];
+	uint64_t    p_runlist_preempt_event;
+	nv_handle_t h_client_list[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
+	nv_handle_t h_channel_list[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
+};
+_Static_assert(sizeof(struct nv2080_fifo_disable_channels) == 536, "DISABLE_CHANNELS size");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, num_channels) == 4, "DC.numChannels");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, b_only_disable_scheduling) == 8,
+               "DC.bOnlyDisableScheduling");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, p_runlist_preempt_event) == 16,
+               "DC.pRunlistPreemptEvent");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_client_list) == 24, "DC.hClientList");
+_Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_channel_list) == 280, "DC.hChannelList");
+
+/* Controls that change whether a channel or group may run; a workload's
+ * call of these is re-checked against the compute-share duty cycle. */
+#define NVA06C_CTRL_CMD_BIND                0xa06c0102u
+#define NVA06F_CTRL_CMD_GPFIFO_SCHEDULE     0xa06f0103u
+#define NVA06F_CTRL_CMD_RESTART_RUNLIST     0xa06f0111u
+
+/* PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2 on a subdevice (non-privileged):
+ * the driver's ring of engine-utilization samples, the source of NVML's
+ * per-process utilization. Each sample names the process that was on the
+ * engine when it was taken (host pid for a caller in the initial pid
+ * namespace) and the busy share of its interval in units of 0.01 %. */
+#define NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2 0x20802096u
+#define NV2080_CTRL_GPUMON_SAMPLE_TYPE_PERFMON_UTIL 2u
+#define NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL 72u
+#define NV2080_GPUMON_PID_INVALID 0xffffffffu
+#define NV2080_GPUMON_UTIL_FULL 10000u   /* util is in 0.01 % */
+#define NV_SUBPROC_NAME_MAX_LENGTH 100u
+struct nv2080_gpumon_engine_util_sample {
+	uint32_t util;
+	uint32_t vgpu_scale;
+	uint32_t proc_id;
+	uint32_t sub_process_id;
+	char     sub_process_name[NV_SUBPROC_NAME_MAX_LENGTH];
+	uint32_t pad;
+	uint64_t p_os_pid_info;
+};
+_Static_assert(sizeof(struct nv2080_gpumon_engine_util_sample) == 128, "ENGINE_UTIL_SAMPLE size");
+_Static_assert(offsetof(struct nv2080_gpumon_engine_util_sample, proc_id) == 8, "sample.procId");
+_Static_assert(offsetof(struct nv2080_gpumon_engine_util_sample, p_os_pid_info) == 120,
+               "sample.pOsPidInfo");
+struct nv2080_gpumon_perfmon_util_sample {
+	uint64_t timestamp_ns;
+	struct nv2080_gpumon_engine_util_sample fb, gr, nvenc, nvdec, nvjpg, nvofa;
+};
+_Static_assert(sizeof(struct nv2080_gpumon_perfmon_util_sample) == 776, "PERFMON_UTIL_SAMPLE size");
+_Static_assert(offsetof(struct nv2080_gpumon_perfmon_util_sample, gr) == 136, "sample.gr");
+struct nv2080_perfmon_util_samples_v2 {
+	uint8_t  type;
+	uint8_t  pad[3];
+	uint32_t buf_size;   /* must be sizeof(samples) */
+	uint32_t count;
+	uint32_t tracker;
+	struct nv2080_gpumon_perfmon_util_sample samples[NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL];
+};
+_Static_assert(sizeof(struct nv2080_perfmon_util_samples_v2) == 55888, "UTIL_SAMPLES_V2 size");
+_Static_assert(offsetof(struct nv2080_perfmon_util_samples_v2, samples) == 16, "UTIL_SAMPLES_V2.samples");
+
 /* ---- /dev/nvidia-uvm --------------------------------------------------- */
 /* UVM commands are plain integers, not _IOC words. */
 #define UVM_INITIALIZE                 0x30000001u

@@ -20,16 +20,14 @@
 
 #include "gpu_uuid.h"
 #include "nvrm_abi.h"
+#include "rm_own.h"
 
 #define CTL_PATH "/dev/nvidiactl"
 
+/* Every question goes to the client itself. */
 static nv_status_t control(int fd, nv_handle_t client, uint32_t cmd, void *p, uint32_t n)
 {
-	struct nvos54 c = { .h_client = client, .h_object = client, .cmd = cmd,
-	                    .params = (uintptr_t)p, .params_size = n };
-	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_CONTROL, sizeof(c)), &c) < 0)
-		return NV_ERR_GENERIC;
-	return c.status;
+	return rm_own_control(fd, client, client, cmd, p, n);
 }
 
 static nv_status_t uuid_of(int fd, nv_handle_t client, uint32_t gpu_id, char *out, size_t len)
@@ -82,13 +80,12 @@ int gs_resolve_gpu_uuids(struct gs_quota *q, struct gs_error *err)
 	if (fd < 0)
 		return gs_fail(err, errno, "cannot open %s to look up GPU UUIDs", CTL_PATH);
 	memset(cards, 0, sizeof(cards));
-	struct nvos64 a = { .h_class = NV01_ROOT_CLIENT, .p_alloc_parms = (uintptr_t)&client };
 	if (ioctl(fd, NV_IOC_WORD(NV_ESC_CARD_INFO, sizeof(cards)), cards) < 0 ||
-	    ioctl(fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(a)), &a) < 0 || a.status != NV_OK) {
+	    rm_own_alloc(fd, 0, 0, &client, NV01_ROOT_CLIENT, &client, 0) != NV_OK) {
+		client = 0;
 		gs_fail(err, errno, "cannot ask the driver for GPU UUIDs");
 		goto out;
 	}
-	client = a.h_object_new;
 	for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++) {
 		char uuid[NV0000_GPU_MAX_GID_LENGTH];
 		if (!cards[i].valid || cards[i].minor_number >= GS_MAX_GPUS ||
@@ -107,10 +104,8 @@ int gs_resolve_gpu_uuids(struct gs_quota *q, struct gs_error *err)
 		}
 	rc = 0;
 out:
-	if (client) {
-		struct nvos00 f = { .h_root = client, .h_object_parent = client, .h_object_old = client };
-		(void)ioctl(fd, NV_IOC_WORD(NV_ESC_RM_FREE, sizeof(f)), &f);
-	}
+	if (client)
+		(void)rm_own_free(fd, client, client, client);
 	close(fd);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <linux/kcmp.h>
 #include <unistd.h>
@@ -36,7 +37,20 @@ struct ledger_obj {
 	bool     used;
 	bool     counted;    /* a live channel or channel group we count */
 	bool     scheduled;  /* channel group: last GPFIFO_SCHEDULE enabled */
+	bool     sm_disabled; /* channel: disabled by the compute-share controller */
+	uint64_t since_ns;   /* channel: created; group: last scheduled (CLOCK_MONOTONIC) */
+	/* Clients: the workload task and fd number of the last call that
+	 * reached the driver through this client's file. */
+	pid_t    route_tid;
+	int      route_wfd;
 };
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t key_of(uint32_t client, uint32_t handle)
 {
@@ -172,6 +186,7 @@ static uint32_t obj_new(struct ledger *l)
 	l->objs[idx].parent = 0;
 	l->objs[idx].watch_epfd = -1;
 	l->objs[idx].watch_tfd = -1;
+	l->objs[idx].route_wfd = -1;
 	l->objs[idx].gpu = LEDGER_NO_GPU;
 	l->objs[idx].used = true;
 	return idx;
@@ -261,6 +276,10 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 	if (o->kind != RM_CLASS_CHANNEL_GROUP || !o->counted || o->scheduled == on)
 		return;
 	o->scheduled = on;
+	/* Only the first schedule starts the settling time: a workload that
+	 * re-schedules must not keep its channels "new" forever. */
+	if (on && !o->since_ns)
+		o->since_ns = monotonic_ns();
 	if (on)
 		l->scheduled_groups++;
 	else
@@ -525,6 +544,9 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	if (parent_idx != NONE)
 		link_child(l, parent_idx, idx);
 	count_object(l, &l->objs[idx], +1);
+	/* Groups start settling when first scheduled; channels are dated. */
+	if (kind != RM_CLASS_CHANNEL_GROUP)
+		l->objs[idx].since_ns = monotonic_ns();
 	if (bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS) {
 		l->objs[idx].alloc = alloc_new(l, bytes, o->gpu);
 		if (l->objs[idx].alloc == NONE)
@@ -593,4 +615,115 @@ int ledger_max_gpu(const struct ledger *l)
 uint32_t ledger_live_objects(const struct ledger *l)
 {
 	return l->table_used;
+}
+
+/* ---- what the compute-share controller needs -------------------------------- */
+
+void ledger_set_route(struct ledger *l, uint32_t h_client, pid_t tid, int wfd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx != NONE && l->objs[idx].kind == RM_CLASS_CLIENT) {
+		l->objs[idx].route_tid = tid;
+		l->objs[idx].route_wfd = wfd;
+	}
+}
+
+int ledger_client_route(const struct ledger *l, uint32_t h_client, struct ledger_route *r)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
+		return -1;
+	r->tid = l->objs[idx].route_tid;
+	r->wfd = l->objs[idx].route_wfd;
+	r->watch_epfd = l->objs[idx].watch_epfd;
+	r->watch_tfd = l->objs[idx].watch_tfd;
+	return 0;
+}
+
+int ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx == NONE)
+		return 0;
+	return watch_is_file(&l->objs[idx], fd);
+}
+
+bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	return idx != NONE && (l->objs[idx].watch_epfd < 0 || watch_alive(l->objs[idx].watch_epfd));
+}
+
+/* A channel may be toggled once the context that owns it has settled: its
+ * group was first scheduled at least settle_ns ago. Toggling earlier hung
+ * CUDA's context set-up on the real driver (design.md 1.6). Whatever the
+ * ledger believes about scheduling (a group scheduled through a dup of
+ * its handle is not seen as scheduled), a channel older than
+ * LEDGER_SETTLE_MAX_FACTOR settling times is settled: no trick keeps a
+ * channel out of the duty cycle for longer. */
+#define LEDGER_SETTLE_MAX_FACTOR 10u
+static bool channel_settled(const struct ledger *l, const struct ledger_obj *ch, uint64_t now_ns,
+                            uint64_t settle_ns)
+{
+	uint32_t p = ch->parent ? lookup(l, ch->client, ch->parent) : NONE;
+
+	if (now_ns < ch->since_ns)
+		return false;
+	if (now_ns - ch->since_ns >= settle_ns * LEDGER_SETTLE_MAX_FACTOR)
+		return true;
+	if (p != NONE && l->objs[p].kind == RM_CLASS_CHANNEL_GROUP)
+		return l->objs[p].since_ns && now_ns >= l->objs[p].since_ns &&
+		       now_ns - l->objs[p].since_ns >= settle_ns;
+	return now_ns - ch->since_ns >= settle_ns;
+}
+
+uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, uint64_t settle_ns,
+                              struct ledger_channel *out, uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < l->n_objs && n < max; i++) {
+		const struct ledger_obj *o = &l->objs[i];
+		if (!o->used || o->kind != RM_CLASS_CHANNEL || !o->counted || o->gpu != gpu)
+			continue;
+		out[n++] = (struct ledger_channel){
+			.client = o->client, .handle = o->handle, .parent = o->parent,
+			.sm_disabled = o->sm_disabled,
+			.settled = channel_settled(l, o, now_ns, settle_ns),
+		};
+	}
+	return n;
+}
+
+void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS])
+{
+	memset(counts, 0, sizeof(uint32_t) * GS_MAX_GPUS);
+	for (uint32_t i = 0; i < l->n_objs; i++) {
+		const struct ledger_obj *o = &l->objs[i];
+		if (o->used && o->kind == RM_CLASS_CHANNEL && o->counted && o->gpu >= 0 &&
+		    (unsigned)o->gpu < GS_MAX_GPUS)
+			counts[o->gpu]++;
+	}
+}
+
+void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_channel, bool disabled)
+{
+	uint32_t idx = lookup(l, h_client, h_channel);
+
+	if (idx != NONE && l->objs[idx].kind == RM_CLASS_CHANNEL)
+		l->objs[idx].sm_disabled = disabled;
+}
+
+uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
+{
+	for (uint32_t i = 0; i < l->n_objs; i++) {
+		const struct ledger_obj *o = &l->objs[i];
+		if (o->used && o->client == h_client && o->kind == RM_CLASS_SUBDEVICE && o->gpu == gpu)
+			return o->handle;
+	}
+	return 0;
 }

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "quota.h"
 #include "rm_tables.h"
@@ -123,6 +124,41 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 
 /* Highest GPU index that was ever charged, or -1. */
 int ledger_max_gpu(const struct ledger *l);
+
+/* ---- for the compute-share controller (compute_share.c) ---- */
+
+/* How the supervisor can reach a client's open file again: a workload task
+ * and fd number that last used it, to be checked against the release
+ * watch (ledger_fd_is_client_file) before use. */
+struct ledger_route {
+	pid_t tid;
+	int   wfd;
+	int   watch_epfd, watch_tfd;
+};
+
+struct ledger_channel {
+	uint32_t client, handle;
+	uint32_t parent;       /* its channel group (or device) */
+	bool     sm_disabled;  /* the controller disabled it and has not re-enabled it */
+	bool     settled;      /* its context is old enough to be toggled */
+};
+
+/* Records the task and fd number of a call that reached the driver
+ * through h_client's file. */
+void ledger_set_route(struct ledger *l, uint32_t h_client, pid_t tid, int wfd);
+int  ledger_client_route(const struct ledger *l, uint32_t h_client, struct ledger_route *r);
+/* Is fd (ours) the client's open file? 1 yes, 0 no, -1 cannot tell. */
+int  ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd);
+/* Is the client's open file still open somewhere? */
+bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client);
+/* Live hardware channels on GPU gpu; settled is judged at now_ns. */
+uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, uint64_t settle_ns,
+                              struct ledger_channel *out, uint32_t max);
+/* Live hardware channels per GPU. */
+void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS]);
+void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_channel, bool disabled);
+/* A subdevice of GPU gpu under h_client, or 0. */
+uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu);
 
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);

@@ -72,26 +72,10 @@
 #define NV_CHANNEL_ALLOC_PARAMS_CID_OFF    132u
 
 /* ---- controls ----------------------------------------------------------- */
-#define NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS 0x2080110bu
 
 /* FB_GET_INFO (V1, V2) and its indices: include/nvrm_abi.h. */
 
-/* FIFO_DISABLE_CHANNELS (536 bytes). */
-#define NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES 64u
-struct nv2080_fifo_disable_channels {
-	uint8_t     b_disable;
-	uint8_t     pad0[3];
-	uint32_t    num_channels;
-	uint8_t     b_only_disable_scheduling;
-	uint8_t     b_rewind_gp_put;
-	uint8_t     pad1[6];
-	uint64_t    p_runlist_preempt_event;
-	nv_handle_t h_client_list[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
-	nv_handle_t h_channel_list[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
-};
-_Static_assert(sizeof(struct nv2080_fifo_disable_channels) == 536, "DISABLE_CHANNELS size");
-_Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_client_list) == 24, "DC.hClientList");
-_Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_channel_list) == 280, "DC.hChannelList");
+/* FIFO_DISABLE_CHANNELS and the utilization samples: include/nvrm_abi.h. */
 
 /* GPFIFO_SCHEDULE: struct nva06c_gpfifo_schedule_params, include/nvrm_abi.h. */
 
@@ -129,6 +113,8 @@ struct fake_config {
 	uint64_t vidmem;    /* bytes per GPU */
 	unsigned gpus;
 	unsigned channels;  /* pool size per GPU, for channels and for groups */
+	unsigned busy_lag_ms;        /* work drains this long after a disable */
+	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
 };
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#include <sys/ioctl.h>
+
+#include "rm_own.h"
+
+nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint32_t cmd,
+                           void *params, uint32_t size)
+{
+	struct nvos54 c = { .h_client = client, .h_object = object, .cmd = cmd,
+	                    .params = (uintptr_t)params, .params_size = size };
+
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_CONTROL, sizeof(c)), &c) < 0)
+		return NV_ERR_GENERIC;
+	return c.status;
+}
+
+nv_status_t rm_own_alloc(int fd, nv_handle_t client, nv_handle_t parent, nv_handle_t *handle,
+                         uint32_t cls, void *params, uint32_t size)
+{
+	struct nvos64 a = { .h_root = client, .h_object_parent = parent,
+	                    .h_object_new = *handle, .h_class = cls,
+	                    .p_alloc_parms = (uintptr_t)params, .params_size = size };
+
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(a)), &a) < 0)
+		return NV_ERR_GENERIC;
+	if (a.status == NV_OK)
+		*handle = a.h_object_new;
+	return a.status;
+}
+
+nv_status_t rm_own_free(int fd, nv_handle_t client, nv_handle_t parent, nv_handle_t object)
+{
+	struct nvos00 f = { .h_root = client, .h_object_parent = parent, .h_object_old = object };
+
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_FREE, sizeof(f)), &f) < 0)
+		return NV_ERR_GENERIC;
+	return f.status;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rm_own.h - RM calls the supervisor makes on its own account, or through
+ * its own dup of a workload file: plain ioctls on an fd the supervisor
+ * holds, with parameters in the supervisor's memory.
+ */
+#ifndef GPUSANDBOX_RM_OWN_H
+#define GPUSANDBOX_RM_OWN_H
+
+#include "nvrm_abi.h"
+
+/* RM_CONTROL on (client, object). NV_ERR_GENERIC if the ioctl itself failed. */
+nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint32_t cmd,
+                           void *params, uint32_t size);
+/* RM_ALLOC of cls under parent; *handle in: wanted handle (0: the driver
+ * picks, for a client), out: the new handle. */
+nv_status_t rm_own_alloc(int fd, nv_handle_t client, nv_handle_t parent, nv_handle_t *handle,
+                         uint32_t cls, void *params, uint32_t size);
+/* RM_FREE of object (the whole client when object == client). */
+nv_status_t rm_own_free(int fd, nv_handle_t client, nv_handle_t parent, nv_handle_t object);
+
+#endif
