@@ -13,7 +13,7 @@
 
 #define GS_COUNT_UNLIMITED UINT32_MAX
 #define GS_SM_UNLIMITED 100u   /* a 100 % share is no cap */
-#define GS_SM_PERIOD_DEFAULT_MS 50u
+#define GS_SM_PERIOD_DEFAULT_MS 20u
 #define GS_SM_PERIOD_MIN_MS 5u
 #define GS_SM_PERIOD_MAX_MS 1000u
 #define GS_GPU_UUID_MAX 64   /* "GPU-" and 36 characters, with room */

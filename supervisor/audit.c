@@ -213,9 +213,45 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	return emit(a, o);
 }
 
+#define PERCENT 100.0
+#define RATIO_BUF 32
+
+/* A ratio with four decimals ("0.4994"), not json-c's 17 digits. */
+static json_object *ratio(double v)
+{
+	char buf[RATIO_BUF];
+	snprintf(buf, sizeof(buf), "%.4f", v);
+	return json_object_new_double_s(v, buf);
+}
+
+static json_object *sm_summary_json(const struct gs_sm_summary *sm)
+{
+	json_object *o = json_object_new_object();
+	json_object *g = json_object_new_object();
+	char key[HEX_BUF];
+
+	json_object_object_add(o, "target", ratio(sm->target_percent / PERCENT));
+	json_object_object_add(o, "period_ms", json_object_new_int((int)sm->period_ms));
+	for (unsigned i = 0; i < sm->n; i++) {
+		const struct gs_sm_gpu_summary *s = &sm->gpu[i];
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "achieved_share",
+		                       s->busy_windows ? ratio(s->achieved_share) : NULL);
+		json_object_object_add(e, "busy_windows", json_object_new_int((int)s->busy_windows));
+		json_object_object_add(e, "windows", json_object_new_int((int)s->windows));
+		json_object_object_add(e, "duty", ratio(s->duty));
+		add_u64(e, "toggles", s->toggles);
+		json_object_object_add(e, "open_loop", json_object_new_boolean(s->open_loop));
+		snprintf(key, sizeof(key), "%u", s->gpu);
+		json_object_object_add(g, key, e);
+	}
+	json_object_object_add(o, "gpus", g);
+	return o;
+}
+
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,
                      const uint64_t *peak, const uint64_t *usage, uint64_t mem_quota,
-                     const uint64_t counts[4])
+                     const uint64_t counts[4], const struct gs_sm_summary *sm)
 {
 	static const char *const count_names[4] = { "allowed", "denied", "continued", "refused" };
 	json_object *o = record_new(a, "summary");
@@ -240,6 +276,21 @@ int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsig
 	else
 		add_u64(o, "quota", mem_quota);
 	json_object_object_add(o, "decisions", c);
+	if (sm)
+		json_object_object_add(o, "sm", sm_summary_json(sm));
+	return emit(a, o);
+}
+
+int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj)
+{
+	json_object *o = record_new(a, "sm_adjust");
+
+	json_object_object_add(o, "gpu", json_object_new_int((int)adj->gpu));
+	json_object_object_add(o, "target", ratio(adj->target_percent / PERCENT));
+	json_object_object_add(o, "measured_share", ratio(adj->measured_share));
+	json_object_object_add(o, "duty_before", ratio(adj->duty_before));
+	json_object_object_add(o, "duty_after", ratio(adj->duty_after));
+	json_object_object_add(o, "samples", json_object_new_int((int)adj->samples));
 	return emit(a, o);
 }
 

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "gs_error.h"
+#include "quota.h"
 #include "rm_tables.h"
 
 struct gs_audit {
@@ -50,6 +51,29 @@ struct gs_decision {
 	const char  *reason;
 };
 
+/* --sm figures for the summary record. */
+struct gs_sm_gpu_summary {
+	unsigned gpu;
+	double   achieved_share;  /* mean measured share over busy windows */
+	unsigned busy_windows, windows;
+	double   duty;            /* the last duty cycle */
+	uint64_t toggles;         /* FIFO_DISABLE_CHANNELS calls issued */
+	bool     open_loop;       /* no utilization samples: duty = target */
+};
+struct gs_sm_summary {
+	uint32_t target_percent, period_ms;
+	unsigned n;
+	struct gs_sm_gpu_summary gpu[GS_MAX_GPUS];
+};
+
+/* One compute-share controller adjustment. */
+struct gs_sm_adjust {
+	unsigned gpu;
+	uint32_t target_percent;
+	double   measured_share, duty_before, duty_after;
+	unsigned samples;
+};
+
 int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err);
 void gs_audit_close(struct gs_audit *a);
 
@@ -58,7 +82,8 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
 /* peak/usage arrays are indexed by GPU, n_gpus entries. */
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,
                      const uint64_t *peak, const uint64_t *usage, uint64_t mem_quota,
-                     const uint64_t counts[4]);
+                     const uint64_t counts[4], const struct gs_sm_summary *sm);
+int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj);
 int gs_audit_error(struct gs_audit *a, const char *message);
 
 const char *gs_verdict_name(enum gs_verdict v);

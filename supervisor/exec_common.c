@@ -259,7 +259,12 @@ void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv
  * on this open file, which the ledger then watches for release. */
 int note_client(const struct call *c, nv_handle_t h_client)
 {
-	return ledger_note_client(&c->sb->ledger, h_client, c->dup) < 0 ? -1 : 0;
+	if (ledger_note_client(&c->sb->ledger, h_client, c->dup) < 0)
+		return -1;
+	/* The driver accepted the client through this file: remember how to
+	 * reach the file again (the compute-share thread pins it). */
+	ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
+	return 0;
 }
 
 /* Before charging video memory under a client: bind the ledger's entry to
@@ -273,6 +278,8 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 
 	memcpy(before, c->sb->ledger.used, sizeof(before));
 	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
+	if (rc == 0 && ledger_fd_is_client_file(&c->sb->ledger, h_client, c->dup) == 1)
+		ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (released[g] && c->sb->trace)
 			fprintf(c->sb->trace, "[gpusandbox] released %llu bytes on gpu%u: stale client 0x%x\n",

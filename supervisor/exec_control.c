@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "compute_share.h"
 #include "exec_int.h"
 #include "quota.h"
 
@@ -157,6 +158,13 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	}
 }
 
+/* Controls after which a channel may be runnable again. */
+static bool may_resume_channels(uint32_t cmd)
+{
+	return cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE || cmd == NVA06C_CTRL_CMD_BIND ||
+	       cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE || cmd == NVA06F_CTRL_CMD_RESTART_RUNLIST;
+}
+
 struct answer handle_control(struct call *c)
 {
 	struct nvos54 top;
@@ -213,6 +221,16 @@ struct answer handle_control(struct call *c)
 		return refuse_with_status(c, &top, st_off, rst, GS_VERDICT_REFUSE,
 		                          "embedded control list is not readable or too large");
 	}
+	/* FIFO_DISABLE_CHANNELS names channels by (client, handle) pairs of
+	 * any client, so a workload could stop another tenant's channels (a
+	 * dead client's handle may already be someone else's), or turn its
+	 * own back on against --sm. CUDA never sends it; it is gpusandbox's. */
+	if (top.cmd == NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS) {
+		restore_embedded(c, ci, rel, false);
+		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                          GS_VERDICT_REFUSE,
+		                          "FIFO_DISABLE_CHANNELS is reserved to the supervisor");
+	}
 	/* --active-channel-groups: enabling one more scheduled group past the
 	 * limit is refused like an exhausted runlist, decided on our copy. */
 	if (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE &&
@@ -226,11 +244,26 @@ struct answer handle_control(struct call *c)
 		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_RESOURCES, GS_VERDICT_DENY,
 		                          "active channel group limit reached");
 	}
+	/* --sm: scheduling a group that is scheduled already changes nothing
+	 * for a program, but the driver would turn the group's channels back
+	 * on in an off phase. Answered as done, without the driver. */
+	if (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE && c->sb->sm &&
+	    psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
+	    ((const struct nva06c_gpfifo_schedule_params *)(const void *)c->sb->params)->enable &&
+	    ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object)) {
+		restore_embedded(c, ci, rel, false);
+		top.status = NV_OK;
+		return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), 0, NV_OK);
+	}
 	top.params = psize ? (uintptr_t)c->sb->params : 0;
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(top), &top);
 	if (rc == 0 && top.status == NV_OK) {
 		note_client(c, top.h_client);
 		after_control(c, &top, psize);
+		/* --sm: the workload must not get its channels back in an off
+		 * phase by scheduling them again. */
+		if (may_resume_channels(top.cmd))
+			gs_sm_reassert(c->sb, ledger_gpu_of(&c->sb->ledger, top.h_client, top.h_object));
 	}
 	top.params = user_params;
 	restore_embedded(c, ci, rel, true);

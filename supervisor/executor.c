@@ -123,6 +123,9 @@ static struct answer handle_alloc(struct call *c)
 			                          GS_VERDICT_REFUSE,
 			                          "one client per open control file: open /dev/nvidiactl again");
 		sb->ledger.files[f].has_client = true;
+		/* RM's utilization samples name the process that created
+		 * the client (--sm attributes GPU time by it). */
+		gs_sandbox_note_creator(sb, c->tid);
 		return answer_continue();
 	}
 

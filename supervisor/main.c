@@ -19,6 +19,7 @@
 
 #include "arch.h"
 #include "audit.h"
+#include "compute_share.h"
 #include "gpusandbox.h"
 #include "launch.h"
 #include "filter.h"
@@ -64,6 +65,12 @@ static const char usage_text[] =
 	"  --active-channel-groups N\n"
 	"                     at most N channel groups scheduled at once\n"
 	"                     (GPFIFO_SCHEDULE enabled)\n"
+	"  --sm PCT           the workload's share of GPU time on each of its GPUs,\n"
+	"                     1-100 (percent); enforced by switching its channels\n"
+	"                     off and on with the driver's own control, tuned to\n"
+	"                     the driver's measured utilization\n"
+	"  --sm-period MS     duty-cycle period for --sm, 5-1000 ms (default 20);\n"
+	"                     shorter keeps latency lower, longer is more exact\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
 	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e...;\n"
 	"                     enforced in the driver's calls, not by environment\n"
@@ -92,7 +99,7 @@ static void die_usage(const char *fmt, const char *arg)
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	       OPT_GPUS, OPT_ACTIVE };
+	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
@@ -100,6 +107,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
+		{ "sm", required_argument, NULL, OPT_SM },
+		{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
@@ -140,6 +149,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_GROUPS:
 			if (gs_parse_count(optarg, &o->quota.channel_groups) < 0)
 				die_usage("invalid --channel-groups count '%s' (a positive number)", optarg);
+			break;
+		case OPT_SM:
+			if (gs_parse_percent(optarg, &o->quota.sm_percent) < 0)
+				die_usage("invalid --sm share '%s' (a percentage, 1-100)", optarg);
+			break;
+		case OPT_SM_PERIOD:
+			if (gs_parse_period_ms(optarg, &o->quota.sm_period_ms) < 0)
+				die_usage("invalid --sm-period '%s' (milliseconds, 5-1000)", optarg);
 			break;
 		case OPT_TRACE:
 			o->trace = true;
@@ -250,6 +267,7 @@ int main(int argc, char **argv)
 	struct gs_error err = { 0 };
 	struct gs_audit audit = { .fd = -1 };
 	struct gs_sandbox sb;
+	struct gs_compute_share sm = { 0 };
 	struct gs_sandbox_config cfg = { 0 };
 	struct gs_child child = { -1, -1 };
 	sigset_t sigs;
@@ -311,6 +329,14 @@ int main(int argc, char **argv)
 		gs_sandbox_fini(&sb);
 		return GS_EXIT_ERROR;
 	}
+	if (o.quota.sm_percent < GS_SM_UNLIMITED && gs_sm_start(&sm, &sb, &err) < 0) {
+		report(&err, &audit);
+		kill(child.pid, SIGKILL);
+		kill_survivors(getpid());
+		gs_sandbox_stop(&sb);
+		gs_sandbox_fini(&sb);
+		return GS_EXIT_ERROR;
+	}
 	/* The main thread only handles signals; the notify thread serves the
 	 * listener. */
 	while (!child_done) {
@@ -346,6 +372,7 @@ int main(int argc, char **argv)
 		report(&err, &audit);
 		kill(child.pid, SIGKILL);
 		kill_survivors(getpid());
+		gs_sm_stop(&sm);
 		gs_sandbox_stop(&sb);
 		gs_sandbox_reconcile(&sb);
 		gs_sandbox_summarize(&sb, -1, SIGKILL);
@@ -354,6 +381,8 @@ int main(int argc, char **argv)
 		return GS_EXIT_ERROR;
 	}
 	kill_survivors(getpid());
+	/* Channels the duty cycle has off come back on before we go. */
+	gs_sm_stop(&sm);
 	gs_sandbox_stop(&sb);
 	gs_sandbox_reconcile(&sb);
 	gs_sandbox_print_profile(&sb);

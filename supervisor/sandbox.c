@@ -14,6 +14,7 @@
 
 #include "rm_decode.h"
 #include "sandbox.h"
+#include "compute_share.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -68,6 +69,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	sb->trace = cfg->trace;
 	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)
 		sb->pidfds[i].pidfd = -1;
+	pthread_mutex_init(&sb->lock, NULL);
 	if (cfg->id)
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
 	else
@@ -103,6 +105,7 @@ void gs_sandbox_fini(struct gs_sandbox *sb)
 		if (sb->pidfds[i].pidfd >= 0)
 			close(sb->pidfds[i].pidfd);
 	ledger_fini(&sb->ledger);
+	pthread_mutex_destroy(&sb->lock);
 	free(sb->req);
 	free(sb->resp);
 	free(sb->params);
@@ -208,7 +211,9 @@ int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err)
 	}
 	sb->notifications++;
 	memset(sb->resp, 0, sb->resp_size);
+	pthread_mutex_lock(&sb->lock);
 	gs_execute_ioctl(sb);
+	pthread_mutex_unlock(&sb->lock);
 	return 1;
 }
 
@@ -247,7 +252,32 @@ void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signa
 
 	if (!sb->audit)
 		return;
+	struct gs_sm_summary sm;
+	if (sb->sm)
+		gs_sm_summary(sb->sm, &sm);
 	if (gs_audit_summary(sb->audit, exit_status, term_signal, n, sb->ledger.peak, sb->ledger.used,
-	                     sb->quota.mem_per_gpu, sb->counts) < 0)
+	                     sb->quota.mem_per_gpu, sb->counts, sb->sm ? &sm : NULL) < 0)
 		sb->audit_failed = true;
+}
+
+void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid)
+{
+	pid_t tgid = 0;
+	char comm[2];
+
+	gs_read_task(tid, &tgid, comm, sizeof(comm));
+	if (tgid <= 0 || gs_sandbox_is_creator(sb, tgid))
+		return;
+	sb->creators[sb->next_creator] = tgid;
+	sb->next_creator = (sb->next_creator + 1) % GS_MAX_CREATORS;
+	if (sb->n_creators < GS_MAX_CREATORS)
+		sb->n_creators++;
+}
+
+bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid)
+{
+	for (unsigned i = 0; i < sb->n_creators; i++)
+		if (sb->creators[i] == tgid)
+			return true;
+	return false;
 }

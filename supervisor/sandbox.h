@@ -25,6 +25,11 @@
 
 #define GS_PIDFD_CACHE 64u
 #define GS_SANDBOX_ID_LEN 33
+/* Processes that created RM clients, remembered for attributing the
+ * driver's utilization samples (a ring: the oldest are likely dead). */
+#define GS_MAX_CREATORS 1024u
+
+struct gs_compute_share;
 
 struct gs_pidfd_slot {
 	pid_t tid;
@@ -66,6 +71,13 @@ struct gs_sandbox {
 	struct gs_error      thread_err;
 	struct gs_gpu_entry  gpu_map[GS_MAX_GPUS];
 	unsigned             n_gpu_map;
+	/* Serialises the notify thread's handling of a call with the
+	 * compute-share thread's use of the ledger and the driver, so a
+	 * channel is never toggled while a call that frees it is in flight. */
+	pthread_mutex_t      lock;
+	struct gs_compute_share *sm;      /* NULL without --sm */
+	pid_t                creators[GS_MAX_CREATORS];
+	unsigned             n_creators, next_creator;
 	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
 	bool                 profile;
 	uint64_t             prof_ns[256], prof_n[256];
@@ -104,6 +116,11 @@ void gs_sandbox_reconcile(struct gs_sandbox *sb);
 
 /* Writes the summary record. */
 void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signal);
+
+/* Remembers the process of task tid as the creator of an RM client. */
+void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid);
+/* Did process tgid create an RM client in this sandbox? */
+bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid);
 
 /* Implemented in executor.c: decides and answers one ioctl notification. */
 void gs_execute_ioctl(struct gs_sandbox *sb);

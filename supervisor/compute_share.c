@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compute_share.c - --sm PCT: the workload's share of GPU time, capped from
+ * outside the process.
+ *
+ * Kernel launches make no system calls (work goes through mapped
+ * doorbells), so nothing can be throttled at launch time. Instead a thread
+ * of the supervisor runs a duty cycle on the workload's hardware channels
+ * with the driver's own control, NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS:
+ * every period the channels are on for duty * period and off (disabled
+ * and preempted) for the rest. The workload cannot undo it: the control is
+ * refused to the workload itself, and a workload call that may put a
+ * channel back on the runlist is followed by our own disable while the
+ * phase is off (gs_sm_reassert).
+ *
+ * The duty is closed-loop. Once a second the thread reads the driver's
+ * engine-utilization samples (PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, the
+ * source of NVML's per-process utilization) through its own RM client,
+ * keeps the samples of this sandbox, and feeds the measured share to
+ * sm_controller.c, which moves the duty until the share meets the target.
+ *
+ * Safety rules, each from a measured failure or from the threat model:
+ * - A channel is toggled only after its group was scheduled and had
+ *   SETTLE_MS to finish setting up: toggling during CUDA's context set-up
+ *   hung it (design.md 1.6).
+ * - bOnlyDisableScheduling stays 0: with 1 the work never resumed.
+ * - Every toggle runs under the sandbox lock, so the notify thread cannot
+ *   free a channel while we name it, and after reaping clients whose file
+ *   was closed, so we never name a dead client whose handle the driver may
+ *   have given to someone else.
+ * - The call is made through our own dup of the client's open file, taken
+ *   afresh each time and checked (kcmp) to be that file. While we hold it
+ *   the file, and so the client, cannot be released under us.
+ * - Everything we disabled is enabled again when the thread stops, and
+ *   before the workload is killed on a controller error. If channels
+ *   cannot be reached (their file is held where we cannot see it) the cap
+ *   cannot be kept, and the workload is killed: fail closed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compute_share.h"
+#include "exec_int.h"
+#include "rm_own.h"
+#include "sandbox.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_S  1000000000ull
+/* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
+ * driver takes a utilization sample every ~200 ms, a multiple of the
+ * usual periods: with a fixed period every sample would land at the same
+ * phase of the cycle and see the same tenant on the engine (measured on
+ * the H200 with two sandboxes sharing it). */
+#define PERIOD_JITTER 0.25
+/* Samples naming another process mean the GPU is shared. Each sample
+ * credits the whole interval to one process, so a shared GPU needs many
+ * samples per measurement: CONTENDED_WINDOW_SAMPLES, for CONTENDED_HOLD_MS
+ * after the last foreign sample. */
+#define CONTENDED_WINDOW_SAMPLES 25u
+#define CONTENDED_HOLD_MS 30000u
+/* A context's channel groups must have been scheduled this long before
+ * their channels are toggled (see above). */
+#define SETTLE_MS 500u
+/* How often the duty is re-tuned, and the fewest samples that make a
+ * measurement. */
+#define WINDOW_MS 1000u
+#define MIN_WINDOW_SAMPLES 3u
+/* Adjustments are audited at most this often per GPU, unless the duty
+ * moved by more than AUDIT_DUTY_STEP. */
+#define AUDIT_MIN_INTERVAL_MS 5000u
+#define AUDIT_DUTY_STEP 0.05
+/* Windows left out of the achieved-share figure while the loop settles. */
+#define WARMUP_WINDOWS 3u
+/* How long channels may be out of reach before the cap counts as lost.
+ * A dying process's file is released a little after its fds are gone. */
+#define UNREACHABLE_GRACE_MS 1000u
+#define CTL_PATH "/dev/nvidiactl"
+#define GPU_NODE_FMT "/dev/nvidia%u"
+#define NODE_PATH_MAX 32
+#define INITIAL_CHANNELS 64u
+#define OWN_HANDLE_BASE 0xc5d00000u   /* device/subdevice handles in our client */
+#define PERCENT 100.0
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / NS_PER_S), (long)(t % NS_PER_S) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* ---- failing closed -------------------------------------------------------- */
+
+static void enable_everything(struct gs_compute_share *cs);
+
+/* The cap can no longer be kept: turn the channels back on (a workload must
+ * never be left disabled), then stop the workload. Lock held. */
+static void sm_fail(struct gs_compute_share *cs)
+{
+	struct gs_sandbox *sb = cs->sb;
+	char msg[GS_ERROR_MSG_MAX + 64];
+
+	enable_everything(cs);
+	gs_error_text(&cs->err, msg, sizeof(msg));
+	if (sb->audit && gs_audit_error(sb->audit, msg) < 0)
+		sb->audit_failed = true;
+	if (!atomic_exchange(&sb->failed, true))
+		sb->thread_err = cs->err;
+	kill(sb->workload, SIGKILL);
+	atomic_store(&cs->stop, true);
+}
+
+/* ---- the toggle ------------------------------------------------------------ */
+
+/* Our dup of the open file h_client lives on, checked to be that file; -1
+ * if no task we know holds it now. */
+static int pin_client_file(struct gs_sandbox *sb, uint32_t h_client)
+{
+	struct ledger_route r;
+	int fd;
+
+	if (ledger_client_route(&sb->ledger, h_client, &r) < 0 || r.wfd < 0)
+		return -1;
+	fd = dup_workload_fd(sb, r.tid, r.wfd);
+	if (fd < 0)
+		return -1;
+	/* The fd number may have been closed and reused for another file
+	 * since the call that recorded it. */
+	if (ledger_fd_is_client_file(&sb->ledger, h_client, fd) != 1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum toggle_result { TOGGLE_OK, TOGGLE_GONE, TOGGLE_UNREACHABLE, TOGGLE_FAILED };
+
+/* Research mechanisms (GPUSANDBOX_SM_MECHANISM): the control each one
+ * sends, per channel group or per channel, for the off and on phases. */
+#define NVA06C_CTRL_CMD_PREEMPT 0xa06c0105u
+struct nva06c_preempt_params {
+	uint8_t  b_wait;
+	uint8_t  b_manual_timeout;
+	uint8_t  pad[2];
+	uint32_t timeout_us;
+};
+_Static_assert(sizeof(struct nva06c_preempt_params) == 8, "NVA06C_CTRL_PREEMPT_PARAMS size");
+
+static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, uint32_t h_client,
+                                   const struct ledger_channel *ch, bool disable)
+{
+	struct nva06c_gpfifo_schedule_params sched = { .enable = !disable };
+	struct nva06c_preempt_params pre = { .b_wait = 1 };
+
+	switch (cs->mechanism) {
+	case GS_SM_GROUP_SCHEDULE:
+		return rm_own_control(fd, h_client, ch->parent, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sched,
+		                      sizeof(sched));
+	case GS_SM_GROUP_PREEMPT:
+		return disable ? rm_own_control(fd, h_client, ch->parent, NVA06C_CTRL_CMD_PREEMPT, &pre,
+		                                sizeof(pre))
+		               : NV_OK;
+	case GS_SM_CHANNEL_SCHEDULE:
+		return rm_own_control(fd, h_client, ch->handle, NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, &sched,
+		                      sizeof(sched));
+	case GS_SM_DISABLE_CHANNELS:
+		break;
+	}
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+/* Issues FIFO_DISABLE_CHANNELS for n channels of one client, in batches
+ * of the most the control takes. */
+static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, uint32_t h_client,
+                                        const struct ledger_channel *chs, uint32_t n, bool disable)
+{
+	struct gs_sandbox *sb = cs->sb;
+	uint32_t subdev = ledger_subdevice_of(&sb->ledger, h_client, gpu);
+	int fd;
+
+	if (!subdev) {
+		gs_fail(&cs->err, 0,
+		        "--sm: client 0x%x has channels on GPU %d but no subdevice to stop them with",
+		        h_client, gpu);
+		return TOGGLE_FAILED;
+	}
+	fd = pin_client_file(sb, h_client);
+	if (fd < 0)
+		return ledger_client_file_alive(&sb->ledger, h_client) ? TOGGLE_UNREACHABLE
+		                                                        : TOGGLE_GONE;
+	if (cs->mechanism != GS_SM_DISABLE_CHANNELS) {
+		for (uint32_t i = 0; i < n; i++) {
+			nv_status_t st = research_toggle(cs, fd, h_client, &chs[i], disable);
+			if (st != NV_OK) {
+				close(fd);
+				gs_fail(&cs->err, 0, "--sm research mechanism %d failed: status 0x%x",
+				        (int)cs->mechanism, st);
+				return TOGGLE_FAILED;
+			}
+			ledger_set_sm_disabled(&sb->ledger, h_client, chs[i].handle, disable);
+		}
+		cs->gpu[gpu].toggles++;
+		close(fd);
+		return TOGGLE_OK;
+	}
+	for (uint32_t done = 0; done < n;) {
+		struct nv2080_fifo_disable_channels p = { .b_disable = disable };
+		uint32_t k = n - done;
+		if (k > NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES)
+			k = NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES;
+		p.num_channels = k;
+		for (uint32_t i = 0; i < k; i++) {
+			p.h_client_list[i] = h_client;
+			p.h_channel_list[i] = chs[done + i].handle;
+		}
+		nv_status_t st = rm_own_control(fd, h_client, subdev,
+		                                NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, &p, sizeof(p));
+		if (st != NV_OK) {
+			close(fd);
+			gs_fail(&cs->err, 0, "--sm: FIFO_DISABLE_CHANNELS(%s) on GPU %d failed: status 0x%x",
+			        disable ? "off" : "on", gpu, st);
+			return TOGGLE_FAILED;
+		}
+		for (uint32_t i = 0; i < k; i++)
+			ledger_set_sm_disabled(&sb->ledger, h_client, chs[done + i].handle, disable);
+		cs->gpu[gpu].toggles++;
+		done += k;
+	}
+	close(fd);
+	return TOGGLE_OK;
+}
+
+static bool grow_channel_buffer(struct gs_compute_share *cs, uint32_t need)
+{
+	if (need <= cs->cap_chans)
+		return true;
+	uint32_t cap = cs->cap_chans ? cs->cap_chans : INITIAL_CHANNELS;
+	while (cap < need)
+		cap *= 2;
+	struct ledger_channel *n = realloc(cs->chans, sizeof(*n) * cap);
+	if (!n)
+		return false;
+	cs->chans = n;
+	cs->cap_chans = cap;
+	return true;
+}
+
+/* Turns the channels of one GPU off (the settled ones) or on (the ones we
+ * turned off). Lock held. Returns false if the cap cannot be kept. */
+static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
+{
+	struct gs_sandbox *sb = cs->sb;
+	uint32_t counts[GS_MAX_GPUS], n;
+	struct ledger_channel batch[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
+	bool unreachable = false;
+
+	/* Never name a client whose file is gone: its handle may be reused. */
+	gs_sandbox_reconcile(sb);
+	ledger_count_channels(&sb->ledger, counts);
+	if (!grow_channel_buffer(cs, counts[gpu])) {
+		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
+		return false;
+	}
+	n = ledger_list_channels(&sb->ledger, gpu, now_ns(), SETTLE_MS * NS_PER_MS, cs->chans,
+	                         cs->cap_chans);
+	/* Keep the channels this toggle is about, then take them client by
+	 * client (a control names channels of clients on its own file). Off
+	 * means every settled channel, even one we believe off already: a
+	 * workload call may have put it back (gs_sm_reassert). */
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (disable ? cs->chans[i].settled : cs->chans[i].sm_disabled)
+			cs->chans[m++] = cs->chans[i];
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t client = cs->chans[i].client, k = 0;
+		if (!client)
+			continue;
+		for (uint32_t j = i; j < m; j++) {
+			if (cs->chans[j].client != client)
+				continue;
+			batch[k++] = cs->chans[j];
+			cs->chans[j].client = 0;
+			if (k == NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES) {
+				enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable);
+				if (r == TOGGLE_FAILED)
+					return false;
+				unreachable |= r == TOGGLE_UNREACHABLE;
+				k = 0;
+			}
+		}
+		if (k) {
+			enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable);
+			if (r == TOGGLE_FAILED)
+				return false;
+			unreachable |= r == TOGGLE_UNREACHABLE;
+		}
+	}
+	if (!unreachable) {
+		cs->unreachable_since_ns = 0;
+		return true;
+	}
+	/* A file no workload task holds by the fd we know: it may be on its
+	 * way out (process exit), or hidden (passed away, or kept only by a
+	 * mapping). Past the grace period the cap is lost. */
+	uint64_t t = now_ns();
+	if (!cs->unreachable_since_ns)
+		cs->unreachable_since_ns = t;
+	if (t - cs->unreachable_since_ns < UNREACHABLE_GRACE_MS * NS_PER_MS)
+		return true;
+	gs_fail(&cs->err, 0, "--sm: channels on GPU %d are held by a file gpusandbox cannot reach; "
+	        "the compute cap cannot be kept", gpu);
+	return false;
+}
+
+/* Best effort, lock held: used on the way out, never fails closed again. */
+static void enable_everything(struct gs_compute_share *cs)
+{
+	struct gs_error keep = cs->err;
+
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (cs->gpu[g].seen) {
+			(void)set_gpu_channels(cs, (int)g, false);
+			cs->gpu[g].off = false;
+		}
+	cs->err = keep;
+}
+
+void gs_sm_reassert(struct gs_sandbox *sb, int gpu)
+{
+	struct gs_compute_share *cs = sb->sm;
+
+	if (!cs || gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS || !cs->gpu[gpu].off ||
+	    atomic_load(&cs->stop))
+		return;
+	if (!set_gpu_channels(cs, gpu, true))
+		sm_fail(cs);
+}
+
+/* ---- measuring ------------------------------------------------------------- */
+
+/* Our own device and subdevice on GPU instance gpu, for the samples. The
+ * driver lets a process make a device only while it has the GPU's node
+ * open, so the nodes are opened around the allocation and closed again. */
+static bool open_sampler(struct gs_compute_share *cs, int gpu)
+{
+	struct gs_sm_gpu *g = &cs->gpu[gpu];
+	int nodes[GS_MAX_GPUS];
+	unsigned n_nodes = 0;
+	nv_status_t st;
+
+	if (g->subdevice)
+		return true;
+	if (g->no_samples || cs->ctl_fd < 0)
+		return false;
+	for (unsigned m = 0; m < GS_MAX_GPUS; m++) {
+		char path[NODE_PATH_MAX];
+		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0)
+			nodes[n_nodes++] = fd;
+	}
+	struct nv0080_alloc_params dp = { .device_id = (uint32_t)gpu };
+	struct nv2080_alloc_params sp = { .sub_device_id = 0 };
+	/* Handles in our own client: the gpu index keeps them unique. */
+	nv_handle_t dev = OWN_HANDLE_BASE + (uint32_t)gpu * 2u;
+	nv_handle_t sub = dev + 1u;
+	st = rm_own_alloc(cs->ctl_fd, cs->client, cs->client, &dev, NV01_DEVICE_0, &dp, sizeof(dp));
+	if (st == NV_OK)
+		st = rm_own_alloc(cs->ctl_fd, cs->client, dev, &sub, NV20_SUBDEVICE_0, &sp, sizeof(sp));
+	for (unsigned i = 0; i < n_nodes; i++)
+		close(nodes[i]);
+	if (st != NV_OK) {
+		g->no_samples = true;
+		return false;
+	}
+	g->device = dev;
+	g->subdevice = sub;
+	return true;
+}
+
+/* A period length with jitter (xorshift: no need for a good generator, only
+ * for phases that do not repeat). */
+static uint64_t jittered_period(struct gs_compute_share *cs, uint64_t period)
+{
+	uint64_t x = cs->rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	cs->rng = x;
+	double u = (double)(x >> 11) / (double)(1ull << 53);  /* [0, 1) */
+	return (uint64_t)((double)period * (1.0 + PERIOD_JITTER * (2.0 * u - 1.0)));
+}
+
+/* Is this sample's time ours? A sample names the process that was on the
+ * engine when it was taken. Ours: a process of this sandbox that created
+ * a client. A sample taken while the engine was idle names no process;
+ * its busy time counts as ours, which can only over-throttle this
+ * sandbox, never let it take more. */
+static bool sample_is_ours(const struct gs_sandbox *sb, uint32_t proc_id)
+{
+	return proc_id == NV2080_GPUMON_PID_INVALID || proc_id == 0 ||
+	       gs_sandbox_is_creator(sb, (pid_t)proc_id);
+}
+
+/* Adds the samples taken since the last read to the window. */
+static void read_samples(struct gs_compute_share *cs, int gpu)
+{
+	struct gs_sm_gpu *g = &cs->gpu[gpu];
+	struct nv2080_perfmon_util_samples_v2 *p = cs->samples;
+	uint64_t newest = g->last_sample_ts;
+
+	if (!open_sampler(cs, gpu))
+		return;
+	memset(p, 0, sizeof(*p));
+	p->type = NV2080_CTRL_GPUMON_SAMPLE_TYPE_PERFMON_UTIL;
+	p->buf_size = sizeof(p->samples);
+	if (rm_own_control(cs->ctl_fd, cs->client, g->subdevice,
+	                   NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, p,
+	                   sizeof(*p)) != NV_OK) {
+		g->no_samples = true;
+		return;
+	}
+	for (unsigned i = 0; i < NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL; i++) {
+		const struct nv2080_gpumon_perfmon_util_sample *s = &p->samples[i];
+		if (!s->timestamp_ns || s->timestamp_ns <= g->last_sample_ts)
+			continue;
+		if (s->timestamp_ns > newest)
+			newest = s->timestamp_ns;
+		g->win_n++;
+		if (!sample_is_ours(cs->sb, s->gr.proc_id) && s->gr.util)
+			g->contended_until = now_ns() + CONTENDED_HOLD_MS * NS_PER_MS;
+		if (sample_is_ours(cs->sb, s->gr.proc_id))
+			g->win_util += (double)(s->gr.util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL
+			                                                            : s->gr.util) /
+			               NV2080_GPUMON_UTIL_FULL;
+		if (cs->debug)
+			fprintf(stderr, "[gpusandbox sm] gpu%d sample ts=%llu gr.util=%u gr.pid=%u\n", gpu,
+			        (unsigned long long)s->timestamp_ns, s->gr.util, s->gr.proc_id);
+	}
+	/* The first read only marks where we start: older samples predate
+	 * the window. */
+	if (!g->last_sample_ts)
+		g->win_util = 0, g->win_n = 0;
+	g->last_sample_ts = newest ? newest : 1;
+}
+
+/* Closes a window: the measured share re-tunes the duty. Lock held. */
+static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
+{
+	struct gs_sandbox *sb = cs->sb;
+	struct gs_sm_gpu *g = &cs->gpu[gpu];
+
+	read_samples(cs, gpu);
+	unsigned need = t < g->contended_until ? CONTENDED_WINDOW_SAMPLES : MIN_WINDOW_SAMPLES;
+	if (g->no_samples || g->win_n < need)
+		return;
+	double share = g->win_util / g->win_n;
+	double before = g->ctl.duty;
+	double after = sm_ctl_update(&g->ctl, share);
+	unsigned n = g->win_n;
+
+	g->win_util = 0;
+	g->win_n = 0;
+	g->windows++;
+	g->last_share = share;
+	if (g->windows > WARMUP_WINDOWS && share >= SM_IDLE_SHARE) {
+		g->share_sum += share;
+		g->share_n++;
+	}
+	if (cs->debug)
+		fprintf(stderr, "[gpusandbox sm] gpu%d window %u: share %.3f duty %.3f -> %.3f (%u samples%s)\n",
+		        gpu, g->windows, share, before, after, n, t < g->contended_until ? ", shared" : "");
+	bool moved = after - g->audited_duty > AUDIT_DUTY_STEP || g->audited_duty - after > AUDIT_DUTY_STEP;
+	if (sb->audit && (moved || t - g->audited_ns >= AUDIT_MIN_INTERVAL_MS * NS_PER_MS)) {
+		struct gs_sm_adjust adj = { .gpu = (unsigned)gpu, .target_percent = cs->percent,
+		                            .measured_share = share, .duty_before = before,
+		                            .duty_after = after, .samples = n };
+		if (gs_audit_sm_adjust(sb->audit, &adj) < 0)
+			sb->audit_failed = true;
+		g->audited_duty = after;
+		g->audited_ns = t;
+	}
+}
+
+/* ---- the thread ------------------------------------------------------------ */
+
+static void *duty_cycle_thread(void *arg)
+{
+	struct gs_compute_share *cs = arg;
+	struct gs_sandbox *sb = cs->sb;
+	const uint64_t base_period = (uint64_t)cs->period_ms * NS_PER_MS;
+	uint64_t next_window = now_ns() + WINDOW_MS * NS_PER_MS;
+
+	while (!atomic_load(&cs->stop)) {
+		uint64_t t0 = now_ns(), off_at[GS_MAX_GPUS];
+		const uint64_t period = jittered_period(cs, base_period);
+		uint32_t counts[GS_MAX_GPUS];
+		bool ok = true;
+
+		/* On phase: everything we turned off comes back. */
+		pthread_mutex_lock(&sb->lock);
+		ledger_count_channels(&sb->ledger, counts);
+		for (unsigned g = 0; g < GS_MAX_GPUS && ok; g++) {
+			struct gs_sm_gpu *s = &cs->gpu[g];
+			if (counts[g] && !s->seen) {
+				s->seen = true;
+				sm_ctl_init(&s->ctl, cs->percent / PERCENT);
+				s->audited_duty = s->ctl.duty;
+			}
+			if (s->off) {
+				ok = set_gpu_channels(cs, (int)g, false);
+				s->off = false;
+			}
+			off_at[g] = (s->seen && counts[g] && sm_ctl_throttling(&s->ctl))
+			                    ? t0 + (uint64_t)(s->ctl.duty * (double)period)
+			                    : 0;
+		}
+		if (!ok)
+			sm_fail(cs);
+		pthread_mutex_unlock(&sb->lock);
+
+		/* Off phase, GPU by GPU in the order their time comes. */
+		for (;;) {
+			int first = -1;
+			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+				if (off_at[g] && (first < 0 || off_at[g] < off_at[first]))
+					first = (int)g;
+			if (first < 0 || atomic_load(&cs->stop))
+				break;
+			sleep_until(off_at[first]);
+			off_at[first] = 0;
+			pthread_mutex_lock(&sb->lock);
+			if (!atomic_load(&cs->stop)) {
+				cs->gpu[first].off = true;
+				if (!set_gpu_channels(cs, first, true))
+					sm_fail(cs);
+			}
+			pthread_mutex_unlock(&sb->lock);
+		}
+
+		uint64_t t = now_ns();
+		if (t >= next_window && !atomic_load(&cs->stop)) {
+			pthread_mutex_lock(&sb->lock);
+			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+				if (cs->gpu[g].seen)
+					close_window(cs, (int)g, t);
+			pthread_mutex_unlock(&sb->lock);
+			next_window = t + WINDOW_MS * NS_PER_MS;
+		}
+		sleep_until(t0 + period);
+	}
+	return NULL;
+}
+
+static void close_own_client(struct gs_compute_share *cs)
+{
+	if (cs->ctl_fd < 0)
+		return;
+	if (cs->client)
+		(void)rm_own_free(cs->ctl_fd, cs->client, cs->client, cs->client);
+	close(cs->ctl_fd);
+	cs->ctl_fd = -1;
+	cs->client = 0;
+}
+
+static enum gs_sm_mechanism mechanism_from_env(void)
+{
+	static const struct {
+		const char *name;
+		enum gs_sm_mechanism m;
+	} names[] = {
+		{ "group-schedule", GS_SM_GROUP_SCHEDULE },
+		{ "group-preempt", GS_SM_GROUP_PREEMPT },
+		{ "channel-schedule", GS_SM_CHANNEL_SCHEDULE },
+	};
+	const char *v = getenv("GPUSANDBOX_SM_MECHANISM");
+
+	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(v, names[i].name) == 0)
+			return names[i].m;
+	return GS_SM_DISABLE_CHANNELS;
+}
+
+int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_error *err)
+{
+	sigset_t all, old;
+	const char *dbg = getenv("GPUSANDBOX_SM_DEBUG");
+	int rc;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->sb = sb;
+	cs->percent = sb->quota.sm_percent;
+	cs->period_ms = sb->quota.sm_period_ms;
+	cs->debug = dbg && *dbg == '1';
+	cs->rng = now_ns() | 1u;
+	cs->mechanism = mechanism_from_env();
+	cs->samples = malloc(sizeof(*cs->samples));
+	if (!cs->samples)
+		return gs_fail(err, ENOMEM, "--sm: allocating the sample buffer");
+	/* Our own client only reads samples; without it the loop runs open
+	 * (duty = target), which still caps, less exactly. */
+	cs->ctl_fd = open(CTL_PATH, O_RDWR | O_CLOEXEC);
+	if (cs->ctl_fd >= 0 &&
+	    rm_own_alloc(cs->ctl_fd, 0, 0, &cs->client, NV01_ROOT_CLIENT, &cs->client, 0) != NV_OK) {
+		cs->client = 0;
+		close_own_client(cs);
+	}
+	sb->sm = cs;
+	/* The thread must not take the workload's signals (signalfd). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&cs->thread, NULL, duty_cycle_thread, cs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		sb->sm = NULL;
+		close_own_client(cs);
+		free(cs->samples);
+		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");
+	}
+	cs->started = true;
+	return 0;
+}
+
+void gs_sm_stop(struct gs_compute_share *cs)
+{
+	if (!cs->started)
+		return;
+	atomic_store(&cs->stop, true);
+	pthread_join(cs->thread, NULL);
+	cs->started = false;
+	pthread_mutex_lock(&cs->sb->lock);
+	enable_everything(cs);
+	pthread_mutex_unlock(&cs->sb->lock);
+	close_own_client(cs);
+	free(cs->samples);
+	cs->samples = NULL;
+	free(cs->chans);
+	cs->chans = NULL;
+	cs->cap_chans = 0;
+}
+
+void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->target_percent = cs->percent;
+	out->period_ms = cs->period_ms;
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		const struct gs_sm_gpu *s = &cs->gpu[g];
+		if (!s->seen)
+			continue;
+		out->gpu[out->n++] = (struct gs_sm_gpu_summary){
+			.gpu = g,
+			.achieved_share = s->share_n ? s->share_sum / s->share_n : 0,
+			.busy_windows = s->share_n,
+			.windows = s->windows,
+			.duty = s->ctl.duty,
+			.toggles = s->toggles,
+			.open_loop = s->no_samples,
+		};
+	}
+}

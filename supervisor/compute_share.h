@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compute_share.h - --sm: a hard cap on the workload's share of GPU time,
+ * enforced from outside the process with the driver's own channel
+ * controls. See compute_share.c for the mechanism and its safety rules.
+ */
+#ifndef GPUSANDBOX_COMPUTE_SHARE_H
+#define GPUSANDBOX_COMPUTE_SHARE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "audit.h"
+#include "gs_error.h"
+#include "ledger.h"
+#include "nvrm_abi.h"
+#include "quota.h"
+#include "sm_controller.h"
+
+struct gs_sandbox;
+
+struct gs_sm_gpu {
+	bool                 seen;        /* had channels at some point */
+	bool                 off;         /* our phase: its channels are disabled now */
+	struct sm_controller ctl;
+	/* Our own device and subdevice on this GPU, for utilization samples. */
+	nv_handle_t          device, subdevice;
+	bool                 no_samples;  /* the driver gave none: open loop */
+	uint64_t             last_sample_ts;
+	uint64_t             contended_until; /* another process was seen on the GPU */
+	double               win_util;    /* sum of our samples' util (0..1) */
+	unsigned             win_n;       /* samples in the window */
+	/* Figures for the summary. */
+	double               share_sum;
+	unsigned             share_n, windows;
+	double               last_share;
+	uint64_t             toggles;
+	double               audited_duty;
+	uint64_t             audited_ns;
+};
+
+/* How the off phase is made. Only FIFO_DISABLE_CHANNELS caps anything;
+ * the others exist to measure that (docs/compute-share.md), selected with
+ * GPUSANDBOX_SM_MECHANISM, and are not for production use. */
+enum gs_sm_mechanism {
+	GS_SM_DISABLE_CHANNELS,   /* default */
+	GS_SM_GROUP_SCHEDULE,     /* NVA06C GPFIFO_SCHEDULE off/on per group */
+	GS_SM_GROUP_PREEMPT,      /* NVA06C PREEMPT per group at each off */
+	GS_SM_CHANNEL_SCHEDULE,   /* NVA06F GPFIFO_SCHEDULE off/on per channel */
+};
+
+struct gs_compute_share {
+	enum gs_sm_mechanism mechanism;
+	struct gs_sandbox   *sb;
+	uint32_t             percent, period_ms;
+	int                  ctl_fd;      /* our own /dev/nvidiactl, for samples */
+	nv_handle_t          client;      /* our own RM client on it */
+	pthread_t            thread;
+	bool                 started;
+	atomic_bool          stop;
+	struct gs_error      err;
+	uint64_t             unreachable_since_ns;
+	bool                 debug;       /* GPUSANDBOX_SM_DEBUG=1: one line per window */
+	uint64_t             rng;         /* period jitter */
+	struct gs_sm_gpu     gpu[GS_MAX_GPUS];
+	struct ledger_channel *chans;
+	uint32_t             cap_chans;
+	struct nv2080_perfmon_util_samples_v2 *samples;
+};
+
+/* Starts the duty-cycle thread for sb (sb->quota.sm_percent < 100). */
+int  gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_error *err);
+/* Stops the thread and re-enables every channel it disabled that still
+ * exists. Safe to call when never started. */
+void gs_sm_stop(struct gs_compute_share *cs);
+/* Called by the notify thread, with the sandbox lock held, after a
+ * workload call that may have made channels on gpu runnable again: if the
+ * duty cycle has them off now, they are turned off again. */
+void gs_sm_reassert(struct gs_sandbox *sb, int gpu);
+/* Fills the summary's compute-share part. */
+void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out);
+
+#endif
