@@ -39,6 +39,7 @@ run_tier cli tests/cli/run.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
+run_tier compute-share tests/sm/run.sh
 
 echo
 if [ "$skipped" -gt 0 ]; then

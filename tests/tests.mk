@@ -8,6 +8,7 @@
 # Runners (they build nothing, run `make` first):
 #   tests/adv/run.sh      adversarial quota tests against the fake driver
 #   tests/replay/run.sh   trace replay against the fake driver
+#   tests/sm/run.sh       compute share (--sm) against the fake driver
 
 TESTS_BUILD      := build/tests
 TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o
@@ -24,8 +25,9 @@ TESTS_ADV_STATIC := static_raw
 
 TESTS_ADV_BINS   := $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN) $(TESTS_ADV_STATIC))
 TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
+TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN)
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN)
 
 $(TESTS_LIB_OBJ): tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -44,6 +46,10 @@ $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: test
 		$(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -83,6 +83,16 @@ static void fill_pid_info(int gpu, struct nv2080_gpu_pid_info *e)
 }
 
 /* Known controls. Returns the status; sets *dirty when params changed. */
+static void enable_group_channels(const struct fake_caller *who, nv_handle_t h_client,
+                                  nv_handle_t h_group)
+{
+	struct client *c = fake_find_client(h_client);
+	(void)who;
+	for (size_t i = 0; c && i < c->n; i++)
+		if (c->objs[i].parent == h_group && c->objs[i].res->kind == K_CHANNEL)
+			c->objs[i].res->disabled = false;
+}
+
 static nv_status_t run_control(const struct fake_caller *who, const struct nvos54 *ctl,
 			       struct obj *o, void *params, bool *dirty)
 {
@@ -130,9 +140,26 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			if (!ch || ch->res->kind != K_CHANNEL)
 				return NV_ERR_INVALID_OBJECT_HANDLE;
 		}
+		if (p->b_disable && fake_st.cfg.fail_disable_after &&
+		    fake_st.gpu[gpu].disable_calls >= fake_st.cfg.fail_disable_after)
+			return NV_ERR_INVALID_STATE;
 		for (uint32_t i = 0; i < p->num_channels; i++)
 			find_any_obj(p->h_client_list[i], p->h_channel_list[i])->res->disabled =
 				p->b_disable != 0;
+		if (p->b_disable)
+			fake_st.gpu[gpu].disable_calls++;
+		else
+			fake_st.gpu[gpu].enable_calls++;
+		return NV_OK;
+	}
+	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2: {
+		struct nv2080_perfmon_util_samples_v2 *p = params;
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p) || p->buf_size != sizeof(p->samples))
+			return NV_ERR_INVALID_ARGUMENT;
+		fake_busy_samples((unsigned)gpu, p);
+		*dirty = true;
 		return NV_OK;
 	}
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: {
@@ -142,6 +169,10 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		if (ctl->params_size != sizeof(*p))
 			return NV_ERR_INVALID_ARGUMENT;
 		o->res->scheduled = p->enable != 0;
+		/* Scheduling a group turns its channels on, disabled or not:
+		 * the reason gpusandbox re-asserts an off phase after it. */
+		if (p->enable)
+			enable_group_channels(who, ctl->h_client, ctl->h_object);
 		return NV_OK;
 	}
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {
@@ -245,6 +276,7 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS:
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
+	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
 		/* Known controls have fixed sizes; a NULL or short buffer
 		 * is the caller's error, as the driver's size check says. */
 		if (!params) {
@@ -316,10 +348,15 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		put(&b, "channel_groups_peak", gi, true, g->grp_peak);
 		put(&b, "channels_disabled", gi, true, disabled);
 		put(&b, "channel_groups_scheduled", gi, true, scheduled);
+		put(&b, "disable_calls", gi, true, g->disable_calls);
+		put(&b, "enable_calls", gi, true, g->enable_calls);
+		put(&b, "freed_while_disabled", gi, true, g->freed_while_disabled);
+		put(&b, "busy_ms", gi, true, fake_busy_ms(gi));
 	}
 	uint64_t objects = 0;
 	for (size_t i = 0; i < fake_st.nclients; i++)
 		objects += fake_st.clients[i]->n;
+	put(&b, "now_ms", 0, false, fake_now_ns() / 1000000u);
 	put(&b, "clients_live", 0, false, fake_st.nclients);
 	put(&b, "objects_live", 0, false, objects);
 	put(&b, "allocs_ok", 0, false, fake_st.allocs_ok);

@@ -389,11 +389,13 @@ static int parse_uint(const char *s, unsigned max, unsigned *out)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--die-with-parent] [-d]\n"
-		"          MOUNTPOINT\n"
+		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
+		"          [--fail-disable-after N] [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
+		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
+		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
@@ -402,12 +404,14 @@ static void usage(FILE *f, const char *prog)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT };
+	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT },
+		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
+		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -437,6 +441,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DIE_WITH_PARENT:
 			die_with_parent = true;
+			break;
+		case OPT_LAG:
+		case OPT_FAIL_DISABLE:
+			if (parse_uint(optarg, UINT_MAX, opt == OPT_LAG ? &cfg.busy_lag_ms
+			                                                 : &cfg.fail_disable_after)) {
+				fprintf(stderr, "gs-fakedrv: bad count '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'f':
 			break;  /* always in the foreground */

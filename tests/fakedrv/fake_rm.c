@@ -196,6 +196,8 @@ static void res_put(struct res *r)
 		return;
 	if (r->gpu >= 0) {
 		struct gpu_acct *g = &fake_st.gpu[r->gpu];
+		if (r->kind == K_CHANNEL && r->disabled)
+			g->freed_while_disabled++;
 		if (r->kind == K_VIDMEM)
 			g->used -= r->bytes;
 		else if (r->kind == K_CHANNEL)
@@ -828,6 +830,7 @@ int fake_rm_ioctl(const struct fake_caller *who, uint32_t nr, void *buf, size_t 
 	pthread_mutex_lock(&fake_st.lock);
 	fake_st.ioctls++;
 	int rc = dispatch(who, nr, buf, size, false);
+	fake_busy_refresh();
 	pthread_mutex_unlock(&fake_st.lock);
 	return rc;
 }
@@ -844,6 +847,7 @@ void fake_rm_release_file(uint64_t file)
 			i++;
 	}
 	fake_st.file_releases++;
+	fake_busy_refresh();
 	pthread_mutex_unlock(&fake_st.lock);
 }
 

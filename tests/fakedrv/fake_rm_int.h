@@ -56,10 +56,31 @@ struct client {
 	size_t      n, cap;
 };
 
+/* Busy-time model (fake_busy.c). */
+#define FAKE_SAMPLE_MS 100u
+struct fake_sample {
+	uint64_t ts;
+	uint32_t util;   /* 0.01 % */
+	uint32_t pid;
+};
+struct busy_model {
+	bool     runnable;
+	pid_t    pid;             /* creator of the client last seen runnable */
+	uint64_t acc_ns;          /* busy time folded in so far */
+	uint64_t run_since;       /* runnable: since when */
+	uint64_t tail_from, tail_to; /* not runnable: work still draining */
+	uint64_t slot_start, slot_busy;
+	struct fake_sample ring[NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL];
+	unsigned tracker;
+};
+
 struct gpu_acct {
 	uint64_t total, used, peak;
 	unsigned ch_live, ch_peak, grp_live, grp_peak;
 	uint64_t next_offset;
+	/* FIFO_DISABLE_CHANNELS calls, and channels destroyed while off. */
+	uint64_t disable_calls, enable_calls, freed_while_disabled;
+	struct busy_model busy;
 };
 
 struct fake_state {
@@ -75,6 +96,13 @@ struct fake_state {
 };
 extern struct fake_state fake_st;
 
+
+/* fake_busy.c */
+uint64_t fake_now_ns(void);
+/* Re-evaluates which GPUs can run work; call after any change. */
+void     fake_busy_refresh(void);
+uint64_t fake_busy_ms(unsigned gpu);
+void     fake_busy_samples(unsigned gpu, struct nv2080_perfmon_util_samples_v2 *p);
 
 /* fake_rm.c */
 struct client *fake_find_client(nv_handle_t h);

@@ -5,14 +5,18 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "ledger.h"
 #include "quota.h"
 #include "rm_decode.h"
+#include "sm_controller.h"
 
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
@@ -317,6 +321,140 @@ static void test_ledger_files(void)
 	ledger_fini(&l);
 }
 
+/* ---- --sm: the feedback law, fed synthetic busy signals ---------------- */
+
+/* A plant: the share a workload achieves at a duty cycle. a is the gain
+ * (below 1: idle gaps; above 1: none), b the work that runs on after each
+ * disable (0.1 at 50 % on the H200, design.md 1.6). */
+static double plant(double a, double b, double duty)
+{
+	double s = a * duty + b;
+	return s < 0 ? 0 : s > 1 ? 1 : s;
+}
+
+#define SM_BOUND_WINDOWS 10   /* the convergence bound sm_controller.h promises */
+#define SM_TOLERANCE 0.01
+
+static void test_sm_convergence(void)
+{
+	static const double gains[] = { 0.5, 0.75, 1.0, 1.25, 1.5 };
+	static const double offsets[] = { 0.0, 0.05, 0.1, 0.2 };
+	static const double targets[] = { 0.1, 0.25, 0.5, 0.75, 0.9 };
+	unsigned cases = 0, converged = 0, worst = 0;
+
+	for (size_t i = 0; i < sizeof(gains) / sizeof(gains[0]); i++)
+		for (size_t j = 0; j < sizeof(offsets) / sizeof(offsets[0]); j++)
+			for (size_t k = 0; k < sizeof(targets) / sizeof(targets[0]); k++) {
+				double a = gains[i], b = offsets[j], t = targets[k];
+				/* Only targets the plant can reach within the duty's range. */
+				if (plant(a, b, SM_DUTY_MIN) > t || plant(a, b, 1.0) < t)
+					continue;
+				struct sm_controller c;
+				unsigned n = 0;
+				sm_ctl_init(&c, t);
+				cases++;
+				while (n < 100 && fabs(plant(a, b, c.duty) - t) > SM_TOLERANCE) {
+					sm_ctl_update(&c, plant(a, b, c.duty));
+					n++;
+				}
+				if (n <= SM_BOUND_WINDOWS)
+					converged++;
+				if (n > worst)
+					worst = n;
+				/* Once there, it stays there. */
+				for (int m = 0; m < 20; m++)
+					sm_ctl_update(&c, plant(a, b, c.duty));
+				CHECK(fabs(plant(a, b, c.duty) - t) <= SM_TOLERANCE);
+			}
+	CHECK(cases > 50);
+	CHECK(converged == cases);
+	printf("sm controller: %u plants, all within %.2f of the target in <= %u windows (bound %d)\n",
+	       cases, SM_TOLERANCE, worst, SM_BOUND_WINDOWS);
+}
+
+static void test_sm_decisions(void)
+{
+	struct sm_controller c;
+
+	/* Over the target: the duty goes down; under: up. */
+	sm_ctl_init(&c, 0.5);
+	CHECK(c.duty == 0.5 && sm_ctl_throttling(&c));
+	CHECK(sm_ctl_update(&c, 0.6) < 0.5);
+	sm_ctl_init(&c, 0.5);
+	CHECK(sm_ctl_update(&c, 0.4) > 0.5);
+	/* An idle window never lowers the duty. */
+	sm_ctl_init(&c, 0.5);
+	CHECK(sm_ctl_update(&c, 0.0) > 0.5);
+	/* A workload that cannot use its share: the duty rises to 1, no cap. */
+	sm_ctl_init(&c, 0.5);
+	for (int i = 0; i < 20; i++)
+		sm_ctl_update(&c, 0.2);
+	CHECK(c.duty == 1.0 && !sm_ctl_throttling(&c));
+	/* A workload running far past its share is never shut off entirely. */
+	sm_ctl_init(&c, 0.1);
+	for (int i = 0; i < 20; i++)
+		sm_ctl_update(&c, 1.0);
+	CHECK(c.duty == SM_DUTY_MIN);
+	/* Out-of-range measurements are clamped, not trusted. */
+	sm_ctl_init(&c, 0.5);
+	sm_ctl_update(&c, 7.0);
+	CHECK(c.duty >= SM_DUTY_MIN && c.duty < 0.5);
+	/* Noise: +-0.05 around a unit plant; the mean share stays on target. */
+	sm_ctl_init(&c, 0.3);
+	uint32_t x = 12345;
+	double sum = 0;
+	for (int i = 0; i < 200; i++) {
+		x = x * 1103515245u + 12345u;
+		double noise = ((double)(x >> 8) / (double)(1u << 24) - 0.5) * 0.1;
+		double s = plant(1.0, 0.05, c.duty);
+		if (i >= 20)
+			sum += s;
+		sm_ctl_update(&c, s + noise);
+	}
+	CHECK(fabs(sum / 180 - 0.3) < SM_TOLERANCE);
+}
+
+static void test_ledger_channels(void)
+{
+	struct ledger l;
+	struct ledger_channel ch[8];
+	uint32_t counts[GS_MAX_GPUS];
+	const uint64_t settle = 500ull * 1000 * 1000, later = 1ull << 62;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* The ledger dates objects on CLOCK_MONOTONIC: "now" is just after. */
+	const uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 1000000000ull;
+
+	CHECK(ledger_init(&l) == 0);
+	CHECK(ledger_note_client(&l, CLIENT, -1) == 1);
+	CHECK(ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, DEVICE, SUBDEV, RM_CLASS_SUBDEVICE, 0x2080, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, DEVICE, 0x300, RM_CLASS_CHANNEL_GROUP, 0xa06c, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, 0x300, 0x301, RM_CLASS_CHANNEL, 0xc86f, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, 0x300, 0x302, RM_CLASS_CHANNEL, 0xc86f, LEDGER_NO_GPU, 0) == 0);
+	ledger_count_channels(&l, counts);
+	CHECK(counts[0] == 2 && counts[1] == 0);
+	CHECK(ledger_subdevice_of(&l, CLIENT, 0) == SUBDEV && ledger_subdevice_of(&l, CLIENT, 1) == 0);
+	/* Not settled before its group is scheduled... */
+	CHECK(ledger_list_channels(&l, 0, now, settle, ch, 8) == 2 && !ch[0].settled && !ch[1].settled);
+	CHECK(ch[0].parent == 0x300);
+	ledger_set_scheduled(&l, CLIENT, 0x300, true);
+	/* ...and then only once settle time has passed. */
+	CHECK(ledger_list_channels(&l, 0, now - settle, settle, ch, 8) == 2 && !ch[0].settled);
+	CHECK(ledger_list_channels(&l, 0, later, settle, ch, 8) == 2 && ch[0].settled && ch[1].settled);
+	/* Re-scheduling does not restart the settling time. */
+	ledger_set_scheduled(&l, CLIENT, 0x300, false);
+	ledger_set_scheduled(&l, CLIENT, 0x300, true);
+	CHECK(ledger_list_channels(&l, 0, later, settle, ch, 8) == 2 && ch[0].settled);
+	ledger_set_sm_disabled(&l, CLIENT, 0x301, true);
+	ledger_list_channels(&l, 0, later, settle, ch, 8);
+	CHECK((ch[0].handle == 0x301) == ch[0].sm_disabled && (ch[1].handle == 0x301) == ch[1].sm_disabled);
+	/* Freeing the group takes its channels out of the list. */
+	ledger_free(&l, CLIENT, 0x300, NULL);
+	CHECK(ledger_list_channels(&l, 0, later, settle, ch, 8) == 0);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -329,5 +467,8 @@ int main(void)
 	test_ledger_release_watch();
 	test_ledger_bind_client();
 	test_ledger_files();
+	test_ledger_channels();
+	test_sm_decisions();
+	test_sm_convergence();
 	return check_summary();
 }

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fake_busy.c - a model of GPU busy time for the fake driver, so that the
+ * compute-share loop (--sm) can run closed in CI.
+ *
+ * The modelled workload is compute-bound: a GPU is busy whenever one of its
+ * channels could run (not disabled by FIFO_DISABLE_CHANNELS, and its group
+ * scheduled, or no group). Like the real driver, work goes on for a while
+ * after a disable (a kernel runs to its preemption point): --busy-lag-ms.
+ * Busy time is cut into FAKE_SAMPLE_MS samples, kept in a ring of the real
+ * control's size and served by PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2,
+ * each naming the process on the engine at its end, as RM does.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <time.h>
+
+#include "fake_rm_int.h"
+
+#define NS_PER_MS 1000000ull
+
+uint64_t fake_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Busy time of the GPU up to t, from the model's state. */
+static uint64_t busy_at(const struct busy_model *m, uint64_t t)
+{
+	uint64_t b = m->acc_ns;
+
+	if (m->runnable)
+		return b + (t > m->run_since ? t - m->run_since : 0);
+	uint64_t end = t < m->tail_to ? t : m->tail_to;
+	return b + (end > m->tail_from ? end - m->tail_from : 0);
+}
+
+/* Is a channel of this group-or-device able to run? */
+static bool channel_can_run(struct client *c, const struct obj *o)
+{
+	if (o->dup || o->res->kind != K_CHANNEL || o->res->disabled)
+		return false;
+	const struct obj *p = fake_find_obj(c, o->parent);
+	return !p || p->res->kind != K_CHANNEL_GROUP || p->res->scheduled;
+}
+
+static bool gpu_runnable(unsigned gi, pid_t *who)
+{
+	for (size_t i = 0; i < fake_st.nclients; i++) {
+		struct client *c = fake_st.clients[i];
+		for (size_t j = 0; j < c->n; j++)
+			if (c->objs[j].res->gpu == (int)gi && channel_can_run(c, &c->objs[j])) {
+				*who = c->tgid;
+				return true;
+			}
+	}
+	return false;
+}
+
+/* Closes the samples that ended by t. */
+static void close_samples(struct busy_model *m, uint64_t t)
+{
+	const uint64_t len = FAKE_SAMPLE_MS * NS_PER_MS;
+
+	if (!m->slot_start) {
+		m->slot_start = t;
+		m->slot_busy = busy_at(m, t);
+		return;
+	}
+	while (m->slot_start + len <= t) {
+		uint64_t end = m->slot_start + len, b = busy_at(m, end);
+		struct fake_sample *s = &m->ring[m->tracker];
+		s->ts = end;
+		s->util = (uint32_t)((b - m->slot_busy) * NV2080_GPUMON_UTIL_FULL / len);
+		/* The process on the engine when the sample was taken. */
+		s->pid = (m->runnable || end < m->tail_to) ? (uint32_t)m->pid : NV2080_GPUMON_PID_INVALID;
+		m->tracker = (m->tracker + 1) % NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL;
+		m->slot_busy = b;
+		m->slot_start = end;
+	}
+}
+
+void fake_busy_refresh(void)
+{
+	uint64_t t = fake_now_ns();
+
+	for (unsigned gi = 0; gi < fake_st.cfg.gpus; gi++) {
+		struct busy_model *m = &fake_st.gpu[gi].busy;
+		pid_t who = 0;
+		bool now = gpu_runnable(gi, &who);
+
+		close_samples(m, t);
+		/* Fold the time so far into acc, then start the new state. */
+		m->acc_ns = busy_at(m, t);
+		if (m->runnable) {
+			m->run_since = t;
+		} else if (m->tail_to > t) {
+			m->tail_from = t;
+		} else {
+			m->tail_from = m->tail_to = t;
+		}
+		if (now && !m->runnable) {
+			m->run_since = t;
+			m->tail_from = m->tail_to = t;
+		} else if (!now && m->runnable) {
+			m->tail_from = t;
+			m->tail_to = t + (uint64_t)fake_st.cfg.busy_lag_ms * NS_PER_MS;
+		}
+		m->runnable = now;
+		if (now)
+			m->pid = who;
+	}
+}
+
+uint64_t fake_busy_ms(unsigned gi)
+{
+	return busy_at(&fake_st.gpu[gi].busy, fake_now_ns()) / NS_PER_MS;
+}
+
+void fake_busy_samples(unsigned gi, struct nv2080_perfmon_util_samples_v2 *p)
+{
+	const struct busy_model *m = &fake_st.gpu[gi].busy;
+
+	fake_busy_refresh();
+	p->count = NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL;
+	p->tracker = m->tracker;
+	memset(p->samples, 0, sizeof(p->samples));
+	for (unsigned i = 0; i < NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL; i++) {
+		const struct fake_sample *s = &m->ring[i];
+		if (!s->ts)
+			continue;
+		p->samples[i].timestamp_ns = s->ts;
+		p->samples[i].gr.util = s->util;
+		p->samples[i].gr.proc_id = s->pid;
+	}
+}

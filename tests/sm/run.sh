@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/sm/run.sh [NAME...] - the compute share (--sm) against the fake driver.
+#
+# The fake models a compute-bound GPU: busy whenever a channel can run, with
+# work draining LAG_MS after each disable, and serves the driver's
+# utilization samples from that model. So the whole loop runs closed here:
+# gpusandbox's thread switches the channels with FIFO_DISABLE_CHANNELS,
+# reads the samples and tunes the duty. Each case is judged from the FAKE
+# DRIVER's own busy account (sm_workload measures gpu0.busy_ms against
+# now_ms after the loop has settled), not from gpusandbox's word:
+#   sm25 sm50 sm75   one client: share within TOL of the target;
+#   two              two clients on two files: the same;
+#   reschedule       the workload re-schedules its groups every 5 ms to get
+#                    its channels back: the share still holds;
+#   baseline         no --sm: the share is ~1 (the cap is what lowers it);
+#   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
+#                    every channel it disabled back on, audits the error and
+#                    stops the workload (exit 125); the fake must see no
+#                    channel destroyed while still disabled.
+# Every case also checks that the workload's own FIFO_DISABLE_CHANNELS is
+# refused (INSUFFICIENT_PERMISSIONS), and the sandboxed ones that the audit
+# log holds sm_adjust records and the summary's achieved share.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+
+GPUSANDBOX=${GPUSANDBOX:-build/gpusandbox}
+WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
+PROG=build/tests/sm/sm_workload
+FAKE_VIDMEM=16g
+LAG_MS=1
+WARM_MS=3500
+MEASURE_MS=2500
+TOL=0.05
+REFUSED=status:0x1b   # NV_ERR_INSUFFICIENT_PERMISSIONS as rmc_status_str prints it
+TIMEOUT=${GS_SM_TIMEOUT:-60}
+
+. tests/lib/harness.sh
+harness_tmpdir "${GS_SM_KEEP:-}" gs-sm
+
+# name | --sm (or -) | workload mode | extra fake options
+TESTS=(
+	"sm25|25|steady|"
+	"sm50|50|steady|"
+	"sm75|75|steady|"
+	"two|40|two|"
+	"reschedule|30|reschedule|"
+	"baseline|-|steady|"
+	"fail|50|two|--fail-disable-after 5"
+)
+
+harness_probe_or_skip "$@"
+
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+val_of() { grep -oE "(^| )$2=[^ ]*" "$1/out" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
+
+run_case() {
+	local name=$1 sm=$2 mode=$3 fake_opts=$4 d="$tmp/$1"
+	rm -rf "$d"; mkdir -p "$d"
+	# shellcheck disable=SC2086 # fake_opts is a word list
+	if [ "$sm" = - ]; then
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" \
+			--busy-lag-ms "$LAG_MS" $fake_opts -- \
+			"$PROG" "$mode" "$WARM_MS" "$MEASURE_MS" >"$d/out" 2>"$d/err"
+	else
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" \
+			--busy-lag-ms "$LAG_MS" $fake_opts -- \
+			"$GPUSANDBOX" --sm "$sm" --audit-log "$d/audit.jsonl" -- \
+			"$PROG" "$mode" "$WARM_MS" "$MEASURE_MS" >"$d/out" 2>"$d/err"
+	fi
+	rc=$?
+	dir=$d
+}
+
+check_case() {
+	local name=$1 sm=$2 d=$3 share own target
+	if [ "$name" = fail ]; then
+		[ "$rc" = 125 ] || { why="gpusandbox exit $rc, want 125: $(tail -c 200 "$d/err")"; return 1; }
+		grep -q '"event":"error".*FIFO_DISABLE_CHANNELS' "$d/audit.jsonl" ||
+			{ why="no audited error naming FIFO_DISABLE_CHANNELS"; return 1; }
+		[ "$(stat_of "$d" gpu0.disable_calls)" -ge 5 ] ||
+			{ why="only $(stat_of "$d" gpu0.disable_calls) disables before the fault"; return 1; }
+		[ "$(stat_of "$d" gpu0.freed_while_disabled)" = 0 ] ||
+			{ why="$(stat_of "$d" gpu0.freed_while_disabled) channels destroyed while disabled"; return 1; }
+		return 0
+	fi
+	[ "$rc" = 0 ] || { why="exit $rc: $(tail -c 300 "$d/err" | tr '\n' ' ')"; return 1; }
+	share=$(val_of "$d" share); own=$(val_of "$d" own_disable)
+	[ -n "$share" ] || { why="no share printed: $(tail -c 200 "$d/out")"; return 1; }
+	if [ "$sm" != - ] && [ "$own" != "$REFUSED" ]; then
+		why="workload's own FIFO_DISABLE_CHANNELS got $own"
+		return 1
+	fi
+	if [ "$sm" = - ]; then
+		within "$share" 1 "$TOL" || { why="share $share without --sm, want ~1"; return 1; }
+		# Without gpusandbox the fake takes the control: the refusal
+		# in the other cases is gpusandbox's.
+		[ "$own" = NV_OK ] || { why="bare FIFO_DISABLE_CHANNELS got $own, want NV_OK"; return 1; }
+		return 0
+	fi
+	target=$(awk -v p="$sm" 'BEGIN { printf "%.2f", p / 100 }')
+	within "$share" "$target" "$TOL" || { why="share $share, want $target +- $TOL"; return 1; }
+	[ "$(stat_of "$d" gpu0.disable_calls)" -gt 0 ] || { why="the fake saw no disable"; return 1; }
+	grep -q '"event":"sm_adjust"' "$d/audit.jsonl" || { why="no sm_adjust record"; return 1; }
+	local ach
+	ach=$(grep '"event":"summary"' "$d/audit.jsonl" | grep -oE '"achieved_share":[0-9.]+' | cut -d: -f2)
+	[ -n "$ach" ] && within "$ach" "$target" "$TOL" ||
+		{ why="summary achieved_share '$ach', want $target +- $TOL"; return 1; }
+	return 0
+}
+
+for t in "${TESTS[@]}"; do
+	IFS='|' read -r name sm mode fake_opts <<<"$t"
+	selected "$name" "$@" || continue
+	run_case "$name" "$sm" "$mode" "$fake_opts"
+	if check_case "$name" "$sm" "$dir"; then
+		pass "$name (share $(val_of "$dir" share))"
+	else
+		fail "$name" "$why"
+	fi
+done
+harness_summary

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sm_workload - a compute-bound workload for the fake driver, for --sm.
+ *
+ *   sm_workload MODE WARM_MS MEASURE_MS
+ *
+ * Makes CLIENTS sessions (one control file each, as CUDA does), each with
+ * a channel group of two channels, schedules the groups, and waits
+ * WARM_MS for the duty-cycle loop to settle. Then it measures its own
+ * share of GPU time over MEASURE_MS from the fake driver's busy account
+ * (stats gpu0.busy_ms and now_ms): the fake counts the GPU busy while a
+ * channel of it can run. MODE:
+ *   steady      one client, nothing else;
+ *   two         two clients (two files) on the GPU;
+ *   reschedule  while measuring, re-schedules its groups every
+ *               RESCHEDULE_US, trying to get disabled channels back.
+ * Every mode also sends FIFO_DISABLE_CHANNELS itself (to turn its channels
+ * back on), which the supervisor must refuse.
+ * Prints: share=S own_disable=STATUS SUMMARY-free lines; exit 0, or 2 when
+ * set-up fails.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmclient.h"
+
+#define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
+#define TSG_PARAMS 20
+#define CHANNEL_PARAMS 368
+#define CHANNELS_PER_GROUP 2
+#define MAX_CLIENTS 2
+#define H_GROUP 0x5d00a000u
+#define H_CHAN 0x5d00b000u
+#define RESCHEDULE_US 5000
+#define EXIT_SETUP 2
+#define US_PER_MS 1000
+
+static uint8_t chan_params[CHANNEL_PARAMS];
+static uint8_t group_params[TSG_PARAMS];
+
+static uint64_t stat_or_die(const char *key)
+{
+	uint64_t v;
+	if (rmc_fake_stat(key, &v) < 0) {
+		fprintf(stderr, "sm_workload: no fake stat %s\n", key);
+		exit(EXIT_SETUP);
+	}
+	return v;
+}
+
+static void schedule(struct rmc_session *s)
+{
+	struct nva06c_gpfifo_schedule_params sp = { .enable = 1 };
+	(void)rmc_control(s->fd, NULL, s->client, H_GROUP, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp,
+	                  sizeof(sp));
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Schedules the group again and again for ms milliseconds. */
+static void reschedule_for(struct rmc_session *s, long ms)
+{
+	uint64_t stop = now_ms() + (uint64_t)ms;
+	while (now_ms() < stop) {
+		schedule(s);
+		usleep(RESCHEDULE_US);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct rmc_session s[MAX_CLIENTS];
+	int clients = 1;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: sm_workload steady|two|reschedule WARM_MS MEASURE_MS\n");
+		return EXIT_SETUP;
+	}
+	const char *mode = argv[1];
+	long warm_ms = atol(argv[2]), measure_ms = atol(argv[3]);
+	if (strcmp(mode, "two") == 0)
+		clients = 2;
+	for (int c = 0; c < clients; c++) {
+		nv_handle_t g = H_GROUP;
+		if (rmc_session_open(&s[c], -1) != NV_OK ||
+		    rmc_alloc(s[c].fd, NULL, s[c].client, s[c].device, &g, KEPLER_CHANNEL_GROUP_A,
+		              group_params, 0) != NV_OK) {
+			fprintf(stderr, "sm_workload: set-up failed\n");
+			return EXIT_SETUP;
+		}
+		for (int i = 0; i < CHANNELS_PER_GROUP; i++) {
+			nv_handle_t h = H_CHAN + (nv_handle_t)i;
+			if (rmc_alloc(s[c].fd, NULL, s[c].client, H_GROUP, &h, HOPPER_CHANNEL_GPFIFO_A,
+			              chan_params, 0) != NV_OK) {
+				fprintf(stderr, "sm_workload: channel set-up failed\n");
+				return EXIT_SETUP;
+			}
+		}
+		schedule(&s[c]);
+	}
+	/* reschedule: the whole run, warm-up included, so the measurement sees
+	 * the loop after it has answered the attack. */
+	bool resched = strcmp(mode, "reschedule") == 0;
+	if (resched)
+		reschedule_for(&s[0], warm_ms);
+	else
+		usleep((useconds_t)warm_ms * US_PER_MS);
+
+	/* Turning our own channels back on must be refused. */
+	struct nv2080_fifo_disable_channels dc = { .b_disable = 0, .num_channels = 1 };
+	dc.h_client_list[0] = s[0].client;
+	dc.h_channel_list[0] = H_CHAN;
+	rmc_status_t own = rmc_control(s[0].fd, NULL, s[0].client, s[0].subdevice,
+	                               NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, &dc, sizeof(dc));
+
+	uint64_t b0 = stat_or_die("gpu0.busy_ms"), t0 = stat_or_die("now_ms");
+	if (resched) {
+		reschedule_for(&s[0], measure_ms);
+	} else {
+		usleep((useconds_t)measure_ms * US_PER_MS);
+	}
+	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms");
+	double share = t1 > t0 ? (double)(b1 - b0) / (double)(t1 - t0) : -1;
+	printf("share=%.3f own_disable=%s clients=%d\n", share, rmc_status_str(own), clients);
+	return 0;
+}
