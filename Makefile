@@ -11,16 +11,16 @@ CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
 BUILD   := build
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
-                   supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/gpu_uuid.c supervisor/ledger.c \
+                   supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
-                   supervisor/error.c policy/quota.c policy/builtin.c arch/arch.c
+                   supervisor/error.c policy/quota.c policy/groups.c policy/policy.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 
 GPUSANDBOX := $(BUILD)/gpusandbox
 
-UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core
+UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)

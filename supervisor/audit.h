@@ -48,6 +48,9 @@ struct gs_decision {
 	uint32_t     h_client, h_object;
 	const char  *resource;      /* what usage/quota count: "vidmem", "channels", ... */
 	const char  *reason;
+	const char  *group;         /* policy group of the class or control */
+	bool         has_escape;
+	uint8_t      escape;        /* the escape number (_IOC_NR) refused */
 };
 
 int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err);

@@ -127,4 +127,9 @@ int ledger_max_gpu(const struct ledger *l);
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);
 
+/* Live video engine objects whose class match() accepts (dups are not
+ * engines: ledger_dup records them as OTHER). */
+uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls, const void *arg),
+                              const void *arg);
+
 #endif
