@@ -273,7 +273,9 @@ static int key_gpus(struct parser *ps, const struct stmt *s)
 
 	if (value_str(ps, s, v, sizeof(v)) < 0)
 		return -1;
-	/* Parsed into a scratch quota so a bad list changes nothing. */
+	/* Parsed into a scratch quota so a bad list changes nothing; zeroed
+	 * first so that no stack bytes reach the policy through uuids[]. */
+	memset(&q, 0, sizeof(q));
 	gs_quota_init(&q);
 	if (gs_parse_gpus(v, &q, &why) < 0)
 		return fail_at(ps, s->value_at, "invalid GPU list '%s': %s", v, why);

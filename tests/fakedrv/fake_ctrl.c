@@ -316,6 +316,14 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		put(&b, "channel_groups_peak", gi, true, g->grp_peak);
 		put(&b, "channels_disabled", gi, true, disabled);
 		put(&b, "channel_groups_scheduled", gi, true, scheduled);
+		static const char *const eng_live[FE_N] = { "nvdec_live", "nvenc_live", "nvjpg_live",
+		                                            "ofa_live" };
+		static const char *const eng_peak[FE_N] = { "nvdec_peak", "nvenc_peak", "nvjpg_peak",
+		                                            "ofa_peak" };
+		for (unsigned e = 0; e < FE_N; e++) {
+			put(&b, eng_live[e], gi, true, g->eng_live[e]);
+			put(&b, eng_peak[e], gi, true, g->eng_peak[e]);
+		}
 	}
 	uint64_t objects = 0;
 	for (size_t i = 0; i < fake_st.nclients; i++)
