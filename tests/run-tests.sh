@@ -39,7 +39,7 @@ run_tier unit-policy build/tests/unit/test_policy
 run_tier cli tests/cli/run.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
-run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/*
+run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 
 echo

@@ -78,11 +78,9 @@ TESTS=(
 	"baseline-policy_verdicts|bare|policy_verdicts"
 	"baseline-engines|bare|engines"
 )
-# The engine caps the engines test runs under (a policy file, written per run).
-ENGINE_POLICY='allow = compute, memory, video
-video.decoders = 2   # NVDEC
-video.jpeg = 1       # NVJPG
-'
+# The engines test runs under the shipped example policy, whose caps are
+# 2 decoders and 1 JPEG engine.
+ENGINE_POLICY=policy/video-transcode.policy
 DECODERS=2
 
 
@@ -136,8 +134,7 @@ run_case() {
 	# The visibility test runs on a two-GPU fake and shows only GPU 1.
 	local fake_gpus=1 sb_gpus=()
 	if [ "$prog" = engines ]; then
-		printf '%s' "$ENGINE_POLICY" >"$d/engines.policy"
-		sb_gpus=(--policy "$d/engines.policy")
+		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
