@@ -16,11 +16,10 @@
 #include "exec_int.h"
 #include "groups.h"
 
-bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
+/* Records the group in the decision and refuses what is not allowed. */
+static bool refuse_unless(struct call *c, void *top, size_t st_off, struct gs_rule_verdict v,
                           struct answer *a)
 {
-	struct gs_rule_verdict v = gs_rules_class(c->sb->rules, cls);
-
 	c->d.group = v.group;
 	if (v.allowed)
 		return false;
@@ -28,16 +27,16 @@ bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls
 	return true;
 }
 
+bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
+                          struct answer *a)
+{
+	return refuse_unless(c, top, st_off, gs_rules_class(c->sb->rules, cls), a);
+}
+
 bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
                             struct answer *a)
 {
-	struct gs_rule_verdict v = gs_rules_control(c->sb->rules, cmd);
-
-	c->d.group = v.group;
-	if (v.allowed)
-		return false;
-	*a = refuse_with_status(c, top, st_off, v.status, GS_VERDICT_REFUSE, v.reason);
-	return true;
+	return refuse_unless(c, top, st_off, gs_rules_control(c->sb->rules, cmd), a);
 }
 
 static bool same_engine(uint32_t cls, const void *arg)

@@ -69,7 +69,7 @@ int main(void)
 	static uint8_t chan[CHANNEL_PARAMS], tsg[TSG_PARAMS];
 	nv_handle_t group = H_GROUP, channel = H_CHAN, h;
 	rmc_status_t last;
-	int dec_ok, dec_after, jpg_ok, race_ok = 0, race_refused = 0;
+	int dec_ok, dec_after, jpg_ok, race_ok, race_refused;
 	pthread_t th;
 
 	adv_session_or_die(&s, -1, "engines");
@@ -88,19 +88,7 @@ int main(void)
 	race_call.h_class = HOPPER_COMPUTE_A;
 	race_call.h_object_parent = H_CHAN;
 	pthread_create(&th, NULL, flipper, NULL);
-	for (int i = 0; i < RACE_TRIES; i++) {
-		race_call.h_root = s.client;
-		race_call.h_object_new = H_RACE0 + (nv_handle_t)i;
-		race_call.p_alloc_parms = 0;
-		race_call.status = 0;
-		if (syscall(SYS_ioctl, s.fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(race_call)),
-		            (void *)&race_call) < 0)
-			continue;
-		if (race_call.status == NV_OK)
-			race_ok++;
-		else if (race_call.status == NV_ERR_INSUFFICIENT_RESOURCES)
-			race_refused++;
-	}
+	adv_race_allocs(s.fd, &race_call, s.client, H_RACE0, 0, RACE_TRIES, &race_ok, &race_refused);
 	atomic_store(&race_stop, true);
 	pthread_join(th, NULL);
 	printf("dec_ok=%d dec_after_free=%d jpg_ok=%d race_ok=%d race_refused=%d\n", dec_ok,
