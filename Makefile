@@ -11,17 +11,39 @@ CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
 BUILD   := build
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
-                   supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/gpu_uuid.c supervisor/ledger.c \
+                   supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
-                   supervisor/error.c policy/quota.c policy/builtin.c arch/arch.c
+                   supervisor/error.c policy/quota.c policy/groups.c policy/policy.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 
 GPUSANDBOX := $(BUILD)/gpusandbox
 
-UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core
+UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy
+
+# The policy parser's fuzz target. CI replays the corpus through a plain
+# driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
+# the libFuzzer binary when clang is installed.
+FUZZ_POLICY_SRCS := tests/fuzz/fuzz_policy.c policy/policy.c policy/groups.c policy/quota.c \
+                    supervisor/rm_tables.c
+SANITIZE := $(shell echo 'int main(void){return 0;}' | \
+              $(CC) -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null && \
+              echo -fsanitize=address,undefined -fno-sanitize-recover=all)
+POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
+
+$(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard include/*.h policy/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
+
+.PHONY: fuzz
+fuzz: $(FUZZ_POLICY_SRCS)
+	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
+	@mkdir -p $(BUILD)/fuzz
+	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_policy $(FUZZ_POLICY_SRCS)
+	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -40,7 +62,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh
@@ -56,3 +78,4 @@ clean:
 STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic -pthread
 $(BUILD)/gpusandbox-static: $(BUILD)/supervisor/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)
+

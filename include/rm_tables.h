@@ -29,6 +29,9 @@ enum rm_class_kind {
 	RM_CLASS_CHANNEL_GROUP,
 	RM_CLASS_CHANNEL,
 	RM_CLASS_EVENT,
+	/* A video engine object (NVDEC, NVENC, NVJPG, OFA): counted against
+	 * the policy's video.* caps while it lives. */
+	RM_CLASS_ENGINE,
 	/* The driver resolves something in the CALLING process (pins its
 	 * pages, maps into it, reads a capability fd from its table): never
 	 * performed by the supervisor, and not continued either, since the

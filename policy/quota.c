@@ -21,6 +21,20 @@ void gs_quota_init(struct gs_quota *q)
 	q->visible_set = false;
 	q->visible = 0;
 	q->n_uuids = 0;
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		q->mem_gpu[g] = GS_MEM_GPU_UNSET;
+	for (unsigned e = 0; e < GS_ENGINE_N; e++)
+		q->engines[e] = GS_COUNT_UNLIMITED;
+}
+
+bool gs_quota_has_mem(const struct gs_quota *q)
+{
+	if (q->mem_per_gpu != GS_QUOTA_UNLIMITED)
+		return true;
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (q->mem_gpu[g] != GS_MEM_GPU_UNSET && q->mem_gpu[g] != GS_QUOTA_UNLIMITED)
+			return true;
+	return false;
 }
 
 int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
@@ -89,7 +103,7 @@ int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
 	return 0;
 }
 
-int gs_parse_count(const char *s, uint32_t *out)
+int gs_parse_count0(const char *s, uint32_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -98,9 +112,19 @@ int gs_parse_count(const char *s, uint32_t *out)
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v >= GS_COUNT_UNLIMITED)
+	if (errno || *end || v >= GS_COUNT_UNLIMITED)
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+int gs_parse_count(const char *s, uint32_t *out)
+{
+	uint32_t v;
+
+	if (gs_parse_count0(s, &v) < 0 || v == 0)
+		return -1;
+	*out = v;
 	return 0;
 }
 

@@ -17,6 +17,18 @@
 #define GS_SM_PERIOD_MIN_MS 5u
 #define GS_SM_PERIOD_MAX_MS 1000u
 #define GS_GPU_UUID_MAX 64   /* "GPU-" and 36 characters, with room */
+/* gs_quota.mem_gpu[g] when the GPU has no value of its own. */
+#define GS_MEM_GPU_UNSET 0u
+
+/* Video engines whose live objects a sandbox may cap (video.* keys). */
+enum gs_engine {
+	GS_ENGINE_NONE = -1,
+	GS_ENGINE_NVDEC,
+	GS_ENGINE_NVENC,
+	GS_ENGINE_NVJPG,
+	GS_ENGINE_OFA,
+	GS_ENGINE_N,
+};
 
 struct gs_quota {
 	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
@@ -40,7 +52,25 @@ struct gs_quota {
 	 * (gs_resolve_gpu_uuids). */
 	uint32_t n_uuids;
 	char     uuids[GS_MAX_GPUS][GS_GPU_UUID_MAX];
+	/* Per-GPU video memory (policy key gpu.N.mem), by RM device instance;
+	 * GS_MEM_GPU_UNSET where mem_per_gpu applies. */
+	uint64_t mem_gpu[GS_MAX_GPUS];
+	/* Live video engine objects (NVDEC, NVENC, NVJPG, OFA) across the
+	 * sandbox, by enum gs_engine; GS_COUNT_UNLIMITED when not set. 0 is a
+	 * valid cap: none at all. */
+	uint32_t engines[GS_ENGINE_N];
 };
+
+/* The video memory quota of one GPU: its own value, else mem_per_gpu. */
+static inline uint64_t gs_quota_mem(const struct gs_quota *q, int gpu)
+{
+	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS && q->mem_gpu[gpu] != GS_MEM_GPU_UNSET)
+		return q->mem_gpu[gpu];
+	return q->mem_per_gpu;
+}
+
+/* True when any GPU has a memory quota. */
+bool gs_quota_has_mem(const struct gs_quota *q);
 
 /* Is the GPU with this RM device instance visible in the sandbox? */
 static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t instance)
@@ -61,6 +91,9 @@ int gs_parse_size(const char *s, uint64_t *out);
 
 /* Parses a positive decimal count (1..GS_COUNT_UNLIMITED-1). */
 int gs_parse_count(const char *s, uint32_t *out);
+
+/* Parses a count that may be 0 (0..GS_COUNT_UNLIMITED-1). */
+int gs_parse_count0(const char *s, uint32_t *out);
 
 /* Parses a percentage 1..100 ("50" or "50%"). */
 int gs_parse_percent(const char *s, uint32_t *out);

@@ -210,6 +210,13 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	}
 	if (d->reason)
 		json_object_object_add(o, "reason", json_object_new_string(d->reason));
+	if (d->has_escape) {
+		char nr[HEX_BUF];
+		snprintf(nr, sizeof(nr), "0x%02x", d->escape);
+		json_object_object_add(o, "escape", json_object_new_string(nr));
+	}
+	if (d->group)
+		json_object_object_add(o, "group", json_object_new_string(d->group));
 	return emit(a, o);
 }
 

@@ -49,6 +49,9 @@ struct gs_decision {
 	uint32_t     h_client, h_object;
 	const char  *resource;      /* what usage/quota count: "vidmem", "channels", ... */
 	const char  *reason;
+	const char  *group;         /* policy group of the class or control */
+	bool         has_escape;
+	uint8_t      escape;        /* the escape number (_IOC_NR) refused */
 };
 
 /* --sm figures for the summary record. */

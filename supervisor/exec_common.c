@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "builtin.h"
 #include "quota.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
@@ -360,7 +359,7 @@ uint64_t round_up(uint64_t v, uint64_t to)
  * its memory back from the driver. */
 bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes)
 {
-	uint64_t q = sb->quota.mem_per_gpu;
+	uint64_t q = gs_quota_mem(&sb->quota, gpu);
 
 	if (q == GS_QUOTA_UNLIMITED)
 		return false;
@@ -376,7 +375,7 @@ void note_usage(struct call *c, int gpu, uint64_t before)
 	c->d.has_usage = true;
 	c->d.usage_before = before;
 	c->d.usage_after = ledger_used(&c->sb->ledger, gpu);
-	c->d.quota = c->sb->quota.mem_per_gpu;
+	c->d.quota = gs_quota_mem(&c->sb->quota, gpu);
 }
 
 /* Counted resources (channels, channel groups) in the decision record. */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "builtin.h"
 #include "compute_share.h"
 #include "exec_int.h"
 #include "quota.h"
@@ -90,7 +89,7 @@ static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
 static void virtualize_fb_list(const struct call *c, struct nv2080_fb_info_entry *list, uint32_t n,
                                int gpu)
 {
-	uint64_t quota = c->sb->quota.mem_per_gpu;
+	uint64_t quota = gs_quota_mem(&c->sb->quota, gpu);
 	uint64_t used = gpu >= 0 ? ledger_used(&c->sb->ledger, gpu) : 0;
 	uint32_t quota_kib, free_kib;
 
@@ -186,16 +185,25 @@ struct answer handle_control(struct call *c)
 	if (top.flags & NVOS54_FLAGS_FINN_SERIALIZED)
 		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
 		                          "FINN-serialized control params are not allowed");
+	/* FIFO_DISABLE_CHANNELS names channels by (client, handle) pairs of
+	 * any client, so a workload could stop another tenant's channels (a
+	 * dead client's handle may already be someone else's), or turn its
+	 * own back on against --sm. CUDA never sends it; it is gpusandbox's,
+	 * whatever a policy file allows. */
+	if (top.cmd == NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS)
+		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                          GS_VERDICT_REFUSE,
+		                          "FIFO_DISABLE_CHANNELS is reserved to the supervisor");
+	struct answer refused;
+	if (policy_refuses_control(c, &top, st_off, top.cmd, &refused))
+		return refused;
 	/* Bit 15 selects the legacy GSS path: opaque bytes forwarded without
-	 * the CPU-side client check (rm-abi.md 2.1). Only the commands CUDA
-	 * needs are allowed, and only on a client the driver has already
-	 * accepted from this sandbox's own file, so the missing check cannot
-	 * be used to reach another process's client. */
+	 * the CPU-side client check (rm-abi.md 2.1). Only the commands the
+	 * policy allows get here (by default the ones CUDA needs), and only on
+	 * a client the driver has already accepted from this sandbox's own
+	 * file, so the missing check cannot be used to reach another process's
+	 * client. */
 	if (top.cmd & NV_CTRL_GSS_LEGACY_MASK) {
-		if (!gs_legacy_control_allowed(top.cmd))
-			return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED,
-			                          GS_VERDICT_REFUSE,
-			                          "legacy (bit 15) control command not allowed");
 		if (!ledger_has(&c->sb->ledger, top.h_client, top.h_client))
 			return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLIENT,
 			                          GS_VERDICT_REFUSE,
@@ -220,16 +228,6 @@ struct answer handle_control(struct call *c)
 		restore_embedded(c, ci, rel, false);
 		return refuse_with_status(c, &top, st_off, rst, GS_VERDICT_REFUSE,
 		                          "embedded control list is not readable or too large");
-	}
-	/* FIFO_DISABLE_CHANNELS names channels by (client, handle) pairs of
-	 * any client, so a workload could stop another tenant's channels (a
-	 * dead client's handle may already be someone else's), or turn its
-	 * own back on against --sm. CUDA never sends it; it is gpusandbox's. */
-	if (top.cmd == NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS) {
-		restore_embedded(c, ci, rel, false);
-		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_PERMISSIONS,
-		                          GS_VERDICT_REFUSE,
-		                          "FIFO_DISABLE_CHANNELS is reserved to the supervisor");
 	}
 	/* --active-channel-groups: enabling one more scheduled group past the
 	 * limit is refused like an exhausted runlist, decided on our copy. */

@@ -95,6 +95,20 @@ void note_usage(struct call *c, int gpu, uint64_t before);
 void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
                        uint32_t limit);
 
+/* The policy's verdicts (exec_policy.c). Each returns true, with the
+ * refusal in *a, when the call must not run. */
+bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
+                          struct answer *a);
+bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
+                            struct answer *a);
+bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
+                          struct answer *a);
+/* After an accepted engine allocation: the count in the audit record. */
+void engine_note_after(struct call *c, uint32_t cls);
+/* An escape gpusandbox does not know, or one the driver does not handle:
+ * refused with -EINVAL, as the driver refuses it, and audited. */
+struct answer refuse_escape(struct call *c, const char *name, const char *why);
+
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);
 

@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "builtin.h"
 #include "quota.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
@@ -87,6 +86,9 @@ static struct answer handle_alloc(struct call *c)
 	if (v.is_nvos64 && (v.flags & NVOS64_FLAGS_FINN_SERIALIZED))
 		return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
 		                          "FINN-serialized alloc params are not allowed");
+	struct answer refused;
+	if (policy_refuses_class(c, top, st_off, v.h_class, &refused))
+		return refused;
 
 	/* A client made by the supervisor would carry the supervisor's pid, and
 	 * UVM would then refuse the workload's use of it (rm-abi.md 6.2). It
@@ -212,6 +214,8 @@ static struct answer handle_alloc(struct call *c)
 			                          group ? "channel group quota exceeded"
 			                                : "channel quota exceeded");
 	}
+	if (ci && ci->kind == RM_CLASS_ENGINE && engine_quota_refuses(c, top, st_off, v.h_class, &refused))
+		return refused;
 
 	/* Our copy now points at our buffers; the driver never sees the
 	 * workload's pointers. */
@@ -272,6 +276,8 @@ static struct answer handle_alloc(struct call *c)
 		} else if (kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP) {
 			c->d.usage_after = kind == RM_CLASS_CHANNEL ? sb->ledger.channels
 			                                            : sb->ledger.channel_groups;
+		} else if (kind == RM_CLASS_ENGINE) {
+			engine_note_after(c, v.h_class);
 		}
 		/* The driver copies nested params out only on success. */
 		out_psize = psize;
@@ -298,12 +304,18 @@ static struct answer handle_alloc_object(struct call *c)
 	c->d.cls = top.h_class;
 	c->d.h_client = top.h_root;
 	ci = rm_class_lookup(top.h_class);
+	struct answer refused;
+	if (policy_refuses_class(c, &top, st_off, top.h_class, &refused))
+		return refused;
 	/* Neither a client (it would be the supervisor's) nor video memory
 	 * (no size to charge) may be made through this path. */
 	if (rm_class_is_client(top.h_class) ||
 	    (ci && (ci->kind == RM_CLASS_VIDMEM || ci->kind == RM_CLASS_PROCESS_BOUND)))
 		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLASS, GS_VERDICT_REFUSE,
 		                          "class not allowed through RM_ALLOC_OBJECT");
+	if (ci && ci->kind == RM_CLASS_ENGINE &&
+	    engine_quota_refuses(c, &top, st_off, top.h_class, &refused))
+		return refused;
 	int rc = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(top), &top);
 	if (rc == 0 && top.status == NV_OK && note_client(c, top.h_root) == 0)
 		(void)ledger_add(&c->sb->ledger, top.h_root, top.h_object_parent, top.h_object_new,
@@ -414,6 +426,9 @@ static struct answer handle_vid_heap(struct call *c)
 		c->d.cls = vidmem ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM;
 		c->d.has_size = true;
 		c->d.size = top.data.alloc_size.size;
+		struct answer refused;
+		if (policy_refuses_class(c, &top, st_off, c->d.cls, &refused))
+			return refused;
 		if (!vidmem)
 			break;
 		c->audit = true;
@@ -575,18 +590,18 @@ static struct answer handle_xfer(struct call *c)
 		return answer_none();
 	inner = rm_escape_find(x.cmd);
 	c->d.call = "IOCTL_XFER_CMD";
+	c->nr = x.cmd;
 	/* The driver itself rejects these shapes with -EINVAL. */
-	if (x.size > NV_ABSOLUTE_MAX_IOCTL_SIZE || !inner || !rm_escape_size_ok(inner, x.size) ||
+	if (!inner || inner->action == RM_ACT_REFUSE)
+		return refuse_escape(c, inner ? inner->name : "ESCAPE",
+		                     inner ? "escape the driver does not handle"
+		                           : "escape unknown to gpusandbox");
+	if (x.size > NV_ABSOLUTE_MAX_IOCTL_SIZE || !rm_escape_size_ok(inner, x.size) ||
 	    inner->action == RM_ACT_XFER)
 		return answer_errno(EINVAL);
-	if (inner->action == RM_ACT_CONTINUE || inner->action == RM_ACT_REFUSE) {
-		c->d.call = inner->name;
-		c->d.verdict = GS_VERDICT_REFUSE;
-		c->d.reason = "escape cannot be performed by the supervisor and XFER cannot be continued";
-		c->d.errnum = EINVAL;
-		c->audit = true;
-		return answer_errno(EINVAL);
-	}
+	if (inner->action == RM_ACT_CONTINUE)
+		return refuse_escape(c, inner->name,
+		                     "escape cannot be performed by the supervisor and XFER cannot be continued");
 	c->via_xfer = true;
 	c->nr = x.cmd;
 	c->size = x.size;
@@ -695,7 +710,8 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 	/* A word with no size bits is not an RM escape: UVM's commands are
 	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
 	 * the RM driver itself rejects a size-0 escape. */
-	if (!e || e->action == RM_ACT_CONTINUE || c.size == 0) {
+	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c.nr)) ||
+	    c.size == 0) {
 		a = answer_continue();
 		goto send;
 	}
@@ -711,15 +727,17 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 		a = answer_continue();
 		goto send;
 	}
-	/* An escape we cannot decode (a size the driver does not take for it)
-	 * is refused, as the driver would refuse it, never continued. */
-	if (!rm_escape_size_ok(e, c.size)) {
-		c.d.call = e->name;
-		c.d.verdict = GS_VERDICT_REFUSE;
-		c.d.reason = "escape with a size the driver does not accept";
-		c.d.errnum = EINVAL;
-		c.audit = true;
-		a = answer_errno(EINVAL);
+	/* An escape number we do not know, or one the 580 driver does not
+	 * handle, is refused and audited: a newer driver may act on it, and
+	 * nothing examined it. */
+	if (!e || e->action == RM_ACT_REFUSE) {
+		a = refuse_escape(&c, e ? e->name : "ESCAPE",
+		                  e ? "escape the driver does not handle" : "escape unknown to gpusandbox");
+	} else if (!rm_escape_size_ok(e, c.size)) {
+		/* An escape we cannot decode (a size the driver does not take
+		 * for it) is refused, as the driver would refuse it, never
+		 * continued. */
+		a = refuse_escape(&c, e->name, "escape with a size the driver does not accept");
 	} else {
 		a = e->action == RM_ACT_XFER ? handle_xfer(&c) : dispatch(&c, e);
 	}

@@ -564,7 +564,8 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	int gpu = src != NONE ? l->objs[src].gpu : LEDGER_NO_GPU;
 
 	/* A dup is another handle, not another device or hardware channel. */
-	if (kind == RM_CLASS_DEVICE || kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP)
+	if (kind == RM_CLASS_DEVICE || kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP ||
+	    kind == RM_CLASS_ENGINE)
 		kind = RM_CLASS_OTHER;
 	if (ledger_add(l, h_client, h_parent, handle, kind, cls, gpu, 0) < 0)
 		return -1;
@@ -726,4 +727,15 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
 			return o->handle;
 	}
 	return 0;
+}
+
+uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls, const void *arg),
+                              const void *arg)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < l->n_objs; i++)
+		if (l->objs[i].used && l->objs[i].kind == RM_CLASS_ENGINE && match(l->objs[i].cls, arg))
+			n++;
+	return n;
 }

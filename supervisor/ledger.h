@@ -163,4 +163,9 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);
 
+/* Live video engine objects whose class match() accepts (dups are not
+ * engines: ledger_dup records them as OTHER). */
+uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls, const void *arg),
+                              const void *arg);
+
 #endif

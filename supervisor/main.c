@@ -22,6 +22,7 @@
 #include "compute_share.h"
 #include "gpusandbox.h"
 #include "launch.h"
+#include "policy.h"
 #include "filter.h"
 #include "gpu_uuid.h"
 #include "quota.h"
@@ -40,10 +41,14 @@ static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUS
 
 struct options {
 	struct gs_quota quota;
+	struct gs_rules rules;
 	const char     *audit_path;
 	bool            trace;
 	bool            dump_filter;
 	char          **argv;
+	/* --policy: the file's audit-log, unless --audit-log overrides it. */
+	char            policy_audit_path[PATH_MAX];
+	bool            policy_loaded;
 };
 
 static const char usage_text[] =
@@ -77,6 +82,12 @@ static const char usage_text[] =
 	"                     variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
 	"                     plus start and summary records, to FILE\n"
+	"  --policy FILE      read limits, allowed groups of RM classes and\n"
+	"                     controls, and video engine caps from FILE (see\n"
+	"                     gpusandbox.policy(5)); options given on the command\n"
+	"                     line override the file\n"
+	"  --list-groups      print the groups of RM classes and controls a\n"
+	"                     policy can allow, with their members, and exit\n"
 	"  --trace            print each decoded RM call to stderr\n"
 	"  --dump-filter      print the seccomp filter and exit\n"
 	"  -h, --help         show this help and exit\n"
@@ -96,10 +107,38 @@ static void die_usage(const char *fmt, const char *arg)
 	exit(GS_EXIT_ERROR);
 }
 
+/* Reads the policy file into o; an invalid policy stops everything before
+ * the workload starts. */
+static void load_policy(struct options *o, const char *path)
+{
+	struct gs_policy *p = malloc(sizeof(*p));
+	char diag[GS_POLICY_DIAG_MAX];
+
+	if (!p) {
+		fprintf(stderr, "gpusandbox: out of memory reading the policy\n");
+		exit(GS_EXIT_ERROR);
+	}
+	gs_policy_init(p);
+	if (gs_policy_load(path, p, diag, sizeof(diag)) < 0) {
+		fputs(diag, stderr);
+		fprintf(stderr, "gpusandbox: invalid policy; nothing was started\n");
+		exit(GS_EXIT_ERROR);
+	}
+	o->quota = p->quota;
+	o->rules = p->rules;
+	if (p->has_audit_log) {
+		snprintf(o->policy_audit_path, sizeof(o->policy_audit_path), "%s", p->audit_log);
+		o->audit_path = o->policy_audit_path;
+	}
+	free(p);
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD };
+	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD,
+	       /* The policy file (issue #5). */
+	       OPT_POLICY, OPT_LIST_GROUPS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
@@ -109,6 +148,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
 		{ "sm", required_argument, NULL, OPT_SM },
 		{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
@@ -116,16 +157,37 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	bool gpus_seen = false;
 
 	memset(o, 0, sizeof(*o));
 	gs_quota_init(&o->quota);
+	gs_rules_default(&o->rules);
 	opterr = 0;
+	/* First pass: only --policy, so that the file sets the starting
+	 * values and every other option, wherever it stands, overrides it. */
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (c != OPT_POLICY)
+			continue;
+		if (o->policy_loaded)
+			die_usage("%s", "--policy given twice");
+		load_policy(o, optarg);
+		o->policy_loaded = true;
+	}
+	optind = 0; /* glibc: a full rescan */
 	/* "+": stop at the first non-option, so COMMAND's own options are its. */
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
+		case OPT_POLICY:
+			break; /* read in the first pass */
+		case OPT_LIST_GROUPS:
+			gs_groups_print(stdout, GS_GROUPS_DEFAULT);
+			exit(0);
 		case OPT_MEM:
 			if (gs_parse_size(optarg, &o->quota.mem_per_gpu) < 0)
 				die_usage("invalid --mem size '%s' (use bytes or k/m/g/t, e.g. 4g)", optarg);
+			/* --mem is every GPU's quota: the file's gpu.N.mem go. */
+			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+				o->quota.mem_gpu[g] = GS_MEM_GPU_UNSET;
 			break;
 		case OPT_AUDIT:
 			o->audit_path = optarg;
@@ -136,6 +198,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_GPUS: {
 			const char *why = NULL;
+			/* The command line's list replaces the file's. */
+			if (!gpus_seen) {
+				o->quota.visible_set = false;
+				o->quota.visible = 0;
+				o->quota.n_uuids = 0;
+				gpus_seen = true;
+			}
 			if (gs_parse_gpus(optarg, &o->quota, &why) < 0) {
 				fprintf(stderr, "gpusandbox: invalid --gpus '%s': %s\n", optarg, why);
 				die_usage("%s", "bad GPU list");
@@ -287,6 +356,7 @@ int main(int argc, char **argv)
 	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
+	cfg.rules = &o.rules;
 	cfg.trace = o.trace ? stderr : NULL;
 	/* Open the log before anything runs, so that a bad path is our error
 	 * and the workload never runs unaudited. */

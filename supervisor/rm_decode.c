@@ -72,18 +72,34 @@ static const struct rm_escape escapes[] = {
 
 #define N_ESCAPES (sizeof(escapes) / sizeof(escapes[0]))
 
-/* Escapes worth a trap. REFUSE entries are not among them: the 580 driver
- * rejects those numbers on its own, so trapping them would only add cost;
- * they stay in the table for the XFER path, which must refuse them. The
- * OS-level CONTINUE escapes are not trapped either for the same reason —
- * except XFER, whose inner call must be decoded. */
-static uint8_t trapped[N_ESCAPES];
+/* Where NVIDIA numbers its escapes (rm-abi.md 1.2): the RM escapes
+ * 0x27..0x5F, and the OS-level ones from NV_IOCTL_BASE (200) on, with room
+ * for the ones a newer driver adds (595 ends at 218). */
+#define NV_ESC_RM_FIRST 0x27u
+#define NV_ESC_RM_LAST 0x5fu
+#define NV_ESC_OS_FIRST NV_ESC_CARD_INFO
+#define NV_ESC_OS_LAST 0xdfu
+#define N_NR 256u
+
+bool rm_escape_nr_reserved(uint32_t nr)
+{
+	return (nr >= NV_ESC_RM_FIRST && nr <= NV_ESC_RM_LAST) ||
+	       (nr >= NV_ESC_OS_FIRST && nr <= NV_ESC_OS_LAST);
+}
+
+/* Escapes worth a trap. Every number in NVIDIA's ranges that gpusandbox
+ * does not know is trapped, and so are the REFUSE entries (numbers the
+ * 580 driver does not handle): a newer driver may handle them, and the
+ * policy refuses and audits what it has not examined rather than let it
+ * reach the driver. The OS-level CONTINUE escapes are not trapped: they
+ * never touch RM objects — except XFER, whose inner call must be decoded. */
+static uint8_t trapped[N_NR];
 static size_t n_trapped;
 
 static bool worth_trapping(const struct rm_escape *e)
 {
 	if (e->action == RM_ACT_REFUSE)
-		return false;
+		return true;
 	/* OS-level escapes (0xC8..0xDA) never touch RM objects; only XFER can
 	 * smuggle an RM call, REGISTER_FD can link files' clients and
 	 * CARD_INFO lists the GPUs, so only those must be looked at. */
@@ -97,9 +113,11 @@ static bool worth_trapping(const struct rm_escape *e)
 const uint8_t *rm_trapped_escapes(size_t *n)
 {
 	if (!n_trapped) {
-		for (size_t i = 0; i < N_ESCAPES; i++)
-			if (worth_trapping(&escapes[i]))
-				trapped[n_trapped++] = escapes[i].nr;
+		for (uint32_t nr = 0; nr < N_NR; nr++) {
+			const struct rm_escape *e = rm_escape_find(nr);
+			if (e ? worth_trapping(e) : rm_escape_nr_reserved(nr))
+				trapped[n_trapped++] = (uint8_t)nr;
+		}
 	}
 	*n = n_trapped;
 	return trapped;

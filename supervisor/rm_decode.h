@@ -48,7 +48,11 @@ struct rm_escape {
 /* Escape numbers the filter traps (low byte of the request word). */
 const uint8_t *rm_trapped_escapes(size_t *n);
 
-/* Looks up an escape by number; NULL if gpusandbox does not trap it. */
+/* True for numbers in the ranges NVIDIA assigns escapes from. One of
+ * those that rm_escape_find() does not know is refused, never passed. */
+bool rm_escape_nr_reserved(uint32_t nr);
+
+/* Looks up an escape by number; NULL if gpusandbox does not know it. */
 const struct rm_escape *rm_escape_find(uint32_t nr);
 
 /* True when size is one the driver accepts for this escape. A call with any

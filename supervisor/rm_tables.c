@@ -130,10 +130,10 @@ static const struct rm_class_info class_table[] = {
 	C(0xb0b5, "MAXWELL_DMA_COPY_A",                        8, false, OTHER),
 	C(0xb1cc, "MAXWELL_PROFILER_CONTEXT",                  4, true , OTHER),
 	C(0xb2cc, "MAXWELL_PROFILER_DEVICE",                   8, true , OTHER),
-	C(0xb4b7, "NVB4B7_VIDEO_ENCODER",                     12, false, OTHER),
-	C(0xb8b0, "NVB8B0_VIDEO_DECODER",                     12, false, OTHER),
-	C(0xb8d1, "NVB8D1_VIDEO_NVJPG",                       12, false, OTHER),
-	C(0xb8fa, "NVB8FA_VIDEO_OFA",                         12, false, OTHER),
+	C(0xb4b7, "NVB4B7_VIDEO_ENCODER",                     12, false, ENGINE),
+	C(0xb8b0, "NVB8B0_VIDEO_DECODER",                     12, false, ENGINE),
+	C(0xb8d1, "NVB8D1_VIDEO_NVJPG",                       12, false, ENGINE),
+	C(0xb8fa, "NVB8FA_VIDEO_OFA",                         12, false, ENGINE),
 	C(0xc06f, "PASCAL_CHANNEL_GPFIFO_A",                 368, true , CHANNEL),
 	C(0xc076, "GP100_UVM_SW",                              0, false, OTHER), /* priv alloc */
 	C(0xc0b5, "PASCAL_DMA_COPY_A",                         8, false, OTHER),
@@ -145,9 +145,9 @@ static const struct rm_class_info class_table[] = {
 	C(0xc372, "NVC372_DISPLAY_SW",                         0, false, OTHER), /* priv alloc */
 	C(0xc461, "TURING_USERMODE_A",                         0, false, OTHER),
 	C(0xc46f, "TURING_CHANNEL_GPFIFO_A",                 368, true , CHANNEL),
-	C(0xc4b0, "NVC4B0_VIDEO_DECODER",                     12, false, OTHER),
-	C(0xc4b7, "NVC4B7_VIDEO_ENCODER",                     12, false, OTHER),
-	C(0xc4d1, "NVC4D1_VIDEO_NVJPG",                       12, false, OTHER),
+	C(0xc4b0, "NVC4B0_VIDEO_DECODER",                     12, false, ENGINE),
+	C(0xc4b7, "NVC4B7_VIDEO_ENCODER",                     12, false, ENGINE),
+	C(0xc4d1, "NVC4D1_VIDEO_NVJPG",                       12, false, ENGINE),
 	C(0xc561, "AMPERE_USERMODE_A",                         0, false, OTHER),
 	C(0xc56f, "AMPERE_CHANNEL_GPFIFO_A",                 368, true , CHANNEL),
 	C(0xc570, "NVC570_DISPLAY",                            0, false, OTHER), /* priv alloc */
@@ -173,10 +173,10 @@ static const struct rm_class_info class_table[] = {
 	C(0xc67d, "NVC67D_CORE_CHANNEL_DMA",                  40, true , OTHER), /* priv alloc */
 	C(0xc67e, "NVC67E_WINDOW_CHANNEL_DMA",                40, true , OTHER), /* priv alloc */
 	C(0xc697, "AMPERE_A",                                 16, false, OTHER),
-	C(0xc6b0, "NVC6B0_VIDEO_DECODER",                     12, false, OTHER),
+	C(0xc6b0, "NVC6B0_VIDEO_DECODER",                     12, false, ENGINE),
 	C(0xc6b5, "AMPERE_DMA_COPY_A",                         8, false, OTHER),
 	C(0xc6c0, "AMPERE_COMPUTE_A",                         16, false, OTHER),
-	C(0xc6fa, "NVC6FA_VIDEO_OFA",                         12, false, OTHER),
+	C(0xc6fa, "NVC6FA_VIDEO_OFA",                         12, false, ENGINE),
 	C(0xc761, "BLACKWELL_USERMODE_A",                      2, false, OTHER),
 	C(0xc763, "MMU_VIDMEM_ACCESS_BIT_BUFFER",            528, true , OTHER),
 	C(0xc770, "NVC770_DISPLAY",                            0, false, OTHER), /* priv alloc */
@@ -185,11 +185,11 @@ static const struct rm_class_info class_table[] = {
 	C(0xc77d, "NVC77D_CORE_CHANNEL_DMA",                  40, true , OTHER), /* priv alloc */
 	C(0xc77f, "NVC77F_ANY_CHANNEL_DMA",                   40, true , OTHER), /* priv alloc */
 	C(0xc797, "AMPERE_B",                                 16, false, OTHER),
-	C(0xc7b0, "NVC7B0_VIDEO_DECODER",                     12, false, OTHER),
+	C(0xc7b0, "NVC7B0_VIDEO_DECODER",                     12, false, ENGINE),
 	C(0xc7b5, "AMPERE_DMA_COPY_B",                         8, false, OTHER),
-	C(0xc7b7, "NVC7B7_VIDEO_ENCODER",                     12, false, OTHER),
+	C(0xc7b7, "NVC7B7_VIDEO_ENCODER",                     12, false, ENGINE),
 	C(0xc7c0, "AMPERE_COMPUTE_B",                         16, false, OTHER),
-	C(0xc7fa, "NVC7FA_VIDEO_OFA",                         12, false, OTHER),
+	C(0xc7fa, "NVC7FA_VIDEO_OFA",                         12, false, ENGINE),
 	C(0xc863, "HOPPER_MMU_VIDMEM_ACCESS_BIT_BUFFER",     528, true , OTHER),
 	C(0xc86f, "HOPPER_CHANNEL_GPFIFO_A",                 368, true , CHANNEL),
 	C(0xc8b5, "HOPPER_DMA_COPY_A",                         8, false, OTHER),
@@ -202,12 +202,12 @@ static const struct rm_class_info class_table[] = {
 	C(0xc97d, "NVC97D_CORE_CHANNEL_DMA",                  40, true , OTHER), /* priv alloc */
 	C(0xc97e, "NVC97E_WINDOW_CHANNEL_DMA",                40, true , OTHER), /* priv alloc */
 	C(0xc997, "ADA_A",                                    16, false, OTHER),
-	C(0xc9b0, "NVC9B0_VIDEO_DECODER",                     12, false, OTHER),
+	C(0xc9b0, "NVC9B0_VIDEO_DECODER",                     12, false, ENGINE),
 	C(0xc9b5, "BLACKWELL_DMA_COPY_A",                      8, false, OTHER),
-	C(0xc9b7, "NVC9B7_VIDEO_ENCODER",                     12, false, OTHER),
+	C(0xc9b7, "NVC9B7_VIDEO_ENCODER",                     12, false, ENGINE),
 	C(0xc9c0, "ADA_COMPUTE_A",                            16, false, OTHER),
-	C(0xc9d1, "NVC9D1_VIDEO_NVJPG",                       12, false, OTHER),
-	C(0xc9fa, "NVC9FA_VIDEO_OFA",                         12, false, OTHER),
+	C(0xc9d1, "NVC9D1_VIDEO_NVJPG",                       12, false, ENGINE),
+	C(0xc9fa, "NVC9FA_VIDEO_OFA",                         12, false, ENGINE),
 	C(0xca6f, "BLACKWELL_CHANNEL_GPFIFO_B",              368, true , CHANNEL),
 	C(0xca70, "NVCA70_DISPLAY",                            0, false, OTHER), /* priv alloc */
 	C(0xca71, "NVCA71_DISP_SF_USER",                       0, false, OTHER), /* priv alloc */
@@ -238,23 +238,23 @@ static const struct rm_class_info class_table[] = {
 	C(0xcc7e, "NVCC7E_WINDOW_CHANNEL_DMA",                40, true , OTHER), /* priv alloc */
 	C(0xcd40, "BLACKWELL_INLINE_TO_MEMORY_A",             16, false, OTHER),
 	C(0xcd97, "BLACKWELL_A",                              16, false, OTHER),
-	C(0xcdb0, "NVCDB0_VIDEO_DECODER",                     12, false, OTHER),
+	C(0xcdb0, "NVCDB0_VIDEO_DECODER",                     12, false, ENGINE),
 	C(0xcdc0, "BLACKWELL_COMPUTE_A",                      16, false, OTHER),
-	C(0xcdd1, "NVCDD1_VIDEO_NVJPG",                       12, false, OTHER),
-	C(0xcdfa, "NVCDFA_VIDEO_OFA",                         12, false, OTHER),
+	C(0xcdd1, "NVCDD1_VIDEO_NVJPG",                       12, false, ENGINE),
+	C(0xcdfa, "NVCDFA_VIDEO_OFA",                         12, false, ENGINE),
 	C(0xce97, "BLACKWELL_B",                              16, false, OTHER),
-	C(0xceb0, "NVCEB0_VIDEO_DECODER",                     12, false, OTHER),
-	C(0xceb7, "NVCEB7_VIDEO_ENCODER",                     12, false, OTHER),
+	C(0xceb0, "NVCEB0_VIDEO_DECODER",                     12, false, ENGINE),
+	C(0xceb7, "NVCEB7_VIDEO_ENCODER",                     12, false, ENGINE),
 	C(0xcec0, "BLACKWELL_COMPUTE_B",                      16, false, OTHER),
-	C(0xced0, "NVCED0_VIDEO_NVJPG",                       12, false, OTHER),
-	C(0xcefa, "NVCEFA_VIDEO_OFA",                         12, false, OTHER),
-	C(0xcfb0, "NVCFB0_VIDEO_DECODER",                     12, false, OTHER),
-	C(0xcfb7, "NVCFB7_VIDEO_ENCODER",                     12, false, OTHER),
-	C(0xcfd1, "NVCFD1_VIDEO_NVJPG",                       12, false, OTHER),
-	C(0xcffa, "NVCFFA_VIDEO_OFA",                         12, false, OTHER),
-	C(0xd1b0, "NVD1B0_VIDEO_DECODER",                     12, false, OTHER),
-	C(0xd1b7, "NVD1B7_VIDEO_ENCODER",                     12, false, OTHER),
-	C(0xd1fa, "NVD1FA_VIDEO_OFA",                         12, false, OTHER),
+	C(0xced0, "NVCED0_VIDEO_NVJPG",                       12, false, ENGINE),
+	C(0xcefa, "NVCEFA_VIDEO_OFA",                         12, false, ENGINE),
+	C(0xcfb0, "NVCFB0_VIDEO_DECODER",                     12, false, ENGINE),
+	C(0xcfb7, "NVCFB7_VIDEO_ENCODER",                     12, false, ENGINE),
+	C(0xcfd1, "NVCFD1_VIDEO_NVJPG",                       12, false, ENGINE),
+	C(0xcffa, "NVCFFA_VIDEO_OFA",                         12, false, ENGINE),
+	C(0xd1b0, "NVD1B0_VIDEO_DECODER",                     12, false, ENGINE),
+	C(0xd1b7, "NVD1B7_VIDEO_ENCODER",                     12, false, ENGINE),
+	C(0xd1fa, "NVD1FA_VIDEO_OFA",                         12, false, ENGINE),
 };
 
 #undef C

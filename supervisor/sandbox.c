@@ -65,6 +65,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	memset(sb, 0, sizeof(*sb));
 	sb->listener = listener;
 	sb->quota = cfg->quota;
+	sb->rules = cfg->rules ? cfg->rules : gs_rules_builtin();
 	sb->audit = cfg->audit;
 	sb->trace = cfg->trace;
 	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)
@@ -236,7 +237,7 @@ void gs_sandbox_reconcile(struct gs_sandbox *sb)
 		struct gs_decision d = {
 			.call = "FILE_CLOSE", .gpu = (int)g, .has_size = true, .size = released[g],
 			.verdict = GS_VERDICT_RELEASE, .has_usage = true, .usage_before = before[g],
-			.usage_after = sb->ledger.used[g], .quota = sb->quota.mem_per_gpu,
+			.usage_after = sb->ledger.used[g], .quota = gs_quota_mem(&sb->quota, (int)g),
 			.pid = getpid(), .tid = getpid(),
 			.reason = "the driver freed the clients of a closed file",
 		};

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "groups.h"
 #include "gs_error.h"
 #include "ledger.h"
 #include "quota.h"
@@ -49,6 +50,7 @@ struct gs_sandbox {
 	char                 id[GS_SANDBOX_ID_LEN];
 	int                  listener;
 	struct gs_quota      quota;
+	const struct gs_rules *rules;     /* the policy's allowlist */
 	struct ledger        ledger;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	FILE                *trace;       /* NULL without --trace */
@@ -85,6 +87,7 @@ struct gs_sandbox {
 
 struct gs_sandbox_config {
 	struct gs_quota  quota;
+	const struct gs_rules *rules;     /* NULL: the built-in default */
 	struct gs_audit *audit;
 	FILE            *trace;
 	const char      *id;              /* NULL: a random one */

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Poll period while waiting for the fake driver to settle. */
@@ -114,4 +115,22 @@ int adv_wait_fake_idle(int timeout_ms)
 		waited_us += ADV_POLL_US;
 	}
 	return -1;
+}
+
+void adv_race_allocs(int fd, volatile struct nvos64 *call, nv_handle_t client, nv_handle_t base,
+		     uint64_t params, int tries, int *ok, int *refused)
+{
+	*ok = *refused = 0;
+	for (int i = 0; i < tries; i++) {
+		call->h_root = client;
+		call->h_object_new = base + (nv_handle_t)i;
+		call->p_alloc_parms = params;
+		call->status = 0;
+		if (syscall(SYS_ioctl, fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(*call)), (void *)call) < 0)
+			continue;
+		if (call->status == NV_OK)
+			(*ok)++;
+		else if (call->status == NV_ERR_INSUFFICIENT_RESOURCES)
+			(*refused)++;
+	}
 }

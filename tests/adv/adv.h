@@ -71,6 +71,13 @@ void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn all
 void adv_fill_release(struct rmc_session *s, const struct rmc_how *how, adv_free_fn free_fn,
 		      struct adv_fill *f);
 
+/* Allocates `tries` times through one NVOS64 that another thread keeps
+ * rewriting (class, parent), with new handles from `base` and `params` as
+ * pAllocParms; counts the NV_OK and NV_ERR_INSUFFICIENT_RESOURCES answers.
+ * A quota must hold whatever the call held when the supervisor read it. */
+void adv_race_allocs(int fd, volatile struct nvos64 *call, nv_handle_t client, nv_handle_t base,
+		     uint64_t params, int tries, int *ok, int *refused);
+
 /* Wait (bounded) until the fake driver reports no vidmem in use, e.g. after
  * closing a file whose release FUSE delivers asynchronously. Returns 0 if it
  * got there, -1 on timeout or when $GS_FAKE_STATS is unavailable. */

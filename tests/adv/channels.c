@@ -95,18 +95,8 @@ int main(void)
 	race_call.h_class = NV01_MEMORY_SYSTEM;
 	race_call.h_object_parent = race_device;
 	pthread_create(&th, NULL, flipper, NULL);
-	for (int i = 0; i < RACE_TRIES; i++) {
-		race_call.h_root = s.client;
-		race_call.h_object_new = H_RACE0 + (nv_handle_t)i;
-		race_call.p_alloc_parms = (uintptr_t)chan_params;
-		race_call.status = 0;
-		if (syscall(SYS_ioctl, s.fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(race_call)), (void *)&race_call) < 0)
-			continue;
-		if (race_call.status == NV_OK)
-			race_ok++;
-		else if (race_call.status == NV_ERR_INSUFFICIENT_RESOURCES)
-			race_refused++;
-	}
+	adv_race_allocs(s.fd, &race_call, s.client, H_RACE0, (uintptr_t)chan_params, RACE_TRIES,
+	                &race_ok, &race_refused);
 	atomic_store(&race_stop, true);
 	pthread_join(th, NULL);
 	printf("groups_ok=%d ch_ok=%d ch_after_free=%d race_ok=%d race_refused=%d\n", groups_ok, ch_ok,

@@ -65,6 +65,8 @@ TESTS=(
 	"fb_report|sandbox|fb_report"
 	"gpus|sandbox|gpus"
 	"gpus_uuid|sandbox|gpus"
+	"policy_verdicts|sandbox|policy_verdicts"
+	"engines|sandbox|engines"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -73,7 +75,13 @@ TESTS=(
 	"baseline-channels|bare|channels"
 	"baseline-fb_report|bare|fb_report"
 	"baseline-gpus|bare|gpus"
+	"baseline-policy_verdicts|bare|policy_verdicts"
+	"baseline-engines|bare|engines"
 )
+# The engines test runs under the shipped example policy, whose caps are
+# 2 decoders and 1 JPEG engine.
+ENGINE_POLICY=policy/video-transcode.policy
+DECODERS=2
 
 
 
@@ -125,6 +133,9 @@ run_case() {
 	shift
 	# The visibility test runs on a two-GPU fake and shows only GPU 1.
 	local fake_gpus=1 sb_gpus=()
+	if [ "$prog" = engines ]; then
+		sb_gpus=(--policy "$ENGINE_POLICY")
+	fi
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
 		sb_gpus=(--gpus 1)
@@ -269,6 +280,33 @@ check_positive() {
 			[ "$(val_of "$d" after_free)" -le $((kib - 262144)) ] ||
 			{ why="free v2=$(val_of "$d" v2_free) v1=$(val_of "$d" v1_free) after=$(val_of "$d" after_free)"; return 1; }
 		return 0 ;;
+	policy_verdicts)
+		local k want
+		for k in unknown_class=INVALID_CLASS debug_class=INVALID_CLASS allowed_class=NV_OK \
+			unknown_control=NOT_SUPPORTED debug_control=NOT_SUPPORTED allowed_control=NV_OK \
+			xfer_class=INVALID_CLASS unknown_escape=EINVAL; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+		done
+		for k in '"reason":"class unknown to gpusandbox"' '"group":"debug"' \
+			'"reason":"control unknown to gpusandbox"' '"reason":"control not allowed by the policy"' \
+			'"reason":"escape unknown to gpusandbox","escape":"0x50"'; do
+			grep -q "$k" "$d/audit.jsonl" || { why="no audit record with $k"; return 1; }
+		done
+		return 0 ;;
+	engines)
+		[ "$(val_of "$d" channel)" = NV_OK ] && [ "$(val_of "$d" dec_ok)" = "$DECODERS" ] &&
+			[ "$(val_of "$d" dec_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" dec_after_free)" = 1 ] && [ "$(val_of "$d" jpg_ok)" = 1 ] &&
+			[ "$(val_of "$d" jpg_stop)" = INSUFFICIENT_RESOURCES ] && ge "$(val_of "$d" race_refused)" 1 ||
+			{ why="$(grep -E 'dec_ok|stop' "$d/out" | tr '\n' ' ')"; return 1; }
+		# The driver's own count: never more decoders or JPEG engines than the caps.
+		[ "$(stat_of "$d" gpu0.nvdec_peak)" = "$DECODERS" ] && [ "$(stat_of "$d" gpu0.nvjpg_peak)" = 1 ] ||
+			{ why="driver nvdec_peak=$(stat_of "$d" gpu0.nvdec_peak) nvjpg_peak=$(stat_of "$d" gpu0.nvjpg_peak)"; return 1; }
+		grep -q '"reason":"video engine quota exceeded"' "$d/audit.jsonl" &&
+			grep -q '"resource":"video.decoders"' "$d/audit.jsonl" ||
+			{ why="no audit record names the engine refusal"; return 1; }
+		return 0 ;;
 	client_flip)
 		# Many attempts, and a held 768 MiB: the quota check above is the
 		# assertion; here only that the race ran.
@@ -351,6 +389,18 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.channels_peak)
 		[ -n "$v" ] && [ "$v" -gt "$CHANNELS" ] && pass "$name" ||
 			fail "$name" "without gpusandbox the driver's channel peak is only ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-policy_verdicts ]; then
+		[ "$(val_of "$dir" unknown_class)" = NV_OK ] && [ "$(val_of "$dir" unknown_control)" = NV_OK ] &&
+			[ "$(val_of "$dir" unknown_escape)" = 0 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: $(tr '\n' ' ' <"$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-engines ]; then
+		v=$(stat_of "$dir" gpu0.nvdec_peak)
+		[ -n "$v" ] && [ "$v" -gt "$DECODERS" ] && pass "$name" ||
+			fail "$name" "without gpusandbox the driver's NVDEC peak is only ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then

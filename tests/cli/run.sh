@@ -100,6 +100,40 @@ check_audit killed "$T/a2.jsonl" None 9 2>"$T/err" && ok "audit-workload-killed"
 "$B" --audit-log "$T/a1.jsonl" -- true
 [ "$(cut -d'"' -f8 "$T/a1.jsonl" | sort -u | wc -l)" -eq 2 ] && ok "audit-appends" || bad "audit-appends" "$(cat "$T/a1.jsonl")"
 
+# --policy: an invalid file is reported as FILE:LINE:COLUMN with the line
+# and a caret, and nothing starts.
+printf 'channels = 8\nmem = 12q\n' >"$T/bad.policy"
+expect_status "policy-invalid-125" 125 "$B" --policy "$T/bad.policy" -- sh -c "touch $T/ran"
+[ ! -e "$T/ran" ] && ok "policy-invalid-nothing-runs" || bad "policy-invalid-nothing-runs" "workload ran"
+printf '%s\n' "$T/bad.policy:2:7: error: invalid size '12q' (use bytes or k/m/g/t, e.g. 4g)" \
+	" mem = 12q" "       ^" "gpusandbox: invalid policy; nothing was started" >"$T/want"
+cmp -s "$T/err" "$T/want" && ok "policy-diagnostic" || bad "policy-diagnostic" "$(cat "$T/err")"
+printf 'mem = 1g\n\nmem = 2g\n' >"$T/twice.policy"
+expect_status "policy-twice-125" 125 "$B" --policy "$T/twice.policy" -- true
+grep -q "twice.policy:3:1: error: 'mem' is defined twice" "$T/err" &&
+	grep -q "twice.policy:1:1: note: first defined here" "$T/err" && ok "policy-twice-both-places" ||
+	bad "policy-twice-both-places" "$(cat "$T/err")"
+expect_status "policy-missing-125" 125 "$B" --policy "$T/nonexistent.policy" -- true
+expect_status "policy-given-twice-125" 125 "$B" --policy "$T/twice.policy" --policy "$T/bad.policy" -- true
+# The file's values apply; the command line overrides them wherever it
+# stands; the file's audit-log is used unless --audit-log is given.
+printf 'mem = 2g\naudit-log = %s\n' "$T/from-policy.jsonl" >"$T/good.policy"
+quota_of() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["quota"])' "$1"; }
+expect_status "policy-good" 0 "$B" --policy "$T/good.policy" -- true
+[ "$(quota_of "$T/from-policy.jsonl" 2>/dev/null)" = $((2 << 30)) ] && ok "policy-values-and-audit-log" ||
+	bad "policy-values-and-audit-log" "$(head -c 300 "$T/from-policy.jsonl" 2>&1)"
+expect_status "policy-override" 0 "$B" --mem 1g --policy "$T/good.policy" --audit-log "$T/cli.jsonl" -- true
+[ "$(quota_of "$T/cli.jsonl" 2>/dev/null)" = $((1 << 30)) ] && ok "policy-cli-overrides" ||
+	bad "policy-cli-overrides" "$(head -c 300 "$T/cli.jsonl" 2>&1)"
+# Every shipped example parses.
+for f in policy/*.policy; do
+	expect_status "policy-example-$(basename "$f" .policy)" 0 "$B" --policy "$f" -- true
+done
+expect_status "list-groups" 0 "$B" --list-groups
+[ "$(grep -cE '^[a-z0-9]+( \(default\))?$' "$T/out")" = 8 ] &&
+	[ "$(grep -c '(default)$' "$T/out")" = 3 ] && grep -q '0xc9b0 NVC9B0_VIDEO_DECODER nvdec' "$T/out" &&
+	ok "list-groups-content" || bad "list-groups-content" "$(head -c 300 "$T/out")"
+
 # Every long option in --help is documented in the man page and vice versa.
 help_opts=$("$B" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\.(B|BI|BR) ' |

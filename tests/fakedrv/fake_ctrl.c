@@ -352,6 +352,14 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		put(&b, "enable_calls", gi, true, g->enable_calls);
 		put(&b, "freed_while_disabled", gi, true, g->freed_while_disabled);
 		put(&b, "busy_ms", gi, true, fake_busy_ms(gi));
+		static const char *const eng_live[FE_N] = { "nvdec_live", "nvenc_live", "nvjpg_live",
+		                                            "ofa_live" };
+		static const char *const eng_peak[FE_N] = { "nvdec_peak", "nvenc_peak", "nvjpg_peak",
+		                                            "ofa_peak" };
+		for (unsigned e = 0; e < FE_N; e++) {
+			put(&b, eng_live[e], gi, true, g->eng_live[e]);
+			put(&b, eng_peak[e], gi, true, g->eng_peak[e]);
+		}
 	}
 	uint64_t objects = 0;
 	for (size_t i = 0; i < fake_st.nclients; i++)

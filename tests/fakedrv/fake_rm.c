@@ -56,6 +56,30 @@ static const struct fake_class class_table[] = {
 	{ BLACKWELL_CHANNEL_GPFIFO_B, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
 };
 
+/* Video engine classes, by chip (rm-abi.md 4). The fake needs no params
+ * from them (they are optional) and only counts them. */
+static const struct {
+	uint32_t cls;
+	int      engine;
+} engine_classes[] = {
+	{ 0xc4b0, FE_NVDEC }, { 0xc6b0, FE_NVDEC }, { 0xc7b0, FE_NVDEC }, { 0xc9b0, FE_NVDEC },
+	{ 0xb8b0, FE_NVDEC }, { 0xcdb0, FE_NVDEC }, { 0xceb0, FE_NVDEC }, { 0xcfb0, FE_NVDEC },
+	{ 0xd1b0, FE_NVDEC }, { 0xb4b7, FE_NVENC }, { 0xc4b7, FE_NVENC }, { 0xc7b7, FE_NVENC },
+	{ 0xc9b7, FE_NVENC }, { 0xceb7, FE_NVENC }, { 0xcfb7, FE_NVENC }, { 0xd1b7, FE_NVENC },
+	{ 0xc4d1, FE_NVJPG }, { 0xc9d1, FE_NVJPG }, { 0xb8d1, FE_NVJPG }, { 0xcdd1, FE_NVJPG },
+	{ 0xced0, FE_NVJPG }, { 0xcfd1, FE_NVJPG }, { 0xc6fa, FE_OFA }, { 0xc7fa, FE_OFA },
+	{ 0xc9fa, FE_OFA }, { 0xb8fa, FE_OFA }, { 0xcdfa, FE_OFA }, { 0xcefa, FE_OFA },
+	{ 0xcffa, FE_OFA }, { 0xd1fa, FE_OFA },
+};
+
+static int engine_of(uint32_t cls)
+{
+	for (size_t i = 0; i < sizeof(engine_classes) / sizeof(engine_classes[0]); i++)
+		if (engine_classes[i].cls == cls)
+			return engine_classes[i].engine;
+	return -1;
+}
+
 static const struct fake_class *class_lookup(uint32_t cls)
 {
 	for (size_t i = 0; i < sizeof(class_table) / sizeof(class_table[0]); i++)
@@ -204,6 +228,8 @@ static void res_put(struct res *r)
 			g->ch_live--;
 		else if (r->kind == K_CHANNEL_GROUP)
 			g->grp_live--;
+		else if (r->kind == K_ENGINE)
+			g->eng_live[r->engine]--;
 	}
 	free(r);
 }
@@ -354,7 +380,8 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		return NV_ERR_INSUFFICIENT_RESOURCES;
 
 	const struct fake_class *k = class_lookup(cls);
-	enum obj_kind kind = k ? k->kind : K_OTHER;
+	int engine = engine_of(cls);
+	enum obj_kind kind = k ? k->kind : engine >= 0 ? K_ENGINE : K_OTHER;
 	int gpu = pres ? pres->gpu : -1;
 	uint64_t bytes = 0;
 	enum obj_kind pk = pres ? pres->kind : K_OTHER;
@@ -411,6 +438,11 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 			return NV_ERR_INSUFFICIENT_RESOURCES;
 		out->cid = fake_st.next_cid++;
 		break;
+	case K_ENGINE:
+		/* The driver hangs engine objects under a channel. */
+		if (pk != K_CHANNEL)
+			return NV_ERR_INVALID_OBJECT_PARENT;
+		break;
 	case K_OTHER:
 		break;
 	}
@@ -442,6 +474,10 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		} else if (kind == K_CHANNEL_GROUP) {
 			if (++g->grp_live > g->grp_peak)
 				g->grp_peak = g->grp_live;
+		} else if (kind == K_ENGINE) {
+			r->engine = engine;
+			if (++g->eng_live[engine] > g->eng_peak[engine])
+				g->eng_peak[engine] = g->eng_live[engine];
 		}
 	}
 	out->h = h_new;

@@ -25,7 +25,11 @@ enum obj_kind {
 	K_VIRTUAL,
 	K_CHANNEL_GROUP,
 	K_CHANNEL,
+	K_ENGINE,   /* a video engine object (NVDEC, NVENC, NVJPG, OFA) */
 };
+
+/* Video engines the fake counts, for the policy's video.* caps. */
+enum fake_engine { FE_NVDEC, FE_NVENC, FE_NVJPG, FE_OFA, FE_N };
 
 /* The underlying object. RM_DUP_OBJECT makes a second handle on the same
  * one, so the resources it holds go back only when refs reaches zero. */
@@ -36,6 +40,7 @@ struct res {
 	uint64_t      bytes;     /* rounded size of memory objects */
 	bool          disabled;  /* FIFO_DISABLE_CHANNELS state of a channel */
 	bool          scheduled; /* GPFIFO_SCHEDULE state of a channel group */
+	int           engine;    /* enum fake_engine of a K_ENGINE */
 };
 
 struct obj {
@@ -77,6 +82,7 @@ struct busy_model {
 struct gpu_acct {
 	uint64_t total, used, peak;
 	unsigned ch_live, ch_peak, grp_live, grp_peak;
+	unsigned eng_live[FE_N], eng_peak[FE_N];
 	uint64_t next_offset;
 	/* FIFO_DISABLE_CHANNELS calls, and channels destroyed while off. */
 	uint64_t disable_calls, enable_calls, freed_while_disabled;

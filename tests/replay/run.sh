@@ -49,6 +49,10 @@ TESTS=(
 	"replay-sandbox:cuda-driver-api|sandbox|h200-580-cuda-driver-api"
 	"replay-quota:pytorch-4g|sandbox|h200-580-pytorch-4g-quota"
 	"baseline-quota:pytorch-4g|bare|h200-580-pytorch-4g-quota"
+	"replay-policy:pytorch-training|sandbox|h200-580-pytorch|pytorch-training"
+	"replay-policy:inference-server|sandbox|h200-580-pytorch|inference-server"
+	"replay-policy:inference-server-driver-api|sandbox|h200-580-cuda-driver-api|inference-server"
+	"replay-policy:video-transcode|sandbox|h200-580-cuda-driver-api|video-transcode"
 )
 
 
@@ -59,15 +63,17 @@ val_of() { grep -oE "(^| )$2=[^ ]*" "$1/out" 2>/dev/null | tail -1 | sed 's/^.*=
 gib() { awk -v b="$1" 'BEGIN { printf "%.3f GiB", b / 1073741824 }'; }
 
 run_replay() {
-	local name=$1 mode=$2 trace=$3 d sizes=()
+	local name=$1 mode=$2 trace=$3 policy=$4 d sizes=() limits=(--mem "$QUOTA_ARG")
 	d="$tmp/${name//:/_}"
 	rm -rf "$d"
 	mkdir -p "$d"
 	[ -f "$SIZES_DIR/$trace.sizes" ] && sizes=(--sizes "$SIZES_DIR/$trace.sizes")
+	# An example policy brings its own limits.
+	[ -n "$policy" ] && limits=(--policy "policy/$policy.policy")
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
-			"$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" -- \
+			"$GPUSANDBOX" "${limits[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$REPLAY" "${sizes[@]}" "$TRACES/$trace.trace" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -94,10 +100,23 @@ check_ran() {
 	return 0
 }
 
+# Under gpusandbox, the policy refused nothing the traced program did.
+check_no_policy_refusal() {
+	local d=$1 n
+	[ -f "$d/audit.jsonl" ] || return 0
+	n=$(grep -cE '"reason":"(class|control) (not allowed by the policy|unknown to gpusandbox)"|"reason":"escape unknown' "$d/audit.jsonl")
+	if [ "$n" != 0 ]; then
+		why="$n policy refusals: $(grep -m3 -oE '"(class|control)":"[^"]*"' "$d/audit.jsonl" | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
 # Every allocation the trace made (apart from DENY'd ones) succeeded and the
 # driver's peak is exactly the trace's.
 check_faithful() {
 	local d=$1 va vo de fa un
+	check_no_policy_refusal "$d" || return 1
 	va=$(val_of "$d" vidmem_allocs); vo=$(val_of "$d" vidmem_ok)
 	de=$(val_of "$d" denied_expected); fa=$(val_of "$d" allocs_failed)
 	un=$(val_of "$d" unexpected_nomem)
@@ -124,7 +143,7 @@ have_sandbox=1
 [ -x "$GPUSANDBOX" ] || have_sandbox=0
 
 for t in "${TESTS[@]}"; do
-	IFS='|' read -r name mode trace <<<"$t"
+	IFS='|' read -r name mode trace policy <<<"$t"
 	selected "$name" "$@" || continue
 	why=
 	if [ ! -x "$REPLAY" ]; then
@@ -139,16 +158,16 @@ for t in "${TESTS[@]}"; do
 		fail "$name" "$GPUSANDBOX not built (run make)"
 		continue
 	fi
-	run_replay "$name" "$mode" "$trace"
+	run_replay "$name" "$mode" "$trace" "$policy"
 	if ! check_ran "$dir"; then
 		fail "$name" "$why"
 		continue
 	fi
 	case "$name" in
-	replay-bare:* | replay-sandbox:*)
+	replay-bare:* | replay-sandbox:* | replay-policy:*)
 		if [ "$(val_of "$dir" denied_expected)" != 0 ]; then
 			fail "$name" "trace has DENY lines; use it as a quota test"
-		elif [ "$mode" = sandbox ] && [ "$expected" -gt "$QUOTA" ]; then
+		elif [ "$mode" = sandbox ] && [ -z "$policy" ] && [ "$expected" -gt "$QUOTA" ]; then
 			fail "$name" "trace peak $(gib "$expected") exceeds the --mem $QUOTA_ARG of this test"
 		elif check_faithful "$dir"; then
 			pass "$name"

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.h - the policy file (gpusandbox.policy(5)).
+ *
+ * One statement per line, "key = value", "#" starts a comment. Everything
+ * the command line can say has a key, plus per-GPU memory, the allowlist
+ * (groups and explicit classes and controls) and video engine caps. A file
+ * is parsed completely before anything runs; the first error stops it and
+ * is reported as FILE:LINE:COLUMN with the line and a caret under the
+ * offending text (and, for a second definition, where the first one was).
+ */
+#ifndef GPUSANDBOX_POLICY_H
+#define GPUSANDBOX_POLICY_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "groups.h"
+#include "quota.h"
+
+/* Bytes of a policy file we read; a longer one is refused, not cut. */
+#define GS_POLICY_MAX_BYTES (1u << 20)
+/* Room for a diagnostic: a message and up to two quoted lines. */
+#define GS_POLICY_DIAG_MAX 2048u
+
+struct gs_policy {
+	struct gs_quota quota;
+	struct gs_rules rules;
+	bool            has_audit_log;
+	char            audit_log[PATH_MAX];
+};
+
+/* Fills p with the built-in defaults (no limits, the default groups). */
+void gs_policy_init(struct gs_policy *p);
+
+/* Parses len bytes of text named name (used in diagnostics) into p, which
+ * must have been initialised. Returns 0, or -1 with a complete diagnostic
+ * (one or more lines, each ending in '\n') in diag. */
+int gs_policy_parse(const char *name, const char *text, size_t len, struct gs_policy *p,
+                    char *diag, size_t diag_len);
+
+/* Reads and parses a file. Returns 0 or -1 with diag set (also for a file
+ * that cannot be read). */
+int gs_policy_load(const char *path, struct gs_policy *p, char *diag, size_t diag_len);
+
+#endif

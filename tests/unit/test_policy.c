@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the policy language and the allowlist: parser results and
+ * exact diagnostics from data tables, class and control verdicts from a
+ * table (call -> verdict/status), and the consistency of the group tables.
+ * They need neither root nor FUSE.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "groups.h"
+#include "policy.h"
+#include "rm_tables.h"
+
+#define GiB (1ull << 30)
+#define MiB (1ull << 20)
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- good files ------------------------------------------------------------ */
+
+static void test_good_files(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t    mem, mem_gpu1;
+		uint32_t    channels, groups, active, sm, period;
+		uint32_t    decoders, jpeg;
+		uint32_t    group_mask;
+		uint32_t    n_classes, n_controls;
+		uint64_t    visible;
+		const char *audit;
+	} cases[] = {
+		{ "", GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED,
+		  GS_COUNT_UNLIMITED, GS_SM_UNLIMITED, GS_SM_PERIOD_DEFAULT_MS, GS_COUNT_UNLIMITED,
+		  GS_COUNT_UNLIMITED, GS_GROUPS_DEFAULT, 0, 0, 0, NULL },
+		{ "# only a comment\n\n   \t\n", GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET,
+		  GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED, GS_SM_UNLIMITED,
+		  GS_SM_PERIOD_DEFAULT_MS, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED, GS_GROUPS_DEFAULT,
+		  0, 0, 0, NULL },
+		{ "mem = 4g\ngpu.1.mem = 512m # the small one\nchannels=8\nchannel-groups = 2\n"
+		  "active-channel-groups = 1\nsm = 50%\nsm-period = 20ms\ngpus = 0,1\n"
+		  "audit-log = /tmp/a b.jsonl\r\n",
+		  4 * GiB, 512 * MiB, 8, 2, 1, 50, 20, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED,
+		  GS_GROUPS_DEFAULT, 0, 0, 3, "/tmp/a b.jsonl" },
+		{ "allow = compute memory,video\nvideo.decoders = 2\nvideo.jpeg = 0\n",
+		  GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED,
+		  GS_COUNT_UNLIMITED, GS_SM_UNLIMITED, GS_SM_PERIOD_DEFAULT_MS, 2, 0,
+		  GS_GROUP_BIT(GS_GROUP_COMPUTE) | GS_GROUP_BIT(GS_GROUP_MEMORY) |
+		  GS_GROUP_BIT(GS_GROUP_VIDEO), 0, 0, 0, NULL },
+		{ "allow = none\nallow.class = 0x0 NV01_DEVICE_0, 0xc86f\n"
+		  "allow.class = 0x40\nallow.control = 0x20801303 NV2080_CTRL_CMD_GPU_GET_NAME_STRING\n",
+		  GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED,
+		  GS_COUNT_UNLIMITED, GS_SM_UNLIMITED, GS_SM_PERIOD_DEFAULT_MS, GS_COUNT_UNLIMITED,
+		  GS_COUNT_UNLIMITED, 0, 4, 2, 0, NULL },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct gs_policy p;
+		char diag[GS_POLICY_DIAG_MAX];
+		int rc;
+
+		gs_policy_init(&p);
+		rc = gs_policy_parse("t.policy", cases[i].text, strlen(cases[i].text), &p, diag,
+		                     sizeof(diag));
+		CHECK(rc == 0);
+		if (rc != 0) {
+			fprintf(stderr, "case %zu: %s", i, diag);
+			continue;
+		}
+		CHECK(p.quota.mem_per_gpu == cases[i].mem);
+		CHECK(p.quota.mem_gpu[1] == cases[i].mem_gpu1);
+		CHECK(p.quota.mem_gpu[0] == GS_MEM_GPU_UNSET);
+		CHECK(gs_quota_mem(&p.quota, 1) ==
+		      (cases[i].mem_gpu1 != GS_MEM_GPU_UNSET ? cases[i].mem_gpu1 : cases[i].mem));
+		CHECK(gs_quota_mem(&p.quota, 0) == cases[i].mem);
+		CHECK(p.quota.channels == cases[i].channels);
+		CHECK(p.quota.channel_groups == cases[i].groups);
+		CHECK(p.quota.active_channel_groups == cases[i].active);
+		CHECK(p.quota.sm_percent == cases[i].sm);
+		CHECK(p.quota.sm_period_ms == cases[i].period);
+		CHECK(p.quota.engines[GS_ENGINE_NVDEC] == cases[i].decoders);
+		CHECK(p.quota.engines[GS_ENGINE_NVJPG] == cases[i].jpeg);
+		CHECK(p.quota.engines[GS_ENGINE_NVENC] == GS_COUNT_UNLIMITED);
+		CHECK(p.rules.groups == cases[i].group_mask);
+		CHECK(p.rules.n_classes == cases[i].n_classes);
+		CHECK(p.rules.n_controls == cases[i].n_controls);
+		CHECK(p.quota.visible_set == (cases[i].visible != 0));
+		CHECK(p.quota.visible == cases[i].visible);
+		CHECK(p.has_audit_log == (cases[i].audit != NULL));
+		if (cases[i].audit)
+			CHECK(strcmp(p.audit_log, cases[i].audit) == 0);
+	}
+}
+
+/* ---- bad files and their exact diagnostics ------------------------------------------ */
+
+static void test_bad_files(void)
+{
+	static const struct {
+		const char *text;
+		const char *diag;
+	} cases[] = {
+		{ "mem = 12q\n",
+		  "t.policy:1:7: error: invalid size '12q' (use bytes or k/m/g/t, e.g. 4g)\n"
+		  " mem = 12q\n"
+		  "       ^\n" },
+		{ "mem = 4g\nchannels = 2\n\tmem = 8g # again\n",
+		  "t.policy:3:2: error: 'mem' is defined twice\n"
+		  " \tmem = 8g # again\n"
+		  " \t^\n"
+		  "t.policy:1:1: note: first defined here\n"
+		  " mem = 4g\n"
+		  " ^\n" },
+		{ "gpu.1.mem = 1g\ngpu.01.mem = 2g\n",
+		  "t.policy:2:1: error: 'gpu.1.mem' is defined twice\n"
+		  " gpu.01.mem = 2g\n"
+		  " ^\n"
+		  "t.policy:1:1: note: first defined here\n"
+		  " gpu.1.mem = 1g\n"
+		  " ^\n" },
+		{ "memory = 4g\n",
+		  "t.policy:1:1: error: unknown key 'memory'\n"
+		  " memory = 4g\n"
+		  " ^\n" },
+		{ "  mem 4g\n",
+		  "t.policy:1:7: error: expected '=' after 'mem'\n"
+		  "   mem 4g\n"
+		  "       ^\n" },
+		{ "mem =   # nothing\n",
+		  "t.policy:1:6: error: missing value for 'mem'\n"
+		  " mem =   # nothing\n"
+		  "      ^\n" },
+		{ "Mem = 1g\n",
+		  "t.policy:1:1: error: expected a key (lower-case letters, digits, '.', '-')\n"
+		  " Mem = 1g\n"
+		  " ^\n" },
+		{ "allow = compute, vidoe\n",
+		  "t.policy:1:18: error: unknown group 'vidoe' (see gpusandbox --list-groups)\n"
+		  " allow = compute, vidoe\n"
+		  "                  ^\n" },
+		{ "allow = compute memory compute\n",
+		  "t.policy:1:24: error: group 'compute' is defined twice\n"
+		  " allow = compute memory compute\n"
+		  "                        ^\n"
+		  "t.policy:1:9: note: first defined here\n"
+		  " allow = compute memory compute\n"
+		  "         ^\n" },
+		{ "allow = none video\n",
+		  "t.policy:1:14: error: 'none' cannot be combined with groups\n"
+		  " allow = none video\n"
+		  "              ^\n" },
+		{ "allow.class = 0xc9b0\nallow.class = NVC9B0_VIDEO_DECODER\n",
+		  "t.policy:2:15: error: class 0xc9b0 is defined twice\n"
+		  " allow.class = NVC9B0_VIDEO_DECODER\n"
+		  "               ^\n"
+		  "t.policy:1:15: note: first defined here\n"
+		  " allow.class = 0xc9b0\n"
+		  "               ^\n" },
+		{ "allow.class = 0x1234\n",
+		  "t.policy:1:15: error: class 0x1234 is unknown to gpusandbox (it cannot copy its "
+		  "parameters safely)\n"
+		  " allow.class = 0x1234\n"
+		  "               ^\n" },
+		{ "allow.control = 0x20801303, 0xzz\n",
+		  "t.policy:1:29: error: unknown control '0xzz' (a number like 0x20801303 or a name)\n"
+		  " allow.control = 0x20801303, 0xzz\n"
+		  "                             ^\n" },
+		{ "allow.control = NV2080_CTRL_GSS_LEGACY\n",
+		  "t.policy:1:17: error: control name 'NV2080_CTRL_GSS_LEGACY' names several; use the number\n"
+		  " allow.control = NV2080_CTRL_GSS_LEGACY\n"
+		  "                 ^\n" },
+		{ "channels = 0\n",
+		  "t.policy:1:12: error: invalid count '0' (a positive number)\n"
+		  " channels = 0\n"
+		  "            ^\n" },
+		{ "video.decoders = -1\n",
+		  "t.policy:1:18: error: invalid count '-1' (a non-negative number)\n"
+		  " video.decoders = -1\n"
+		  "                  ^\n" },
+		{ "sm = 101\n",
+		  "t.policy:1:6: error: invalid share '101' (a percentage 1..100)\n"
+		  " sm = 101\n"
+		  "      ^\n" },
+		{ "sm-period = 2ms\n",
+		  "t.policy:1:13: error: invalid period '2ms' (5..1000 ms)\n"
+		  " sm-period = 2ms\n"
+		  "             ^\n" },
+		{ "gpus = 1,,2\n",
+		  "t.policy:1:8: error: invalid GPU list '1,,2': expected a GPU index\n"
+		  " gpus = 1,,2\n"
+		  "        ^\n" },
+		{ "gpu.64.mem = 1g\n",
+		  "t.policy:1:5: error: invalid GPU index in 'gpu.64.mem' (0..63)\n"
+		  " gpu.64.mem = 1g\n"
+		  "     ^\n" },
+		{ "mem = 1g\x01\n",
+		  "t.policy:1:9: error: control character 0x01\n"
+		  " mem = 1g?\n"
+		  "         ^\n" },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct gs_policy p;
+		char diag[GS_POLICY_DIAG_MAX];
+		int rc;
+
+		gs_policy_init(&p);
+		p.quota.channels = 7; /* must survive a failed parse */
+		rc = gs_policy_parse("t.policy", cases[i].text, strlen(cases[i].text), &p, diag,
+		                     sizeof(diag));
+		CHECK(rc == -1);
+		CHECK(strcmp(diag, cases[i].diag) == 0);
+		if (strcmp(diag, cases[i].diag) != 0)
+			fprintf(stderr, "case %zu: got:\n%swant:\n%s", i, diag, cases[i].diag);
+		CHECK(p.quota.channels == 7);
+		CHECK(p.quota.mem_per_gpu == GS_QUOTA_UNLIMITED);
+	}
+}
+
+/* A NUL byte inside the text (the loader refuses files with one; the
+ * parser must still stop at it, not read past it). */
+static void test_nul_byte(void)
+{
+	static const char text[] = "mem = 1g\nchan\0nels = 2\n";
+	struct gs_policy p;
+	char diag[GS_POLICY_DIAG_MAX];
+
+	gs_policy_init(&p);
+	CHECK(gs_policy_parse("t", text, sizeof(text) - 1, &p, diag, sizeof(diag)) == -1);
+	CHECK(strncmp(diag, "t:2:5: error: control character 0x00\n",
+	              strlen("t:2:5: error: control character 0x00\n")) == 0);
+}
+
+/* ---- verdicts: call -> verdict/status ------------------------------------------ */
+
+enum rules_kind { RULES_DEFAULT, RULES_VIDEO, RULES_EXPLICIT };
+
+static void test_verdicts(void)
+{
+	static const struct {
+		enum rules_kind rules;
+		bool            control;
+		uint32_t        key;
+		bool            allowed;
+		nv_status_t     status;
+		const char     *reason;
+		const char     *group;
+	} cases[] = {
+		/* Traced classes (PyTorch 2.11, CUDA 13, H200): allowed by default. */
+		{ RULES_DEFAULT, false, 0x0000, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, false, 0x0040, true, NV_OK, NULL, "memory" },
+		{ RULES_DEFAULT, false, 0x003e, true, NV_OK, NULL, "memory" },
+		{ RULES_DEFAULT, false, 0x50a0, true, NV_OK, NULL, "memory" },
+		{ RULES_DEFAULT, false, 0xc86f, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, false, 0xa06c, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, false, 0xcbc0, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, false, 0x83de, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, false, 0xc640, true, NV_OK, NULL, "monitoring" },
+		/* Known but not in a default group. */
+		{ RULES_DEFAULT, false, 0xc9b0, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "video" },
+		{ RULES_DEFAULT, false, 0x00f8, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "p2p" },
+		{ RULES_DEFAULT, false, 0x90cc, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "debug" },
+		{ RULES_DEFAULT, false, 0xc597, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "graphics" },
+		{ RULES_DEFAULT, false, 0x00c2, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "privileged" },
+		{ RULES_DEFAULT, false, 0x0004, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", NULL },
+		/* Unknown to gpusandbox. */
+		{ RULES_DEFAULT, false, 0x1234, false, NV_ERR_INVALID_CLASS,
+		  "class unknown to gpusandbox", NULL },
+		{ RULES_DEFAULT, false, 0xffffffff, false, NV_ERR_INVALID_CLASS,
+		  "class unknown to gpusandbox", NULL },
+		/* Controls. */
+		{ RULES_DEFAULT, true, 0x20801303, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, true, 0x20809038, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, true, 0x2080018e, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x83de0315, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", "debug" },
+		{ RULES_DEFAULT, true, 0x2080110b, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", NULL },
+		{ RULES_DEFAULT, true, 0x00003d05, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", "p2p" },
+		{ RULES_DEFAULT, true, 0x2080beef, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
+		{ RULES_DEFAULT, true, 0x20808001, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
+		/* allow = compute memory video */
+		{ RULES_VIDEO, false, 0xc9b0, true, NV_OK, NULL, "video" },
+		{ RULES_VIDEO, false, 0xd1fa, true, NV_OK, NULL, "video" },
+		{ RULES_VIDEO, true, 0x00801c02, true, NV_OK, NULL, "video" },
+		{ RULES_VIDEO, false, 0xc640, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "monitoring" },
+		/* allow = none, allow.class = 0x40, allow.control = 0x20801303 */
+		{ RULES_EXPLICIT, false, 0x0040, true, NV_OK, NULL, "memory" },
+		{ RULES_EXPLICIT, false, 0x003e, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "memory" },
+		{ RULES_EXPLICIT, true, 0x20801303, true, NV_OK, NULL, "compute" },
+		{ RULES_EXPLICIT, true, 0x20800110, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", "compute" },
+	};
+	struct gs_rules r[3];
+
+	gs_rules_default(&r[RULES_DEFAULT]);
+	gs_rules_default(&r[RULES_VIDEO]);
+	r[RULES_VIDEO].groups = GS_GROUP_BIT(GS_GROUP_COMPUTE) | GS_GROUP_BIT(GS_GROUP_MEMORY) |
+	                        GS_GROUP_BIT(GS_GROUP_VIDEO);
+	gs_rules_default(&r[RULES_EXPLICIT]);
+	r[RULES_EXPLICIT].groups = 0;
+	r[RULES_EXPLICIT].classes[r[RULES_EXPLICIT].n_classes++] = 0x40;
+	r[RULES_EXPLICIT].controls[r[RULES_EXPLICIT].n_controls++] = 0x20801303;
+	CHECK(gs_rules_builtin()->groups == GS_GROUPS_DEFAULT);
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		const struct gs_rules *rr = &r[cases[i].rules];
+		struct gs_rule_verdict v = cases[i].control ? gs_rules_control(rr, cases[i].key)
+		                                            : gs_rules_class(rr, cases[i].key);
+		bool ok = v.allowed == cases[i].allowed && (v.allowed || v.status == cases[i].status) &&
+		          ((!v.reason && !cases[i].reason) ||
+		           (v.reason && cases[i].reason && strcmp(v.reason, cases[i].reason) == 0)) &&
+		          ((!v.group && !cases[i].group) ||
+		           (v.group && cases[i].group && strcmp(v.group, cases[i].group) == 0));
+		CHECK(ok);
+		if (!ok)
+			fprintf(stderr, "verdict case %zu (0x%x): allowed=%d status=0x%x reason=%s group=%s\n",
+			        i, cases[i].key, v.allowed, v.status, v.reason ? v.reason : "-",
+			        v.group ? v.group : "-");
+	}
+}
+
+/* ---- the tables themselves -------------------------------------------------------- */
+
+static void test_tables(void)
+{
+	const struct gs_member *t;
+	size_t n = gs_class_members(&t);
+	unsigned engines[GS_ENGINE_N] = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_class_info *ci = rm_class_lookup(t[i].key);
+		if (i)
+			CHECK(t[i - 1].key < t[i].key);
+		/* A group may only name classes whose params gpusandbox knows. */
+		CHECK(ci != NULL);
+		CHECK(t[i].group < GS_GROUP_N);
+		if (t[i].engine != GS_ENGINE_NONE) {
+			/* Engine classes are video, and the ledger counts them. */
+			CHECK(t[i].group == GS_GROUP_VIDEO);
+			CHECK(ci && ci->kind == RM_CLASS_ENGINE);
+			engines[t[i].engine]++;
+		}
+	}
+	/* Every engine class of rm_tables has its engine here. */
+	for (size_t i = 0; i < rm_class_table_size(); i++)
+		if (rm_class_table_at(i)->kind == RM_CLASS_ENGINE)
+			CHECK(gs_class_engine(rm_class_table_at(i)->cls) != GS_ENGINE_NONE);
+	/* The distinct class ids of rm-abi.md 4's table of video engines
+	 * per chip (GB20B shares GB10B's NVJPG; GH100, GA100 and GB10x have
+	 * no NVENC; TU10x has no NVJPG or OFA). */
+	CHECK(engines[GS_ENGINE_NVDEC] == 9);
+	CHECK(engines[GS_ENGINE_NVENC] == 7);
+	CHECK(engines[GS_ENGINE_NVJPG] == 6);
+	CHECK(engines[GS_ENGINE_OFA] == 8);
+	n = gs_control_members(&t);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			CHECK(t[i - 1].key < t[i].key);
+		CHECK(rm_ctrl_lookup(t[i].key) != NULL);
+		CHECK(t[i].group < GS_GROUP_N);
+	}
+	for (unsigned g = 0; g < GS_GROUP_N; g++) {
+		const char *nm = gs_group_name((enum gs_group)g);
+		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);
+		CHECK(strlen(gs_group_help((enum gs_group)g)) > 0);
+	}
+	CHECK(gs_group_find("comp", 4) == GS_GROUP_NONE);
+}
+
+int main(void)
+{
+	test_good_files();
+	test_bad_files();
+	test_nul_byte();
+	test_verdicts();
+	test_tables();
+	return check_summary();
+}
