@@ -11,24 +11,7 @@ import time
 
 import pynvml
 
-
-def tree(root):
-    pids = {root}
-    try:
-        for p in os.listdir("/proc"):
-            if not p.isdigit():
-                continue
-            try:
-                with open(f"/proc/{p}/stat") as f:
-                    st = f.read()
-                ppid = int(st.rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            if ppid in pids:
-                pids.add(int(p))
-    except OSError:
-        pass
-    return pids
+from proctree import tree
 
 
 def main():

@@ -12,24 +12,7 @@ import time
 
 import pynvml
 
-
-def tree(root):
-    pids = {root}
-    changed = True
-    while changed:
-        changed = False
-        for p in os.listdir("/proc"):
-            if not p.isdigit() or int(p) in pids:
-                continue
-            try:
-                with open(f"/proc/{p}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if ppid in pids:
-                pids.add(int(p))
-                changed = True
-    return pids
+from proctree import tree
 
 
 def main():
