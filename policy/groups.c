@@ -10,8 +10,12 @@
  * compute, memory and monitoring groups hold exactly those, plus, for
  * compute, the classes that play the same role (channel, copy engine,
  * compute engine, doorbell page) on the other chip generations the driver
- * supports. Classes and controls that fit no group are left out on purpose:
- * they can be allowed one by one (allow.class, allow.control).
+ * supports, and, for monitoring, the read-only queries nvidia-smi and JAX
+ * sent on an H200 (580.159.04, 2026-11-21) that the driver exports as
+ * non-privileged with flat params (the rest of what they sent stays
+ * refused; policy-evidence.md says why). Classes and controls that fit no
+ * group are left out on purpose: they can be allowed one by one
+ * (allow.class, allow.control).
  *
  * Both tables are sorted by number and searched with bsearch(); the unit
  * test checks order, uniqueness and that every class named here is one
@@ -41,7 +45,10 @@ static const struct group_info groups[GS_GROUP_N] = {
 		"where they are video memory)" },
 	[GS_GROUP_MONITORING] = { "monitoring",
 		"queries of the GPU's processes and MIG monitor sessions made by NVML "
-		"on behalf of PyTorch (traced)" },
+		"on behalf of PyTorch, and the read-only telemetry queries nvidia-smi "
+		"and JAX make: InfoROM versions, temperature, P-state, persistence "
+		"mode, bus and NVLink capabilities, and which values the driver keeps "
+		"fresh in the shared telemetry page (traced)" },
 	[GS_GROUP_VIDEO] = { "video",
 		"NVDEC, NVENC, NVJPG and OFA engines of every chip generation from "
 		"Turing to Blackwell, the NVENC software session and their caps "
@@ -214,7 +221,11 @@ static const struct gs_member class_members[] = {
 	E(0xd1b0, NVDEC), E(0xd1b7, NVENC), E(0xd1fa, OFA), /* GB20B/GB20C */
 };
 
-/* Controls, sorted. Unmarked compute and monitoring rows are traced. */
+/* Controls, sorted. Unmarked compute and monitoring rows are traced
+ * (shared/traces). Rows marked "smi" are traced: nvidia-smi, H200
+ * 580.159.04, 2026-11-21; rows marked "JAX" are traced: JAX, H200
+ * 580.159.04, 2026-11-21 (both run under the default policy, the calls
+ * read back from the audit log). */
 static const struct gs_member control_members[] = {
 	M(0x00000101, COMPUTE), M(0x00000127, P2P), M(0x00000130, PRIVILEGED),
 	M(0x0000013a, COMPUTE), M(0x000001f0, COMPUTE), M(0x00000201, COMPUTE),
@@ -227,21 +238,30 @@ static const struct gs_member control_members[] = {
 	M(0x00003d05, P2P), M(0x00003d06, P2P), M(0x00003d08, P2P),
 	M(0x00003d0a, P2P), M(0x00003d0b, P2P), M(0x00003d0c, P2P),
 	M(0x00730120, PRIVILEGED), M(0x0073136a, GRAPHICS), M(0x00731381, GRAPHICS),
-	M(0x00800280, COMPUTE), M(0x00800289, COMPUTE), M(0x00800292, COMPUTE),
+	M(0x00800280, COMPUTE),
+	M(0x00800288, MONITORING), /* QUERY_SW_STATE_PERSISTENCE, smi */
+	M(0x00800289, COMPUTE), M(0x00800292, COMPUTE),
 	M(0x00801307, COMPUTE), M(0x00801402, COMPUTE), M(0x0080170d, COMPUTE),
 	M(0x00801909, COMPUTE),
 	M(0x00801b01, VIDEO), M(0x00801b02, VIDEO), /* MSENC caps, not traced */
 	M(0x00801c01, VIDEO), M(0x00801c02, VIDEO), /* BSP caps, not traced */
+	/* RUSD REQUEST_DATA_POLL, smi: which telemetry the driver keeps fresh
+	 * in the read-only shared page (the same mask the 0xde alloc takes). */
+	M(0x00de0001, MONITORING),
 	M(0x00e00101, P2P), M(0x00fd0104, P2P),
 	M(0x20800102, COMPUTE), M(0x20800110, COMPUTE), M(0x20800111, COMPUTE),
 	M(0x20800119, COMPUTE), M(0x20800122, DEBUG), M(0x2080012f, COMPUTE),
 	M(0x20800130, PRIVILEGED), M(0x20800131, COMPUTE), M(0x20800145, COMPUTE),
 	M(0x20800146, COMPUTE), M(0x2080014a, COMPUTE),
+	/* InfoROM object version and InfoROM ECC support, smi */
+	M(0x2080014b, MONITORING), M(0x20800157, MONITORING),
 	M(0x2080016e, VIDEO),   /* NVENC session info, not traced */
 	M(0x20800170, COMPUTE),
 	M(0x2080018d, MONITORING), M(0x2080018e, MONITORING), /* GPU_GET_PIDS, GET_PID_INFO */
 	M(0x20800195, COMPUTE), M(0x208001a3, COMPUTE), M(0x208001e8, DEBUG),
-	M(0x20800406, COMPUTE), M(0x20800610, PRIVILEGED),
+	M(0x20800406, COMPUTE),
+	M(0x20800513, MONITORING), /* THERMAL_SYSTEM_EXECUTE_V2, smi */
+	M(0x20800610, PRIVILEGED),
 	M(0x20800803, PRIVILEGED), M(0x20800806, PRIVILEGED),
 	M(0x2080110c, PRIVILEGED),
 	M(0x20801201, COMPUTE), M(0x20801210, COMPUTE), M(0x20801218, COMPUTE),
@@ -250,11 +270,20 @@ static const struct gs_member control_members[] = {
 	/* FB_GET_INFO V1: not traced; the driver turns it into the traced V2
 	 * query, and the supervisor rewrites both the same way. */
 	M(0x20801301, COMPUTE),
-	M(0x20801303, COMPUTE), M(0x20801701, COMPUTE), M(0x20801801, COMPUTE),
+	M(0x20801303, COMPUTE),
+	M(0x20801357, MONITORING), /* DRAM encryption InfoROM support, smi */
+	M(0x20801701, COMPUTE), M(0x20801801, COMPUTE),
+	/* BUS_GET_INFO V1, smi and JAX: an embedded {index,data} list the
+	 * supervisor relocates; the driver turns it into BUS_GET_INFO_V2. */
+	M(0x20801802, MONITORING),
 	M(0x20801803, COMPUTE), M(0x20801823, COMPUTE), M(0x2080182a, COMPUTE),
-	M(0x2080182b, COMPUTE), M(0x2080200a, COMPUTE), M(0x20802204, DEBUG),
+	M(0x2080182b, COMPUTE), M(0x2080200a, COMPUTE),
+	M(0x20802068, MONITORING), /* PERF_GET_CURRENT_PSTATE, smi */
+	M(0x20802204, DEBUG),
 	M(0x2080220c, COMPUTE), M(0x20802210, COMPUTE), M(0x20802402, DEBUG),
-	M(0x20802a0a, COMPUTE), M(0x20803002, COMPUTE), M(0x20803601, COMPUTE),
+	M(0x20802a0a, COMPUTE),
+	M(0x20803001, MONITORING), /* NVLINK_GET_NVLINK_CAPS, JAX */
+	M(0x20803002, COMPUTE), M(0x20803601, COMPUTE),
 	M(0x20803801, COMPUTE),
 	/* Bit-15 (legacy GSS) controls: opaque bytes to the GSP, allowed only
 	 * because CUDA 13 sends exactly these while creating a context. */

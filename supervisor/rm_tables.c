@@ -305,7 +305,13 @@ static const struct rm_class_info class_table[] = {
  *
  * Contents: every control in the shared/traces files, every embedded-pointer
  * control, the deprecated V1 controls and their V2 forms, the controls named
- * in rm-abi.md 5, and the controls listed in unreloc_table below.
+ * in rm-abi.md 5, the controls listed in unreloc_table below, and the
+ * read-only queries nvidia-smi and JAX sent on an H200 (580.159.04,
+ * 2026-11-21) that the driver exports as non-privileged with flat params
+ * (docs/policy-evidence.md). The GSS-legacy and BinaryApi commands those
+ * runs also sent (0x2080852e, 0x2080a097, 0x2080a612, 0x2080a618,
+ * 0x20810110) are left out: their structs and what GSP does with them are
+ * not in the open source.
  */
 static const struct rm_ctrl_info ctrl_table[] = {
 	/* Three output strings of sizeOfStrings@0 bytes each; CUDA sends it at
@@ -345,6 +351,7 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00731381, "NV0073_CTRL_CMD_DP_SET_MSA_PROPERTIES_V2", 80, 0, { { 0 } } },
 	{ 0x00800201, "NV0080_CTRL_CMD_GPU_GET_CLASSLIST", 16, 1, { EMB(8, 0, 4, 262144) } }, /* in/out */
 	{ 0x00800280, "NV0080_CTRL_CMD_GPU_GET_NUM_SUBDEVICES", 4, 0, { { 0 } } },
+	{ 0x00800288, "NV0080_CTRL_CMD_GPU_QUERY_SW_STATE_PERSISTENCE", 4, 0, { { 0 } } },
 	{ 0x00800289, "NV0080_CTRL_CMD_GPU_GET_VIRTUALIZATION_MODE", 8, 0, { { 0 } } },
 	{ 0x00800292, "NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2", 804, 0, { { 0 } } },
 	{ 0x00801102, "NV0080_CTRL_CMD_GR_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
@@ -362,6 +369,7 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00801b02, "NV0080_CTRL_CMD_MSENC_GET_CAPS_V2", 12, 0, { { 0 } } },
 	{ 0x00801c01, "NV0080_CTRL_CMD_BSP_GET_CAPS", 24, 1, { EMB(8, 0, 1, 8) } }, /* deprecated V1; count must be exactly 8 */
 	{ 0x00801c02, "NV0080_CTRL_CMD_BSP_GET_CAPS_V2", 12, 0, { { 0 } } },
+	{ 0x00de0001, "NV00DE_CTRL_CMD_REQUEST_DATA_POLL", 8, 0, { { 0 } } }, /* same mask as the 0xde alloc params */
 	{ 0x00e00101, "NV00E0_CTRL_CMD_EXPORT_MEM", 1048, 0, { { 0 } } },
 	{ 0x00fd0104, "NV00FD_CTRL_CMD_ATTACH_GPU", 16, 0, { { 0 } } },
 	{ 0x20800101, "NV2080_CTRL_CMD_GPU_GET_INFO", 16, 1, { EMB(8, 0, 8, 70) } }, /* deprecated V1 -> GPU_GET_INFO_V2 */
@@ -378,6 +386,8 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x20800145, "NV2080_CTRL_CMD_GPU_ACQUIRE_COMPUTE_MODE_RESERVATION", 0, 0, { { 0 } } },
 	{ 0x20800146, "NV2080_CTRL_CMD_GPU_RELEASE_COMPUTE_MODE_RESERVATION", 0, 0, { { 0 } } },
 	{ 0x2080014a, "NV2080_CTRL_CMD_GPU_GET_GID_INFO", 268, 0, { { 0 } } },
+	{ 0x2080014b, "NV2080_CTRL_CMD_GPU_GET_INFOROM_OBJECT_VERSION", 5, 0, { { 0 } } },
+	{ 0x20800157, "NV2080_CTRL_CMD_GPU_QUERY_INFOROM_ECC_SUPPORT", 0, 0, { { 0 } } }, /* no params */
 	{ 0x2080016e, "NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_INFO", 16, 1, { EMB(8, 0, 32, 32768) } }, /* out */
 	{ 0x20800170, "NV2080_CTRL_CMD_GPU_GET_ENGINES_V2", 340, 0, { { 0 } } },
 	{ 0x2080018d, "NV2080_CTRL_CMD_GPU_GET_PIDS", 3812, 0, { { 0 } } },
@@ -386,6 +396,7 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x208001a3, "NV2080_CTRL_CMD_GET_GPU_FABRIC_PROBE_INFO", 56, 0, { { 0 } } },
 	{ 0x208001e8, "NV2080_CTRL_CMD_GPU_RPC_GSP_TEST", 32, 1, { EMB(24, 4, 4, 262144) } }, /* in/out */
 	{ 0x20800406, "NV2080_CTRL_CMD_TIMER_GET_GPU_CPU_TIME_CORRELATION_INFO", 264, 0, { { 0 } } },
+	{ 0x20800513, "NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2", 1432, 0, { { 0 } } }, /* 32 fixed-size instructions */
 	{ 0x20800610, "NV2080_CTRL_CMD_I2C_ACCESS", 40, 1, { EMB(16, 28, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in/out */
 	{ 0x20800802, "NV2080_CTRL_CMD_BIOS_GET_INFO", 16, 1, { EMB(8, 0, 8, 15) } }, /* deprecated V1 (converter wins over embedded copy); max = V2 array */
 	{ 0x20800803, "NV2080_CTRL_CMD_BIOS_GET_NBSI", 1064, 1, { EMB(1048, 1056, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
@@ -406,6 +417,7 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x20801303, "NV2080_CTRL_CMD_FB_GET_INFO_V2", 1028, 0, { { 0 } } },
 	{ 0x20801336, "NV2080_CTRL_CMD_FB_GET_AMAP_CONF", 0, 0, { { 0 } } }, /* UNRELOC: amaplib builds only */
 	{ 0x20801349, "NV2080_CTRL_CMD_FB_GET_CLIENT_ALLOCATION_INFO", 32, 0, { { 0 } } }, /* UNRELOC: handler writes 2 user pointers directly */
+	{ 0x20801357, "NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT", 4, 0, { { 0 } } },
 	{ 0x20801701, "NV2080_CTRL_CMD_MC_GET_ARCH_INFO", 16, 0, { { 0 } } },
 	{ 0x20801801, "NV2080_CTRL_CMD_BUS_GET_PCI_INFO", 16, 0, { { 0 } } },
 	{ 0x20801802, "NV2080_CTRL_CMD_BUS_GET_INFO", 16, 1, { EMB(8, 0, 8, 52) } }, /* deprecated V1 -> BUS_GET_INFO_V2 */
@@ -414,12 +426,14 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x2080182a, "NV2080_CTRL_CMD_BUS_GET_PCIE_SUPPORTED_GPU_ATOMICS", 112, 0, { { 0 } } },
 	{ 0x2080182b, "NV2080_CTRL_CMD_BUS_GET_C2C_INFO", 28, 0, { { 0 } } },
 	{ 0x2080200a, "NV2080_CTRL_CMD_PERF_BOOST", 8, 0, { { 0 } } },
+	{ 0x20802068, "NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE", 4, 0, { { 0 } } },
 	{ 0x20802204, "NV2080_CTRL_CMD_RC_READ_VIRTUAL_MEM", 32, 1, { EMB(16, 24, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x2080220c, "NV2080_CTRL_CMD_RC_RELEASE_WATCHDOG_REQUESTS", 0, 0, { { 0 } } },
 	{ 0x20802210, "NV2080_CTRL_CMD_RC_SOFT_DISABLE_WATCHDOG", 0, 0, { { 0 } } },
 	{ 0x20802402, "NV2080_CTRL_CMD_NVD_GET_DUMP", 16, 1, { EMB(0, 12, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x20802a01, "NV2080_CTRL_CMD_CE_GET_CAPS", 16, 1, { EMB(8, 4, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x20802a0a, "NV2080_CTRL_CMD_CE_GET_ALL_CAPS", 136, 0, { { 0 } } },
+	{ 0x20803001, "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_CAPS", 48, 0, { { 0 } } },
 	{ 0x20803002, "NV2080_CTRL_CMD_NVLINK_GET_NVLINK_STATUS", 13344, 0, { { 0 } } },
 	{ 0x20803601, "NV2080_CTRL_CMD_GSP_GET_FEATURES", 72, 0, { { 0 } } },
 	{ 0x20803801, "NV2080_CTRL_CMD_GRMGR_GET_GR_FS_INFO", 1928, 0, { { 0 } } },

@@ -278,6 +278,23 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x20801303, true, NV_OK, NULL, "compute" },
 		{ RULES_DEFAULT, true, 0x20809038, true, NV_OK, NULL, "compute" },
 		{ RULES_DEFAULT, true, 0x2080018e, true, NV_OK, NULL, "monitoring" },
+		/* nvidia-smi and JAX (H200, 580.159.04): the read-only queries
+		 * are monitoring; what writes state, is privileged or cannot be
+		 * pinned down stays refused. */
+		{ RULES_DEFAULT, true, 0x20801802, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20800513, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x00de0001, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20803001, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x00000216, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
+		{ RULES_DEFAULT, true, 0x2080a612, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
+		{ RULES_DEFAULT, true, 0x20810110, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
+		{ RULES_DEFAULT, false, 0x208f, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "debug" },
+		{ RULES_DEFAULT, false, 0x0073, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "graphics" },
 		{ RULES_DEFAULT, true, 0x83de0315, false, NV_ERR_NOT_SUPPORTED,
 		  "control not allowed by the policy", "debug" },
 		{ RULES_DEFAULT, true, 0x2080110b, false, NV_ERR_NOT_SUPPORTED,

@@ -311,6 +311,37 @@ static void test_controls(void)
 	      ci->embedded[0].fixed_count == 1 &&
 	      ci->embedded[0].elem_size == 16 && ci->embedded[0].ptr_offset == 48);
 
+	/* BUS_GET_INFO V1: busInfoListSize@0, busInfoList@8, {index,data}
+	 * u32 pairs, at most the V2 array (52) */
+	ci = rm_ctrl_lookup(0x20801802);
+	CHECK(ci && ci->params_size == 16 && ci->n_embedded == 1 &&
+	      ci->embedded[0].ptr_offset == 8 && ci->embedded[0].count_offset == 0 &&
+	      ci->embedded[0].elem_size == 8 && ci->embedded[0].max_count == 52 &&
+	      !rm_ctrl_has_unrelocatable_pointers(0x20801802));
+
+	/* read-only queries nvidia-smi and JAX make: flat params */
+	{
+		static const struct { uint32_t cmd, size; } flat[] = {
+			{ 0x00800288, 4 },    { 0x00de0001, 8 },    { 0x2080014b, 5 },
+			{ 0x20800157, 0 },    { 0x20800513, 1432 }, { 0x20801357, 4 },
+			{ 0x20802068, 4 },    { 0x20803001, 48 },
+		};
+		for (i = 0; i < LEN(flat); i++) {
+			ci = rm_ctrl_lookup(flat[i].cmd);
+			check(ci && ci->params_size == flat[i].size && ci->n_embedded == 0 &&
+			      !rm_ctrl_has_unrelocatable_pointers(flat[i].cmd),
+			      "flat monitoring control", __LINE__);
+		}
+	}
+	/* GSS-legacy and BinaryApi commands nvidia-smi sends, and
+	 * GPU_DETACH_IDS: left out on purpose (docs/policy-evidence.md) */
+	CHECK(rm_ctrl_lookup(0x2080852e) == NULL);
+	CHECK(rm_ctrl_lookup(0x2080a097) == NULL);
+	CHECK(rm_ctrl_lookup(0x2080a612) == NULL);
+	CHECK(rm_ctrl_lookup(0x2080a618) == NULL);
+	CHECK(rm_ctrl_lookup(0x20810110) == NULL);
+	CHECK(rm_ctrl_lookup(0x00000216) == NULL);
+
 	/* other numbers from rm-abi.md 5 */
 	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_GPU_GET_PID_INFO);
 	CHECK(ci && ci->params_size == 14408 && ci->n_embedded == 0);
