@@ -14,6 +14,7 @@
 #   two              two clients on two files: the same;
 #   reschedule       the workload re-schedules its groups every 5 ms to get
 #                    its channels back: the share still holds;
+#   policy           the share comes from a policy file (sm = 40) instead;
 #   baseline         no --sm: the share is ~1 (the cap is what lowers it);
 #   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
 #                    every channel it disabled back on, audits the error and
@@ -46,6 +47,7 @@ TESTS=(
 	"sm75|75|steady|"
 	"two|40|two|"
 	"reschedule|30|reschedule|"
+	"policy|policy:40|steady|"
 	"baseline|-|steady|"
 	"fail|50|two|--fail-disable-after 5"
 )
@@ -64,9 +66,14 @@ run_case() {
 			--busy-lag-ms "$LAG_MS" $fake_opts -- \
 			"$PROG" "$mode" "$WARM_MS" "$MEASURE_MS" >"$d/out" 2>"$d/err"
 	else
+		local limit=(--sm "$sm")
+		if [ "${sm#policy:}" != "$sm" ]; then
+			printf 'sm = %s\n' "${sm#policy:}" >"$d/sm.policy"
+			limit=(--policy "$d/sm.policy")
+		fi
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" \
 			--busy-lag-ms "$LAG_MS" $fake_opts -- \
-			"$GPUSANDBOX" --sm "$sm" --audit-log "$d/audit.jsonl" -- \
+			"$GPUSANDBOX" "${limit[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$PROG" "$mode" "$WARM_MS" "$MEASURE_MS" >"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -99,7 +106,7 @@ check_case() {
 		[ "$own" = NV_OK ] || { why="bare FIFO_DISABLE_CHANNELS got $own, want NV_OK"; return 1; }
 		return 0
 	fi
-	target=$(awk -v p="$sm" 'BEGIN { printf "%.2f", p / 100 }')
+	target=$(awk -v p="${sm#policy:}" 'BEGIN { printf "%.2f", p / 100 }')
 	within "$share" "$target" "$TOL" || { why="share $share, want $target +- $TOL"; return 1; }
 	[ "$(stat_of "$d" gpu0.disable_calls)" -gt 0 ] || { why="the fake saw no disable"; return 1; }
 	grep -q '"event":"sm_adjust"' "$d/audit.jsonl" || { why="no sm_adjust record"; return 1; }
