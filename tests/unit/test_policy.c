@@ -285,6 +285,7 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x20800513, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x00de0001, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x20803001, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20800133, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x00000216, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x2080a612, false, NV_ERR_NOT_SUPPORTED,

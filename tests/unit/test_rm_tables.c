@@ -324,7 +324,7 @@ static void test_controls(void)
 		static const struct { uint32_t cmd, size; } flat[] = {
 			{ 0x00800288, 4 },    { 0x00de0001, 8 },    { 0x2080014b, 5 },
 			{ 0x20800157, 0 },    { 0x20800513, 1432 }, { 0x20801357, 4 },
-			{ 0x20802068, 4 },    { 0x20803001, 48 },
+			{ 0x20802068, 4 },    { 0x20803001, 48 },   { 0x20800133, 8 },
 		};
 		for (i = 0; i < LEN(flat); i++) {
 			ci = rm_ctrl_lookup(flat[i].cmd);
