@@ -479,6 +479,7 @@ static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
 	if (g->windows > WARMUP_WINDOWS && share >= SM_IDLE_SHARE) {
 		g->share_sum += share;
 		g->share_n++;
+		g->last_busy_share = share;
 	}
 	if (cs->debug)
 		fprintf(stderr, "[gpusandbox sm] gpu%d window %u: share %.3f duty %.3f -> %.3f (%u samples%s)\n",
@@ -652,6 +653,16 @@ void gs_sm_stop(struct gs_compute_share *cs)
 	cs->cap_chans = 0;
 }
 
+/* The mean measured share over the busy windows after the warm-up. The
+ * last one is left out when there are others: the workload's exit cuts it
+ * short (measured on two H200s: 0.09 against 0.49 before it). */
+static double achieved_share(const struct gs_sm_gpu *s)
+{
+	if (s->share_n > 1)
+		return (s->share_sum - s->last_busy_share) / (s->share_n - 1);
+	return s->share_n ? s->share_sum : 0;
+}
+
 void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -663,8 +674,8 @@ void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out)
 			continue;
 		out->gpu[out->n++] = (struct gs_sm_gpu_summary){
 			.gpu = g,
-			.achieved_share = s->share_n ? s->share_sum / s->share_n : 0,
-			.busy_windows = s->share_n,
+			.achieved_share = achieved_share(s),
+			.busy_windows = s->share_n > 1 ? s->share_n - 1 : s->share_n,
 			.windows = s->windows,
 			.duty = s->ctl.duty,
 			.toggles = s->toggles,

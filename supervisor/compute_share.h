@@ -36,6 +36,7 @@ struct gs_sm_gpu {
 	double               share_sum;
 	unsigned             share_n, windows;
 	double               last_share;
+	double               last_busy_share; /* left out of the summary's mean */
 	uint64_t             toggles;
 	double               audited_duty;
 	uint64_t             audited_ns;
