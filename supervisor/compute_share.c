@@ -37,6 +37,7 @@
  *   cannot be kept, and the workload is killed: fail closed.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -85,6 +86,9 @@
 #define GPU_NODE_FMT "/dev/nvidia%u"
 #define NODE_PATH_MAX 32
 #define INITIAL_CHANNELS 64u
+#define MAX_TREE_DEPTH 64     /* parent links followed to find the supervisor */
+#define PROC_PATH_MAX 64
+#define STAT_BUF 512
 #define OWN_HANDLE_BASE 0xc5d00000u   /* device/subdevice handles in our client */
 #define PERCENT 100.0
 
@@ -125,24 +129,92 @@ static void sm_fail(struct gs_compute_share *cs)
 
 /* ---- the toggle ------------------------------------------------------------ */
 
+/* Our dup of fd wfd of task tid, if it is h_client's open file. */
+static int dup_if_client_file(struct gs_sandbox *sb, uint32_t h_client, pid_t tid, int wfd)
+{
+	int fd = dup_workload_fd(sb, tid, wfd);
+
+	/* The fd number may have been closed and reused for another file
+	 * since the call that recorded it. */
+	if (fd >= 0 && ledger_fd_is_client_file(&sb->ledger, h_client, fd) != 1) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Is pid a descendant of the supervisor, i.e. a task of the sandbox? As a
+ * child subreaper the supervisor inherits every orphan of the tree, so the
+ * parent chain of a sandbox task always ends at it. */
+static bool in_sandbox_tree(pid_t pid, pid_t self)
+{
+	for (int depth = 0; depth < MAX_TREE_DEPTH && pid > 1; depth++) {
+		char path[PROC_PATH_MAX], buf[STAT_BUF];
+		const char *p;
+		int ppid = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			return false;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+			return false;
+		if (ppid == self)
+			return true;
+		pid = ppid;
+	}
+	return false;
+}
+
+/* The recorded route is gone (the task exited, or closed that fd), but the
+ * file may live on in another task of the sandbox (a child that inherited
+ * it). Looks through the sandbox's tasks for it and records the new route.
+ * Rare, so a walk of /proc is affordable. */
+static int find_client_file(struct gs_sandbox *sb, uint32_t h_client)
+{
+	pid_t self = getpid();
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	int found = -1;
+
+	while (proc && found < 0 && (de = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		char dir[PROC_PATH_MAX];
+		if (pid <= 0 || pid == self || !in_sandbox_tree(pid, self))
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+		DIR *fds = opendir(dir);
+		struct dirent *fe;
+		while (fds && found < 0 && (fe = readdir(fds))) {
+			int wfd = atoi(fe->d_name);
+			if (fe->d_name[0] < '0' || fe->d_name[0] > '9')
+				continue;
+			found = dup_if_client_file(sb, h_client, pid, wfd);
+			if (found >= 0)
+				ledger_set_route(&sb->ledger, h_client, pid, wfd);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
 /* Our dup of the open file h_client lives on, checked to be that file; -1
- * if no task we know holds it now. */
+ * if no task of the sandbox holds it now. */
 static int pin_client_file(struct gs_sandbox *sb, uint32_t h_client)
 {
 	struct ledger_route r;
-	int fd;
+	int fd = -1;
 
-	if (ledger_client_route(&sb->ledger, h_client, &r) < 0 || r.wfd < 0)
-		return -1;
-	fd = dup_workload_fd(sb, r.tid, r.wfd);
-	if (fd < 0)
-		return -1;
-	/* The fd number may have been closed and reused for another file
-	 * since the call that recorded it. */
-	if (ledger_fd_is_client_file(&sb->ledger, h_client, fd) != 1) {
-		close(fd);
-		return -1;
-	}
+	if (ledger_client_route(&sb->ledger, h_client, &r) == 0 && r.wfd >= 0)
+		fd = dup_if_client_file(sb, h_client, r.tid, r.wfd);
+	if (fd < 0 && ledger_client_file_alive(&sb->ledger, h_client))
+		fd = find_client_file(sb, h_client);
 	return fd;
 }
 

@@ -15,6 +15,8 @@
 #   reschedule       the workload re-schedules its groups every 5 ms to get
 #                    its channels back: the share still holds;
 #   policy           the share comes from a policy file (sm = 40) instead;
+#   handoff          the context's creator forks and exits; its child keeps
+#                    the file by inheritance: the cap follows it there;
 #   baseline         no --sm: the share is ~1 (the cap is what lowers it);
 #   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
 #                    every channel it disabled back on, audits the error and
@@ -48,6 +50,7 @@ TESTS=(
 	"two|40|two|"
 	"reschedule|30|reschedule|"
 	"policy|policy:40|steady|"
+	"handoff|35|handoff|"
 	"baseline|-|steady|"
 	"fail|50|two|--fail-disable-after 5"
 )

@@ -12,8 +12,11 @@
  * channel of it can run. MODE:
  *   steady      one client, nothing else;
  *   two         two clients (two files) on the GPU;
- *   reschedule  while measuring, re-schedules its groups every
- *               RESCHEDULE_US, trying to get disabled channels back.
+ *   reschedule  re-schedules its groups every RESCHEDULE_US, trying to
+ *               get disabled channels back;
+ *   handoff     the process that made the context forks a child and
+ *               exits; the child, holding the file only by inheritance,
+ *               goes on (gpusandbox must find the file in it).
  * Every mode also sends FIFO_DISABLE_CHANNELS itself (to turn its channels
  * back on), which the supervisor must refuse.
  * Prints: share=S own_disable=STATUS SUMMARY-free lines; exit 0, or 2 when
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rmclient.h"
@@ -40,6 +44,7 @@
 #define RESCHEDULE_US 5000
 #define EXIT_SETUP 2
 #define US_PER_MS 1000
+#define OUT_BUF 256
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -84,13 +89,35 @@ int main(int argc, char **argv)
 	int clients = 1;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: sm_workload steady|two|reschedule WARM_MS MEASURE_MS\n");
+		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff WARM_MS MEASURE_MS\n");
 		return EXIT_SETUP;
 	}
 	const char *mode = argv[1];
 	long warm_ms = atol(argv[2]), measure_ms = atol(argv[3]);
 	if (strcmp(mode, "two") == 0)
 		clients = 2;
+	/* handoff: the process that makes the context (A) forks a child (B)
+	 * and exits; B, which only inherited the file, goes on. Our process
+	 * relays B's output: B is reparented to the supervisor, not to us. */
+	bool handoff = strcmp(mode, "handoff") == 0;
+	int relay[2] = { -1, -1 };
+	if (handoff) {
+		if (pipe(relay) < 0)
+			return EXIT_SETUP;
+		pid_t a = fork();
+		if (a < 0)
+			return EXIT_SETUP;
+		if (a > 0) {
+			char buf[OUT_BUF];
+			ssize_t n;
+			close(relay[1]);
+			waitpid(a, NULL, 0);
+			while ((n = read(relay[0], buf, sizeof(buf))) > 0)
+				fwrite(buf, 1, (size_t)n, stdout);
+			return 0;
+		}
+		close(relay[0]);
+	}
 	for (int c = 0; c < clients; c++) {
 		nv_handle_t g = H_GROUP;
 		if (rmc_session_open(&s[c], -1) != NV_OK ||
@@ -108,6 +135,15 @@ int main(int argc, char **argv)
 			}
 		}
 		schedule(&s[c]);
+	}
+	if (handoff) {
+		pid_t b = fork();
+		if (b < 0)
+			_exit(EXIT_SETUP);
+		if (b > 0)
+			_exit(0);  /* A goes; the file lives on in B */
+		dup2(relay[1], STDOUT_FILENO);
+		close(relay[1]);
 	}
 	/* reschedule: the whole run, warm-up included, so the measurement sees
 	 * the loop after it has answered the attack. */
@@ -133,5 +169,6 @@ int main(int argc, char **argv)
 	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms");
 	double share = t1 > t0 ? (double)(b1 - b0) / (double)(t1 - t0) : -1;
 	printf("share=%.3f own_disable=%s clients=%d\n", share, rmc_status_str(own), clients);
+	fflush(stdout);
 	return 0;
 }
