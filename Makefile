@@ -21,7 +21,8 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 
 GPUSANDBOX := $(BUILD)/gpusandbox
 
-UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy
+UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
+              $(BUILD)/tests/unit/test_learn
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
