@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * exec_policy.c - the policy's verdicts at the executor's decision points:
- * the class and control allowlists, the video engine caps, and escapes
- * gpusandbox does not know. Each refusal is shaped like the driver's own
- * answer and audited.
+ * the class and control allowlists (and what --learn adds to them), the
+ * video engine caps, and escapes gpusandbox does not know. Each refusal is
+ * shaped like the driver's own answer and audited.
  *
  * Every decision here is taken on the supervisor's copy of the call (the
  * class and the command were read once, before anything else), and the
@@ -15,13 +15,35 @@
 
 #include "exec_int.h"
 #include "groups.h"
+#include "learn.h"
+
+/* --learn: the allowlist refused what the call needs. Learn it, when it
+ * is something gpusandbox knows, and let the call go on to every other
+ * check; otherwise it stays refused. The record says that only learning
+ * let it through. */
+static bool learned(struct call *c, bool is_control, uint32_t key)
+{
+	struct gs_learn_origin from = { .call = c->d.call, .via_xfer = c->via_xfer };
+	pid_t tgid;
+
+	if (!c->sb->learn)
+		return false;
+	gs_read_task(c->tid, &tgid, from.comm, sizeof(from.comm));
+	from.pid = tgid;
+	if (!gs_learn_add(c->sb->learn, is_control, key, &from))
+		return false;
+	c->d.verdict = GS_VERDICT_ALLOW;
+	c->d.reason = GS_LEARN_REASON;
+	c->audit = true;
+	return true;
+}
 
 /* Records the group in the decision and refuses what is not allowed. */
-static bool refuse_unless(struct call *c, void *top, size_t st_off, struct gs_rule_verdict v,
-                          struct answer *a)
+static bool refuse_unless(struct call *c, void *top, size_t st_off, bool is_control, uint32_t key,
+                          struct gs_rule_verdict v, struct answer *a)
 {
 	c->d.group = v.group;
-	if (v.allowed)
+	if (v.allowed || learned(c, is_control, key))
 		return false;
 	*a = refuse_with_status(c, top, st_off, v.status, GS_VERDICT_REFUSE, v.reason);
 	return true;
@@ -30,13 +52,13 @@ static bool refuse_unless(struct call *c, void *top, size_t st_off, struct gs_ru
 bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
                           struct answer *a)
 {
-	return refuse_unless(c, top, st_off, gs_rules_class(c->sb->rules, cls), a);
+	return refuse_unless(c, top, st_off, false, cls, gs_rules_class(c->sb->rules, cls), a);
 }
 
 bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
                             struct answer *a)
 {
-	return refuse_unless(c, top, st_off, gs_rules_control(c->sb->rules, cmd), a);
+	return refuse_unless(c, top, st_off, true, cmd, gs_rules_control(c->sb->rules, cmd), a);
 }
 
 static bool same_engine(uint32_t cls, const void *arg)

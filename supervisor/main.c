@@ -25,6 +25,7 @@
 #include "policy.h"
 #include "filter.h"
 #include "gpu_uuid.h"
+#include "learn.h"
 #include "quota.h"
 #include "sandbox.h"
 
@@ -43,6 +44,7 @@ struct options {
 	struct gs_quota quota;
 	struct gs_rules rules;
 	const char     *audit_path;
+	const char     *learn_path;     /* --learn FILE, or NULL */
 	bool            trace;
 	bool            dump_filter;
 	char          **argv;
@@ -86,6 +88,10 @@ static const char usage_text[] =
 	"                     controls, and video engine caps from FILE (see\n"
 	"                     gpusandbox.policy(5)); options given on the command\n"
 	"                     line override the file\n"
+	"  --learn FILE       learning mode: classes and controls gpusandbox knows\n"
+	"                     are allowed even where the policy refuses them, and\n"
+	"                     at exit FILE gets the policy plus one entry for each\n"
+	"                     (quotas and every other check still hold)\n"
 	"  --list-groups      print the groups of RM classes and controls a\n"
 	"                     policy can allow, with their members, and exit\n"
 	"  --trace            print each decoded RM call to stderr\n"
@@ -138,7 +144,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
 	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD,
 	       /* The policy file (issue #5). */
-	       OPT_POLICY, OPT_LIST_GROUPS };
+	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
@@ -150,6 +156,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
+		{ "learn", required_argument, NULL, OPT_LEARN },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
@@ -191,6 +198,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_AUDIT:
 			o->audit_path = optarg;
+			break;
+		case OPT_LEARN:
+			if (o->learn_path)
+				die_usage("%s", "--learn given twice");
+			o->learn_path = optarg;
 			break;
 		case OPT_CHANNELS:
 			if (gs_parse_count(optarg, &o->quota.channels) < 0)
@@ -330,6 +342,30 @@ static void report(const struct gs_error *err, struct gs_audit *audit)
 		(void)gs_audit_error(audit, buf);
 }
 
+/* --learn: writes what the run needed, once the notify thread has stopped
+ * and no workload process is left to race the write. Returns 0 or -1. */
+static int save_learned(const char *path, const struct gs_learn *l, struct gs_audit *audit)
+{
+	struct gs_error err = { 0 };
+	char *text = gs_learn_format(l);
+
+	if (!text) {
+		gs_fail(&err, ENOMEM, "--learn: formatting the policy");
+		return report(&err, audit), -1;
+	}
+	if (gs_learn_save(path, text, &err) < 0) {
+		free(text);
+		return report(&err, audit), -1;
+	}
+	free(text);
+	fprintf(stderr, "gpusandbox: --learn: wrote %s (%u entries beyond the policy)\n", path,
+	        gs_learn_count(l));
+	if (l->dropped)
+		fprintf(stderr, "gpusandbox: --learn: %u more stayed refused: too many entries\n",
+		        l->dropped);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -339,6 +375,7 @@ int main(int argc, char **argv)
 	struct gs_compute_share sm = { 0 };
 	struct gs_sandbox_config cfg = { 0 };
 	struct gs_child child = { -1, -1 };
+	struct gs_learn *learn = NULL;
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false;
@@ -351,6 +388,18 @@ int main(int argc, char **argv)
 	if (o.dump_filter)
 		return gs_filter_dump(STDOUT_FILENO, &err) < 0 ? (report(&err, NULL), GS_EXIT_ERROR) : 0;
 
+	/* The learned file's limits are the ones given, UUIDs unresolved; a
+	 * file we could not write at the end is our error now, not after the
+	 * run. */
+	if (o.learn_path) {
+		/* Static: tens of KiB, alive until exit. */
+		static struct gs_learn learn_state;
+		learn = &learn_state;
+		gs_learn_init(learn, &o.quota, &o.rules);
+		if (gs_learn_check_path(o.learn_path, &err) < 0)
+			return report(&err, NULL), GS_EXIT_ERROR;
+		cfg.learn = learn;
+	}
 	/* UUIDs become /dev/nvidiaN minors before anything runs: a typo is
 	 * our error, not a sandbox that shows no GPU. */
 	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
@@ -444,6 +493,9 @@ int main(int argc, char **argv)
 		kill_survivors(getpid());
 		gs_sm_stop(&sm);
 		gs_sandbox_stop(&sb);
+		/* What was learned up to the failure is still true. */
+		if (learn)
+			(void)save_learned(o.learn_path, learn, &audit);
 		gs_sandbox_reconcile(&sb);
 		gs_sandbox_summarize(&sb, -1, SIGKILL);
 		gs_sandbox_fini(&sb);
@@ -457,6 +509,10 @@ int main(int argc, char **argv)
 	gs_sandbox_reconcile(&sb);
 	gs_sandbox_print_profile(&sb);
 	code = exit_code_of(status);
+	/* Also after a workload killed by a signal: what it needed until
+	 * then is what the file is for. */
+	if (learn && save_learned(o.learn_path, learn, &audit) < 0)
+		code = GS_EXIT_ERROR;
 	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	if (sb.audit_failed) {

@@ -14,6 +14,7 @@
 
 #include "rm_decode.h"
 #include "sandbox.h"
+#include "learn.h"
 #include "compute_share.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -66,6 +67,11 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	sb->listener = listener;
 	sb->quota = cfg->quota;
 	sb->rules = cfg->rules ? cfg->rules : gs_rules_builtin();
+	/* Learning enforces the allowlist it grows, so a learned entry is an
+	 * ordinary allow from its second use on. */
+	sb->learn = cfg->learn;
+	if (cfg->learn)
+		sb->rules = &cfg->learn->rules;
 	sb->audit = cfg->audit;
 	sb->trace = cfg->trace;
 	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)

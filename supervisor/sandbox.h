@@ -31,6 +31,7 @@
 #define GS_MAX_CREATORS 1024u
 
 struct gs_compute_share;
+struct gs_learn;
 
 struct gs_pidfd_slot {
 	pid_t tid;
@@ -51,6 +52,7 @@ struct gs_sandbox {
 	int                  listener;
 	struct gs_quota      quota;
 	const struct gs_rules *rules;     /* the policy's allowlist */
+	struct gs_learn     *learn;       /* NULL without --learn */
 	struct ledger        ledger;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	FILE                *trace;       /* NULL without --trace */
@@ -88,6 +90,10 @@ struct gs_sandbox {
 struct gs_sandbox_config {
 	struct gs_quota  quota;
 	const struct gs_rules *rules;     /* NULL: the built-in default */
+	/* --learn: what the allowlist refuses is learned here instead; the
+	 * sandbox then enforces learn->rules, which start as a copy of the
+	 * policy's, and rules is not used. */
+	struct gs_learn *learn;
 	struct gs_audit *audit;
 	FILE            *trace;
 	const char      *id;              /* NULL: a random one */

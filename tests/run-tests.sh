@@ -36,9 +36,11 @@ run_tier() {
 run_tier unit-rm-tables build/tests/unit/test_rm_tables
 run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
+run_tier unit-learn build/tests/unit/test_learn
 run_tier cli tests/cli/run.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
+run_tier learn tests/learn/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh

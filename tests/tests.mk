@@ -9,6 +9,7 @@
 #   tests/adv/run.sh      adversarial quota tests against the fake driver
 #   tests/replay/run.sh   trace replay against the fake driver
 #   tests/sm/run.sh       compute share (--sm) against the fake driver
+#   tests/learn/run.sh    learning mode (--learn) against the fake driver
 
 TESTS_BUILD      := build/tests
 TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o
@@ -19,7 +20,7 @@ TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
 # Dynamically linked adversarial programs.
 TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
                     fd_pass dup_free close_reopen client_reuse client_flip odd_size channels fb_report gpus compat_i386 kill_super \
-                    policy_verdicts engines
+                    policy_verdicts engines learn_needs
 # Statically linked ones: raw ioctls from a binary no preload library can
 # reach.
 TESTS_ADV_STATIC := static_raw
