@@ -16,18 +16,6 @@ S="$OUT/summary.txt"
 log() { echo "$*" | tee -a "$S"; }
 log "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 
-TRAIN='import torch
-m = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 10)).cuda()
-opt = torch.optim.AdamW(m.parameters())
-for _ in range(20):
-    x = torch.randn(256, 4096, device="cuda"); y = torch.randint(0, 10, (256,), device="cuda")
-    loss = torch.nn.functional.cross_entropy(m(x), y); opt.zero_grad(); loss.backward(); opt.step()
-torch.cuda.synchronize(); print("train ok", float(loss))'
-INFER='import torch
-m = torch.nn.Linear(8192, 8192).cuda().half().eval()
-with torch.inference_mode():
-    for _ in range(50): y = m(torch.randn(64, 8192, device="cuda", dtype=torch.half))
-torch.cuda.synchronize(); print("infer ok", torch.cuda.mem_get_info())'
 JAX='import jax, jax.numpy as jnp; x = jnp.ones((4096, 4096)); print("jax ok", float((x @ x).sum()))'
 CUPY='import cupy as cp; x = cp.ones((4096, 4096), dtype=cp.float32); print("cupy ok", float((x @ x).sum()))'
 JPEG='import torch, torchvision
@@ -35,12 +23,14 @@ from torchvision.io import encode_jpeg, decode_jpeg
 img = encode_jpeg(torch.randint(0, 255, (3, 512, 512), dtype=torch.uint8))
 out = decode_jpeg([img] * 8, device="cuda"); torch.cuda.synchronize(); print("jpeg ok", len(out))'
 
+# name | policy ("" = default) | command. Each entry is one line (read
+# splits on "|" line by line), so multi-line programs live in files.
 # name | policy ("" = default) | command
 RUNS=(
-	"torch-train||python3 -c $TRAIN"
-	"torch-infer||python3 -c $INFER"
-	"torch-train-example|policy/pytorch-training.policy|python3 -c $TRAIN"
-	"torch-infer-example|policy/inference-server.policy|python3 -c $INFER"
+	"torch-train||python3 tests/gpu/torch_train.py"
+	"torch-infer||python3 tests/gpu/torch_infer.py"
+	"torch-train-example|policy/pytorch-training.policy|python3 tests/gpu/torch_train.py"
+	"torch-infer-example|policy/inference-server.policy|python3 tests/gpu/torch_infer.py"
 	"nvidia-smi||nvidia-smi"
 	"jax||python3 -c $JAX"
 	"cupy||python3 -c $CUPY"
@@ -66,7 +56,7 @@ for r in "${RUNS[@]}"; do
 	refused=$(grep -cE '"reason":"((class|control) (not allowed by the policy|unknown to gpusandbox)|escape unknown)' "$OUT/$name.jsonl")
 	log "== $name (${policy:-default policy}): exit $rc, policy refusals $refused"
 	grep -oE '"(class|control)":"[^"]*","[a-z_]*name":"[^"]*"' "$OUT/$name.jsonl" | sort | uniq -c |
-		sed 's/^/   refused /' | tee -a "$S"
+		sed 's/^/   audited /' | tee -a "$S"
 	log "   classes: $(grep -oE 'class=0x[0-9a-f]+( [A-Z0-9_]+)?' "$OUT/$name.trace" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 	log "   controls: $(grep -oE 'cmd=0x[0-9a-f]+( [A-Za-z0-9_]+)?' "$OUT/$name.trace" | sort -u | cut -d= -f2 | tr '\n' ' ')"
 	log "   engine records: $(grep -c '"resource":"video\.' "$OUT/$name.jsonl")"
