@@ -2,7 +2,20 @@
 #ifndef GPUSANDBOX_H
 #define GPUSANDBOX_H
 
+#include <stdint.h>
+#include <time.h>
+
 #define GPUSANDBOX_VERSION "0.1.0"
+#define GS_NS_PER_S 1000000000ull
+
+/* CLOCK_MONOTONIC in nanoseconds: the one clock the supervisor times
+ * things with (profiles, channel ages, the duty cycle). */
+static inline uint64_t gs_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
 
 /* Exit statuses of gpusandbox's own failures, as env(1) and timeout(1). */
 enum gs_exit {

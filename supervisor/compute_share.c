@@ -49,11 +49,11 @@
 
 #include "compute_share.h"
 #include "exec_int.h"
+#include "gpusandbox.h"
 #include "rm_own.h"
 #include "sandbox.h"
 
 #define NS_PER_MS 1000000ull
-#define NS_PER_S  1000000000ull
 /* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
  * driver takes a utilization sample every ~200 ms, a multiple of the
  * usual periods: with a fixed period every sample would land at the same
@@ -92,16 +92,9 @@
 #define OWN_HANDLE_BASE 0xc5d00000u   /* device/subdevice handles in our client */
 #define PERCENT 100.0
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_until(uint64_t t)
 {
-	struct timespec ts = { (time_t)(t / NS_PER_S), (long)(t % NS_PER_S) };
+	struct timespec ts = { (time_t)(t / GS_NS_PER_S), (long)(t % GS_NS_PER_S) };
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
@@ -346,7 +339,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
 		return false;
 	}
-	n = ledger_list_channels(&sb->ledger, gpu, now_ns(), SETTLE_MS * NS_PER_MS, cs->chans,
+	n = ledger_list_channels(&sb->ledger, gpu, gs_monotonic_ns(), SETTLE_MS * NS_PER_MS, cs->chans,
 	                         cs->cap_chans);
 	/* Keep the channels this toggle is about, then take them client by
 	 * client (a control names channels of clients on its own file). Off
@@ -387,7 +380,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 	/* A file no workload task holds by the fd we know: it may be on its
 	 * way out (process exit), or hidden (passed away, or kept only by a
 	 * mapping). Past the grace period the cap is lost. */
-	uint64_t t = now_ns();
+	uint64_t t = gs_monotonic_ns();
 	if (!cs->unreachable_since_ns)
 		cs->unreachable_since_ns = t;
 	if (t - cs->unreachable_since_ns < UNREACHABLE_GRACE_MS * NS_PER_MS)
@@ -513,7 +506,7 @@ static void read_samples(struct gs_compute_share *cs, int gpu)
 			newest = s->timestamp_ns;
 		g->win_n++;
 		if (!sample_is_ours(cs->sb, s->gr.proc_id) && s->gr.util)
-			g->contended_until = now_ns() + CONTENDED_HOLD_MS * NS_PER_MS;
+			g->contended_until = gs_monotonic_ns() + CONTENDED_HOLD_MS * NS_PER_MS;
 		if (sample_is_ours(cs->sb, s->gr.proc_id))
 			g->win_util += (double)(s->gr.util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL
 			                                                            : s->gr.util) /
@@ -575,10 +568,10 @@ static void *duty_cycle_thread(void *arg)
 	struct gs_compute_share *cs = arg;
 	struct gs_sandbox *sb = cs->sb;
 	const uint64_t base_period = (uint64_t)cs->period_ms * NS_PER_MS;
-	uint64_t next_window = now_ns() + WINDOW_MS * NS_PER_MS;
+	uint64_t next_window = gs_monotonic_ns() + WINDOW_MS * NS_PER_MS;
 
 	while (!atomic_load(&cs->stop)) {
-		uint64_t t0 = now_ns(), off_at[GS_MAX_GPUS];
+		uint64_t t0 = gs_monotonic_ns(), off_at[GS_MAX_GPUS];
 		const uint64_t period = jittered_period(cs, base_period);
 		uint32_t counts[GS_MAX_GPUS];
 		bool ok = true;
@@ -624,7 +617,7 @@ static void *duty_cycle_thread(void *arg)
 			pthread_mutex_unlock(&sb->lock);
 		}
 
-		uint64_t t = now_ns();
+		uint64_t t = gs_monotonic_ns();
 		if (t >= next_window && !atomic_load(&cs->stop)) {
 			pthread_mutex_lock(&sb->lock);
 			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
@@ -678,7 +671,7 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_er
 	cs->percent = sb->quota.sm_percent;
 	cs->period_ms = sb->quota.sm_period_ms;
 	cs->debug = dbg && *dbg == '1';
-	cs->rng = now_ns() | 1u;
+	cs->rng = gs_monotonic_ns() | 1u;
 	cs->mechanism = mechanism_from_env();
 	cs->samples = malloc(sizeof(*cs->samples));
 	if (!cs->samples)

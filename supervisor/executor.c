@@ -37,6 +37,7 @@
 #include "rm_tables.h"
 #include "sandbox.h"
 #include "exec_int.h"
+#include "gpusandbox.h"
 
 /* ---- RM_ALLOC ------------------------------------------------------------ */
 
@@ -677,16 +678,9 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 	return abi;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void gs_execute_ioctl(struct gs_sandbox *sb)
 {
-	uint64_t t0 = sb->profile ? mono_ns() : 0;
+	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &sb->req->data;
 	struct call c = { .sb = sb, .tid = (pid_t)sb->req->pid, .dup = -1 };
 	struct answer a;
@@ -762,7 +756,7 @@ send:
 	/* Stop the clock before answering: with synchronous wake-up the
 	 * answer runs the workload on this CPU before SEND returns. */
 	if (sb->profile) {
-		sb->prof_ns[c.nr & 0xff] += mono_ns() - t0;
+		sb->prof_ns[c.nr & 0xff] += gs_monotonic_ns() - t0;
 		sb->prof_n[c.nr & 0xff]++;
 	}
 	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */

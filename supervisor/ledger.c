@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <sys/syscall.h>
 #include <linux/kcmp.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "ledger.h"
 
 #define NONE UINT32_MAX
@@ -44,13 +44,6 @@ struct ledger_obj {
 	pid_t    route_tid;
 	int      route_wfd;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t key_of(uint32_t client, uint32_t handle)
 {
@@ -279,7 +272,7 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 	/* Only the first schedule starts the settling time: a workload that
 	 * re-schedules must not keep its channels "new" forever. */
 	if (on && !o->since_ns)
-		o->since_ns = monotonic_ns();
+		o->since_ns = gs_monotonic_ns();
 	if (on)
 		l->scheduled_groups++;
 	else
@@ -546,7 +539,7 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	count_object(l, &l->objs[idx], +1);
 	/* Groups start settling when first scheduled; channels are dated. */
 	if (kind != RM_CLASS_CHANNEL_GROUP)
-		l->objs[idx].since_ns = monotonic_ns();
+		l->objs[idx].since_ns = gs_monotonic_ns();
 	if (bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS) {
 		l->objs[idx].alloc = alloc_new(l, bytes, o->gpu);
 		if (l->objs[idx].alloc == NONE)

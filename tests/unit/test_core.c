@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "gpusandbox.h"
 #include "ledger.h"
 #include "quota.h"
 #include "rm_decode.h"
@@ -426,10 +426,8 @@ static void test_ledger_channels(void)
 	struct ledger_channel ch[8];
 	uint32_t counts[GS_MAX_GPUS];
 	const uint64_t settle = 500ull * 1000 * 1000, later = 1ull << 62;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* The ledger dates objects on CLOCK_MONOTONIC: "now" is just after. */
-	const uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 1000000000ull;
+	/* The ledger dates objects on CLOCK_MONOTONIC: "now" is a second on. */
+	const uint64_t now = gs_monotonic_ns() + GS_NS_PER_S;
 
 	CHECK(ledger_init(&l) == 0);
 	CHECK(ledger_note_client(&l, CLIENT, -1) == 1);
