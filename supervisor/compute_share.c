@@ -328,14 +328,14 @@ static bool grow_channel_buffer(struct gs_compute_share *cs, uint32_t need)
 static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 {
 	struct gs_sandbox *sb = cs->sb;
-	uint32_t counts[GS_MAX_GPUS], n;
+	uint32_t n;
 	struct ledger_channel batch[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
 	bool unreachable = false;
 
 	/* Never name a client whose file is gone: its handle may be reused. */
 	gs_sandbox_reconcile(sb);
-	ledger_count_channels(&sb->ledger, counts);
-	if (!grow_channel_buffer(cs, counts[gpu])) {
+	/* The sandbox's live channel count bounds any one GPU's: no scan. */
+	if (!grow_channel_buffer(cs, sb->ledger.channels)) {
 		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
 		return false;
 	}
@@ -540,7 +540,6 @@ static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
 	g->win_util = 0;
 	g->win_n = 0;
 	g->windows++;
-	g->last_share = share;
 	if (g->windows > WARMUP_WINDOWS && share >= SM_IDLE_SHARE) {
 		g->share_sum += share;
 		g->share_n++;

@@ -35,7 +35,6 @@ struct gs_sm_gpu {
 	/* Figures for the summary. */
 	double               share_sum;
 	unsigned             share_n, windows;
-	double               last_share;
 	double               last_busy_share; /* left out of the summary's mean */
 	uint64_t             toggles;
 	double               audited_duty;

@@ -631,8 +631,6 @@ int ledger_client_route(const struct ledger *l, uint32_t h_client, struct ledger
 		return -1;
 	r->tid = l->objs[idx].route_tid;
 	r->wfd = l->objs[idx].route_wfd;
-	r->watch_epfd = l->objs[idx].watch_epfd;
-	r->watch_tfd = l->objs[idx].watch_tfd;
 	return 0;
 }
 

@@ -133,7 +133,6 @@ int ledger_max_gpu(const struct ledger *l);
 struct ledger_route {
 	pid_t tid;
 	int   wfd;
-	int   watch_epfd, watch_tfd;
 };
 
 struct ledger_channel {
