@@ -157,6 +157,14 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	}
 }
 
+/* Is this a GPFIFO_SCHEDULE that enables its group (our copy of params)? */
+static bool schedules_group(const struct nvos54 *top, const uint8_t *params, uint32_t psize)
+{
+	return top->cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE &&
+	       psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
+	       ((const struct nva06c_gpfifo_schedule_params *)(const void *)params)->enable;
+}
+
 /* Controls after which a channel may be runnable again. */
 static bool may_resume_channels(uint32_t cmd)
 {
@@ -229,12 +237,14 @@ struct answer handle_control(struct call *c)
 		return refuse_with_status(c, &top, st_off, rst, GS_VERDICT_REFUSE,
 		                          "embedded control list is not readable or too large");
 	}
+	/* A GPFIFO_SCHEDULE that enables, read from our copy, and whether its
+	 * group is scheduled already. */
+	const bool schedules = schedules_group(&top, c->sb->params, psize);
+	const bool scheduled = schedules &&
+	                       ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object);
 	/* --active-channel-groups: enabling one more scheduled group past the
 	 * limit is refused like an exhausted runlist, decided on our copy. */
-	if (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE &&
-	    psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
-	    ((const struct nva06c_gpfifo_schedule_params *)(const void *)c->sb->params)->enable &&
-	    !ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object) &&
+	if (schedules && !scheduled &&
 	    c->sb->ledger.scheduled_groups >= c->sb->quota.active_channel_groups) {
 		note_count(c, "scheduled_channel_groups", c->sb->ledger.scheduled_groups,
 		           c->sb->ledger.scheduled_groups, c->sb->quota.active_channel_groups);
@@ -245,10 +255,7 @@ struct answer handle_control(struct call *c)
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back
 	 * on in an off phase. Answered as done, without the driver. */
-	if (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE && c->sb->sm &&
-	    psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
-	    ((const struct nva06c_gpfifo_schedule_params *)(const void *)c->sb->params)->enable &&
-	    ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object)) {
+	if (scheduled && c->sb->sm) {
 		restore_embedded(c, ci, rel, false);
 		top.status = NV_OK;
 		return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), 0, NV_OK);
