@@ -11,14 +11,14 @@
  * ioctl must be trapped and decoded like a native one. */
 static struct gs_abi abis[] = {
 #if defined(__x86_64__)
-	{ "x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, false, -1 },
-	{ "i386",   SCMP_ARCH_X86,    AUDIT_ARCH_I386,   true,  -1 },
+	{ "x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, false, -1, -1, -1, false },
+	{ "i386",   SCMP_ARCH_X86,    AUDIT_ARCH_I386,   true,  -1, -1, -1, true },
 	/* x32 shares AUDIT_ARCH_X86_64 and marks its syscall numbers with
 	 * __X32_SYSCALL_BIT; libseccomp only generates x32 rules if asked. */
-	{ "x32",    SCMP_ARCH_X32,    AUDIT_ARCH_X86_64, true,  -1 },
+	{ "x32",    SCMP_ARCH_X32,    AUDIT_ARCH_X86_64, true,  -1, -1, -1, false },
 #elif defined(__aarch64__)
-	{ "aarch64", SCMP_ARCH_AARCH64, AUDIT_ARCH_AARCH64, false, -1 },
-	{ "arm",     SCMP_ARCH_ARM,     AUDIT_ARCH_ARM,     true,  -1 },
+	{ "aarch64", SCMP_ARCH_AARCH64, AUDIT_ARCH_AARCH64, false, -1, -1, -1, false },
+	{ "arm",     SCMP_ARCH_ARM,     AUDIT_ARCH_ARM,     true,  -1, -1, -1, false },
 #else
 #error "gpusandbox: add this architecture's ABIs to arch/arch.c"
 #endif
@@ -34,12 +34,21 @@ struct gs_abi *gs_abi_at(unsigned i)
 	return i < gs_abi_count() ? &abis[i] : NULL;
 }
 
+/* A syscall the ABI does not have resolves to a negative pseudo number. */
+static int resolve_optional(uint32_t arch, const char *name)
+{
+	int nr = seccomp_syscall_resolve_name_arch(arch, name);
+	return nr < 0 ? -1 : nr;
+}
+
 int gs_abi_resolve(void)
 {
 	for (unsigned i = 0; i < gs_abi_count(); i++) {
 		abis[i].ioctl_nr = seccomp_syscall_resolve_name_arch(abis[i].scmp_arch, "ioctl");
 		if (abis[i].ioctl_nr == __NR_SCMP_ERROR)
 			return -1;
+		abis[i].mmap_nr = resolve_optional(abis[i].scmp_arch, "mmap");
+		abis[i].mmap2_nr = resolve_optional(abis[i].scmp_arch, "mmap2");
 	}
 	return 0;
 }

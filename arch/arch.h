@@ -17,7 +17,18 @@ struct gs_abi {
 	uint32_t    audit_arch;   /* AUDIT_ARCH_* as seen in seccomp_data.arch */
 	bool        ptr32;        /* pointers (and ioctl arg) are 32-bit */
 	int         ioctl_nr;     /* resolved at start-up from libseccomp */
+	/* mmap in its forms (-1 where the ABI lacks it), resolved with
+	 * ioctl_nr. "mmap" takes its six arguments in registers, the offset
+	 * in bytes, except where old_mmap is set: i386's "mmap" is the old
+	 * call whose arguments are a struct in the caller's memory. "mmap2"
+	 * takes the offset in 4096-byte units. */
+	int         mmap_nr;
+	int         mmap2_nr;
+	bool        old_mmap;
 };
+
+/* mmap2's offset unit on every ABI that has it (i386, arm). */
+#define GS_MMAP2_UNIT 4096u
 
 /* The ABIs of the build's native architecture, native first. */
 unsigned gs_abi_count(void);

@@ -375,6 +375,7 @@ enum nv_status_code {
 	NV_OK                          = 0x00000000,
 	NV_ERR_INSUFFICIENT_RESOURCES  = 0x0000001A,
 	NV_ERR_INSUFFICIENT_PERMISSIONS = 0x0000001B,
+	NV_ERR_INVALID_ADDRESS         = 0x0000001E,
 	NV_ERR_INVALID_ARGUMENT        = 0x0000001F,
 	NV_ERR_INVALID_CLASS           = 0x00000022,
 	NV_ERR_INVALID_CLIENT          = 0x00000023,
@@ -595,5 +596,41 @@ _Static_assert(offsetof(struct nv2080_perfmon_util_samples_v2, samples) == 16, "
 #define UVM_FREE                       34u
 #define UVM_MIGRATE                    51u
 #define UVM_CREATE_EXTERNAL_RANGE      73u
+#define UVM_PAGEABLE_MEM_ACCESS        39u
+#define UVM_ALLOC_SEMAPHORE_POOL       68u
+#define UVM_VALIDATE_VA_RANGE          72u
+
+/* UVM_INITIALIZE: flags 0 asks for the most a VA space can have (the flags
+ * only take features away: DISABLE_HMM 0x1, MULTI_PROCESS_SHARING 0x2). */
+struct uvm_initialize_params {
+	uint64_t    flags;
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct uvm_initialize_params) == 16, "UVM_INITIALIZE_PARAMS size");
+_Static_assert(offsetof(struct uvm_initialize_params, rm_status) == 8, "UVM_INITIALIZE rmStatus");
+
+/* UVM_PAGEABLE_MEM_ACCESS: may the GPUs of this VA space reach pageable
+ * (malloc'd) memory, through HMM or ATS? */
+struct uvm_pageable_mem_access_params {
+	uint8_t     pageable_mem_access;  /* NvBool */
+	uint8_t     pad[3];
+	nv_status_t rm_status;
+};
+_Static_assert(sizeof(struct uvm_pageable_mem_access_params) == 8, "PAGEABLE_MEM_ACCESS size");
+_Static_assert(offsetof(struct uvm_pageable_mem_access_params, rm_status) == 4,
+               "PAGEABLE_MEM_ACCESS rmStatus");
+
+/* UVM_VALIDATE_VA_RANGE: NV_OK iff the VA space has a range of exactly
+ * [base, base + length), of any type. */
+struct uvm_validate_va_range_params {
+	uint64_t    base;
+	uint64_t    length;
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct uvm_validate_va_range_params) == 24, "VALIDATE_VA_RANGE size");
+_Static_assert(offsetof(struct uvm_validate_va_range_params, rm_status) == 16,
+               "VALIDATE_VA_RANGE rmStatus");
 
 #endif /* GPUSANDBOX_NVRM_ABI_H */

@@ -136,6 +136,8 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 	for (unsigned e = 0; e < GS_ENGINE_N; e++)
 		if (q->engines[e] != GS_COUNT_UNLIMITED)
 			fprintf(f, "%s = %u\n", engine_keys[e], q->engines[e]);
+	if (q->managed != GS_MANAGED_ALLOW_UNACCOUNTED)
+		fprintf(f, "managed = %s\n", gs_managed_name(q->managed));
 }
 
 static void write_groups(FILE *f, uint32_t groups)

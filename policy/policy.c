@@ -250,6 +250,17 @@ static int key_sm_period(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static int key_managed(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_parse_managed(v, &ps->p->quota.managed) < 0)
+		return fail_at(ps, s->value_at, "invalid managed-memory mode '%s' (deny or allow-unaccounted)", v);
+	return 0;
+}
+
 static int key_channels(struct parser *ps, const struct stmt *s)
 {
 	return set_count(ps, s, &ps->p->quota.channels, false);
@@ -413,6 +424,7 @@ static const struct key_def keys[] = {
 	{ "mem", key_mem, false },
 	{ "sm", key_sm, false },
 	{ "sm-period", key_sm_period, false },
+	{ "managed", key_managed, false },
 	{ "channels", key_channels, false },
 	{ "channel-groups", key_groups, false },
 	{ "active-channel-groups", key_active, false },

@@ -25,6 +25,7 @@ void gs_quota_init(struct gs_quota *q)
 		q->mem_gpu[g] = GS_MEM_GPU_UNSET;
 	for (unsigned e = 0; e < GS_ENGINE_N; e++)
 		q->engines[e] = GS_COUNT_UNLIMITED;
+	q->managed = GS_MANAGED_ALLOW_UNACCOUNTED;
 }
 
 bool gs_quota_has_mem(const struct gs_quota *q)
@@ -153,6 +154,26 @@ int gs_parse_percent(const char *s, uint32_t *out)
 int gs_parse_period_ms(const char *s, uint32_t *out)
 {
 	return parse_bounded(s, "ms", GS_SM_PERIOD_MIN_MS, GS_SM_PERIOD_MAX_MS, out);
+}
+
+static const char *const managed_names[] = {
+	[GS_MANAGED_ALLOW_UNACCOUNTED] = "allow-unaccounted",
+	[GS_MANAGED_DENY] = "deny",
+};
+
+int gs_parse_managed(const char *s, enum gs_managed *out)
+{
+	for (unsigned m = 0; m < sizeof(managed_names) / sizeof(managed_names[0]); m++)
+		if (strcmp(s, managed_names[m]) == 0) {
+			*out = (enum gs_managed)m;
+			return 0;
+		}
+	return -1;
+}
+
+const char *gs_managed_name(enum gs_managed m)
+{
+	return (unsigned)m < sizeof(managed_names) / sizeof(managed_names[0]) ? managed_names[m] : "?";
 }
 
 static int suffix_shift(const char *suffix, unsigned *shift)

@@ -20,6 +20,14 @@
 /* gs_quota.mem_gpu[g] when the GPU has no value of its own. */
 #define GS_MEM_GPU_UNSET 0u
 
+/* What the sandbox does with managed (UVM) memory, which RM never sees:
+ * cudaMallocManaged maps /dev/nvidia-uvm, and UVM then takes GPU pages on
+ * fault or migration (SECURITY.md, "Managed (UVM) memory"). */
+enum gs_managed {
+	GS_MANAGED_ALLOW_UNACCOUNTED = 0,  /* the default: allowed, not counted */
+	GS_MANAGED_DENY,                   /* no managed ranges at all */
+};
+
 /* Video engines whose live objects a sandbox may cap (video.* keys). */
 enum gs_engine {
 	GS_ENGINE_NONE = -1,
@@ -59,6 +67,8 @@ struct gs_quota {
 	 * sandbox, by enum gs_engine; GS_COUNT_UNLIMITED when not set. 0 is a
 	 * valid cap: none at all. */
 	uint32_t engines[GS_ENGINE_N];
+	/* Managed memory: --managed, policy key managed. */
+	enum gs_managed managed;
 };
 
 /* The video memory quota of one GPU: its own value, else mem_per_gpu. */
@@ -101,6 +111,12 @@ int gs_parse_percent(const char *s, uint32_t *out);
 /* Parses a duty-cycle period in milliseconds (GS_SM_PERIOD_MIN_MS ..
  * GS_SM_PERIOD_MAX_MS), "ms" suffix optional. */
 int gs_parse_period_ms(const char *s, uint32_t *out);
+
+/* Parses "deny" or "allow-unaccounted". */
+int gs_parse_managed(const char *s, enum gs_managed *out);
+
+/* The policy-file spelling of a managed-memory mode. */
+const char *gs_managed_name(enum gs_managed m);
 
 /* Formats bytes for humans ("4.00 GiB"). */
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);

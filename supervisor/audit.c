@@ -142,7 +142,8 @@ static int emit(struct gs_audit *a, json_object *o)
 	return 0;
 }
 
-int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota)
+int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
+                   const char *managed)
 {
 	json_object *o = record_new(a, "start");
 	json_object *cmd = json_object_new_array();
@@ -156,6 +157,8 @@ int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t
 		json_object_object_add(o, "quota", NULL);
 	else
 		add_u64(o, "quota", mem_quota);
+	/* What the quota does not see, said where a reviewer starts reading. */
+	json_object_object_add(o, "managed", json_object_new_string(managed));
 	return emit(a, o);
 }
 
@@ -207,6 +210,9 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 			json_object_object_add(o, "quota", NULL);
 		else
 			add_u64(o, "quota", d->quota);
+	} else if (d->resource) {
+		/* A refusal about a resource with no count (managed memory). */
+		json_object_object_add(o, "resource", json_object_new_string(d->resource));
 	}
 	if (d->reason)
 		json_object_object_add(o, "reason", json_object_new_string(d->reason));

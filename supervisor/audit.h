@@ -80,7 +80,8 @@ struct gs_sm_adjust {
 int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err);
 void gs_audit_close(struct gs_audit *a);
 
-int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota);
+int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
+                   const char *managed);
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
 /* peak/usage arrays are indexed by GPU, n_gpus entries. */
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,

@@ -37,6 +37,7 @@
 #include "rm_tables.h"
 #include "sandbox.h"
 #include "exec_int.h"
+#include "exec_managed.h"
 #include "gpusandbox.h"
 
 /* ---- RM_ALLOC ------------------------------------------------------------ */
@@ -669,16 +670,18 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 #if defined(__x86_64__)
 	/* x32 shares the x86_64 audit arch; its numbers carry the x32 bit. */
 	if (abi && data->arch == gs_abi_at(0)->audit_arch && (data->nr & __X32_SYSCALL_BIT)) {
-		for (unsigned i = 0; i < gs_abi_count(); i++)
-			if (gs_abi_at(i)->ioctl_nr == data->nr)
-				return gs_abi_at(i);
+		for (unsigned i = 0; i < gs_abi_count(); i++) {
+			const struct gs_abi *x = gs_abi_at(i);
+			if (x->ioctl_nr == data->nr || gs_abi_is_mmap(x, (uint32_t)data->nr))
+				return x;
+		}
 		return NULL;
 	}
 #endif
 	return abi;
 }
 
-void gs_execute_ioctl(struct gs_sandbox *sb)
+void gs_execute_notification(struct gs_sandbox *sb)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &sb->req->data;
@@ -689,8 +692,13 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 
 	c.d.gpu = LEDGER_NO_GPU;
 	c.abi = abi_of(data);
-	/* The filter traps only ioctl; anything else here is a filter bug, and
-	 * a bug must not let a call through. */
+	/* managed = deny traps mmap calls shaped like a UVM mapping. */
+	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
+		a = handle_uvm_mmap(&c, data);
+		goto decided;
+	}
+	/* Otherwise the filter traps only ioctl; anything else here is a
+	 * filter bug, and a bug must not let a call through. */
 	if (!c.abi || data->nr != c.abi->ioctl_nr) {
 		a = answer_errno(ENOSYS);
 		goto send;
@@ -735,6 +743,7 @@ void gs_execute_ioctl(struct gs_sandbox *sb)
 	} else {
 		a = e->action == RM_ACT_XFER ? handle_xfer(&c) : dispatch(&c, e);
 	}
+decided:
 	if (a.kind == ANSWER_NONE)
 		goto done;
 	count_verdict(sb, &c, &a);

@@ -31,38 +31,122 @@
 /* Masks the request word down to _IOC_NR. */
 #define IOCTL_NR_MASK 0xffu
 
-static scmp_filter_ctx build_filter(struct gs_error *err)
+/* The shape of an mmap that /dev/nvidia-uvm accepts (uvm_mmap in the 580
+ * driver): a shared mapping (VM_SHARED) with read and write access, at an
+ * offset equal to its own address. Its address can never be 0 for the
+ * workload (below mmap_min_addr, which needs CAP_SYS_RAWIO), so neither can
+ * the offset. RM's own mmaps of /dev/nvidia* always use offset 0, and
+ * anonymous mappings never look at the fd, so neither is trapped. The
+ * offset must not be compared with the address: without MAP_FIXED the
+ * kernel picks the address, and a workload can predict where.
+ * PROT_WRITE alone is enough to trap (VM_READ is tested by the driver, not
+ * by us), which errs towards trapping. */
+#define MMAP_TYPE_AND_ANON (MAP_TYPE | MAP_ANONYMOUS)
+
+static int add_uvm_mmap_rules(scmp_filter_ctx ctx, int syscall, struct gs_error *err)
+{
+	static const unsigned shared_types[] = { MAP_SHARED, MAP_SHARED_VALIDATE };
+
+	for (size_t i = 0; i < sizeof(shared_types) / sizeof(shared_types[0]); i++) {
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, syscall, 3,
+		                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_WRITE, PROT_WRITE),
+		                          SCMP_A3(SCMP_CMP_MASKED_EQ, MMAP_TYPE_AND_ANON, shared_types[i]),
+		                          SCMP_A5(SCMP_CMP_NE, 0));
+		if (rc < 0)
+			return gs_fail(err, -rc, "seccomp_rule_add(mmap shape %zu)", i);
+	}
+	return 0;
+}
+
+/* managed = deny: every mmap form the ABI has. i386's old mmap passes its
+ * arguments in memory, where the filter cannot see them: it is trapped
+ * whole (and refused, see exec_managed.c). */
+static int add_mmap_rules(scmp_filter_ctx ctx, const struct gs_abi *abi, struct gs_error *err)
+{
+	int rc;
+
+	if (abi->mmap_nr >= 0) {
+		if (abi->old_mmap) {
+			rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(mmap), 0);
+			if (rc < 0)
+				return gs_fail(err, -rc, "seccomp_rule_add(old mmap)");
+		} else if (add_uvm_mmap_rules(ctx, SCMP_SYS(mmap), err) < 0) {
+			return -1;
+		}
+	}
+	if (abi->mmap2_nr >= 0 && add_uvm_mmap_rules(ctx, SCMP_SYS(mmap2), err) < 0)
+		return -1;
+	return 0;
+}
+
+/* One ABI's rules in a context of its own: libseccomp adds a rule to every
+ * architecture of a context, and i386's "mmap" needs other rules than
+ * x86_64's. The contexts are merged afterwards. */
+static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
+                                        const struct gs_filter_opts *opts, struct gs_error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	size_t n;
 	const uint8_t *escapes = rm_trapped_escapes(&n);
+	int rc;
 
 	if (!ctx) {
 		gs_fail(err, ENOMEM, "seccomp_init");
 		return NULL;
 	}
-	/* A syscall from an ABI we did not add is killed (libseccomp's default
-	 * bad-arch action), so adding every ABI is what keeps compat ioctls
-	 * from slipping past. */
-	for (unsigned i = 0; i < gs_abi_count(); i++) {
-		const struct gs_abi *abi = gs_abi_at(i);
-		int rc = seccomp_arch_add(ctx, abi->scmp_arch);
-		if (rc < 0 && rc != -EEXIST) {
+	if (!native) {
+		rc = seccomp_arch_add(ctx, abi->scmp_arch);
+		if (rc == 0)
+			rc = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE);
+		if (rc < 0) {
 			gs_fail(err, -rc, "seccomp_arch_add(%s)", abi->name);
 			goto fail;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		int rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
-		                          SCMP_A1(SCMP_CMP_MASKED_EQ, IOCTL_NR_MASK, escapes[i]));
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
+		                      SCMP_A1(SCMP_CMP_MASKED_EQ, IOCTL_NR_MASK, escapes[i]));
 		if (rc < 0) {
 			gs_fail(err, -rc, "seccomp_rule_add(ioctl nr 0x%02x)", escapes[i]);
 			goto fail;
 		}
 	}
+	if (opts->trap_uvm_mmap && add_mmap_rules(ctx, abi, err) < 0)
+		goto fail;
 	return ctx;
 fail:
 	seccomp_release(ctx);
+	return NULL;
+}
+
+static scmp_filter_ctx build_filter(const struct gs_filter_opts *opts, struct gs_error *err)
+{
+	scmp_filter_ctx ctx = NULL;
+
+	/* A syscall from an ABI we did not add is killed (libseccomp's default
+	 * bad-arch action), so adding every ABI is what keeps compat ioctls
+	 * from slipping past. The first ABI is the native one. */
+	for (unsigned i = 0; i < gs_abi_count(); i++) {
+		scmp_filter_ctx one = build_abi_filter(gs_abi_at(i), i == 0, opts, err);
+		int rc;
+
+		if (!one)
+			goto fail;
+		if (!ctx) {
+			ctx = one;
+			continue;
+		}
+		rc = seccomp_merge(ctx, one); /* consumes one on success */
+		if (rc < 0) {
+			seccomp_release(one);
+			gs_fail(err, -rc, "seccomp_merge(%s)", gs_abi_at(i)->name);
+			goto fail;
+		}
+	}
+	return ctx;
+fail:
+	if (ctx)
+		seccomp_release(ctx);
 	return NULL;
 }
 
@@ -97,10 +181,10 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog, struct gs_er
 	return 0;
 }
 
-int gs_filter_install(struct gs_error *err)
+int gs_filter_install(const struct gs_filter_opts *opts, struct gs_error *err)
 {
 	struct sock_fprog prog = { 0 };
-	scmp_filter_ctx ctx = build_filter(err);
+	scmp_filter_ctx ctx = build_filter(opts, err);
 	long fd;
 
 	if (!ctx)
@@ -125,9 +209,9 @@ int gs_filter_install(struct gs_error *err)
 	return (int)fd;
 }
 
-int gs_filter_dump(int fd, struct gs_error *err)
+int gs_filter_dump(int fd, const struct gs_filter_opts *opts, struct gs_error *err)
 {
-	scmp_filter_ctx ctx = build_filter(err);
+	scmp_filter_ctx ctx = build_filter(opts, err);
 	int rc;
 
 	if (!ctx)

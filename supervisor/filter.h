@@ -5,14 +5,23 @@
 #ifndef GPUSANDBOX_FILTER_H
 #define GPUSANDBOX_FILTER_H
 
+#include <stdbool.h>
+
 #include "gs_error.h"
+
+/* What the filter traps beyond the RM escapes. */
+struct gs_filter_opts {
+	/* managed = deny: the mmap calls that could map /dev/nvidia-uvm
+	 * (see uvm_mmap_shape_rules in filter.c). */
+	bool trap_uvm_mmap;
+};
 
 /* Builds the filter and loads it in the calling process with a new listener.
  * The caller must have set NO_NEW_PRIVS. Returns the listener fd or -1. */
-int gs_filter_install(struct gs_error *err);
+int gs_filter_install(const struct gs_filter_opts *opts, struct gs_error *err);
 
 /* Writes the filter's BPF in libseccomp's pseudo-filter form to fd
  * (for --dump-filter and tests). */
-int gs_filter_dump(int fd, struct gs_error *err);
+int gs_filter_dump(int fd, const struct gs_filter_opts *opts, struct gs_error *err);
 
 #endif

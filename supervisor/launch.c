@@ -102,7 +102,7 @@ static void report_and_exit(int sock, int stage, const struct gs_error *err, int
 	_exit(code);
 }
 
-static void child_main(int sock, pid_t parent, char *const argv[])
+static void child_main(int sock, pid_t parent, char *const argv[], const struct gs_filter_opts *opts)
 {
 	struct gs_error err = { 0 };
 	sigset_t none;
@@ -128,7 +128,7 @@ static void child_main(int sock, pid_t parent, char *const argv[])
 		report_and_exit(sock, STAGE_SETUP, &err, GS_EXIT_ERROR);
 	/* 4. The filter is inherited by every descendant and cannot be
 	 *    removed: the quota covers fork, exec, threads and subprocesses. */
-	listener = gs_filter_install(&err);
+	listener = gs_filter_install(opts, &err);
 	if (listener < 0)
 		report_and_exit(sock, STAGE_SETUP, &err, GS_EXIT_ERROR);
 	/* 5. Hand the listener over and keep no copy: the workload must not
@@ -147,7 +147,8 @@ static void child_main(int sock, pid_t parent, char *const argv[])
 	                errno == ENOENT ? GS_EXIT_NOT_FOUND : GS_EXIT_CANNOT_EXEC);
 }
 
-int gs_launch(char *const argv[], struct gs_child *child, int *exit_code, struct gs_error *err)
+int gs_launch(char *const argv[], const struct gs_filter_opts *opts, struct gs_child *child,
+              int *exit_code, struct gs_error *err)
 {
 	int sv[2];
 	pid_t parent = getpid(), pid;
@@ -168,7 +169,7 @@ int gs_launch(char *const argv[], struct gs_child *child, int *exit_code, struct
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		child_main(sv[1], parent, argv);
+		child_main(sv[1], parent, argv, opts);
 	}
 	close(sv[1]);
 	child->pid = pid;

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include "filter.h"
 #include "gs_error.h"
 
 struct gs_child {
@@ -18,7 +19,8 @@ struct gs_child {
 /* Forks the workload: it sets PDEATHSIG, NO_NEW_PRIVS, drops capabilities,
  * installs the filter, hands its listener over SCM_RIGHTS and execs argv.
  * Returns 0, or -1 with err set and *exit_code one of GS_EXIT_*. */
-int gs_launch(char *const argv[], struct gs_child *child, int *exit_code, struct gs_error *err);
+int gs_launch(char *const argv[], const struct gs_filter_opts *opts, struct gs_child *child,
+              int *exit_code, struct gs_error *err);
 
 /* Drops CAP_SYS_ADMIN and CAP_SYS_NICE from the supervisor (all sets and
  * the bounding set) and checks they are gone. The driver judges privilege

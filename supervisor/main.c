@@ -21,6 +21,7 @@
 #include "audit.h"
 #include "compute_share.h"
 #include "gpusandbox.h"
+#include "exec_managed.h"
 #include "launch.h"
 #include "policy.h"
 #include "filter.h"
@@ -78,6 +79,11 @@ static const char usage_text[] =
 	"                     the driver's measured utilization\n"
 	"  --sm-period MS     duty-cycle period for --sm, 5-1000 ms (default 20);\n"
 	"                     shorter keeps latency lower, longer is more exact\n"
+	"  --managed MODE     managed (UVM) memory, which the driver does not count\n"
+	"                     per process: allow-unaccounted (the default) lets\n"
+	"                     it run outside --mem; deny refuses every managed\n"
+	"                     allocation (CUDA: cudaErrorNotPermitted) and needs\n"
+	"                     a driver without pageable memory access (HMM/ATS)\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
 	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e...;\n"
 	"                     enforced in the driver's calls, not by environment\n"
@@ -142,7 +148,7 @@ static void load_policy(struct options *o, const char *path)
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD,
+	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
 	       /* The policy file (issue #5). */
 	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN };
 	static const struct option longopts[] = {
@@ -154,6 +160,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
 		{ "sm", required_argument, NULL, OPT_SM },
 		{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
+		{ "managed", required_argument, NULL, OPT_MANAGED },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 		{ "learn", required_argument, NULL, OPT_LEARN },
@@ -238,6 +245,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_SM_PERIOD:
 			if (gs_parse_period_ms(optarg, &o->quota.sm_period_ms) < 0)
 				die_usage("invalid --sm-period '%s' (milliseconds, 5-1000)", optarg);
+			break;
+		case OPT_MANAGED:
+			if (gs_parse_managed(optarg, &o->quota.managed) < 0)
+				die_usage("invalid --managed mode '%s' (deny or allow-unaccounted)", optarg);
 			break;
 		case OPT_TRACE:
 			o->trace = true;
@@ -376,17 +387,20 @@ int main(int argc, char **argv)
 	struct gs_sandbox_config cfg = { 0 };
 	struct gs_child child = { -1, -1 };
 	struct gs_learn *learn = NULL;
+	struct gs_filter_opts filter_opts = { 0 };
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false;
 
 	parse_options(argc, argv, &o);
+	filter_opts.trap_uvm_mmap = o.quota.managed == GS_MANAGED_DENY;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");
 		return GS_EXIT_ERROR;
 	}
 	if (o.dump_filter)
-		return gs_filter_dump(STDOUT_FILENO, &err) < 0 ? (report(&err, NULL), GS_EXIT_ERROR) : 0;
+		return gs_filter_dump(STDOUT_FILENO, &filter_opts, &err) < 0 ? (report(&err, NULL), GS_EXIT_ERROR)
+		                                                             : 0;
 
 	/* The learned file's limits are the ones given, UUIDs unresolved; a
 	 * file we could not write at the end is our error now, not after the
@@ -428,7 +442,12 @@ int main(int argc, char **argv)
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (gs_drop_supervisor_privileges(&err) < 0)
 		return report(&err, &audit), GS_EXIT_ERROR;
-	if (gs_launch(o.argv, &child, &code, &err) < 0) {
+	/* managed = deny must hold for every way into GPU memory UVM has; if
+	 * the driver gives GPUs pageable memory, it cannot, and nothing
+	 * starts. */
+	if (o.quota.managed == GS_MANAGED_DENY && gs_managed_check_host(gs_find_uvm_major(), &err) < 0)
+		return report(&err, &audit), GS_EXIT_ERROR;
+	if (gs_launch(o.argv, &filter_opts, &child, &code, &err) < 0) {
 		report(&err, &audit);
 		return code;
 	}
@@ -438,7 +457,8 @@ int main(int argc, char **argv)
 		kill_survivors(getpid());
 		return GS_EXIT_ERROR;
 	}
-	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu) < 0)
+	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
+	                                gs_managed_name(o.quota.managed)) < 0)
 		sb.audit_failed = true;
 
 	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {

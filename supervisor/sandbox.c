@@ -29,7 +29,7 @@
 #define UVM_DEVICE_NAME "nvidia-uvm"
 
 /* The uvm driver's major is dynamic; /proc/devices names it. */
-static unsigned find_uvm_major(void)
+unsigned gs_find_uvm_major(void)
 {
 	FILE *f = fopen("/proc/devices", "re");
 	char line[DEVICES_LINE], name[DEVICES_LINE];
@@ -101,7 +101,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	 * ~3 us on the GPU machines (design.md 1.11); older kernels say
 	 * EINVAL and we go on without it. */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
-	sb->uvm_major = find_uvm_major();
+	sb->uvm_major = gs_find_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	return 0;
 }
@@ -219,7 +219,7 @@ int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err)
 	sb->notifications++;
 	memset(sb->resp, 0, sb->resp_size);
 	pthread_mutex_lock(&sb->lock);
-	gs_execute_ioctl(sb);
+	gs_execute_notification(sb);
 	pthread_mutex_unlock(&sb->lock);
 	return 1;
 }

@@ -126,12 +126,16 @@ void gs_sandbox_reconcile(struct gs_sandbox *sb);
 /* Writes the summary record. */
 void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signal);
 
+/* The nvidia-uvm character major from /proc/devices; 0 if not loaded. */
+unsigned gs_find_uvm_major(void);
+
 /* Remembers the process of task tid as the creator of an RM client. */
 void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid);
 /* Did process tgid create an RM client in this sandbox? */
 bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid);
 
-/* Implemented in executor.c: decides and answers one ioctl notification. */
-void gs_execute_ioctl(struct gs_sandbox *sb);
+/* Implemented in executor.c: decides and answers one notification (an
+ * ioctl, or under managed = deny an mmap). */
+void gs_execute_notification(struct gs_sandbox *sb);
 
 #endif

@@ -67,6 +67,8 @@ TESTS=(
 	"gpus_uuid|sandbox|gpus"
 	"policy_verdicts|sandbox|policy_verdicts"
 	"engines|sandbox|engines"
+	"managed|sandbox|managed"
+	"managed_default|sandbox|managed"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -136,6 +138,7 @@ run_case() {
 	if [ "$prog" = engines ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
+	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
 		sb_gpus=(--gpus 1)
@@ -306,6 +309,31 @@ check_positive() {
 		grep -q '"reason":"video engine quota exceeded"' "$d/audit.jsonl" &&
 			grep -q '"resource":"video.decoders"' "$d/audit.jsonl" ||
 			{ why="no audit record names the engine refusal"; return 1; }
+		return 0 ;;
+	managed)
+		local k want
+		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM file_shared=OK anon_shared=OK; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+		done
+		# Not the shape of a UVM mapping: never trapped, so never EPERM.
+		for k in uvm_offset0 uvm_readonly; do
+			[ -n "$(val_of "$d" $k)" ] && [ "$(val_of "$d" $k)" != EPERM ] ||
+				{ why="$k=$(val_of "$d" $k): refused, or not tried"; return 1; }
+		done
+		if [ "$(val_of "$d" i386)" != unavailable ]; then
+			[ "$(val_of "$d" i386_mmap2)" = EPERM ] && [ "$(val_of "$d" i386_old_mmap)" = EPERM ] ||
+				{ why="i386_mmap2=$(val_of "$d" i386_mmap2) i386_old_mmap=$(val_of "$d" i386_old_mmap), want EPERM"; return 1; }
+		fi
+		[ "$(grep -c '"resource":"managed"' "$d/audit.jsonl")" -ge 3 ] &&
+			grep -q '"reason":"managed = deny: the mapping would create a managed (UVM) range"' "$d/audit.jsonl" ||
+			{ why="the refusals are not audited"; return 1; }
+		return 0 ;;
+	managed_default)
+		# allow-unaccounted: every call reaches the kernel and the fake.
+		[ "$(val_of "$d" file_shared)" = OK ] && ! grep -q '=EPERM$' "$d/out" ||
+			{ why="refused without managed = deny: $(grep -E '=' "$d/out" | tr '\n' ' ')"; return 1; }
+		! grep -q '"resource":"managed"' "$d/audit.jsonl" || { why="audited a managed refusal"; return 1; }
 		return 0 ;;
 	client_flip)
 		# Many attempts, and a held 768 MiB: the quota check above is the

@@ -134,6 +134,24 @@ expect_status "list-groups" 0 "$B" --list-groups
 	[ "$(grep -c '(default)$' "$T/out")" = 3 ] && grep -q '0xc9b0 NVC9B0_VIDEO_DECODER nvdec' "$T/out" &&
 	ok "list-groups-content" || bad "list-groups-content" "$(head -c 300 "$T/out")"
 
+# --managed: its words, the filter it asks for, and the file's key under
+# the command line's.
+expect_status "managed-bad-125" 125 "$B" --managed yes -- true
+grep -q "invalid --managed mode 'yes' (deny or allow-unaccounted)" "$T/err" ||
+	bad "managed-bad-message" "$(cat "$T/err")"
+"$B" --dump-filter >"$T/f-default" 2>&1
+"$B" --managed deny --dump-filter >"$T/f-deny" 2>&1
+printf 'managed = deny\n' >"$T/deny.policy"
+"$B" --policy "$T/deny.policy" --dump-filter >"$T/f-policy" 2>&1
+"$B" --policy "$T/deny.policy" --managed allow-unaccounted --dump-filter >"$T/f-override" 2>&1
+if ! grep -q '"mmap' "$T/f-default" && grep -q 'syscall "mmap" (' "$T/f-deny" &&
+	grep -q 'syscall "mmap2"' "$T/f-deny" && cmp -s "$T/f-deny" "$T/f-policy" &&
+	cmp -s "$T/f-default" "$T/f-override"; then ok "managed-filter"; else
+	bad "managed-filter" "default/deny/policy/override filters are not as expected"; fi
+expect_status "managed-deny-no-gpu" 0 "$B" --managed deny --audit-log "$T/m.jsonl" -- true
+python3 -c 'import json,sys; r = json.loads(open(sys.argv[1]).readline()); sys.exit(r.get("managed") != "deny")' \
+	"$T/m.jsonl" && ok "managed-in-start-record" || bad "managed-in-start-record" "$(head -c 300 "$T/m.jsonl")"
+
 # Every long option in --help is documented in the man page and vice versa.
 help_opts=$("$B" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\.(B|BI|BR) ' |

@@ -67,7 +67,7 @@ static const struct {
 	  "active-channel-groups = 1\nsm = 50\nsm-period = 40\n"
 	  "gpus = 0,2,GPU-01234567-89ab-cdef-0123-456789abcdef\n"
 	  "video.decoders = 2\nvideo.jpeg = 0\nallow = compute, video\n"
-	  "allow.class = GF100_PROFILER\n",
+	  "allow.class = GF100_PROFILER\nmanaged = deny\n",
 	  { { true, DEBUG_READ_MEMORY, true }, { false, NV01_MEMORY_LOCAL_USER, true } },
 	  2, 2 },
 };
@@ -98,6 +98,7 @@ static void check_same_quota(const struct gs_quota *a, const struct gs_quota *b)
 	for (uint32_t u = 0; u < a->n_uuids && u < b->n_uuids; u++)
 		CHECK(strcmp(a->uuids[u], b->uuids[u]) == 0);
 	CHECK(memcmp(a->engines, b->engines, sizeof(a->engines)) == 0);
+	CHECK(a->managed == b->managed);
 }
 
 /* Every class and control gpusandbox knows, and the unknown ones the

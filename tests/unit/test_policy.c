@@ -95,6 +95,35 @@ static void test_good_files(void)
 
 /* ---- bad files and their exact diagnostics ------------------------------------------ */
 
+/* managed: the default and both spellings, in the file and on the command line. */
+static void test_managed(void)
+{
+	static const struct {
+		const char     *text;
+		enum gs_managed want;
+	} cases[] = {
+		{ "", GS_MANAGED_ALLOW_UNACCOUNTED },
+		{ "managed = deny\n", GS_MANAGED_DENY },
+		{ "managed=allow-unaccounted # the default\n", GS_MANAGED_ALLOW_UNACCOUNTED },
+	};
+	enum gs_managed m = GS_MANAGED_DENY;
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct gs_policy p;
+		char diag[GS_POLICY_DIAG_MAX];
+
+		gs_policy_init(&p);
+		CHECK(gs_policy_parse("t.policy", cases[i].text, strlen(cases[i].text), &p, diag,
+		                      sizeof(diag)) == 0);
+		CHECK(p.quota.managed == cases[i].want);
+	}
+	/* The command line's parser takes the same words and no others. */
+	CHECK(gs_parse_managed("allow-unaccounted", &m) == 0 && m == GS_MANAGED_ALLOW_UNACCOUNTED);
+	CHECK(gs_parse_managed("deny", &m) == 0 && m == GS_MANAGED_DENY);
+	CHECK(gs_parse_managed("Deny", &m) < 0 && gs_parse_managed("", &m) < 0);
+	CHECK(strcmp(gs_managed_name(GS_MANAGED_DENY), "deny") == 0);
+}
+
 static void test_bad_files(void)
 {
 	static const struct {
@@ -186,6 +215,10 @@ static void test_bad_files(void)
 		  "t.policy:1:13: error: invalid period '2ms' (5..1000 ms)\n"
 		  " sm-period = 2ms\n"
 		  "             ^\n" },
+		{ "managed = yes\n",
+		  "t.policy:1:11: error: invalid managed-memory mode 'yes' (deny or allow-unaccounted)\n"
+		  " managed = yes\n"
+		  "           ^\n" },
 		{ "gpus = 1,,2\n",
 		  "t.policy:1:8: error: invalid GPU list '1,,2': expected a GPU index\n"
 		  " gpus = 1,,2\n"
@@ -400,6 +433,7 @@ static void test_tables(void)
 int main(void)
 {
 	test_good_files();
+	test_managed();
 	test_bad_files();
 	test_nul_byte();
 	test_verdicts();
