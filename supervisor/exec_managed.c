@@ -111,10 +111,13 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 		 * which a second thread can rewrite after we looked. It has had
 		 * no use since mmap2 (2.4 kernels), so it is refused whole. */
 		return refuse_mmap(c, 0, "old i386 mmap: its arguments are in memory the workload can change");
-	if (abi->ptr32)
-		len &= PTR32_MASK;
+	/* The registers as the kernel will use them: compat ABIs' arguments
+	 * arrive zero-extended, x32's are 64-bit. mmap2 counts in pages. */
 	if (abi->mmap2_nr >= 0 && data->nr == abi->mmap2_nr)
 		off = (off & PTR32_MASK) * GS_MMAP2_UNIT;
+	/* The kernel refuses an empty mapping before any driver sees it. */
+	if (len == 0)
+		return answer_continue();
 	c->wfd = (int)data->args[MMAP_ARG_FD];
 	c->dup = dup_workload_fd(c->sb, c->tid, c->wfd);
 	if (c->dup < 0)
@@ -129,7 +132,7 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	/* The kernel rounds the length up to pages; the range must match
 	 * the VMA exactly to be attached to. */
 	vma_len = round_up(len, PAGE_BYTES);
-	if (vma_len && uvm_range_exists(c->dup, off, vma_len)) {
+	if (uvm_range_exists(c->dup, off, vma_len)) {
 		c->d.reason = "attaches to an existing UVM range";
 		return answer_continue();
 	}
