@@ -70,14 +70,17 @@ static const struct group_info groups[GS_GROUP_N] = {
 		"performs a call, so allowing them only changes the refusal's source" },
 };
 
-#define M(key_, grp_) { (key_), GS_GROUP_##grp_, GS_ENGINE_NONE }
-#define E(key_, eng_) { (key_), GS_GROUP_VIDEO, GS_ENGINE_##eng_ }
+#define M(key_, grp_) { (key_), GS_GROUP_##grp_, GS_ENGINE_NONE, GS_GROUP_NONE }
+/* A member two groups need; the first is the one audit records name. */
+#define M2(key_, grp_, also_) { (key_), GS_GROUP_##grp_, GS_ENGINE_NONE, GS_GROUP_##also_ }
+#define E(key_, eng_) { (key_), GS_GROUP_VIDEO, GS_ENGINE_##eng_, GS_GROUP_NONE }
 
 /* Classes, sorted. "traced" marks the ones seen in shared/traces. */
 static const struct gs_member class_members[] = {
 	M(0x0000, COMPUTE),  /* NV01_ROOT, traced */
 	M(0x0001, COMPUTE),  /* NV01_ROOT_NON_PRIV */
-	M(0x0002, GRAPHICS), /* NV01_CONTEXT_DMA */
+	/* NV01_CONTEXT_DMA: graphics, and nvJPEG's hardware decode (H200). */
+	M2(0x0002, GRAPHICS, VIDEO),
 	M(0x0005, COMPUTE),  /* NV01_EVENT */
 	M(0x000f, P2P),      /* FABRIC_MANAGER_SESSION */
 	M(0x003e, MEMORY),   /* NV01_MEMORY_SYSTEM, traced */
@@ -230,7 +233,9 @@ static const struct gs_member control_members[] = {
 	M(0x00000101, COMPUTE), M(0x00000127, P2P), M(0x00000130, PRIVILEGED),
 	M(0x0000013a, COMPUTE), M(0x000001f0, COMPUTE), M(0x00000201, COMPUTE),
 	M(0x00000202, COMPUTE), M(0x00000205, COMPUTE), M(0x00000214, COMPUTE),
-	M(0x00000215, COMPUTE), M(0x0000021b, COMPUTE), M(0x00000279, COMPUTE),
+	M(0x00000215, COMPUTE), M(0x0000021b, COMPUTE),
+	M(0x00000275, COMPUTE), /* GET_UUID_FROM_GPU_ID, nvJPEG (H200) */
+	M(0x00000279, COMPUTE),
 	M(0x0000027b, COMPUTE), M(0x00000283, PRIVILEGED), M(0x00000288, COMPUTE),
 	M(0x00000289, COMPUTE), M(0x00000602, DEBUG), M(0x00000a04, COMPUTE),
 	M(0x00000d01, COMPUTE), M(0x00000d04, COMPUTE),
@@ -238,13 +243,18 @@ static const struct gs_member control_members[] = {
 	M(0x00003d05, P2P), M(0x00003d06, P2P), M(0x00003d08, P2P),
 	M(0x00003d0a, P2P), M(0x00003d0b, P2P), M(0x00003d0c, P2P),
 	M(0x00730120, PRIVILEGED), M(0x0073136a, GRAPHICS), M(0x00731381, GRAPHICS),
+	M(0x00800201, COMPUTE), /* CLASSLIST V1, nvJPEG (H200) */
 	M(0x00800280, COMPUTE),
 	M(0x00800288, MONITORING), /* QUERY_SW_STATE_PERSISTENCE, smi */
 	M(0x00800289, COMPUTE), M(0x00800292, COMPUTE),
+	/* GR and FIFO caps V2: read-only, nvJPEG (H200). */
+	M(0x00801109, COMPUTE),
 	M(0x00801307, COMPUTE), M(0x00801402, COMPUTE), M(0x0080170d, COMPUTE),
+	M(0x00801713, COMPUTE),
 	M(0x00801909, COMPUTE),
 	M(0x00801b01, VIDEO), M(0x00801b02, VIDEO), /* MSENC caps, not traced */
 	M(0x00801c01, VIDEO), M(0x00801c02, VIDEO), /* BSP caps, not traced */
+	M(0x00801f02, VIDEO),   /* NVJPG caps, nvJPEG (H200) */
 	/* RUSD REQUEST_DATA_POLL, smi: which telemetry the driver keeps fresh
 	 * in the read-only shared page (the same mask the 0xde alloc takes). */
 	M(0x00de0001, MONITORING),
@@ -289,9 +299,14 @@ static const struct gs_member control_members[] = {
 	M(0x20803801, COMPUTE),
 	/* Bit-15 (legacy GSS) controls: opaque bytes to the GSP, allowed only
 	 * because CUDA 13 sends exactly these while creating a context. */
-	M(0x20808159, COMPUTE), M(0x20808162, COMPUTE), M(0x20809001, COMPUTE),
+	M(0x20808159, COMPUTE), M(0x20808162, COMPUTE),
+	/* The video engines' own, seen before nvJPEG's hardware decode (H200). */
+	M(0x20808165, VIDEO),
+	M(0x20809001, COMPUTE),
 	M(0x20809009, COMPUTE), M(0x20809038, COMPUTE), M(0x20809064, COMPUTE),
-	M(0x2080a026, COMPUTE), M(0x2080a084, COMPUTE),
+	M(0x2080a026, COMPUTE),
+	M(0x2080a028, VIDEO),   /* before nvJPEG's hardware decode (H200) */
+	M(0x2080a084, COMPUTE),
 	M(0x20810108, COMPUTE),
 	M(0x402c0102, PRIVILEGED), M(0x402c0105, PRIVILEGED),
 	M(0x503c0102, COMPUTE), M(0x503c0104, COMPUTE), M(0x503c0105, COMPUTE),
@@ -302,9 +317,15 @@ static const struct gs_member control_members[] = {
 	M(0x83de031b, DEBUG), M(0x83de0326, DEBUG), M(0x83de0327, DEBUG),
 	M(0x906f0101, COMPUTE), M(0x90e60102, COMPUTE),
 	M(0xa06c0101, COMPUTE), M(0xa06c0103, COMPUTE), M(0xa06c0105, COMPUTE),
+	/* A channel's own GPFIFO_SCHEDULE and BIND to an engine: nvJPEG's
+	 * NVJPG channels have no group (H200). A scheduled channel without a
+	 * group counts against --active-channel-groups like a group. */
+	M(0xa06f0103, VIDEO), M(0xa06f0104, VIDEO),
 	M(0xa0bc0101, VIDEO),   /* NVENC session update, not traced */
 	M(0xb06f010c, DEBUG), M(0xb06f010d, DEBUG), /* engine context save/restore */
-	M(0xc36f0108, COMPUTE), M(0xcb330101, COMPUTE),
+	M(0xc36f0108, COMPUTE),
+	M(0xc36f010a, VIDEO),   /* own channel's token notifier index, nvJPEG (H200) */
+	M(0xcb330101, COMPUTE),
 };
 
 #undef M
@@ -382,14 +403,21 @@ static bool listed(const uint32_t *v, uint32_t n, uint32_t key)
 /* One verdict shape for classes and controls: explicit entries first, then
  * the group; what is in neither is refused with the driver's own status
  * for "this GPU does not do that". */
-static struct gs_rule_verdict verdict(uint32_t groups_allowed, bool explicit, enum gs_group g,
-                                      bool known, nv_status_t refusal, const char *what_unknown,
-                                      const char *what_refused)
+static bool group_allowed(uint32_t groups_allowed, unsigned g)
+{
+	return g != GS_GROUP_NONE && (groups_allowed & GS_GROUP_BIT(g));
+}
+
+static struct gs_rule_verdict verdict(uint32_t groups_allowed, bool explicit,
+                                      const struct gs_member *m, bool known, nv_status_t refusal,
+                                      const char *what_unknown, const char *what_refused)
 {
 	struct gs_rule_verdict v = { .allowed = true, .status = NV_OK };
+	enum gs_group g = m ? (enum gs_group)m->group : GS_GROUP_NONE;
 
 	v.group = g == GS_GROUP_NONE ? NULL : gs_group_name(g);
-	if (explicit || (g != GS_GROUP_NONE && (groups_allowed & GS_GROUP_BIT(g))))
+	if (explicit || (m && (group_allowed(groups_allowed, m->group) ||
+	                       group_allowed(groups_allowed, m->also))))
 		return v;
 	v.allowed = false;
 	v.status = refusal;
@@ -399,15 +427,15 @@ static struct gs_rule_verdict verdict(uint32_t groups_allowed, bool explicit, en
 
 struct gs_rule_verdict gs_rules_class(const struct gs_rules *r, uint32_t cls)
 {
-	return verdict(r->groups, listed(r->classes, r->n_classes, cls), gs_class_group(cls),
-	               rm_class_lookup(cls) != NULL, NV_ERR_INVALID_CLASS,
+	return verdict(r->groups, listed(r->classes, r->n_classes, cls),
+	               find(class_members, ARRAY_LEN(class_members), cls), rm_class_lookup(cls) != NULL, NV_ERR_INVALID_CLASS,
 	               "class unknown to gpusandbox", "class not allowed by the policy");
 }
 
 struct gs_rule_verdict gs_rules_control(const struct gs_rules *r, uint32_t cmd)
 {
-	return verdict(r->groups, listed(r->controls, r->n_controls, cmd), gs_control_group(cmd),
-	               rm_ctrl_lookup(cmd) != NULL, NV_ERR_NOT_SUPPORTED,
+	return verdict(r->groups, listed(r->controls, r->n_controls, cmd),
+	               find(control_members, ARRAY_LEN(control_members), cmd), rm_ctrl_lookup(cmd) != NULL, NV_ERR_NOT_SUPPORTED,
 	               "control unknown to gpusandbox", "control not allowed by the policy");
 }
 
@@ -457,7 +485,7 @@ void gs_groups_print(FILE *f, uint32_t default_groups)
 		for (size_t i = 0; i < ARRAY_LEN(class_members); i++) {
 			const struct gs_member *m = &class_members[i];
 			const struct rm_class_info *ci = rm_class_lookup(m->key);
-			if (m->group != g)
+			if (m->group != g && m->also != g)
 				continue;
 			fprintf(f, "%s0x%04x %s%s%s", col++ % 2 ? "  " : "\n    ", m->key,
 			        ci ? ci->name : "?", engine_name(m->engine) ? " " : "",
@@ -468,7 +496,7 @@ void gs_groups_print(FILE *f, uint32_t default_groups)
 		for (size_t i = 0; i < ARRAY_LEN(control_members); i++) {
 			const struct gs_member *m = &control_members[i];
 			const struct rm_ctrl_info *ci = rm_ctrl_lookup(m->key);
-			if (m->group != g)
+			if (m->group != g && m->also != g)
 				continue;
 			fprintf(f, "\n    0x%08x %s", m->key, ci ? ci->name : "?");
 			col++;

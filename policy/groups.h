@@ -86,6 +86,7 @@ struct gs_member {
 	uint32_t       key;      /* class or control number */
 	uint8_t        group;    /* enum gs_group */
 	int8_t         engine;   /* enum gs_engine (classes only) */
+	uint8_t        also;     /* a second group that allows it, or GS_GROUP_NONE */
 };
 size_t gs_class_members(const struct gs_member **t);
 size_t gs_control_members(const struct gs_member **t);

@@ -144,6 +144,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 		}
 		break;
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 		if (psize >= sizeof(struct nva06c_gpfifo_schedule_params)) {
 			const struct nva06c_gpfifo_schedule_params *p = (const void *)sb->params;
 			uint32_t before = sb->ledger.scheduled_groups;
@@ -157,10 +158,16 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	}
 }
 
-/* Is this a GPFIFO_SCHEDULE that enables its group (our copy of params)? */
+/* Is this a GPFIFO_SCHEDULE that enables its group, or a channel (our
+ * copy of params)? Both controls take the same params. */
+static bool is_gpfifo_schedule(uint32_t cmd)
+{
+	return cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE || cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE;
+}
+
 static bool schedules_group(const struct nvos54 *top, const uint8_t *params, uint32_t psize)
 {
-	return top->cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE &&
+	return is_gpfifo_schedule(top->cmd) &&
 	       psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
 	       ((const struct nva06c_gpfifo_schedule_params *)(const void *)params)->enable;
 }
@@ -239,7 +246,9 @@ struct answer handle_control(struct call *c)
 	}
 	/* A GPFIFO_SCHEDULE that enables, read from our copy, and whether its
 	 * group is scheduled already. */
-	const bool schedules = schedules_group(&top, c->sb->params, psize);
+	const bool schedules = schedules_group(&top, c->sb->params, psize) &&
+	                       (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                        ledger_is_lone_channel(&c->sb->ledger, top.h_client, top.h_object));
 	const bool scheduled = schedules &&
 	                       ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object);
 	/* --active-channel-groups: enabling one more scheduled group past the

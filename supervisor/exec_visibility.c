@@ -12,7 +12,8 @@
  *    attached, and follow the attach order).
  * Enforcement: NV01_DEVICE_0 for a hidden GPU is refused, so nothing on it
  * can be created, raw ioctls included. The listings (CARD_INFO, probed and
- * attached ids, id info) are filtered so programs enumerate only their GPUs.
+ * attached ids, id info, UUID from gpuId) are filtered so programs
+ * enumerate only their GPUs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -142,7 +143,8 @@ void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize
 		}
 		break;
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
-	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: {
+	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2:
+	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID: {
 		uint32_t gpu_id;
 		if (psize < sizeof(gpu_id))
 			break;

@@ -258,6 +258,28 @@ bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_g
 	return idx != NONE && l->objs[idx].scheduled;
 }
 
+/* What the runlist schedules as a unit: a channel group, or a channel with
+ * no group of its own (RM gives it an implicit one), which channel-level
+ * GPFIFO_SCHEDULE enables; --active-channel-groups counts both. */
+static bool is_schedulable(const struct ledger *l, const struct ledger_obj *o)
+{
+	uint32_t p;
+
+	if (o->kind == RM_CLASS_CHANNEL_GROUP)
+		return true;
+	if (o->kind != RM_CLASS_CHANNEL)
+		return false;
+	p = o->parent ? lookup(l, o->client, o->parent) : NONE;
+	return p == NONE || l->objs[p].kind != RM_CLASS_CHANNEL_GROUP;
+}
+
+bool ledger_is_lone_channel(const struct ledger *l, uint32_t h_client, uint32_t handle)
+{
+	uint32_t idx = lookup(l, h_client, handle);
+
+	return idx != NONE && l->objs[idx].kind == RM_CLASS_CHANNEL && is_schedulable(l, &l->objs[idx]);
+}
+
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on)
 {
 	uint32_t idx = lookup(l, h_client, h_group);
@@ -266,7 +288,7 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 	if (idx == NONE)
 		return;
 	o = &l->objs[idx];
-	if (o->kind != RM_CLASS_CHANNEL_GROUP || !o->counted || o->scheduled == on)
+	if (!is_schedulable(l, o) || !o->counted || o->scheduled == on)
 		return;
 	o->scheduled = on;
 	/* Only the first schedule starts the settling time: a workload that

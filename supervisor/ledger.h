@@ -119,7 +119,11 @@ int ledger_file_of(struct ledger *l, int fd);
 /* Is this channel group scheduled now (its last GPFIFO_SCHEDULE enabled)? */
 bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group);
 
-/* Records a GPFIFO_SCHEDULE the driver accepted on a channel group. */
+/* Is handle a channel outside any channel group? */
+bool ledger_is_lone_channel(const struct ledger *l, uint32_t h_client, uint32_t handle);
+
+/* Records a GPFIFO_SCHEDULE the driver accepted on a channel group, or on
+ * a channel outside any group (counted like a group). */
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on);
 
 /* Highest GPU index that was ever charged, or -1. */

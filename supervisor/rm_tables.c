@@ -330,6 +330,8 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00000214, "NV0000_CTRL_CMD_GPU_GET_PROBED_IDS", 384, 0, { { 0 } } },
 	{ 0x00000215, "NV0000_CTRL_CMD_GPU_ATTACH_IDS", 132, 0, { { 0 } } },
 	{ 0x0000021b, "NV0000_CTRL_CMD_GPU_GET_PCI_INFO", 12, 0, { { 0 } } },
+	/* gpuId -> UUID; nvJPEG's hardware backend asks it (H200, 2026-11-21). */
+	{ 0x00000275, "NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID", 268, 0, { { 0 } } },
 	{ 0x00000279, "NV0000_CTRL_CMD_GPU_QUERY_DRAIN_STATE", 12, 0, { { 0 } } },
 	{ 0x0000027b, "NV0000_CTRL_CMD_GPU_GET_MEMOP_ENABLE", 4, 0, { { 0 } } },
 	{ 0x00000283, "NV0000_CTRL_CMD_IDLE_CHANNELS", 48, 0, { { 0 } } }, /* UNRELOC: 3 pointers */
@@ -356,6 +358,9 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00800292, "NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2", 804, 0, { { 0 } } },
 	{ 0x00801102, "NV0080_CTRL_CMD_GR_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x00801104, "NV0080_CTRL_CMD_GR_GET_INFO", 16, 1, { EMB(8, 0, 8, 131072) } }, /* in/out */
+	/* capsTbl[23], route info {flags, u64 route} at 24, bCapsPopulated at 40:
+	 * flat. nvJPEG's hardware backend asks it (H200, 2026-11-21). */
+	{ 0x00801109, "NV0080_CTRL_CMD_GR_GET_CAPS_V2", 48, 0, { { 0 } } },
 	{ 0x00801110, "NV0080_CTRL_CMD_GR_GET_INFO_V2", 488, 0, { { 0 } } },
 	{ 0x00801301, "NV0080_CTRL_CMD_FB_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x00801307, "NV0080_CTRL_CMD_FB_GET_CAPS_V2", 3, 0, { { 0 } } },
@@ -363,12 +368,16 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x00801402, "NV0080_CTRL_CMD_HOST_GET_CAPS_V2", 3, 0, { { 0 } } },
 	{ 0x00801701, "NV0080_CTRL_CMD_FIFO_GET_CAPS", 16, 1, { EMB(8, 0, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* out, zeroed */
 	{ 0x0080170d, "NV0080_CTRL_CMD_FIFO_GET_CHANNELLIST", 24, 2, { EMB(8, 0, 4, 262144), EMB(16, 0, 4, 262144) } }, /* [0] in only, [1] in/out */
+	/* capsTbl[2]; nvJPEG's hardware backend (H200, 2026-11-21). */
+	{ 0x00801713, "NV0080_CTRL_CMD_FIFO_GET_CAPS_V2", 2, 0, { { 0 } } },
 	{ 0x0080180f, "NV0080_CTRL_CMD_DMA_UPDATE_PDE_2", 64, 1, { EMB_FIXED(48, 16, 1) } }, /* out, one dual PDE */
 	{ 0x00801909, "NV0080_CTRL_CMD_PERF_CUDA_LIMIT_SET_CONTROL", 1, 0, { { 0 } } },
 	{ 0x00801b01, "NV0080_CTRL_CMD_MSENC_GET_CAPS", 16, 1, { EMB(8, 0, 1, 5) } }, /* deprecated V1; count must be exactly 5 */
 	{ 0x00801b02, "NV0080_CTRL_CMD_MSENC_GET_CAPS_V2", 12, 0, { { 0 } } },
 	{ 0x00801c01, "NV0080_CTRL_CMD_BSP_GET_CAPS", 24, 1, { EMB(8, 0, 1, 8) } }, /* deprecated V1; count must be exactly 8 */
 	{ 0x00801c02, "NV0080_CTRL_CMD_BSP_GET_CAPS_V2", 12, 0, { { 0 } } },
+	/* capsTbl[9], instanceId at 12; nvJPEG's hardware backend (H200). */
+	{ 0x00801f02, "NV0080_CTRL_CMD_NVJPG_GET_CAPS_V2", 16, 0, { { 0 } } },
 	{ 0x00de0001, "NV00DE_CTRL_CMD_REQUEST_DATA_POLL", 8, 0, { { 0 } } }, /* same mask as the 0xde alloc params */
 	{ 0x00e00101, "NV00E0_CTRL_CMD_EXPORT_MEM", 1048, 0, { { 0 } } },
 	{ 0x00fd0104, "NV00FD_CTRL_CMD_ATTACH_GPU", 16, 0, { { 0 } } },
@@ -440,11 +449,15 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0x20803801, "NV2080_CTRL_CMD_GRMGR_GET_GR_FS_INFO", 1928, 0, { { 0 } } },
 	{ 0x20808159, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[332] */
 	{ 0x20808162, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[1] */
+	/* Sent by nvJPEG's hardware backend before it uses an NVJPG engine,
+	 * and by NVENC session setup (H200 trace, 2026-11-21). */
+	{ 0x20808165, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, psz 1 */
 	{ 0x20809001, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[8] */
 	{ 0x20809009, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[8] */
 	{ 0x20809038, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[4] */
 	{ 0x20809064, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[520] */
 	{ 0x2080a026, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[532] */
+	{ 0x2080a028, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP; nvJPEG hw */
 	{ 0x2080a084, "NV2080_CTRL_GSS_LEGACY", 0, 0, { { 0 } } }, /* bit 15: opaque to GSP, trace psz=[4] */
 	{ 0x20810108, "NV2081_BINAPI_CTRL", 0, 0, { { 0 } } }, /* BinaryApi forwards opaque bytes, trace psz=[992] */
 	{ 0x402c0102, "NV402C_CTRL_CMD_I2C_INDEXED", 32, 1, { EMB(24, 16, 1, NV_RMAPI_MAX_PARAMS_SIZE) } }, /* in/out */
@@ -471,6 +484,9 @@ static const struct rm_ctrl_info ctrl_table[] = {
 	{ 0xa06c0107, "NVA06C_CTRL_CMD_SET_INTERLEAVE_LEVEL", 4, 0, { { 0 } } },
 	{ 0xa06c0110, "NVA06C_CTRL_CMD_MAKE_REALTIME", 1, 0, { { 0 } } },
 	{ 0xa06f0103, "NVA06F_CTRL_CMD_GPFIFO_SCHEDULE", 3, 0, { { 0 } } },
+	/* {engineType}: binds the caller's channel to an engine; nvJPEG's
+	 * hardware backend binds its channels to NVJPG (H200, 2026-11-21). */
+	{ 0xa06f0104, "NVA06F_CTRL_CMD_BIND", 4, 0, { { 0 } } },
 	{ 0xa06f0109, "NVA06F_CTRL_CMD_SET_INTERLEAVE_LEVEL", 4, 0, { { 0 } } },
 	{ 0xa06f0111, "NVA06F_CTRL_CMD_RESTART_RUNLIST", 2, 0, { { 0 } } },
 	{ 0xa06f0112, "NVA06F_CTRL_CMD_STOP_CHANNEL", 1, 0, { { 0 } } },

@@ -453,9 +453,23 @@ static void test_ledger_channels(void)
 	ledger_set_sm_disabled(&l, CLIENT, 0x301, true);
 	ledger_list_channels(&l, 0, later, settle, ch, 8);
 	CHECK((ch[0].handle == 0x301) == ch[0].sm_disabled && (ch[1].handle == 0x301) == ch[1].sm_disabled);
+	CHECK(l.scheduled_groups == 1);
+	/* A channel in a group is scheduled with its group, never alone. */
+	CHECK(!ledger_is_lone_channel(&l, CLIENT, 0x301));
+	ledger_set_scheduled(&l, CLIENT, 0x301, true);
+	CHECK(l.scheduled_groups == 1);
 	/* Freeing the group takes its channels out of the list. */
 	ledger_free(&l, CLIENT, 0x300, NULL);
 	CHECK(ledger_list_channels(&l, 0, later, settle, ch, 8) == 0);
+	CHECK(l.scheduled_groups == 0);
+	/* A channel with no group (an engine's, as nvJPEG makes) counts like a
+	 * group while scheduled, and stops counting when freed. */
+	CHECK(ledger_add(&l, CLIENT, DEVICE, 0x400, RM_CLASS_CHANNEL, 0xc86f, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_is_lone_channel(&l, CLIENT, 0x400) && !ledger_is_lone_channel(&l, CLIENT, DEVICE));
+	ledger_set_scheduled(&l, CLIENT, 0x400, true);
+	CHECK(l.scheduled_groups == 1 && ledger_is_scheduled(&l, CLIENT, 0x400));
+	ledger_free(&l, CLIENT, 0x400, NULL);
+	CHECK(l.scheduled_groups == 0);
 	ledger_fini(&l);
 }
 

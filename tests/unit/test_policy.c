@@ -345,6 +345,18 @@ static void test_verdicts(void)
 		{ RULES_VIDEO, true, 0x00801c02, true, NV_OK, NULL, "video" },
 		{ RULES_VIDEO, false, 0xc640, false, NV_ERR_INVALID_CLASS,
 		  "class not allowed by the policy", "monitoring" },
+		/* NV01_CONTEXT_DMA is graphics' and video's (nvJPEG, H200):
+		 * either group allows it, the audit names graphics. */
+		{ RULES_VIDEO, false, 0x0002, true, NV_OK, NULL, "graphics" },
+		{ RULES_DEFAULT, false, 0x0002, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "graphics" },
+		/* What nvJPEG's hardware backend asks (H200, 580.159.04). */
+		{ RULES_DEFAULT, true, 0x00000275, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, true, 0x00801109, true, NV_OK, NULL, "compute" },
+		{ RULES_DEFAULT, true, 0x20808165, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", "video" },
+		{ RULES_VIDEO, true, 0x20808165, true, NV_OK, NULL, "video" },
+		{ RULES_VIDEO, true, 0x00801f02, true, NV_OK, NULL, "video" },
 		/* allow = none, allow.class = 0x40, allow.control = 0x20801303 */
 		{ RULES_EXPLICIT, false, 0x0040, true, NV_OK, NULL, "memory" },
 		{ RULES_EXPLICIT, false, 0x003e, false, NV_ERR_INVALID_CLASS,
