@@ -643,7 +643,14 @@ static void trace_call(const struct call *c, const struct answer *a)
 	else
 		fprintf(f, " = 0");
 	fprintf(f, " [%s", gs_verdict_name(c->d.verdict));
-	if (c->d.has_usage) {
+	if (c->d.has_usage && c->d.resource) {
+		/* A count (channels, engines): plain numbers, no GPU. */
+		fprintf(f, ", %s %llu/", c->d.resource, (unsigned long long)c->d.usage_after);
+		if (c->d.quota == GS_COUNT_UNLIMITED || c->d.quota == GS_QUOTA_UNLIMITED)
+			fprintf(f, "-");
+		else
+			fprintf(f, "%llu", (unsigned long long)c->d.quota);
+	} else if (c->d.has_usage) {
 		char u[32], q[32];
 		fprintf(f, ", gpu%d %s/%s", c->d.gpu, gs_format_size(c->d.usage_after, u, sizeof(u)),
 		        gs_format_size(c->d.quota, q, sizeof(q)));
