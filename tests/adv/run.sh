@@ -68,6 +68,7 @@ TESTS=(
 	"policy_verdicts|sandbox|policy_verdicts"
 	"engines|sandbox|engines"
 	"managed|sandbox|managed"
+	"lone_channels|sandbox|lone_channels"
 	"managed_default|sandbox|managed"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
@@ -79,6 +80,7 @@ TESTS=(
 	"baseline-gpus|bare|gpus"
 	"baseline-policy_verdicts|bare|policy_verdicts"
 	"baseline-engines|bare|engines"
+	"baseline-lone_channels|bare|lone_channels"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -135,7 +137,7 @@ run_case() {
 	shift
 	# The visibility test runs on a two-GPU fake and shows only GPU 1.
 	local fake_gpus=1 sb_gpus=()
-	if [ "$prog" = engines ]; then
+	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
@@ -310,6 +312,15 @@ check_positive() {
 			grep -q '"resource":"video.decoders"' "$d/audit.jsonl" ||
 			{ why="no audit record names the engine refusal"; return 1; }
 		return 0 ;;
+	lone_channels)
+		local want=NV_OK,NV_OK,INSUFFICIENT_RESOURCES,NV_OK,NV_OK,NV_OK
+		[ "$(val_of "$d" chan_ok)" = 3 ] && [ "$(val_of "$d" sched)" = "$want" ] ||
+			{ why="chan_ok=$(val_of "$d" chan_ok) sched=$(val_of "$d" sched), want $want"; return 1; }
+		[ "$(val_of "$d" fake_scheduled)" = "$ACTIVE_GROUPS" ] ||
+			{ why="the driver had $(val_of "$d" fake_scheduled) units scheduled, want $ACTIVE_GROUPS"; return 1; }
+		grep -q '"reason":"active channel group limit reached"' "$d/audit.jsonl" ||
+			{ why="the refusal is not audited"; return 1; }
+		return 0 ;;
 	managed)
 		local k want
 		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM file_shared=OK anon_shared=OK; do
@@ -423,6 +434,12 @@ for t in "${TESTS[@]}"; do
 		[ "$(val_of "$dir" unknown_class)" = NV_OK ] && [ "$(val_of "$dir" unknown_control)" = NV_OK ] &&
 			[ "$(val_of "$dir" unknown_escape)" = 0 ] && pass "$name" ||
 			fail "$name" "without gpusandbox: $(tr '\n' ' ' <"$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-lone_channels ]; then
+		[ "$(val_of "$dir" sched)" = NV_OK,NV_OK,NV_OK,NV_OK,NV_OK,NV_OK ] &&
+			[ "$(val_of "$dir" fake_scheduled)" = 3 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: sched=$(val_of "$dir" sched) fake_scheduled=$(val_of "$dir" fake_scheduled): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-engines ]; then

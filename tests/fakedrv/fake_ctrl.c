@@ -175,6 +175,17 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			enable_group_channels(who, ctl->h_client, ctl->h_object);
 		return NV_OK;
 	}
+	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE: {
+		/* A channel's own scheduling; the stats count the ones that
+		 * are in no group (the runlist schedules them alone). */
+		struct nva06c_gpfifo_schedule_params *p = params;
+		if (kind != K_CHANNEL)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p))
+			return NV_ERR_INVALID_ARGUMENT;
+		o->res->scheduled = p->enable != 0;
+		return NV_OK;
+	}
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {
 		struct nv2080_gpu_get_pid_info *p = params;
 		if (kind != K_SUBDEVICE)
@@ -275,6 +286,7 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NV2080_CTRL_CMD_FB_GET_INFO:
 	case NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS:
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
 		/* Known controls have fixed sizes; a NULL or short buffer
@@ -322,6 +334,15 @@ static void put(struct sbuf *b, const char *key, unsigned gpu, bool per_gpu, uin
 		b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len;
 }
 
+/* Is a channel in a channel group (its parent one)? */
+static bool in_group(const struct client *c, const struct obj *ch)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->objs[i].h == ch->parent)
+			return c->objs[i].res->kind == K_CHANNEL_GROUP;
+	return false;
+}
+
 size_t fake_rm_format_stats(char *out, size_t cap)
 {
 	struct sbuf b = { out, 0, cap };
@@ -336,7 +357,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 				if (o->dup || o->res->gpu != (int)gi)
 					continue;
 				disabled += o->res->kind == K_CHANNEL && o->res->disabled;
-				scheduled += o->res->kind == K_CHANNEL_GROUP && o->res->scheduled;
+				scheduled += o->res->scheduled && (o->res->kind == K_CHANNEL_GROUP ||
+				                                   (o->res->kind == K_CHANNEL && !in_group(c, o)));
 			}
 		}
 		put(&b, "vidmem_total", gi, true, g->total);
