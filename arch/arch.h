@@ -25,6 +25,9 @@ struct gs_abi {
 	int         mmap_nr;
 	int         mmap2_nr;
 	bool        old_mmap;
+	/* remap_file_pages re-maps a shared file mapping through the file's
+	 * own mmap handler (-1 where the ABI lacks it). */
+	int         remap_file_pages_nr;
 };
 
 /* mmap2's offset unit on every ABI that has it (i386, arm). */

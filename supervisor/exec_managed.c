@@ -40,7 +40,8 @@ enum { MMAP_ARG_ADDR, MMAP_ARG_LEN, MMAP_ARG_PROT, MMAP_ARG_FLAGS, MMAP_ARG_FD, 
 bool gs_abi_is_mmap(const struct gs_abi *abi, uint32_t nr)
 {
 	return (abi->mmap_nr >= 0 && nr == (uint32_t)abi->mmap_nr) ||
-	       (abi->mmap2_nr >= 0 && nr == (uint32_t)abi->mmap2_nr);
+	       (abi->mmap2_nr >= 0 && nr == (uint32_t)abi->mmap2_nr) ||
+	       (abi->remap_file_pages_nr >= 0 && nr == (uint32_t)abi->remap_file_pages_nr);
 }
 
 /* Is fd (ours) the UVM device, or a stand-in for it? The real one is the
@@ -83,7 +84,6 @@ static bool uvm_range_exists(int fd, uint64_t base, uint64_t len)
 
 static struct answer refuse_mmap(struct call *c, uint64_t len, const char *why)
 {
-	c->d.call = "mmap";
 	c->d.has_size = true;
 	c->d.size = len;
 	c->d.verdict = GS_VERDICT_REFUSE;
@@ -106,6 +106,16 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	uint64_t vma_len;
 
 	c->d.call = "mmap";
+	if (data->nr == abi->remap_file_pages_nr) {
+		/* Deprecated since Linux 3.16 and emulated with mmap of the
+		 * mapping's own file. UVM lets a device-P2P range be freed
+		 * while its VMA stays mapped (a semaphore pool it does not:
+		 * measured, docs/managed-memory.md); re-mapping that VMA would
+		 * create a managed range with no mmap call. Its arguments name
+		 * no file, so it is refused whole. */
+		c->d.call = "remap_file_pages";
+		return refuse_mmap(c, data->args[1], "remap_file_pages can re-map a UVM file into a managed range");
+	}
 	if (abi->old_mmap && data->nr == abi->mmap_nr)
 		/* i386's old mmap reads its arguments from the caller's memory,
 		 * which a second thread can rewrite after we looked. It has had

@@ -15,7 +15,7 @@
 struct call;
 struct seccomp_data;
 
-/* Is nr one of the ABI's mmap forms? */
+/* Is nr one of the ABI's mmap forms, or remap_file_pages? */
 bool gs_abi_is_mmap(const struct gs_abi *abi, uint32_t nr);
 
 /* Decides a trapped mmap: continued unless it would create a managed range

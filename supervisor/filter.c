@@ -60,11 +60,18 @@ static int add_uvm_mmap_rules(scmp_filter_ctx ctx, int syscall, struct gs_error 
 
 /* managed = deny: every mmap form the ABI has. i386's old mmap passes its
  * arguments in memory, where the filter cannot see them: it is trapped
- * whole (and refused, see exec_managed.c). */
+ * whole (and refused, see exec_managed.c). So is remap_file_pages, which
+ * calls the file's mmap handler again: over a UVM mapping whose range was
+ * freed, that would create a managed range with no mmap at all. */
 static int add_mmap_rules(scmp_filter_ctx ctx, const struct gs_abi *abi, struct gs_error *err)
 {
 	int rc;
 
+	if (abi->remap_file_pages_nr >= 0) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(remap_file_pages), 0);
+		if (rc < 0)
+			return gs_fail(err, -rc, "seccomp_rule_add(remap_file_pages)");
+	}
 	if (abi->mmap_nr >= 0) {
 		if (abi->old_mmap) {
 			rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(mmap), 0);

@@ -18,10 +18,13 @@
  *   uvm_readonly  PROT_READ only (UVM refuses it itself): not trapped
  *   file_shared   a shared writable mapping of a plain file at offset 4096
  *   anon_shared   MAP_SHARED|MAP_ANONYMOUS
+ *   remap         remap_file_pages on a shared file mapping: refused whole
+ *                 under deny (over a UVM mapping whose range was freed it
+ *                 would create a managed range; see exec_managed.c)
  *   i386_mmap2    the i386 ABI's mmap2 of nvidia-uvm (int $0x80)
  *   i386_old_mmap i386's old mmap, whose arguments are in memory
  * run.sh checks the expected answers under --managed deny (EPERM for the
- * uvm_* that are trapped and both i386 calls, OK for the plain file and
+ * uvm_* that are trapped, remap and both i386 calls, OK for the plain file and
  * shared anonymous memory) and under the default, where no call is
  * refused with EPERM.
  */
@@ -116,6 +119,13 @@ static void other_attempts(void)
 			report("file_shared", p);
 			if (p != MAP_FAILED)
 				munmap(p, FILE_OFF);
+			/* Offset 0: not trapped; then its second page re-mapped. */
+			p = mmap(NULL, 2 * FILE_OFF, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (p != MAP_FAILED) {
+				int rc = remap_file_pages(p, FILE_OFF, 0, 1, 0);
+				printf("remap=%s\n", rc == 0 ? "OK" : strerrorname_np(errno));
+				munmap(p, 2 * FILE_OFF);
+			}
 		}
 		close(fd);
 	}

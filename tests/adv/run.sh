@@ -323,7 +323,7 @@ check_positive() {
 		return 0 ;;
 	managed)
 		local k want
-		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM file_shared=OK anon_shared=OK; do
+		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM remap=EPERM file_shared=OK anon_shared=OK; do
 			want=${k#*=}; k=${k%%=*}
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 		done
@@ -342,7 +342,7 @@ check_positive() {
 		return 0 ;;
 	managed_default)
 		# allow-unaccounted: every call reaches the kernel and the fake.
-		[ "$(val_of "$d" file_shared)" = OK ] && ! grep -q '=EPERM$' "$d/out" ||
+		[ "$(val_of "$d" file_shared)" = OK ] && [ "$(val_of "$d" remap)" = OK ] && ! grep -q '=EPERM$' "$d/out" ||
 			{ why="refused without managed = deny: $(grep -E '=' "$d/out" | tr '\n' ' ')"; return 1; }
 		! grep -q '"resource":"managed"' "$d/audit.jsonl" || { why="audited a managed refusal"; return 1; }
 		return 0 ;;
