@@ -52,7 +52,9 @@ static const struct group_info groups[GS_GROUP_N] = {
 	[GS_GROUP_VIDEO] = { "video",
 		"NVDEC, NVENC, NVJPG and OFA engines of every chip generation from "
 		"Turing to Blackwell, the NVENC software session and their caps "
-		"controls; capped by video.* keys" },
+		"controls, and what nvJPEG's hardware decoder needs for its engine "
+		"channels (context DMA, channel bind and scheduling); capped by "
+		"video.* keys" },
 	[GS_GROUP_GRAPHICS] = { "graphics",
 		"3D, 2D and inline-to-memory classes, display helpers, frame capture "
 		"(NvFBC) and G-Sync" },
