@@ -36,6 +36,8 @@
 
 /* mmap's arguments by position, for every register form. */
 enum { MMAP_ARG_ADDR, MMAP_ARG_LEN, MMAP_ARG_PROT, MMAP_ARG_FLAGS, MMAP_ARG_FD, MMAP_ARG_OFF };
+/* remap_file_pages(start, size, prot, pgoff, flags). */
+enum { REMAP_ARG_START, REMAP_ARG_SIZE };
 
 bool gs_abi_is_mmap(const struct gs_abi *abi, uint32_t nr)
 {
@@ -114,7 +116,8 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 		 * create a managed range with no mmap call. Its arguments name
 		 * no file, so it is refused whole. */
 		c->d.call = "remap_file_pages";
-		return refuse_mmap(c, data->args[1], "remap_file_pages can re-map a UVM file into a managed range");
+		return refuse_mmap(c, data->args[REMAP_ARG_SIZE],
+		                   "remap_file_pages can re-map a UVM file into a managed range");
 	}
 	if (abi->old_mmap && data->nr == abi->mmap_nr)
 		/* i386's old mmap reads its arguments from the caller's memory,
@@ -135,13 +138,15 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	if (!fd_is_uvm(c->sb, c->dup)) {
 		/* A shared writable file mapping that is not UVM's.
 		 * SECURITY.md: a descriptor swapped between this look and the
-		 * kernel's own is the one residual way to a managed range. */
+		 * kernel's own is one of the two races left open. */
 		c->d.reason = "not nvidia-uvm";
 		return answer_continue();
 	}
 	/* The kernel rounds the length up to pages; the range must match
 	 * the VMA exactly to be attached to. */
 	vma_len = round_up(len, PAGE_BYTES);
+	/* The other open race: the range freed (UVM_FREE) between this
+	 * question and the mapping. */
 	if (uvm_range_exists(c->dup, off, vma_len)) {
 		c->d.reason = "attaches to an existing UVM range";
 		return answer_continue();
