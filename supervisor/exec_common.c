@@ -153,6 +153,28 @@ bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 	       strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
 }
 
+#define UVM_MINOR 0u            /* minor 1 is nvidia-uvm-tools */
+
+/* Is fd (ours) the UVM device, or a stand-in for it? The real one is the
+ * uvm major's minor 0; a stand-in (the FUSE fake) is a regular file or
+ * character device at /dev/nvidia-uvm. Fails closed (true): UVM is what
+ * managed = deny refuses. */
+bool fd_is_uvm(const struct gs_sandbox *sb, int fd)
+{
+	struct stat st;
+	char path[PATH_BUF];
+
+	if (fstat(fd, &st) < 0)
+		return true;
+	if (S_ISCHR(st.st_mode) && sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
+		return minor(st.st_rdev) == UVM_MINOR;
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+		return false;
+	if (!fd_path(0, fd, path, sizeof(path)))
+		return true;
+	return strcmp(path, UVM_DEVICE_PATH) == 0;
+}
+
 #define NVIDIA_CTL_MINOR 255u
 #define NVIDIA_CTL_NAME "nvidiactl"
 

@@ -28,6 +28,7 @@
 
 #define NVIDIA_MAJOR 195u               /* fixed char major of /dev/nvidia* */
 #define NVIDIA_PATH_PREFIX "/dev/nvidia"
+#define UVM_DEVICE_PATH "/dev/nvidia-uvm"
 #define PATH_BUF 256
 #define PTR32_MASK 0xffffffffull
 /* The driver hands out video memory in 2 MiB granules for the allocations
@@ -74,6 +75,7 @@ bool notif_still_valid(struct gs_sandbox *sb);
 int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd);
 bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd);
 bool fd_is_control_file(int fd);
+bool fd_is_uvm(const struct gs_sandbox *sb, int fd);
 void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b);
 void return_gpu_nodes(struct borrowed_fds *b);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);

@@ -20,8 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -30,8 +28,6 @@
 #include "exec_int.h"
 #include "exec_managed.h"
 
-#define UVM_DEVICE_PATH "/dev/nvidia-uvm"
-#define UVM_MINOR 0u            /* minor 1 is nvidia-uvm-tools */
 #define PAGE_BYTES 4096ull
 
 /* mmap's arguments by position, for every register form. */
@@ -44,29 +40,6 @@ bool gs_abi_is_mmap(const struct gs_abi *abi, uint32_t nr)
 	return (abi->mmap_nr >= 0 && nr == (uint32_t)abi->mmap_nr) ||
 	       (abi->mmap2_nr >= 0 && nr == (uint32_t)abi->mmap2_nr) ||
 	       (abi->remap_file_pages_nr >= 0 && nr == (uint32_t)abi->remap_file_pages_nr);
-}
-
-/* Is fd (ours) the UVM device, or a stand-in for it? The real one is the
- * uvm major's minor 0; a stand-in (the FUSE fake) is a regular file or
- * character device at /dev/nvidia-uvm. */
-static bool fd_is_uvm(const struct gs_sandbox *sb, int fd)
-{
-	struct stat st;
-	char link[PATH_BUF], path[PATH_BUF];
-	ssize_t n;
-
-	if (fstat(fd, &st) < 0)
-		return true; /* fail closed: treat it as UVM, which refuses */
-	if (S_ISCHR(st.st_mode) && sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
-		return minor(st.st_rdev) == UVM_MINOR;
-	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-		return false;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return true;
-	path[n] = '\0';
-	return strcmp(path, UVM_DEVICE_PATH) == 0;
 }
 
 /* Does the UVM VA space behind fd hold a range of exactly [base, base+len)?
