@@ -206,7 +206,7 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 		json_object_object_add(o, "resource", json_object_new_string(d->resource ? d->resource : "vidmem"));
 		add_u64(o, "usage_before", d->usage_before);
 		add_u64(o, "usage_after", d->usage_after);
-		if (d->quota == UINT64_MAX || (d->resource && d->quota == UINT32_MAX))
+		if (gs_decision_unlimited(d))
 			json_object_object_add(o, "quota", NULL);
 		else
 			add_u64(o, "quota", d->quota);

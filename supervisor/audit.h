@@ -54,6 +54,13 @@ struct gs_decision {
 	uint8_t      escape;        /* the escape number (_IOC_NR) refused */
 };
 
+/* Does the decision's quota mean "no limit"? Bytes use GS_QUOTA_UNLIMITED,
+ * counts (a resource other than vidmem) GS_COUNT_UNLIMITED. */
+static inline bool gs_decision_unlimited(const struct gs_decision *d)
+{
+	return d->quota == GS_QUOTA_UNLIMITED || (d->resource && d->quota == GS_COUNT_UNLIMITED);
+}
+
 /* --sm figures for the summary record. */
 struct gs_sm_gpu_summary {
 	unsigned gpu;

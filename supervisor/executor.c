@@ -646,7 +646,7 @@ static void trace_call(const struct call *c, const struct answer *a)
 	if (c->d.has_usage && c->d.resource) {
 		/* A count (channels, engines): plain numbers, no GPU. */
 		fprintf(f, ", %s %llu/", c->d.resource, (unsigned long long)c->d.usage_after);
-		if (c->d.quota == GS_COUNT_UNLIMITED || c->d.quota == GS_QUOTA_UNLIMITED)
+		if (gs_decision_unlimited(&c->d))
 			fprintf(f, "-");
 		else
 			fprintf(f, "%llu", (unsigned long long)c->d.quota);
