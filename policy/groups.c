@@ -430,14 +430,16 @@ static struct gs_rule_verdict verdict(uint32_t groups_allowed, bool explicit,
 struct gs_rule_verdict gs_rules_class(const struct gs_rules *r, uint32_t cls)
 {
 	return verdict(r->groups, listed(r->classes, r->n_classes, cls),
-	               find(class_members, ARRAY_LEN(class_members), cls), rm_class_lookup(cls) != NULL, NV_ERR_INVALID_CLASS,
+	               find(class_members, ARRAY_LEN(class_members), cls),
+	               rm_class_lookup(cls) != NULL, NV_ERR_INVALID_CLASS,
 	               "class unknown to gpusandbox", "class not allowed by the policy");
 }
 
 struct gs_rule_verdict gs_rules_control(const struct gs_rules *r, uint32_t cmd)
 {
 	return verdict(r->groups, listed(r->controls, r->n_controls, cmd),
-	               find(control_members, ARRAY_LEN(control_members), cmd), rm_ctrl_lookup(cmd) != NULL, NV_ERR_NOT_SUPPORTED,
+	               find(control_members, ARRAY_LEN(control_members), cmd),
+	               rm_ctrl_lookup(cmd) != NULL, NV_ERR_NOT_SUPPORTED,
 	               "control unknown to gpusandbox", "control not allowed by the policy");
 }
 
