@@ -149,7 +149,7 @@ static void test_bad_files(void)
 		  " gpu.1.mem = 1g\n"
 		  " ^\n" },
 		{ "memory = 4g\n",
-		  "t.policy:1:1: error: unknown key 'memory'\n"
+		  "t.policy:1:1: error: unknown key 'memory' (did you mean 'mem'?)\n"
 		  " memory = 4g\n"
 		  " ^\n" },
 		{ "  mem 4g\n",
