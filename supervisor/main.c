@@ -449,7 +449,7 @@ int main(int argc, char **argv)
 	struct gs_filter_opts filter_opts = { 0 };
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
-	bool child_done = false;
+	bool child_done = false, no_device;
 
 	gs_subcommand_dispatch(&argc, &argv);
 	parse_options(argc, argv, &o);
@@ -486,7 +486,7 @@ int main(int argc, char **argv)
 	cfg.rules = &o.rules;
 	if (o.trace && !(cfg.trace = gs_trace_open(o.trace_output, o.trace_time, &err)))
 		return report(&err, NULL), GS_EXIT_ERROR;
-	audit.no_nvidia_device = gs_env_warn(stderr, &o.quota);
+	no_device = gs_env_warn(stderr, &o.quota);
 	/* Open the log before anything runs, so that a bad path is our error
 	 * and the workload never runs unaudited. */
 	if (o.audit_path) {
@@ -523,6 +523,7 @@ int main(int argc, char **argv)
 		kill_survivors(getpid());
 		return GS_EXIT_ERROR;
 	}
+	audit.no_nvidia_device = no_device;
 	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
 	                                gs_managed_name(o.quota.managed)) < 0)
 		sb.audit_failed = true;
