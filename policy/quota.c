@@ -256,13 +256,22 @@ static void suggest_unit(const char *s, char *why, size_t len, size_t used)
 		snprintf(why + used, len - used, "; did you mean %.*sm?", (int)digits, s);
 }
 
+/* "0", "000", "0g": zero in any unit. */
+static bool is_zero_size(const char *s)
+{
+	size_t zeros = s ? strspn(s, "0") : 0;
+	unsigned shift;
+
+	return zeros > 0 && suffix_shift(s + zeros, &shift) == 0;
+}
+
 int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len)
 {
 	char have[32], min[32];
 	uint64_t v;
 	int n;
 
-	if (s && strspn(s, "0") > 0 && s[strspn(s, "0")] == '\0') {
+	if (is_zero_size(s)) {
 		snprintf(why, len, "a quota of 0 leaves no room even for a CUDA context; "
 		                   "to run without a memory limit, leave it out");
 		return -1;
