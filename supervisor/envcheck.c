@@ -36,13 +36,16 @@ static bool have_user_notif(void)
 
 /* The kernel validates the flags before it reads the program: with a NULL
  * program a kernel that knows the flag says EFAULT, one that does not says
- * EINVAL, and nothing is installed either way. */
-bool gs_have_wait_killable_recv(void)
+ * EINVAL, and nothing is installed either way. Anything else (seccomp
+ * itself forbidden, say) answers nothing about the flag. */
+int gs_probe_wait_killable_recv(void)
 {
 	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 	                  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, NULL);
 
-	return rc < 0 && errno == EFAULT;
+	if (rc < 0 && errno == EFAULT)
+		return 1;
+	return rc < 0 && errno == EINVAL ? 0 : -1;
 }
 
 static bool have_pidfd_open(unsigned flags, pid_t pid)
@@ -74,12 +77,14 @@ static const char *yes_no(bool b)
 static void print_kernel(FILE *f)
 {
 	struct utsname u;
+	int wkr;
 
 	if (uname(&u) == 0)
 		fprintf(f, "kernel: %s %s (%s)\n", u.sysname, u.release, u.machine);
 	fprintf(f, "  seccomp user notification (Linux 5.0, required): %s\n", yes_no(have_user_notif()));
+	wkr = gs_probe_wait_killable_recv();
 	fprintf(f, "  SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): %s\n",
-	        yes_no(gs_have_wait_killable_recv()));
+	        wkr < 0 ? "unknown (seccomp refused the probe)" : yes_no(wkr));
 	fprintf(f, "  pidfd_open (5.3, required): %s\n", yes_no(have_pidfd_open(0, getpid())));
 	fprintf(f, "  pidfd_getfd (5.6, required): %s\n", yes_no(have_pidfd_getfd()));
 	fprintf(f, "  PIDFD_THREAD (6.9, else a process pidfd): %s\n",
@@ -160,7 +165,7 @@ bool gs_env_warn(FILE *f, const struct gs_quota *q)
 		fprintf(f, "gpusandbox: warning: no NVIDIA device (%s is missing): %s %s nothing to "
 		           "enforce; the command runs without a GPU\n",
 		        GS_NVIDIACTL_PATH, names, strchr(names, ',') ? "have" : "has");
-	if (!gs_have_wait_killable_recv())
+	if (gs_probe_wait_killable_recv() == 0)
 		fprintf(f, "gpusandbox: warning: this kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
 		           "(Linux 5.19): a signal that reaches the workload while the supervisor "
 		           "performs a trapped call restarts the call, which the supervisor may then "
