@@ -143,6 +143,11 @@ else
 	"$FAKE" --vidmem 16g -- "$B" --mem 1g --trace-time clock -- build/tests/adv/static_raw >"$T/out" 2>"$T/err"
 	grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} \[gpusandbox [0-9]+\] RM_ALLOC' "$T/err" &&
 		ok "fake-trace-time-clock" || bad "fake-trace-time-clock" "$(head -c 300 "$T/err")"
+	"$FAKE" --vidmem 16g -- "$B" --mem 1g --trace-time epoch -- build/tests/adv/static_raw >"$T/out" 2>"$T/err"
+	now=$(date +%s)
+	first=$(grep -m1 -oE '^[0-9]+\.[0-9]{6} \[gpusandbox [0-9]+\] RM_ALLOC' "$T/err" | cut -d. -f1)
+	[ -n "$first" ] && [ $((now - first)) -ge 0 ] && [ $((now - first)) -lt 600 ] &&
+		ok "fake-trace-time-epoch" || bad "fake-trace-time-epoch" "$(head -c 300 "$T/err")"
 fi
 expect trace-time-bad 125 "^gpusandbox: invalid --trace-time 'soon' \(clock, epoch or relative\)$" \
 	"$B" --trace-time soon -- true
