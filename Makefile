@@ -1,6 +1,9 @@
 # gpusandbox - top-level Makefile.
 # `make` builds the launcher/supervisor; `make check` runs every CI tier.
 
+# `make` alone builds gpusandbox (the first rule below is a test driver's).
+.DEFAULT_GOAL := all
+
 CC      ?= cc
 PKGS    := libseccomp libcap json-c
 BUILD   ?= build

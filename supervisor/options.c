@@ -93,6 +93,8 @@ _Noreturn void gs_option_error(int c, char **argv, const struct option *longopts
 	if (optopt)
 		gs_die_usage("option '%s' takes no value", arg);
 	written_name(arg, name, sizeof(name));
+	if (!name[0])
+		gs_die_usage("unknown option '%s'", arg);
 	if (prefix_matches(name, longopts) > 1)
 		die_ambiguous(arg, name, longopts);
 	near = gs_suggest(name, n_longopts(longopts), long_name, longopts);

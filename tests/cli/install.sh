@@ -38,6 +38,10 @@ if make -s -j2 BUILD="$T/distro" CFLAGS='-O2 -D_FORTIFY_SOURCE=3' WERROR=1 all >
 	"$T/distro/gpusandbox" -- true; then ok "build-distro-flags"; else
 	bad "build-distro-flags" "$(tail -c 600 "$T/build.log")"; fi
 
+# `make` alone builds the program (not a test driver).
+goal=$(make -pn 2>/dev/null | sed -n 's/^\.DEFAULT_GOAL := //p' | head -1)
+[ "$goal" = all ] && ok "make-default-goal" || bad "make-default-goal" "make builds '$goal'"
+
 # --- install ---
 D=$T/root
 if ! make -s install DESTDIR="$D" PREFIX=/usr >"$T/install.log" 2>&1; then
