@@ -20,9 +20,11 @@ WERROR  ?= 0
 GS_WERROR := $(if $(filter 1 yes,$(WERROR)),-Werror)
 GS_CFLAGS := -std=gnu11 -Wall -Wextra $(GS_WERROR) -Wshadow -Wformat=2 -Wno-format-nonliteral \
              -fstack-protector-strong -pthread
-# Fortify at level 2 unless the user chose a level: -U first, because some
-# compilers predefine it and a second definition is a warning.
-GS_FORTIFY := $(if $(findstring _FORTIFY_SOURCE,$(CFLAGS) $(CPPFLAGS)),,-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+# Fortify at level 2 unless the user chose a level, or -O0 (glibc warns
+# that fortify needs optimisation): -U first, because some compilers
+# predefine it and a second definition is a warning.
+GS_FORTIFY := $(if $(findstring _FORTIFY_SOURCE,$(CFLAGS) $(CPPFLAGS))$(filter -O0,$(CFLAGS)),,\
+                -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
 ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 
