@@ -1,20 +1,39 @@
 # gpusandbox - top-level Makefile.
 # `make` builds the launcher/supervisor; `make check` runs every CI tier.
 
+# `make` alone builds gpusandbox (the first rule below is a test driver's).
+.DEFAULT_GOAL := all
+
 CC      ?= cc
 PKGS    := libseccomp libcap json-c
+BUILD   ?= build
+
+# The user's (a distribution's) CFLAGS, CPPFLAGS and LDFLAGS are theirs:
+# `make CFLAGS='-O2 -D_FORTIFY_SOURCE=3'` replaces the optimisation and
+# fortify level, never the include paths, language level or warnings, which
+# live in GS_* variables that every compile line puts first.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
-           -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Iinclude -Iarch -Ipolicy -Isupervisor
+GS_CPPFLAGS := -Iinclude -Iarch -Ipolicy -Isupervisor $(shell pkg-config --cflags $(PKGS))
+# -Werror is for CI and development builds (WERROR=1, as scripts/check.sh
+# sets it): a newer compiler's new warning must not break a user's build.
+WERROR  ?= 0
+GS_WERROR := $(if $(filter 1 yes,$(WERROR)),-Werror)
+GS_CFLAGS := -std=gnu11 -Wall -Wextra $(GS_WERROR) -Wshadow -Wformat=2 -Wno-format-nonliteral \
+             -fstack-protector-strong -pthread
+# Fortify at level 2 unless the user chose a level, or -O0 (glibc warns
+# that fortify needs optimisation): -U first, because some compilers
+# predefine it and a second definition is a warning.
+GS_FORTIFY := $(if $(findstring _FORTIFY_SOURCE,$(CFLAGS) $(CPPFLAGS))$(filter -O0,$(CFLAGS)),,\
+                -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
-CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
-BUILD   := build
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
-                   supervisor/error.c policy/quota.c policy/groups.c policy/policy.c policy/learn.c arch/arch.c
+                   supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
+                   supervisor/check_mode.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
@@ -27,7 +46,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
 # the libFuzzer binary when clang is installed.
-FUZZ_POLICY_SRCS := tests/fuzz/fuzz_policy.c policy/policy.c policy/groups.c policy/quota.c \
+FUZZ_POLICY_SRCS := tests/fuzz/fuzz_policy.c policy/policy.c policy/groups.c policy/quota.c policy/suggest.c \
                     supervisor/rm_tables.c
 SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               $(CC) -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null && \
@@ -36,13 +55,13 @@ POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 
 $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard include/*.h policy/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
 .PHONY: fuzz
 fuzz: $(FUZZ_POLICY_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
-	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
+	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_policy $(FUZZ_POLICY_SRCS)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
 
@@ -51,14 +70,14 @@ all: $(GPUSANDBOX)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h arch/*.h policy/*.h supervisor/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(GPUSANDBOX): $(BUILD)/supervisor/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
 
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
@@ -80,3 +99,37 @@ STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic -pthread
 $(BUILD)/gpusandbox-static: $(BUILD)/supervisor/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)
 
+
+# Installation. PREFIX and DESTDIR as in the GNU coding standards:
+# `make install DESTDIR=/tmp/pkg PREFIX=/usr` for a package. The example
+# policies are examples, not configuration read by default, so they go to
+# $(DATADIR)/gpusandbox/policy; copy one and pass it with --policy.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+POLICYDIR   ?= $(DATADIR)/gpusandbox/policy
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
+INSTALL     ?= install
+EXAMPLE_POLICIES := $(wildcard policy/*.policy)
+
+.PHONY: install uninstall
+install: $(GPUSANDBOX)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(POLICYDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(INSTALL) -m 755 $(GPUSANDBOX) $(DESTDIR)$(BINDIR)/gpusandbox
+	$(INSTALL) -m 644 man/gpusandbox.1 $(DESTDIR)$(MANDIR)/man1/gpusandbox.1
+	$(INSTALL) -m 644 man/gpusandbox.policy.5 $(DESTDIR)$(MANDIR)/man5/gpusandbox.policy.5
+	$(INSTALL) -m 644 $(EXAMPLE_POLICIES) $(DESTDIR)$(POLICYDIR)/
+	$(INSTALL) -m 644 scripts/completion/gpusandbox.bash $(DESTDIR)$(BASHCOMPDIR)/gpusandbox
+	$(INSTALL) -m 644 scripts/completion/_gpusandbox $(DESTDIR)$(ZSHCOMPDIR)/_gpusandbox
+
+# Removes exactly what install wrote, and our own policy folder; shared
+# folders (bin, man1, completions) stay.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpusandbox $(DESTDIR)$(MANDIR)/man1/gpusandbox.1 \
+		$(DESTDIR)$(MANDIR)/man5/gpusandbox.policy.5 \
+		$(addprefix $(DESTDIR)$(POLICYDIR)/,$(notdir $(EXAMPLE_POLICIES))) \
+		$(DESTDIR)$(BASHCOMPDIR)/gpusandbox $(DESTDIR)$(ZSHCOMPDIR)/_gpusandbox
+	rmdir $(DESTDIR)$(POLICYDIR) $(DESTDIR)$(DATADIR)/gpusandbox 2>/dev/null || true

@@ -22,6 +22,7 @@
 
 #include "policy.h"
 #include "rm_tables.h"
+#include "suggest.h"
 
 #define KEY_MAX 32u
 /* Distinct scalar keys a file can define: the fixed ones and gpu.N.mem. */
@@ -157,14 +158,15 @@ static int value_str(struct parser *ps, const struct stmt *s, char *buf, size_t 
 
 #define VALUE_BUF 256u
 
+/* mem and gpu.N.mem: a size big enough for a CUDA context (quota.h). */
 static int set_size(struct parser *ps, const struct stmt *s, uint64_t *out)
 {
-	char v[VALUE_BUF];
+	char v[VALUE_BUF], why[VALUE_BUF + 160];
 
 	if (value_str(ps, s, v, sizeof(v)) < 0)
 		return -1;
-	if (gs_parse_size(v, out) < 0)
-		return fail_at(ps, s->value_at, "invalid size '%s' (use bytes or k/m/g/t, e.g. 4g)", v);
+	if (gs_parse_mem_quota(v, out, why, sizeof(why)) < 0)
+		return fail_at(ps, s->value_at, "%s", why);
 	return 0;
 }
 
@@ -480,6 +482,24 @@ static int remember_def(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static const char *key_name(size_t i, const void *ctx)
+{
+	(void)ctx;
+	return keys[i].key;
+}
+
+/* An unknown key, with the known one it is closest to. */
+static int unknown_key(struct parser *ps, const struct stmt *s)
+{
+	const char *near = gs_suggest(s->key, sizeof(keys) / sizeof(keys[0]), key_name, NULL);
+
+	if (!near && strncmp(s->key, GPU_KEY_PREFIX, strlen(GPU_KEY_PREFIX)) == 0)
+		near = "gpu.N.mem";
+	if (near)
+		return fail_at(ps, s->key_at, "unknown key '%s' (did you mean '%s'?)", s->key, near);
+	return fail_at(ps, s->key_at, "unknown key '%s'", s->key);
+}
+
 static int apply(struct parser *ps, struct stmt *s)
 {
 	bool matched;
@@ -502,7 +522,7 @@ static int apply(struct parser *ps, struct stmt *s)
 			return -1;
 		return keys[i].set(ps, s);
 	}
-	return fail_at(ps, s->key_at, "unknown key '%s'", s->key);
+	return unknown_key(ps, s);
 }
 
 /* ---- lines ----------------------------------------------------------------------- */

@@ -244,3 +244,52 @@ const char *gs_format_size(uint64_t bytes, char *buf, unsigned len)
 		snprintf(buf, len, "%.2f %s", v, names[i]);
 	return buf;
 }
+
+/* A bare number or a k-suffixed one under GS_MEM_MIN is almost always MiB
+ * meant (HAMi and MPS count in MiB): suggest the same digits with 'm'. */
+static void suggest_unit(const char *s, char *why, size_t len, size_t used)
+{
+	size_t digits = strspn(s, "0123456789");
+
+	if (s[digits] == '\0' || tolower((unsigned char)s[digits]) == 'k' ||
+	    tolower((unsigned char)s[digits]) == 'b')
+		snprintf(why + used, len - used, "; did you mean %.*sm?", (int)digits, s);
+}
+
+/* "0", "000", "0g": zero in any unit. */
+static bool is_zero_size(const char *s)
+{
+	size_t zeros = s ? strspn(s, "0") : 0;
+	unsigned shift;
+
+	return zeros > 0 && suffix_shift(s + zeros, &shift) == 0;
+}
+
+int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len)
+{
+	char have[32], min[32];
+	uint64_t v;
+	int n;
+
+	if (is_zero_size(s)) {
+		snprintf(why, len, "a quota of 0 leaves no room even for a CUDA context; "
+		                   "to run without a memory limit, leave it out");
+		return -1;
+	}
+	if (gs_parse_size(s, &v) < 0) {
+		snprintf(why, len, "invalid size '%s' (use bytes or k/m/g/t, e.g. 4g)", s ? s : "");
+		return -1;
+	}
+	if (v < GS_MEM_MIN) {
+		n = snprintf(why, len,
+		             "'%s' is %s, too small to hold a CUDA context (one takes hundreds of "
+		             "MiB; the least accepted is %s); a number without a suffix is bytes",
+		             s, gs_format_size(v, have, sizeof(have)),
+		             gs_format_size(GS_MEM_MIN, min, sizeof(min)));
+		if (n > 0 && (size_t)n < len)
+			suggest_unit(s, why, len, (size_t)n);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

@@ -71,6 +71,18 @@ struct gs_quota {
 	enum gs_managed managed;
 };
 
+/* The smallest video memory quota accepted (--mem, mem =, gpu.N.mem =).
+ * A CUDA context takes its own buffers from the quota before the program
+ * allocates anything: on the H200 with driver 580 that is 0x420000 +
+ * 14 x 2 MiB + 0x44c6880 + 0x19c80000 bytes, about 513 MiB (the class-0x40
+ * allocations of tests/replay/traces/h200-580-cuda-driver-api.trace up to
+ * cuCtxCreate; NVML saw 612 MiB for a PyTorch context, docs/gpu-results).
+ * Even the buffers that do not grow with the GPU's size come to 101 MiB,
+ * so no quota under 64 MiB can hold a context on any GPU, while the number
+ * people mean in MiB and write in bytes (HAMi's gpumem 3000, --mem 4096)
+ * always falls under it. */
+#define GS_MEM_MIN (64ull << 20)
+
 /* The video memory quota of one GPU: its own value, else mem_per_gpu. */
 static inline uint64_t gs_quota_mem(const struct gs_quota *q, int gpu)
 {
@@ -78,6 +90,12 @@ static inline uint64_t gs_quota_mem(const struct gs_quota *q, int gpu)
 		return q->mem_gpu[gpu];
 	return q->mem_per_gpu;
 }
+
+/* Parses a video memory quota: a size as gs_parse_size reads it, at least
+ * GS_MEM_MIN. Returns 0, or -1 with why set to a sentence that says what is
+ * wrong and, for a number that is probably in the wrong unit, the unit
+ * meant ("did you mean 4096m?"). */
+int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len);
 
 /* True when any GPU has a memory quota. */
 bool gs_quota_has_mem(const struct gs_quota *q);

@@ -159,6 +159,8 @@ int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t
 		add_u64(o, "quota", mem_quota);
 	/* What the quota does not see, said where a reviewer starts reading. */
 	json_object_object_add(o, "managed", json_object_new_string(managed));
+	/* Limits with no device to act on: a clean summary means nothing. */
+	json_object_object_add(o, "nvidia_device", json_object_new_boolean(!a->no_nvidia_device));
 	return emit(a, o);
 }
 

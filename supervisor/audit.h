@@ -23,6 +23,7 @@ struct gs_audit {
 	char     sandbox_id[33];
 	uint64_t seq;
 	bool     failed;        /* a write failed: the caller must fail closed */
+	bool     no_nvidia_device; /* start record: no /dev/nvidiactl to enforce on */
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset

@@ -19,16 +19,20 @@
 
 #include "arch.h"
 #include "audit.h"
+#include "check_mode.h"
 #include "compute_share.h"
+#include "envcheck.h"
 #include "gpusandbox.h"
 #include "exec_managed.h"
 #include "launch.h"
+#include "options.h"
 #include "policy.h"
 #include "filter.h"
 #include "gpu_uuid.h"
 #include "learn.h"
 #include "quota.h"
 #include "sandbox.h"
+#include "trace_out.h"
 
 #define SIZE_BUF 32
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
@@ -47,7 +51,11 @@ struct options {
 	const char     *audit_path;
 	const char     *learn_path;     /* --learn FILE, or NULL */
 	bool            trace;
+	const char     *trace_output;   /* --trace-output FILE, or NULL */
+	enum gs_trace_time trace_time;
 	bool            dump_filter;
+	bool            check;          /* --check: validate, run nothing */
+	const char     *policy_path;
 	char          **argv;
 	/* --policy: the file's audit-log, unless --audit-log overrides it. */
 	char            policy_audit_path[PATH_MAX];
@@ -55,7 +63,9 @@ struct options {
 };
 
 static const char usage_text[] =
-	"Usage: gpusandbox [OPTIONS] [--] COMMAND [ARG...]\n"
+	"Usage: gpusandbox [run] [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       gpusandbox --check [OPTIONS]\n"
+	"       gpusandbox list-groups\n"
 	"Run COMMAND under a supervisor that enforces GPU quotas at the NVIDIA\n"
 	"driver's ioctl boundary. The workload cannot bypass it: static binaries\n"
 	"and raw ioctls are held to the same limits as CUDA programs.\n"
@@ -63,8 +73,10 @@ static const char usage_text[] =
 	"Options:\n"
 	"  --mem SIZE         video memory each GPU may hold for the whole process\n"
 	"                     tree; SIZE is bytes or a number with a binary suffix\n"
-	"                     k, m, g or t (1g = 1073741824). A refused allocation\n"
-	"                     fails like a full GPU (NV_ERR_NO_MEMORY).\n"
+	"                     k, m, g or t (1g = 1073741824; 4096 is 4 KiB, 4096m\n"
+	"                     is 4 GiB), at least 64m, room for a CUDA context. A\n"
+	"                     refused allocation fails like a full GPU\n"
+	"                     (NV_ERR_NO_MEMORY).\n"
 	"  --channels N       at most N live GPFIFO channels in the whole sandbox;\n"
 	"                     channels are a finite hardware pool shared by all\n"
 	"                     tenants of a GPU. The next one fails like an\n"
@@ -89,7 +101,8 @@ static const char usage_text[] =
 	"                     enforced in the driver's calls, not by environment\n"
 	"                     variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
-	"                     plus start and summary records, to FILE\n"
+	"                     plus start and summary records, to FILE (not \"-\":\n"
+	"                     the workload shares standard output)\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
 	"                     controls, and video engine caps from FILE (see\n"
 	"                     gpusandbox.policy(5)); options given on the command\n"
@@ -98,26 +111,35 @@ static const char usage_text[] =
 	"                     are allowed even where the policy refuses them, and\n"
 	"                     at exit FILE gets the policy plus one entry for each\n"
 	"                     (quotas and every other check still hold)\n"
+	"  --check            validate --policy and the options, print the\n"
+	"                     effective policy and warnings for settings that\n"
+	"                     cannot take effect, and exit without running\n"
+	"                     anything (0: valid; 125: invalid)\n"
 	"  --list-groups      print the groups of RM classes and controls a\n"
 	"                     policy can allow, with their members, and exit\n"
+	"                     (also: gpusandbox list-groups)\n"
 	"  --trace            print each decoded RM call to stderr\n"
+	"  --trace-output FILE\n"
+	"                     write the trace to FILE instead (created or\n"
+	"                     truncated, like strace -o); implies --trace\n"
+	"  --trace-time MODE  put a time stamp before each trace line: clock\n"
+	"                     (time of day with microseconds, strace -tt),\n"
+	"                     epoch (seconds since 1970, -ttt) or relative\n"
+	"                     (seconds since the previous line, -r); implies\n"
+	"                     --trace\n"
 	"  --dump-filter      print the seccomp filter and exit\n"
 	"  -h, --help         show this help and exit\n"
-	"  --version          show the version and exit\n"
+	"  --version          show the version, the kernel features gpusandbox\n"
+	"                     uses and the NVIDIA driver found, and exit\n"
 	"\n"
 	"Exit status: COMMAND's status, or 128+N if it was killed by signal N;\n"
 	"125 if gpusandbox itself failed, 126 if COMMAND cannot be executed,\n"
-	"127 if COMMAND was not found.\n"
+	"127 if COMMAND was not found; 2 for a subcommand this build lacks.\n"
+	"A first argument naming a subcommand (run, list-groups; audit, agent\n"
+	"and profile are reserved) is that subcommand: to run a program of that\n"
+	"name, put -- before it (gpusandbox -- audit).\n"
 	"\n"
 	"See gpusandbox(1).\n";
-
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "gpusandbox: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'gpusandbox --help' for more information.\n");
-	exit(GS_EXIT_ERROR);
-}
 
 /* Reads the policy file into o; an invalid policy stops everything before
  * the workload starts. */
@@ -150,7 +172,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
 	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
 	       /* The policy file (issue #5). */
-	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN };
+	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN,
+	       /* Issue #14. */
+	       OPT_CHECK, OPT_TRACE_OUTPUT, OPT_TRACE_TIME };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
@@ -165,6 +189,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 		{ "learn", required_argument, NULL, OPT_LEARN },
 		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "trace-output", required_argument, NULL, OPT_TRACE_OUTPUT },
+		{ "trace-time", required_argument, NULL, OPT_TRACE_TIME },
+		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -179,41 +206,44 @@ static void parse_options(int argc, char **argv, struct options *o)
 	opterr = 0;
 	/* First pass: only --policy, so that the file sets the starting
 	 * values and every other option, wherever it stands, overrides it. */
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		if (c != OPT_POLICY)
 			continue;
 		if (o->policy_loaded)
-			die_usage("%s", "--policy given twice");
+			gs_die_usage("%s", "--policy given twice");
 		load_policy(o, optarg);
 		o->policy_loaded = true;
+		o->policy_path = optarg;
 	}
 	optind = 0; /* glibc: a full rescan */
 	/* "+": stop at the first non-option, so COMMAND's own options are its. */
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_POLICY:
 			break; /* read in the first pass */
 		case OPT_LIST_GROUPS:
 			gs_groups_print(stdout, GS_GROUPS_DEFAULT);
 			exit(0);
-		case OPT_MEM:
-			if (gs_parse_size(optarg, &o->quota.mem_per_gpu) < 0)
-				die_usage("invalid --mem size '%s' (use bytes or k/m/g/t, e.g. 4g)", optarg);
+		case OPT_MEM: {
+			char why[GS_ERROR_MSG_MAX];
+			if (gs_parse_mem_quota(optarg, &o->quota.mem_per_gpu, why, sizeof(why)) < 0)
+				gs_die_usage("--mem: %s", why);
 			/* --mem is every GPU's quota: the file's gpu.N.mem go. */
 			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 				o->quota.mem_gpu[g] = GS_MEM_GPU_UNSET;
 			break;
+		}
 		case OPT_AUDIT:
 			o->audit_path = optarg;
 			break;
 		case OPT_LEARN:
 			if (o->learn_path)
-				die_usage("%s", "--learn given twice");
+				gs_die_usage("%s", "--learn given twice");
 			o->learn_path = optarg;
 			break;
 		case OPT_CHANNELS:
 			if (gs_parse_count(optarg, &o->quota.channels) < 0)
-				die_usage("invalid --channels count '%s' (a positive number)", optarg);
+				gs_die_usage("invalid --channels count '%s' (a positive number)", optarg);
 			break;
 		case OPT_GPUS: {
 			const char *why = NULL;
@@ -226,32 +256,44 @@ static void parse_options(int argc, char **argv, struct options *o)
 			}
 			if (gs_parse_gpus(optarg, &o->quota, &why) < 0) {
 				fprintf(stderr, "gpusandbox: invalid --gpus '%s': %s\n", optarg, why);
-				die_usage("%s", "bad GPU list");
+				gs_die_usage("%s", "bad GPU list");
 			}
 			break;
 		}
 		case OPT_ACTIVE:
 			if (gs_parse_count(optarg, &o->quota.active_channel_groups) < 0)
-				die_usage("invalid --active-channel-groups count '%s' (a positive number)", optarg);
+				gs_die_usage("invalid --active-channel-groups count '%s' (a positive number)", optarg);
 			break;
 		case OPT_GROUPS:
 			if (gs_parse_count(optarg, &o->quota.channel_groups) < 0)
-				die_usage("invalid --channel-groups count '%s' (a positive number)", optarg);
+				gs_die_usage("invalid --channel-groups count '%s' (a positive number)", optarg);
 			break;
 		case OPT_SM:
 			if (gs_parse_percent(optarg, &o->quota.sm_percent) < 0)
-				die_usage("invalid --sm share '%s' (a percentage, 1-100)", optarg);
+				gs_die_usage("invalid --sm share '%s' (a percentage, 1-100)", optarg);
 			break;
 		case OPT_SM_PERIOD:
 			if (gs_parse_period_ms(optarg, &o->quota.sm_period_ms) < 0)
-				die_usage("invalid --sm-period '%s' (milliseconds, 5-1000)", optarg);
+				gs_die_usage("invalid --sm-period '%s' (milliseconds, 5-1000)", optarg);
 			break;
 		case OPT_MANAGED:
 			if (gs_parse_managed(optarg, &o->quota.managed) < 0)
-				die_usage("invalid --managed mode '%s' (deny or allow-unaccounted)", optarg);
+				gs_die_usage("invalid --managed mode '%s' (deny or allow-unaccounted)", optarg);
 			break;
 		case OPT_TRACE:
 			o->trace = true;
+			break;
+		case OPT_TRACE_OUTPUT:
+			o->trace = true;
+			o->trace_output = optarg;
+			break;
+		case OPT_TRACE_TIME:
+			if (gs_parse_trace_time(optarg, &o->trace_time) < 0)
+				gs_die_usage("invalid --trace-time '%s' (clock, epoch or relative)", optarg);
+			o->trace = true;
+			break;
+		case OPT_CHECK:
+			o->check = true;
 			break;
 		case OPT_DUMP:
 			o->dump_filter = true;
@@ -260,15 +302,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			exit(0);
 		case OPT_VERSION:
-			printf("gpusandbox %s\n", GPUSANDBOX_VERSION);
+			gs_print_version(stdout);
 			exit(0);
 		default:
-			die_usage("unrecognized or incomplete option '%s'", argv[optind - 1]);
+			gs_option_error(c, argv, longopts);
 		}
 	}
 	o->argv = argv + optind;
-	if (!o->dump_filter && !o->argv[0])
-		die_usage("%s", "no COMMAND given");
+	if (o->argv[0])
+		gs_refuse_subcommand_word(argv, optind);
+	if (!o->dump_filter && !o->check && !o->argv[0])
+		gs_die_usage("%s", "no COMMAND given");
 }
 
 static int block_signals(sigset_t *set)
@@ -377,6 +421,21 @@ static int save_learned(const char *path, const struct gs_learn *l, struct gs_au
 	return 0;
 }
 
+/* --check: everything a run would refuse before starting, then the
+ * effective policy and what in it cannot take effect. Nothing runs. */
+static int check_only(const struct options *o)
+{
+	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path };
+	unsigned warnings;
+
+	gs_check_print(stdout, &in);
+	warnings = gs_check_warn(stderr, &in);
+	(void)gs_env_warn(stderr, &o->quota);
+	fprintf(stderr, "gpusandbox: --check: valid (%u warning%s); nothing was run\n", warnings,
+	        warnings == 1 ? "" : "s");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -390,9 +449,14 @@ int main(int argc, char **argv)
 	struct gs_filter_opts filter_opts = { 0 };
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
-	bool child_done = false;
+	bool child_done = false, no_device;
 
+	gs_subcommand_dispatch(&argc, &argv);
 	parse_options(argc, argv, &o);
+	if (gs_check_output_paths(o.audit_path, o.learn_path, o.trace_output, &err) < 0)
+		return report(&err, NULL), GS_EXIT_ERROR;
+	if (o.check)
+		return check_only(&o);
 	filter_opts.trap_uvm_mmap = o.quota.managed == GS_MANAGED_DENY;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");
@@ -420,7 +484,9 @@ int main(int argc, char **argv)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
 	cfg.rules = &o.rules;
-	cfg.trace = o.trace ? stderr : NULL;
+	if (o.trace && !(cfg.trace = gs_trace_open(o.trace_output, o.trace_time, &err)))
+		return report(&err, NULL), GS_EXIT_ERROR;
+	no_device = gs_env_warn(stderr, &o.quota);
 	/* Open the log before anything runs, so that a bad path is our error
 	 * and the workload never runs unaudited. */
 	if (o.audit_path) {
@@ -457,6 +523,7 @@ int main(int argc, char **argv)
 		kill_survivors(getpid());
 		return GS_EXIT_ERROR;
 	}
+	audit.no_nvidia_device = no_device;
 	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
 	                                gs_managed_name(o.quota.managed)) < 0)
 		sb.audit_failed = true;

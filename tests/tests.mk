@@ -2,7 +2,7 @@
 #
 # tests/tests.mk - test client programs (RM client library, adversarial
 # quota tests, trace replayer). Included by the top-level Makefile, which
-# provides CC, CFLAGS (with -Iinclude) and optionally LDFLAGS.
+# provides CC, ALL_CFLAGS (with -Iinclude), BUILD and optionally LDFLAGS.
 #
 # Defines TEST_CLIENT_BINS: every binary built here, under build/tests/.
 # Runners (they build nothing, run `make` first):
@@ -11,10 +11,10 @@
 #   tests/sm/run.sh       compute share (--sm) against the fake driver
 #   tests/learn/run.sh    learning mode (--learn) against the fake driver
 
-TESTS_BUILD      := build/tests
+TESTS_BUILD      := $(BUILD)/tests
 TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
-TESTS_CLIENT_CFLAGS = $(CFLAGS) -Itests/lib -Itests/adv
+TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
 TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
 
 # Dynamically linked adversarial programs.

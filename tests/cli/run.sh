@@ -33,7 +33,7 @@ grep -q "No such file" "$T/err" || bad "not-found-message" "$(cat "$T/err")"
 printf 'data\n' >"$T/noexec"; chmod 644 "$T/noexec"
 expect_status "not-executable-126" 126 "$B" -- "$T/noexec"
 expect_status "bad-mem-125" 125 "$B" --mem 12q -- true
-grep -q "invalid --mem" "$T/err" || bad "bad-mem-message" "$(cat "$T/err")"
+grep -q "^gpusandbox: --mem: invalid size '12q'" "$T/err" || bad "bad-mem-message" "$(cat "$T/err")"
 expect_status "zero-mem-125" 125 "$B" --mem 0 -- true
 expect_status "no-command-125" 125 "$B" --mem 1g
 expect_status "unknown-option-125" 125 "$B" --bogus -- true

@@ -9,16 +9,16 @@ FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDR
                     $(FAKEDRV_DIR)/fake_busy.c
 FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h
 
-FAKEDRV_WARN     := -std=gnu11 -Wall -Wextra -Werror -O2 -g -Iinclude
+FAKEDRV_WARN     := -std=gnu11 -Wall -Wextra $(GS_WERROR) -O2 -g -Iinclude
 # Deferred (=) so pkg-config runs only when the fake is actually built.
-FAKEDRV_CFLAGS    = $(CFLAGS) $(FAKEDRV_WARN) $(shell pkg-config --cflags fuse3)
+FAKEDRV_CFLAGS    = $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(shell pkg-config --cflags fuse3)
 FAKEDRV_LIBS      = $(shell pkg-config --libs fuse3)
 
 $(FAKEDRV_BIN): $(FAKEDRV_SRCS) $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $(FAKEDRV_SRCS) $(LDFLAGS) $(FAKEDRV_LIBS)
 
 $(FAKEDRV_SELFTEST): $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
-	$(CC) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_DIR)/fake_selftest.c $(LDFLAGS)
+	$(CC) $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_DIR)/fake_selftest.c $(LDFLAGS)
 
 .PHONY: fakedrv fakedrv-selftest fakedrv-clean
 fakedrv: $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay - replay a recorded RM call sequence (shared/traces format) against
+ * replay - replay a recorded RM call sequence (tests/replay/traces format) against
  * /dev/nvidiactl, normally the fake driver, optionally under gpusandbox.
  *
  * Usage: replay [--sizes FILE] [--default-vidmem SIZE] [--verbose] TRACE

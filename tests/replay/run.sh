@@ -4,7 +4,8 @@
 # tests/replay/run.sh [NAME...] - replay real H200 RM traces against the fake
 # driver, with and without gpusandbox.
 #
-# Traces: ${GS_SHARED:-../shared}/traces (relative to the repository root).
+# Traces: tests/replay/traces (measured on an H200; see its README.md for
+# provenance and the line format). GS_TRACES=DIR replays another copy.
 # Checks, all from the FAKE DRIVER's final stats plus build/tests/replay/
 # replay's counts:
 #   replay-bare:*     without gpusandbox, every class-0x40 allocation of the
@@ -22,7 +23,7 @@
 #
 # Builds nothing (run `make` first). Prints PASS/FAIL/SKIP per test and
 # `N passed, M failed`; exit 1 on failure. Environment: GPUSANDBOX, WITH_FAKE,
-# GS_SHARED, GS_REPLAY_TIMEOUT (default 120), GS_REPLAY_KEEP=DIR.
+# GS_TRACES, GS_REPLAY_TIMEOUT (default 120), GS_REPLAY_KEEP=DIR.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 2
@@ -30,7 +31,7 @@ cd "$(dirname "$0")/../.." || exit 2
 GPUSANDBOX=${GPUSANDBOX:-build/gpusandbox}
 WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
 REPLAY=build/tests/replay/replay
-TRACES=${GS_SHARED:-../shared}/traces
+TRACES=${GS_TRACES:-tests/replay/traces}
 SIZES_DIR=tests/replay
 TIMEOUT=${GS_REPLAY_TIMEOUT:-120}
 FAKE_VIDMEM=16g
@@ -151,7 +152,7 @@ for t in "${TESTS[@]}"; do
 		continue
 	fi
 	if [ ! -r "$TRACES/$trace.trace" ]; then
-		fail "$name" "trace $TRACES/$trace.trace not found (set GS_SHARED)"
+		fail "$name" "trace $TRACES/$trace.trace not found (the repository ships it in tests/replay/traces)"
 		continue
 	fi
 	if [ "$mode" = sandbox ] && [ "$have_sandbox" = 0 ]; then

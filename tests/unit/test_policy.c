@@ -13,6 +13,7 @@
 #include "groups.h"
 #include "policy.h"
 #include "rm_tables.h"
+#include "suggest.h"
 
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
@@ -149,7 +150,7 @@ static void test_bad_files(void)
 		  " gpu.1.mem = 1g\n"
 		  " ^\n" },
 		{ "memory = 4g\n",
-		  "t.policy:1:1: error: unknown key 'memory'\n"
+		  "t.policy:1:1: error: unknown key 'memory' (did you mean 'mem'?)\n"
 		  " memory = 4g\n"
 		  " ^\n" },
 		{ "  mem 4g\n",
@@ -442,8 +443,55 @@ static void test_tables(void)
 	CHECK(gs_group_find("comp", 4) == GS_GROUP_NONE);
 }
 
+/* Memory quotas: the floor, the unit hint, 0 on its own. */
+static void test_mem_quota(void)
+{
+	char why[256];
+	uint64_t v = 0;
+
+	CHECK(gs_parse_mem_quota("64m", &v, why, sizeof(why)) == 0 && v == GS_MEM_MIN);
+	CHECK(gs_parse_mem_quota("4g", &v, why, sizeof(why)) == 0 && v == 4ull << 30);
+	CHECK(gs_parse_mem_quota("67108864", &v, why, sizeof(why)) == 0 && v == GS_MEM_MIN);
+	v = 7;
+	CHECK(gs_parse_mem_quota("67108863", &v, why, sizeof(why)) < 0 && v == 7);
+	CHECK(gs_parse_mem_quota("4096", &v, why, sizeof(why)) < 0 && strstr(why, "did you mean 4096m?"));
+	CHECK(gs_parse_mem_quota("3000k", &v, why, sizeof(why)) < 0 && strstr(why, "did you mean 3000m?"));
+	/* 32m is MiB already: no unit to suggest. */
+	CHECK(gs_parse_mem_quota("32m", &v, why, sizeof(why)) < 0 && !strstr(why, "did you mean"));
+	CHECK(gs_parse_mem_quota("0", &v, why, sizeof(why)) < 0 && strstr(why, "quota of 0"));
+	CHECK(gs_parse_mem_quota("000", &v, why, sizeof(why)) < 0 && strstr(why, "quota of 0"));
+	CHECK(gs_parse_mem_quota("0g", &v, why, sizeof(why)) < 0 && strstr(why, "quota of 0"));
+	CHECK(gs_parse_mem_quota("0x", &v, why, sizeof(why)) < 0 && strstr(why, "invalid size '0x'"));
+	CHECK(gs_parse_mem_quota("12q", &v, why, sizeof(why)) < 0 && strstr(why, "invalid size '12q'"));
+	CHECK(gs_parse_mem_quota("", &v, why, sizeof(why)) < 0);
+	CHECK(gs_parse_mem_quota("4096", &v, why, 8) < 0 && strlen(why) < 8);
+}
+
+static const char *word_at(size_t i, const void *ctx)
+{
+	return ((const char *const *)ctx)[i];
+}
+
+static void test_suggest(void)
+{
+	static const char *const words[] = { "mem", "channels", "channel-groups", "sm", "sm-period" };
+	const size_t n = sizeof(words) / sizeof(words[0]);
+
+	CHECK(gs_edit_distance("", "") == 0);
+	CHECK(gs_edit_distance("kitten", "sitting") == 3);
+	CHECK(gs_edit_distance("abc", "") == 3);
+	CHECK(strcmp(gs_suggest("channles", n, word_at, words), "channels") == 0);
+	CHECK(strcmp(gs_suggest("men", n, word_at, words), "mem") == 0);
+	CHECK(strcmp(gs_suggest("memory", n, word_at, words), "mem") == 0);
+	CHECK(strcmp(gs_suggest("sm-perod", n, word_at, words), "sm-period") == 0);
+	CHECK(gs_suggest("xyzzy", n, word_at, words) == NULL);
+	CHECK(gs_suggest("", n, word_at, words) == NULL || strlen(gs_suggest("", n, word_at, words)) <= 2);
+}
+
 int main(void)
 {
+	test_mem_quota();
+	test_suggest();
 	test_good_files();
 	test_managed();
 	test_bad_files();

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check_mode.c - the effective policy and its warnings (check_mode.h).
+ *
+ * The warnings name settings that are valid but do nothing, because what
+ * they limit cannot happen under the rest of the policy: a user who wrote
+ * them meant something else, and a quiet run would hide it.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "check_mode.h"
+#include "rm_tables.h"
+
+#define SIZE_TEXT 32
+#define KEY_WIDTH 22
+
+static const char *const engine_keys[GS_ENGINE_N] = {
+	[GS_ENGINE_NVDEC] = "video.decoders",
+	[GS_ENGINE_NVENC] = "video.encoders",
+	[GS_ENGINE_NVJPG] = "video.jpeg",
+	[GS_ENGINE_OFA] = "video.ofa",
+};
+
+static void print_count(FILE *out, const char *key, uint32_t v)
+{
+	if (v == GS_COUNT_UNLIMITED)
+		fprintf(out, "  %-*s unlimited\n", KEY_WIDTH, key);
+	else
+		fprintf(out, "  %-*s %" PRIu32 "\n", KEY_WIDTH, key, v);
+}
+
+static void print_memory(FILE *out, const struct gs_quota *q)
+{
+	char s[SIZE_TEXT];
+
+	fprintf(out, "  %-*s %s%s\n", KEY_WIDTH, "mem", gs_format_size(q->mem_per_gpu, s, sizeof(s)),
+	        q->mem_per_gpu == GS_QUOTA_UNLIMITED ? "" : " on each GPU");
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		char key[SIZE_TEXT];
+		if (q->mem_gpu[g] == GS_MEM_GPU_UNSET)
+			continue;
+		snprintf(key, sizeof(key), "gpu.%u.mem", g);
+		fprintf(out, "  %-*s %s\n", KEY_WIDTH, key, gs_format_size(q->mem_gpu[g], s, sizeof(s)));
+	}
+	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "managed", gs_managed_name(q->managed));
+}
+
+static void print_gpus(FILE *out, const struct gs_quota *q)
+{
+	const char *sep = "";
+
+	fprintf(out, "  %-*s ", KEY_WIDTH, "gpus");
+	if (!q->visible_set && !q->n_uuids)
+		fputs("all", out);
+	for (unsigned g = 0; q->visible_set && g < GS_MAX_GPUS; g++)
+		if (q->visible & (1ull << g)) {
+			fprintf(out, "%s%u", sep, g);
+			sep = ",";
+		}
+	for (unsigned i = 0; i < q->n_uuids; i++) {
+		fprintf(out, "%s%s", sep, q->uuids[i]);
+		sep = ",";
+	}
+	fputc('\n', out);
+}
+
+static void print_rules(FILE *out, const struct gs_rules *r)
+{
+	const char *sep = "";
+
+	fprintf(out, "  %-*s ", KEY_WIDTH, "allow");
+	for (unsigned g = 0; g < GS_GROUP_N; g++)
+		if (r->groups & GS_GROUP_BIT(g)) {
+			fprintf(out, "%s%s", sep, gs_group_name((enum gs_group)g));
+			sep = ", ";
+		}
+	fputs(*sep ? "\n" : "none\n", out);
+	for (uint32_t i = 0; i < r->n_classes; i++) {
+		const struct rm_class_info *ci = rm_class_lookup(r->classes[i]);
+		fprintf(out, "  %-*s 0x%" PRIx32 " %s\n", KEY_WIDTH, "allow.class", r->classes[i],
+		        ci && ci->name ? ci->name : "(unknown to gpusandbox)");
+	}
+	for (uint32_t i = 0; i < r->n_controls; i++) {
+		const struct rm_ctrl_info *ci = rm_ctrl_lookup(r->controls[i]);
+		fprintf(out, "  %-*s 0x%" PRIx32 " %s\n", KEY_WIDTH, "allow.control", r->controls[i],
+		        ci && ci->name ? ci->name : "(unknown to gpusandbox)");
+	}
+}
+
+void gs_check_print(FILE *out, const struct gs_check_input *in)
+{
+	const struct gs_quota *q = in->quota;
+
+	fprintf(out, "effective policy (%s%s, then the command line):\n",
+	        in->policy_path ? "policy file " : "built-in defaults", in->policy_path ? in->policy_path : "");
+	print_memory(out, q);
+	if (q->sm_percent < GS_SM_UNLIMITED)
+		fprintf(out, "  %-*s %" PRIu32 " %% of GPU time, period %" PRIu32 " ms\n", KEY_WIDTH, "sm",
+		        q->sm_percent, q->sm_period_ms);
+	else
+		fprintf(out, "  %-*s unlimited\n", KEY_WIDTH, "sm");
+	print_count(out, "channels", q->channels);
+	print_count(out, "channel-groups", q->channel_groups);
+	print_count(out, "active-channel-groups", q->active_channel_groups);
+	for (unsigned e = 0; e < GS_ENGINE_N; e++)
+		print_count(out, engine_keys[e], q->engines[e]);
+	print_gpus(out, q);
+	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-log", in->audit_path ? in->audit_path : "none");
+	print_rules(out, in->rules);
+}
+
+/* True when the rules let some class of engine e through: the video group,
+ * or an explicit allow.class of one of its classes. */
+static bool engine_reachable(const struct gs_rules *r, enum gs_engine e)
+{
+	const struct gs_member *m;
+	size_t n = gs_class_members(&m);
+
+	for (size_t i = 0; i < n; i++)
+		if (m[i].engine == (int8_t)e &&
+		    ((r->groups & GS_GROUP_BIT(m[i].group)) ||
+		     (m[i].also != GS_GROUP_NONE && (r->groups & GS_GROUP_BIT(m[i].also)))))
+			return true;
+	for (uint32_t i = 0; i < r->n_classes; i++)
+		if (gs_class_engine(r->classes[i]) == e)
+			return true;
+	return false;
+}
+
+static unsigned warn_engines(FILE *w, const struct gs_check_input *in)
+{
+	unsigned n = 0;
+
+	for (unsigned e = 0; e < GS_ENGINE_N; e++) {
+		if (in->quota->engines[e] == GS_COUNT_UNLIMITED || engine_reachable(in->rules, e))
+			continue;
+		fprintf(w, "gpusandbox: warning: %s has no effect: the policy allows none of its "
+		           "classes (add the video group: allow = ..., video)\n", engine_keys[e]);
+		n++;
+	}
+	return n;
+}
+
+static unsigned warn_gpu_mem(FILE *w, const struct gs_quota *q)
+{
+	unsigned n = 0;
+
+	/* GPUs named by UUID are resolved at start; only indices are known. */
+	if (!q->visible_set || q->n_uuids)
+		return 0;
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		if (q->mem_gpu[g] == GS_MEM_GPU_UNSET || (q->visible & (1ull << g)))
+			continue;
+		fprintf(w, "gpusandbox: warning: gpu.%u.mem has no effect: GPU %u is not in gpus\n", g, g);
+		n++;
+	}
+	return n;
+}
+
+unsigned gs_check_warn(FILE *w, const struct gs_check_input *in)
+{
+	const struct gs_quota *q = in->quota;
+	unsigned n = warn_engines(w, in) + warn_gpu_mem(w, q);
+
+	if (q->sm_percent >= GS_SM_UNLIMITED && q->sm_period_ms != GS_SM_PERIOD_DEFAULT_MS) {
+		fprintf(w, "gpusandbox: warning: sm-period has no effect without sm (a share of GPU "
+		           "time under 100)\n");
+		n++;
+	}
+	if (q->active_channel_groups != GS_COUNT_UNLIMITED && q->channel_groups != GS_COUNT_UNLIMITED &&
+	    q->active_channel_groups >= q->channel_groups) {
+		fprintf(w, "gpusandbox: warning: active-channel-groups (%" PRIu32 ") has no effect: "
+		           "channel-groups (%" PRIu32 ") already allows no more\n",
+		        q->active_channel_groups, q->channel_groups);
+		n++;
+	}
+	return n;
+}

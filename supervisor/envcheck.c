@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * envcheck.c - probing the kernel and the driver (envcheck.h).
+ *
+ * Every probe asks the kernel itself rather than reading its version
+ * number, where a safe question exists: distribution kernels backport.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "envcheck.h"
+#include "gpusandbox.h"
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#define LINE_MAX_LEN 512
+
+/* SECCOMP_RET_USER_NOTIF is an action this kernel has (Linux 5.0). */
+static bool have_user_notif(void)
+{
+	uint32_t action = SECCOMP_RET_USER_NOTIF;
+
+	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+/* The kernel validates the flags before it reads the program: with a NULL
+ * program a kernel that knows the flag says EFAULT, one that does not says
+ * EINVAL, and nothing is installed either way. Anything else (seccomp
+ * itself forbidden, say) answers nothing about the flag. */
+int gs_probe_wait_killable_recv(void)
+{
+	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	                  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, NULL);
+
+	if (rc < 0 && errno == EFAULT)
+		return 1;
+	return rc < 0 && errno == EINVAL ? 0 : -1;
+}
+
+static bool have_pidfd_open(unsigned flags, pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, flags);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* pidfd_getfd on a bad descriptor: EBADF where the call exists. */
+static bool have_pidfd_getfd(void)
+{
+	return syscall(SYS_pidfd_getfd, -1, 0, 0) < 0 && errno == EBADF;
+}
+
+bool gs_have_nvidia_device(void)
+{
+	return access(GS_NVIDIACTL_PATH, F_OK) == 0;
+}
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void print_kernel(FILE *f)
+{
+	struct utsname u;
+	int wkr;
+
+	if (uname(&u) == 0)
+		fprintf(f, "kernel: %s %s (%s)\n", u.sysname, u.release, u.machine);
+	fprintf(f, "  seccomp user notification (Linux 5.0, required): %s\n", yes_no(have_user_notif()));
+	wkr = gs_probe_wait_killable_recv();
+	fprintf(f, "  SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): %s\n",
+	        wkr < 0 ? "unknown (seccomp refused the probe)" : yes_no(wkr));
+	fprintf(f, "  pidfd_open (5.3, required): %s\n", yes_no(have_pidfd_open(0, getpid())));
+	fprintf(f, "  pidfd_getfd (5.6, required): %s\n", yes_no(have_pidfd_getfd()));
+	fprintf(f, "  PIDFD_THREAD (6.9, else a process pidfd): %s\n",
+	        yes_no(have_pidfd_open(PIDFD_THREAD, (pid_t)syscall(SYS_gettid))));
+}
+
+static void print_driver(FILE *f)
+{
+	char line[LINE_MAX_LEN];
+	FILE *v = fopen(GS_DRIVER_VERSION_PATH, "re");
+
+	fprintf(f, "NVIDIA device %s: %s\n", GS_NVIDIACTL_PATH,
+	        gs_have_nvidia_device() ? "present" : "missing");
+	if (v && fgets(line, sizeof(line), v)) {
+		line[strcspn(line, "\n")] = '\0';
+		fprintf(f, "NVIDIA driver: %s\n", line);
+	} else {
+		fprintf(f, "NVIDIA driver: not loaded (%s missing)\n", GS_DRIVER_VERSION_PATH);
+	}
+	if (v)
+		fclose(v);
+}
+
+/* --version's sections, in order: add a row to say more. */
+static void (*const version_sections[])(FILE *f) = {
+	print_kernel,
+	print_driver,
+};
+
+void gs_print_version(FILE *f)
+{
+	fprintf(f, "gpusandbox %s\n", GPUSANDBOX_VERSION);
+	for (size_t i = 0; i < sizeof(version_sections) / sizeof(version_sections[0]); i++)
+		version_sections[i](f);
+}
+
+static void add_name(char *buf, size_t len, unsigned *n, const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", *n ? ", " : "", name);
+	(*n)++;
+}
+
+unsigned gs_quota_limit_names(const struct gs_quota *q, char *buf, size_t len)
+{
+	unsigned n = 0;
+	bool engines = false;
+
+	buf[0] = '\0';
+	for (unsigned e = 0; e < GS_ENGINE_N; e++)
+		engines |= q->engines[e] != GS_COUNT_UNLIMITED;
+	if (gs_quota_has_mem(q))
+		add_name(buf, len, &n, "--mem");
+	if (q->sm_percent < GS_SM_UNLIMITED)
+		add_name(buf, len, &n, "--sm");
+	if (q->channels != GS_COUNT_UNLIMITED)
+		add_name(buf, len, &n, "--channels");
+	if (q->channel_groups != GS_COUNT_UNLIMITED)
+		add_name(buf, len, &n, "--channel-groups");
+	if (q->active_channel_groups != GS_COUNT_UNLIMITED)
+		add_name(buf, len, &n, "--active-channel-groups");
+	if (q->visible_set || q->n_uuids)
+		add_name(buf, len, &n, "--gpus");
+	if (q->managed == GS_MANAGED_DENY)
+		add_name(buf, len, &n, "--managed deny");
+	if (engines)
+		add_name(buf, len, &n, "video caps");
+	return n;
+}
+
+bool gs_env_warn(FILE *f, const struct gs_quota *q)
+{
+	char names[LINE_MAX_LEN];
+	bool no_device = !gs_have_nvidia_device();
+
+	if (no_device && gs_quota_limit_names(q, names, sizeof(names)) > 0)
+		fprintf(f, "gpusandbox: warning: no NVIDIA device (%s is missing): %s %s nothing to "
+		           "enforce; the command runs without a GPU\n",
+		        GS_NVIDIACTL_PATH, names, strchr(names, ',') ? "have" : "has");
+	if (gs_probe_wait_killable_recv() == 0)
+		fprintf(f, "gpusandbox: warning: this kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
+		           "(Linux 5.19): a signal that reaches the workload while the supervisor "
+		           "performs a trapped call restarts the call, which the supervisor may then "
+		           "perform twice (an allocation counted and made twice)\n");
+	return no_device;
+}
