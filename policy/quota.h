@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nvrm/groups.h" /* enum gs_engine: video.* caps are kept per engine */
+
 #define GS_MAX_GPUS 64u
 #define GS_QUOTA_UNLIMITED UINT64_MAX
 
@@ -26,16 +28,6 @@
 enum gs_managed {
 	GS_MANAGED_ALLOW_UNACCOUNTED = 0,  /* the default: allowed, not counted */
 	GS_MANAGED_DENY,                   /* no managed ranges at all */
-};
-
-/* Video engines whose live objects a sandbox may cap (video.* keys). */
-enum gs_engine {
-	GS_ENGINE_NONE = -1,
-	GS_ENGINE_NVDEC,
-	GS_ENGINE_NVENC,
-	GS_ENGINE_NVJPG,
-	GS_ENGINE_OFA,
-	GS_ENGINE_N,
 };
 
 struct gs_quota {

@@ -215,14 +215,6 @@ enum toggle_result { TOGGLE_OK, TOGGLE_GONE, TOGGLE_UNREACHABLE, TOGGLE_FAILED }
 
 /* Research mechanisms (GPUSANDBOX_SM_MECHANISM): the control each one
  * sends, per channel group or per channel, for the off and on phases. */
-#define NVA06C_CTRL_CMD_PREEMPT 0xa06c0105u
-struct nva06c_preempt_params {
-	uint8_t  b_wait;
-	uint8_t  b_manual_timeout;
-	uint8_t  pad[2];
-	uint32_t timeout_us;
-};
-_Static_assert(sizeof(struct nva06c_preempt_params) == 8, "NVA06C_CTRL_PREEMPT_PARAMS size");
 
 static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, uint32_t h_client,
                                    const struct ledger_channel *ch, bool disable)

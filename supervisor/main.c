@@ -194,7 +194,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_POLICY:
 			break; /* read in the first pass */
 		case OPT_LIST_GROUPS:
-			gs_groups_print(stdout, GS_GROUPS_DEFAULT);
+			gs_groups_print(stdout, gs_rm_abi_default(), GS_GROUPS_DEFAULT);
 			exit(0);
 		case OPT_MEM:
 			if (gs_parse_size(optarg, &o->quota.mem_per_gpu) < 0)
@@ -388,12 +388,14 @@ int main(int argc, char **argv)
 	struct gs_child child = { -1, -1 };
 	struct gs_learn *learn = NULL;
 	struct gs_filter_opts filter_opts = { 0 };
+	const struct gs_rm_abi *rm_abi = gs_rm_abi_default();
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false;
 
 	parse_options(argc, argv, &o);
 	filter_opts.trap_uvm_mmap = o.quota.managed == GS_MANAGED_DENY;
+	filter_opts.rm_abi = rm_abi;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");
 		return GS_EXIT_ERROR;
@@ -409,7 +411,7 @@ int main(int argc, char **argv)
 		/* Static: tens of KiB, alive until exit. */
 		static struct gs_learn learn_state;
 		learn = &learn_state;
-		gs_learn_init(learn, &o.quota, &o.rules);
+		gs_learn_init(learn, rm_abi, &o.quota, &o.rules);
 		if (gs_learn_check_path(o.learn_path, &err) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
 		cfg.learn = learn;
@@ -419,6 +421,7 @@ int main(int argc, char **argv)
 	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
+	cfg.rm_abi = rm_abi;
 	cfg.rules = &o.rules;
 	cfg.trace = o.trace ? stderr : NULL;
 	/* Open the log before anything runs, so that a bad path is our error
@@ -458,7 +461,7 @@ int main(int argc, char **argv)
 		return GS_EXIT_ERROR;
 	}
 	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
-	                                gs_managed_name(o.quota.managed)) < 0)
+	                                gs_managed_name(o.quota.managed), rm_abi) < 0)
 		sb.audit_failed = true;
 
 	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {

@@ -51,6 +51,7 @@ struct gs_sandbox {
 	char                 id[GS_SANDBOX_ID_LEN];
 	int                  listener;
 	struct gs_quota      quota;
+	const struct gs_rm_abi *rm_abi;   /* the running driver's RM tables */
 	const struct gs_rules *rules;     /* the policy's allowlist */
 	struct gs_learn     *learn;       /* NULL without --learn */
 	struct ledger        ledger;
@@ -89,6 +90,7 @@ struct gs_sandbox {
 
 struct gs_sandbox_config {
 	struct gs_quota  quota;
+	const struct gs_rm_abi *rm_abi;   /* the running driver's RM tables */
 	const struct gs_rules *rules;     /* NULL: the built-in default */
 	/* --learn: what the allowlist refuses is learned here instead; the
 	 * sandbox then enforces learn->rules, which start as a copy of the
