@@ -251,6 +251,25 @@ struct nv_ioctl_register_fd {
 };
 _Static_assert(sizeof(struct nv_ioctl_register_fd) == 4, "REGISTER_FD size");
 
+/* NV_ESC_CHECK_VERSION_STR on the control device: nv_ioctl_rm_api_version_t
+ * (kernel-open/common/inc/nv-ioctl.h, 72 bytes on every tag, abi-drift.md
+ * 6). With cmd QUERY the driver sets reply to RECOGNIZED and copies its own
+ * NV_VERSION_STRING, NUL-terminated, into version_string, checking nothing
+ * (rm_perform_version_check, src/nvidia/arch/nvalloc/unix/src/osapi.c); a
+ * size other than 72 is refused. Drivers before 530 took '2' for another
+ * command and answer an empty string. */
+#define NV_RM_API_VERSION_STRING_LENGTH    64u
+#define NV_RM_API_VERSION_CMD_QUERY        0x32u /* '2' */
+#define NV_RM_API_VERSION_REPLY_RECOGNIZED 1u
+struct nv_ioctl_rm_api_version {
+	uint32_t cmd;
+	uint32_t reply;
+	char     version_string[NV_RM_API_VERSION_STRING_LENGTH];
+};
+_Static_assert(sizeof(struct nv_ioctl_rm_api_version) == 72, "nv_ioctl_rm_api_version_t size");
+_Static_assert(offsetof(struct nv_ioctl_rm_api_version, version_string) == 8,
+               "nv_ioctl_rm_api_version_t.versionString");
+
 /* ---- nested alloc params ----------------------------------------------- */
 
 /* NV_MEMORY_ALLOCATION_PARAMS (128 bytes): 0x40, 0x3e, 0x42, 0x50a0, 0x90ce. */

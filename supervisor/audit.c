@@ -142,17 +142,30 @@ static int emit(struct gs_audit *a, json_object *o)
 	return 0;
 }
 
+/* {"version": the module's or null, "abi": the tables' branch, "override":
+ * the --driver-abi that chose them, or null when they are the driver's own}. */
+static json_object *driver_object(const struct gs_driver *d)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "version", d->present ? json_object_new_string(d->version) : NULL);
+	json_object_object_add(o, "abi", json_object_new_string(gs_rm_abi_branch(d->rm_abi)));
+	json_object_object_add(o, "override", d->override ? json_object_new_string(d->override) : NULL);
+	return o;
+}
+
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed, const struct gs_rm_abi *rm_abi)
+                   const char *managed, const struct gs_driver *driver)
 {
 	json_object *o = record_new(a, "start");
 	json_object *cmd = json_object_new_array();
 
-	a->rm_abi = rm_abi;
+	a->rm_abi = driver->rm_abi;
 	for (int i = 0; argv[i]; i++)
 		json_object_array_add(cmd, json_object_new_string(argv[i]));
 	json_object_object_add(o, "version", json_object_new_string(GPUSANDBOX_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int(child));
+	json_object_object_add(o, "driver", driver_object(driver));
 	json_object_object_add(o, "command", cmd);
 	if (mem_quota == UINT64_MAX)
 		json_object_object_add(o, "quota", NULL);

@@ -20,6 +20,7 @@
 #include "arch.h"
 #include "audit.h"
 #include "compute_share.h"
+#include "driver.h"
 #include "gpusandbox.h"
 #include "exec_managed.h"
 #include "launch.h"
@@ -52,6 +53,7 @@ struct options {
 	/* --policy: the file's audit-log, unless --audit-log overrides it. */
 	char            policy_audit_path[PATH_MAX];
 	bool            policy_loaded;
+	const char     *driver_abi;     /* --driver-abi, or NULL: strict */
 };
 
 static const char usage_text[] =
@@ -100,10 +102,15 @@ static const char usage_text[] =
 	"                     (quotas and every other check still hold)\n"
 	"  --list-groups      print the groups of RM classes and controls a\n"
 	"                     policy can allow, with their members, and exit\n"
+	"  --driver-abi ABI   run on a driver whose RM tables gpusandbox does not\n"
+	"                     have, with the tables of ABI: nearest, or a branch\n"
+	"                     such as 580 (audited, with a warning); without it\n"
+	"                     such a driver is refused\n"
 	"  --trace            print each decoded RM call to stderr\n"
 	"  --dump-filter      print the seccomp filter and exit\n"
 	"  -h, --help         show this help and exit\n"
-	"  --version          show the version and exit\n"
+	"  --version          show the version, the NVIDIA driver ABIs gpusandbox\n"
+	"                     knows and the driver found, and exit\n"
 	"\n"
 	"Exit status: COMMAND's status, or 128+N if it was killed by signal N;\n"
 	"125 if gpusandbox itself failed, 126 if COMMAND cannot be executed,\n"
@@ -150,7 +157,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
 	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
 	       /* The policy file (issue #5). */
-	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN };
+	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
@@ -165,6 +172,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 		{ "learn", required_argument, NULL, OPT_LEARN },
 		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -256,11 +264,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_DUMP:
 			o->dump_filter = true;
 			break;
+		case OPT_DRIVER_ABI:
+			o->driver_abi = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
 		case OPT_VERSION:
 			printf("gpusandbox %s\n", GPUSANDBOX_VERSION);
+			gs_driver_print_version(stdout);
 			exit(0);
 		default:
 			die_usage("unrecognized or incomplete option '%s'", argv[optind - 1]);
@@ -377,6 +389,24 @@ static int save_learned(const char *path, const struct gs_learn *l, struct gs_au
 	return 0;
 }
 
+/* Which driver answers, and which RM tables decode its calls: strict
+ * unless --driver-abi says otherwise, and then said aloud. */
+static int start_driver(const struct options *o, struct gs_driver *d)
+{
+	struct gs_error err = { 0 };
+	char desc[ERR_BUF];
+
+	if (gs_driver_detect(d, &err) < 0 || gs_driver_choose_abi(d, o->driver_abi, &err) < 0)
+		return report(&err, NULL), -1;
+	gs_driver_describe(d, desc, sizeof(desc));
+	if (d->override && d->present)
+		fprintf(stderr, "gpusandbox: warning: NVIDIA driver %s: its calls are decoded with "
+		        "tables gpusandbox has not checked against it\n", desc);
+	if (o->trace)
+		fprintf(stderr, "gpusandbox: NVIDIA driver %s\n", desc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -388,12 +418,16 @@ int main(int argc, char **argv)
 	struct gs_child child = { -1, -1 };
 	struct gs_learn *learn = NULL;
 	struct gs_filter_opts filter_opts = { 0 };
-	const struct gs_rm_abi *rm_abi = gs_rm_abi_default();
+	struct gs_driver driver;
+	const struct gs_rm_abi *rm_abi;
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false;
 
 	parse_options(argc, argv, &o);
+	if (start_driver(&o, &driver) < 0)
+		return GS_EXIT_ERROR;
+	rm_abi = driver.rm_abi;
 	filter_opts.trap_uvm_mmap = o.quota.managed == GS_MANAGED_DENY;
 	filter_opts.rm_abi = rm_abi;
 	if (gs_abi_resolve() < 0) {
@@ -461,7 +495,7 @@ int main(int argc, char **argv)
 		return GS_EXIT_ERROR;
 	}
 	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
-	                                gs_managed_name(o.quota.managed), rm_abi) < 0)
+	                                gs_managed_name(o.quota.managed), &driver) < 0)
 		sb.audit_failed = true;
 
 	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {

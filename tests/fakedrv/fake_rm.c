@@ -808,6 +808,38 @@ static int esc_xfer(const struct fake_caller *who, void *buf, size_t size)
 
 /* CARD_INFO: one entry per GPU; gpu_id differs from the minor on purpose,
  * so a supervisor that confuses the two is caught. */
+/* NV_ESC_CHECK_VERSION_STR, as rm_perform_version_check() answers it
+ * (src/nvidia/arch/nvalloc/unix/src/osapi.c; layout in nv-ioctl.h, the same
+ * on every tag): any size but the struct's is refused; reply is set to
+ * RECOGNIZED; the query form copies the version and checks nothing; the
+ * strict form (any other cmd; the relaxed one compares up to the first dot)
+ * fails with -EINVAL and the driver's version in the struct unless the
+ * caller's string matches. */
+static int esc_check_version(void *buf, size_t size)
+{
+	struct nv_ioctl_rm_api_version *p = buf;
+	const char *mine = fake_st.cfg.driver_version;
+	size_t n = strlen(mine);
+
+	if (size != sizeof(*p))
+		return -EINVAL;
+	p->reply = NV_RM_API_VERSION_REPLY_RECOGNIZED;
+	if (p->cmd == NV_RM_API_VERSION_CMD_QUERY) {
+		memcpy(p->version_string, mine, n + 1);
+		return 0;
+	}
+	if (p->cmd == FAKE_RM_API_VERSION_CMD_RELAXED) {
+		const char *dot = strchr(mine, '.');
+		size_t cmp = dot ? (size_t)(dot - mine) + 1 : n + 1;
+		if (strncmp(p->version_string, mine, cmp) == 0)
+			return 0;
+	} else if (strncmp(p->version_string, mine, sizeof(p->version_string)) == 0) {
+		return 0;
+	}
+	memcpy(p->version_string, mine, n + 1);
+	return -EINVAL;
+}
+
 static int esc_card_info(const struct fake_caller *who, void *buf, size_t size)
 {
 	struct nv_card_info *cards = buf;
@@ -854,8 +886,10 @@ static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_
 		return inner ? -EINVAL : esc_xfer(who, buf, size);
 	case NV_ESC_CARD_INFO:
 		return esc_card_info(who, buf, size);
+	case NV_ESC_CHECK_VERSION_STR:
+		return inner ? -EINVAL : esc_check_version(buf, size);
 	default:
-		/* CARD_INFO, CHECK_VERSION_STR, REGISTER_FD, MAP_MEMORY...:
+		/* REGISTER_FD, MAP_MEMORY...:
 		 * succeed and leave the argument as it came. */
 		return 0;
 	}

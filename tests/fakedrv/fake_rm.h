@@ -26,6 +26,8 @@
 #define FAKE_MAX_GPUS            2u     /* nvidia0, nvidia1 */
 #define FAKE_DEFAULT_VIDMEM      (16ull << 30)
 #define FAKE_DEFAULT_CHANNELS    64u
+/* The version the fake answers CHECK_VERSION_STR with (--driver-version). */
+#define FAKE_DEFAULT_DRIVER_VERSION "580.95.05"
 /* Real RM rounds these allocations to the 2 MiB page granularity
  * (design.md 1.2), so the ledger must see rounded sizes too. */
 #define FAKE_VIDMEM_ALIGN        (2ull << 20)
@@ -107,6 +109,9 @@ _Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO si
 /* NVOS32 ALLOC_SIZE limit field (the @112 slot after offset). */
 _Static_assert(offsetof(struct nvos32, data.alloc_size.limit) == 112, "NVOS32.AllocSize.limit");
 
+/* nv-ioctl.h: the relaxed form of CHECK_VERSION_STR. */
+#define FAKE_RM_API_VERSION_CMD_RELAXED 0x31u /* '1' */
+
 /* ---- the fake's interface ---------------------------------------------- */
 
 struct fake_config {
@@ -115,6 +120,7 @@ struct fake_config {
 	unsigned channels;  /* pool size per GPU, for channels and for groups */
 	unsigned busy_lag_ms;        /* work drains this long after a disable */
 	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
+	char     driver_version[NV_RM_API_VERSION_STRING_LENGTH];
 };
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "driver.h"
+
+#define SYS_VERSION_PATH  "/sys/module/nvidia/version"
+#define PROC_VERSION_PATH "/proc/driver/nvidia/version"
+#define PROC_VERSION_TAG  "NVRM version:"
+#define LINE_MAX_LEN      512
+
+/* A driver version: digits and dots, starting with a digit, with a dot. */
+static bool looks_like_version(const char *s, size_t n)
+{
+	bool dot = false;
+
+	if (n == 0 || s[0] < '0' || s[0] > '9')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '.')
+			dot = true;
+		else if (s[i] < '0' || s[i] > '9')
+			return false;
+	}
+	return dot;
+}
+
+/* The query form of CHECK_VERSION_STR: the driver copies its version and
+ * checks nothing (nvrm_abi.h). */
+static int query_driver(int fd, char *out, struct gs_error *err)
+{
+	struct nv_ioctl_rm_api_version p = { .cmd = NV_RM_API_VERSION_CMD_QUERY };
+	size_t n;
+
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_CHECK_VERSION_STR, sizeof(p)), &p) < 0)
+		return gs_fail(err, errno, "asking the NVIDIA driver for its version");
+	n = strnlen(p.version_string, sizeof(p.version_string));
+	if (p.reply != NV_RM_API_VERSION_REPLY_RECOGNIZED || n == sizeof(p.version_string) ||
+	    !looks_like_version(p.version_string, n))
+		return gs_fail(err, 0, "the NVIDIA driver did not say its version "
+		               "(a driver older than 530, or not an NVIDIA driver)");
+	memcpy(out, p.version_string, n + 1);
+	return 0;
+}
+
+/* The first version-shaped word of the first line of path that starts with
+ * tag (or of its first line, without a tag); "" when unreadable. */
+static void read_version_file(const char *path, const char *tag, char *out, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char line[LINE_MAX_LEN];
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+		if (tag && strncmp(line, tag, strlen(tag)) != 0)
+			continue;
+		while (*p) {
+			size_t w;
+			p += strspn(p, " \t\n");
+			w = strcspn(p, " \t\n");
+			if (looks_like_version(p, w) && w < len) {
+				memcpy(out, p, w);
+				out[w] = '\0';
+				fclose(f);
+				return;
+			}
+			p += w;
+		}
+		break;
+	}
+	fclose(f);
+}
+
+/* The files must name the version the driver gave, where they exist. */
+static int cross_check(const char *version, const char *path, const char *tag,
+                       struct gs_error *err)
+{
+	char other[NV_RM_API_VERSION_STRING_LENGTH];
+
+	read_version_file(path, tag, other, sizeof(other));
+	if (other[0] && strcmp(other, version) != 0)
+		return gs_fail(err, 0, "the NVIDIA driver says it is %s but %s says %s (a module "
+		               "reloaded under a running process?); refusing to guess which ABI "
+		               "answers", version, path, other);
+	return 0;
+}
+
+int gs_driver_detect(struct gs_driver *d, struct gs_error *err)
+{
+	int fd;
+
+	memset(d, 0, sizeof(*d));
+	fd = open(GS_DRIVER_CTL_PATH, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return gs_fail(err, errno, "opening %s", GS_DRIVER_CTL_PATH);
+	}
+	if (query_driver(fd, d->version, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	d->present = true;
+	if (cross_check(d->version, SYS_VERSION_PATH, NULL, err) < 0 ||
+	    cross_check(d->version, PROC_VERSION_PATH, PROC_VERSION_TAG, err) < 0)
+		return -1;
+	return 0;
+}
+
+static void list_branches(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < gs_rm_abi_count() && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s.x", i ? ", " : "",
+		                 gs_rm_abi_branch(gs_rm_abi_at(i)));
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+#define BRANCH_LIST_LEN 128
+
+int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_error *err)
+{
+	char supported[BRANCH_LIST_LEN];
+
+	list_branches(supported, sizeof(supported));
+	if (override && strcmp(override, "nearest") != 0 && !gs_rm_abi_by_branch(override))
+		return gs_fail(err, 0, "--driver-abi %s: gpusandbox has RM tables for %s only "
+		               "(or use 'nearest')", override, supported);
+	if (!d->present) {
+		d->rm_abi = override && strcmp(override, "nearest") != 0 ? gs_rm_abi_by_branch(override)
+		                                                         : gs_rm_abi_default();
+		d->override = override;
+		return 0;
+	}
+	d->rm_abi = gs_rm_abi_for_version(d->version);
+	if (d->rm_abi && (!override || strcmp(override, gs_rm_abi_branch(d->rm_abi)) == 0 ||
+	                  strcmp(override, "nearest") == 0))
+		return 0;   /* the driver's own branch: no override needed */
+	if (!override)
+		return gs_fail(err, 0, "NVIDIA driver %s: gpusandbox has no RM tables for this "
+		               "version (it has %s); it would decode the driver's calls with "
+		               "layouts that may not be the driver's. --driver-abi nearest (or a "
+		               "branch) runs anyway with the nearest tables, at your risk",
+		               d->version, supported);
+	d->rm_abi = strcmp(override, "nearest") == 0 ? gs_rm_abi_nearest(d->version)
+	                                             : gs_rm_abi_by_branch(override);
+	d->override = override;
+	return d->rm_abi ? 0 : gs_fail(err, 0, "--driver-abi %s: no tables", override);
+}
+
+void gs_driver_describe(const struct gs_driver *d, char *buf, size_t len)
+{
+	const struct gs_rm_abi *abi = d->rm_abi ? d->rm_abi : gs_rm_abi_default();
+
+	snprintf(buf, len, "%s (RM tables %s from %s%s%s)", d->present ? d->version : "none",
+	         gs_rm_abi_branch(abi), gs_rm_abi_source(abi),
+	         d->override ? ", chosen by --driver-abi " : "", d->override ? d->override : "");
+}
+
+void gs_driver_print_version(FILE *f)
+{
+	struct gs_driver d;
+	struct gs_error err = { 0 };
+	char buf[GS_ERROR_MSG_MAX];
+
+	list_branches(buf, sizeof(buf));
+	fprintf(f, "supported NVIDIA driver ABIs: %s\n", buf);
+	if (gs_driver_detect(&d, &err) < 0) {
+		fprintf(f, "NVIDIA driver: %s\n", gs_error_text(&err, buf, sizeof(buf)));
+		return;
+	}
+	if (!d.present) {
+		fprintf(f, "NVIDIA driver: none (%s not found)\n", GS_DRIVER_CTL_PATH);
+		return;
+	}
+	fprintf(f, "NVIDIA driver: %s (%s)\n", d.version,
+	        gs_rm_abi_for_version(d.version) ? "supported" : "not supported");
+}

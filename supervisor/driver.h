@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * driver.h - which NVIDIA driver is loaded, and which RM tables serve it.
+ *
+ * The version comes from the kernel module itself (NV_ESC_CHECK_VERSION_STR,
+ * query form, on /dev/nvidiactl): it is the module that will answer the
+ * workload, and the ioctl ABI is always the module's, whatever libcuda
+ * says. /sys/module/nvidia/version and /proc/driver/nvidia/version are read
+ * as a cross-check where they exist; a disagreement is an error (a module
+ * reloaded under us, a masked /proc).
+ */
+#ifndef GPUSANDBOX_DRIVER_H
+#define GPUSANDBOX_DRIVER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "gs_error.h"
+#include "nvrm_abi.h"
+#include "nvrm/rm_abi.h"
+
+#define GS_DRIVER_CTL_PATH "/dev/nvidiactl"
+
+struct gs_driver {
+	bool present;            /* a driver answered on GS_DRIVER_CTL_PATH */
+	char version[NV_RM_API_VERSION_STRING_LENGTH];
+	/* The chosen tables, and how: NULL when they are the driver's own
+	 * branch's, else the --driver-abi value that overrode the match. */
+	const struct gs_rm_abi *rm_abi;
+	const char *override;
+};
+
+/* Asks the driver for its version and cross-checks it. No driver at all is
+ * not an error (present = false); a driver that does not answer, or files
+ * that disagree with it, are. */
+int gs_driver_detect(struct gs_driver *d, struct gs_error *err);
+
+/* Chooses the RM tables: those of the driver's own branch, else (strict)
+ * an error naming the version and the supported branches, unless override
+ * ("nearest" or a branch, from --driver-abi) says which to use. Without a
+ * driver, the newest tables (nothing can be called anyway). */
+int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_error *err);
+
+/* "580.95.05 (RM tables 580, open-gpu-kernel-modules 580.142)", or "none". */
+void gs_driver_describe(const struct gs_driver *d, char *buf, size_t len);
+
+/* --version's lines about the driver and the supported driver ABIs. */
+void gs_driver_print_version(FILE *f);
+
+#endif
