@@ -13,7 +13,7 @@ BUILD   := build
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
-                   supervisor/audit.c supervisor/driver.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
+                   supervisor/audit.c supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
                    supervisor/error.c policy/quota.c policy/groups.c policy/policy.c policy/learn.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))

@@ -92,18 +92,52 @@ static int cross_check(const char *version, const char *path, const char *tag,
 	return 0;
 }
 
+#define CARD_INFO_ENTRIES NV0000_CTRL_GPU_MAX_IDS
+
+/* The GPU map, gpuId -> minor, from CARD_INFO on our own control file:
+ * the one listing no workload can answer. */
+static int read_gpus(int fd, struct gs_driver *d, struct gs_error *err)
+{
+	struct nv_card_info cards[CARD_INFO_ENTRIES];
+
+	memset(cards, 0, sizeof(cards));
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_CARD_INFO, sizeof(cards)), cards) < 0)
+		return gs_fail(err, errno, "listing the GPUs (CARD_INFO)");
+	for (unsigned i = 0; i < CARD_INFO_ENTRIES && d->n_gpus < GS_MAX_GPUS; i++)
+		if (cards[i].valid)
+			d->gpus[d->n_gpus++] = (struct gs_gpu_entry){ .gpu_id = cards[i].gpu_id,
+			                                              .minor = cards[i].minor_number };
+	return 0;
+}
+
+/* Only the driver's own control device is asked (driver_nodes.c). */
+static int open_control(int *fd, struct gs_error *err)
+{
+	struct stat st;
+
+	*fd = open(GS_DRIVER_CTL_PATH, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (*fd < 0)
+		return errno == ENOENT ? 0 : gs_fail(err, errno, "opening %s", GS_DRIVER_CTL_PATH);
+	if (fstat(*fd, &st) < 0 || gs_driver_node_kind(&st, NULL) != GS_NODE_CTL) {
+		close(*fd);
+		*fd = -1;
+		return gs_fail(err, 0, "%s is not the NVIDIA driver's control device (a character "
+		               "device of the major /proc/devices names nvidia; a stand-in counts only "
+		               "with GPUSANDBOX_FAKE_DRIVER=1)", GS_DRIVER_CTL_PATH);
+	}
+	return 0;
+}
+
 int gs_driver_detect(struct gs_driver *d, struct gs_error *err)
 {
 	int fd;
 
 	memset(d, 0, sizeof(*d));
-	fd = open(GS_DRIVER_CTL_PATH, O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return gs_fail(err, errno, "opening %s", GS_DRIVER_CTL_PATH);
-	}
-	if (query_driver(fd, d->version, err) < 0) {
+	if (open_control(&fd, err) < 0)
+		return -1;
+	if (fd < 0)
+		return 0;
+	if (query_driver(fd, d->version, err) < 0 || read_gpus(fd, d, err) < 0) {
 		close(fd);
 		return -1;
 	}

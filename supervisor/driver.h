@@ -14,12 +14,20 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "gs_error.h"
 #include "nvrm_abi.h"
 #include "nvrm/rm_abi.h"
+#include "quota.h"
 
 #define GS_DRIVER_CTL_PATH "/dev/nvidiactl"
+
+/* A GPU as the driver lists it (CARD_INFO). */
+struct gs_gpu_entry {
+	uint32_t gpu_id;    /* RM's id in the listing controls */
+	uint32_t minor;     /* /dev/nvidiaN: the index --gpus names */
+};
 
 struct gs_driver {
 	bool present;            /* a driver answered on GS_DRIVER_CTL_PATH */
@@ -28,7 +36,24 @@ struct gs_driver {
 	 * branch's, else the --driver-abi value that overrode the match. */
 	const struct gs_rm_abi *rm_abi;
 	const char *override;
+	/* The GPUs, from CARD_INFO performed by the supervisor on its own
+	 * control file at start: never from a workload's answer. */
+	struct gs_gpu_entry gpus[GS_MAX_GPUS];
+	unsigned n_gpus;
 };
+
+/* ---- which files are the driver (driver_nodes.c) ---- */
+enum gs_node_kind { GS_NODE_NONE, GS_NODE_CTL, GS_NODE_GPU, GS_NODE_UVM };
+
+/* Reads the driver's majors, and with GPUSANDBOX_FAKE_DRIVER=1 records the
+ * stand-ins at /dev/nvidia*; removes the variable from the environment.
+ * Call once at start, before any thread and before the workload. */
+void gs_driver_nodes_init(void);
+bool gs_driver_nodes_fake(void);
+
+/* What st (of an open file) is to the driver; minor (may be NULL) gets
+ * the GPU's minor. GS_NODE_NONE for anything that is not the driver. */
+enum gs_node_kind gs_driver_node_kind(const struct stat *st, unsigned *minor);
 
 /* Asks the driver for its version and cross-checks it. No driver at all is
  * not an error (present = false); a driver that does not answer, or files

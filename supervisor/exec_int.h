@@ -26,7 +26,6 @@
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 
-#define NVIDIA_MAJOR 195u               /* fixed char major of /dev/nvidia* */
 #define NVIDIA_PATH_PREFIX "/dev/nvidia"
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
 #define PATH_BUF 256

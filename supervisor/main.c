@@ -424,6 +424,8 @@ int main(int argc, char **argv)
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false;
 
+	/* Before anything else reads the environment or the workload exists. */
+	gs_driver_nodes_init();
 	parse_options(argc, argv, &o);
 	if (start_driver(&o, &driver) < 0)
 		return GS_EXIT_ERROR;
@@ -455,7 +457,7 @@ int main(int argc, char **argv)
 	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
-	cfg.rm_abi = rm_abi;
+	cfg.driver = &driver;
 	cfg.rules = &o.rules;
 	cfg.trace = o.trace ? stderr : NULL;
 	/* Open the log before anything runs, so that a bad path is our error

@@ -66,7 +66,10 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	memset(sb, 0, sizeof(*sb));
 	sb->listener = listener;
 	sb->quota = cfg->quota;
-	sb->rm_abi = cfg->rm_abi;
+	sb->rm_abi = cfg->driver->rm_abi;
+	/* The GPU map is the supervisor's own, read at start (driver.c). */
+	memcpy(sb->gpu_map, cfg->driver->gpus, sizeof(sb->gpu_map));
+	sb->n_gpu_map = cfg->driver->n_gpus;
 	sb->rules = cfg->rules ? cfg->rules : gs_rules_builtin();
 	/* Learning enforces the allowlist it grows, so a learned entry is an
 	 * ordinary allow from its second use on. */

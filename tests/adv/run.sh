@@ -70,6 +70,7 @@ TESTS=(
 	"managed|sandbox|managed"
 	"lone_channels|sandbox|lone_channels"
 	"managed_default|sandbox|managed"
+	"own_driver|sandbox|own_driver"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -81,6 +82,7 @@ TESTS=(
 	"baseline-policy_verdicts|bare|policy_verdicts"
 	"baseline-engines|bare|engines"
 	"baseline-lone_channels|bare|lone_channels"
+	"baseline-own_driver|bare|own_driver"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -147,16 +149,23 @@ run_case() {
 		# The same GPU by the UUID the fake gives it.
 		[ "$name" = gpus_uuid ] && sb_gpus=(--gpus GPU-00000000-0000-0000-0000-000000000001)
 	fi
+	# own_driver talks to a look-alike driver mounted beside the fake
+	# (with-lookalike), which gpusandbox must not take for the driver.
+	local wrap=()
+	if [ "$prog" = own_driver ]; then
+		wrap=(tests/adv/with-lookalike "$d/lookalike" --)
+		set -- "$d/lookalike/nvidiactl"
+	fi
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- ${wrap[@]+"${wrap[@]}"} \
 			"$GPUSANDBOX" --mem "$QUOTA_ARG" --channels "$CHANNELS" \
 			--channel-groups "$CHANNEL_GROUPS" --active-channel-groups "$ACTIVE_GROUPS" \
 			"${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- ${wrap[@]+"${wrap[@]}"} \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -366,6 +375,15 @@ check_positive() {
 			{ why="handle not re-used as planned: round1_ok=$c1 round2_ok=$c2"; return 1; }
 		[ "$c3" = 1 ] ||
 			{ why="after re-using a dead client's handle, round 3 got $c3 chunks, want 1"; return 1; } ;;
+	own_driver)
+		# The look-alike answered (the attack was mounted), and the real
+		# driver's second allocation was refused: client X's charge stood.
+		local k want
+		for k in real1=0x0 evil_client=0x0 evil_free=0x0 real2=0x51; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+		done
+		return 0 ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
