@@ -80,8 +80,10 @@ static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t instance)
 	return !q->visible_set || (instance < GS_MAX_GPUS && (q->visible >> instance) & 1u);
 }
 
-/* Parses "0,2,GPU-5d1e..." into q->visible and q->uuids. Returns 0, or -1
- * with *why set. */
+/* Parses "0,2,GPU-5d1e..." into q->visible and q->uuids, or "all" (every
+ * GPU: no list). Returns 0, or -1 with *why set. Whether the GPUs exist is
+ * checked at start against the driver (gs_driver_check_gpus). */
+#define GS_GPUS_ALL "all"
 int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why);
 
 void gs_quota_init(struct gs_quota *q);

@@ -195,6 +195,37 @@ int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_er
 	return d->rm_abi ? 0 : gs_fail(err, 0, "--driver-abi %s: no tables", override);
 }
 
+#define GPU_LIST_LEN 256
+
+int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
+                         struct gs_error *err)
+{
+	char have[GPU_LIST_LEN] = "";
+	size_t used = 0;
+
+	if (!q->visible_set)
+		return 0;
+	for (unsigned i = 0; i < d->n_gpus && used < sizeof(have); i++) {
+		int n = snprintf(have + used, sizeof(have) - used, "%s%u", i ? ", " : "",
+		                 d->gpus[i].minor);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		bool found = false;
+		if (!((q->visible >> g) & 1u))
+			continue;
+		for (unsigned i = 0; i < d->n_gpus; i++)
+			found |= d->gpus[i].minor == g;
+		if (!found)
+			return gs_fail(err, 0, "--gpus: there is no GPU %u (%s%s)", g,
+			               d->n_gpus ? "the GPUs here are " : "no NVIDIA GPU was found",
+			               have);
+	}
+	return 0;
+}
+
 void gs_driver_describe(const struct gs_driver *d, char *buf, size_t len)
 {
 	const struct gs_rm_abi *abi = d->rm_abi ? d->rm_abi : gs_rm_abi_default();

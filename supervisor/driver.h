@@ -66,6 +66,11 @@ int gs_driver_detect(struct gs_driver *d, struct gs_error *err);
  * driver, the newest tables (nothing can be called anyway). */
 int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_error *err);
 
+/* --gpus: every index names a GPU the driver listed at start (UUIDs were
+ * resolved to indices already); an error names the GPUs there are. */
+int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
+                         struct gs_error *err);
+
 /* "580.95.05 (RM tables 580, open-gpu-kernel-modules 580.142)", or "none". */
 void gs_driver_describe(const struct gs_driver *d, char *buf, size_t len);
 

@@ -87,9 +87,10 @@ static const char usage_text[] =
 	"                     allocation (CUDA: cudaErrorNotPermitted) and needs\n"
 	"                     a driver without pageable memory access (HMM/ATS)\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
-	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e...;\n"
-	"                     enforced in the driver's calls, not by environment\n"
-	"                     variables\n"
+	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e..., or\n"
+	"                     all; each is checked against the host's GPUs at\n"
+	"                     start; enforced in the driver's calls, not by\n"
+	"                     environment variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
 	"                     plus start and summary records, to FILE\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
@@ -454,7 +455,8 @@ int main(int argc, char **argv)
 	}
 	/* UUIDs become /dev/nvidiaN minors before anything runs: a typo is
 	 * our error, not a sandbox that shows no GPU. */
-	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
+	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0 ||
+	    gs_driver_check_gpus(&driver, &o.quota, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
 	cfg.driver = &driver;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Driver detection and strictness (issue #11): the version comes from the
+# Driver detection and strictness (issue #11), and --gpus checked at start
+# (issue #14 item 6). The version comes from the
 # driver's own answer to the version query, the module files must agree
 # with it, a version gpusandbox has no RM tables for is refused (125) unless
 # --driver-abi says which tables to use, and the choice is in --version,
@@ -87,6 +88,24 @@ start_driver "$T/a535.jsonl" 535.274.02 580 580 2>"$T/py" && ok "override-branch
 run "module-mismatch-125" 125 "$FAKE" --module-version 580.82.07 -- "$B" -- true
 has "module-mismatch-message" "$T/err" "the NVIDIA driver says it is 580.95.05 but /sys/module/nvidia/version says 580.82.07"
 run "module-files-absent" 0 "$FAKE" --module-version none -- "$B" -- true
+
+# --gpus names GPUs that exist (issue #14 item 6): checked at start against
+# the supervisor's own CARD_INFO, with a message that lists the GPUs there are.
+run "gpus-missing-125" 125 "$FAKE" -- "$B" --gpus 5 -- sh -c "touch $T/ran-gpus"
+has "gpus-missing-message" "$T/err" "--gpus: there is no GPU 5 (the GPUs here are 0)"
+[ ! -e "$T/ran-gpus" ] && ok "gpus-missing-nothing-ran" || bad "gpus-missing-nothing-ran" "the command ran"
+run "gpus-one-of-two-missing-125" 125 "$FAKE" -- "$B" --gpus 0,1 -- true
+has "gpus-one-of-two-message" "$T/err" "there is no GPU 1 (the GPUs here are 0)"
+run "gpus-second-gpu" 0 "$FAKE" --gpus 2 -- "$B" --gpus 1 -- true
+run "gpus-all" 0 "$FAKE" -- "$B" --gpus all -- true
+run "gpus-all-uppercase" 0 "$FAKE" -- "$B" --gpus ALL -- true
+run "gpus-no-driver-125" 125 "$B" --gpus 0 -- true
+has "gpus-no-driver-message" "$T/err" "--gpus: there is no GPU 0 (no NVIDIA GPU was found)"
+printf 'gpus = all\n' >"$T/all.policy"
+run "gpus-all-policy" 0 "$FAKE" -- "$B" --policy "$T/all.policy" -- true
+printf 'gpus = 3\n' >"$T/three.policy"
+run "gpus-policy-missing-125" 125 "$FAKE" -- "$B" --policy "$T/three.policy" -- true
+has "gpus-policy-missing-message" "$T/err" "there is no GPU 3"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
