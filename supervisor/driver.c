@@ -164,35 +164,45 @@ static void list_branches(char *buf, size_t len)
 }
 
 #define BRANCH_LIST_LEN 128
+#define ABI_NEAREST "nearest"
+
+/* The tables an override names (a branch, or the nearest to version). */
+static const struct gs_rm_abi *abi_of_override(const char *override, const char *version)
+{
+	if (strcmp(override, ABI_NEAREST) == 0)
+		return version ? gs_rm_abi_nearest(version) : gs_rm_abi_default();
+	return gs_rm_abi_by_branch(override);
+}
 
 int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_error *err)
 {
 	char supported[BRANCH_LIST_LEN];
 
 	list_branches(supported, sizeof(supported));
-	if (override && strcmp(override, "nearest") != 0 && !gs_rm_abi_by_branch(override))
+	if (override && !abi_of_override(override, NULL))
 		return gs_fail(err, 0, "--driver-abi %s: gpusandbox has RM tables for %s only "
-		               "(or use 'nearest')", override, supported);
+		               "(or use '" ABI_NEAREST "')", override, supported);
+	/* Without a driver nothing is decoded: any tables do. */
 	if (!d->present) {
-		d->rm_abi = override && strcmp(override, "nearest") != 0 ? gs_rm_abi_by_branch(override)
-		                                                         : gs_rm_abi_default();
+		d->rm_abi = override ? abi_of_override(override, NULL) : gs_rm_abi_default();
 		d->override = override;
 		return 0;
 	}
+	/* The driver's own branch wins; an override that agrees is no override. */
 	d->rm_abi = gs_rm_abi_for_version(d->version);
-	if (d->rm_abi && (!override || strcmp(override, gs_rm_abi_branch(d->rm_abi)) == 0 ||
-	                  strcmp(override, "nearest") == 0))
-		return 0;   /* the driver's own branch: no override needed */
+	if (d->rm_abi && (!override || strcmp(override, ABI_NEAREST) == 0 ||
+	                  strcmp(override, gs_rm_abi_branch(d->rm_abi)) == 0))
+		return 0;
 	if (!override)
 		return gs_fail(err, 0, "NVIDIA driver %s: gpusandbox has no RM tables for this "
 		               "version (it has %s); it would decode the driver's calls with "
-		               "layouts that may not be the driver's. --driver-abi nearest (or a "
-		               "branch) runs anyway with the nearest tables, at your risk",
+		               "layouts that may not be the driver's. --driver-abi " ABI_NEAREST
+		               " (or a branch) runs anyway with the nearest tables, at your risk",
 		               d->version, supported);
-	d->rm_abi = strcmp(override, "nearest") == 0 ? gs_rm_abi_nearest(d->version)
-	                                             : gs_rm_abi_by_branch(override);
+	d->rm_abi = abi_of_override(override, d->version);
 	d->override = override;
-	return d->rm_abi ? 0 : gs_fail(err, 0, "--driver-abi %s: no tables", override);
+	return d->rm_abi ? 0 : gs_fail(err, 0, "--driver-abi %s: no tables for %s", override,
+	                               d->version);
 }
 
 #define GPU_LIST_LEN 256

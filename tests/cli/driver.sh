@@ -87,6 +87,8 @@ start_driver "$T/a535.jsonl" 535.274.02 580 580 2>"$T/py" && ok "override-branch
 # The module files must say what the driver says.
 run "module-mismatch-125" 125 "$FAKE" --module-version 580.82.07 -- "$B" -- true
 has "module-mismatch-message" "$T/err" "the NVIDIA driver says it is 580.95.05 but /sys/module/nvidia/version says 580.82.07"
+run "proc-mismatch-125" 125 "$FAKE" --proc-version 580.82.07 -- "$B" -- true
+has "proc-mismatch-message" "$T/err" "the NVIDIA driver says it is 580.95.05 but /proc/driver/nvidia/version says 580.82.07"
 run "module-files-absent" 0 "$FAKE" --module-version none -- "$B" -- true
 
 # --gpus names GPUs that exist (issue #14 item 6): checked at start against
