@@ -91,6 +91,12 @@ run "proc-mismatch-125" 125 "$FAKE" --proc-version 580.82.07 -- "$B" -- true
 has "proc-mismatch-message" "$T/err" "the NVIDIA driver says it is 580.95.05 but /proc/driver/nvidia/version says 580.82.07"
 run "module-files-absent" 0 "$FAKE" --module-version none -- "$B" -- true
 
+# The fake is the driver only because the supervisor was told so, and the
+# workload does not inherit the telling (driver_nodes.c).
+run "fake-env-not-inherited" 0 "$FAKE" -- "$B" -- sh -c 'test -z "${GPUSANDBOX_FAKE_DRIVER+set}"'
+run "fake-without-env-125" 125 "$FAKE" -- env -u GPUSANDBOX_FAKE_DRIVER "$B" -- true
+has "fake-without-env-message" "$T/err" "/dev/nvidiactl is not the NVIDIA driver's control device"
+
 # --gpus names GPUs that exist (issue #14 item 6): checked at start against
 # the supervisor's own CARD_INFO, with a message that lists the GPUs there are.
 run "gpus-missing-125" 125 "$FAKE" -- "$B" --gpus 5 -- sh -c "touch $T/ran-gpus"
