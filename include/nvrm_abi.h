@@ -252,12 +252,14 @@ struct nv_ioctl_register_fd {
 _Static_assert(sizeof(struct nv_ioctl_register_fd) == 4, "REGISTER_FD size");
 
 /* NV_ESC_CHECK_VERSION_STR on the control device: nv_ioctl_rm_api_version_t
- * (kernel-open/common/inc/nv-ioctl.h, 72 bytes on every tag, abi-drift.md
- * 6). With cmd QUERY the driver sets reply to RECOGNIZED and copies its own
- * NV_VERSION_STRING, NUL-terminated, into version_string, checking nothing
- * (rm_perform_version_check, src/nvidia/arch/nvalloc/unix/src/osapi.c); a
- * size other than 72 is refused. Drivers before 530 took '2' for another
- * command and answer an empty string. */
+ * (kernel-open/common/inc/nv-ioctl.h at 580.142; 72 bytes on every tag,
+ * abi-drift.md 6). With cmd QUERY the driver sets reply to RECOGNIZED and
+ * copies its own NV_VERSION_STRING, NUL-terminated, into version_string,
+ * checking nothing (RmPerformVersionCheck, src/nvidia/arch/nvalloc/unix/src/
+ * osapi.c at 580.142); a size other than 72, or a GPU node instead of the
+ * control device (nv.c, NV_CTL_DEVICE_ONLY), is refused with -EINVAL.
+ * Drivers before 530 took '2' for another command and answer an empty
+ * string. */
 #define NV_RM_API_VERSION_STRING_LENGTH    64u
 #define NV_RM_API_VERSION_CMD_QUERY        0x32u /* '2' */
 #define NV_RM_API_VERSION_REPLY_RECOGNIZED 1u

@@ -808,20 +808,22 @@ static int esc_xfer(const struct fake_caller *who, void *buf, size_t size)
 
 /* CARD_INFO: one entry per GPU; gpu_id differs from the minor on purpose,
  * so a supervisor that confuses the two is caught. */
-/* NV_ESC_CHECK_VERSION_STR, as rm_perform_version_check() answers it
- * (src/nvidia/arch/nvalloc/unix/src/osapi.c; layout in nv-ioctl.h, the same
- * on every tag): any size but the struct's is refused; reply is set to
- * RECOGNIZED; the query form copies the version and checks nothing; the
- * strict form (any other cmd; the relaxed one compares up to the first dot)
- * fails with -EINVAL and the driver's version in the struct unless the
- * caller's string matches. */
-static int esc_check_version(void *buf, size_t size)
+/* NV_ESC_CHECK_VERSION_STR as the driver answers it at tag 580.142:
+ * nvidia_ioctl (kernel-open/nvidia/nv.c) takes it on the control device
+ * only (NV_CTL_DEVICE_ONLY: -EINVAL elsewhere) and turns any RM failure
+ * into -EINVAL; RmPerformVersionCheck (src/nvidia/arch/nvalloc/unix/src/
+ * osapi.c) refuses any size but nv_ioctl_rm_api_version_t's
+ * (kernel-open/common/inc/nv-ioctl.h), sets reply to RECOGNIZED, copies
+ * NV_VERSION_STRING for the query form and checks nothing; otherwise it
+ * compares the strings (the relaxed form up to the first dot) and, on a
+ * mismatch, returns its own version in the struct. */
+static int esc_check_version(const struct fake_caller *who, void *buf, size_t size)
 {
 	struct nv_ioctl_rm_api_version *p = buf;
 	const char *mine = fake_st.cfg.driver_version;
 	size_t n = strlen(mine);
 
-	if (size != sizeof(*p))
+	if (!who->ctl || size != sizeof(*p))
 		return -EINVAL;
 	p->reply = NV_RM_API_VERSION_REPLY_RECOGNIZED;
 	if (p->cmd == NV_RM_API_VERSION_CMD_QUERY) {
@@ -887,7 +889,7 @@ static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_
 	case NV_ESC_CARD_INFO:
 		return esc_card_info(who, buf, size);
 	case NV_ESC_CHECK_VERSION_STR:
-		return esc_check_version(buf, size);
+		return esc_check_version(who, buf, size);
 	default:
 		/* REGISTER_FD, MAP_MEMORY...:
 		 * succeed and leave the argument as it came. */

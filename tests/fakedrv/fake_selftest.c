@@ -481,6 +481,8 @@ int main(void)
 	      "CHECK_VERSION_STR (strict) of another version: -EINVAL");
 	check(nv_ioctl(fd, NV_ESC_CHECK_VERSION_STR, &ver, sizeof(ver) - 1) != 0 && errno == EINVAL,
 	      "CHECK_VERSION_STR of the wrong size: -EINVAL");
+	check(gfd >= 0 && nv_ioctl(gfd, NV_ESC_CHECK_VERSION_STR, &ver, sizeof(ver)) != 0 &&
+	      errno == EINVAL, "CHECK_VERSION_STR on a GPU node: -EINVAL (control device only)");
 	close(gfd);
 
 	/* UVM: anything goes, nothing changes. */
