@@ -46,6 +46,18 @@ enum nv_escape {
 #undef RM_ESCAPE
 };
 
+/* Where NVIDIA numbers its escapes (rm-abi.md 1.2): the RM escapes
+ * 0x27..0x5F, and the OS-level ones from NV_IOCTL_BASE (200) on, with room
+ * for the ones a newer driver adds (595 ends at 218). */
+#define NV_ESC_RM_FIRST 0x27u
+#define NV_ESC_RM_LAST  0x5fu
+#define NV_ESC_OS_FIRST NV_ESC_CARD_INFO
+#define NV_ESC_OS_LAST  0xdfu
+
+/* Minor of /dev/nvidiactl on the driver's major (nv.c,
+ * NV_MINOR_DEVICE_NUMBER_CONTROL_DEVICE); GPUs take the low minors. */
+#define NV_CTL_DEVICE_MINOR 255u
+
 /* ---- top-level structs ------------------------------------------------- */
 
 /* NV_ESC_IOCTL_XFER_CMD: the inner cmd is the bare escape number. */
@@ -576,6 +588,8 @@ _Static_assert(sizeof(struct nv2080_perfmon_util_samples_v2) == 55888, "UTIL_SAM
 _Static_assert(offsetof(struct nv2080_perfmon_util_samples_v2, samples) == 16, "UTIL_SAMPLES_V2.samples");
 
 /* ---- /dev/nvidia-uvm --------------------------------------------------- */
+/* /dev/nvidia-uvm is minor 0 of the uvm major; minor 1 is nvidia-uvm-tools. */
+#define NV_UVM_DEVICE_MINOR 0u
 /* UVM commands are plain integers, not _IOC words. */
 #define UVM_INITIALIZE                 0x30000001u
 #define UVM_MAP_EXTERNAL_ALLOCATION    33u

@@ -37,7 +37,6 @@
 #define NODE_PREFIX     "nvidia"
 #define CTL_NODE        "nvidiactl"
 #define UVM_NODE        "nvidia-uvm"
-#define NVIDIA_CTL_MINOR 255u
 #define FAKE_ENV        "GPUSANDBOX_FAKE_DRIVER"
 #define MAX_STAND_INS   (GS_MAX_GPUS + 2)
 
@@ -150,7 +149,7 @@ enum gs_node_kind gs_driver_node_kind(const struct stat *st, unsigned *minor)
 		unsigned maj = major(st->st_rdev);
 		*minor = minor(st->st_rdev);
 		if (nodes.frontend_major && maj == nodes.frontend_major)
-			return *minor == NVIDIA_CTL_MINOR ? GS_NODE_CTL : GS_NODE_GPU;
+			return *minor == NV_CTL_DEVICE_MINOR ? GS_NODE_CTL : GS_NODE_GPU;
 		if (nodes.uvm_major && maj == nodes.uvm_major)
 			return GS_NODE_UVM;
 	}

@@ -145,7 +145,6 @@ bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 	return k == GS_NODE_CTL || k == GS_NODE_GPU;
 }
 
-#define UVM_MINOR 0u            /* minor 1 is nvidia-uvm-tools */
 
 /* Is fd (ours) the UVM device, or a stand-in for it? The real one is the
  * uvm major's minor 0; a stand-in (the FUSE fake) is a regular file or
@@ -159,7 +158,7 @@ bool fd_is_uvm(const struct gs_sandbox *sb, int fd)
 	if (fstat(fd, &st) < 0)
 		return true;
 	if (S_ISCHR(st.st_mode) && sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
-		return minor(st.st_rdev) == UVM_MINOR;
+		return minor(st.st_rdev) == NV_UVM_DEVICE_MINOR;
 	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
 		return false;
 	if (!fd_path(0, fd, path, sizeof(path)))

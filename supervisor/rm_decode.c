@@ -3,13 +3,6 @@
 
 #include "rm_decode.h"
 
-/* Where NVIDIA numbers its escapes (rm-abi.md 1.2): the RM escapes
- * 0x27..0x5F, and the OS-level ones from NV_IOCTL_BASE (200) on, with room
- * for the ones a newer driver adds (595 ends at 218). */
-#define NV_ESC_RM_FIRST 0x27u
-#define NV_ESC_RM_LAST 0x5fu
-#define NV_ESC_OS_FIRST NV_ESC_CARD_INFO
-#define NV_ESC_OS_LAST 0xdfu
 #define N_NR 256u
 
 bool rm_escape_nr_reserved(uint32_t nr)
@@ -49,11 +42,9 @@ static bool worth_trapping(const struct rm_escape *e)
  * 2026-11-21-h200-ab-uvm). No RM escape of the 580 drivers has that
  * number, and the 580 driver fails unknown escapes itself, so it is left
  * untrapped; the other UVM numbers in the range come once per context. */
-#define UVM_CREATE_EXTERNAL_RANGE_NR 0x49u
-
 static bool worth_trapping_unknown(uint32_t nr)
 {
-	return rm_escape_nr_reserved(nr) && nr != UVM_CREATE_EXTERNAL_RANGE_NR;
+	return rm_escape_nr_reserved(nr) && nr != UVM_CREATE_EXTERNAL_RANGE;
 }
 
 /* Computed again on each call (once per filter built, at start-up), from
