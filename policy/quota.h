@@ -74,10 +74,11 @@ static inline uint64_t gs_quota_mem(const struct gs_quota *q, int gpu)
 /* True when any GPU has a memory quota. */
 bool gs_quota_has_mem(const struct gs_quota *q);
 
-/* Is the GPU with this RM device instance visible in the sandbox? */
-static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t instance)
+/* Is the GPU with this /dev/nvidiaN minor (nvidia-smi's index) visible in
+ * the sandbox? Per-GPU values (mem_gpu) are keyed by the same minor. */
+static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t minor)
 {
-	return !q->visible_set || (instance < GS_MAX_GPUS && (q->visible >> instance) & 1u);
+	return !q->visible_set || (minor < GS_MAX_GPUS && (q->visible >> minor) & 1u);
 }
 
 /* Parses "0,2,GPU-5d1e..." into q->visible and q->uuids, or "all" (every

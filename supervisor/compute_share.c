@@ -408,9 +408,11 @@ void gs_sm_reassert(struct gs_sandbox *sb, int gpu)
 
 /* ---- measuring ------------------------------------------------------------- */
 
-/* Our own device and subdevice on GPU instance gpu, for the samples. The
- * driver lets a process make a device only while it has the GPU's node
- * open, so the nodes are opened around the allocation and closed again. */
+/* Our own device and subdevice on GPU gpu (a minor, as the ledger keys
+ * GPUs), for the samples. The device is made with the GPU's device
+ * instance, which follows attach order, not the minor. The driver lets a
+ * process make a device only while it has the GPU's node open, so the
+ * nodes are opened around the allocation and closed again. */
 static bool open_sampler(struct gs_compute_share *cs, int gpu)
 {
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
@@ -429,7 +431,14 @@ static bool open_sampler(struct gs_compute_share *cs, int gpu)
 		if (fd >= 0)
 			nodes[n_nodes++] = fd;
 	}
-	struct nv0080_alloc_params dp = { .device_id = (uint32_t)gpu };
+	struct nv0080_alloc_params dp = { 0 };
+	if (gs_gpu_instance_of_minor(cs->ctl_fd, cs->client, cs->sb->gpu_map, cs->sb->n_gpu_map,
+	                             (unsigned)gpu, &dp.device_id) < 0) {
+		for (unsigned i = 0; i < n_nodes; i++)
+			close(nodes[i]);
+		g->no_samples = true;
+		return false;
+	}
 	struct nv2080_alloc_params sp = { .sub_device_id = 0 };
 	/* Handles in our own client: the gpu index keeps them unique. */
 	nv_handle_t dev = OWN_HANDLE_BASE + (uint32_t)gpu * 2u;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "rm_own.h"
 
 #define SYS_VERSION_PATH  "/sys/module/nvidia/version"
 #define PROC_VERSION_PATH "/proc/driver/nvidia/version"
@@ -234,6 +235,22 @@ int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
 			               have);
 	}
 	return 0;
+}
+
+int gs_gpu_instance_of_minor(int ctl_fd, nv_handle_t client, const struct gs_gpu_entry *map,
+                             unsigned n, unsigned minor, uint32_t *instance)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct nv0000_id_info_v2_params p = { .gpu_id = map[i].gpu_id };
+		if (map[i].minor != minor)
+			continue;
+		if (rm_own_control(ctl_fd, client, client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &p,
+		                   sizeof(p)) != NV_OK)
+			return -1;
+		*instance = p.device_instance;
+		return 0;
+	}
+	return -1;
 }
 
 void gs_driver_describe(const struct gs_driver *d, char *buf, size_t len)

@@ -71,6 +71,12 @@ int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_er
 int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
                          struct gs_error *err);
 
+/* The device instance (NV0080 deviceId) of the GPU with this minor, asked
+ * on the supervisor's own client; -1 when none of map is that minor or the
+ * driver does not say. */
+int gs_gpu_instance_of_minor(int ctl_fd, nv_handle_t client, const struct gs_gpu_entry *map,
+                             unsigned n, unsigned minor, uint32_t *instance);
+
 /* "580.95.05 (RM tables 580, open-gpu-kernel-modules 580.142)", or "none". */
 void gs_driver_describe(const struct gs_driver *d, char *buf, size_t len);
 

@@ -10,7 +10,9 @@
  *    control file (driver.c), never from an answer given to the workload;
  *  - gpuId -> device instance from GET_ID_INFO_V2 on the workload's client,
  *    asked at each device allocation (instances exist once GPUs are
- *    attached, and follow the attach order).
+ *    attached, and follow the attach order). The ledger keys a device,
+ *    and everything under it, by the minor found this way, so per-GPU
+ *    quotas, the memory report and the audit name the GPU --gpus names.
  * Enforcement: NV01_DEVICE_0 for a hidden GPU is refused, so nothing on it
  * can be created, raw ioctls included. The listings (CARD_INFO, probed and
  * attached ids, id info, UUID from gpuId) are filtered so programs
@@ -38,29 +40,35 @@ static bool gpu_id_visible(struct call *c, uint32_t gpu_id)
 	return e && gs_gpu_visible(&c->sb->quota, e->minor);
 }
 
-bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance)
+/* Asked every time, never cached: RM numbers device instances in attach
+ * order, lowest free slot first (gpumgrAllocDeviceInstance, gpu_mgr.c at
+ * 580.142), so a GPU's instance is not its minor and can change once every
+ * user has detached it (seen on two H200s: the only attached GPU was
+ * instance 0, whichever it was). */
+int gpu_minor_of_instance(struct call *c, nv_handle_t client, uint32_t instance)
 {
 	struct gs_sandbox *sb = c->sb;
 
-	if (!sb->quota.visible_set)
-		return true;
 	for (unsigned i = 0; i < sb->n_gpu_map; i++) {
-		struct gs_gpu_entry *e = &sb->gpu_map[i];
-		if (!gs_gpu_visible(&sb->quota, e->minor))
-			continue;
-		/* Asked every time, never cached: RM numbers device instances
-		 * in attach order, so a GPU's instance can change once every
-		 * user has detached it (seen on two H200s: the only attached
-		 * GPU was instance 0, whichever it was). */
-		struct nv0000_id_info_v2_params p = { .gpu_id = e->gpu_id };
+		struct nv0000_id_info_v2_params p = { .gpu_id = sb->gpu_map[i].gpu_id };
 		struct nvos54 q = { .h_client = client, .h_object = client,
 		                    .cmd = NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2,
 		                    .params = (uintptr_t)&p, .params_size = sizeof(p) };
 		if (exec_escape(c, NV_ESC_RM_CONTROL, sizeof(q), &q) == 0 && q.status == NV_OK &&
 		    p.device_instance == instance)
-			return true;
+			return (int)sb->gpu_map[i].minor;
 	}
-	return false;
+	return -1;
+}
+
+bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance)
+{
+	int minor;
+
+	if (!c->sb->quota.visible_set)
+		return true;
+	minor = gpu_minor_of_instance(c, client, instance);
+	return minor >= 0 && gs_gpu_visible(&c->sb->quota, (unsigned)minor);
 }
 
 /* Keeps the visible ids of a list, in order, and pads with INVALID;

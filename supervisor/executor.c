@@ -263,7 +263,7 @@ static struct answer handle_alloc(struct call *c)
 				                          "video memory quota exceeded (driver rounding)");
 			}
 		} else if (kind == RM_CLASS_DEVICE) {
-			obj_gpu = (int)device_instance;
+			obj_gpu = gpu_minor_of_instance(c, v.h_root, device_instance);
 		}
 		if (ledger_add(&sb->ledger, v.h_root, v.h_parent, h_new, kind, v.h_class, obj_gpu, bytes) < 0) {
 			/* Without a ledger entry the charge would be lost: undo. */

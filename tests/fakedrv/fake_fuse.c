@@ -399,6 +399,7 @@ static void usage(FILE *f, const char *prog)
 		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
 		"  --driver-version V  the version CHECK_VERSION_STR answers (default %s)\n"
+		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
@@ -408,7 +409,7 @@ static void usage(FILE *f, const char *prog)
 int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
-	       OPT_DRIVER_VERSION };
+	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -417,6 +418,7 @@ int main(int argc, char **argv)
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "driver-version", required_argument, NULL, OPT_DRIVER_VERSION },
+		{ "reverse-instances", no_argument, NULL, OPT_REVERSE_INSTANCES },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -461,6 +463,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			strcpy(cfg.driver_version, optarg);
+			break;
+		case OPT_REVERSE_INSTANCES:
+			cfg.reverse_instances = true;
 			break;
 		case 'f':
 			break;  /* always in the foreground */

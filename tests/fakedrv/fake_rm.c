@@ -395,9 +395,9 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		uint32_t dev = params ? ((struct nv0080_alloc_params *)params)->device_id : 0;
 		if (pres)
 			return NV_ERR_INVALID_OBJECT_PARENT;
-		if (dev >= fake_st.cfg.gpus)
+		gpu = fake_gpu_of_instance(dev);
+		if (gpu < 0)
 			return NV_ERR_INVALID_ARGUMENT;
-		gpu = (int)dev;
 		break;
 	}
 	case K_SUBDEVICE:
@@ -808,6 +808,18 @@ static int esc_xfer(const struct fake_caller *who, void *buf, size_t size)
 
 /* CARD_INFO: one entry per GPU; gpu_id differs from the minor on purpose,
  * so a supervisor that confuses the two is caught. */
+unsigned fake_instance_of_gpu(unsigned g)
+{
+	return fake_st.cfg.reverse_instances ? fake_st.cfg.gpus - 1 - g : g;
+}
+
+int fake_gpu_of_instance(uint32_t i)
+{
+	if (i >= fake_st.cfg.gpus)
+		return -1;
+	return (int)(fake_st.cfg.reverse_instances ? fake_st.cfg.gpus - 1 - i : i);
+}
+
 /* NV_ESC_CHECK_VERSION_STR as the driver answers it at tag 580.142:
  * nvidia_ioctl (kernel-open/nvidia/nv.c) takes it on the control device
  * only (NV_CTL_DEVICE_ONLY: -EINVAL elsewhere) and turns any RM failure

@@ -121,7 +121,18 @@ struct fake_config {
 	unsigned busy_lag_ms;        /* work drains this long after a disable */
 	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
 	char     driver_version[NV_RM_API_VERSION_STRING_LENGTH];
+	/* RM numbers device instances (NV0080 deviceId) in the order GPUs
+	 * were attached, lowest free slot first (gpumgrCreateDevice ->
+	 * gpumgrAllocDeviceInstance, src/nvidia/src/kernel/gpu_mgr/gpu_mgr.c
+	 * at 580.142), not by minor. false: GPU g is instance g (attached in
+	 * minor order); true: GPU g is instance gpus-1-g (attached last
+	 * first), so that instance and minor differ. */
+	bool     reverse_instances;
 };
+
+/* The device instance of GPU g, and the GPU of instance i (or -1). */
+unsigned fake_instance_of_gpu(unsigned g);
+int fake_gpu_of_instance(uint32_t i);
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */
 struct fake_caller {
