@@ -31,7 +31,7 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
-                   supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
+                   supervisor/audit.c supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
                    supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
                    supervisor/check_mode.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
 # Everything but main: linked into the unit tests too.
@@ -47,13 +47,13 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
 # the libFuzzer binary when clang is installed.
 FUZZ_POLICY_SRCS := tests/fuzz/fuzz_policy.c policy/policy.c policy/groups.c policy/quota.c policy/suggest.c \
-                    supervisor/rm_tables.c
+                    include/nvrm/rm_abi.c
 SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               $(CC) -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null && \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 
-$(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard include/*.h policy/*.h)
+$(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def policy/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
@@ -68,7 +68,7 @@ fuzz: $(FUZZ_POLICY_SRCS)
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h arch/*.h policy/*.h supervisor/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

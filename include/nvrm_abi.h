@@ -39,49 +39,24 @@ typedef uint32_t nv_status_t;
 #define NV_RMAPI_MAX_PARAMS_SIZE   (1024u * 1024u)
 
 /* ---- escape numbers ---------------------------------------------------- */
+/* NV_ESC_<NAME>, one per row of nvrm/escapes.def. */
 enum nv_escape {
-	NV_ESC_RM_ALLOC_MEMORY            = 0x27,
-	NV_ESC_RM_ALLOC_OBJECT            = 0x28,
-	NV_ESC_RM_FREE                    = 0x29,
-	NV_ESC_RM_CONTROL                 = 0x2A,
-	NV_ESC_RM_ALLOC                   = 0x2B,
-	NV_ESC_RM_CONFIG_GET              = 0x32,
-	NV_ESC_RM_CONFIG_SET              = 0x33,
-	NV_ESC_RM_DUP_OBJECT              = 0x34,
-	NV_ESC_RM_SHARE                   = 0x35,
-	NV_ESC_RM_CONFIG_GET_EX           = 0x37,
-	NV_ESC_RM_CONFIG_SET_EX           = 0x38,
-	NV_ESC_RM_I2C_ACCESS              = 0x39,
-	NV_ESC_RM_IDLE_CHANNELS           = 0x41,
-	NV_ESC_RM_VID_HEAP_CONTROL        = 0x4A,
-	NV_ESC_RM_ACCESS_REGISTRY         = 0x4D,
-	NV_ESC_RM_MAP_MEMORY              = 0x4E,
-	NV_ESC_RM_UNMAP_MEMORY            = 0x4F,
-	NV_ESC_RM_GET_EVENT_DATA          = 0x52,
-	NV_ESC_RM_ALLOC_CONTEXT_DMA2      = 0x54,
-	NV_ESC_RM_ADD_VBLANK_CALLBACK     = 0x56,
-	NV_ESC_RM_MAP_MEMORY_DMA          = 0x57,
-	NV_ESC_RM_UNMAP_MEMORY_DMA        = 0x58,
-	NV_ESC_RM_BIND_CONTEXT_DMA        = 0x59,
-	NV_ESC_RM_EXPORT_OBJECT_TO_FD     = 0x5C,
-	NV_ESC_RM_IMPORT_OBJECT_FROM_FD   = 0x5D,
-	NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO = 0x5E,
-	NV_ESC_RM_LOCKLESS_DIAGNOSTIC     = 0x5F,
-	NV_ESC_CARD_INFO                  = 0xC8,
-	NV_ESC_REGISTER_FD                = 0xC9,
-	NV_ESC_ALLOC_OS_EVENT             = 0xCE,
-	NV_ESC_FREE_OS_EVENT              = 0xCF,
-	NV_ESC_STATUS_CODE                = 0xD1,
-	NV_ESC_CHECK_VERSION_STR          = 0xD2,
-	NV_ESC_IOCTL_XFER_CMD             = 0xD3,
-	NV_ESC_ATTACH_GPUS_TO_FD          = 0xD4,
-	NV_ESC_QUERY_DEVICE_INTR          = 0xD5,
-	NV_ESC_SYS_PARAMS                 = 0xD6,
-	NV_ESC_NUMA_INFO                  = 0xD7,
-	NV_ESC_SET_NUMA_STATUS            = 0xD8,
-	NV_ESC_EXPORT_TO_DMABUF_FD        = 0xD9,
-	NV_ESC_WAIT_OPEN_COMPLETE         = 0xDA,
+#define RM_ESCAPE(nr_, name_, ...) NV_ESC_##name_ = (nr_),
+#include "nvrm/escapes.def"
+#undef RM_ESCAPE
 };
+
+/* Where NVIDIA numbers its escapes (rm-abi.md 1.2): the RM escapes
+ * 0x27..0x5F, and the OS-level ones from NV_IOCTL_BASE (200) on, with room
+ * for the ones a newer driver adds (595 ends at 218). */
+#define NV_ESC_RM_FIRST 0x27u
+#define NV_ESC_RM_LAST  0x5fu
+#define NV_ESC_OS_FIRST NV_ESC_CARD_INFO
+#define NV_ESC_OS_LAST  0xdfu
+
+/* Minor of /dev/nvidiactl on the driver's major (nv.c,
+ * NV_MINOR_DEVICE_NUMBER_CONTROL_DEVICE); GPUs take the low minors. */
+#define NV_CTL_DEVICE_MINOR 255u
 
 /* ---- top-level structs ------------------------------------------------- */
 
@@ -282,6 +257,33 @@ _Static_assert(sizeof(struct nvos02_with_fd) == 56, "NVOS02+fd size");
 _Static_assert(offsetof(struct nvos02_with_fd, status) == 40, "NVOS02.status");
 _Static_assert(offsetof(struct nvos02_with_fd, fd) == 48, "NVOS02.fd");
 
+/* NV_ESC_REGISTER_FD: links the call's file to a control file's clients. */
+struct nv_ioctl_register_fd {
+	int32_t ctl_fd;
+};
+_Static_assert(sizeof(struct nv_ioctl_register_fd) == 4, "REGISTER_FD size");
+
+/* NV_ESC_CHECK_VERSION_STR on the control device: nv_ioctl_rm_api_version_t
+ * (kernel-open/common/inc/nv-ioctl.h at 580.142; 72 bytes on every tag,
+ * abi-drift.md 6). With cmd QUERY the driver sets reply to RECOGNIZED and
+ * copies its own NV_VERSION_STRING, NUL-terminated, into version_string,
+ * checking nothing (RmPerformVersionCheck, src/nvidia/arch/nvalloc/unix/src/
+ * osapi.c at 580.142); a size other than 72, or a GPU node instead of the
+ * control device (nv.c, NV_CTL_DEVICE_ONLY), is refused with -EINVAL.
+ * Drivers before 530 took '2' for another command and answer an empty
+ * string. */
+#define NV_RM_API_VERSION_STRING_LENGTH    64u
+#define NV_RM_API_VERSION_CMD_QUERY        0x32u /* '2' */
+#define NV_RM_API_VERSION_REPLY_RECOGNIZED 1u
+struct nv_ioctl_rm_api_version {
+	uint32_t cmd;
+	uint32_t reply;
+	char     version_string[NV_RM_API_VERSION_STRING_LENGTH];
+};
+_Static_assert(sizeof(struct nv_ioctl_rm_api_version) == 72, "nv_ioctl_rm_api_version_t size");
+_Static_assert(offsetof(struct nv_ioctl_rm_api_version, version_string) == 8,
+               "nv_ioctl_rm_api_version_t.versionString");
+
 /* ---- nested alloc params ----------------------------------------------- */
 
 /* NV_MEMORY_ALLOCATION_PARAMS (128 bytes): 0x40, 0x3e, 0x42, 0x50a0, 0x90ce. */
@@ -354,20 +356,22 @@ struct nv2080_alloc_params {
 };
 _Static_assert(sizeof(struct nv2080_alloc_params) == 4, "NV2080_ALLOC_PARAMETERS size");
 
-/* ---- classes ----------------------------------------------------------- */
+/* ---- classes and controls ---------------------------------------------- */
+/* One constant per row of nvrm/classes.def and nvrm/controls.def, so that a
+ * number is written once. Control numbers above INT_MAX make enum
+ * nv_ctrl_cmd an unsigned type (a GNU C extension gcc and clang accept). */
 enum nv_class {
-	NV01_ROOT                 = 0x0000,
-	NV01_ROOT_NON_PRIV        = 0x0001,
-	NV01_ROOT_CLIENT          = 0x0041,
-	NV01_MEMORY_SYSTEM        = 0x003e,
-	NV01_MEMORY_LOCAL_PRIVILEGED = 0x003f,
-	NV01_MEMORY_LOCAL_USER    = 0x0040,
-	NV_MEMORY_EXTENDED_USER   = 0x0042,
-	NV01_MEMORY_SYSTEM_OS_DESCRIPTOR = 0x0071,
-	NV01_DEVICE_0             = 0x0080,
-	NV20_SUBDEVICE_0          = 0x2080,
-	NV50_MEMORY_VIRTUAL       = 0x50a0,
-	KEPLER_CHANNEL_GROUP_A    = 0xa06c,
+#define RM_CLASS(num_, name_, ...) name_ = (num_),
+#include "nvrm/classes.def"
+#undef RM_CLASS
+};
+
+enum nv_ctrl_cmd {
+#define RM_CTRL(num_, name_, ...) name_ = num_##u,
+#define RM_CTRL_OPAQUE(name_, num_, ...) name_##_##num_ = num_##u,
+#include "nvrm/controls.def"
+#undef RM_CTRL
+#undef RM_CTRL_OPAQUE
 };
 
 /* ---- status codes (our own table of the values we use) ------------------ */
@@ -390,8 +394,6 @@ enum nv_status_code {
 };
 
 /* ---- controls we decode ------------------------------------------------ */
-#define NV2080_CTRL_CMD_FB_GET_INFO        0x20801301u
-#define NV2080_CTRL_CMD_FB_GET_INFO_V2     0x20801303u
 
 /* FB_GET_INFO lists: {index, data} pairs, data in KiB. */
 struct nv2080_fb_info_entry {
@@ -426,14 +428,7 @@ enum nv2080_fb_info_index {
 };
 
 /* ---- GPU listing (NV0000, on the client) -------------------------------- */
-#define NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS 0x201u
-#define NV0000_CTRL_CMD_GPU_GET_ID_INFO      0x202u
-#define NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2   0x205u
-#define NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID 0x275u
-#define NV0000_CTRL_CMD_GPU_GET_PROBED_IDS   0x214u
-#define NV0000_CTRL_CMD_GPU_ATTACH_IDS       0x215u
 #define NV0000_CTRL_CMD_GPU_DETACH_IDS       0x216u
-#define NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID 0x275u
 #define NV0000_GPU_MAX_GID_LENGTH            256u
 /* flags: FORMAT (1:0) ASCII = 0, TYPE (2:2) SHA1 = 0 */
 #define NV0000_UUID_FLAGS_ASCII_SHA1         0u
@@ -513,15 +508,20 @@ struct nva06c_gpfifo_schedule_params {
 	uint8_t skip_enable;
 };
 _Static_assert(sizeof(struct nva06c_gpfifo_schedule_params) == 3, "GPFIFO_SCHEDULE size");
-#define NV2080_CTRL_CMD_GPU_GET_PID_INFO   0x2080018eu
-#define NVA06C_CTRL_CMD_GPFIFO_SCHEDULE    0xa06c0101u
+/* PREEMPT on a channel group (8 bytes). */
+struct nva06c_preempt_params {
+	uint8_t  b_wait;
+	uint8_t  b_manual_timeout;
+	uint8_t  pad[2];
+	uint32_t timeout_us;
+};
+_Static_assert(sizeof(struct nva06c_preempt_params) == 8, "NVA06C_CTRL_PREEMPT_PARAMS size");
 
 /* ---- compute share (--sm) ----------------------------------------------- */
 /* FIFO_DISABLE_CHANNELS on a subdevice (536 bytes, non-privileged): turns
  * the listed channels off or on. With only_disable_scheduling = 0 the
  * driver also preempts them, which is what makes a duty cycle bite
  * (design.md 1.6). The runlist preempt event is for kernel callers only. */
-#define NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS 0x2080110bu
 #define NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES 64u
 struct nv2080_fifo_disable_channels {
 	uint8_t     b_disable;
@@ -545,9 +545,6 @@ _Static_assert(offsetof(struct nv2080_fifo_disable_channels, h_channel_list) == 
 
 /* Controls that change whether a channel or group may run; a workload's
  * call of these is re-checked against the compute-share duty cycle. */
-#define NVA06C_CTRL_CMD_BIND                0xa06c0102u
-#define NVA06F_CTRL_CMD_GPFIFO_SCHEDULE     0xa06f0103u
-#define NVA06F_CTRL_CMD_RESTART_RUNLIST     0xa06f0111u
 
 /* PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2 on a subdevice (non-privileged):
  * the driver's ring of engine-utilization samples, the source of NVML's
@@ -591,6 +588,8 @@ _Static_assert(sizeof(struct nv2080_perfmon_util_samples_v2) == 55888, "UTIL_SAM
 _Static_assert(offsetof(struct nv2080_perfmon_util_samples_v2, samples) == 16, "UTIL_SAMPLES_V2.samples");
 
 /* ---- /dev/nvidia-uvm --------------------------------------------------- */
+/* /dev/nvidia-uvm is minor 0 of the uvm major; minor 1 is nvidia-uvm-tools. */
+#define NV_UVM_DEVICE_MINOR 0u
 /* UVM commands are plain integers, not _IOC words. */
 #define UVM_INITIALIZE                 0x30000001u
 #define UVM_MAP_EXTERNAL_ALLOCATION    33u

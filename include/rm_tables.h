@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rm_tables.h - table-driven facts about RM classes and controls.
+ * rm_tables.h - the RM ABI layer's lookups: what gpusandbox knows about each
+ * RM class, control and escape on the running driver.
  *
  * The driver copies a class's nested alloc params with the size from its own
  * class table, never from the user's paramsSize (rm-abi.md 2.1), so the
@@ -9,6 +10,13 @@
  * follows ("embedded" params); executing such a control from the supervisor
  * without relocating those pointers would make the driver read or write the
  * supervisor's own memory at a workload-chosen address.
+ *
+ * Every fact has one row: identity (number, name, kind, policy group,
+ * engine, unrelocatable) in nvrm/classes.def, nvrm/controls.def and
+ * nvrm/escapes.def, the same on every driver; what depends on the driver
+ * version (parameter sizes, embedded pointers) in nvrm/v<branch>/. A
+ * struct gs_rm_abi is the two joined for one driver version, chosen at
+ * start-up (gs_rm_abi_select, nvrm/rm_abi.h), and every lookup takes it.
  */
 #ifndef GPUSANDBOX_RM_TABLES_H
 #define GPUSANDBOX_RM_TABLES_H
@@ -16,6 +24,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "nvrm/groups.h"
+#include "nvrm/rm_abi.h"
 
 /* What a class means to the ledger. */
 enum rm_class_kind {
@@ -39,12 +50,18 @@ enum rm_class_kind {
 	RM_CLASS_PROCESS_BOUND,
 };
 
+/* One class on one driver version: its identity row joined with that
+ * version's parameter row. */
 struct rm_class_info {
 	uint32_t           cls;
 	const char        *name;
 	uint32_t           params_size;  /* bytes the driver copies; 0 = none */
 	bool               params_required; /* RS_REQUIRED: NULL params refused */
 	enum rm_class_kind kind;
+	uint8_t            group;        /* enum gs_group */
+	uint8_t            also;         /* a second group, or GS_GROUP_NONE */
+	int8_t             engine;       /* enum gs_engine */
+	bool               known;        /* this version has its parameter row */
 };
 
 /* One pointer inside a control's params that the driver follows. */
@@ -65,24 +82,66 @@ struct rm_ctrl_info {
 	uint32_t               params_size; /* 0 = unknown/variable */
 	unsigned               n_embedded;
 	struct rm_embedded_ptr embedded[RM_EMBEDDED_MAX_PTRS];
+	uint8_t                group;       /* enum gs_group */
+	uint8_t                also;        /* a second group, or GS_GROUP_NONE */
+	const char            *unrelocatable; /* why, or NULL */
+	bool                   known;       /* this version has its parameter row */
 };
 
-/* Lookups are bsearch over tables sorted by key; NULL when unknown. */
-const struct rm_class_info *rm_class_lookup(uint32_t cls);
-const struct rm_ctrl_info  *rm_ctrl_lookup(uint32_t cmd);
+/* What the supervisor does with an escape, decided from its number alone. */
+enum rm_esc_action {
+	/* Performed by the supervisor from its own copy of every parameter
+	 * level: the driver reads only bytes the workload cannot change. */
+	RM_ACT_EXEC_ALLOC,
+	RM_ACT_EXEC_ALLOC_OBJECT,
+	RM_ACT_EXEC_FREE,
+	RM_ACT_EXEC_CONTROL,
+	RM_ACT_EXEC_DUP,
+	RM_ACT_EXEC_VID_HEAP,
+	RM_ACT_EXEC_FLAT,       /* flat struct, no pointers, no ledger effect */
+	RM_ACT_EXEC_REGISTER_FD, /* fds resolved once, by the supervisor */
+	RM_ACT_EXEC_CARD_INFO,  /* filtered for --gpus */
+	/* Let the kernel run it: the escape number is in a register and cannot
+	 * change, and no variant of its struct allocates video memory or
+	 * touches the ledger; or it must run in the workload's own context
+	 * (mappings, fds). SECURITY.md lists each. */
+	RM_ACT_CONTINUE,
+	RM_ACT_XFER,            /* unwrap and decide on the inner escape */
+	RM_ACT_REFUSE,          /* the driver does not handle it: -EINVAL */
+};
+
+struct rm_escape {
+	uint8_t            nr;
+	const char        *name;
+	uint16_t           size;      /* exact top-level size the driver wants */
+	uint16_t           alt_size;  /* second accepted size (NVOS21/64), or 0 */
+	enum rm_esc_action action;
+	bool               process_bound; /* must run in the workload's context */
+};
+
+/* Lookups are bsearch over tables sorted by key. rm_class_lookup and
+ * rm_ctrl_lookup return NULL unless the row is known on this driver version
+ * (gpusandbox can copy its parameters); the _row forms return the identity
+ * row whatever the version says (for names and groups), NULL if none. */
+const struct rm_class_info *rm_class_lookup(const struct gs_rm_abi *abi, uint32_t cls);
+const struct rm_ctrl_info  *rm_ctrl_lookup(const struct gs_rm_abi *abi, uint32_t cmd);
+const struct rm_class_info *rm_class_row(const struct gs_rm_abi *abi, uint32_t cls);
+const struct rm_ctrl_info  *rm_ctrl_row(const struct gs_rm_abi *abi, uint32_t cmd);
 
 /* True when the driver follows pointers inside this control's params that we
  * have no relocation entry for: such a control must never be executed by the
  * supervisor from its own address space. */
-bool rm_ctrl_has_unrelocatable_pointers(uint32_t cmd);
+bool rm_ctrl_has_unrelocatable_pointers(const struct gs_rm_abi *abi, uint32_t cmd);
 
-/* Name of an escape number, or NULL (rm_decode.c owns the escape table). */
-const char *rm_escape_name(uint32_t nr);
+/* Looks up an escape by number; NULL if gpusandbox does not know it. */
+const struct rm_escape *rm_escape_find(const struct gs_rm_abi *abi, uint32_t nr);
+/* Name of an escape number, or NULL. */
+const char *rm_escape_name(const struct gs_rm_abi *abi, uint32_t nr);
 
-/* For tests: walk the tables. */
-size_t rm_class_table_size(void);
-const struct rm_class_info *rm_class_table_at(size_t i);
-size_t rm_ctrl_table_size(void);
-const struct rm_ctrl_info *rm_ctrl_table_at(size_t i);
+/* Walk the tables (every identity row, known on this version or not). */
+size_t rm_class_table_size(const struct gs_rm_abi *abi);
+const struct rm_class_info *rm_class_table_at(const struct gs_rm_abi *abi, size_t i);
+size_t rm_ctrl_table_size(const struct gs_rm_abi *abi);
+const struct rm_ctrl_info *rm_ctrl_table_at(const struct gs_rm_abi *abi, size_t i);
 
 #endif

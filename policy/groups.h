@@ -18,20 +18,9 @@
 #include <stdio.h>
 
 #include "nvrm_abi.h"
+#include "nvrm/groups.h"
+#include "rm_tables.h"
 #include "quota.h"
-
-enum gs_group {
-	GS_GROUP_COMPUTE,
-	GS_GROUP_MEMORY,
-	GS_GROUP_MONITORING,
-	GS_GROUP_VIDEO,
-	GS_GROUP_GRAPHICS,
-	GS_GROUP_P2P,
-	GS_GROUP_DEBUG,
-	GS_GROUP_PRIVILEGED,
-	GS_GROUP_N,
-	GS_GROUP_NONE = GS_GROUP_N,
-};
 
 #define GS_GROUP_BIT(g) (1u << (g))
 /* What PyTorch (and CUDA programs on the driver API) needed in the traces. */
@@ -61,11 +50,11 @@ const char *gs_group_help(enum gs_group g);
 enum gs_group gs_group_find(const char *name, size_t len);
 
 /* Which group a class or control belongs to; GS_GROUP_NONE for none. */
-enum gs_group gs_class_group(uint32_t cls);
-enum gs_group gs_control_group(uint32_t cmd);
+enum gs_group gs_class_group(const struct gs_rm_abi *abi, uint32_t cls);
+enum gs_group gs_control_group(const struct gs_rm_abi *abi, uint32_t cmd);
 
 /* Which video engine a class drives; GS_ENGINE_NONE for other classes. */
-enum gs_engine gs_class_engine(uint32_t cls);
+enum gs_engine gs_class_engine(const struct gs_rm_abi *abi, uint32_t cls);
 
 /* The verdict of the allowlist on one class or control. */
 struct gs_rule_verdict {
@@ -75,20 +64,13 @@ struct gs_rule_verdict {
 	const char *group;       /* the group it belongs to, or NULL */
 };
 
-struct gs_rule_verdict gs_rules_class(const struct gs_rules *r, uint32_t cls);
-struct gs_rule_verdict gs_rules_control(const struct gs_rules *r, uint32_t cmd);
+/* Membership comes from the rows of the driver version abi. */
+struct gs_rule_verdict gs_rules_class(const struct gs_rm_abi *abi, const struct gs_rules *r,
+                                      uint32_t cls);
+struct gs_rule_verdict gs_rules_control(const struct gs_rm_abi *abi, const struct gs_rules *r,
+                                        uint32_t cmd);
 
 /* Prints every group with its help text and members (--list-groups). */
-void gs_groups_print(FILE *f, uint32_t default_groups);
-
-/* For tests: walk the membership tables. */
-struct gs_member {
-	uint32_t       key;      /* class or control number */
-	uint8_t        group;    /* enum gs_group */
-	int8_t         engine;   /* enum gs_engine (classes only) */
-	uint8_t        also;     /* a second group that allows it, or GS_GROUP_NONE */
-};
-size_t gs_class_members(const struct gs_member **t);
-size_t gs_control_members(const struct gs_member **t);
+void gs_groups_print(FILE *f, const struct gs_rm_abi *abi, uint32_t default_groups);
 
 #endif

@@ -35,9 +35,11 @@
 #define FILE_MODE 0644
 #define UNNAMED "unnamed"
 
-void gs_learn_init(struct gs_learn *l, const struct gs_quota *q, const struct gs_rules *base)
+void gs_learn_init(struct gs_learn *l, const struct gs_rm_abi *abi, const struct gs_quota *q,
+                   const struct gs_rules *base)
 {
 	memset(l, 0, sizeof(*l));
+	l->abi = abi;
 	l->rules = *base;
 	l->quota = *q;
 }
@@ -59,7 +61,7 @@ bool gs_learn_add(struct gs_learn *l, bool is_control, uint32_t key,
 	uint32_t *n = is_control ? &l->rules.n_controls : &l->rules.n_classes;
 	uint32_t *list = is_control ? l->rules.controls : l->rules.classes;
 	struct gs_learn_origin *origin = is_control ? l->control_from : l->class_from;
-	bool known = is_control ? rm_ctrl_lookup(key) != NULL : rm_class_lookup(key) != NULL;
+	bool known = is_control ? rm_ctrl_lookup(l->abi, key) != NULL : rm_class_lookup(l->abi, key) != NULL;
 
 	/* What gpusandbox does not know it cannot perform from its own copy
 	 * (it does not know the params' size or pointers), and the parser
@@ -155,19 +157,20 @@ static void write_groups(FILE *f, uint32_t groups)
 	fputc('\n', f);
 }
 
-static void write_entry(FILE *f, bool is_control, uint32_t key, const struct gs_learn_origin *o)
+static void write_entry(FILE *f, const struct gs_rm_abi *abi, bool is_control, uint32_t key,
+                        const struct gs_learn_origin *o)
 {
 	const char *name = NULL;
 	enum gs_group g;
 
 	if (is_control) {
-		const struct rm_ctrl_info *ci = rm_ctrl_lookup(key);
+		const struct rm_ctrl_info *ci = rm_ctrl_lookup(abi, key);
 		name = ci ? ci->name : NULL;
-		g = gs_control_group(key);
+		g = gs_control_group(abi, key);
 	} else {
-		const struct rm_class_info *ci = rm_class_lookup(key);
+		const struct rm_class_info *ci = rm_class_lookup(abi, key);
 		name = ci ? ci->name : NULL;
-		g = gs_class_group(key);
+		g = gs_class_group(abi, key);
 	}
 	fprintf(f, "allow.%s = 0x%x  # %s", is_control ? "control" : "class", key,
 	        name ? name : UNNAMED);
@@ -182,7 +185,7 @@ static void write_entry(FILE *f, bool is_control, uint32_t key, const struct gs_
 		        o->call, (int)o->pid, o->comm);
 	/* Allowing it is still not enough for the call to run: say so, so
 	 * that nobody reads the entry as what made the call work. */
-	if (is_control && rm_ctrl_has_unrelocatable_pointers(key))
+	if (is_control && rm_ctrl_has_unrelocatable_pointers(abi, key))
 		fputs("; still refused: pointers gpusandbox cannot relocate", f);
 	fputc('\n', f);
 }
@@ -202,9 +205,9 @@ char *gs_learn_format(const struct gs_learn *l)
 	write_quota(f, &l->quota);
 	write_groups(f, l->rules.groups);
 	for (uint32_t i = 0; i < l->rules.n_classes; i++)
-		write_entry(f, false, l->rules.classes[i], &l->class_from[i]);
+		write_entry(f, l->abi, false, l->rules.classes[i], &l->class_from[i]);
 	for (uint32_t i = 0; i < l->rules.n_controls; i++)
-		write_entry(f, true, l->rules.controls[i], &l->control_from[i]);
+		write_entry(f, l->abi, true, l->rules.controls[i], &l->control_from[i]);
 	if (l->dropped)
 		fprintf(f, "# %u more classes or controls were needed but stayed refused: "
 		        "at most %u entries of each kind fit in a policy.\n",

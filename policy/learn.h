@@ -41,6 +41,8 @@ struct gs_learn_origin {
 };
 
 struct gs_learn {
+	/* The RM tables of the running driver: what is known, named, grouped. */
+	const struct gs_rm_abi *abi;
 	/* The allowlist of the learning run: the starting policy's groups and
 	 * entries, then what was learned. The supervisor enforces this one,
 	 * so a second call of a learned class is an ordinary allow. */
@@ -57,7 +59,8 @@ struct gs_learn {
 };
 
 /* Starts learning from these limits and this allowlist. */
-void gs_learn_init(struct gs_learn *l, const struct gs_quota *q, const struct gs_rules *base);
+void gs_learn_init(struct gs_learn *l, const struct gs_rm_abi *abi, const struct gs_quota *q,
+                   const struct gs_rules *base);
 
 /* The allowlist refused key (a class, or a control when is_control) for
  * the call described by from. Returns true when the entry was learned and

@@ -357,18 +357,23 @@ static int explicit_item(struct parser *ps, const char *v, size_t len, struct lo
 	uint32_t *list = is_class ? ps->p->rules.classes : ps->p->rules.controls;
 	struct loc *where = is_class ? ps->class_at : ps->control_at;
 	const char *what = is_class ? "class" : "control";
+	const struct gs_rm_abi *abi = ps->p->abi;
 	bool found = false, twice = false;
 
 	if (parse_hex32(v, len, &key) == 0) {
-		found = is_class ? rm_class_lookup(key) != NULL : rm_ctrl_lookup(key) != NULL;
+		found = is_class ? rm_class_lookup(abi, key) != NULL : rm_ctrl_lookup(abi, key) != NULL;
 		if (!found)
 			return fail_at(ps, at, "%s 0x%x is unknown to gpusandbox (it cannot copy its "
 			               "parameters safely)", what, key);
 	} else {
-		size_t total = is_class ? rm_class_table_size() : rm_ctrl_table_size();
+		size_t total = is_class ? rm_class_table_size(abi) : rm_ctrl_table_size(abi);
 		for (size_t i = 0; i < total; i++) {
-			const char *nm = is_class ? rm_class_table_at(i)->name : rm_ctrl_table_at(i)->name;
-			uint32_t k = is_class ? rm_class_table_at(i)->cls : rm_ctrl_table_at(i)->cmd;
+			const struct rm_class_info *cl = rm_class_table_at(abi, i);
+			const struct rm_ctrl_info *ct = rm_ctrl_table_at(abi, i);
+			const char *nm = is_class ? cl->name : ct->name;
+			uint32_t k = is_class ? cl->cls : ct->cmd;
+			if (!(is_class ? cl->known : ct->known))
+				continue;
 			if (!nm || strlen(nm) != len || memcmp(nm, v, len) != 0)
 				continue;
 			twice = found;
@@ -587,6 +592,7 @@ void gs_policy_init(struct gs_policy *p)
 	memset(p, 0, sizeof(*p));
 	gs_quota_init(&p->quota);
 	gs_rules_default(&p->rules);
+	p->abi = gs_rm_abi_default();
 }
 
 int gs_policy_parse(const char *name, const char *text, size_t len, struct gs_policy *p,

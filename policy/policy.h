@@ -27,6 +27,11 @@
 struct gs_policy {
 	struct gs_quota quota;
 	struct gs_rules rules;
+	/* The RM tables that allow.class / allow.control names and numbers
+	 * are checked against: gs_policy_init sets the newest
+	 * (gs_rm_abi_default); a caller that knows the driver may set it
+	 * before parsing. */
+	const struct gs_rm_abi *abi;
 	bool            has_audit_log;
 	char            audit_log[PATH_MAX];
 };

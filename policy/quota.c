@@ -47,6 +47,13 @@ int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why)
 		*why = "empty GPU list";
 		return -1;
 	}
+	/* Every GPU of the host: the same as no list at all. */
+	if (strcasecmp(s, GS_GPUS_ALL) == 0) {
+		q->visible_set = false;
+		q->visible = 0;
+		q->n_uuids = 0;
+		return 0;
+	}
 	while (*p) {
 		char *end;
 		unsigned long v;

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nvrm/groups.h" /* enum gs_engine: video.* caps are kept per engine */
+
 #define GS_MAX_GPUS 64u
 #define GS_QUOTA_UNLIMITED UINT64_MAX
 
@@ -26,16 +28,6 @@
 enum gs_managed {
 	GS_MANAGED_ALLOW_UNACCOUNTED = 0,  /* the default: allowed, not counted */
 	GS_MANAGED_DENY,                   /* no managed ranges at all */
-};
-
-/* Video engines whose live objects a sandbox may cap (video.* keys). */
-enum gs_engine {
-	GS_ENGINE_NONE = -1,
-	GS_ENGINE_NVDEC,
-	GS_ENGINE_NVENC,
-	GS_ENGINE_NVJPG,
-	GS_ENGINE_OFA,
-	GS_ENGINE_N,
 };
 
 struct gs_quota {
@@ -100,14 +92,17 @@ int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len);
 /* True when any GPU has a memory quota. */
 bool gs_quota_has_mem(const struct gs_quota *q);
 
-/* Is the GPU with this RM device instance visible in the sandbox? */
-static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t instance)
+/* Is the GPU with this /dev/nvidiaN minor (nvidia-smi's index) visible in
+ * the sandbox? Per-GPU values (mem_gpu) are keyed by the same minor. */
+static inline bool gs_gpu_visible(const struct gs_quota *q, uint32_t minor)
 {
-	return !q->visible_set || (instance < GS_MAX_GPUS && (q->visible >> instance) & 1u);
+	return !q->visible_set || (minor < GS_MAX_GPUS && (q->visible >> minor) & 1u);
 }
 
-/* Parses "0,2,GPU-5d1e..." into q->visible and q->uuids. Returns 0, or -1
- * with *why set. */
+/* Parses "0,2,GPU-5d1e..." into q->visible and q->uuids, or "all" (every
+ * GPU: no list). Returns 0, or -1 with *why set. Whether the GPUs exist is
+ * checked at start against the driver (gs_driver_check_gpus). */
+#define GS_GPUS_ALL "all"
 int gs_parse_gpus(const char *s, struct gs_quota *q, const char **why);
 
 void gs_quota_init(struct gs_quota *q);

@@ -142,16 +142,30 @@ static int emit(struct gs_audit *a, json_object *o)
 	return 0;
 }
 
+/* {"version": the module's or null, "abi": the tables' branch, "override":
+ * the --driver-abi that chose them, or null when they are the driver's own}. */
+static json_object *driver_object(const struct gs_driver *d)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "version", d->present ? json_object_new_string(d->version) : NULL);
+	json_object_object_add(o, "abi", json_object_new_string(gs_rm_abi_branch(d->rm_abi)));
+	json_object_object_add(o, "override", d->override ? json_object_new_string(d->override) : NULL);
+	return o;
+}
+
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed)
+                   const char *managed, const struct gs_driver *driver)
 {
 	json_object *o = record_new(a, "start");
 	json_object *cmd = json_object_new_array();
 
+	a->rm_abi = driver->rm_abi;
 	for (int i = 0; argv[i]; i++)
 		json_object_array_add(cmd, json_object_new_string(argv[i]));
 	json_object_object_add(o, "version", json_object_new_string(GPUSANDBOX_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int(child));
+	json_object_object_add(o, "driver", driver_object(driver));
 	json_object_object_add(o, "command", cmd);
 	if (mem_quota == UINT64_MAX)
 		json_object_object_add(o, "quota", NULL);
@@ -178,13 +192,13 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	json_object_object_add(o, "device", d->gpu >= 0 ? json_object_new_int(d->gpu) : NULL);
 	json_object_object_add(o, "call", json_object_new_string(d->call));
 	if (d->has_class) {
-		const struct rm_class_info *ci = rm_class_lookup(d->cls);
+		const struct rm_class_info *ci = a->rm_abi ? rm_class_lookup(a->rm_abi, d->cls) : NULL;
 		add_hex(o, "class", d->cls);
 		if (ci && ci->name)
 			json_object_object_add(o, "class_name", json_object_new_string(ci->name));
 	}
 	if (d->has_control) {
-		const struct rm_ctrl_info *ci = rm_ctrl_lookup(d->control);
+		const struct rm_ctrl_info *ci = a->rm_abi ? rm_ctrl_lookup(a->rm_abi, d->control) : NULL;
 		add_hex(o, "control", d->control);
 		if (ci && ci->name)
 			json_object_object_add(o, "control_name", json_object_new_string(ci->name));

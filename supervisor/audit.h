@@ -16,6 +16,7 @@
 
 #include "gs_error.h"
 #include "quota.h"
+#include "driver.h"
 #include "rm_tables.h"
 
 struct gs_audit {
@@ -24,6 +25,7 @@ struct gs_audit {
 	uint64_t seq;
 	bool     failed;        /* a write failed: the caller must fail closed */
 	bool     no_nvidia_device; /* start record: no /dev/nvidiactl to enforce on */
+	const struct gs_rm_abi *rm_abi; /* names of classes and controls */
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset
@@ -89,7 +91,7 @@ int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id,
 void gs_audit_close(struct gs_audit *a);
 
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed);
+                   const char *managed, const struct gs_driver *driver);
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
 /* peak/usage arrays are indexed by GPU, n_gpus entries. */
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check_mode.h"
+#include "nvrm/rm_abi.h"
 #include "rm_tables.h"
 
 #define SIZE_TEXT 32
@@ -77,12 +78,12 @@ static void print_rules(FILE *out, const struct gs_rules *r)
 		}
 	fputs(*sep ? "\n" : "none\n", out);
 	for (uint32_t i = 0; i < r->n_classes; i++) {
-		const struct rm_class_info *ci = rm_class_lookup(r->classes[i]);
+		const struct rm_class_info *ci = rm_class_row(gs_rm_abi_default(), r->classes[i]);
 		fprintf(out, "  %-*s 0x%" PRIx32 " %s\n", KEY_WIDTH, "allow.class", r->classes[i],
 		        ci && ci->name ? ci->name : "(unknown to gpusandbox)");
 	}
 	for (uint32_t i = 0; i < r->n_controls; i++) {
-		const struct rm_ctrl_info *ci = rm_ctrl_lookup(r->controls[i]);
+		const struct rm_ctrl_info *ci = rm_ctrl_row(gs_rm_abi_default(), r->controls[i]);
 		fprintf(out, "  %-*s 0x%" PRIx32 " %s\n", KEY_WIDTH, "allow.control", r->controls[i],
 		        ci && ci->name ? ci->name : "(unknown to gpusandbox)");
 	}
@@ -114,16 +115,20 @@ void gs_check_print(FILE *out, const struct gs_check_input *in)
  * or an explicit allow.class of one of its classes. */
 static bool engine_reachable(const struct gs_rules *r, enum gs_engine e)
 {
-	const struct gs_member *m;
-	size_t n = gs_class_members(&m);
+	/* A policy check runs without a driver: the newest tables name the
+	 * classes, as the policy parser's do. */
+	const struct gs_rm_abi *abi = gs_rm_abi_default();
+	size_t n = rm_class_table_size(abi);
 
-	for (size_t i = 0; i < n; i++)
-		if (m[i].engine == (int8_t)e &&
-		    ((r->groups & GS_GROUP_BIT(m[i].group)) ||
-		     (m[i].also != GS_GROUP_NONE && (r->groups & GS_GROUP_BIT(m[i].also)))))
+	for (size_t i = 0; i < n; i++) {
+		const struct rm_class_info *ci = rm_class_table_at(abi, i);
+		if (ci->engine == (int8_t)e &&
+		    ((r->groups & GS_GROUP_BIT(ci->group)) ||
+		     (ci->also != GS_GROUP_NONE && (r->groups & GS_GROUP_BIT(ci->also)))))
 			return true;
+	}
 	for (uint32_t i = 0; i < r->n_classes; i++)
-		if (gs_class_engine(r->classes[i]) == e)
+		if (gs_class_engine(abi, r->classes[i]) == e)
 			return true;
 	return false;
 }

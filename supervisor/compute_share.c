@@ -215,14 +215,6 @@ enum toggle_result { TOGGLE_OK, TOGGLE_GONE, TOGGLE_UNREACHABLE, TOGGLE_FAILED }
 
 /* Research mechanisms (GPUSANDBOX_SM_MECHANISM): the control each one
  * sends, per channel group or per channel, for the off and on phases. */
-#define NVA06C_CTRL_CMD_PREEMPT 0xa06c0105u
-struct nva06c_preempt_params {
-	uint8_t  b_wait;
-	uint8_t  b_manual_timeout;
-	uint8_t  pad[2];
-	uint32_t timeout_us;
-};
-_Static_assert(sizeof(struct nva06c_preempt_params) == 8, "NVA06C_CTRL_PREEMPT_PARAMS size");
 
 static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, uint32_t h_client,
                                    const struct ledger_channel *ch, bool disable)
@@ -416,9 +408,11 @@ void gs_sm_reassert(struct gs_sandbox *sb, int gpu)
 
 /* ---- measuring ------------------------------------------------------------- */
 
-/* Our own device and subdevice on GPU instance gpu, for the samples. The
- * driver lets a process make a device only while it has the GPU's node
- * open, so the nodes are opened around the allocation and closed again. */
+/* Our own device and subdevice on GPU gpu (a minor, as the ledger keys
+ * GPUs), for the samples. The device is made with the GPU's device
+ * instance, which follows attach order, not the minor. The driver lets a
+ * process make a device only while it has the GPU's node open, so the
+ * nodes are opened around the allocation and closed again. */
 static bool open_sampler(struct gs_compute_share *cs, int gpu)
 {
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
@@ -437,7 +431,14 @@ static bool open_sampler(struct gs_compute_share *cs, int gpu)
 		if (fd >= 0)
 			nodes[n_nodes++] = fd;
 	}
-	struct nv0080_alloc_params dp = { .device_id = (uint32_t)gpu };
+	struct nv0080_alloc_params dp = { 0 };
+	if (gs_gpu_instance_of_minor(cs->ctl_fd, cs->client, cs->sb->gpu_map, cs->sb->n_gpu_map,
+	                             (unsigned)gpu, &dp.device_id) < 0) {
+		for (unsigned i = 0; i < n_nodes; i++)
+			close(nodes[i]);
+		g->no_samples = true;
+		return false;
+	}
 	struct nv2080_alloc_params sp = { .sub_device_id = 0 };
 	/* Handles in our own client: the gpu index keeps them unique. */
 	nv_handle_t dev = OWN_HANDLE_BASE + (uint32_t)gpu * 2u;

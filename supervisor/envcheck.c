@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "envcheck.h"
 #include "gpusandbox.h"
 
@@ -98,11 +99,13 @@ static void print_driver(FILE *f)
 
 	fprintf(f, "NVIDIA device %s: %s\n", GS_NVIDIACTL_PATH,
 	        gs_have_nvidia_device() ? "present" : "missing");
+	/* The module's own line, beside the driver's answer that
+	 * gs_driver_print_version gives. */
 	if (v && fgets(line, sizeof(line), v)) {
 		line[strcspn(line, "\n")] = '\0';
-		fprintf(f, "NVIDIA driver: %s\n", line);
+		fprintf(f, "%s: %s\n", GS_DRIVER_VERSION_PATH, line);
 	} else {
-		fprintf(f, "NVIDIA driver: not loaded (%s missing)\n", GS_DRIVER_VERSION_PATH);
+		fprintf(f, "%s: missing (the driver is not loaded)\n", GS_DRIVER_VERSION_PATH);
 	}
 	if (v)
 		fclose(v);
@@ -111,6 +114,7 @@ static void print_driver(FILE *f)
 /* --version's sections, in order: add a row to say more. */
 static void (*const version_sections[])(FILE *f) = {
 	print_kernel,
+	gs_driver_print_version,
 	print_driver,
 };
 

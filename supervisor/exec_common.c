@@ -126,34 +126,25 @@ static bool fd_path(pid_t pid, int fd, char *path, size_t len)
 	return true;
 }
 
-/* Does the fd lead to the NVIDIA driver (or a stand-in for it)? The answer
- * comes from what the file is, not from its path, except to recognise a
- * driver served under /dev/nvidia* with another major (a CUSE stand-in).
- * Regular files count as candidates: a FUSE stand-in at /dev/nvidiactl is a
- * regular file, and decoding a look-alike ioctl there costs nothing unsafe.
- * The real driver lives only on major 195 and the uvm major, so no other
- * character device can reach it. The uvm device is not an RM file. */
+/* Does the fd lead to the NVIDIA driver's RM (the control device or a GPU
+ * node)? Only the driver's own character devices do, or the stand-ins
+ * recorded at start for the fake driver (driver_nodes.c): never a file
+ * that merely looks like one. What is not the driver is continued, so
+ * its answers reach only the workload, never the ledger. A file whose
+ * fstat fails (a FUSE server can make it fail) is not the driver either:
+ * the driver's own nodes always answer fstat. */
 bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
 {
 	struct stat st;
-	char path[PATH_BUF];
+	enum gs_node_kind k;
 
+	(void)sb;
 	if (fstat(fd, &st) < 0)
-		return true; /* fail closed: decode it */
-	if (S_ISREG(st.st_mode))
-		return true;
-	if (!S_ISCHR(st.st_mode))
 		return false;
-	/* nvidia-uvm never handles RM escapes: its ioctls are its own. */
-	if (sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
-		return false;
-	if (major(st.st_rdev) == NVIDIA_MAJOR)
-		return true;
-	return fd_path(0, fd, path, sizeof(path)) &&
-	       strncmp(path, NVIDIA_PATH_PREFIX, strlen(NVIDIA_PATH_PREFIX)) == 0;
+	k = gs_driver_node_kind(&st, NULL);
+	return k == GS_NODE_CTL || k == GS_NODE_GPU;
 }
 
-#define UVM_MINOR 0u            /* minor 1 is nvidia-uvm-tools */
 
 /* Is fd (ours) the UVM device, or a stand-in for it? The real one is the
  * uvm major's minor 0; a stand-in (the FUSE fake) is a regular file or
@@ -167,7 +158,7 @@ bool fd_is_uvm(const struct gs_sandbox *sb, int fd)
 	if (fstat(fd, &st) < 0)
 		return true;
 	if (S_ISCHR(st.st_mode) && sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
-		return minor(st.st_rdev) == UVM_MINOR;
+		return minor(st.st_rdev) == NV_UVM_DEVICE_MINOR;
 	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
 		return false;
 	if (!fd_path(0, fd, path, sizeof(path)))
@@ -175,25 +166,12 @@ bool fd_is_uvm(const struct gs_sandbox *sb, int fd)
 	return strcmp(path, UVM_DEVICE_PATH) == 0;
 }
 
-#define NVIDIA_CTL_MINOR 255u
-#define NVIDIA_CTL_NAME "nvidiactl"
-
 /* The control node (/dev/nvidiactl): RM clients live on its open files. */
 bool fd_is_control_file(int fd)
 {
 	struct stat st;
-	char path[PATH_BUF];
-	const char *base;
 
-	if (fstat(fd, &st) < 0)
-		return false;
-	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == NVIDIA_MAJOR)
-		return minor(st.st_rdev) == NVIDIA_CTL_MINOR;
-	/* A stand-in (FUSE, CUSE) is known by its name. */
-	if (!fd_path(0, fd, path, sizeof(path)))
-		return false;
-	base = strrchr(path, '/');
-	return strcmp(base ? base + 1 : path, NVIDIA_CTL_NAME) == 0;
+	return fstat(fd, &st) == 0 && gs_driver_node_kind(&st, NULL) == GS_NODE_CTL;
 }
 
 /* ---- GPU nodes for device allocations ----------------------------------- */

@@ -135,7 +135,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 		}
 		break;
 	case NV2080_CTRL_CMD_FB_GET_INFO:
-		/* The list was relocated into embedded[0] (rm_tables.c). */
+		/* The list was relocated into embedded[0] (its v580/controls.def row). */
 		if (psize >= sizeof(struct nv2080_fb_get_info_v1_params)) {
 			const struct nv2080_fb_get_info_v1_params *p = (const void *)sb->params;
 			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)sb->embedded[0],
@@ -226,7 +226,7 @@ struct answer handle_control(struct call *c)
 	}
 	/* A control whose pointers we cannot relocate would make the driver
 	 * read or write the supervisor's memory at a workload-chosen address. */
-	if (rm_ctrl_has_unrelocatable_pointers(top.cmd))
+	if (rm_ctrl_has_unrelocatable_pointers(c->sb->rm_abi, top.cmd))
 		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
 		                          "control with pointers gpusandbox cannot relocate");
 	if (top.params_size > NV_RMAPI_MAX_PARAMS_SIZE)
@@ -237,7 +237,7 @@ struct answer handle_control(struct call *c)
 	if (psize && mem_read(c->tid, user_params, c->sb->params, psize) < 0)
 		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                          "control params are not readable");
-	ci = rm_ctrl_lookup(top.cmd);
+	ci = rm_ctrl_lookup(c->sb->rm_abi, top.cmd);
 	nv_status_t rst = relocate_embedded(c, ci, psize, rel);
 	if (rst != NV_OK) {
 		restore_embedded(c, ci, rel, false);

@@ -26,7 +26,6 @@
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 
-#define NVIDIA_MAJOR 195u               /* fixed char major of /dev/nvidia* */
 #define NVIDIA_PATH_PREFIX "/dev/nvidia"
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
 #define PATH_BUF 256
@@ -116,6 +115,8 @@ struct answer handle_control(struct call *c);
 
 /* GPU visibility, --gpus (exec_visibility.c). */
 bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance);
+/* The /dev/nvidiaN minor of the GPU with this device instance, or -1. */
+int gpu_minor_of_instance(struct call *c, nv_handle_t client, uint32_t instance);
 void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize);
 struct answer handle_card_info(struct call *c);
 

@@ -52,18 +52,24 @@ static bool refuse_unless(struct call *c, void *top, size_t st_off, bool is_cont
 bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
                           struct answer *a)
 {
-	return refuse_unless(c, top, st_off, false, cls, gs_rules_class(c->sb->rules, cls), a);
+	return refuse_unless(c, top, st_off, false, cls, gs_rules_class(c->sb->rm_abi, c->sb->rules, cls), a);
 }
 
 bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
                             struct answer *a)
 {
-	return refuse_unless(c, top, st_off, true, cmd, gs_rules_control(c->sb->rules, cmd), a);
+	return refuse_unless(c, top, st_off, true, cmd, gs_rules_control(c->sb->rm_abi, c->sb->rules, cmd), a);
 }
+
+struct engine_of {
+	const struct gs_rm_abi *rm_abi;
+	enum gs_engine          engine;
+};
 
 static bool same_engine(uint32_t cls, const void *arg)
 {
-	return gs_class_engine(cls) == *(const enum gs_engine *)arg;
+	const struct engine_of *want = arg;
+	return gs_class_engine(want->rm_abi, cls) == want->engine;
 }
 
 static const char *const engine_resource[GS_ENGINE_N] = {
@@ -77,18 +83,19 @@ bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls
                           struct answer *a)
 {
 	struct gs_sandbox *sb = c->sb;
-	enum gs_engine e = gs_class_engine(cls);
+	enum gs_engine e = gs_class_engine(sb->rm_abi, cls);
+	struct engine_of want = { sb->rm_abi, e };
 	uint32_t live, limit;
 
 	if (e == GS_ENGINE_NONE)
 		return false;
 	limit = sb->quota.engines[e];
-	live = ledger_count_engines(&sb->ledger, same_engine, &e);
+	live = ledger_count_engines(&sb->ledger, same_engine, &want);
 	/* Objects of a closed file are gone in the driver: count them out
 	 * before refusing, as for channels. */
 	if (live >= limit) {
 		gs_sandbox_reconcile(sb);
-		live = ledger_count_engines(&sb->ledger, same_engine, &e);
+		live = ledger_count_engines(&sb->ledger, same_engine, &want);
 	}
 	note_count(c, engine_resource[e], live, live, limit);
 	if (live < limit)
@@ -101,10 +108,11 @@ bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls
 
 void engine_note_after(struct call *c, uint32_t cls)
 {
-	enum gs_engine e = gs_class_engine(cls);
+	enum gs_engine e = gs_class_engine(c->sb->rm_abi, cls);
+	struct engine_of want = { c->sb->rm_abi, e };
 
 	if (e != GS_ENGINE_NONE)
-		c->d.usage_after = ledger_count_engines(&c->sb->ledger, same_engine, &e);
+		c->d.usage_after = ledger_count_engines(&c->sb->ledger, same_engine, &want);
 }
 
 struct answer refuse_escape(struct call *c, const char *name, const char *why)

@@ -133,7 +133,7 @@ static struct answer handle_alloc(struct call *c)
 		return answer_continue();
 	}
 
-	ci = rm_class_lookup(v.h_class);
+	ci = rm_class_lookup(c->sb->rm_abi, v.h_class);
 	/* Performed here, these would act on the supervisor: pin its pages,
 	 * follow pointers into its memory, read fds from its table. */
 	if (ci && ci->kind == RM_CLASS_PROCESS_BOUND)
@@ -263,7 +263,7 @@ static struct answer handle_alloc(struct call *c)
 				                          "video memory quota exceeded (driver rounding)");
 			}
 		} else if (kind == RM_CLASS_DEVICE) {
-			obj_gpu = (int)device_instance;
+			obj_gpu = gpu_minor_of_instance(c, v.h_root, device_instance);
 		}
 		if (ledger_add(&sb->ledger, v.h_root, v.h_parent, h_new, kind, v.h_class, obj_gpu, bytes) < 0) {
 			/* Without a ledger entry the charge would be lost: undo. */
@@ -305,7 +305,7 @@ static struct answer handle_alloc_object(struct call *c)
 	c->d.has_class = true;
 	c->d.cls = top.h_class;
 	c->d.h_client = top.h_root;
-	ci = rm_class_lookup(top.h_class);
+	ci = rm_class_lookup(c->sb->rm_abi, top.h_class);
 	struct answer refused;
 	if (policy_refuses_class(c, &top, st_off, top.h_class, &refused))
 		return refused;
@@ -519,11 +519,6 @@ static struct answer handle_flat(struct call *c)
 
 /* ---- REGISTER_FD ---------------------------------------------------------- */
 
-struct nv_ioctl_register_fd {
-	int32_t ctl_fd;
-};
-_Static_assert(sizeof(struct nv_ioctl_register_fd) == 4, "REGISTER_FD size");
-
 /* Both fds are resolved once, into our own table: the call's file (our
  * dup) and the control file it names (another dup), so another thread's
  * dup2() cannot swap either after we looked. A control file may not be
@@ -590,7 +585,7 @@ static struct answer handle_xfer(struct call *c)
 		return answer_errno(EFAULT);
 	if (!notif_still_valid(c->sb))
 		return answer_none();
-	inner = rm_escape_find(x.cmd);
+	inner = rm_escape_find(c->sb->rm_abi, x.cmd);
 	c->d.call = "IOCTL_XFER_CMD";
 	c->nr = x.cmd;
 	/* The driver itself rejects these shapes with -EINVAL. */
@@ -622,12 +617,12 @@ static void trace_call(const struct call *c, const struct answer *a)
 	if (c->d.h_object)
 		fprintf(f, ", hObject=0x%x", c->d.h_object);
 	if (c->d.has_class) {
-		const struct rm_class_info *ci = rm_class_lookup(c->d.cls);
+		const struct rm_class_info *ci = rm_class_lookup(c->sb->rm_abi, c->d.cls);
 		fprintf(f, ", class=0x%x%s%s", c->d.cls, ci && ci->name ? " " : "",
 		        ci && ci->name ? ci->name : "");
 	}
 	if (c->d.has_control) {
-		const struct rm_ctrl_info *ci = rm_ctrl_lookup(c->d.control);
+		const struct rm_ctrl_info *ci = rm_ctrl_lookup(c->sb->rm_abi, c->d.control);
 		fprintf(f, ", cmd=0x%x%s%s", c->d.control, ci && ci->name ? " " : "",
 		        ci && ci->name ? ci->name : "");
 	}
@@ -715,7 +710,7 @@ void gs_execute_notification(struct gs_sandbox *sb)
 	c.argp = c.abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
 	c.nr = NV_IOC_NR(cmd);
 	c.size = NV_IOC_SIZE(cmd);
-	e = rm_escape_find(c.nr);
+	e = rm_escape_find(sb->rm_abi, c.nr);
 	/* A word with no size bits is not an RM escape: UVM's commands are
 	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
 	 * the RM driver itself rejects a size-0 escape. */

@@ -94,7 +94,7 @@ static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	size_t n;
-	const uint8_t *escapes = rm_trapped_escapes(&n);
+	const uint8_t *escapes = rm_trapped_escapes(opts->rm_abi, &n);
 	int rc;
 
 	if (!ctx) {

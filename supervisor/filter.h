@@ -8,12 +8,15 @@
 #include <stdbool.h>
 
 #include "gs_error.h"
+#include "nvrm/rm_abi.h"
 
 /* What the filter traps beyond the RM escapes. */
 struct gs_filter_opts {
 	/* managed = deny: the mmap calls that could map /dev/nvidia-uvm
 	 * (see uvm_mmap_shape_rules in filter.c). */
 	bool trap_uvm_mmap;
+	/* The running driver's RM tables: which escapes are trapped. */
+	const struct gs_rm_abi *rm_abi;
 };
 
 /* Builds the filter and loads it in the calling process with a new listener.

@@ -22,6 +22,7 @@
 #include "check_mode.h"
 #include "compute_share.h"
 #include "envcheck.h"
+#include "driver.h"
 #include "gpusandbox.h"
 #include "exec_managed.h"
 #include "launch.h"
@@ -60,6 +61,7 @@ struct options {
 	/* --policy: the file's audit-log, unless --audit-log overrides it. */
 	char            policy_audit_path[PATH_MAX];
 	bool            policy_loaded;
+	const char     *driver_abi;     /* --driver-abi, or NULL: strict */
 };
 
 static const char usage_text[] =
@@ -97,9 +99,10 @@ static const char usage_text[] =
 	"                     allocation (CUDA: cudaErrorNotPermitted) and needs\n"
 	"                     a driver without pageable memory access (HMM/ATS)\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
-	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e...;\n"
-	"                     enforced in the driver's calls, not by environment\n"
-	"                     variables\n"
+	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e..., or\n"
+	"                     all; each is checked against the host's GPUs at\n"
+	"                     start; enforced in the driver's calls, not by\n"
+	"                     environment variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
 	"                     plus start and summary records, to FILE (not \"-\":\n"
 	"                     the workload shares standard output)\n"
@@ -118,6 +121,10 @@ static const char usage_text[] =
 	"  --list-groups      print the groups of RM classes and controls a\n"
 	"                     policy can allow, with their members, and exit\n"
 	"                     (also: gpusandbox list-groups)\n"
+	"  --driver-abi ABI   run on a driver whose RM tables gpusandbox does not\n"
+	"                     have, with the tables of ABI: nearest, or a branch\n"
+	"                     such as 580 (audited, with a warning); without it\n"
+	"                     such a driver is refused\n"
 	"  --trace            print each decoded RM call to stderr\n"
 	"  --trace-output FILE\n"
 	"                     write the trace to FILE instead (created or\n"
@@ -130,7 +137,8 @@ static const char usage_text[] =
 	"  --dump-filter      print the seccomp filter and exit\n"
 	"  -h, --help         show this help and exit\n"
 	"  --version          show the version, the kernel features gpusandbox\n"
-	"                     uses and the NVIDIA driver found, and exit\n"
+	"                     uses, the NVIDIA driver ABIs it knows and the\n"
+	"                     driver found, and exit\n"
 	"\n"
 	"Exit status: COMMAND's status, or 128+N if it was killed by signal N;\n"
 	"125 if gpusandbox itself failed, 126 if COMMAND cannot be executed,\n"
@@ -172,7 +180,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
 	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
 	       /* The policy file (issue #5). */
-	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN,
+	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI,
 	       /* Issue #14. */
 	       OPT_CHECK, OPT_TRACE_OUTPUT, OPT_TRACE_TIME };
 	static const struct option longopts[] = {
@@ -192,6 +200,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "trace-output", required_argument, NULL, OPT_TRACE_OUTPUT },
 		{ "trace-time", required_argument, NULL, OPT_TRACE_TIME },
 		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
 		{ "dump-filter", no_argument, NULL, OPT_DUMP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -222,7 +231,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_POLICY:
 			break; /* read in the first pass */
 		case OPT_LIST_GROUPS:
-			gs_groups_print(stdout, GS_GROUPS_DEFAULT);
+			gs_groups_print(stdout, gs_rm_abi_default(), GS_GROUPS_DEFAULT);
 			exit(0);
 		case OPT_MEM: {
 			char why[GS_ERROR_MSG_MAX];
@@ -297,6 +306,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_DUMP:
 			o->dump_filter = true;
+			break;
+		case OPT_DRIVER_ABI:
+			o->driver_abi = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -436,6 +448,24 @@ static int check_only(const struct options *o)
 	return 0;
 }
 
+/* Which driver answers, and which RM tables decode its calls: strict
+ * unless --driver-abi says otherwise, and then said aloud. */
+static int start_driver(const struct options *o, struct gs_driver *d)
+{
+	struct gs_error err = { 0 };
+	char desc[ERR_BUF];
+
+	if (gs_driver_detect(d, &err) < 0 || gs_driver_choose_abi(d, o->driver_abi, &err) < 0)
+		return report(&err, NULL), -1;
+	gs_driver_describe(d, desc, sizeof(desc));
+	if (d->override && d->present)
+		fprintf(stderr, "gpusandbox: warning: NVIDIA driver %s: its calls are decoded with "
+		        "tables gpusandbox has not checked against it\n", desc);
+	if (o->trace)
+		fprintf(stderr, "gpusandbox: NVIDIA driver %s\n", desc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -447,17 +477,25 @@ int main(int argc, char **argv)
 	struct gs_child child = { -1, -1 };
 	struct gs_learn *learn = NULL;
 	struct gs_filter_opts filter_opts = { 0 };
+	struct gs_driver driver;
+	const struct gs_rm_abi *rm_abi;
 	sigset_t sigs;
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false, no_device;
 
 	gs_subcommand_dispatch(&argc, &argv);
+	/* Before anything else reads the environment or the workload exists. */
+	gs_driver_nodes_init();
 	parse_options(argc, argv, &o);
 	if (gs_check_output_paths(o.audit_path, o.learn_path, o.trace_output, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	if (o.check)
 		return check_only(&o);
+	if (start_driver(&o, &driver) < 0)
+		return GS_EXIT_ERROR;
+	rm_abi = driver.rm_abi;
 	filter_opts.trap_uvm_mmap = o.quota.managed == GS_MANAGED_DENY;
+	filter_opts.rm_abi = rm_abi;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");
 		return GS_EXIT_ERROR;
@@ -473,16 +511,18 @@ int main(int argc, char **argv)
 		/* Static: tens of KiB, alive until exit. */
 		static struct gs_learn learn_state;
 		learn = &learn_state;
-		gs_learn_init(learn, &o.quota, &o.rules);
+		gs_learn_init(learn, rm_abi, &o.quota, &o.rules);
 		if (gs_learn_check_path(o.learn_path, &err) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
 		cfg.learn = learn;
 	}
 	/* UUIDs become /dev/nvidiaN minors before anything runs: a typo is
 	 * our error, not a sandbox that shows no GPU. */
-	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0)
+	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0 ||
+	    gs_driver_check_gpus(&driver, &o.quota, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
+	cfg.driver = &driver;
 	cfg.rules = &o.rules;
 	if (o.trace && !(cfg.trace = gs_trace_open(o.trace_output, o.trace_time, &err)))
 		return report(&err, NULL), GS_EXIT_ERROR;
@@ -525,7 +565,7 @@ int main(int argc, char **argv)
 	}
 	audit.no_nvidia_device = no_device;
 	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
-	                                gs_managed_name(o.quota.managed)) < 0)
+	                                gs_managed_name(o.quota.managed), &driver) < 0)
 		sb.audit_failed = true;
 
 	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {

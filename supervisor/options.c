@@ -110,7 +110,7 @@ static _Noreturn void run_list_groups(int argc, char **argv)
 {
 	if (argc > 2)
 		gs_die_usage("list-groups takes no arguments (got '%s')", argv[2]);
-	gs_groups_print(stdout, GS_GROUPS_DEFAULT);
+	gs_groups_print(stdout, gs_rm_abi_default(), GS_GROUPS_DEFAULT);
 	exit(0);
 }
 

@@ -3,82 +3,6 @@
 
 #include "rm_decode.h"
 
-/*
- * The escape table. Sizes are the exact top-level struct sizes the driver
- * checks (rm-abi.md 1.2). Each CONTINUE entry is one the workload can only
- * rewrite into another call of the same escape (the number is in a
- * register), and where no call of that escape allocates video memory or
- * changes the object tree the ledger relies on.
- */
-static const struct rm_escape escapes[] = {
-	/* NVOS02: device fd; class 0x40 here gives no video memory to a caller
-	 * without CAP_SYS_ADMIN (the workload has none); mappings are bound
-	 * to the calling process. */
-	{ NV_ESC_RM_ALLOC_MEMORY, "RM_ALLOC_MEMORY", 56, 0, RM_ACT_CONTINUE, true },
-	{ NV_ESC_RM_ALLOC_OBJECT, "RM_ALLOC_OBJECT", 20, 0, RM_ACT_EXEC_ALLOC_OBJECT, false },
-	{ NV_ESC_RM_FREE, "RM_FREE", 16, 0, RM_ACT_EXEC_FREE, false },
-	{ NV_ESC_RM_CONTROL, "RM_CONTROL", 32, 0, RM_ACT_EXEC_CONTROL, false },
-	{ NV_ESC_RM_ALLOC, "RM_ALLOC", 32, 48, RM_ACT_EXEC_ALLOC, false },
-	/* Not handled by the 580 driver: refuse rather than pass unexamined. */
-	{ NV_ESC_RM_CONFIG_GET, "RM_CONFIG_GET", 0, 0, RM_ACT_REFUSE, false },
-	{ NV_ESC_RM_CONFIG_SET, "RM_CONFIG_SET", 0, 0, RM_ACT_REFUSE, false },
-	{ NV_ESC_RM_DUP_OBJECT, "RM_DUP_OBJECT", 28, 0, RM_ACT_EXEC_DUP, false },
-	{ NV_ESC_RM_SHARE, "RM_SHARE", 24, 0, RM_ACT_EXEC_FLAT, false },
-	{ NV_ESC_RM_CONFIG_GET_EX, "RM_CONFIG_GET_EX", 0, 0, RM_ACT_REFUSE, false },
-	{ NV_ESC_RM_CONFIG_SET_EX, "RM_CONFIG_SET_EX", 0, 0, RM_ACT_REFUSE, false },
-	/* I2C, IDLE_CHANNELS, ACCESS_REGISTRY and GET_EVENT_DATA carry
-	 * pointers the driver follows; none of them allocates. */
-	{ NV_ESC_RM_I2C_ACCESS, "RM_I2C_ACCESS", 32, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_RM_IDLE_CHANNELS, "RM_IDLE_CHANNELS", 56, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_RM_VID_HEAP_CONTROL, "RM_VID_HEAP_CONTROL", 184, 0, RM_ACT_EXEC_VID_HEAP, false },
-	{ NV_ESC_RM_ACCESS_REGISTRY, "RM_ACCESS_REGISTRY", 72, 0, RM_ACT_CONTINUE, false },
-	/* CPU mappings: RM checks the client's ProcID against the caller. */
-	{ NV_ESC_RM_MAP_MEMORY, "RM_MAP_MEMORY", 56, 0, RM_ACT_CONTINUE, true },
-	{ NV_ESC_RM_UNMAP_MEMORY, "RM_UNMAP_MEMORY", 32, 0, RM_ACT_CONTINUE, true },
-	{ NV_ESC_RM_GET_EVENT_DATA, "RM_GET_EVENT_DATA", 0, 0, RM_ACT_CONTINUE, true },
-	/* Context DMA and GPU VA mappings: no physical video memory. */
-	{ NV_ESC_RM_ALLOC_CONTEXT_DMA2, "RM_ALLOC_CONTEXT_DMA2", 56, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_RM_ADD_VBLANK_CALLBACK, "RM_ADD_VBLANK_CALLBACK", 0, 0, RM_ACT_REFUSE, false },
-	{ NV_ESC_RM_MAP_MEMORY_DMA, "RM_MAP_MEMORY_DMA", 64, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_RM_UNMAP_MEMORY_DMA, "RM_UNMAP_MEMORY_DMA", 48, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_RM_BIND_CONTEXT_DMA, "RM_BIND_CONTEXT_DMA", 16, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_RM_EXPORT_OBJECT_TO_FD, "RM_EXPORT_OBJECT_TO_FD", 0, 0, RM_ACT_REFUSE, false },
-	{ NV_ESC_RM_IMPORT_OBJECT_FROM_FD, "RM_IMPORT_OBJECT_FROM_FD", 0, 0, RM_ACT_REFUSE, false },
-	{ NV_ESC_RM_UPDATE_DEVICE_MAPPING_INFO, "RM_UPDATE_DEVICE_MAPPING_INFO", 40, 0, RM_ACT_CONTINUE, true },
-	/* Needs CAP_SYS_ADMIN, which the workload does not hold. */
-	{ NV_ESC_RM_LOCKLESS_DIAGNOSTIC, "RM_LOCKLESS_DIAGNOSTIC", 0, 0, RM_ACT_CONTINUE, false },
-	/* OS-level escapes: driver and GPU information, fds, events. None
-	 * creates RM objects. Sizes vary (CARD_INFO, ATTACH_GPUS_TO_FD), so
-	 * size 0 means "any". */
-	/* Lists every GPU: performed by us so --gpus can hide some. */
-	{ NV_ESC_CARD_INFO, "CARD_INFO", 0, 0, RM_ACT_EXEC_CARD_INFO, false },
-	/* Links a file to a control file's clients. Performed by us: a control
-	 * file must not borrow another one's clients (see the one-client-per-
-	 * file rule in executor.c), and both fds must be resolved only once. */
-	{ NV_ESC_REGISTER_FD, "REGISTER_FD", 4, 0, RM_ACT_EXEC_REGISTER_FD, false },
-	{ NV_ESC_ALLOC_OS_EVENT, "ALLOC_OS_EVENT", 0, 0, RM_ACT_CONTINUE, true },
-	{ NV_ESC_FREE_OS_EVENT, "FREE_OS_EVENT", 0, 0, RM_ACT_CONTINUE, true },
-	{ NV_ESC_STATUS_CODE, "STATUS_CODE", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_CHECK_VERSION_STR, "CHECK_VERSION_STR", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_IOCTL_XFER_CMD, "IOCTL_XFER_CMD", 16, 0, RM_ACT_XFER, false },
-	{ NV_ESC_ATTACH_GPUS_TO_FD, "ATTACH_GPUS_TO_FD", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_QUERY_DEVICE_INTR, "QUERY_DEVICE_INTR", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_SYS_PARAMS, "SYS_PARAMS", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_NUMA_INFO, "NUMA_INFO", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_SET_NUMA_STATUS, "SET_NUMA_STATUS", 0, 0, RM_ACT_CONTINUE, false },
-	{ NV_ESC_EXPORT_TO_DMABUF_FD, "EXPORT_TO_DMABUF_FD", 0, 0, RM_ACT_CONTINUE, true },
-	{ NV_ESC_WAIT_OPEN_COMPLETE, "WAIT_OPEN_COMPLETE", 0, 0, RM_ACT_CONTINUE, false },
-};
-
-#define N_ESCAPES (sizeof(escapes) / sizeof(escapes[0]))
-
-/* Where NVIDIA numbers its escapes (rm-abi.md 1.2): the RM escapes
- * 0x27..0x5F, and the OS-level ones from NV_IOCTL_BASE (200) on, with room
- * for the ones a newer driver adds (595 ends at 218). */
-#define NV_ESC_RM_FIRST 0x27u
-#define NV_ESC_RM_LAST 0x5fu
-#define NV_ESC_OS_FIRST NV_ESC_CARD_INFO
-#define NV_ESC_OS_LAST 0xdfu
 #define N_NR 256u
 
 bool rm_escape_nr_reserved(uint32_t nr)
@@ -118,32 +42,23 @@ static bool worth_trapping(const struct rm_escape *e)
  * 2026-11-21-h200-ab-uvm). No RM escape of the 580 drivers has that
  * number, and the 580 driver fails unknown escapes itself, so it is left
  * untrapped; the other UVM numbers in the range come once per context. */
-#define UVM_CREATE_EXTERNAL_RANGE_NR 0x49u
-
 static bool worth_trapping_unknown(uint32_t nr)
 {
-	return rm_escape_nr_reserved(nr) && nr != UVM_CREATE_EXTERNAL_RANGE_NR;
+	return rm_escape_nr_reserved(nr) && nr != UVM_CREATE_EXTERNAL_RANGE;
 }
 
-const uint8_t *rm_trapped_escapes(size_t *n)
+/* Computed again on each call (once per filter built, at start-up), from
+ * the tables of the running driver. */
+const uint8_t *rm_trapped_escapes(const struct gs_rm_abi *abi, size_t *n)
 {
-	if (!n_trapped) {
-		for (uint32_t nr = 0; nr < N_NR; nr++) {
-			const struct rm_escape *e = rm_escape_find(nr);
-			if (e ? worth_trapping(e) : worth_trapping_unknown(nr))
-				trapped[n_trapped++] = (uint8_t)nr;
-		}
+	n_trapped = 0;
+	for (uint32_t nr = 0; nr < N_NR; nr++) {
+		const struct rm_escape *e = rm_escape_find(abi, nr);
+		if (e ? worth_trapping(e) : worth_trapping_unknown(nr))
+			trapped[n_trapped++] = (uint8_t)nr;
 	}
 	*n = n_trapped;
 	return trapped;
-}
-
-const struct rm_escape *rm_escape_find(uint32_t nr)
-{
-	for (size_t i = 0; i < N_ESCAPES; i++)
-		if (escapes[i].nr == nr)
-			return &escapes[i];
-	return NULL;
 }
 
 bool rm_escape_size_ok(const struct rm_escape *e, uint32_t size)
@@ -234,10 +149,4 @@ const char *rm_status_name(nv_status_t st)
 		if (names[i].st == st)
 			return names[i].name;
 	return NULL;
-}
-
-const char *rm_escape_name(uint32_t nr)
-{
-	const struct rm_escape *e = rm_escape_find(nr);
-	return e ? e->name : NULL;
 }

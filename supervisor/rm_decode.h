@@ -13,47 +13,14 @@
 #include <stdint.h>
 
 #include "nvrm_abi.h"
-
-/* What the supervisor does with an escape, decided from its number alone. */
-enum rm_esc_action {
-	/* Performed by the supervisor from its own copy of every parameter
-	 * level: the driver reads only bytes the workload cannot change. */
-	RM_ACT_EXEC_ALLOC,
-	RM_ACT_EXEC_ALLOC_OBJECT,
-	RM_ACT_EXEC_FREE,
-	RM_ACT_EXEC_CONTROL,
-	RM_ACT_EXEC_DUP,
-	RM_ACT_EXEC_VID_HEAP,
-	RM_ACT_EXEC_FLAT,       /* flat struct, no pointers, no ledger effect */
-	RM_ACT_EXEC_REGISTER_FD, /* fds resolved once, by the supervisor */
-	RM_ACT_EXEC_CARD_INFO,  /* filtered for --gpus */
-	/* Let the kernel run it: the escape number is in a register and cannot
-	 * change, and no variant of its struct allocates video memory or
-	 * touches the ledger; or it must run in the workload's own context
-	 * (mappings, fds). SECURITY.md lists each. */
-	RM_ACT_CONTINUE,
-	RM_ACT_XFER,            /* unwrap and decide on the inner escape */
-	RM_ACT_REFUSE,          /* the driver does not handle it: -EINVAL */
-};
-
-struct rm_escape {
-	uint8_t            nr;
-	const char        *name;
-	uint16_t           size;      /* exact top-level size the driver wants */
-	uint16_t           alt_size;  /* second accepted size (NVOS21/64), or 0 */
-	enum rm_esc_action action;
-	bool               process_bound; /* must run in the workload's context */
-};
+#include "rm_tables.h"
 
 /* Escape numbers the filter traps (low byte of the request word). */
-const uint8_t *rm_trapped_escapes(size_t *n);
+const uint8_t *rm_trapped_escapes(const struct gs_rm_abi *abi, size_t *n);
 
 /* True for numbers in the ranges NVIDIA assigns escapes from. One of
  * those that rm_escape_find() does not know is refused, never passed. */
 bool rm_escape_nr_reserved(uint32_t nr);
-
-/* Looks up an escape by number; NULL if gpusandbox does not know it. */
-const struct rm_escape *rm_escape_find(uint32_t nr);
 
 /* True when size is one the driver accepts for this escape. A call with any
  * other size is rejected by the driver itself (rm-abi.md 1.2), and the size

@@ -66,6 +66,10 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	memset(sb, 0, sizeof(*sb));
 	sb->listener = listener;
 	sb->quota = cfg->quota;
+	sb->rm_abi = cfg->driver->rm_abi;
+	/* The GPU map is the supervisor's own, read at start (driver.c). */
+	memcpy(sb->gpu_map, cfg->driver->gpus, sizeof(sb->gpu_map));
+	sb->n_gpu_map = cfg->driver->n_gpus;
 	sb->rules = cfg->rules ? cfg->rules : gs_rules_builtin();
 	/* Learning enforces the allowlist it grows, so a learned entry is an
 	 * ordinary allow from its second use on. */
@@ -200,7 +204,7 @@ void gs_sandbox_print_profile(const struct gs_sandbox *sb)
 	fprintf(stderr, "gpusandbox profile: %llu notifications\n", (unsigned long long)sb->notifications);
 	for (unsigned nr = 0; nr < 256; nr++)
 		if (sb->prof_n[nr]) {
-			const struct rm_escape *e = rm_escape_find(nr);
+			const struct rm_escape *e = rm_escape_find(sb->rm_abi, nr);
 			fprintf(stderr, "  %-22s calls=%-7llu supervisor_us_per_call=%.2f\n",
 			        e ? e->name : "other", (unsigned long long)sb->prof_n[nr],
 			        sb->prof_ns[nr] / 1e3 / sb->prof_n[nr]);

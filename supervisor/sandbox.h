@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "driver.h"
 #include "groups.h"
 #include "gs_error.h"
 #include "ledger.h"
@@ -41,16 +42,11 @@ struct gs_pidfd_slot {
 enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_REFUSED,
                 GS_COUNT_N };
 
-/* A GPU as the sandbox knows it (exec_visibility.c). */
-struct gs_gpu_entry {
-	uint32_t gpu_id;    /* RM's id in the listing controls */
-	uint32_t minor;     /* /dev/nvidiaN: the index --gpus names */
-};
-
 struct gs_sandbox {
 	char                 id[GS_SANDBOX_ID_LEN];
 	int                  listener;
 	struct gs_quota      quota;
+	const struct gs_rm_abi *rm_abi;   /* the running driver's RM tables */
 	const struct gs_rules *rules;     /* the policy's allowlist */
 	struct gs_learn     *learn;       /* NULL without --learn */
 	struct ledger        ledger;
@@ -89,6 +85,8 @@ struct gs_sandbox {
 
 struct gs_sandbox_config {
 	struct gs_quota  quota;
+	/* The driver found at start: its RM tables and its GPUs. */
+	const struct gs_driver *driver;
 	const struct gs_rules *rules;     /* NULL: the built-in default */
 	/* --learn: what the allowlist refuses is learned here instead; the
 	 * sandbox then enforces learn->rules, which start as a copy of the

@@ -33,6 +33,7 @@ run_tier() {
 	echo "--- $name: $line"
 }
 
+run_tier layers scripts/check-layers.sh
 run_tier unit-rm-tables build/tests/unit/test_rm_tables
 run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
@@ -40,6 +41,7 @@ run_tier unit-learn build/tests/unit/test_learn
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
+run_tier cli-driver tests/cli/driver.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh

@@ -70,6 +70,9 @@ TESTS=(
 	"managed|sandbox|managed"
 	"lone_channels|sandbox|lone_channels"
 	"managed_default|sandbox|managed"
+	"own_driver|sandbox|own_driver"
+	"per_gpu|sandbox|per_gpu"
+	"per_gpu:ordered|sandbox|per_gpu"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -81,11 +84,15 @@ TESTS=(
 	"baseline-policy_verdicts|bare|policy_verdicts"
 	"baseline-engines|bare|engines"
 	"baseline-lone_channels|bare|lone_channels"
+	"baseline-own_driver|bare|own_driver"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
 ENGINE_POLICY=policy/video-transcode.policy
 DECODERS=2
+# per_gpu: GPU 1's own quota in its policy.
+PER_GPU_QUOTA_ARG=256m
+PER_GPU_QUOTA=$((256 * MIB))
 
 
 
@@ -147,16 +154,34 @@ run_case() {
 		# The same GPU by the UUID the fake gives it.
 		[ "$name" = gpus_uuid ] && sb_gpus=(--gpus GPU-00000000-0000-0000-0000-000000000001)
 	fi
+	# per_gpu: a policy with its own quota for GPU 1, on two GPUs whose
+	# device instances are not their minors (unless :ordered).
+	local fake_args=() mem_args=(--mem "$QUOTA_ARG")
+	if [ "$prog" = per_gpu ]; then
+		fake_gpus=2
+		mem_args=()
+		printf 'mem = %s\ngpu.1.mem = %s\n' "$QUOTA_ARG" "$PER_GPU_QUOTA_ARG" >"$d/per_gpu.policy"
+		sb_gpus=(--policy "$d/per_gpu.policy")
+		[ "$name" = per_gpu ] && fake_args=(--reverse-instances)
+	fi
+	# own_driver talks to a look-alike driver mounted beside the fake
+	# (with-lookalike), which gpusandbox must not take for the driver.
+	local wrap=()
+	if [ "$prog" = own_driver ]; then
+		wrap=(tests/adv/with-lookalike "$d/lookalike" --)
+		set -- "$d/lookalike/nvidiactl"
+	fi
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
-			"$GPUSANDBOX" --mem "$QUOTA_ARG" --channels "$CHANNELS" \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" ${fake_args[@]+"${fake_args[@]}"} \
+			-- ${wrap[@]+"${wrap[@]}"} \
+			"$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} --channels "$CHANNELS" \
 			--channel-groups "$CHANNEL_GROUPS" --active-channel-groups "$ACTIVE_GROUPS" \
 			"${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- ${wrap[@]+"${wrap[@]}"} \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -366,6 +391,30 @@ check_positive() {
 			{ why="handle not re-used as planned: round1_ok=$c1 round2_ok=$c2"; return 1; }
 		[ "$c3" = 1 ] ||
 			{ why="after re-using a dead client's handle, round 3 got $c3 chunks, want 1"; return 1; } ;;
+	per_gpu | per_gpu:ordered)
+		# The driver's own account of GPU 1: exactly its quota, in 64 MiB
+		# chunks, and the next one refused.
+		v=$(stat_of "$d" gpu1.vidmem_peak)
+		[ -n "$v" ] && [ "$v" -le "$PER_GPU_QUOTA" ] ||
+			{ why="driver gpu1.vidmem_peak = $(mib "${v:-0}") > its quota $(mib "$PER_GPU_QUOTA")"; return 1; }
+		[ "$(val_of "$d" ok)" = $((PER_GPU_QUOTA / (64 * MIB))) ] && [ "$(val_of "$d" stop)" = 0x51 ] ||
+			{ why="ok=$(val_of "$d" ok) stop=$(val_of "$d" stop) instance=$(val_of "$d" instance)"; return 1; }
+		local want_instance=1
+		[ "$name" = per_gpu ] && want_instance=0
+		[ "$(val_of "$d" instance)" = "$want_instance" ] ||
+			{ why="GPU 1 was instance $(val_of "$d" instance), want $want_instance: the fake did not model it"; return 1; }
+		grep -q '"device":1,"call":"RM_ALLOC","class":"0x40"' "$d/audit.jsonl" ||
+			{ why="the audit log does not name GPU 1 as the device"; return 1; }
+		return 0 ;;
+	own_driver)
+		# The look-alike answered (the attack was mounted), and the real
+		# driver's second allocation was refused: client X's charge stood.
+		local k want
+		for k in real1=0x0 evil_client=0x0 evil_free=0x0 real2=0x51; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+		done
+		return 0 ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;

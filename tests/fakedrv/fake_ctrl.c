@@ -236,7 +236,7 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			return NV_ERR_INVALID_ARGUMENT;
 		for (unsigned g = 0; g < fake_st.cfg.gpus; g++)
 			if (p->gpu_id == FAKE_GPU_ID(g)) {
-				p->device_instance = g;
+				p->device_instance = fake_instance_of_gpu(g);
 				p->subdevice_instance = 0;
 				*dirty = true;
 				return NV_OK;

@@ -76,6 +76,7 @@ static struct fake_config cfg = {
 	.vidmem = FAKE_DEFAULT_VIDMEM,
 	.gpus = 1,
 	.channels = FAKE_DEFAULT_CHANNELS,
+	.driver_version = FAKE_DEFAULT_DRIVER_VERSION,
 };
 
 /* One per open(): the identity RM binds clients to. */
@@ -390,21 +391,25 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
-		"          [--fail-disable-after N] [--die-with-parent] [-d] MOUNTPOINT\n"
+		"          [--fail-disable-after N] [--driver-version V] [--die-with-parent] [-d]\n"
+		"          MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
 		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
+		"  --driver-version V  the version CHECK_VERSION_STR answers (default %s)\n"
+		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
-		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS);
+		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS, FAKE_DEFAULT_DRIVER_VERSION);
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE };
+	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
+	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -412,6 +417,8 @@ int main(int argc, char **argv)
 		{ "die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT },
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
+		{ "driver-version", required_argument, NULL, OPT_DRIVER_VERSION },
+		{ "reverse-instances", no_argument, NULL, OPT_REVERSE_INSTANCES },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -449,6 +456,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "gs-fakedrv: bad count '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case OPT_DRIVER_VERSION:
+			if (strlen(optarg) >= sizeof(cfg.driver_version)) {
+				fprintf(stderr, "gs-fakedrv: --driver-version too long\n");
+				return 2;
+			}
+			strcpy(cfg.driver_version, optarg);
+			break;
+		case OPT_REVERSE_INSTANCES:
+			cfg.reverse_instances = true;
 			break;
 		case 'f':
 			break;  /* always in the foreground */

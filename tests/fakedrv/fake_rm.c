@@ -395,9 +395,9 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		uint32_t dev = params ? ((struct nv0080_alloc_params *)params)->device_id : 0;
 		if (pres)
 			return NV_ERR_INVALID_OBJECT_PARENT;
-		if (dev >= fake_st.cfg.gpus)
+		gpu = fake_gpu_of_instance(dev);
+		if (gpu < 0)
 			return NV_ERR_INVALID_ARGUMENT;
-		gpu = (int)dev;
 		break;
 	}
 	case K_SUBDEVICE:
@@ -808,6 +808,52 @@ static int esc_xfer(const struct fake_caller *who, void *buf, size_t size)
 
 /* CARD_INFO: one entry per GPU; gpu_id differs from the minor on purpose,
  * so a supervisor that confuses the two is caught. */
+unsigned fake_instance_of_gpu(unsigned g)
+{
+	return fake_st.cfg.reverse_instances ? fake_st.cfg.gpus - 1 - g : g;
+}
+
+int fake_gpu_of_instance(uint32_t i)
+{
+	if (i >= fake_st.cfg.gpus)
+		return -1;
+	return (int)(fake_st.cfg.reverse_instances ? fake_st.cfg.gpus - 1 - i : i);
+}
+
+/* NV_ESC_CHECK_VERSION_STR as the driver answers it at tag 580.142:
+ * nvidia_ioctl (kernel-open/nvidia/nv.c) takes it on the control device
+ * only (NV_CTL_DEVICE_ONLY: -EINVAL elsewhere) and turns any RM failure
+ * into -EINVAL; RmPerformVersionCheck (src/nvidia/arch/nvalloc/unix/src/
+ * osapi.c) refuses any size but nv_ioctl_rm_api_version_t's
+ * (kernel-open/common/inc/nv-ioctl.h), sets reply to RECOGNIZED, copies
+ * NV_VERSION_STRING for the query form and checks nothing; otherwise it
+ * compares the strings (the relaxed form up to the first dot) and, on a
+ * mismatch, returns its own version in the struct. */
+static int esc_check_version(const struct fake_caller *who, void *buf, size_t size)
+{
+	struct nv_ioctl_rm_api_version *p = buf;
+	const char *mine = fake_st.cfg.driver_version;
+	size_t n = strlen(mine);
+
+	if (!who->ctl || size != sizeof(*p))
+		return -EINVAL;
+	p->reply = NV_RM_API_VERSION_REPLY_RECOGNIZED;
+	if (p->cmd == NV_RM_API_VERSION_CMD_QUERY) {
+		memcpy(p->version_string, mine, n + 1);
+		return 0;
+	}
+	if (p->cmd == FAKE_RM_API_VERSION_CMD_RELAXED) {
+		const char *dot = strchr(mine, '.');
+		size_t cmp = dot ? (size_t)(dot - mine) + 1 : n + 1;
+		if (strncmp(p->version_string, mine, cmp) == 0)
+			return 0;
+	} else if (strncmp(p->version_string, mine, sizeof(p->version_string)) == 0) {
+		return 0;
+	}
+	memcpy(p->version_string, mine, n + 1);
+	return -EINVAL;
+}
+
 static int esc_card_info(const struct fake_caller *who, void *buf, size_t size)
 {
 	struct nv_card_info *cards = buf;
@@ -854,8 +900,10 @@ static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_
 		return inner ? -EINVAL : esc_xfer(who, buf, size);
 	case NV_ESC_CARD_INFO:
 		return esc_card_info(who, buf, size);
+	case NV_ESC_CHECK_VERSION_STR:
+		return esc_check_version(who, buf, size);
 	default:
-		/* CARD_INFO, CHECK_VERSION_STR, REGISTER_FD, MAP_MEMORY...:
+		/* REGISTER_FD, MAP_MEMORY...:
 		 * succeed and leave the argument as it came. */
 		return 0;
 	}

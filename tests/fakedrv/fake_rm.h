@@ -26,6 +26,8 @@
 #define FAKE_MAX_GPUS            2u     /* nvidia0, nvidia1 */
 #define FAKE_DEFAULT_VIDMEM      (16ull << 30)
 #define FAKE_DEFAULT_CHANNELS    64u
+/* The version the fake answers CHECK_VERSION_STR with (--driver-version). */
+#define FAKE_DEFAULT_DRIVER_VERSION "580.95.05"
 /* Real RM rounds these allocations to the 2 MiB page granularity
  * (design.md 1.2), so the ledger must see rounded sizes too. */
 #define FAKE_VIDMEM_ALIGN        (2ull << 20)
@@ -107,6 +109,9 @@ _Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO si
 /* NVOS32 ALLOC_SIZE limit field (the @112 slot after offset). */
 _Static_assert(offsetof(struct nvos32, data.alloc_size.limit) == 112, "NVOS32.AllocSize.limit");
 
+/* nv-ioctl.h: the relaxed form of CHECK_VERSION_STR. */
+#define FAKE_RM_API_VERSION_CMD_RELAXED 0x31u /* '1' */
+
 /* ---- the fake's interface ---------------------------------------------- */
 
 struct fake_config {
@@ -115,7 +120,19 @@ struct fake_config {
 	unsigned channels;  /* pool size per GPU, for channels and for groups */
 	unsigned busy_lag_ms;        /* work drains this long after a disable */
 	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
+	char     driver_version[NV_RM_API_VERSION_STRING_LENGTH];
+	/* RM numbers device instances (NV0080 deviceId) in the order GPUs
+	 * were attached, lowest free slot first (gpumgrCreateDevice ->
+	 * gpumgrAllocDeviceInstance, src/nvidia/src/kernel/gpu_mgr/gpu_mgr.c
+	 * at 580.142), not by minor. false: GPU g is instance g (attached in
+	 * minor order); true: GPU g is instance gpus-1-g (attached last
+	 * first), so that instance and minor differ. */
+	bool     reverse_instances;
 };
+
+/* The device instance of GPU g, and the GPU of instance i (or -1). */
+unsigned fake_instance_of_gpu(unsigned g);
+int fake_gpu_of_instance(uint32_t i);
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */
 struct fake_caller {

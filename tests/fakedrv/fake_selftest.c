@@ -466,10 +466,23 @@ int main(void)
 	check(nv_ioctl(fd, NV_ESC_CARD_INFO, card, sizeof(card)) == 0 && card[0].valid == 1 &&
 	      card[0].minor_number == 0 && card[0].gpu_id != 0 && card[1].valid == 0,
 	      "CARD_INFO lists the one GPU (minor 0) and clears the rest");
-	uint8_t ver[CHECK_VERSION_SIZE];
-	memset(ver, 0xa5, sizeof(ver));
-	check(nv_ioctl(fd, NV_ESC_CHECK_VERSION_STR, ver, sizeof(ver)) == 0 && ver[0] == 0xa5 &&
-	      ver[CHECK_VERSION_SIZE - 1] == 0xa5, "other escapes (CHECK_VERSION_STR) return 0, buffer untouched");
+	uint8_t raw[CHECK_VERSION_SIZE];
+	memset(raw, 0xa5, sizeof(raw));
+	check(nv_ioctl(fd, NV_ESC_STATUS_CODE, raw, sizeof(raw)) == 0 && raw[0] == 0xa5 &&
+	      raw[CHECK_VERSION_SIZE - 1] == 0xa5, "other escapes (STATUS_CODE) return 0, buffer untouched");
+	/* The version query, as the driver answers it (fake_rm.c). */
+	const char *want = getenv("GS_FAKE_DRIVER_VERSION");
+	struct nv_ioctl_rm_api_version ver = { .cmd = NV_RM_API_VERSION_CMD_QUERY };
+	check(want && nv_ioctl(fd, NV_ESC_CHECK_VERSION_STR, &ver, sizeof(ver)) == 0 &&
+	      ver.reply == NV_RM_API_VERSION_REPLY_RECOGNIZED && strcmp(ver.version_string, want) == 0,
+	      "CHECK_VERSION_STR (query) answers the configured version");
+	struct nv_ioctl_rm_api_version strict = { .cmd = 0, .version_string = "1.0" };
+	check(nv_ioctl(fd, NV_ESC_CHECK_VERSION_STR, &strict, sizeof(strict)) != 0 && errno == EINVAL,
+	      "CHECK_VERSION_STR (strict) of another version: -EINVAL");
+	check(nv_ioctl(fd, NV_ESC_CHECK_VERSION_STR, &ver, sizeof(ver) - 1) != 0 && errno == EINVAL,
+	      "CHECK_VERSION_STR of the wrong size: -EINVAL");
+	check(gfd >= 0 && nv_ioctl(gfd, NV_ESC_CHECK_VERSION_STR, &ver, sizeof(ver)) != 0 &&
+	      errno == EINVAL, "CHECK_VERSION_STR on a GPU node: -EINVAL (control device only)");
 	close(gfd);
 
 	/* UVM: anything goes, nothing changes. */

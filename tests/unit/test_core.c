@@ -18,6 +18,9 @@
 #include "rm_decode.h"
 #include "sm_controller.h"
 
+/* The tables under test: the newest driver branch gpusandbox knows. */
+#define RM_ABI gs_rm_abi_default()
+
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
 
@@ -88,7 +91,7 @@ static void test_parse_gpus(void)
 static void test_escapes(void)
 {
 	size_t n;
-	const uint8_t *t = rm_trapped_escapes(&n);
+	const uint8_t *t = rm_trapped_escapes(RM_ABI, &n);
 	bool has_alloc = false, has_xfer = false, has_map = false, has_unknown = false;
 	bool has_uvm_range = false;
 
@@ -115,11 +118,11 @@ static void test_escapes(void)
 		CHECK(found);
 	}
 
-	const struct rm_escape *e = rm_escape_find(NV_ESC_RM_ALLOC);
+	const struct rm_escape *e = rm_escape_find(RM_ABI, NV_ESC_RM_ALLOC);
 	CHECK(e && rm_escape_size_ok(e, 32) && rm_escape_size_ok(e, 48) && !rm_escape_size_ok(e, 40));
-	e = rm_escape_find(NV_ESC_RM_CONTROL);
+	e = rm_escape_find(RM_ABI, NV_ESC_RM_CONTROL);
 	CHECK(e && rm_escape_size_ok(e, 32) && !rm_escape_size_ok(e, 0));
-	CHECK(rm_escape_find(0x01) == NULL);
+	CHECK(rm_escape_find(RM_ABI, 0x01) == NULL);
 	/* Forged words decode to the same escape: only nr and size count. */
 	CHECK(NV_IOC_NR(0x0030002Bu) == NV_ESC_RM_ALLOC && NV_IOC_SIZE(0x0030002Bu) == 48);
 	CHECK(NV_IOC_NR(0x80307A2Bu) == NV_ESC_RM_ALLOC && NV_IOC_SIZE(0x80307A2Bu) == 48);

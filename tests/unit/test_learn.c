@@ -23,6 +23,9 @@
 #include "policy.h"
 #include "rm_tables.h"
 
+/* The tables under test: the newest driver branch gpusandbox knows. */
+#define RM_ABI gs_rm_abi_default()
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_STEPS 6
 #define PATH_BUF 512
@@ -108,17 +111,17 @@ static void check_same_verdicts(const struct gs_rules *learned, const struct gs_
 {
 	unsigned differ = 0;
 
-	for (size_t i = 0; i < rm_class_table_size(); i++) {
-		uint32_t k = rm_class_table_at(i)->cls;
-		differ += gs_rules_class(learned, k).allowed != gs_rules_class(parsed, k).allowed;
+	for (size_t i = 0; i < rm_class_table_size(RM_ABI); i++) {
+		uint32_t k = rm_class_table_at(RM_ABI, i)->cls;
+		differ += gs_rules_class(RM_ABI, learned, k).allowed != gs_rules_class(RM_ABI, parsed, k).allowed;
 	}
-	for (size_t i = 0; i < rm_ctrl_table_size(); i++) {
-		uint32_t k = rm_ctrl_table_at(i)->cmd;
-		differ += gs_rules_control(learned, k).allowed != gs_rules_control(parsed, k).allowed;
+	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++) {
+		uint32_t k = rm_ctrl_table_at(RM_ABI, i)->cmd;
+		differ += gs_rules_control(RM_ABI, learned, k).allowed != gs_rules_control(RM_ABI, parsed, k).allowed;
 	}
 	CHECK(differ == 0);
-	CHECK(!gs_rules_class(parsed, UNKNOWN_CLASS).allowed);
-	CHECK(!gs_rules_control(parsed, UNKNOWN_CONTROL).allowed);
+	CHECK(!gs_rules_class(RM_ABI, parsed, UNKNOWN_CLASS).allowed);
+	CHECK(!gs_rules_control(RM_ABI, parsed, UNKNOWN_CONTROL).allowed);
 	/* Nothing beyond what was learned: no extra entries, no extra group. */
 	CHECK(parsed->groups == learned->groups);
 	CHECK(parsed->n_classes == learned->n_classes);
@@ -139,12 +142,12 @@ static void test_cases(void)
 			return;
 		}
 		parse_or_fail("start", cases[i].start, start);
-		gs_learn_init(l, &start->quota, &start->rules);
+		gs_learn_init(l, RM_ABI, &start->quota, &start->rules);
 		for (unsigned s = 0; s < cases[i].n_steps; s++) {
 			const struct step *st = &cases[i].steps[s];
 			/* What the supervisor does: learn only what was refused. */
-			bool refused = st->control ? !gs_rules_control(&l->rules, st->key).allowed
-			                           : !gs_rules_class(&l->rules, st->key).allowed;
+			bool refused = st->control ? !gs_rules_control(RM_ABI, &l->rules, st->key).allowed
+			                           : !gs_rules_class(RM_ABI, &l->rules, st->key).allowed;
 			bool got = !refused || gs_learn_add(l, st->control, st->key, &from);
 			CHECK(got == st->learned);
 		}
@@ -181,7 +184,7 @@ static void test_hostile_comm(void)
 	}
 	memcpy(from.comm, "\nallow=debug\x1b[", GS_LEARN_COMM_MAX - 1);
 	gs_quota_init(&q);
-	gs_learn_init(l, &q, gs_rules_builtin());
+	gs_learn_init(l, RM_ABI, &q, gs_rules_builtin());
 	CHECK(gs_learn_add(l, false, GF100_PROFILER, &from));
 	text = gs_learn_format(l);
 	CHECK(text != NULL);
@@ -213,8 +216,8 @@ static void test_limit(void)
 	unsigned tried = 0, learned = 0;
 	char *text;
 
-	CHECK(rm_class_table_size() <= GS_RULES_MAX_EXTRA);
-	CHECK(rm_ctrl_table_size() <= GS_RULES_MAX_EXTRA);
+	CHECK(rm_class_table_size(RM_ABI) <= GS_RULES_MAX_EXTRA);
+	CHECK(rm_ctrl_table_size(RM_ABI) <= GS_RULES_MAX_EXTRA);
 	if (!l || !full) {
 		CHECK(!"out of memory");
 		free(l);
@@ -227,10 +230,10 @@ static void test_limit(void)
 	for (uint32_t i = 0; i < full->n_controls; i++)
 		full->controls[i] = UNKNOWN_CONTROL + i;
 	gs_quota_init(&q);
-	gs_learn_init(l, &q, full);
-	for (size_t i = 0; i < rm_ctrl_table_size() && tried < LIMIT_TRIES; i++) {
-		uint32_t k = rm_ctrl_table_at(i)->cmd;
-		if (gs_rules_control(&l->rules, k).allowed)
+	gs_learn_init(l, RM_ABI, &q, full);
+	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI) && tried < LIMIT_TRIES; i++) {
+		uint32_t k = rm_ctrl_table_at(RM_ABI, i)->cmd;
+		if (gs_rules_control(RM_ABI, &l->rules, k).allowed)
 			continue;
 		tried++;
 		learned += gs_learn_add(l, true, k, &from);
@@ -264,11 +267,11 @@ static void test_unrelocatable_hint(void)
 		return;
 	}
 	gs_quota_init(&q);
-	gs_learn_init(l, &q, gs_rules_builtin());
-	for (size_t i = 0; i < rm_ctrl_table_size() && !found; i++) {
-		key = rm_ctrl_table_at(i)->cmd;
-		found = rm_ctrl_has_unrelocatable_pointers(key) &&
-		        !gs_rules_control(&l->rules, key).allowed;
+	gs_learn_init(l, RM_ABI, &q, gs_rules_builtin());
+	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI) && !found; i++) {
+		key = rm_ctrl_table_at(RM_ABI, i)->cmd;
+		found = rm_ctrl_has_unrelocatable_pointers(RM_ABI, key) &&
+		        !gs_rules_control(RM_ABI, &l->rules, key).allowed;
 	}
 	CHECK(found);
 	CHECK(gs_learn_add(l, true, key, &from));

@@ -15,6 +15,9 @@
 #include "rm_tables.h"
 #include "suggest.h"
 
+/* The tables under test: the newest driver branch gpusandbox knows. */
+#define RM_ABI gs_rm_abi_default()
+
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -380,8 +383,8 @@ static void test_verdicts(void)
 
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
 		const struct gs_rules *rr = &r[cases[i].rules];
-		struct gs_rule_verdict v = cases[i].control ? gs_rules_control(rr, cases[i].key)
-		                                            : gs_rules_class(rr, cases[i].key);
+		struct gs_rule_verdict v = cases[i].control ? gs_rules_control(RM_ABI, rr, cases[i].key)
+		                                            : gs_rules_class(RM_ABI, rr, cases[i].key);
 		bool ok = v.allowed == cases[i].allowed && (v.allowed || v.status == cases[i].status) &&
 		          ((!v.reason && !cases[i].reason) ||
 		           (v.reason && cases[i].reason && strcmp(v.reason, cases[i].reason) == 0)) &&
@@ -399,28 +402,36 @@ static void test_verdicts(void)
 
 static void test_tables(void)
 {
-	const struct gs_member *t;
-	size_t n = gs_class_members(&t);
 	unsigned engines[GS_ENGINE_N] = { 0 };
+	size_t n_class_members = 0, n_ctrl_members = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct rm_class_info *ci = rm_class_lookup(t[i].key);
-		if (i)
-			CHECK(t[i - 1].key < t[i].key);
-		/* A group may only name classes whose params gpusandbox knows. */
-		CHECK(ci != NULL);
-		CHECK(t[i].group < GS_GROUP_N);
-		if (t[i].engine != GS_ENGINE_NONE) {
-			/* Engine classes are video, and the ledger counts them. */
-			CHECK(t[i].group == GS_GROUP_VIDEO);
-			CHECK(ci && ci->kind == RM_CLASS_ENGINE);
-			engines[t[i].engine]++;
+	for (size_t i = 0; i < rm_class_table_size(RM_ABI); i++) {
+		const struct rm_class_info *ci = rm_class_table_at(RM_ABI, i);
+		if (ci->group == GS_GROUP_NONE) {
+			/* A second group without a first one is a row mistake. */
+			CHECK(ci->also == GS_GROUP_NONE);
+			CHECK(ci->engine == GS_ENGINE_NONE);
+			continue;
 		}
+		n_class_members++;
+		/* A group may only name classes whose params gpusandbox knows. */
+		CHECK(rm_class_lookup(RM_ABI, ci->cls) == ci);
+		CHECK(ci->group < GS_GROUP_N);
+		CHECK(ci->also <= GS_GROUP_NONE && ci->also != ci->group);
+		if (ci->engine != GS_ENGINE_NONE) {
+			/* Engine classes are video, and the ledger counts them. */
+			CHECK(ci->group == GS_GROUP_VIDEO);
+			CHECK(ci->kind == RM_CLASS_ENGINE);
+			CHECK(ci->engine >= 0 && ci->engine < GS_ENGINE_N);
+			if (ci->engine >= 0 && ci->engine < GS_ENGINE_N)
+				engines[ci->engine]++;
+		}
+		/* Every engine class has its engine. */
+		if (ci->kind == RM_CLASS_ENGINE)
+			CHECK(gs_class_engine(RM_ABI, ci->cls) != GS_ENGINE_NONE);
 	}
-	/* Every engine class of rm_tables has its engine here. */
-	for (size_t i = 0; i < rm_class_table_size(); i++)
-		if (rm_class_table_at(i)->kind == RM_CLASS_ENGINE)
-			CHECK(gs_class_engine(rm_class_table_at(i)->cls) != GS_ENGINE_NONE);
+	/* As many as the membership table had before it became rows. */
+	CHECK(n_class_members == 202);
 	/* The distinct class ids of rm-abi.md 4's table of video engines
 	 * per chip (GB20B shares GB10B's NVJPG; GH100, GA100 and GB10x have
 	 * no NVENC; TU10x has no NVJPG or OFA). */
@@ -428,13 +439,17 @@ static void test_tables(void)
 	CHECK(engines[GS_ENGINE_NVENC] == 7);
 	CHECK(engines[GS_ENGINE_NVJPG] == 6);
 	CHECK(engines[GS_ENGINE_OFA] == 8);
-	n = gs_control_members(&t);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			CHECK(t[i - 1].key < t[i].key);
-		CHECK(rm_ctrl_lookup(t[i].key) != NULL);
-		CHECK(t[i].group < GS_GROUP_N);
+	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++) {
+		const struct rm_ctrl_info *ci = rm_ctrl_table_at(RM_ABI, i);
+		if (ci->group == GS_GROUP_NONE) {
+			CHECK(ci->also == GS_GROUP_NONE);
+			continue;
+		}
+		n_ctrl_members++;
+		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
+		CHECK(ci->group < GS_GROUP_N);
 	}
+	CHECK(n_ctrl_members == 142);
 	for (unsigned g = 0; g < GS_GROUP_N; g++) {
 		const char *nm = gs_group_name((enum gs_group)g);
 		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rm_tables.c - standalone checks of supervisor/rm_tables.c.
- *
- * Build and run:
- *   gcc -Wall -Wextra -Werror -Iinclude tests/unit/test_rm_tables.c \
- *       supervisor/rm_tables.c -o /tmp/t && /tmp/t
+ * test_rm_tables.c - checks of the RM ABI layer (include/nvrm/rm_abi.c and
+ * its rows, the .def files under include/nvrm).
  *
  * Prints one line per failure and "N passed, M failed" last; exits non-zero
  * on any failure. The expected numbers are the facts gathered for driver
@@ -16,6 +13,9 @@
 
 #include "nvrm_abi.h"
 #include "rm_tables.h"
+
+/* The tables under test: the newest driver branch gpusandbox knows. */
+#define RM_ABI gs_rm_abi_default()
 
 static unsigned n_pass, n_fail;
 
@@ -126,17 +126,17 @@ static void test_sorted_unique(void)
 {
 	size_t i, n;
 
-	n = rm_class_table_size();
+	n = rm_class_table_size(RM_ABI);
 	CHECK(n >= 200);
 	for (i = 1; i < n; i++)
-		CHECK(rm_class_table_at(i - 1)->cls < rm_class_table_at(i)->cls);
-	CHECK(rm_class_table_at(n) == NULL);
+		CHECK(rm_class_table_at(RM_ABI, i - 1)->cls < rm_class_table_at(RM_ABI, i)->cls);
+	CHECK(rm_class_table_at(RM_ABI, n) == NULL);
 
-	n = rm_ctrl_table_size();
+	n = rm_ctrl_table_size(RM_ABI);
 	CHECK(n >= 100);
 	for (i = 1; i < n; i++)
-		CHECK(rm_ctrl_table_at(i - 1)->cmd < rm_ctrl_table_at(i)->cmd);
-	CHECK(rm_ctrl_table_at(n) == NULL);
+		CHECK(rm_ctrl_table_at(RM_ABI, i - 1)->cmd < rm_ctrl_table_at(RM_ABI, i)->cmd);
+	CHECK(rm_ctrl_table_at(RM_ABI, n) == NULL);
 }
 
 /* Every row must round-trip through the lookup and be self-consistent. */
@@ -145,19 +145,19 @@ static void test_rows_consistent(void)
 	size_t i, n;
 	unsigned k;
 
-	for (i = 0, n = rm_class_table_size(); i < n; i++) {
-		const struct rm_class_info *ci = rm_class_table_at(i);
+	for (i = 0, n = rm_class_table_size(RM_ABI); i < n; i++) {
+		const struct rm_class_info *ci = rm_class_table_at(RM_ABI, i);
 
-		CHECK(rm_class_lookup(ci->cls) == ci);
+		CHECK(rm_class_lookup(RM_ABI, ci->cls) == ci);
 		CHECK(ci->name != NULL && ci->name[0] != '\0');
 		/* a required class always has something to copy */
 		CHECK(!ci->params_required || ci->params_size > 0);
 		CHECK(ci->params_size <= NV_RMAPI_MAX_PARAMS_SIZE);
 	}
-	for (i = 0, n = rm_ctrl_table_size(); i < n; i++) {
-		const struct rm_ctrl_info *ci = rm_ctrl_table_at(i);
+	for (i = 0, n = rm_ctrl_table_size(RM_ABI); i < n; i++) {
+		const struct rm_ctrl_info *ci = rm_ctrl_table_at(RM_ABI, i);
 
-		CHECK(rm_ctrl_lookup(ci->cmd) == ci);
+		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
 		CHECK(ci->name != NULL && ci->name[0] != '\0');
 		CHECK(ci->n_embedded <= RM_EMBEDDED_MAX_PTRS);
 		for (k = 0; k < ci->n_embedded && k < RM_EMBEDDED_MAX_PTRS; k++) {
@@ -185,7 +185,7 @@ static void test_rows_consistent(void)
 		}
 		/* a control flagged unrelocatable carries no (partial)
 		 * relocation entries that could be mistaken as complete */
-		if (rm_ctrl_has_unrelocatable_pointers(ci->cmd))
+		if (rm_ctrl_has_unrelocatable_pointers(RM_ABI, ci->cmd))
 			CHECK(ci->n_embedded == 0);
 	}
 }
@@ -193,7 +193,7 @@ static void test_rows_consistent(void)
 static void expect_class(uint32_t cls, uint32_t size, bool req,
 			 enum rm_class_kind kind, int line)
 {
-	const struct rm_class_info *ci = rm_class_lookup(cls);
+	const struct rm_class_info *ci = rm_class_lookup(RM_ABI, cls);
 
 	check(ci != NULL, "class known", line);
 	if (!ci)
@@ -243,11 +243,11 @@ static void test_classes(void)
 	EXPECT_CLASS(0x90e6, 0, false, RM_CLASS_OTHER);
 
 	for (i = 0; i < LEN(trace_classes); i++)
-		CHECK(rm_class_lookup(trace_classes[i]) != NULL);
+		CHECK(rm_class_lookup(RM_ABI, trace_classes[i]) != NULL);
 
-	CHECK(rm_class_lookup(0xdead) == NULL);
-	CHECK(rm_class_lookup(0xffffffffu) == NULL);
-	CHECK(rm_class_lookup(0x0003) == NULL);
+	CHECK(rm_class_lookup(RM_ABI, 0xdead) == NULL);
+	CHECK(rm_class_lookup(RM_ABI, 0xffffffffu) == NULL);
+	CHECK(rm_class_lookup(RM_ABI, 0x0003) == NULL);
 }
 
 static void test_controls(void)
@@ -256,7 +256,7 @@ static void test_controls(void)
 	size_t i;
 
 	/* FIFO_GET_CHANNELLIST: two u32 lists sharing numChannels@0 */
-	ci = rm_ctrl_lookup(0x0080170d);
+	ci = rm_ctrl_lookup(RM_ABI, 0x0080170d);
 	CHECK(ci != NULL);
 	if (ci) {
 		CHECK(ci->params_size == 24);
@@ -267,11 +267,11 @@ static void test_controls(void)
 		CHECK(ci->embedded[1].ptr_offset == 16);
 		CHECK(ci->embedded[1].count_offset == 0);
 		CHECK(ci->embedded[1].elem_size == 4);
-		CHECK(!rm_ctrl_has_unrelocatable_pointers(ci->cmd));
+		CHECK(!rm_ctrl_has_unrelocatable_pointers(RM_ABI, ci->cmd));
 	}
 
 	/* FB_GET_INFO V1: fbInfoListSize@0, fbInfoList@8, {index,data} */
-	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_FB_GET_INFO);
+	ci = rm_ctrl_lookup(RM_ABI, NV2080_CTRL_CMD_FB_GET_INFO);
 	CHECK(ci != NULL);
 	if (ci) {
 		CHECK(ci->params_size == 16);
@@ -280,32 +280,32 @@ static void test_controls(void)
 		CHECK(ci->embedded[0].count_offset == 0);
 		CHECK(ci->embedded[0].elem_size == 8);
 		CHECK(ci->embedded[0].max_count == 128);
-		CHECK(!rm_ctrl_has_unrelocatable_pointers(ci->cmd));
+		CHECK(!rm_ctrl_has_unrelocatable_pointers(RM_ABI, ci->cmd));
 	}
 
 	/* FB_GET_INFO_V2: flat, no pointers */
-	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_FB_GET_INFO_V2);
+	ci = rm_ctrl_lookup(RM_ABI, NV2080_CTRL_CMD_FB_GET_INFO_V2);
 	CHECK(ci != NULL);
 	if (ci) {
 		CHECK(ci->params_size == 1028);
 		CHECK(ci->n_embedded == 0);
-		CHECK(!rm_ctrl_has_unrelocatable_pointers(ci->cmd));
+		CHECK(!rm_ctrl_has_unrelocatable_pointers(RM_ABI, ci->cmd));
 	}
 
 	/* GR_GET_INFO (embedded) vs GR_GET_INFO_V2 (flat) */
-	ci = rm_ctrl_lookup(0x20801201);
+	ci = rm_ctrl_lookup(RM_ABI, 0x20801201);
 	CHECK(ci && ci->params_size == 32 && ci->n_embedded == 1 &&
 	      ci->embedded[0].ptr_offset == 8 && ci->embedded[0].elem_size == 8);
-	ci = rm_ctrl_lookup(0x20801228);
+	ci = rm_ctrl_lookup(RM_ABI, 0x20801228);
 	CHECK(ci && ci->params_size == 488 && ci->n_embedded == 0);
 
 	/* GPU_GET_ENGINE_CLASSLIST: count@4, not @0 */
-	ci = rm_ctrl_lookup(0x20800124);
+	ci = rm_ctrl_lookup(RM_ABI, 0x20800124);
 	CHECK(ci && ci->n_embedded == 1 && ci->embedded[0].count_offset == 4 &&
 	      ci->embedded[0].ptr_offset == 8);
 
 	/* DMA_UPDATE_PDE_2: one fixed 16-byte buffer */
-	ci = rm_ctrl_lookup(0x0080180f);
+	ci = rm_ctrl_lookup(RM_ABI, 0x0080180f);
 	CHECK(ci && ci->n_embedded == 1 &&
 	      ci->embedded[0].count_offset == RM_EMBEDDED_FIXED_COUNT &&
 	      ci->embedded[0].fixed_count == 1 &&
@@ -313,11 +313,11 @@ static void test_controls(void)
 
 	/* BUS_GET_INFO V1: busInfoListSize@0, busInfoList@8, {index,data}
 	 * u32 pairs, at most the V2 array (52) */
-	ci = rm_ctrl_lookup(0x20801802);
+	ci = rm_ctrl_lookup(RM_ABI, 0x20801802);
 	CHECK(ci && ci->params_size == 16 && ci->n_embedded == 1 &&
 	      ci->embedded[0].ptr_offset == 8 && ci->embedded[0].count_offset == 0 &&
 	      ci->embedded[0].elem_size == 8 && ci->embedded[0].max_count == 52 &&
-	      !rm_ctrl_has_unrelocatable_pointers(0x20801802));
+	      !rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x20801802));
 
 	/* read-only queries nvidia-smi and JAX make: flat params */
 	{
@@ -327,55 +327,55 @@ static void test_controls(void)
 			{ 0x20802068, 4 },    { 0x20803001, 48 },   { 0x20800133, 8 },
 		};
 		for (i = 0; i < LEN(flat); i++) {
-			ci = rm_ctrl_lookup(flat[i].cmd);
+			ci = rm_ctrl_lookup(RM_ABI, flat[i].cmd);
 			check(ci && ci->params_size == flat[i].size && ci->n_embedded == 0 &&
-			      !rm_ctrl_has_unrelocatable_pointers(flat[i].cmd),
+			      !rm_ctrl_has_unrelocatable_pointers(RM_ABI, flat[i].cmd),
 			      "flat monitoring control", __LINE__);
 		}
 	}
 	/* GSS-legacy and BinaryApi commands nvidia-smi sends, and
 	 * GPU_DETACH_IDS: left out on purpose (docs/policy-evidence.md) */
-	CHECK(rm_ctrl_lookup(0x2080852e) == NULL);
-	CHECK(rm_ctrl_lookup(0x2080a097) == NULL);
-	CHECK(rm_ctrl_lookup(0x2080a612) == NULL);
-	CHECK(rm_ctrl_lookup(0x2080a618) == NULL);
-	CHECK(rm_ctrl_lookup(0x20810110) == NULL);
-	CHECK(rm_ctrl_lookup(0x00000216) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080852e) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a097) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a612) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a618) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810110) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x00000216) == NULL);
 
 	/* other numbers from rm-abi.md 5 */
-	ci = rm_ctrl_lookup(NV2080_CTRL_CMD_GPU_GET_PID_INFO);
+	ci = rm_ctrl_lookup(RM_ABI, NV2080_CTRL_CMD_GPU_GET_PID_INFO);
 	CHECK(ci && ci->params_size == 14408 && ci->n_embedded == 0);
-	ci = rm_ctrl_lookup(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE);
+	ci = rm_ctrl_lookup(RM_ABI, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE);
 	CHECK(ci && ci->params_size == 3);
-	ci = rm_ctrl_lookup(0x2080110b);
+	ci = rm_ctrl_lookup(RM_ABI, 0x2080110b);
 	CHECK(ci && ci->params_size == 536);
 
 	/* GET_BUILD_VERSION: three string buffers sharing sizeOfStrings@0,
 	 * relocatable since RM_EMBEDDED_MAX_PTRS is 3 (CUDA sends it). */
-	ci = rm_ctrl_lookup(0x00000101);
-	CHECK(ci && ci->n_embedded == 3 && !rm_ctrl_has_unrelocatable_pointers(0x00000101));
+	ci = rm_ctrl_lookup(RM_ABI, 0x00000101);
+	CHECK(ci && ci->n_embedded == 3 && !rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00000101));
 	CHECK(ci && ci->embedded[0].ptr_offset == 8 && ci->embedded[1].ptr_offset == 16 &&
 	      ci->embedded[2].ptr_offset == 24 && ci->embedded[2].count_offset == 0);
 
 	/* unrelocatable: more pointers than we describe, odd counts, fds */
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000127));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000130));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00000283));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00730120));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x402c0105));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x83de031a));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x83de031b));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x20801349));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00fd0104));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00e00101));
-	CHECK(rm_ctrl_has_unrelocatable_pointers(0x00003d06));
-	CHECK(!rm_ctrl_has_unrelocatable_pointers(0x00000202));
-	CHECK(!rm_ctrl_has_unrelocatable_pointers(0xdeadbeefu));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00000127));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00000130));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00000283));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00730120));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x402c0105));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x83de031a));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x83de031b));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x20801349));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00fd0104));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00e00101));
+	CHECK(rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00003d06));
+	CHECK(!rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0x00000202));
+	CHECK(!rm_ctrl_has_unrelocatable_pointers(RM_ABI, 0xdeadbeefu));
 
 	/* every trace control is known with the size CUDA used (0 = the
 	 * driver takes any size: opaque GSP/BinaryApi paths) */
 	for (i = 0; i < LEN(trace_ctrls); i++) {
-		ci = rm_ctrl_lookup(trace_ctrls[i].cmd);
+		ci = rm_ctrl_lookup(RM_ABI, trace_ctrls[i].cmd);
 		check(ci != NULL, "trace control known", __LINE__);
 		if (ci && ci->params_size != 0 &&
 		    ci->params_size != trace_ctrls[i].psz) {
@@ -386,9 +386,9 @@ static void test_controls(void)
 		}
 	}
 
-	CHECK(rm_ctrl_lookup(0xdeadbeefu) == NULL);
-	CHECK(rm_ctrl_lookup(0) == NULL);
-	CHECK(rm_ctrl_lookup(0x20801302) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0xdeadbeefu) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x20801302) == NULL);
 }
 
 static void test_process_bound(void)
@@ -398,28 +398,105 @@ static void test_process_bound(void)
 	static const uint32_t bound[] = { 0x000f, 0x0071, 0x0081, 0x0082, 0x0083, 0x00f1,
 	                                  0x90cd, 0xc637, 0xc638 };
 	for (size_t i = 0; i < sizeof(bound) / sizeof(bound[0]); i++) {
-		const struct rm_class_info *ci = rm_class_lookup(bound[i]);
+		const struct rm_class_info *ci = rm_class_lookup(RM_ABI, bound[i]);
 		CHECK(ci && ci->kind == RM_CLASS_PROCESS_BOUND);
 	}
-	CHECK(rm_class_lookup(0x40)->kind == RM_CLASS_VIDMEM);
+	CHECK(rm_class_lookup(RM_ABI, 0x40)->kind == RM_CLASS_VIDMEM);
+}
+
+/* Counts of the rows as written, by expanding the .def files here: every
+ * parameter row of a branch must join an identity row, or it would be
+ * dropped without a word. */
+#define RM_CLASS_PARAMS(...) +1
+#define RM_CTRL_PARAMS(...) +1
+static const size_t v580_class_rows = 0
+#include "nvrm/v580/classes.def"
+	;
+static const size_t v580_ctrl_rows = 0
+#include "nvrm/v580/controls.def"
+	;
+#undef RM_CLASS_PARAMS
+#undef RM_CTRL_PARAMS
+#define RM_ESCAPE(...) +1
+static const size_t escape_rows = 0
+#include "nvrm/escapes.def"
+	;
+#undef RM_ESCAPE
+
+static void test_abi_join(void)
+{
+	size_t known = 0;
+
+	for (size_t i = 0; i < rm_class_table_size(RM_ABI); i++)
+		known += rm_class_table_at(RM_ABI, i)->known;
+	CHECK(v580_class_rows == 209);
+	CHECK(known == v580_class_rows);
+	known = 0;
+	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++)
+		known += rm_ctrl_table_at(RM_ABI, i)->known;
+	CHECK(v580_ctrl_rows == 169);
+	CHECK(known == v580_ctrl_rows);
+	known = 0;
+	for (uint32_t nr = 0; nr < 256; nr++)
+		known += rm_escape_find(RM_ABI, nr) != NULL;
+	CHECK(escape_rows == 41);
+	CHECK(known == escape_rows);
+	/* The constants nvrm_abi.h makes from the rows are the rows' numbers. */
+	CHECK(rm_class_lookup(RM_ABI, NV01_MEMORY_LOCAL_USER)->kind == RM_CLASS_VIDMEM);
+	CHECK(strcmp(rm_ctrl_lookup(RM_ABI, NV2080_CTRL_CMD_FB_GET_INFO_V2)->name,
+	             "NV2080_CTRL_CMD_FB_GET_INFO_V2") == 0);
+	CHECK(NV2080_CTRL_GSS_LEGACY_0x20808159 == 0x20808159u);
+	CHECK(NV_ESC_RM_VID_HEAP_CONTROL == 0x4a);
+	/* The _row forms find identity rows; a number without one is NULL. */
+	CHECK(rm_class_row(RM_ABI, 0x0003) == NULL);
+	CHECK(rm_ctrl_row(RM_ABI, 0x20800100) == NULL);
+}
+
+/* Choosing the tables for a driver version: a branch-level match, strict. */
+static void test_abi_select(void)
+{
+	const struct gs_rm_abi *v580 = gs_rm_abi_by_branch("580");
+
+	CHECK(v580 != NULL && v580 == gs_rm_abi_default());
+	CHECK(gs_rm_abi_count() >= 1 && gs_rm_abi_at(gs_rm_abi_count() - 1) == gs_rm_abi_default());
+	CHECK(gs_rm_abi_at(gs_rm_abi_count()) == NULL);
+	CHECK(strcmp(gs_rm_abi_branch(v580), "580") == 0);
+	CHECK(strstr(gs_rm_abi_source(v580), "580.142") != NULL);
+	CHECK(gs_rm_abi_for_version("580.95.05") == v580);
+	CHECK(gs_rm_abi_for_version("580.159.04") == v580);
+	CHECK(gs_rm_abi_for_version("580") == v580);
+	CHECK(gs_rm_abi_for_version("535.274.02") == NULL);
+	CHECK(gs_rm_abi_for_version("999.1") == NULL);
+	CHECK(gs_rm_abi_for_version("5800.1") == NULL);
+	CHECK(gs_rm_abi_for_version("58.0") == NULL);
+	CHECK(gs_rm_abi_for_version("") == NULL);
+	CHECK(gs_rm_abi_for_version("x580.1") == NULL);
+	CHECK(gs_rm_abi_for_version("580x") == NULL);
+	CHECK(gs_rm_abi_for_version(NULL) == NULL);
+	CHECK(gs_rm_abi_for_version("99999999999999999999.1") == NULL);
+	/* Nearest: the newest branch at or below, else the oldest. */
+	CHECK(gs_rm_abi_nearest("999.1") == v580);
+	CHECK(gs_rm_abi_nearest("535.274.02") == gs_rm_abi_at(0));
+	CHECK(gs_rm_abi_nearest("not a version") == NULL);
+	CHECK(gs_rm_abi_by_branch("58") == NULL);
 }
 
 static void test_escapes(void)
 {
 	const char *s;
 
-	s = rm_escape_name(NV_ESC_RM_CONTROL);
+	s = rm_escape_name(RM_ABI, NV_ESC_RM_CONTROL);
 	CHECK(s && strcmp(s, "RM_CONTROL") == 0);
-	s = rm_escape_name(NV_ESC_RM_ALLOC);
+	s = rm_escape_name(RM_ABI, NV_ESC_RM_ALLOC);
 	CHECK(s && strcmp(s, "RM_ALLOC") == 0);
-	s = rm_escape_name(NV_ESC_IOCTL_XFER_CMD);
+	s = rm_escape_name(RM_ABI, NV_ESC_IOCTL_XFER_CMD);
 	CHECK(s && strcmp(s, "IOCTL_XFER_CMD") == 0);
-	s = rm_escape_name(NV_ESC_WAIT_OPEN_COMPLETE);
+	s = rm_escape_name(RM_ABI, NV_ESC_WAIT_OPEN_COMPLETE);
 	CHECK(s && strcmp(s, "WAIT_OPEN_COMPLETE") == 0);
-	CHECK(rm_escape_name(NV_ESC_RM_ALLOC_MEMORY) != NULL);
-	CHECK(rm_escape_name(0) == NULL);
-	CHECK(rm_escape_name(0x2c) == NULL);
-	CHECK(rm_escape_name(0xff) == NULL);
+	CHECK(rm_escape_name(RM_ABI, NV_ESC_RM_ALLOC_MEMORY) != NULL);
+	CHECK(rm_escape_name(RM_ABI, 0) == NULL);
+	CHECK(rm_escape_name(RM_ABI, 0x2c) == NULL);
+	CHECK(rm_escape_name(RM_ABI, 0xff) == NULL);
 }
 
 int main(void)
@@ -430,6 +507,8 @@ int main(void)
 	test_controls();
 	test_escapes();
 	test_process_bound();
+	test_abi_join();
+	test_abi_select();
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

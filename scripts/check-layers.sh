@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# check-layers.sh - checks that no file reaches into a layer above its own
+# and that no files depend on each other in a circle.
+#
+# Layers, bottom up: include/ and arch/ (the RM ABI layer and the CPU ABI),
+# then policy/, then supervisor/. Two kinds of dependency are checked:
+#  - #include "..." lines, resolved the way the compiler does (the file's
+#    own folder, then -Iinclude -Iarch -Ipolicy -Isupervisor);
+#  - what each object file of the build uses from another (nm: a symbol
+#    undefined in one object and defined in the other), which also sees a
+#    function declared in one layer's header and defined in another's file.
+# Circles are looked for among the object files (tsort).
+#
+# Usage: scripts/check-layers.sh [BUILD_DIR]   (default: build; run after make)
+# Prints one line per problem and "N passed, M failed" last.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${1:-build}
+passed=0 failed=0
+
+# The circle inside supervisor/ that helper work on the staged pipeline
+# removes (architecture-review.md, weak point 2). Edges between two files
+# of this list are not looked at for circles; every other circle fails.
+# Delete the list once the pipeline work has landed.
+KNOWN_CYCLE="supervisor/sandbox supervisor/executor supervisor/exec_common
+supervisor/exec_control supervisor/exec_policy supervisor/exec_visibility
+supervisor/exec_managed supervisor/compute_share"
+
+# One upward use left that is not the ABI layer's: policy/learn.c reports
+# errors with gs_fail, declared in include/gs_error.h but defined in
+# supervisor/error.c. The file belongs beside its header at the bottom;
+# it is not moved here because other work in progress owns supervisor/.
+# Delete this line when supervisor/error.c has moved down.
+KNOWN_UPWARD="policy/learn supervisor/error"
+
+layer_of() {
+	case $1 in
+	include/*|arch/*) echo 0 ;;
+	policy/*) echo 1 ;;
+	supervisor/*) echo 2 ;;
+	*) echo 9 ;;
+	esac
+}
+
+ok() { passed=$((passed + 1)); }
+bad() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# Where the compiler finds "name" included from file.
+resolve() {
+	local dir=${1%/*} name=$2 d
+	for d in "$dir" include arch policy supervisor; do
+		[ -f "$d/$name" ] && { echo "$d/$name"; return; }
+	done
+	echo "?/$name"
+}
+
+check_includes() {
+	local f inc target lf lt
+	while IFS= read -r f; do
+		lf=$(layer_of "$f")
+		while IFS= read -r inc; do
+			target=$(resolve "$f" "$inc")
+			lt=$(layer_of "$target")
+			if [ "$lt" -gt "$lf" ]; then
+				bad "$f includes $target, a layer above it"
+			else
+				ok
+			fi
+		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+	done < <(find include arch policy supervisor -name '*.[ch]' -o -name '*.def' | sort)
+}
+
+# "user definer" lines: object user needs a symbol object definer defines.
+symbol_edges() {
+	local objs o
+	objs=$(find "$BUILD/include" "$BUILD/arch" "$BUILD/policy" "$BUILD/supervisor" \
+	       -name '*.o' 2>/dev/null | sort | while read -r o; do
+		# An object whose source is gone is stale, not part of the tree.
+		src=${o#"$BUILD"/}; [ -f "${src%.o}.c" ] && echo "$o"
+	done)
+	[ -n "$objs" ] || return 1
+	declare -A def
+	for o in $objs; do
+		while read -r sym; do def[$sym]=${o#"$BUILD"/}; done \
+			< <(nm --defined-only -g "$o" | awk 'NF == 3 { print $3 }')
+	done
+	for o in $objs; do
+		nm -u "$o" | awk '{ print $NF }' | while read -r sym; do
+			[ -n "${def[$sym]:-}" ] && echo "${o#"$BUILD"/} ${def[$sym]}"
+		done
+	done | sed 's/\.o / /; s/\.o$//' | sort -u
+}
+
+in_known_cycle() {
+	case " $(echo $KNOWN_CYCLE) " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+check_symbols() {
+	local edges user definer lu ld graph loop
+	if ! edges=$(symbol_edges); then
+		bad "no object files under $BUILD: run make first"
+		return
+	fi
+	while read -r user definer; do
+		[ "$user" = "$definer" ] && continue
+		lu=$(layer_of "$user"); ld=$(layer_of "$definer")
+		if [ "$user $definer" = "$KNOWN_UPWARD" ]; then
+			echo "known: $user.c uses $definer.c (see KNOWN_UPWARD)"
+		elif [ "$ld" -gt "$lu" ]; then
+			bad "$user.c uses $definer.c, a layer above it"
+		else
+			ok
+		fi
+	done <<< "$edges"
+	graph=$(while read -r user definer; do
+		[ "$user" = "$definer" ] && continue
+		in_known_cycle "$user" && in_known_cycle "$definer" && continue
+		echo "$user $definer"
+	done <<< "$edges")
+	if loop=$(printf '%s\n' "$graph" | tsort 2>&1 >/dev/null) && [ -z "$loop" ]; then
+		ok
+	else
+		bad "files that depend on each other in a circle:"
+		printf '%s\n' "$loop" | sed 's/^tsort: /    /'
+	fi
+}
+
+check_includes
+check_symbols
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
