@@ -10,7 +10,7 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
 BUILD   := build
 
-SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
+SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
