@@ -65,7 +65,8 @@ static long parse_id(const char *s)
 	return v;
 }
 
-static int resolve_user(struct gs_contain *c, bool *have_primary, gid_t *primary, struct gs_error *err)
+static int resolve_user(struct gs_contain *c, bool *have_primary, gid_t *primary,
+                        struct gs_error *err)
 {
 	long id = parse_id(c->user_arg);
 	struct passwd *pw = id >= 0 ? getpwuid((uid_t)id) : getpwnam(c->user_arg);
@@ -135,8 +136,8 @@ static int resolve_identity(struct gs_contain *c, struct gs_error *err)
 		if (resolve_group(c->group_arg, &c->gid, err) < 0)
 			return gs_error_wrap(err, "--group");
 	} else if (c->user_arg && !have_primary) {
-		return gs_fail(err, 0, "--user %s has no entry in the user database: give --group too",
-		               c->user_arg);
+		return gs_fail(err, 0, "--user %s has no entry in the user database: "
+		               "give --group too", c->user_arg);
 	} else {
 		c->gid = primary;
 	}
@@ -206,7 +207,8 @@ int gs_contain_prepare(struct gs_contain *c, struct gs_error *err)
 	 * own, and in it only the caller's ids exist: no identity change. */
 	c->user_ns = !has_effective_cap(CAP_SYS_ADMIN);
 	if (c->user_ns && c->change_identity)
-		return gs_fail(err, EPERM, "--user, --group and --groups need gpusandbox to run as root");
+		return gs_fail(err, EPERM,
+		               "--user, --group and --groups need gpusandbox to run as root");
 	if (list_masked(c, err) < 0)
 		return -1;
 	if (!c->change_identity && geteuid() == 0)
@@ -303,7 +305,8 @@ static int check_ids(const struct gs_contain *c, struct gs_error *err)
 
 	if (getresuid(&r, &e, &s) < 0 || getresgid(&rg, &eg, &sg) < 0)
 		return gs_fail(err, errno, "reading the workload's ids");
-	if (r != c->uid || e != c->uid || s != c->uid || rg != c->gid || eg != c->gid || sg != c->gid)
+	if (r != c->uid || e != c->uid || s != c->uid ||
+	    rg != c->gid || eg != c->gid || sg != c->gid)
 		return gs_fail(err, EPERM, "the workload's ids did not change as asked");
 	return 0;
 }
@@ -323,7 +326,8 @@ int gs_contain_drop_identity(const struct gs_contain *c, struct gs_error *err)
 
 	for (cap_value_t cap = 0; cap <= CAP_LAST_CAP; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return gs_fail(err, errno, "dropping capability %d from the bounding set", cap);
+			return gs_fail(err, errno, "dropping capability %d from the bounding set",
+			               cap);
 	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (c->change_identity) {
 		if (setgroups(c->n_groups, c->groups) < 0)

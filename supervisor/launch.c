@@ -235,13 +235,15 @@ static _Noreturn void init_main(const struct init_ctx *ctx)
 	pid_t command;
 	int st;
 
-	init_setup(ctx);
+	/* First, so that a signal sent during the setup waits for COMMAND
+	 * instead of being dropped. */
 	sigemptyset(&caught);
 	for (size_t i = 0; i < ctx->spec->n_forwarded; i++)
 		sigaddset(&caught, ctx->spec->forwarded[i]);
 	sigaddset(&caught, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &caught, NULL);
 	catch_signals(&caught);
+	init_setup(ctx);
 	command = fork();
 	if (command < 0) {
 		gs_fail(&err, errno, "fork");
@@ -266,9 +268,9 @@ static const char *setup_hint(int step, int errnum)
 	switch (step) {
 	case STEP_FILTER:
 		if (errnum == EBUSY)
-			return "another supervisor already watches this process (gpusandbox inside "
-			       "gpusandbox, or a container runtime's seccomp agent): run gpusandbox "
-			       "outside it";
+			return "another supervisor already watches this process (gpusandbox "
+			       "inside gpusandbox, or a container runtime's seccomp agent): run "
+			       "gpusandbox outside it";
 		if (errnum == EINVAL || errnum == ENOSYS)
 			return "the kernel is too old or lacks seccomp user notification "
 			       "(Linux 5.0 or later, CONFIG_SECCOMP_FILTER)";
@@ -278,15 +280,16 @@ static const char *setup_hint(int step, int errnum)
 	case STEP_NAMESPACES:
 		/* A user namespace may map uid 0 only with CAP_SETFCAP. */
 		if (errnum == EPERM && geteuid() == 0)
-			return "gpusandbox runs as uid 0 without CAP_SYS_ADMIN, and a user namespace "
-			       "cannot map uid 0 without CAP_SETFCAP: run it as real root or as an "
-			       "ordinary user";
+			return "gpusandbox runs as uid 0 without CAP_SYS_ADMIN, and a user "
+			       "namespace cannot map uid 0 without CAP_SETFCAP: run it as real "
+			       "root or as an ordinary user";
 		/* fall through */
 	case STEP_MOUNTS:
 		if (errnum == EPERM || errnum == EACCES)
-			return "the sandbox's namespaces or its /proc are forbidden here (a container "
-			       "whose profile forbids mounts, or that masks parts of /proc): run "
-			       "gpusandbox on the host, or in a container allowed to mount /proc";
+			return "the sandbox's namespaces or its /proc are forbidden here (a "
+			       "container whose profile forbids mounts, or that masks parts of "
+			       "/proc): run gpusandbox on the host, or in a container allowed to "
+			       "mount /proc";
 		return NULL;
 	case STEP_IDENTITY:
 		if (errnum == EPERM)
@@ -301,10 +304,11 @@ static const char *setup_hint(int step, int errnum)
 static const char *clone_hint(int errnum)
 {
 	if (errnum == EPERM || errnum == ENOSPC || errnum == EUSERS || errnum == EINVAL)
-		return "new PID and mount namespaces are forbidden here: run gpusandbox as root, or "
-		       "allow unprivileged user namespaces (kernel.unprivileged_userns_clone=1, "
-		       "user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns=0), "
-		       "or use a container allowed to create namespaces";
+		return "new PID and mount namespaces are forbidden here: run gpusandbox as "
+		       "root, or allow unprivileged user namespaces "
+		       "(kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, "
+		       "kernel.apparmor_restrict_unprivileged_userns=0), or use a container "
+		       "allowed to create namespaces";
 	return NULL;
 }
 
@@ -335,8 +339,8 @@ static int probe_listener(struct gs_error *err)
 	if (pid == 0) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			_exit(errno);
-		_exit(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-		              &prog) < 0 ? errno : 0);
+		_exit(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		              SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) < 0 ? errno : 0);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
@@ -344,7 +348,8 @@ static int probe_listener(struct gs_error *err)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
-	return fail_with_hint(err, st, "installing a seccomp listener", setup_hint(STEP_FILTER, st));
+	return fail_with_hint(err, st, "installing a seccomp listener",
+	                      setup_hint(STEP_FILTER, st));
 }
 
 /* clone(2) without a new stack: fork's semantics with namespace flags.

@@ -63,6 +63,9 @@ TESTS=(
 	"kill_super|sandbox|kill_super"
 	"outlive|sandbox|outlive"
 	"broker|sandbox|broker"
+	"broker_hide|sandbox|broker"
+	"broker_allowed|sandbox|broker"
+	"user_nobody|sandbox|static_raw"
 	"channels|sandbox|channels"
 	"fb_report|sandbox|fb_report"
 	"gpus|sandbox|gpus"
@@ -145,6 +148,8 @@ run_case() {
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
+	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
+	[ "$name" = user_nobody ] && sb_gpus=(--user 65534 --group 65534)
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
 		sb_gpus=(--gpus 1)
@@ -245,7 +250,11 @@ run_broker() {
 	local mode=$1 d="$tmp/$2" client=()
 	rm -rf "$d"
 	mkdir -p "$d/mps"
-	[ "$mode" = sandbox ] && client=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
+	[ "$mode" = sandbox ] && client=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl")
+	# --allow-mps leaves the pipe directory open; --hide closes it again.
+	[ "$2" = broker_allowed ] && client+=(--allow-mps)
+	[ "$2" = broker_hide ] && client+=(--allow-mps --hide "$d/mps")
+	[ "$mode" = sandbox ] && client+=(--)
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	GS_FAKE_STATS_OUT="$d/stats" CUDA_MPS_PIPE_DIRECTORY="$d/mps" timeout "$TIMEOUT" \
 		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
@@ -446,7 +455,10 @@ check_positive() {
 			{ why="handle not re-used as planned: round1_ok=$c1 round2_ok=$c2"; return 1; }
 		[ "$c3" = 1 ] ||
 			{ why="after re-using a dead client's handle, round 3 got $c3 chunks, want 1"; return 1; } ;;
-	broker)
+	user_nobody)
+		ge "$ok" 1 && ge "$nomem" 1 ||
+			{ why="not exercised as nobody: ok=$ok nomem=$nomem other=$other"; return 1; } ;;
+	broker | broker_hide)
 		# The broker's pipe directory is masked: it cannot be reached.
 		local c
 		c=$(val_of "$d" connect)
@@ -526,6 +538,15 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		grep -q '^listener ok' "$dir/report" && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
 			fail "$name" "without gpusandbox: peak ${v:-?}, $(tr '\n' ' ' <"$dir/report" | tail -c 200): not sensitive"
+		continue
+	fi
+	if [ "$name" = broker_allowed ]; then
+		# The trusted broker is reached, and allocates outside the quota:
+		# what --allow-mps means, and proof that the masking is what stops
+		# the broker test.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" connect)" = OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "with --allow-mps: connect=$(val_of "$dir" connect) peak ${v:-?}"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-broker ]; then
