@@ -34,6 +34,7 @@
 /* Messages on the launch socket. */
 #define GO_BYTE       'g'
 #define LISTENER_BYTE 'L'
+#define EXEC_BYTE     'x'
 
 /* The steps of the init that can fail, for the hint beside the cause. */
 enum launch_step { STEP_NAMESPACES, STEP_MOUNTS, STEP_IDENTITY, STEP_NO_NEW_PRIVS, STEP_FILTER,
@@ -202,6 +203,9 @@ static _Noreturn void run_command(const struct init_ctx *ctx, const sigset_t *ca
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	close(ctx->status_fd);
+	/* Its credentials tell the supervisor COMMAND's pid in its own PID
+	 * namespace (SO_PASSCRED; the kernel translates and vouches). */
+	(void)send(ctx->sock, &(char){ EXEC_BYTE }, 1, MSG_NOSIGNAL);
 	execvp(ctx->spec->argv[0], ctx->spec->argv);
 	gs_fail(&err, errno, "cannot run '%s'", ctx->spec->argv[0]);
 	report_and_exit(ctx->sock, STEP_EXEC, &err,
@@ -385,12 +389,38 @@ static int take_listener(int sock, struct gs_child *child, struct gs_error *err)
 	return -1;
 }
 
+/* One message after GO, with the sender's credentials. COMMAND's "about
+ * to exec" (one byte) gives its pid as the supervisor sees it. */
+static ssize_t recv_with_pid(int sock, struct exec_failure *f, struct gs_child *child)
+{
+	struct iovec iov = { f, sizeof(*f) };
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	                      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	struct ucred cred;
+	ssize_t n = recvmsg(sock, &msg, 0);
+
+	c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(cred)) && *(char *)f == EXEC_BYTE) {
+		memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+		child->command_pid = cred.pid;
+	}
+	return n;
+}
+
 /* After GO: EOF once COMMAND's exec closed its end, or its failure. */
 static int await_exec(int sock, struct gs_child *child, int *exit_code, struct gs_error *err)
 {
 	struct exec_failure f;
-	ssize_t n = recv(sock, &f, sizeof(f), 0);
+	ssize_t n;
 
+	while ((n = recv_with_pid(sock, &f, child)) == 1)
+		;
 	if (n == 0)
 		return 0;
 	if (n == (ssize_t)sizeof(f) && f.step == STEP_EXEC) {
@@ -419,6 +449,7 @@ int gs_launch(const struct gs_launch_spec *spec, struct gs_child *child, int *ex
 
 	*exit_code = GS_EXIT_ERROR;
 	child->pid = -1;
+	child->command_pid = -1;
 	child->listener = -1;
 	child->status_fd = -1;
 	child->reaped = false;
@@ -453,7 +484,9 @@ int gs_launch(const struct gs_launch_spec *spec, struct gs_child *child, int *ex
 		close(sv[0]);
 		return -1;
 	}
-	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
+	/* From now on every message carries its sender's pid. */
+	if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &(int){ 1 }, sizeof(int)) < 0 ||
+	    send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
 		gs_fail(err, errno, "starting the workload");
 		close(sv[0]);
 		gs_launch_kill(child);

@@ -24,6 +24,7 @@ struct gs_launch_spec {
 
 struct gs_child {
 	pid_t pid;        /* the sandbox's init (our pid namespace's number) */
+	pid_t command_pid; /* COMMAND's process, in our pid namespace; -1 if unknown */
 	int   listener;   /* seccomp listener fd received from it */
 	int   status_fd;  /* COMMAND's wait status, written by the init */
 	bool  reaped;

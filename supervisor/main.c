@@ -452,7 +452,9 @@ int main(int argc, char **argv)
 		gs_launch_kill(&child);
 		return GS_EXIT_ERROR;
 	}
-	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
+	/* The start record names COMMAND's process (the init's if unknown). */
+	if (cfg.audit && gs_audit_start(&audit, child.command_pid > 0 ? child.command_pid : child.pid,
+	                                o.argv, o.quota.mem_per_gpu,
 	                                gs_managed_name(o.quota.managed)) < 0)
 		sb.audit_failed = true;
 

@@ -98,6 +98,20 @@ expect_status "workload-cannot-kill-supervisor" 7 "$B" -- sh -c '
 	done
 	kill -KILL $PPID; kill -KILL 1; sleep 0.2; exit 7'
 
+# The audit's start record names COMMAND's process (as seen from here),
+# not the sandbox's init.
+"$B" --user root --audit-log "$T/pid.jsonl" -- sleep 33.5 &
+sup=$!
+wait_for_pids "sleep 33.5"
+sleep 0.1
+# Only the process that runs it (gpusandbox's own command line holds it too).
+cmd_pid=$(for p in $(pids_with "sleep 33.5"); do
+	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && echo "$p"; done)
+kill -TERM "$sup"; wait "$sup"
+start_pid=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["pid"])' "$T/pid.jsonl" 2>&1)
+[ -n "$cmd_pid" ] && [ "$start_pid" = "$cmd_pid" ] && ok "audit-start-pid" ||
+	bad "audit-start-pid" "start record pid $start_pid, COMMAND's pid ${cmd_pid:-?}"
+
 # Setup failures keep their cause and say what to do: gpusandbox inside
 # gpusandbox cannot install its listener (issue #14, 3).
 expect_status "nested-125" 125 "$B" --user root -- "$B" -- true
