@@ -96,7 +96,9 @@ static int resolve_group(const char *name, gid_t *out, struct gs_error *err)
 	return 0;
 }
 
-/* --groups G1,G2: names or numbers; "" gives none. */
+/* --groups G1,G2: names or numbers, separated by commas and/or blanks (as
+ * every list of the policy file); "" gives none. */
+#define GROUP_SEPARATORS ", \t"
 static int resolve_groups(struct gs_contain *c, struct gs_error *err)
 {
 	char *list = strdup(c->groups_arg), *save = NULL;
@@ -104,7 +106,8 @@ static int resolve_groups(struct gs_contain *c, struct gs_error *err)
 	if (!list)
 		return gs_fail(err, ENOMEM, "--groups");
 	c->n_groups = 0;
-	for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+	for (char *g = strtok_r(list, GROUP_SEPARATORS, &save); g;
+	     g = strtok_r(NULL, GROUP_SEPARATORS, &save)) {
 		if (c->n_groups >= GS_MAX_SUPP_GROUPS) {
 			free(list);
 			return gs_fail(err, 0, "--groups: more than %d groups", GS_MAX_SUPP_GROUPS);

@@ -143,6 +143,13 @@ static void load_policy(struct options *o, const char *path)
 	}
 	o->quota = p->quota;
 	o->rules = p->rules;
+	/* Kept until exit: the launcher resolves them after parsing. */
+	if (p->user[0] && !(o->contain.user_arg = strdup(p->user)))
+		exit(GS_EXIT_ERROR);
+	if (p->group[0] && !(o->contain.group_arg = strdup(p->group)))
+		exit(GS_EXIT_ERROR);
+	if (p->groups[0] && !(o->contain.groups_arg = strdup(p->groups)))
+		exit(GS_EXIT_ERROR);
 	if (p->has_audit_log) {
 		snprintf(o->policy_audit_path, sizeof(o->policy_audit_path), "%s", p->audit_log);
 		o->audit_path = o->policy_audit_path;

@@ -133,6 +133,15 @@ if getent passwd nobody >/dev/null; then
 		[ "$(status_line Gid | cut -d' ' -f1)" = "$want_gid" ] && [ -z "$(status_line Groups)" ] &&
 		ok "user-by-name-ids" || bad "user-by-name-ids" "$(grep -E '^(Uid|Gid|Groups):' "$T/out" | tr '\n\t' '  ')"
 fi
+# The same from a policy file; a command-line option replaces its key.
+printf 'run-as.user = 65534\nrun-as.group = 65534\nrun-as.groups = 5, 7\n' >"$T/runas.policy"
+expect_status "policy-run-as" 0 "$B" --policy "$T/runas.policy" -- cat /proc/self/status
+[ "$(status_line Uid)" = "65534 65534 65534 65534" ] && [ "$(status_line Groups)" = "5 7" ] &&
+	ok "policy-run-as-ids" || bad "policy-run-as-ids" "$(grep -E '^(Uid|Groups):' "$T/out" | tr '\n\t' '  ')"
+expect_status "policy-run-as-override" 0 "$B" --policy "$T/runas.policy" --user 1 --groups 9 -- cat /proc/self/status
+[ "$(status_line Uid)" = "1 1 1 1" ] && [ "$(status_line Gid)" = "65534 65534 65534 65534" ] &&
+	[ "$(status_line Groups)" = 9 ] && ok "policy-run-as-override-ids" ||
+	bad "policy-run-as-override-ids" "$(grep -E '^(Uid|Gid|Groups):' "$T/out" | tr '\n\t' '  ')"
 expect_status "user-unknown-125" 125 "$B" --user no-such-user-gs -- true
 grep -q "no user named 'no-such-user-gs'" "$T/err" || bad "user-unknown-message" "$(cat "$T/err")"
 # As root without --user, a warning names the option; --user root is a choice.
