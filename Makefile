@@ -28,7 +28,7 @@ GS_FORTIFY := $(if $(findstring _FORTIFY_SOURCE,$(CFLAGS) $(CPPFLAGS))$(filter -
 ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 
-SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
+SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
@@ -41,7 +41,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
-              $(BUILD)/tests/unit/test_learn
+              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

@@ -307,6 +307,21 @@ static int key_audit_log(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static int key_user(struct parser *ps, const struct stmt *s)
+{
+	return value_str(ps, s, ps->p->user, sizeof(ps->p->user));
+}
+
+static int key_group(struct parser *ps, const struct stmt *s)
+{
+	return value_str(ps, s, ps->p->group, sizeof(ps->p->group));
+}
+
+static int key_supp_groups(struct parser *ps, const struct stmt *s)
+{
+	return value_str(ps, s, ps->p->groups, sizeof(ps->p->groups));
+}
+
 static int engine_key(struct parser *ps, const struct stmt *s, enum gs_engine e)
 {
 	return set_count(ps, s, &ps->p->quota.engines[e], true);
@@ -437,6 +452,9 @@ static const struct key_def keys[] = {
 	{ "active-channel-groups", key_active, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
+	{ "run-as.user", key_user, false },
+	{ "run-as.group", key_group, false },
+	{ "run-as.groups", key_supp_groups, false },
 	{ "allow", key_allow, false },
 	{ "allow.class", key_allow_class, true },
 	{ "allow.control", key_allow_control, true },

@@ -3,7 +3,8 @@
  * policy.h - the policy file (gpusandbox.policy(5)).
  *
  * One statement per line, "key = value", "#" starts a comment. Everything
- * the command line can say has a key, plus per-GPU memory, the allowlist
+ * the command line can say has a key (but --hide and --allow-mps, which
+ * are about the host a run is on, not the workload), plus per-GPU memory, the allowlist
  * (groups and explicit classes and controls) and video engine caps. A file
  * is parsed completely before anything runs; the first error stops it and
  * is reported as FILE:LINE:COLUMN with the line and a caret under the
@@ -23,6 +24,8 @@
 #define GS_POLICY_MAX_BYTES (1u << 20)
 /* Room for a diagnostic: a message and up to two quoted lines. */
 #define GS_POLICY_DIAG_MAX 2048u
+/* run-as.user, .group, .groups: a name or number, or a list of them. */
+#define GS_POLICY_ID_MAX 256u
 
 struct gs_policy {
 	struct gs_quota quota;
@@ -34,6 +37,11 @@ struct gs_policy {
 	const struct gs_rm_abi *abi;
 	bool            has_audit_log;
 	char            audit_log[PATH_MAX];
+	/* Who the workload runs as (--user, --group, --groups); "" unset.
+	 * Resolved by the launcher (contain.c), not here. */
+	char            user[GS_POLICY_ID_MAX];
+	char            group[GS_POLICY_ID_MAX];
+	char            groups[GS_POLICY_ID_MAX];
 };
 
 /* Fills p with the built-in defaults (no limits, the default groups). */

@@ -86,17 +86,51 @@ static int add_mmap_rules(scmp_filter_ctx ctx, const struct gs_abi *abi, struct 
 	return 0;
 }
 
+/* The kernel allows one listener per filter chain, but only while that
+ * listener is open: once the supervisor is gone, a surviving task could
+ * install its own, answer CONTINUE to itself and reach the driver
+ * unchecked. So the filter itself refuses, the way the kernel does while
+ * our listener lives (EBUSY), every seccomp(SET_MODE_FILTER) that asks
+ * for a listener. That is the only way to get one: prctl(PR_SET_SECCOMP)
+ * takes no flags. Filters without a listener stay allowed: they can only
+ * restrict (the strictest action of all filters wins, and USER_NOTIF
+ * outranks every action they could use to let a call through), and
+ * browsers, language runtimes and sandboxes in a workload install them.
+ * The kernel reads op as 32 bits: the mask keeps a forged upper half from
+ * slipping past. Answered in BPF, so it holds without the supervisor. */
+#define SECCOMP_OP_MASK 0xffffffffu
+
+static int add_listener_refusal(scmp_filter_ctx ctx, struct gs_error *err)
+{
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EBUSY), SCMP_SYS(seccomp), 2,
+	                          SCMP_A0(SCMP_CMP_MASKED_EQ, SECCOMP_OP_MASK, SECCOMP_SET_MODE_FILTER),
+	                          SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+	                                  SECCOMP_FILTER_FLAG_NEW_LISTENER));
+
+	if (rc < 0)
+		return gs_fail(err, -rc, "seccomp_rule_add(seccomp new listener)");
+	return 0;
+}
+
 /* One ABI's rules in a context of its own: libseccomp adds a rule to every
  * architecture of a context, and i386's "mmap" needs other rules than
  * x86_64's. The contexts are merged afterwards. */
 static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
                                         const struct gs_filter_opts *opts, struct gs_error *err)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx ctx;
 	size_t n;
-	const uint8_t *escapes = rm_trapped_escapes(opts->rm_abi, &n);
+	const uint8_t *escapes;
 	int rc;
 
+	/* No tables, no trapped escapes: a filter that traps nothing must
+	 * never be installed. */
+	if (!opts->rm_abi) {
+		gs_fail(err, EINVAL, "the seccomp filter needs the driver's RM tables");
+		return NULL;
+	}
+	escapes = rm_trapped_escapes(opts->rm_abi, &n);
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
 		gs_fail(err, ENOMEM, "seccomp_init");
 		return NULL;
@@ -118,6 +152,8 @@ static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
 			goto fail;
 		}
 	}
+	if (add_listener_refusal(ctx, err) < 0)
+		goto fail;
 	if (opts->trap_uvm_mmap && add_mmap_rules(ctx, abi, err) < 0)
 		goto fail;
 	return ctx;

@@ -4,7 +4,6 @@
  * quotas at the NVIDIA ioctl boundary.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -14,7 +13,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "arch.h"
@@ -23,6 +21,7 @@
 #include "compute_share.h"
 #include "envcheck.h"
 #include "driver.h"
+#include "contain.h"
 #include "gpusandbox.h"
 #include "exec_managed.h"
 #include "launch.h"
@@ -37,10 +36,6 @@
 
 #define SIZE_BUF 32
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
-#define REAP_ROUNDS 200
-#define REAP_PAUSE_NS (5 * 1000 * 1000)
-#define STAT_BUF 512
-#define PATH_BUF 64
 
 /* Signals gpusandbox passes on to the workload. */
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -62,6 +57,7 @@ struct options {
 	char            policy_audit_path[PATH_MAX];
 	bool            policy_loaded;
 	const char     *driver_abi;     /* --driver-abi, or NULL: strict */
+	struct gs_contain contain;      /* --user, --group, --groups, --hide */
 };
 
 static const char usage_text[] =
@@ -125,6 +121,15 @@ static const char usage_text[] =
 	"                     have, with the tables of ABI: nearest, or a branch\n"
 	"                     such as 580 (audited, with a warning); without it\n"
 	"                     such a driver is refused\n"
+	"  --user USER        run the workload as USER (name or uid); its group is\n"
+	"                     USER's unless --group names one, and it has no\n"
+	"                     supplementary groups unless --groups gives them\n"
+	"  --group GROUP      run the workload with group GROUP (name or gid)\n"
+	"  --groups LIST      supplementary groups, e.g. video,1001 ('' for none)\n"
+	"  --hide PATH        make PATH unreachable for the workload (a broker's\n"
+	"                     socket or directory); repeatable\n"
+	"  --allow-mps        leave the MPS pipe directory reachable (masked by\n"
+	"                     default: MPS allocates outside every quota)\n"
 	"  --trace            print each decoded RM call to stderr\n"
 	"  --trace-output FILE\n"
 	"                     write the trace to FILE instead (created or\n"
@@ -168,6 +173,13 @@ static void load_policy(struct options *o, const char *path)
 	}
 	o->quota = p->quota;
 	o->rules = p->rules;
+	/* Kept until exit: the launcher resolves them after parsing. */
+	if (p->user[0] && !(o->contain.user_arg = strdup(p->user)))
+		exit(GS_EXIT_ERROR);
+	if (p->group[0] && !(o->contain.group_arg = strdup(p->group)))
+		exit(GS_EXIT_ERROR);
+	if (p->groups[0] && !(o->contain.groups_arg = strdup(p->groups)))
+		exit(GS_EXIT_ERROR);
 	if (p->has_audit_log) {
 		snprintf(o->policy_audit_path, sizeof(o->policy_audit_path), "%s", p->audit_log);
 		o->audit_path = o->policy_audit_path;
@@ -182,7 +194,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 	       /* The policy file (issue #5). */
 	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI,
 	       /* Issue #14. */
-	       OPT_CHECK, OPT_TRACE_OUTPUT, OPT_TRACE_TIME };
+	       OPT_CHECK, OPT_TRACE_OUTPUT, OPT_TRACE_TIME,
+	       /* Containment (issue #17). */
+	       OPT_USER, OPT_GROUP, OPT_SUPP_GROUPS, OPT_HIDE, OPT_ALLOW_MPS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
@@ -196,6 +210,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 		{ "learn", required_argument, NULL, OPT_LEARN },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "groups", required_argument, NULL, OPT_SUPP_GROUPS },
+		{ "hide", required_argument, NULL, OPT_HIDE },
+		{ "allow-mps", no_argument, NULL, OPT_ALLOW_MPS },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "trace-output", required_argument, NULL, OPT_TRACE_OUTPUT },
 		{ "trace-time", required_argument, NULL, OPT_TRACE_TIME },
@@ -289,6 +308,26 @@ static void parse_options(int argc, char **argv, struct options *o)
 			if (gs_parse_managed(optarg, &o->quota.managed) < 0)
 				gs_die_usage("invalid --managed mode '%s' (deny or allow-unaccounted)", optarg);
 			break;
+		case OPT_USER:
+			o->contain.user_arg = optarg;
+			break;
+		case OPT_GROUP:
+			o->contain.group_arg = optarg;
+			break;
+		case OPT_SUPP_GROUPS:
+			o->contain.groups_arg = optarg;
+			break;
+		case OPT_HIDE: {
+			const char *why = NULL;
+			if (gs_contain_add_hide(&o->contain, optarg, &why) < 0) {
+				fprintf(stderr, "gpusandbox: invalid --hide '%s': %s\n", optarg, why);
+				gs_die_usage("%s", "bad --hide path");
+			}
+			break;
+		}
+		case OPT_ALLOW_MPS:
+			o->contain.allow_mps = true;
+			break;
 		case OPT_TRACE:
 			o->trace = true;
 			break;
@@ -342,52 +381,6 @@ static bool is_forwarded(int sig)
 		if (forwarded_signals[i] == sig)
 			return true;
 	return false;
-}
-
-/* Kills whatever is left of the workload once its main process has exited.
- * As a child subreaper we inherit every orphan of the tree, so "our
- * children" are exactly the workload's survivors; killing them repeatedly
- * until none is left also catches those orphaned while we were killing. */
-static void kill_survivors(pid_t self)
-{
-	struct timespec pause = { 0, REAP_PAUSE_NS };
-
-	for (int round = 0; round < REAP_ROUNDS; round++) {
-		DIR *d = opendir("/proc");
-		struct dirent *de;
-		bool any = false;
-
-		while (d && (de = readdir(d))) {
-			char path[PATH_BUF], buf[STAT_BUF];
-			int pid = atoi(de->d_name), ppid = 0;
-			FILE *f;
-			if (pid <= 0)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-			f = fopen(path, "re");
-			if (!f)
-				continue;
-			if (fgets(buf, sizeof(buf), f)) {
-				/* The comm field may hold spaces and parens: parse
-				 * after the last ')'. */
-				char *p = strrchr(buf, ')');
-				if (p)
-					sscanf(p + 1, " %*c %d", &ppid);
-			}
-			fclose(f);
-			if (ppid == self) {
-				kill(pid, SIGKILL);
-				any = true;
-			}
-		}
-		if (d)
-			closedir(d);
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			any = true;
-		if (!any && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
-			return;
-		nanosleep(&pause, NULL);
-	}
 }
 
 static int exit_code_of(int status)
@@ -474,7 +467,8 @@ int main(int argc, char **argv)
 	struct gs_sandbox sb;
 	struct gs_compute_share sm = { 0 };
 	struct gs_sandbox_config cfg = { 0 };
-	struct gs_child child = { -1, -1 };
+	struct gs_child child = { .pid = -1, .listener = -1, .status_fd = -1 };
+	struct gs_launch_spec spec = { .forwarded = forwarded_signals, .n_forwarded = N_FORWARDED };
 	struct gs_learn *learn = NULL;
 	struct gs_filter_opts filter_opts = { 0 };
 	struct gs_driver driver;
@@ -521,6 +515,8 @@ int main(int argc, char **argv)
 	if (gs_resolve_gpu_uuids(&o.quota, &err) < 0 ||
 	    gs_driver_check_gpus(&driver, &o.quota, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
+	if (gs_contain_prepare(&o.contain, &err) < 0)
+		return report(&err, NULL), GS_EXIT_ERROR;
 	cfg.quota = o.quota;
 	cfg.driver = &driver;
 	cfg.rules = &o.rules;
@@ -541,44 +537,50 @@ int main(int argc, char **argv)
 		gs_fail(&err, errno, "setting up signal handling");
 		return report(&err, &audit), GS_EXIT_ERROR;
 	}
-	/* Orphans of the workload become our children, so none escapes the
-	 * clean-up at exit. */
-	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	/* Nothing in the workload may ptrace or read the supervisor. */
+	/* Nothing in the workload may ptrace or read the supervisor, nor
+	 * anything else of its uid (the workload cannot even name it: it
+	 * has no pid in the sandbox's PID namespace). */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (gs_drop_supervisor_privileges(&err) < 0)
-		return report(&err, &audit), GS_EXIT_ERROR;
 	/* managed = deny must hold for every way into GPU memory UVM has; if
 	 * the driver gives GPUs pageable memory, it cannot, and nothing
 	 * starts. */
 	if (o.quota.managed == GS_MANAGED_DENY && gs_managed_check_host(gs_find_uvm_major(), &err) < 0)
 		return report(&err, &audit), GS_EXIT_ERROR;
-	if (gs_launch(o.argv, &filter_opts, &child, &code, &err) < 0) {
+	spec.argv = o.argv;
+	spec.filter = &filter_opts;
+	spec.contain = &o.contain;
+	if (gs_launch(&spec, &child, &code, &err) < 0) {
 		report(&err, &audit);
 		return code;
 	}
+	/* Only now: the init needed CAP_SYS_ADMIN for its namespaces. No call
+	 * is performed for the workload before the notify thread starts. */
+	if (gs_drop_supervisor_privileges(&err) < 0) {
+		report(&err, &audit);
+		gs_launch_kill(&child);
+		return GS_EXIT_ERROR;
+	}
 	if (gs_sandbox_init(&sb, &cfg, child.listener, &err) < 0) {
 		report(&err, &audit);
-		kill(child.pid, SIGKILL);
-		kill_survivors(getpid());
+		gs_launch_kill(&child);
 		return GS_EXIT_ERROR;
 	}
 	audit.no_nvidia_device = no_device;
-	if (cfg.audit && gs_audit_start(&audit, child.pid, o.argv, o.quota.mem_per_gpu,
+	/* The start record names COMMAND's process (the init's if unknown). */
+	if (cfg.audit && gs_audit_start(&audit, child.command_pid > 0 ? child.command_pid : child.pid,
+	                                o.argv, o.quota.mem_per_gpu,
 	                                gs_managed_name(o.quota.managed), &driver) < 0)
 		sb.audit_failed = true;
 
 	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {
 		report(&err, &audit);
-		kill(child.pid, SIGKILL);
-		kill_survivors(getpid());
+		gs_launch_kill(&child);
 		gs_sandbox_fini(&sb);
 		return GS_EXIT_ERROR;
 	}
 	if (o.quota.sm_percent < GS_SM_UNLIMITED && gs_sm_start(&sm, &sb, &err) < 0) {
 		report(&err, &audit);
-		kill(child.pid, SIGKILL);
-		kill_survivors(getpid());
+		gs_launch_kill(&child);
 		gs_sandbox_stop(&sb);
 		gs_sandbox_fini(&sb);
 		return GS_EXIT_ERROR;
@@ -600,7 +602,7 @@ int main(int argc, char **argv)
 			int st;
 			while ((p = waitpid(-1, &st, WNOHANG)) > 0)
 				if (p == child.pid) {
-					status = st;
+					status = gs_launch_command_status(&child, st);
 					child_done = true;
 				}
 		} else if (is_forwarded((int)si.ssi_signo) && si.ssi_code <= 0) {
@@ -616,8 +618,7 @@ int main(int argc, char **argv)
 		if (atomic_load(&sb.failed))
 			err = sb.thread_err;
 		report(&err, &audit);
-		kill(child.pid, SIGKILL);
-		kill_survivors(getpid());
+		gs_launch_kill(&child);
 		gs_sm_stop(&sm);
 		gs_sandbox_stop(&sb);
 		/* What was learned up to the failure is still true. */
@@ -629,7 +630,7 @@ int main(int argc, char **argv)
 		gs_audit_close(&audit);
 		return GS_EXIT_ERROR;
 	}
-	kill_survivors(getpid());
+	/* The init is reaped: the kernel has ended every task of the sandbox. */
 	/* Channels the duty cycle has off come back on before we go. */
 	gs_sm_stop(&sm);
 	gs_sandbox_stop(&sb);

@@ -38,6 +38,7 @@ run_tier unit-rm-tables build/tests/unit/test_rm_tables
 run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
 run_tier unit-learn build/tests/unit/test_learn
+run_tier unit-listener build/tests/unit/test_listener
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh

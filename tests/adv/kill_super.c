@@ -11,6 +11,12 @@
  * ioctls must fail (ENOSYS) or the workload must already be dead
  * (PR_SET_PDEATHSIG or similar); no allocation may succeed.
  *
+ * Since the workload runs in a PID namespace of its own, its parent is the
+ * sandbox's init (pid 1, which ignores the kill) and the supervisor has no
+ * pid it could name; so it also kills every process its /proc shows by
+ * the name gpusandbox. The harness then requires gpusandbox to have
+ * exited normally (the workload could not reach it) and the quota held.
+ *
  * Each step is appended to REPORT_FILE and flushed at once, because the
  * process may be killed at any point and its stdout may be gone:
  *   pid=N ppid=N parent_comm=NAME
@@ -18,6 +24,8 @@
  *   killing ppid=N
  *   kill rc=N errno=N          (absent if we died with the supervisor)
  *   parent_exited=0|1
+ *   scan pid=N rc=N            each visible process named gpusandbox
+ *   scan killed=N
  *   after_kill i=N status=0x... (TEXT)
  *   END
  */
@@ -25,7 +33,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <dirent.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +88,31 @@ static void parent_comm(pid_t ppid, char *out, size_t len)
 	}
 }
 
+/* Every process this workload's /proc shows named gpusandbox, but us. */
+static void kill_by_name(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int killed = 0;
+
+	while (d && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		char comm[32];
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		parent_comm(pid, comm, sizeof(comm));
+		if (strcmp(comm, "gpusandbox") != 0)
+			continue;
+		int rc = kill(pid, SIGKILL);
+		report("scan pid=%d rc=%d", (int)pid, rc);
+		killed += rc == 0;
+	}
+	if (d)
+		closedir(d);
+	report("scan killed=%d", killed);
+}
+
 int main(int argc, char **argv)
 {
 	struct rmc_session s;
@@ -117,6 +152,7 @@ int main(int argc, char **argv)
 		exited = poll(&pfd, 1, KS_PARENT_WAIT_MS) == 1;
 	}
 	report("parent_exited=%d", exited);
+	kill_by_name();
 
 	for (int i = 0; i < KS_ATTEMPTS; i++) {
 		st = adv_alloc_rm(&s, NULL, rmc_next_handle(&s), ADV_CHUNK);

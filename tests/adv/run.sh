@@ -61,6 +61,11 @@ TESTS=(
 	"odd_size|sandbox|odd_size"
 	"compat_i386|sandbox|compat_i386"
 	"kill_super|sandbox|kill_super"
+	"outlive|sandbox|outlive"
+	"broker|sandbox|broker"
+	"broker_hide|sandbox|broker"
+	"broker_allowed|sandbox|broker"
+	"user_nobody|sandbox|static_raw"
 	"channels|sandbox|channels"
 	"fb_report|sandbox|fb_report"
 	"gpus|sandbox|gpus"
@@ -85,6 +90,8 @@ TESTS=(
 	"baseline-engines|bare|engines"
 	"baseline-lone_channels|bare|lone_channels"
 	"baseline-own_driver|bare|own_driver"
+	"baseline-outlive|bare|outlive"
+	"baseline-broker|bare|broker"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -148,6 +155,8 @@ run_case() {
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
+	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
+	[ "$name" = user_nobody ] && sb_gpus=(--user 65534 --group 65534)
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
 		sb_gpus=(--gpus 1)
@@ -209,6 +218,86 @@ run_kill_super() {
 			done
 			exit 0' sh "$GPUSANDBOX" "$QUOTA_ARG" "$d/audit.jsonl" "$ADV/kill_super" \
 		"$d/report" >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+# outlive: the harness kills gpusandbox from outside once the survivor at
+# the end of the workload's process chain is ready, marks the report with
+# KILLED, and gives the survivor time to install its own listener and
+# allocate. Bare (the baseline) the program runs alone.
+run_outlive() {
+	local mode=$1 d="$tmp/$2"
+	rm -rf "$d"
+	mkdir -p "$d"
+	if [ "$mode" = bare ]; then
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			"$ADV/outlive" "$d/report" >"$d/out" 2>"$d/err"
+	else
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+				"$1" --mem "$2" --audit-log "$3" -- "$4" "$5" &
+				sup=$!
+				i=0
+				while [ $i -lt 100 ] && ! grep -q "^listener try=" "$5" 2>/dev/null; do
+					sleep 0.1
+					i=$((i + 1))
+				done
+				kill -KILL "$sup"
+				wait "$sup"
+				echo KILLED >>"$5"
+				sleep 3
+				exit 0' sh "$GPUSANDBOX" "$QUOTA_ARG" "$d/audit.jsonl" "$ADV/outlive" \
+			"$d/report" >"$d/out" 2>"$d/err"
+	fi
+	rc=$?
+	dir=$d
+}
+
+check_outlive() {
+	local d=$1 r=$1/report after
+	[ -s "$r" ] || { why="no report (exit $rc): $(tail -c 300 "$d/err" | tr '\n' ' ')"; return 1; }
+	grep -q '^before status=0x0$' "$r" || { why="first allocation failed: $(head -1 "$r")"; return 1; }
+	grep -q '^listener try=0 errno=EBUSY$' "$r" ||
+		{ why="the survivor never tried while supervised: $(tr '\n' ' ' <"$r")"; return 1; }
+	grep -q '^KILLED$' "$r" || { why="the harness did not kill gpusandbox"; return 1; }
+	# The kernel ended every task of the sandbox with its init.
+	after=$(sed -n '/^KILLED$/,$p' "$r" | sed 1d)
+	[ -z "$after" ] || { why="a task outlived the supervisor: $(echo "$after" | tr '\n' ' ')"; return 1; }
+	return 0
+}
+
+# broker: a stand-in MPS server listens in its pipe directory (named by
+# CUDA_MPS_PIPE_DIRECTORY, as MPS's is) and allocates for whoever asks.
+# The client asks it for 3 GiB, under gpusandbox or (baseline) without.
+run_broker() {
+	local mode=$1 d="$tmp/$2" client=()
+	rm -rf "$d"
+	mkdir -p "$d/mps"
+	[ "$mode" = sandbox ] && client=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl")
+	# --allow-mps leaves the pipe directory open; --hide closes it again.
+	[ "$2" = broker_allowed ] && client+=(--allow-mps)
+	[ "$2" = broker_hide ] && client+=(--allow-mps --hide "$d/mps")
+	[ "$mode" = sandbox ] && client+=(--)
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" CUDA_MPS_PIPE_DIRECTORY="$d/mps" timeout "$TIMEOUT" \
+		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			dir=$1 broker=$2
+			shift 2
+			"$broker" serve "$dir" &
+			b=$!
+			i=0
+			while [ $i -lt 100 ] && [ ! -e "$dir/ready" ]; do
+				sleep 0.05
+				i=$((i + 1))
+			done
+			"$@"
+			rc=$?
+			kill "$b"
+			wait "$b"
+			exit $rc' sh "$d/mps" "$ADV/broker" ${client[@]+"${client[@]}"} "$ADV/broker" ask "$d/mps" \
+		>"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d
 }
@@ -415,6 +504,15 @@ check_positive() {
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 		done
 		return 0 ;;
+	user_nobody)
+		ge "$ok" 1 && ge "$nomem" 1 ||
+			{ why="not exercised as nobody: ok=$ok nomem=$nomem other=$other"; return 1; } ;;
+	broker | broker_hide)
+		# The broker's pipe directory is masked: it cannot be reached.
+		local c
+		c=$(val_of "$d" connect)
+		[ -n "$c" ] && [ "$c" != OK ] && [ "$(val_of "$d" granted)" = 0 ] ||
+			{ why="the workload reached the broker: connect=$c granted=$(val_of "$d" granted)"; return 1; } ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
@@ -428,10 +526,13 @@ check_kill_super() {
 	grep -q '^before_kill status=0x0$' "$r" ||
 		{ why="allocation before the kill failed: $(grep before_kill "$r")"; return 1; }
 	grep -q '^killing ' "$r" || { why="workload never reached the kill"; return 1; }
-	# No "kill rc" line: the workload died with its supervisor. Fine.
-	local k
-	k=$(grep '^kill ' "$r")
-	if [ -z "$k" ] || [ "$k" = "kill rc=0 errno=0" ]; then
+	# The workload cannot reach its supervisor: gpusandbox ends normally.
+	grep -q '^gpusandbox exit 0$' "$d/err" ||
+		{ why="the workload reached its supervisor: $(grep 'gpusandbox exit' "$d/err")"; return 1; }
+	grep -q '^scan killed=' "$r" || { why="workload never reached the scan: $(tail -1 "$r")"; return 1; }
+	# Its parent is the sandbox's init, which ignores the kill; had the
+	# parent exited, nothing may have been granted after it.
+	if grep -q '^parent_exited=1$' "$r"; then
 		if grep -q '^after_kill .* status=0x0 ' "$r"; then
 			why="allocation succeeded after the supervisor was killed: $(grep -c '^after_kill .* status=0x0 ' "$r") times"
 			return 1
@@ -448,6 +549,7 @@ for t in "${TESTS[@]}"; do
 	IFS='|' read -r name mode cmd <<<"$t"
 	selected "$name" "$@" || continue
 	read -r -a argv <<<"$cmd"
+	prog=${argv[0]}
 	if [ ! -x "$ADV/${argv[0]}" ]; then
 		fail "$name" "$ADV/${argv[0]} not built (run make)"
 		continue
@@ -459,6 +561,10 @@ for t in "${TESTS[@]}"; do
 	why=
 	if [ "$name" = kill_super ]; then
 		run_kill_super
+	elif [ "$prog" = outlive ]; then
+		run_outlive "$mode" "$name"
+	elif [ "$prog" = broker ]; then
+		run_broker "$mode" "$name"
 	else
 		run_case "$name" "$mode" "${argv[@]}"
 	fi
@@ -471,6 +577,31 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		fail "$name" "timed out after ${TIMEOUT}s"
+		continue
+	fi
+	if [ "$name" = outlive ] && ! check_outlive "$dir"; then
+		fail "$name" "$why"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-outlive ]; then
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		grep -q '^listener ok' "$dir/report" && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: peak ${v:-?}, $(tr '\n' ' ' <"$dir/report" | tail -c 200): not sensitive"
+		continue
+	fi
+	if [ "$name" = broker_allowed ]; then
+		# The trusted broker is reached, and allocates outside the quota:
+		# what --allow-mps means, and proof that the masking is what stops
+		# the broker test.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" connect)" = OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "with --allow-mps: connect=$(val_of "$dir" connect) peak ${v:-?}"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-broker ]; then
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" connect)" = OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: connect=$(val_of "$dir" connect) peak ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-channels ]; then
@@ -523,7 +654,7 @@ for t in "${TESTS[@]}"; do
 		fail "$name" "$why"
 		continue
 	fi
-	if [ "$name" = kill_super ]; then
+	if [ "$name" = kill_super ] || [ "$name" = outlive ]; then
 		pass "$name" # report already checked above
 		continue
 	fi

@@ -89,7 +89,7 @@ first=$(PATH="$D/usr/bin:$PATH" bash -c '
 	source "$1"; COMP_WORDS=(gpusandbox li); COMP_CWORD=1; _gpusandbox
 	printf "%s\n" "${COMPREPLY[@]}"' sh "$D/usr/share/bash-completion/completions/gpusandbox")
 grep -qx list-groups <<<"$first" && ok "completion-bash-subcommand" || bad "completion-bash-subcommand" "$first"
-zsh_opts=$(grep -oE -- "(^|[ '{,)])--[a-z][a-z-]*" "$D/usr/share/zsh/site-functions/_gpusandbox" |
+zsh_opts=$(grep -oE -- "(^|[ '{,)*])--[a-z][a-z-]*" "$D/usr/share/zsh/site-functions/_gpusandbox" |
 	grep -oE -- '--[a-z][a-z-]*' | sort -u)
 [ "$zsh_opts" = "$help_opts" ] && ok "completion-zsh-options" ||
 	bad "completion-zsh-options" "zsh: $(echo $zsh_opts) help: $(echo $help_opts)"

@@ -55,21 +55,115 @@ while True: time.sleep(0.05)" &
 	[ "$rc" -eq 42 ] && ok "forward-$sig" || bad "forward-$sig" "exit $rc, want 42"
 done
 
-# If the supervisor dies, the workload does not run on.
-"$B" -- sh -c 'echo $$ > '"$T/child.pid"'; exec sleep 30' &
-sup=$!
-for _ in $(seq 50); do [ -s "$T/child.pid" ] && break; sleep 0.05; done
-child=$(cat "$T/child.pid" 2>/dev/null)
-kill -KILL "$sup"; wait "$sup" 2>/dev/null
-gone=no
-for _ in $(seq 40); do kill -0 "$child" 2>/dev/null || { gone=yes; break; }; sleep 0.05; done
-[ "$gone" = yes ] && ok "supervisor-death-kills-workload" || bad "supervisor-death-kills-workload" "pid $child alive"
+# The workload's pids are its own PID namespace's: find its processes from
+# here by a marker in their command line.
+pids_with() { # marker: pids (ours) whose command line holds it
+	local p
+	for p in /proc/[0-9]*; do
+		tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "$1" && echo "${p#/proc/}"
+	done
+}
+wait_for_pids() { # marker: waits until one exists (5 s)
+	for _ in $(seq 100); do [ -n "$(pids_with "$1")" ] && return 0; sleep 0.05; done
+	return 1
+}
 
-# Survivors of the main process are killed when it exits.
-"$B" -- sh -c '(sleep 30 & echo $! > '"$T/orphan.pid"') ; exit 0'
-orphan=$(cat "$T/orphan.pid" 2>/dev/null)
-sleep 0.2
-if [ -n "$orphan" ] && kill -0 "$orphan" 2>/dev/null; then bad "survivors-killed" "pid $orphan alive"; else ok "survivors-killed"; fi
+# If the supervisor dies, the workload does not run on: the kernel ends
+# every task of its PID namespace, a daemonised grandchild too.
+"$B" -- sh -c '(sleep 31.25 &); exec sleep 31.5' 2>/dev/null &
+sup=$!
+if wait_for_pids "sleep 31.25" && wait_for_pids "sleep 31.5"; then
+	kill -KILL "$sup"; wait "$sup" 2>/dev/null
+	gone=no
+	for _ in $(seq 40); do [ -z "$(pids_with "sleep 31.")" ] && { gone=yes; break; }; sleep 0.05; done
+	[ "$gone" = yes ] && ok "supervisor-death-kills-workload" ||
+		bad "supervisor-death-kills-workload" "alive: $(pids_with "sleep 31.")"
+else
+	kill -KILL "$sup"; wait "$sup" 2>/dev/null
+	bad "supervisor-death-kills-workload" "the workload never started its processes"
+fi
+
+# Survivors of the main process are killed when it exits. The orphan
+# writes a file once it runs, so it is known to have existed.
+"$B" -- sh -c '(touch '"$T/orphan.started"'; exec sleep 32.5) & while [ ! -e '"$T/orphan.started"' ]; do sleep 0.01; done; exit 0' 2>/dev/null
+left=$(pids_with "sleep 32.5")
+if [ ! -e "$T/orphan.started" ]; then bad "survivors-killed" "the orphan never started"
+elif [ -n "$left" ]; then bad "survivors-killed" "pids $left alive"; else ok "survivors-killed"; fi
+
+# The workload cannot reach its supervisor: its parent is the sandbox's
+# init (which ignores the kill), and its /proc shows no other gpusandbox.
+expect_status "workload-cannot-kill-supervisor" 7 "$B" -- sh -c '
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = gpusandbox ] && kill -KILL "${p#/proc/}"
+	done
+	kill -KILL $PPID; kill -KILL 1; sleep 0.2; exit 7'
+
+# The audit's start record names COMMAND's process (as seen from here),
+# not the sandbox's init.
+"$B" --user root --audit-log "$T/pid.jsonl" -- sleep 33.5 &
+sup=$!
+wait_for_pids "sleep 33.5"
+sleep 0.1
+# Only the process that runs it (gpusandbox's own command line holds it too).
+cmd_pid=$(for p in $(pids_with "sleep 33.5"); do
+	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && echo "$p"; done)
+kill -TERM "$sup"; wait "$sup"
+start_pid=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["pid"])' "$T/pid.jsonl" 2>&1)
+[ -n "$cmd_pid" ] && [ "$start_pid" = "$cmd_pid" ] && ok "audit-start-pid" ||
+	bad "audit-start-pid" "start record pid $start_pid, COMMAND's pid ${cmd_pid:-?}"
+
+# Setup failures keep their cause and say what to do: gpusandbox inside
+# gpusandbox cannot install its listener (issue #14, 3).
+expect_status "nested-125" 125 "$B" --user root -- "$B" -- true
+grep -q "installing a seccomp listener: Device or resource busy; another supervisor already watches this process" "$T/err" &&
+	ok "nested-message" || bad "nested-message" "$(cat "$T/err")"
+
+# Running as someone else (issue #17, 8 and 11): uid, gid and groups as
+# the workload's /proc/self/status shows them; no capability left.
+status_line() { awk -v k="$1:" '$1 == k { $1 = ""; print substr($0, 2) }' "$T/out"; }
+expect_status "user-numeric" 0 "$B" --user 65534 --group 65534 --groups 5,7 -- cat /proc/self/status
+[ "$(status_line Uid)" = "65534 65534 65534 65534" ] && [ "$(status_line Gid)" = "65534 65534 65534 65534" ] &&
+	[ "$(status_line Groups)" = "5 7" ] && [ "$(status_line CapEff)" = 0000000000000000 ] &&
+	[ "$(status_line CapBnd)" = 0000000000000000 ] && [ "$(status_line NoNewPrivs)" = 1 ] &&
+	ok "user-numeric-ids" || bad "user-numeric-ids" "$(grep -E '^(Uid|Gid|Groups|CapEff|CapBnd|NoNewPrivs):' "$T/out" | tr '\n\t' '  ')"
+if getent passwd nobody >/dev/null; then
+	expect_status "user-by-name" 0 "$B" --user nobody -- cat /proc/self/status
+	want_gid=$(getent passwd nobody | cut -d: -f4)
+	[ "$(status_line Uid)" = "$(printf '%s %s %s %s' $(id -u nobody) $(id -u nobody) $(id -u nobody) $(id -u nobody))" ] &&
+		[ "$(status_line Gid | cut -d' ' -f1)" = "$want_gid" ] && [ -z "$(status_line Groups)" ] &&
+		ok "user-by-name-ids" || bad "user-by-name-ids" "$(grep -E '^(Uid|Gid|Groups):' "$T/out" | tr '\n\t' '  ')"
+fi
+# The same from a policy file; a command-line option replaces its key.
+printf 'run-as.user = 65534\nrun-as.group = 65534\nrun-as.groups = 5, 7\n' >"$T/runas.policy"
+expect_status "policy-run-as" 0 "$B" --policy "$T/runas.policy" -- cat /proc/self/status
+[ "$(status_line Uid)" = "65534 65534 65534 65534" ] && [ "$(status_line Groups)" = "5 7" ] &&
+	ok "policy-run-as-ids" || bad "policy-run-as-ids" "$(grep -E '^(Uid|Groups):' "$T/out" | tr '\n\t' '  ')"
+expect_status "policy-run-as-override" 0 "$B" --policy "$T/runas.policy" --user 1 --groups 9 -- cat /proc/self/status
+[ "$(status_line Uid)" = "1 1 1 1" ] && [ "$(status_line Gid)" = "65534 65534 65534 65534" ] &&
+	[ "$(status_line Groups)" = 9 ] && ok "policy-run-as-override-ids" ||
+	bad "policy-run-as-override-ids" "$(grep -E '^(Uid|Gid|Groups):' "$T/out" | tr '\n\t' '  ')"
+expect_status "user-unknown-125" 125 "$B" --user no-such-user-gs -- true
+grep -q "no user named 'no-such-user-gs'" "$T/err" || bad "user-unknown-message" "$(cat "$T/err")"
+# As root without --user, a warning names the option; --user root is a choice.
+expect_status "root-warning" 0 "$B" -- true
+grep -q "warning: the workload runs as root.*--user USER" "$T/err" && ok "root-warning-text" ||
+	bad "root-warning-text" "$(cat "$T/err")"
+expect_status "root-chosen" 0 "$B" --user root -- true
+[ ! -s "$T/err" ] && ok "root-chosen-quiet" || bad "root-chosen-quiet" "$(cat "$T/err")"
+# Not root: the same containment in a user namespace of its own, or a
+# refusal that says why; never a run without it.
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$B" -- sh -c 'test "$(id -u)" = 65534 && ls /proc' \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" = 0 ] && ! grep -qx 1 "$T/out"; then bad "unprivileged" "the workload's /proc has no pid 1: not its own"
+	elif [ "$rc" = 0 ]; then ok "unprivileged"
+	elif [ "$rc" = 125 ] && grep -q "namespaces" "$T/err"; then ok "unprivileged"
+	else bad "unprivileged" "exit $rc: $(cat "$T/err")"; fi
+	expect_status "unprivileged-user-125" 125 setpriv --reuid=65534 --regid=65534 --clear-groups "$B" --user root -- true
+	grep -q "need gpusandbox to run as root" "$T/err" || bad "unprivileged-user-message" "$(cat "$T/err")"
+fi
+expect_status "hide-relative-125" 125 "$B" --hide relative/path -- true
 
 # Audit records: start and summary, well-formed, complete even when the
 # workload is killed.

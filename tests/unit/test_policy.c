@@ -99,6 +99,20 @@ static void test_good_files(void)
 
 /* ---- bad files and their exact diagnostics ------------------------------------------ */
 
+/* run-as.*: the strings as written, resolved later by the launcher. */
+static void test_run_as(void)
+{
+	static const char text[] = "run-as.user = nobody\nrun-as.group = 65534\nrun-as.groups = video, 7\n";
+	struct gs_policy p;
+	char diag[GS_POLICY_DIAG_MAX];
+
+	gs_policy_init(&p);
+	CHECK(p.user[0] == '\0' && p.group[0] == '\0' && p.groups[0] == '\0');
+	CHECK(gs_policy_parse("t.policy", text, strlen(text), &p, diag, sizeof(diag)) == 0);
+	CHECK(strcmp(p.user, "nobody") == 0 && strcmp(p.group, "65534") == 0);
+	CHECK(strcmp(p.groups, "video, 7") == 0);
+}
+
 /* managed: the default and both spellings, in the file and on the command line. */
 static void test_managed(void)
 {
@@ -509,6 +523,7 @@ int main(void)
 	test_suggest();
 	test_good_files();
 	test_managed();
+	test_run_as();
 	test_bad_files();
 	test_nul_byte();
 	test_verdicts();
