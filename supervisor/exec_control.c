@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compute_share.h"
 #include "exec_int.h"
 #include "quota.h"
 
@@ -264,7 +263,7 @@ struct answer handle_control(struct call *c)
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back
 	 * on in an off phase. Answered as done, without the driver. */
-	if (scheduled && c->sb->sm) {
+	if (scheduled && gs_sandbox_channels_observed(c->sb)) {
 		restore_embedded(c, ci, rel, false);
 		top.status = NV_OK;
 		return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), 0, NV_OK);
@@ -277,7 +276,8 @@ struct answer handle_control(struct call *c)
 		/* --sm: the workload must not get its channels back in an off
 		 * phase by scheduling them again. */
 		if (may_resume_channels(top.cmd))
-			gs_sm_reassert(c->sb, ledger_gpu_of(&c->sb->ledger, top.h_client, top.h_object));
+			gs_sandbox_emit_channels_may_resume(
+				c->sb, ledger_gpu_of(&c->sb->ledger, top.h_client, top.h_object));
 	}
 	top.params = user_params;
 	restore_embedded(c, ci, rel, true);

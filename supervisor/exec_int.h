@@ -18,18 +18,13 @@
 #include "rm_decode.h"
 #include "rm_tables.h"
 #include "sandbox.h"
+#include "workload.h"
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 
-#define NVIDIA_MAJOR 195u               /* fixed char major of /dev/nvidia* */
-#define NVIDIA_PATH_PREFIX "/dev/nvidia"
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
-#define PATH_BUF 256
 #define PTR32_MASK 0xffffffffull
 /* The driver hands out video memory in 2 MiB granules for the allocations
  * CUDA makes (design.md 1.2). The quota pre-check rounds the request up to
@@ -60,24 +55,7 @@ struct call {
 };
 
 
-#define MAX_BORROWED_GPU_FDS 64
-
-struct borrowed_fds {
-	int      fd[MAX_BORROWED_GPU_FDS];
-	unsigned n;
-};
-
-int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
-int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
-                      const void *b2, size_t l2);
-int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
 bool notif_still_valid(struct gs_sandbox *sb);
-int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd);
-bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd);
-bool fd_is_control_file(int fd);
-bool fd_is_uvm(const struct gs_sandbox *sb, int fd);
-void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b);
-void return_gpu_nodes(struct borrowed_fds *b);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);

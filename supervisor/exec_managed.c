@@ -105,10 +105,10 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	if (len == 0)
 		return answer_continue();
 	c->wfd = (int)data->args[MMAP_ARG_FD];
-	c->dup = dup_workload_fd(c->sb, c->tid, c->wfd);
+	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
-	if (!fd_is_uvm(c->sb, c->dup)) {
+	if (!fd_is_uvm(c->sb->uvm_major, c->dup)) {
 		/* A shared writable file mapping that is not UVM's.
 		 * SECURITY.md: a descriptor swapped between this look and the
 		 * kernel's own is one of the two races left open. */

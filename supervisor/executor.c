@@ -38,6 +38,7 @@
 #include "sandbox.h"
 #include "exec_int.h"
 #include "exec_managed.h"
+#include "executor.h"
 #include "gpusandbox.h"
 
 /* ---- RM_ALLOC ------------------------------------------------------------ */
@@ -225,7 +226,7 @@ static struct answer handle_alloc(struct call *c)
 	               v.p_rights ? (uintptr_t)&rights : 0);
 	struct borrowed_fds gpu_nodes = { .n = 0 };
 	if (ci && ci->kind == RM_CLASS_DEVICE)
-		borrow_gpu_nodes(c, &gpu_nodes);
+		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
 	int rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
 	nv_status_t st;
 	memcpy(&st, top + st_off, sizeof(st));
@@ -233,7 +234,7 @@ static struct answer handle_alloc(struct call *c)
 	 * when the driver asks for it, to keep the common path cheap. */
 	if (rc == 0 && st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n && ci &&
 	    ci->kind == RM_CLASS_SUBDEVICE) {
-		borrow_gpu_nodes(c, &gpu_nodes);
+		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
 		if (gpu_nodes.n) {
 			memcpy(top + st_off, &(nv_status_t){ NV_OK }, sizeof(st));
 			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
@@ -545,7 +546,7 @@ static struct answer handle_register_fd(struct call *c)
 		c->audit = true;
 		return answer_errno(EINVAL);
 	}
-	ctl = dup_workload_fd(c->sb, c->tid, top.ctl_fd);
+	ctl = dup_workload_fd(&c->sb->pidfds, c->tid, top.ctl_fd);
 	if (ctl < 0)
 		return answer_errno(EBADF);
 	struct nv_ioctl_register_fd ours = { .ctl_fd = ctl };
@@ -724,7 +725,7 @@ void gs_execute_notification(struct gs_sandbox *sb)
 		a = answer_continue();
 		goto send;
 	}
-	c.dup = dup_workload_fd(sb, c.tid, c.wfd);
+	c.dup = dup_workload_fd(&sb->pidfds, c.tid, c.wfd);
 	if (c.dup < 0) {
 		/* EBADF: the fd is not open, as the kernel would have said.
 		 * Anything else (no right to the task): fail closed. */
@@ -732,7 +733,7 @@ void gs_execute_notification(struct gs_sandbox *sb)
 		goto send;
 	}
 	/* Another device's ioctl that merely shares the low byte. */
-	if (!fd_is_nvidia_like(sb, c.dup)) {
+	if (!fd_is_nvidia_like(sb->uvm_major, c.dup)) {
 		a = answer_continue();
 		goto send;
 	}

@@ -28,6 +28,7 @@
 #include "gpu_uuid.h"
 #include "learn.h"
 #include "quota.h"
+#include "runner.h"
 #include "sandbox.h"
 
 #define SIZE_BUF 32

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * executor.h - the executor's entry point: decides and answers one trapped
+ * notification of a sandbox. Called by a runner (runner.c), never by the
+ * sandbox object itself.
+ */
+#ifndef GPUSANDBOX_EXECUTOR_H
+#define GPUSANDBOX_EXECUTOR_H
+
+#include "sandbox.h"
+
+/* Decides and answers the notification in sb->req (an ioctl, or under
+ * managed = deny an mmap); the caller holds sb->lock. */
+void gs_execute_notification(struct gs_sandbox *sb);
+
+#endif
