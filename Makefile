@@ -11,7 +11,7 @@ CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
 BUILD   := build
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
-                   supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/exec_common.c supervisor/workload.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
+                   supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/exec_alloc.c supervisor/decode.c supervisor/verdict.c supervisor/exec_common.c supervisor/workload.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
                    supervisor/error.c policy/quota.c policy/groups.c policy/policy.c policy/learn.c arch/arch.c

@@ -159,24 +159,17 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
 
 /* ---- quota --------------------------------------------------------------- */
 
-uint64_t round_up(uint64_t v, uint64_t to)
-{
-	return v > UINT64_MAX - (to - 1) ? UINT64_MAX : (v + to - 1) / to * to;
-}
-
-/* Would charging bytes on gpu exceed the quota? Before saying yes, release
- * clients whose file was closed: a workload that closed its fd really got
- * its memory back from the driver. */
-bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes)
+/* Before saying yes, release clients whose file was closed: a workload
+ * that closed its fd really got its memory back from the driver. The
+ * predicate itself (gs_over_quota) is pure; the reconcile is here, once. */
+bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes)
 {
 	uint64_t q = gs_quota_mem(&sb->quota, gpu);
 
-	if (q == GS_QUOTA_UNLIMITED)
-		return false;
-	if (bytes <= q && ledger_used(&sb->ledger, gpu) <= q - bytes)
+	if (!gs_over_quota(q, ledger_used(&sb->ledger, gpu), bytes))
 		return false;
 	gs_sandbox_reconcile(sb);
-	return !(bytes <= q && ledger_used(&sb->ledger, gpu) <= q - bytes);
+	return gs_over_quota(q, ledger_used(&sb->ledger, gpu), bytes);
 }
 
 void note_usage(struct call *c, int gpu, uint64_t before)

@@ -18,6 +18,7 @@
 #include "rm_decode.h"
 #include "rm_tables.h"
 #include "sandbox.h"
+#include "verdict.h"
 #include "workload.h"
 
 #ifndef __X32_SYSCALL_BIT
@@ -26,11 +27,6 @@
 
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
 #define PTR32_MASK 0xffffffffull
-/* The driver hands out video memory in 2 MiB granules for the allocations
- * CUDA makes (design.md 1.2). The quota pre-check rounds the request up to
- * that, so a call that passes cannot push the driver's usage past the quota
- * even for an instant; the post-check covers larger rounding. */
-#define VIDMEM_GRANULE (2ull << 20)
 
 enum answer_kind { ANSWER_VALUE, ANSWER_CONTINUE, ANSWER_NONE };
 
@@ -69,8 +65,9 @@ struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
 struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *nested,
                                      size_t nested_len, const void *top, size_t top_len, int rc,
                                      nv_status_t st);
-uint64_t round_up(uint64_t v, uint64_t to);
-bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes);
+/* Would charging bytes on gpu exceed the quota, even after releasing the
+ * clients of closed files (reconciled explicitly, only when over)? */
+bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes);
 void note_usage(struct call *c, int gpu, uint64_t before);
 void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
                        uint32_t limit);
@@ -83,11 +80,17 @@ bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t c
                             struct answer *a);
 bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
                           struct answer *a);
+/* --learn: admits key, which the allowlist alone refused, when gpusandbox
+ * knows it; the record then says that only learning let it through. */
+bool policy_learns(struct call *c, bool is_control, uint32_t key);
 /* After an accepted engine allocation: the count in the audit record. */
 void engine_note_after(struct call *c, uint32_t cls);
 /* An escape gpusandbox does not know, or one the driver does not handle:
  * refused with -EINVAL, as the driver refuses it, and audited. */
 struct answer refuse_escape(struct call *c, const char *name, const char *why);
+
+/* RM_ALLOC, through the staged pipeline (exec_alloc.c). */
+struct answer handle_alloc(struct call *c);
 
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);

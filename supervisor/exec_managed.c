@@ -117,7 +117,7 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	}
 	/* The kernel rounds the length up to pages; the range must match
 	 * the VMA exactly to be attached to. */
-	vma_len = round_up(len, PAGE_BYTES);
+	vma_len = gs_round_up(len, PAGE_BYTES);
 	/* The other open race: the range freed (UVM_FREE) between this
 	 * question and the mapping. */
 	if (uvm_range_exists(c->dup, off, vma_len)) {

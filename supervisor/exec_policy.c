@@ -21,7 +21,7 @@
  * is something gpusandbox knows, and let the call go on to every other
  * check; otherwise it stays refused. The record says that only learning
  * let it through. */
-static bool learned(struct call *c, bool is_control, uint32_t key)
+bool policy_learns(struct call *c, bool is_control, uint32_t key)
 {
 	struct gs_learn_origin from = { .call = c->d.call, .via_xfer = c->via_xfer };
 	pid_t tgid;
@@ -43,7 +43,7 @@ static bool refuse_unless(struct call *c, void *top, size_t st_off, bool is_cont
                           struct gs_rule_verdict v, struct answer *a)
 {
 	c->d.group = v.group;
-	if (v.allowed || learned(c, is_control, key))
+	if (v.allowed || policy_learns(c, is_control, key))
 		return false;
 	*a = refuse_with_status(c, top, st_off, v.status, GS_VERDICT_REFUSE, v.reason);
 	return true;
@@ -66,13 +66,6 @@ static bool same_engine(uint32_t cls, const void *arg)
 	return gs_class_engine(cls) == *(const enum gs_engine *)arg;
 }
 
-static const char *const engine_resource[GS_ENGINE_N] = {
-	[GS_ENGINE_NVDEC] = "video.decoders",
-	[GS_ENGINE_NVENC] = "video.encoders",
-	[GS_ENGINE_NVJPG] = "video.jpeg",
-	[GS_ENGINE_OFA] = "video.ofa",
-};
-
 bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
                           struct answer *a)
 {
@@ -90,7 +83,7 @@ bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls
 		gs_sandbox_reconcile(sb);
 		live = ledger_count_engines(&sb->ledger, same_engine, &e);
 	}
-	note_count(c, engine_resource[e], live, live, limit);
+	note_count(c, gs_engine_resource(e), live, live, limit);
 	if (live < limit)
 		return false;
 	/* What the driver answers when every instance of an engine is taken. */

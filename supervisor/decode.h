@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.h - the decode stage: from the supervisor's copies of a trapped
+ * call to a struct gs_rm_call. Pure: no memory of the workload, no ledger,
+ * no clock. The ABI lookups (rm_class_lookup) are made here and nowhere
+ * else in the pipeline, so the driver's facts enter it in one place.
+ */
+#ifndef GPUSANDBOX_DECODE_H
+#define GPUSANDBOX_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "call.h"
+
+/* The first level: the top-level struct of an RM_ALLOC (top_size is 32 or
+ * 48, already checked against the escape table). Says in out->params_size
+ * how many bytes of params to copy next (0: none). Returns -1 for a size
+ * that is neither form, else 0. */
+int gs_decode_alloc_top(const void *top, uint32_t top_size, bool via_xfer,
+                        struct gs_rm_call *out);
+
+/* The second level: our copy of the params (len bytes, NULL when none
+ * could be copied) and whether the access rights could be copied. */
+void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_t len,
+                            bool rights_copied);
+
+#endif

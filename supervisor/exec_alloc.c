@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_alloc.c - RM_ALLOC through the staged pipeline:
+ *
+ *   fetch the top-level struct (and check the notification is still the
+ *   trapped task's) -> decode it (decode.c) -> a first verdict on the call
+ *   alone -> fetch and decode the params -> reconcile the ledger for what
+ *   the verdict reads -> the verdict (verdict.c, pure) -> record it -> act:
+ *   perform from our copies, post-check, restore -> commit to the ledger.
+ *
+ * Every decision is taken on the supervisor's copies (executor.c states
+ * the rule), and the call is then performed from those same copies.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "decode.h"
+#include "exec_int.h"
+#include "verdict.h"
+
+/* One RM_ALLOC in flight through the stages. */
+struct alloc_flight {
+	uint8_t              top[sizeof(struct nvos64)]; /* our copy */
+	size_t               st_off;   /* the status field in top */
+	struct rm_alloc_view addr;     /* the workload's pointers, restored after */
+	uint32_t             rights;   /* our copy of the access rights */
+	struct gs_rm_call    call;
+	struct gs_usage      usage;
+	int                  file;     /* the ledger's index of the open file */
+};
+
+/* Writes the pointer fields of an RM_ALLOC top-level buffer. */
+static void alloc_set_ptrs(void *top, uint32_t size, uint64_t params, uint64_t rights)
+{
+	if (size == sizeof(struct nvos64)) {
+		struct nvos64 *p = top;
+		p->p_alloc_parms = params;
+		p->p_rights_requested = rights;
+	} else {
+		((struct nvos21 *)top)->p_alloc_parms = params;
+	}
+}
+
+static nv_handle_t alloc_new_handle(const void *top, uint32_t size)
+{
+	return size == sizeof(struct nvos64) ? ((const struct nvos64 *)top)->h_object_new
+	                                     : ((const struct nvos21 *)top)->h_object_new;
+}
+
+static bool objects(const struct gs_call_verdict *v)
+{
+	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
+}
+
+static struct answer refuse(struct call *c, struct alloc_flight *f, const struct gs_call_verdict *v)
+{
+	return refuse_with_status(c, f->top, f->st_off, v->status, v->verdict, v->reason);
+}
+
+/* fetch + decode, first level. False with *a when the call ends here. */
+static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	if (mem_read(c->tid, c->argp, f->top, c->size) < 0) {
+		*a = answer_errno(EFAULT);
+		return false;
+	}
+	if (!notif_still_valid(c->sb)) {
+		*a = answer_none();
+		return false;
+	}
+	f->st_off = rm_alloc_status_offset(c->size);
+	(void)rm_alloc_view_from(f->top, c->size, &f->addr);
+	(void)gs_decode_alloc_top(f->top, c->size, c->via_xfer, &f->call);
+	c->d.has_class = true;
+	c->d.cls = f->call.h_class;
+	c->d.h_client = f->call.h_client;
+	c->d.h_object = f->call.h_object;
+	return true;
+}
+
+/* fetch + decode, second level: the params (the class's size, into our
+ * buffer) and the access rights. What cannot be read, the verdict refuses. */
+static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
+{
+	uint32_t psize = f->call.params_size;
+	bool params_ok = mem_read(c->tid, f->addr.p_params, c->sb->params, psize) == 0;
+	bool rights_ok = f->call.has_rights &&
+	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
+
+	gs_decode_alloc_params(&f->call, params_ok ? c->sb->params : NULL, params_ok ? psize : 0,
+	                       rights_ok);
+}
+
+static bool same_engine(uint32_t cls, const void *arg)
+{
+	return gs_class_engine(cls) == *(const enum gs_engine *)arg;
+}
+
+/* The usage snapshot the verdict reads, from the ledger as it is now. */
+static void take_usage(struct call *c, struct alloc_flight *f)
+{
+	struct ledger *l = &c->sb->ledger;
+	struct gs_usage *u = &f->usage;
+	const struct gs_rm_call *rc = &f->call;
+
+	if (rc->creates_client && u->on_control_file) {
+		f->file = ledger_file_of(l, c->dup);
+		u->file_known = f->file >= 0;
+		u->file_has_client = u->file_known && l->files[f->file].has_client;
+	}
+	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)
+	                                     : LEDGER_NO_GPU;
+	u->mem_used = ledger_used(l, u->gpu);
+	u->channels = l->channels;
+	u->channel_groups = l->channel_groups;
+	if (rc->kind == RM_CLASS_ENGINE) {
+		enum gs_engine e = gs_class_engine(rc->h_class);
+		u->engines = e == GS_ENGINE_NONE ? 0 : ledger_count_engines(l, same_engine, &e);
+	}
+}
+
+/* reconcile + verdict. The ledger is brought up to date with the driver
+ * where this call's verdict depends on it: a client is continued only on
+ * a control file the ledger knows to have none, and video memory is
+ * charged to a client bound to this file (bind_client_for_charge reaps a
+ * stale entry whose handle the driver gave to a new client). A quota
+ * refusal is reconsidered once after releasing the clients of closed
+ * files: a workload that closed its fd really got its resources back. */
+static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f)
+{
+	struct gs_sandbox *sb = c->sb;
+	const struct gs_rm_call *rc = &f->call;
+	struct gs_call_verdict v;
+
+	if (rc->creates_client && !rc->via_xfer) {
+		f->usage.on_control_file = fd_is_control_file(c->dup);
+		if (f->usage.on_control_file)
+			gs_sandbox_reconcile(sb);
+	} else if (rc->kind == RM_CLASS_VIDMEM && rc->params_size && rc->params_copied &&
+	           rc->rights_copied) {
+		f->usage.client_bound = bind_client_for_charge(c, rc->h_client) == 0;
+	}
+	take_usage(c, f);
+	v = gs_verdict_of(sb->rules, &sb->quota, &f->usage, rc);
+	if (!v.needs_reconcile)
+		return v;
+	gs_sandbox_reconcile(sb);
+	take_usage(c, f);
+	return gs_verdict_of(sb->rules, &sb->quota, &f->usage, rc);
+}
+
+/* record: what the decision says before the call is acted on. */
+static void record_alloc_verdict(struct call *c, const struct alloc_flight *f,
+                                 const struct gs_call_verdict *v)
+{
+	const struct gs_rm_call *rc = &f->call;
+
+	if (v->verdict == GS_VERDICT_CONTINUE) {
+		c->d.verdict = GS_VERDICT_CONTINUE;
+		c->d.reason = v->reason;
+		c->audit = true;
+	}
+	if (v->resource)
+		note_count(c, v->resource, (uint32_t)v->count, (uint32_t)v->count, (uint32_t)v->limit);
+	if (rc->kind == RM_CLASS_VIDMEM && f->usage.client_bound) {
+		c->d.has_size = true;
+		c->d.size = rc->size;
+		c->d.gpu = f->usage.gpu;
+		c->audit = true;
+		if (v->verdict == GS_VERDICT_DENY)
+			note_usage(c, f->usage.gpu, f->usage.mem_used);
+	}
+}
+
+/* act: the call performed from our copies. The driver allows an
+ * NV01_DEVICE_0 only to a holder of the GPU's node, so device calls run
+ * with the workload's own nodes borrowed; other per-GPU objects may want
+ * the same proof, borrowed only when the driver asks for it, to keep the
+ * common path cheap. */
+static int perform_alloc(struct call *c, struct alloc_flight *f, nv_status_t *st)
+{
+	struct borrowed_fds gpu_nodes = { .n = 0 };
+	int rc;
+
+	if (f->call.kind == RM_CLASS_DEVICE)
+		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
+	rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top);
+	memcpy(st, f->top + f->st_off, sizeof(*st));
+	if (rc == 0 && *st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n &&
+	    f->call.kind == RM_CLASS_SUBDEVICE) {
+		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
+		if (gpu_nodes.n) {
+			memcpy(f->top + f->st_off, &(nv_status_t){ NV_OK }, sizeof(*st));
+			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top);
+			memcpy(st, f->top + f->st_off, sizeof(*st));
+		}
+	}
+	return_gpu_nodes(&gpu_nodes);
+	return rc;
+}
+
+/* Undoes an object the driver made but the sandbox cannot keep, and
+ * answers as the driver fails. */
+static struct answer undo_and_refuse(struct call *c, struct alloc_flight *f, nv_handle_t h_new,
+                                     nv_status_t st, enum gs_verdict v, const char *why)
+{
+	undo_alloc(c, f->call.h_client, f->call.h_parent, h_new);
+	alloc_set_ptrs(f->top, c->size, f->addr.p_params, f->addr.p_rights);
+	return refuse_with_status(c, f->top, f->st_off, st, v, why);
+}
+
+/* commit: post-check what the driver granted, then the ledger entry.
+ * Returns false with *a when the object had to be undone. */
+static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge,
+                         uint64_t before, struct answer *a)
+{
+	struct gs_sandbox *sb = c->sb;
+	const struct gs_rm_call *rc = &f->call;
+	nv_handle_t h_new = alloc_new_handle(f->top, c->size);
+	int gpu = rc->kind == RM_CLASS_DEVICE ? (int)rc->device_instance : f->usage.gpu;
+	uint64_t bytes = 0;
+
+	c->d.h_object = h_new;
+	note_client(c, rc->h_client);
+	if (rc->kind == RM_CLASS_VIDMEM) {
+		/* Charge what the driver granted, not what was asked. */
+		memcpy(&bytes, sb->params + offsetof(struct nv_memory_allocation_params, size),
+		       sizeof(bytes));
+		if (bytes < rc->size)
+			bytes = charge;
+		if (over_quota_reconciled(sb, f->usage.gpu, bytes)) {
+			note_usage(c, f->usage.gpu, before);
+			*a = undo_and_refuse(c, f, h_new, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
+			                     "video memory quota exceeded (driver rounding)");
+			return false;
+		}
+	}
+	if (ledger_add(&sb->ledger, rc->h_client, rc->h_parent, h_new, rc->kind, rc->h_class, gpu,
+	               bytes) < 0) {
+		/* Without a ledger entry the charge would be lost: undo. */
+		*a = undo_and_refuse(c, f, h_new, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
+		                     "supervisor out of memory");
+		return false;
+	}
+	if (rc->kind == RM_CLASS_VIDMEM) {
+		c->d.size = bytes;
+		note_usage(c, f->usage.gpu, before);
+	} else if (rc->kind == RM_CLASS_CHANNEL || rc->kind == RM_CLASS_CHANNEL_GROUP) {
+		c->d.usage_after = rc->kind == RM_CLASS_CHANNEL ? sb->ledger.channels
+		                                                : sb->ledger.channel_groups;
+	} else if (rc->kind == RM_CLASS_ENGINE) {
+		engine_note_after(c, rc->h_class);
+	}
+	return true;
+}
+
+/* act + commit for an allowed call. */
+static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t charge)
+{
+	struct gs_sandbox *sb = c->sb;
+	const struct gs_rm_call *rc = &f->call;
+	uint32_t out_psize = 0;
+	uint64_t before = ledger_used(&sb->ledger, f->usage.gpu);
+	nv_status_t st;
+	struct answer a;
+
+	/* --gpus: nothing may be created on a hidden GPU, and every object on
+	 * a GPU hangs under an NV01_DEVICE_0. Asking the driver which GPU the
+	 * instance is makes this a probe of the act stage, not a verdict. */
+	if (rc->kind == RM_CLASS_DEVICE && sb->quota.visible_set &&
+	    !gpu_instance_visible(c, rc->h_client, rc->device_instance))
+		return refuse_with_status(c, f->top, f->st_off, NV_ERR_INVALID_ARGUMENT,
+		                          GS_VERDICT_REFUSE, "GPU not visible in this sandbox");
+	/* Our copy now points at our buffers; the driver never sees the
+	 * workload's pointers. */
+	alloc_set_ptrs(f->top, c->size, rc->params_size ? (uintptr_t)sb->params : 0,
+	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
+	int rc_ioctl = perform_alloc(c, f, &st);
+	if (rc_ioctl == 0 && st == NV_OK) {
+		if (!commit_alloc(c, f, charge, before, &a))
+			return a;
+		/* The driver copies nested params out only on success. */
+		out_psize = rc->params_size;
+	} else if (rc->kind == RM_CLASS_VIDMEM) {
+		note_usage(c, f->usage.gpu, before);
+	}
+	alloc_set_ptrs(f->top, c->size, f->addr.p_params, f->addr.p_rights);
+	return answer_executed(c, f->addr.p_params, sb->params, out_psize, f->top, c->size,
+	                       rc_ioctl, st);
+}
+
+/* A client runs in the workload's context: commit that this control file
+ * now has one (being created), and let the kernel perform it. */
+static struct answer continue_client(struct call *c, struct alloc_flight *f)
+{
+	c->sb->ledger.files[f->file].has_client = true;
+	/* RM's utilization samples name the process that created the client
+	 * (--sm attributes GPU time by it). */
+	gs_sandbox_note_creator(c->sb, c->tid);
+	return answer_continue();
+}
+
+struct answer handle_alloc(struct call *c)
+{
+	struct alloc_flight f = { .file = -1 };
+	struct gs_call_verdict v;
+	struct answer a;
+
+	if (!fetch_alloc_top(c, &f, &a))
+		return a;
+	v = gs_verdict_of_call(c->sb->rules, &f.call);
+	/* --learn admits what the allowlist alone refused; the verdict is
+	 * then taken again on the grown allowlist. */
+	if (v.by_allowlist && policy_learns(c, false, f.call.h_class))
+		v = gs_verdict_of_call(c->sb->rules, &f.call);
+	c->d.group = v.group;
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	fetch_alloc_params(c, &f);
+	v = judge_alloc(c, &f);
+	record_alloc_verdict(c, &f, &v);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	if (v.verdict == GS_VERDICT_CONTINUE)
+		return continue_client(c, &f);
+	return act_alloc(c, &f, v.charge);
+}
