@@ -22,7 +22,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
-              $(BUILD)/tests/unit/test_learn
+              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_verdict
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
