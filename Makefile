@@ -38,13 +38,36 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
+# The pipeline's pure stages: decode and verdict (same replay driver).
+FUZZ_STAGE_SRCS := supervisor/decode.c supervisor/verdict.c supervisor/rm_decode.c \
+                   supervisor/rm_tables.c policy/groups.c policy/quota.c
+FUZZ_DECODE_SRCS := tests/fuzz/fuzz_decode.c $(FUZZ_STAGE_SRCS)
+FUZZ_VERDICT_SRCS := tests/fuzz/fuzz_verdict.c $(FUZZ_STAGE_SRCS)
+DECODE_REPLAY := $(BUILD)/tests/fuzz/decode_replay
+VERDICT_REPLAY := $(BUILD)/tests/fuzz/verdict_replay
+FUZZ_HDRS := $(wildcard include/*.h policy/*.h supervisor/*.h)
+
+$(DECODE_REPLAY): tests/fuzz/replay_main.c $(FUZZ_DECODE_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_DECODE_SRCS)
+
+$(VERDICT_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS)
+
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_policy $(FUZZ_POLICY_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_decode $(FUZZ_DECODE_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_verdict $(FUZZ_VERDICT_SRCS)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
+	@echo "run: $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode"
+	@echo "run: $(BUILD)/fuzz/fuzz_verdict tests/fuzz/corpus/verdict"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -63,7 +86,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh

@@ -43,6 +43,8 @@ run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
+run_tier fuzz-decode build/tests/fuzz/decode_replay tests/fuzz/corpus/decode/*
+run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_decode.c - fuzz target for the decode stage (supervisor/decode.c).
+ *
+ * Input: one byte of shape (bit 0: NVOS64 or NVOS21; bit 1: via XFER;
+ * bits 2-7: a size adjustment, so sizes the escape table rejects are
+ * tried too), then the top-level struct, then whatever is left as the
+ * params copy. Besides not crashing (ASan/UBSan in CI), the decoder must
+ * keep its contract on any bytes: only the two RM_ALLOC sizes decode; the
+ * record asks to copy no more than the class's size in the ABI table, and
+ * nothing for a client, a process-bound or an unknown class; what was not
+ * copied is marked so; and decoding is a function of its input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SHAPE_NVOS64 0x1u
+#define SHAPE_XFER   0x2u
+#define SHAPE_SKEW_SHIFT 2
+
+static void check_record(const struct gs_rm_call *c, uint32_t top_size)
+{
+	const struct rm_class_info *ci = rm_class_lookup(c->h_class);
+
+	if (c->nvos64 != (top_size == sizeof(struct nvos64)) || c->escape != NV_ESC_RM_ALLOC)
+		abort();
+	if (c->class_known != (ci != NULL) || (ci && c->kind != ci->kind) ||
+	    (!ci && c->kind != RM_CLASS_OTHER))
+		abort();
+	if (c->params_size && (!ci || c->creates_client || c->kind == RM_CLASS_PROCESS_BOUND ||
+	                       !c->has_params || c->params_size != ci->params_size))
+		abort();
+	if (c->has_rights && !c->nvos64)
+		abort();
+	if (c->finn_serialized && !c->nvos64)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gs_rm_call a, b;
+	uint8_t top[sizeof(struct nvos64)] = { 0 };
+
+	if (size < 1)
+		return 0;
+	uint8_t shape = data[0];
+	uint32_t top_size = (shape & SHAPE_NVOS64) ? sizeof(struct nvos64) : sizeof(struct nvos21);
+	uint32_t skew = shape >> SHAPE_SKEW_SHIFT;
+	data++, size--;
+	if (skew)
+		top_size = skew; /* any other size must be refused */
+	size_t have = size < top_size ? size : top_size;
+	memcpy(top, data, have < sizeof(top) ? have : sizeof(top));
+	int rc = gs_decode_alloc_top(top, top_size, shape & SHAPE_XFER, &a);
+	if (top_size != sizeof(struct nvos64) && top_size != sizeof(struct nvos21)) {
+		if (rc != -1)
+			abort();
+		return 0;
+	}
+	if (rc != 0)
+		abort();
+	check_record(&a, top_size);
+	const uint8_t *params = size > top_size ? data + top_size : NULL;
+	uint32_t plen = size > top_size ? (uint32_t)(size - top_size) : 0;
+	gs_decode_alloc_params(&a, params, plen, plen & 1u);
+	if (a.params_copied != (a.params_size == 0 || (params && plen >= a.params_size)))
+		abort();
+	if (a.has_size && a.kind != RM_CLASS_VIDMEM)
+		abort();
+	/* A function of its input: the same bytes, the same record. */
+	if (gs_decode_alloc_top(top, top_size, shape & SHAPE_XFER, &b) != 0)
+		abort();
+	gs_decode_alloc_params(&b, params, plen, plen & 1u);
+	if (memcmp(&a, &b, sizeof(a)) != 0)
+		abort();
+	return 0;
+}
