@@ -369,23 +369,32 @@ static void trace_call(const struct call *c, const struct answer *a)
 	FILE *f = c->sb->trace;
 	const char *sname = c->d.has_status ? rm_status_name(c->d.status) : NULL;
 
+	/* Arguments are separated as strace does: ", " between, none first. */
+	const char *sep = "";
+
 	fprintf(f, "[gpusandbox %d] %s%s(", (int)c->tid, c->via_xfer ? "XFER:" : "", c->d.call);
-	if (c->d.h_client)
+	if (c->d.h_client) {
 		fprintf(f, "hClient=0x%x", c->d.h_client);
-	if (c->d.h_object)
-		fprintf(f, ", hObject=0x%x", c->d.h_object);
+		sep = ", ";
+	}
+	if (c->d.h_object) {
+		fprintf(f, "%shObject=0x%x", sep, c->d.h_object);
+		sep = ", ";
+	}
 	if (c->d.has_class) {
 		const struct rm_class_info *ci = rm_class_lookup(c->d.cls);
-		fprintf(f, ", class=0x%x%s%s", c->d.cls, ci && ci->name ? " " : "",
+		fprintf(f, "%sclass=0x%x%s%s", sep, c->d.cls, ci && ci->name ? " " : "",
 		        ci && ci->name ? ci->name : "");
+		sep = ", ";
 	}
 	if (c->d.has_control) {
 		const struct rm_ctrl_info *ci = rm_ctrl_lookup(c->d.control);
-		fprintf(f, ", cmd=0x%x%s%s", c->d.control, ci && ci->name ? " " : "",
+		fprintf(f, "%scmd=0x%x%s%s", sep, c->d.control, ci && ci->name ? " " : "",
 		        ci && ci->name ? ci->name : "");
+		sep = ", ";
 	}
 	if (c->d.has_size)
-		fprintf(f, ", size=%llu", (unsigned long long)c->d.size);
+		fprintf(f, "%ssize=%llu", sep, (unsigned long long)c->d.size);
 	fprintf(f, ")");
 	if (a->kind == ANSWER_CONTINUE)
 		fprintf(f, " = ? [continue]");

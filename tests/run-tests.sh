@@ -45,6 +45,7 @@ run_tier learn tests/learn/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 run_tier fuzz-decode build/tests/fuzz/decode_replay tests/fuzz/corpus/decode/*
 run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/*
+run_tier trace-golden tests/trace/run.sh
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 
