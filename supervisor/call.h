@@ -20,9 +20,12 @@
 #include "nvrm_abi.h"
 #include "rm_tables.h"
 
-/* An RM_ALLOC (NVOS21 or NVOS64), as decoded from our copies. */
+/* An RM_ALLOC (NVOS21 or NVOS64) or a VID_HEAP_CONTROL (NVOS32), as
+ * decoded from our copies. A VID_HEAP_CONTROL ALLOC_SIZE is recorded as
+ * the class allocation the driver turns it into. */
 struct gs_rm_call {
-	uint32_t           escape;        /* NV_ESC_RM_ALLOC */
+	uint32_t           escape;        /* NV_ESC_RM_ALLOC or _VID_HEAP_CONTROL */
+	uint32_t           function;      /* VID_HEAP_CONTROL: NVOS32_FUNCTION_* */
 	bool               via_xfer;      /* came wrapped in IOCTL_XFER_CMD */
 	bool               nvos64;
 	bool               finn_serialized;
@@ -38,7 +41,7 @@ struct gs_rm_call {
 	/* From the params copy (decode_alloc_params). */
 	bool               params_copied, rights_copied;
 	bool               has_size;
-	uint64_t           size;          /* RM_CLASS_VIDMEM: bytes asked for */
+	uint64_t           size;          /* memory classes: bytes asked for */
 	uint32_t           device_instance; /* RM_CLASS_DEVICE: deviceId (0 default) */
 };
 

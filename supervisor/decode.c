@@ -74,3 +74,43 @@ void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_
 		break;
 	}
 }
+
+/* Where ALLOC_SIZE memory lives decides whether it is charged. EGM
+ * (attr2 bit 24) is honoured as host memory only by some drivers: 535
+ * never had the bit and 595 dropped it, and there the same request is
+ * ordinary video memory (issue #17 item 7). The bit is the workload's to
+ * set, so it must not decide: EGM is charged like video memory, on every
+ * driver. Virtual reservations and system memory are not charged. */
+static bool charged_as_vidmem(const struct nvos32 *top)
+{
+	enum rm_mem_place place = rm_mem_place_of(top->data.alloc_size.flags,
+	                                          top->data.alloc_size.attr,
+	                                          top->data.alloc_size.attr2);
+	return place == RM_MEM_VIDMEM || place == RM_MEM_EGM;
+}
+
+void gs_decode_vid_heap(const struct nvos32 *top, bool via_xfer, struct gs_rm_call *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->escape = NV_ESC_RM_VID_HEAP_CONTROL;
+	out->via_xfer = via_xfer;
+	out->function = top->function;
+	out->h_client = top->h_root;
+	out->h_parent = top->h_object_parent;
+	/* No nested level: nothing else to copy. */
+	out->params_copied = true;
+	out->rights_copied = true;
+	if (top->function == NVOS32_FUNCTION_FREE) {
+		out->h_object = top->data.free.h_memory;
+		return;
+	}
+	if (top->function != NVOS32_FUNCTION_ALLOC_SIZE)
+		return;
+	bool vidmem = charged_as_vidmem(top);
+	out->h_object = top->data.alloc_size.h_memory;
+	out->h_class = vidmem ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM;
+	out->class_known = true;
+	out->kind = vidmem ? RM_CLASS_VIDMEM : RM_CLASS_SYSMEM;
+	out->has_size = true;
+	out->size = top->data.alloc_size.size;
+}

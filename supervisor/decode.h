@@ -25,4 +25,7 @@ int gs_decode_alloc_top(const void *top, uint32_t top_size, bool via_xfer,
 void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_t len,
                             bool rights_copied);
 
+/* A VID_HEAP_CONTROL's NVOS32 (the only level: it has no pointers). */
+void gs_decode_vid_heap(const struct nvos32 *top, bool via_xfer, struct gs_rm_call *out);
+
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec_alloc.c - RM_ALLOC through the staged pipeline:
+ * exec_alloc.c - RM_ALLOC and VID_HEAP_CONTROL through the staged pipeline:
  *
  *   fetch the top-level struct (and check the notification is still the
  *   trapped task's) -> decode it (decode.c) -> a first verdict on the call
@@ -19,9 +19,15 @@
 #include "exec_int.h"
 #include "verdict.h"
 
-/* One RM_ALLOC in flight through the stages. */
+_Static_assert(sizeof(struct nvos32) >= sizeof(struct nvos64), "one buffer holds either");
+
+/* One RM_ALLOC or VID_HEAP_CONTROL in flight through the stages. */
 struct alloc_flight {
-	uint8_t              top[sizeof(struct nvos64)]; /* our copy */
+	union {                        /* our copy of the top-level struct */
+		uint8_t       bytes[sizeof(struct nvos32)];
+		struct nvos64 os64;
+		struct nvos32 os32;
+	} top;
 	size_t               st_off;   /* the status field in top */
 	struct rm_alloc_view addr;     /* the workload's pointers, restored after */
 	uint32_t             rights;   /* our copy of the access rights */
@@ -42,10 +48,25 @@ static void alloc_set_ptrs(void *top, uint32_t size, uint64_t params, uint64_t r
 	}
 }
 
-static nv_handle_t alloc_new_handle(const void *top, uint32_t size)
+/* The handle of the object the driver made. */
+static nv_handle_t new_handle(const struct call *c, const struct alloc_flight *f)
 {
-	return size == sizeof(struct nvos64) ? ((const struct nvos64 *)top)->h_object_new
-	                                     : ((const struct nvos21 *)top)->h_object_new;
+	if (f->call.escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return f->top.os32.data.alloc_size.h_memory;
+	return c->size == sizeof(struct nvos64) ? f->top.os64.h_object_new
+	                                        : ((const struct nvos21 *)f->top.bytes)->h_object_new;
+}
+
+/* What the driver granted, to be charged: it may round the request up. */
+static uint64_t granted_bytes(const struct call *c, const struct alloc_flight *f)
+{
+	uint64_t bytes;
+
+	if (f->call.escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return f->top.os32.data.alloc_size.size;
+	memcpy(&bytes, c->sb->params + offsetof(struct nv_memory_allocation_params, size),
+	       sizeof(bytes));
+	return bytes;
 }
 
 static bool objects(const struct gs_call_verdict *v)
@@ -55,13 +76,14 @@ static bool objects(const struct gs_call_verdict *v)
 
 static struct answer refuse(struct call *c, struct alloc_flight *f, const struct gs_call_verdict *v)
 {
-	return refuse_with_status(c, f->top, f->st_off, v->status, v->verdict, v->reason);
+	return refuse_with_status(c, f->top.bytes, f->st_off, v->status, v->verdict, v->reason);
 }
 
-/* fetch + decode, first level. False with *a when the call ends here. */
-static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answer *a)
+/* fetch: the top-level struct, then proof that the task we read it from
+ * is still the trapped one. False with *a when the call ends here. */
+static bool fetch_top(struct call *c, struct alloc_flight *f, struct answer *a)
 {
-	if (mem_read(c->tid, c->argp, f->top, c->size) < 0) {
+	if (mem_read(c->tid, c->argp, f->top.bytes, c->size) < 0) {
 		*a = answer_errno(EFAULT);
 		return false;
 	}
@@ -69,9 +91,17 @@ static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answe
 		*a = answer_none();
 		return false;
 	}
+	return true;
+}
+
+/* fetch + decode, first level. False with *a when the call ends here. */
+static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	if (!fetch_top(c, f, a))
+		return false;
 	f->st_off = rm_alloc_status_offset(c->size);
-	(void)rm_alloc_view_from(f->top, c->size, &f->addr);
-	(void)gs_decode_alloc_top(f->top, c->size, c->via_xfer, &f->call);
+	(void)rm_alloc_view_from(f->top.bytes, c->size, &f->addr);
+	(void)gs_decode_alloc_top(f->top.bytes, c->size, c->via_xfer, &f->call);
 	c->d.has_class = true;
 	c->d.cls = f->call.h_class;
 	c->d.h_client = f->call.h_client;
@@ -137,7 +167,7 @@ static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f
 		f->usage.on_control_file = fd_is_control_file(c->dup);
 		if (f->usage.on_control_file)
 			gs_sandbox_reconcile(sb);
-	} else if (rc->kind == RM_CLASS_VIDMEM && rc->params_size && rc->params_copied &&
+	} else if (rc->kind == RM_CLASS_VIDMEM && rc->has_size && rc->params_copied &&
 	           rc->rights_copied) {
 		f->usage.client_bound = bind_client_for_charge(c, rc->h_client) == 0;
 	}
@@ -185,15 +215,15 @@ static int perform_alloc(struct call *c, struct alloc_flight *f, nv_status_t *st
 
 	if (f->call.kind == RM_CLASS_DEVICE)
 		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
-	rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top);
-	memcpy(st, f->top + f->st_off, sizeof(*st));
+	rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
+	memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
 	if (rc == 0 && *st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n &&
 	    f->call.kind == RM_CLASS_SUBDEVICE) {
 		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
 		if (gpu_nodes.n) {
-			memcpy(f->top + f->st_off, &(nv_status_t){ NV_OK }, sizeof(*st));
-			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top);
-			memcpy(st, f->top + f->st_off, sizeof(*st));
+			memcpy(f->top.bytes + f->st_off, &(nv_status_t){ NV_OK }, sizeof(*st));
+			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
+			memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
 		}
 	}
 	return_gpu_nodes(&gpu_nodes);
@@ -206,8 +236,9 @@ static struct answer undo_and_refuse(struct call *c, struct alloc_flight *f, nv_
                                      nv_status_t st, enum gs_verdict v, const char *why)
 {
 	undo_alloc(c, f->call.h_client, f->call.h_parent, h_new);
-	alloc_set_ptrs(f->top, c->size, f->addr.p_params, f->addr.p_rights);
-	return refuse_with_status(c, f->top, f->st_off, st, v, why);
+	if (f->call.escape == NV_ESC_RM_ALLOC)
+		alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
+	return refuse_with_status(c, f->top.bytes, f->st_off, st, v, why);
 }
 
 /* commit: post-check what the driver granted, then the ledger entry.
@@ -217,7 +248,7 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 {
 	struct gs_sandbox *sb = c->sb;
 	const struct gs_rm_call *rc = &f->call;
-	nv_handle_t h_new = alloc_new_handle(f->top, c->size);
+	nv_handle_t h_new = new_handle(c, f);
 	int gpu = rc->kind == RM_CLASS_DEVICE ? (int)rc->device_instance : f->usage.gpu;
 	uint64_t bytes = 0;
 
@@ -225,8 +256,7 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 	note_client(c, rc->h_client);
 	if (rc->kind == RM_CLASS_VIDMEM) {
 		/* Charge what the driver granted, not what was asked. */
-		memcpy(&bytes, sb->params + offsetof(struct nv_memory_allocation_params, size),
-		       sizeof(bytes));
+		bytes = granted_bytes(c, f);
 		if (bytes < rc->size)
 			bytes = charge;
 		if (over_quota_reconciled(sb, f->usage.gpu, bytes)) {
@@ -270,11 +300,11 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 	 * instance is makes this a probe of the act stage, not a verdict. */
 	if (rc->kind == RM_CLASS_DEVICE && sb->quota.visible_set &&
 	    !gpu_instance_visible(c, rc->h_client, rc->device_instance))
-		return refuse_with_status(c, f->top, f->st_off, NV_ERR_INVALID_ARGUMENT,
+		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_INVALID_ARGUMENT,
 		                          GS_VERDICT_REFUSE, "GPU not visible in this sandbox");
 	/* Our copy now points at our buffers; the driver never sees the
 	 * workload's pointers. */
-	alloc_set_ptrs(f->top, c->size, rc->params_size ? (uintptr_t)sb->params : 0,
+	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)sb->params : 0,
 	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
 	int rc_ioctl = perform_alloc(c, f, &st);
 	if (rc_ioctl == 0 && st == NV_OK) {
@@ -285,8 +315,8 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 	} else if (rc->kind == RM_CLASS_VIDMEM) {
 		note_usage(c, f->usage.gpu, before);
 	}
-	alloc_set_ptrs(f->top, c->size, f->addr.p_params, f->addr.p_rights);
-	return answer_executed(c, f->addr.p_params, sb->params, out_psize, f->top, c->size,
+	alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
+	return answer_executed(c, f->addr.p_params, sb->params, out_psize, f->top.bytes, c->size,
 	                       rc_ioctl, st);
 }
 
@@ -301,6 +331,18 @@ static struct answer continue_client(struct call *c, struct alloc_flight *f)
 	return answer_continue();
 }
 
+/* The verdict on the call alone. --learn admits what the allowlist alone
+ * refused; the verdict is then taken again on the grown allowlist. */
+static struct gs_call_verdict first_verdict(struct call *c, const struct alloc_flight *f)
+{
+	struct gs_call_verdict v = gs_verdict_of_call(c->sb->rules, &f->call);
+
+	if (v.by_allowlist && policy_learns(c, false, f->call.h_class))
+		v = gs_verdict_of_call(c->sb->rules, &f->call);
+	c->d.group = v.group;
+	return v;
+}
+
 struct answer handle_alloc(struct call *c)
 {
 	struct alloc_flight f = { .file = -1 };
@@ -309,12 +351,7 @@ struct answer handle_alloc(struct call *c)
 
 	if (!fetch_alloc_top(c, &f, &a))
 		return a;
-	v = gs_verdict_of_call(c->sb->rules, &f.call);
-	/* --learn admits what the allowlist alone refused; the verdict is
-	 * then taken again on the grown allowlist. */
-	if (v.by_allowlist && policy_learns(c, false, f.call.h_class))
-		v = gs_verdict_of_call(c->sb->rules, &f.call);
-	c->d.group = v.group;
+	v = first_verdict(c, &f);
 	if (objects(&v))
 		return refuse(c, &f, &v);
 	fetch_alloc_params(c, &f);
@@ -325,4 +362,59 @@ struct answer handle_alloc(struct call *c)
 	if (v.verdict == GS_VERDICT_CONTINUE)
 		return continue_client(c, &f);
 	return act_alloc(c, &f, v.charge);
+}
+
+/* act + commit for a VID_HEAP_CONTROL the verdict allowed. The ledger
+ * changes by what our own copy did, so a thread that rewrites the
+ * workload's struct meanwhile changes nothing. */
+static struct answer act_vid_heap(struct call *c, struct alloc_flight *f, uint64_t charge)
+{
+	struct gs_sandbox *sb = c->sb;
+	struct nvos32 *top = &f->top.os32;
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before_all[GS_MAX_GPUS];
+	uint64_t before = ledger_used(&sb->ledger, f->usage.gpu);
+	struct answer a;
+
+	memcpy(before_all, sb->ledger.used, sizeof(before_all));
+	int rc = exec_escape(c, NV_ESC_RM_VID_HEAP_CONTROL, sizeof(*top), top);
+	if (rc == 0 && top->status == NV_OK) {
+		if (top->function == NVOS32_FUNCTION_ALLOC_SIZE) {
+			if (!commit_alloc(c, f, charge, before, &a))
+				return a;
+		} else {
+			(void)note_client(c, top->h_root);
+		}
+		if (top->function == NVOS32_FUNCTION_FREE) {
+			c->d.h_object = top->data.free.h_memory;
+			ledger_free(&sb->ledger, top->h_root, top->data.free.h_memory, released);
+			note_release(c, released, before_all);
+		}
+	}
+	return answer_executed(c, 0, NULL, 0, top, sizeof(*top), rc, top->status);
+}
+
+struct answer handle_vid_heap(struct call *c)
+{
+	struct alloc_flight f = { .file = -1, .st_off = offsetof(struct nvos32, status) };
+	struct gs_call_verdict v;
+	struct answer a;
+
+	if (!fetch_top(c, &f, &a))
+		return a;
+	gs_decode_vid_heap(&f.top.os32, c->via_xfer, &f.call);
+	c->d.h_client = f.call.h_client;
+	if (f.call.function == NVOS32_FUNCTION_ALLOC_SIZE) {
+		c->d.has_class = true;
+		c->d.cls = f.call.h_class;
+		c->d.has_size = true;
+		c->d.size = f.call.size;
+	}
+	v = first_verdict(c, &f);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	v = judge_alloc(c, &f);
+	record_alloc_verdict(c, &f, &v);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	return act_vid_heap(c, &f, v.charge);
 }

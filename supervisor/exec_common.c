@@ -193,3 +193,17 @@ void note_count(struct call *c, const char *resource, uint32_t before, uint32_t 
 	c->audit = true;
 }
 
+/* Released bytes in the decision record. */
+void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
+                         const uint64_t before[GS_MAX_GPUS])
+{
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		if (!released[g])
+			continue;
+		c->d.has_size = true;
+		c->d.size = released[g];
+		note_usage(c, (int)g, before[g]);
+		c->audit = true;
+		return; /* one record per call; objects sit under one GPU */
+	}
+}

@@ -69,6 +69,8 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
  * clients of closed files (reconciled explicitly, only when over)? */
 bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes);
 void note_usage(struct call *c, int gpu, uint64_t before);
+void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
+                  const uint64_t before[GS_MAX_GPUS]);
 void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
                        uint32_t limit);
 
@@ -89,8 +91,9 @@ void engine_note_after(struct call *c, uint32_t cls);
  * refused with -EINVAL, as the driver refuses it, and audited. */
 struct answer refuse_escape(struct call *c, const char *name, const char *why);
 
-/* RM_ALLOC, through the staged pipeline (exec_alloc.c). */
+/* RM_ALLOC and VID_HEAP_CONTROL, through the staged pipeline (exec_alloc.c). */
 struct answer handle_alloc(struct call *c);
+struct answer handle_vid_heap(struct call *c);
 
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);

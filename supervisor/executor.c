@@ -80,20 +80,6 @@ static struct answer handle_alloc_object(struct call *c)
 
 /* ---- RM_FREE ------------------------------------------------------------- */
 
-static void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
-                         const uint64_t before[GS_MAX_GPUS])
-{
-	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
-		if (!released[g])
-			continue;
-		c->d.has_size = true;
-		c->d.size = released[g];
-		note_usage(c, (int)g, before[g]);
-		c->audit = true;
-		return; /* one record per call; objects sit under one GPU */
-	}
-}
-
 static struct answer handle_free(struct call *c)
 {
 	struct nvos00 top;
@@ -153,103 +139,7 @@ static struct answer handle_dup(struct call *c)
 	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
 }
 
-/* ---- RM_VID_HEAP_CONTROL --------------------------------------------------- */
-
-static struct answer handle_vid_heap(struct call *c)
-{
-	struct gs_sandbox *sb = c->sb;
-	struct nvos32 top;
-	const size_t st_off = offsetof(struct nvos32, status);
-	uint64_t released[GS_MAX_GPUS] = { 0 }, before_all[GS_MAX_GPUS];
-	uint64_t before = 0, want = 0;
-	bool vidmem = false;
-	int gpu = LEDGER_NO_GPU;
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(sb))
-		return answer_none();
-	c->d.h_client = top.h_root;
-
-	switch (top.function) {
-	case NVOS32_FUNCTION_ALLOC_SIZE: {
-		enum rm_mem_place place = rm_mem_place_of(top.data.alloc_size.flags,
-		                                          top.data.alloc_size.attr,
-		                                          top.data.alloc_size.attr2);
-		vidmem = place == RM_MEM_VIDMEM;
-		c->d.has_class = true;
-		c->d.cls = vidmem ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM;
-		c->d.has_size = true;
-		c->d.size = top.data.alloc_size.size;
-		struct answer refused;
-		if (policy_refuses_class(c, &top, st_off, c->d.cls, &refused))
-			return refused;
-		if (!vidmem)
-			break;
-		c->audit = true;
-		if (bind_client_for_charge(c, top.h_root) < 0)
-			return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
-			                          "supervisor out of memory");
-		gpu = ledger_gpu_of(&sb->ledger, top.h_root, top.h_object_parent);
-		if (gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS)
-			return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_OBJECT_PARENT,
-			                          GS_VERDICT_REFUSE,
-			                          "video memory under a parent that is not a known device");
-		want = gs_round_up(top.data.alloc_size.size, VIDMEM_GRANULE);
-		if (over_quota_reconciled(sb, gpu, want)) {
-			note_usage(c, gpu, ledger_used(&sb->ledger, gpu));
-			return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
-			                          "video memory quota exceeded");
-		}
-		before = ledger_used(&sb->ledger, gpu);
-		break;
-	}
-	case NVOS32_FUNCTION_FREE:
-	case NVOS32_FUNCTION_INFO:
-	case NVOS32_FUNCTION_GET_MEM_ALIGNMENT:
-		break;
-	default:
-		/* The other functions use union layouts we do not decode, or pin
-		 * the caller's pages (ALLOC_OS_DESCRIPTOR), which cannot run
-		 * from the supervisor nor be continued safely. */
-		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                          "VID_HEAP_CONTROL function not supported by gpusandbox");
-	}
-	memcpy(before_all, sb->ledger.used, sizeof(before_all));
-	int rc = exec_escape(c, NV_ESC_RM_VID_HEAP_CONTROL, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK) {
-		(void)note_client(c, top.h_root);
-		if (top.function == NVOS32_FUNCTION_ALLOC_SIZE) {
-			nv_handle_t h = top.data.alloc_size.h_memory;
-			uint64_t bytes = vidmem ? top.data.alloc_size.size : 0;
-			if (vidmem && bytes < c->d.size)
-				bytes = want;
-			if (vidmem && over_quota_reconciled(sb, gpu, bytes)) {
-				undo_alloc(c, top.h_root, top.h_object_parent, h);
-				note_usage(c, gpu, before);
-				return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
-				                          "video memory quota exceeded (driver rounding)");
-			}
-			if (ledger_add(&sb->ledger, top.h_root, top.h_object_parent, h,
-			               vidmem ? RM_CLASS_VIDMEM : RM_CLASS_SYSMEM, c->d.cls,
-			               gpu, bytes) < 0) {
-				undo_alloc(c, top.h_root, top.h_object_parent, h);
-				return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY,
-				                          GS_VERDICT_REFUSE, "supervisor out of memory");
-			}
-			c->d.h_object = h;
-			if (vidmem) {
-				c->d.size = bytes;
-				note_usage(c, gpu, before);
-			}
-		} else if (top.function == NVOS32_FUNCTION_FREE) {
-			c->d.h_object = top.data.free.h_memory;
-			ledger_free(&sb->ledger, top.h_root, top.data.free.h_memory, released);
-			note_release(c, released, before_all);
-		}
-	}
-	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
-}
+/* ---- RM_VID_HEAP_CONTROL: exec_alloc.c, through the staged pipeline ------ */
 
 /* ---- flat escapes (RM_SHARE) --------------------------------------------- */
 

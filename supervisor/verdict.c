@@ -45,10 +45,42 @@ static bool objects(const struct gs_call_verdict *v)
 	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
 }
 
+/* VID_HEAP_CONTROL: ALLOC_SIZE is judged as the class the driver turns it
+ * into; FREE and the two queries are harmless. The other functions use
+ * union layouts we do not decode, or pin the caller's pages
+ * (ALLOC_OS_DESCRIPTOR), which cannot run from the supervisor nor be
+ * continued safely. */
+static struct gs_call_verdict vid_heap_clauses(struct gs_call_verdict v,
+                                               const struct gs_rules *rules,
+                                               const struct gs_rm_call *call)
+{
+	switch (call->function) {
+	case NVOS32_FUNCTION_ALLOC_SIZE: {
+		struct gs_rule_verdict rv = gs_rules_class(rules, call->h_class);
+		v.group = rv.group;
+		if (!rv.allowed) {
+			v.by_allowlist = true;
+			return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
+		}
+		return v;
+	}
+	case NVOS32_FUNCTION_FREE:
+	case NVOS32_FUNCTION_INFO:
+	case NVOS32_FUNCTION_GET_MEM_ALIGNMENT:
+		return v;
+	default:
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "VID_HEAP_CONTROL function not supported by gpusandbox");
+	}
+}
+
 struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
                                           const struct gs_rm_call *call)
 {
 	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return vid_heap_clauses(v, rules, call);
 
 	/* Serialized params are an opaque second format the decoder cannot
 	 * check; refuse rather than let the driver read what we did not. */
@@ -115,7 +147,7 @@ static struct gs_call_verdict vidmem_clauses(struct gs_call_verdict v, const str
 {
 	/* The driver requires these params; without them there is no size
 	 * to charge, so refuse rather than guess. */
-	if (!call->params_size)
+	if (!call->has_size)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
 		                 "video memory allocation without params");
 	if (!u->client_bound)
@@ -157,6 +189,8 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 
 	if (objects(&v))
 		return v;
+	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return call->kind == RM_CLASS_VIDMEM ? vidmem_clauses(v, limits, usage, call) : v;
 	if (call->creates_client)
 		return client_clauses(v, usage);
 	if (!call->params_copied)

@@ -397,6 +397,7 @@ static void usage(FILE *f, const char *prog)
 		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
 		"  --die-with-parent  exit when the parent process dies\n"
+		"  --no-egm    a driver without VID_HEAP_CONTROL's EGM bit (535, 595)\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
 		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS);
@@ -404,12 +405,14 @@ static void usage(FILE *f, const char *prog)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE };
+	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
+	       OPT_NO_EGM };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT },
+		{ "no-egm", no_argument, NULL, OPT_NO_EGM },
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -441,6 +444,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DIE_WITH_PARENT:
 			die_with_parent = true;
+			break;
+		case OPT_NO_EGM:
+			cfg.no_egm = true;
 			break;
 		case OPT_LAG:
 		case OPT_FAIL_DISABLE:

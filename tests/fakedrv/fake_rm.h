@@ -115,6 +115,11 @@ struct fake_config {
 	unsigned channels;  /* pool size per GPU, for channels and for groups */
 	unsigned busy_lag_ms;        /* work drains this long after a disable */
 	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
+	/* A driver without VID_HEAP_CONTROL's EGM bit (attr2 bit 24): 535
+	 * never had it and 595 dropped it, so there an ALLOC_SIZE with the
+	 * bit set is placed by its location alone, as video memory (issue
+	 * #17 item 7). Without this the fake is 550-590, which honours it. */
+	bool     no_egm;
 };
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */

@@ -3,8 +3,8 @@
  * fuzz_verdict.c - fuzz target for the verdict stage (supervisor/verdict.c).
  *
  * The input is read field by field (zeros once it runs out): a call made
- * by the decoder from a top-level struct and params (so the record is one
- * the pipeline can produce), then the usage snapshot, the limits and the
+ * by the decoder from an RM_ALLOC's top-level struct and params, or from a
+ * VID_HEAP_CONTROL's NVOS32 (so the record is one the pipeline can make), then the usage snapshot, the limits and the
  * rules' groups. Besides not crashing, on any input the verdict must:
  * be a function of its inputs and leave them untouched; give a refusal a
  * reason and an RM status; allow or continue only what the allowlist
@@ -61,6 +61,13 @@ static void make_call(struct cursor *cur, struct gs_rm_call *call)
 	uint8_t top[sizeof(struct nvos64)];
 	uint32_t shape = take_u32(cur);
 
+	if (FLAG(shape, 4)) {
+		/* A VID_HEAP_CONTROL: its NVOS32 is the whole call. */
+		struct nvos32 vh;
+		take(cur, &vh, sizeof(vh));
+		gs_decode_vid_heap(&vh, FLAG(shape, 1), call);
+		return;
+	}
 	take(cur, top, sizeof(top));
 	take(cur, params, sizeof(params));
 	(void)gs_decode_alloc_top(top, FLAG(shape, 0) ? sizeof(struct nvos64) : sizeof(struct nvos21),
@@ -108,6 +115,13 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 		abort();
 	if (objects)
 		return;
+	bool vid_heap = c->escape == NV_ESC_RM_VID_HEAP_CONTROL;
+	if (vid_heap && c->function != NVOS32_FUNCTION_ALLOC_SIZE &&
+	    c->function != NVOS32_FUNCTION_FREE && c->function != NVOS32_FUNCTION_INFO &&
+	    c->function != NVOS32_FUNCTION_GET_MEM_ALIGNMENT)
+		abort();
+	if (vid_heap && c->function != NVOS32_FUNCTION_ALLOC_SIZE)
+		return; /* no class, nothing charged */
 	if (!gs_rules_class(r, c->h_class).allowed || c->finn_serialized ||
 	    !c->params_copied || (!c->creates_client && !c->rights_copied))
 		abort();

@@ -71,6 +71,10 @@ struct row {
 #define GROUP { CALL(KEPLER_CHANNEL_GROUP_A, RM_CLASS_CHANNEL_GROUP), .has_params = true, \
 	.params_size = 20 }
 #define NVDEC { CALL(CLS_NVDEC, RM_CLASS_ENGINE) }
+#define VIDHEAP_VIDMEM(sz) { .escape = NV_ESC_RM_VID_HEAP_CONTROL, \
+	.function = NVOS32_FUNCTION_ALLOC_SIZE, .h_client = 0xc1, .h_parent = 0xd0, \
+	.h_class = NV01_MEMORY_LOCAL_USER, .class_known = true, .kind = RM_CLASS_VIDMEM, \
+	.params_copied = true, .rights_copied = true, .has_size = true, .size = (sz) }
 
 #define ALLOW GS_VERDICT_ALLOW, NV_OK, NULL
 #define REFUSE(st, why) GS_VERDICT_REFUSE, st, why
@@ -167,6 +171,29 @@ static const struct row rows[] = {
 	  CHANNEL, ALLOW, false, 0 },
 	{ "video decoder, cap 0", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 0 }, IDLE,
 	  NVDEC, DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
+	{ "VID_HEAP ALLOC_SIZE over the quota", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(4 * MIB), VIDHEAP_VIDMEM(MIB),
+	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 2 * MIB },
+	{ "VID_HEAP ALLOC_SIZE within the quota", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDHEAP_VIDMEM(MIB),
+	  ALLOW, false, 2 * MIB },
+	{ "VID_HEAP ALLOC_SIZE of system memory is not charged", RULES_DEFAULT,
+	  { 0, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, IDLE,
+	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_ALLOC_SIZE,
+	    .h_class = NV01_MEMORY_SYSTEM, .class_known = true, .kind = RM_CLASS_SYSMEM,
+	    .params_copied = true, .rights_copied = true, .has_size = true, .size = MIB },
+	  ALLOW, false, 0 },
+	{ "VID_HEAP FREE", RULES_NONE, NO_LIMITS, IDLE,
+	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_FREE,
+	    .params_copied = true, .rights_copied = true }, ALLOW, false, 0 },
+	{ "VID_HEAP ALLOC_OS_DESCRIPTOR", RULES_ALL, NO_LIMITS, IDLE,
+	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR,
+	    .params_copied = true, .rights_copied = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "VID_HEAP_CONTROL function not supported by gpusandbox"),
+	  false, 0 },
+	{ "VID_HEAP video memory, no group allowed", RULES_NONE, NO_LIMITS, GPU0(0),
+	  VIDHEAP_VIDMEM(MIB), REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"),
+	  false, 0 },
 	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2 },
 	  { .gpu = LEDGER_NO_GPU, .engines = 1 }, NVDEC, ALLOW, false, 0 },
 };
@@ -275,6 +302,32 @@ static void check_decode(void)
 	gs_decode_alloc_params(&c, &dp, c.params_size, false);
 	CHECK(c.device_instance == 3 && c.rights_copied);
 	CHECK(gs_decode_alloc_top(&t21, 7, false, &c) < 0);
+
+	/* VID_HEAP_CONTROL ALLOC_SIZE: video memory, and EGM charged like it
+	 * whatever the driver makes of the bit (issue #17 item 7); system
+	 * memory and virtual reservations are not charged. */
+	struct nvos32 vh = { .h_root = 0xc1, .h_object_parent = 0xd0,
+	                     .function = NVOS32_FUNCTION_ALLOC_SIZE };
+	vh.data.alloc_size.size = 5 * MIB;
+	vh.data.alloc_size.h_memory = 0xe1;
+	gs_decode_vid_heap(&vh, false, &c);
+	CHECK(c.escape == NV_ESC_RM_VID_HEAP_CONTROL && c.kind == RM_CLASS_VIDMEM &&
+	      c.h_class == NV01_MEMORY_LOCAL_USER && c.has_size && c.size == 5 * MIB &&
+	      c.h_object == 0xe1 && c.params_copied && c.rights_copied);
+	vh.data.alloc_size.attr2 = NVOS32_ATTR2_USE_EGM;
+	gs_decode_vid_heap(&vh, false, &c);
+	CHECK(c.kind == RM_CLASS_VIDMEM && c.h_class == NV01_MEMORY_LOCAL_USER);
+	vh.data.alloc_size.attr2 = 0;
+	vh.data.alloc_size.attr = 1u << NVOS32_ATTR_LOCATION_SHIFT;
+	gs_decode_vid_heap(&vh, false, &c);
+	CHECK(c.kind == RM_CLASS_SYSMEM && c.h_class == NV01_MEMORY_SYSTEM);
+	vh.data.alloc_size.flags = NVOS32_ALLOC_FLAGS_VIRTUAL;
+	gs_decode_vid_heap(&vh, false, &c);
+	CHECK(c.kind == RM_CLASS_SYSMEM);
+	vh.function = NVOS32_FUNCTION_FREE;
+	vh.data.free.h_memory = 0xe2;
+	gs_decode_vid_heap(&vh, false, &c);
+	CHECK(c.function == NVOS32_FUNCTION_FREE && c.h_object == 0xe2 && !c.has_size);
 }
 
 int main(void)
