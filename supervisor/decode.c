@@ -114,3 +114,21 @@ void gs_decode_vid_heap(const struct nvos32 *top, bool via_xfer, struct gs_rm_ca
 	out->has_size = true;
 	out->size = top->data.alloc_size.size;
 }
+
+const struct rm_ctrl_info *gs_decode_control(const struct nvos54 *top, bool via_xfer,
+                                             struct gs_rm_call *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->escape = NV_ESC_RM_CONTROL;
+	out->via_xfer = via_xfer;
+	out->h_client = top->h_client;
+	out->h_object = top->h_object;
+	out->cmd = top->cmd;
+	out->finn_serialized = (top->flags & NVOS54_FLAGS_FINN_SERIALIZED) != 0;
+	out->gss_legacy = (top->cmd & NV_CTRL_GSS_LEGACY_MASK) != 0;
+	/* The ABI fact, looked up here like a class's. */
+	out->unrelocatable = rm_ctrl_has_unrelocatable_pointers(top->cmd);
+	out->has_params = top->params != 0;
+	out->params_size = top->params_size;
+	return rm_ctrl_lookup(top->cmd);
+}

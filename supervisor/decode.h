@@ -25,6 +25,13 @@ int gs_decode_alloc_top(const void *top, uint32_t top_size, bool via_xfer,
 void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_t len,
                             bool rights_copied);
 
+/* An RM_CONTROL's NVOS54. out->params_size is what the call declares
+ * (the executor copies it only when has_params and the verdict allows).
+ * Returns the control's row in the ABI table (its embedded lists), or
+ * NULL when gpusandbox does not know it. */
+const struct rm_ctrl_info *gs_decode_control(const struct nvos54 *top, bool via_xfer,
+                                             struct gs_rm_call *out);
+
 /* A VID_HEAP_CONTROL's NVOS32 (the only level: it has no pointers). */
 void gs_decode_vid_heap(const struct nvos32 *top, bool via_xfer, struct gs_rm_call *out);
 

@@ -78,8 +78,6 @@ void note_count(struct call *c, const char *resource, uint32_t before, uint32_t 
  * refusal in *a, when the call must not run. */
 bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
                           struct answer *a);
-bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
-                            struct answer *a);
 bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
                           struct answer *a);
 /* --learn: admits key, which the allowlist alone refused, when gpusandbox

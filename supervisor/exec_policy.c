@@ -55,12 +55,6 @@ bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls
 	return refuse_unless(c, top, st_off, false, cls, gs_rules_class(c->sb->rules, cls), a);
 }
 
-bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
-                            struct answer *a)
-{
-	return refuse_unless(c, top, st_off, true, cmd, gs_rules_control(c->sb->rules, cmd), a);
-}
-
 static bool same_engine(uint32_t cls, const void *arg)
 {
 	return gs_class_engine(cls) == *(const enum gs_engine *)arg;

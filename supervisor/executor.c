@@ -340,98 +340,110 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 	return abi;
 }
 
+/* Routes an ioctl notification to its handler. Sets *record when the
+ * answer is a decision to count, audit and trace; calls that are not RM
+ * escapes (or not on an NVIDIA file) are answered without a record. */
+static struct answer route_ioctl(struct gs_sandbox *sb, struct call *c,
+                                 const struct seccomp_data *data, bool *record)
+{
+	const struct rm_escape *e;
+	uint32_t cmd;
+
+	*record = false;
+	c->wfd = (int)data->args[0];
+	cmd = (uint32_t)data->args[1]; /* the kernel's cmd is an unsigned int */
+	c->argp = c->abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
+	c->nr = NV_IOC_NR(cmd);
+	c->size = NV_IOC_SIZE(cmd);
+	e = rm_escape_find(c->nr);
+	/* A word with no size bits is not an RM escape: UVM's commands are
+	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
+	 * the RM driver itself rejects a size-0 escape. */
+	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c->nr)) ||
+	    c->size == 0)
+		return answer_continue();
+	c->dup = dup_workload_fd(&sb->pidfds, c->tid, c->wfd);
+	/* EBADF: the fd is not open, as the kernel would have said.
+	 * Anything else (no right to the task): fail closed. */
+	if (c->dup < 0)
+		return answer_errno(errno == EBADF ? EBADF : EPERM);
+	/* Another device's ioctl that merely shares the low byte. */
+	if (!fd_is_nvidia_like(sb->uvm_major, c->dup))
+		return answer_continue();
+	*record = true;
+	/* An escape number we do not know, or one the 580 driver does not
+	 * handle, is refused and audited: a newer driver may act on it, and
+	 * nothing examined it. */
+	if (!e || e->action == RM_ACT_REFUSE)
+		return refuse_escape(c, e ? e->name : "ESCAPE",
+		                     e ? "escape the driver does not handle"
+		                       : "escape unknown to gpusandbox");
+	/* An escape we cannot decode (a size the driver does not take for
+	 * it) is refused, as the driver would refuse it, never continued. */
+	if (!rm_escape_size_ok(e, c->size))
+		return refuse_escape(c, e->name, "escape with a size the driver does not accept");
+	return e->action == RM_ACT_XFER ? handle_xfer(c) : dispatch(c, e);
+}
+
+/* record: the verdict counted, the decision audited and traced. */
+static void record_decision(struct gs_sandbox *sb, struct call *c, const struct answer *a)
+{
+	count_verdict(sb, c, a);
+	if (c->audit && sb->audit) {
+		c->d.tid = c->tid;
+		if (gs_audit_decision(sb->audit, &c->d) < 0)
+			sb->audit_failed = true;
+	}
+	if (sb->trace)
+		trace_call(c, a);
+}
+
+/* Answers the trapped task (nothing to answer for ANSWER_NONE: the task
+ * is gone). */
+static void send_answer(struct gs_sandbox *sb, const struct call *c, const struct answer *a,
+                        uint64_t t0)
+{
+	if (a->kind == ANSWER_NONE)
+		return;
+	sb->resp->id = sb->req->id;
+	sb->resp->flags = a->kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+	sb->resp->val = a->kind == ANSWER_CONTINUE ? 0 : a->val;
+	sb->resp->error = a->kind == ANSWER_CONTINUE ? 0 : -a->error;
+	/* Stop the clock before answering: with synchronous wake-up the
+	 * answer runs the workload on this CPU before SEND returns. */
+	if (sb->profile) {
+		sb->prof_ns[c->nr & 0xff] += gs_monotonic_ns() - t0;
+		sb->prof_n[c->nr & 0xff]++;
+	}
+	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
+	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
+}
+
 void gs_execute_notification(struct gs_sandbox *sb)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &sb->req->data;
 	struct call c = { .sb = sb, .tid = (pid_t)sb->req->pid, .dup = -1 };
 	struct answer a;
-	const struct rm_escape *e;
-	uint32_t cmd;
+	bool record = true;
 
 	c.d.gpu = LEDGER_NO_GPU;
 	c.abi = abi_of(data);
-	/* managed = deny traps mmap calls shaped like a UVM mapping. */
 	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
+		/* managed = deny traps mmap calls shaped like a UVM mapping. */
 		a = handle_uvm_mmap(&c, data);
-		goto decided;
-	}
-	/* Otherwise the filter traps only ioctl; anything else here is a
-	 * filter bug, and a bug must not let a call through. */
-	if (!c.abi || data->nr != c.abi->ioctl_nr) {
+	} else if (!c.abi || data->nr != c.abi->ioctl_nr) {
+		/* Otherwise the filter traps only ioctl; anything else here
+		 * is a filter bug, and a bug must not let a call through. */
 		a = answer_errno(ENOSYS);
-		goto send;
-	}
-	c.wfd = (int)data->args[0];
-	cmd = (uint32_t)data->args[1]; /* the kernel's cmd is an unsigned int */
-	c.argp = c.abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
-	c.nr = NV_IOC_NR(cmd);
-	c.size = NV_IOC_SIZE(cmd);
-	e = rm_escape_find(c.nr);
-	/* A word with no size bits is not an RM escape: UVM's commands are
-	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
-	 * the RM driver itself rejects a size-0 escape. */
-	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c.nr)) ||
-	    c.size == 0) {
-		a = answer_continue();
-		goto send;
-	}
-	c.dup = dup_workload_fd(&sb->pidfds, c.tid, c.wfd);
-	if (c.dup < 0) {
-		/* EBADF: the fd is not open, as the kernel would have said.
-		 * Anything else (no right to the task): fail closed. */
-		a = answer_errno(errno == EBADF ? EBADF : EPERM);
-		goto send;
-	}
-	/* Another device's ioctl that merely shares the low byte. */
-	if (!fd_is_nvidia_like(sb->uvm_major, c.dup)) {
-		a = answer_continue();
-		goto send;
-	}
-	/* An escape number we do not know, or one the 580 driver does not
-	 * handle, is refused and audited: a newer driver may act on it, and
-	 * nothing examined it. */
-	if (!e || e->action == RM_ACT_REFUSE) {
-		a = refuse_escape(&c, e ? e->name : "ESCAPE",
-		                  e ? "escape the driver does not handle" : "escape unknown to gpusandbox");
-	} else if (!rm_escape_size_ok(e, c.size)) {
-		/* An escape we cannot decode (a size the driver does not take
-		 * for it) is refused, as the driver would refuse it, never
-		 * continued. */
-		a = refuse_escape(&c, e->name, "escape with a size the driver does not accept");
+		record = false;
 	} else {
-		a = e->action == RM_ACT_XFER ? handle_xfer(&c) : dispatch(&c, e);
+		a = route_ioctl(sb, &c, data, &record);
 	}
-decided:
-	if (a.kind == ANSWER_NONE)
-		goto done;
-	count_verdict(sb, &c, &a);
-	if (c.audit && sb->audit) {
-		c.d.tid = c.tid;
-		if (gs_audit_decision(sb->audit, &c.d) < 0)
-			sb->audit_failed = true;
-	}
-	if (sb->trace)
-		trace_call(&c, &a);
-send:
+	if (record && a.kind != ANSWER_NONE)
+		record_decision(sb, &c, &a);
 	/* Drop our reference to the workload's file before it runs again. */
 	if (c.dup >= 0)
 		close(c.dup);
-	sb->resp->id = sb->req->id;
-	sb->resp->flags = a.kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
-	sb->resp->val = a.kind == ANSWER_CONTINUE ? 0 : a.val;
-	sb->resp->error = a.kind == ANSWER_CONTINUE ? 0 : -a.error;
-	/* Stop the clock before answering: with synchronous wake-up the
-	 * answer runs the workload on this CPU before SEND returns. */
-	if (sb->profile) {
-		sb->prof_ns[c.nr & 0xff] += gs_monotonic_ns() - t0;
-		sb->prof_n[c.nr & 0xff]++;
-	}
-	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
-	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
-	return;
-done:
-	if (c.dup >= 0)
-		close(c.dup);
+	send_answer(sb, &c, &a, t0);
 }
-

@@ -219,3 +219,57 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 		return v;
 	}
 }
+
+/* The clauses of an RM_CONTROL that need no ledger. */
+static struct gs_call_verdict control_call_clauses(const struct gs_rules *rules,
+                                                   const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (call->finn_serialized)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "FINN-serialized control params are not allowed");
+	/* FIFO_DISABLE_CHANNELS names channels by (client, handle) pairs of
+	 * any client, so a workload could stop another tenant's channels (a
+	 * dead client's handle may already be someone else's), or turn its
+	 * own back on against --sm. CUDA never sends it; it is gpusandbox's,
+	 * whatever a policy file allows. */
+	if (call->cmd == NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                 "FIFO_DISABLE_CHANNELS is reserved to the supervisor");
+	struct gs_rule_verdict rv = gs_rules_control(rules, call->cmd);
+	v.group = rv.group;
+	if (!rv.allowed) {
+		v.by_allowlist = true;
+		return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
+	}
+	return v;
+}
+
+struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
+                                             const struct gs_usage *usage,
+                                             const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = control_call_clauses(rules, call);
+
+	if (objects(&v))
+		return v;
+	/* Bit 15 selects the legacy GSS path: opaque bytes forwarded without
+	 * the CPU-side client check (rm-abi.md 2.1). Only the commands the
+	 * policy allows get here (by default the ones CUDA needs), and only on
+	 * a client the driver has already accepted from this sandbox's own
+	 * file, so the missing check cannot be used to reach another
+	 * process's client. */
+	if (call->gss_legacy && !usage->client_seen)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLIENT,
+		                 "legacy control on a client not seen in this sandbox");
+	/* A control whose pointers we cannot relocate would make the driver
+	 * read or write the supervisor's memory at a workload-chosen address. */
+	if (call->unrelocatable)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "control with pointers gpusandbox cannot relocate");
+	if (call->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "control params larger than the driver allows");
+	return v;
+}

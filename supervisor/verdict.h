@@ -38,6 +38,8 @@ struct gs_usage {
 	/* Counted resources across the sandbox. */
 	uint32_t channels, channel_groups;
 	uint32_t engines;           /* live objects of the call's engine */
+	/* RM_CONTROL: the driver accepted the client from this sandbox. */
+	bool     client_seen;
 };
 
 /* The verdict. verdict is GS_VERDICT_ALLOW, _CONTINUE (the kernel runs the
@@ -72,7 +74,15 @@ bool gs_over_quota(uint64_t q, uint64_t used, uint64_t bytes);
 struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
                                           const struct gs_rm_call *call);
 
-/* The whole verdict on an RM_ALLOC. */
+/* The verdict on an RM_CONTROL before its params are copied: the clauses
+ * on the call and on whether its client was seen. The executor then
+ * copies the params and relocates their lists, or refuses as the driver
+ * would when they cannot be read. */
+struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
+                                             const struct gs_usage *usage,
+                                             const struct gs_rm_call *call);
+
+/* The whole verdict on an RM_ALLOC or a VID_HEAP_CONTROL. */
 struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,
                                      const struct gs_usage *usage, const struct gs_rm_call *call);
 

@@ -264,6 +264,64 @@ static void check_call_only(const struct row *r)
 	CHECK(!first_objects || (whole.verdict == first.verdict && whole.reason == first.reason));
 }
 
+/* RM_CONTROL rows: the clauses before the params are copied. */
+struct control_row {
+	const char       *name;
+	enum rules_kind   rules;
+	bool              client_seen;
+	struct gs_rm_call call;
+	enum gs_verdict   verdict;
+	nv_status_t       status;
+	const char       *reason;
+	bool              by_allowlist;
+};
+
+#define CMD_FB_INFO_V2 NV2080_CTRL_CMD_FB_GET_INFO_V2
+#define CONTROL(cmd_) .escape = NV_ESC_RM_CONTROL, .h_client = 0xc1, .h_object = 0xd0, \
+	.cmd = (cmd_), .has_params = true, .params_size = 1028
+
+static const struct control_row control_rows[] = {
+	{ "allowed control", RULES_DEFAULT, false, { CONTROL(CMD_FB_INFO_V2) }, ALLOW, false },
+	{ "FINN-serialized control", RULES_DEFAULT, false,
+	  { CONTROL(CMD_FB_INFO_V2), .finn_serialized = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "FINN-serialized control params are not allowed"), false },
+	{ "FIFO_DISABLE_CHANNELS, whatever the policy", RULES_ALL, true,
+	  { CONTROL(NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS) },
+	  REFUSE(NV_ERR_INSUFFICIENT_PERMISSIONS,
+	         "FIFO_DISABLE_CHANNELS is reserved to the supervisor"), false },
+	{ "control outside every allowed group", RULES_NONE, true, { CONTROL(CMD_FB_INFO_V2) },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "control not allowed by the policy"), true },
+	{ "control in no table", RULES_DEFAULT, true, { CONTROL(0x12345678u) },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "control unknown to gpusandbox"), true },
+	{ "legacy GSS control on an unseen client", RULES_DEFAULT, false,
+	  { CONTROL(CMD_FB_INFO_V2), .gss_legacy = true },
+	  REFUSE(NV_ERR_INVALID_CLIENT, "legacy control on a client not seen in this sandbox"),
+	  false },
+	{ "legacy GSS control on a client of the sandbox", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .gss_legacy = true }, ALLOW, false },
+	{ "control with unrelocatable pointers", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .unrelocatable = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "control with pointers gpusandbox cannot relocate"), false },
+	{ "control params over the driver's limit", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .params_size = NV_RMAPI_MAX_PARAMS_SIZE + 1 },
+	  REFUSE(NV_ERR_INVALID_ARGUMENT, "control params larger than the driver allows"), false },
+};
+
+static void check_control_row(const struct control_row *r)
+{
+	struct gs_rules rules;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU, .client_seen = r->client_seen };
+
+	rules_of(r->rules, &rules);
+	struct gs_call_verdict v = gs_verdict_of_control(&rules, &u, &r->call);
+	bool ok = v.verdict == r->verdict && v.status == r->status && same_text(v.reason, r->reason) &&
+	          v.by_allowlist == r->by_allowlist;
+	if (!ok)
+		fprintf(stderr, "control row \"%s\": got %s 0x%x \"%s\"\n", r->name,
+		        gs_verdict_name(v.verdict), v.status, v.reason ? v.reason : "");
+	CHECK(ok);
+}
+
 static void check_decode(void)
 {
 	struct nvos64 top = { .h_root = 0xc1, .h_object_parent = 0xd0, .h_object_new = 0xe0,
@@ -328,6 +386,18 @@ static void check_decode(void)
 	vh.data.free.h_memory = 0xe2;
 	gs_decode_vid_heap(&vh, false, &c);
 	CHECK(c.function == NVOS32_FUNCTION_FREE && c.h_object == 0xe2 && !c.has_size);
+
+	/* RM_CONTROL: the command's facts come from the ABI table. */
+	struct nvos54 ct = { .h_client = 0xc1, .h_object = 0xd0, .cmd = CMD_FB_INFO_V2,
+	                     .params = 0x1000, .params_size = 1028 };
+	CHECK(gs_decode_control(&ct, false, &c) == rm_ctrl_lookup(CMD_FB_INFO_V2));
+	CHECK(c.escape == NV_ESC_RM_CONTROL && c.cmd == CMD_FB_INFO_V2 && c.has_params &&
+	      c.params_size == 1028 && !c.gss_legacy && !c.finn_serialized &&
+	      c.unrelocatable == rm_ctrl_has_unrelocatable_pointers(CMD_FB_INFO_V2));
+	ct.flags = NVOS54_FLAGS_FINN_SERIALIZED;
+	ct.cmd |= NV_CTRL_GSS_LEGACY_MASK;
+	(void)gs_decode_control(&ct, true, &c);
+	CHECK(c.finn_serialized && c.gss_legacy && c.via_xfer);
 }
 
 int main(void)
@@ -336,6 +406,8 @@ int main(void)
 		check_row(&rows[i]);
 		check_call_only(&rows[i]);
 	}
+	for (size_t i = 0; i < sizeof(control_rows) / sizeof(control_rows[0]); i++)
+		check_control_row(&control_rows[i]);
 	check_decode();
 	return check_summary();
 }
