@@ -11,7 +11,7 @@ CFLAGS  += $(shell pkg-config --cflags $(PKGS)) -pthread
 BUILD   := build
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
-                   supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/exec_alloc.c supervisor/decode.c supervisor/verdict.c supervisor/exec_common.c supervisor/workload.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
+                   supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/scratch.c supervisor/exec_alloc.c supervisor/decode.c supervisor/verdict.c supervisor/exec_common.c supervisor/workload.c supervisor/taskset.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
                    supervisor/error.c policy/quota.c policy/groups.c policy/policy.c policy/learn.c arch/arch.c
@@ -22,7 +22,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
-              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_verdict
+              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_verdict $(BUILD)/tests/unit/test_taskset
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

@@ -86,9 +86,7 @@
 #define GPU_NODE_FMT "/dev/nvidia%u"
 #define NODE_PATH_MAX 32
 #define INITIAL_CHANNELS 64u
-#define MAX_TREE_DEPTH 64     /* parent links followed to find the supervisor */
 #define PROC_PATH_MAX 64
-#define STAT_BUF 512
 #define OWN_HANDLE_BASE 0xc5d00000u   /* device/subdevice handles in our client */
 #define PERCENT 100.0
 
@@ -136,32 +134,6 @@ static int dup_if_client_file(struct gs_sandbox *sb, uint32_t h_client, pid_t ti
 	return fd;
 }
 
-/* Is pid a descendant of the supervisor, i.e. a task of the sandbox? As a
- * child subreaper the supervisor inherits every orphan of the tree, so the
- * parent chain of a sandbox task always ends at it. */
-static bool in_sandbox_tree(pid_t pid, pid_t self)
-{
-	for (int depth = 0; depth < MAX_TREE_DEPTH && pid > 1; depth++) {
-		char path[PROC_PATH_MAX], buf[STAT_BUF];
-		const char *p;
-		int ppid = 0;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "re");
-		if (!f)
-			return false;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-			return false;
-		if (ppid == self)
-			return true;
-		pid = ppid;
-	}
-	return false;
-}
-
 /* The recorded route is gone (the task exited, or closed that fd), but the
  * file may live on in another task of the sandbox (a child that inherited
  * it). Looks through the sandbox's tasks for it and records the new route.
@@ -176,7 +148,7 @@ static int find_client_file(struct gs_sandbox *sb, uint32_t h_client)
 	while (proc && found < 0 && (de = readdir(proc))) {
 		pid_t pid = (pid_t)atoi(de->d_name);
 		char dir[PROC_PATH_MAX];
-		if (pid <= 0 || pid == self || !in_sandbox_tree(pid, self))
+		if (pid <= 0 || pid == self || !gs_taskset_contains(&sb->tasks, pid))
 			continue;
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 		DIR *fds = opendir(dir);

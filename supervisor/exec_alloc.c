@@ -64,7 +64,7 @@ static uint64_t granted_bytes(const struct call *c, const struct alloc_flight *f
 
 	if (f->call.escape == NV_ESC_RM_VID_HEAP_CONTROL)
 		return f->top.os32.data.alloc_size.size;
-	memcpy(&bytes, c->sb->params + offsetof(struct nv_memory_allocation_params, size),
+	memcpy(&bytes, c->scratch->params + offsetof(struct nv_memory_allocation_params, size),
 	       sizeof(bytes));
 	return bytes;
 }
@@ -114,11 +114,11 @@ static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answe
 static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
 {
 	uint32_t psize = f->call.params_size;
-	bool params_ok = mem_read(c->tid, f->addr.p_params, c->sb->params, psize) == 0;
+	bool params_ok = mem_read(c->tid, f->addr.p_params, c->scratch->params, psize) == 0;
 	bool rights_ok = f->call.has_rights &&
 	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
 
-	gs_decode_alloc_params(&f->call, params_ok ? c->sb->params : NULL, params_ok ? psize : 0,
+	gs_decode_alloc_params(&f->call, params_ok ? c->scratch->params : NULL, params_ok ? psize : 0,
 	                       rights_ok);
 }
 
@@ -304,7 +304,7 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 		                          GS_VERDICT_REFUSE, "GPU not visible in this sandbox");
 	/* Our copy now points at our buffers; the driver never sees the
 	 * workload's pointers. */
-	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)sb->params : 0,
+	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)c->scratch->params : 0,
 	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
 	int rc_ioctl = perform_alloc(c, f, &st);
 	if (rc_ioctl == 0 && st == NV_OK) {
@@ -316,7 +316,7 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 		note_usage(c, f->usage.gpu, before);
 	}
 	alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
-	return answer_executed(c, f->addr.p_params, sb->params, out_psize, f->top.bytes, c->size,
+	return answer_executed(c, f->addr.p_params, c->scratch->params, out_psize, f->top.bytes, c->size,
 	                       rc_ioctl, st);
 }
 

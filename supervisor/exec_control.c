@@ -34,7 +34,7 @@ static int read_u32_at(const uint8_t *buf, size_t len, size_t off, uint32_t *v)
 static nv_status_t relocate_embedded(struct call *c, const struct rm_ctrl_info *ci,
                                      uint32_t psize, struct relocation rel[RM_EMBEDDED_MAX_PTRS])
 {
-	uint8_t *p = c->sb->params;
+	uint8_t *p = c->scratch->params;
 
 	for (unsigned i = 0; ci && i < ci->n_embedded && i < RM_EMBEDDED_MAX_PTRS; i++) {
 		const struct rm_embedded_ptr *e = &ci->embedded[i];
@@ -58,9 +58,9 @@ static nv_status_t relocate_embedded(struct call *c, const struct rm_ctrl_info *
 			return NV_ERR_INVALID_ARGUMENT;
 		rel[i].orig = ptr;
 		rel[i].bytes = (size_t)count * e->elem_size;
-		if (mem_read(c->tid, ptr, c->sb->embedded[i], rel[i].bytes) < 0)
+		if (mem_read(c->tid, ptr, c->scratch->embedded[i], rel[i].bytes) < 0)
 			return NV_ERR_INVALID_ARGUMENT;
-		uint64_t ours = (uintptr_t)c->sb->embedded[i];
+		uint64_t ours = (uintptr_t)c->scratch->embedded[i];
 		memcpy(p + e->ptr_offset, &ours, sizeof(ours));
 	}
 	return NV_OK;
@@ -72,9 +72,9 @@ static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
 	for (unsigned i = 0; ci && i < ci->n_embedded && i < RM_EMBEDDED_MAX_PTRS; i++) {
 		if (!rel[i].orig)
 			continue;
-		memcpy(c->sb->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
+		memcpy(c->scratch->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
 		if (copy_out)
-			(void)mem_write(c->tid, rel[i].orig, c->sb->embedded[i], rel[i].bytes);
+			(void)mem_write(c->tid, rel[i].orig, c->scratch->embedded[i], rel[i].bytes);
 	}
 }
 
@@ -129,7 +129,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	switch (top->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
 		if (psize >= sizeof(struct nv2080_fb_get_info_v2_params)) {
-			struct nv2080_fb_get_info_v2_params *p = (void *)sb->params;
+			struct nv2080_fb_get_info_v2_params *p = (void *)c->scratch->params;
 			virtualize_fb_list(c, p->list, p->list_size,
 			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
 		}
@@ -137,8 +137,8 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	case NV2080_CTRL_CMD_FB_GET_INFO:
 		/* The list was relocated into embedded[0] (rm_tables.c). */
 		if (psize >= sizeof(struct nv2080_fb_get_info_v1_params)) {
-			const struct nv2080_fb_get_info_v1_params *p = (const void *)sb->params;
-			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)sb->embedded[0],
+			const struct nv2080_fb_get_info_v1_params *p = (const void *)c->scratch->params;
+			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)c->scratch->embedded[0],
 			                   p->list_size,
 			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
 		}
@@ -146,7 +146,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 		if (psize >= sizeof(struct nva06c_gpfifo_schedule_params)) {
-			const struct nva06c_gpfifo_schedule_params *p = (const void *)sb->params;
+			const struct nva06c_gpfifo_schedule_params *p = (const void *)c->scratch->params;
 			uint32_t before = sb->ledger.scheduled_groups;
 			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
 			note_count(c, "scheduled_channel_groups", before, sb->ledger.scheduled_groups,
@@ -244,7 +244,7 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
 {
 	f->user_params = f->top.params;
 	f->psize = f->user_params ? f->top.params_size : 0;
-	if (f->psize && mem_read(c->tid, f->user_params, c->sb->params, f->psize) < 0) {
+	if (f->psize && mem_read(c->tid, f->user_params, c->scratch->params, f->psize) < 0) {
 		*a = refuse_control(c, f, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                    "control params are not readable");
 		return false;
@@ -264,7 +264,7 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 {
 	struct nvos54 *top = &f->top;
 
-	top->params = f->psize ? (uintptr_t)c->sb->params : 0;
+	top->params = f->psize ? (uintptr_t)c->scratch->params : 0;
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
 	if (rc == 0 && top->status == NV_OK) {
 		note_client(c, top->h_client);
@@ -279,7 +279,7 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	restore_embedded(c, f->ci, f->rel, true);
 	/* Our buffer holds whatever the driver copied out (or the inputs it
 	 * left alone), so writing it back mirrors the driver either way. */
-	return answer_executed(c, f->user_params, c->sb->params, f->psize, top, sizeof(*top), rc,
+	return answer_executed(c, f->user_params, c->scratch->params, f->psize, top, sizeof(*top), rc,
 	                       top->status);
 }
 
@@ -294,7 +294,7 @@ struct answer handle_control(struct call *c)
 		return a;
 	/* A GPFIFO_SCHEDULE that enables, read from our copy, and whether its
 	 * group is scheduled already. */
-	const bool schedules = schedules_group(&f.top, sb->params, f.psize) &&
+	const bool schedules = schedules_group(&f.top, c->scratch->params, f.psize) &&
 	                       (f.top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
 	                        ledger_is_lone_channel(&sb->ledger, f.top.h_client, f.top.h_object));
 	const bool scheduled = schedules &&
@@ -314,7 +314,7 @@ struct answer handle_control(struct call *c)
 	if (scheduled && gs_sandbox_channels_observed(sb)) {
 		restore_embedded(c, f.ci, f.rel, false);
 		f.top.status = NV_OK;
-		return answer_executed(c, f.user_params, sb->params, f.psize, &f.top, sizeof(f.top), 0,
+		return answer_executed(c, f.user_params, c->scratch->params, f.psize, &f.top, sizeof(f.top), 0,
 		                       NV_OK);
 	}
 	return perform_control(c, &f);

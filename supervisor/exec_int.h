@@ -17,6 +17,7 @@
 #include "nvrm_abi.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
+#include "scratch.h"
 #include "sandbox.h"
 #include "verdict.h"
 #include "workload.h"
@@ -39,6 +40,7 @@ struct answer {
 /* Everything about the call in flight. */
 struct call {
 	struct gs_sandbox   *sb;
+	struct gs_scratch   *scratch; /* the worker's copies of nested levels */
 	pid_t                tid;
 	const struct gs_abi *abi;
 	int                  wfd;     /* the workload's fd number */

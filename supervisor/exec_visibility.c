@@ -126,7 +126,7 @@ static void filter_ids(struct call *c, uint32_t *ids, uint32_t *flags)
 
 void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 {
-	uint8_t *p = c->sb->params;
+	uint8_t *p = c->scratch->params;
 
 	if (!c->sb->quota.visible_set)
 		return;

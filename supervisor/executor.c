@@ -419,11 +419,11 @@ static void send_answer(struct gs_sandbox *sb, const struct call *c, const struc
 	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
 }
 
-void gs_execute_notification(struct gs_sandbox *sb)
+void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &sb->req->data;
-	struct call c = { .sb = sb, .tid = (pid_t)sb->req->pid, .dup = -1 };
+	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)sb->req->pid, .dup = -1 };
 	struct answer a;
 	bool record = true;
 

@@ -8,9 +8,11 @@
 #define GPUSANDBOX_EXECUTOR_H
 
 #include "sandbox.h"
+#include "scratch.h"
 
 /* Decides and answers the notification in sb->req (an ioctl, or under
- * managed = deny an mmap); the caller holds sb->lock. */
-void gs_execute_notification(struct gs_sandbox *sb);
+ * managed = deny an mmap) with the worker's scratch; the caller holds
+ * sb->lock. */
+void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch);
 
 #endif

@@ -31,24 +31,37 @@ static bool listener_hung_up(int listener)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN);
 }
 
+/* Fail closed: the workload must not run on unsupervised or unaudited.
+ * Its death ends the run. */
+static void notify_thread_failed(struct gs_sandbox *sb)
+{
+	atomic_store(&sb->failed, true);
+	kill(sb->workload, SIGKILL);
+}
+
 static void *notify_thread(void *arg)
 {
 	struct gs_sandbox *sb = arg;
+	/* This thread is the sandbox's one worker: its scratch is the one
+	 * the executor copies nested levels into. */
+	struct gs_scratch scratch;
 
+	if (gs_scratch_init(&scratch, &sb->thread_err) < 0) {
+		notify_thread_failed(sb);
+		return NULL;
+	}
 	while (!atomic_load(&sb->stop)) {
-		int rc = gs_sandbox_handle_one(sb, &sb->thread_err);
+		int rc = gs_sandbox_handle_one(sb, &scratch, &sb->thread_err);
 		if (rc < 0 || sb->audit_failed) {
 			if (rc >= 0)
 				gs_fail(&sb->thread_err, 0, "writing the audit log failed; stopping the workload");
-			/* Fail closed: the workload must not run on unsupervised
-			 * or unaudited. Its death ends the run. */
-			atomic_store(&sb->failed, true);
-			kill(sb->workload, SIGKILL);
+			notify_thread_failed(sb);
 			break;
 		}
 		if (rc == 0 && listener_hung_up(sb->listener))
 			break;
 	}
+	gs_scratch_fini(&scratch);
 	return NULL;
 }
 
@@ -86,7 +99,7 @@ void gs_sandbox_stop(struct gs_sandbox *sb)
 	sb->thread_started = false;
 }
 
-int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err)
+int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch, struct gs_error *err)
 {
 	memset(sb->req, 0, sb->req_size);
 	if (ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_RECV, sb->req) < 0) {
@@ -98,7 +111,7 @@ int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err)
 	sb->notifications++;
 	memset(sb->resp, 0, sb->resp_size);
 	pthread_mutex_lock(&sb->lock);
-	gs_execute_notification(sb);
+	gs_execute_notification(sb, scratch);
 	pthread_mutex_unlock(&sb->lock);
 	return 1;
 }

@@ -8,12 +8,15 @@
 #include <sys/types.h>
 
 #include "gs_error.h"
+#include "executor.h"
 #include "sandbox.h"
 
-/* Receives one notification and answers it. Returns 1 if one was handled,
+/* Receives one notification and answers it, with the calling worker's
+ * scratch. Returns 1 if one was handled,
  * 0 if there was nothing to do (the target went away), -1 when the listener
  * is unusable (every workload task is gone, or a hard error). */
-int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err);
+int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch,
+                          struct gs_error *err);
 
 /* Serves the listener from a dedicated thread blocked in RECV, so a trap
  * costs one wake-up and no poll. If the thread fails (or the audit log

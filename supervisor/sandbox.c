@@ -78,6 +78,9 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	sb->audit = cfg->audit;
 	sb->trace = cfg->trace;
 	gs_pidfd_cache_init(&sb->pidfds);
+	/* The command line's sandbox: the workload we launched and all its
+	 * descendants, with this process as their subreaper. */
+	gs_taskset_process_tree(&sb->tasks, getpid());
 	pthread_mutex_init(&sb->lock, NULL);
 	if (cfg->id)
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
@@ -91,12 +94,8 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	                                                             : sizeof(*sb->resp);
 	sb->req = calloc(1, sb->req_size);
 	sb->resp = calloc(1, sb->resp_size);
-	sb->params = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
-	if (!sb->req || !sb->resp || !sb->params)
+	if (!sb->req || !sb->resp)
 		return gs_fail(err, ENOMEM, "allocating sandbox buffers");
-	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++)
-		if (!(sb->embedded[i] = malloc(NV_RMAPI_MAX_PARAMS_SIZE)))
-			return gs_fail(err, ENOMEM, "allocating sandbox buffers");
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	/* Synchronous wake-up (Linux 6.6+) cuts the cost of a trap from ~9 to
@@ -115,9 +114,6 @@ void gs_sandbox_fini(struct gs_sandbox *sb)
 	pthread_mutex_destroy(&sb->lock);
 	free(sb->req);
 	free(sb->resp);
-	free(sb->params);
-	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++)
-		free(sb->embedded[i]);
 	if (sb->listener >= 0)
 		close(sb->listener);
 	sb->listener = -1;

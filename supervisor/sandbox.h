@@ -23,6 +23,7 @@
 #include "gs_error.h"
 #include "ledger.h"
 #include "quota.h"
+#include "taskset.h"
 #include "workload.h"
 
 #define GS_SANDBOX_ID_LEN 33
@@ -65,9 +66,8 @@ struct gs_sandbox {
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	size_t               req_size, resp_size;
-	uint8_t             *params;      /* our copy of nested params */
-	uint8_t             *embedded[RM_EMBEDDED_MAX_PTRS]; /* our copies of embedded lists */
 	struct gs_pidfd_cache pidfds;
+	struct gs_taskset    tasks;       /* which tasks are the sandbox's */
 	unsigned             uvm_major;   /* 0 if unknown */
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
