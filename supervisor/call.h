@@ -20,12 +20,13 @@
 #include "nvrm_abi.h"
 #include "rm_tables.h"
 
-/* An RM_ALLOC (NVOS21 or NVOS64), a VID_HEAP_CONTROL (NVOS32) or an
- * RM_CONTROL (NVOS54), as decoded from our copies. A VID_HEAP_CONTROL
+/* An RM_ALLOC (NVOS21 or NVOS64), an RM_ALLOC_OBJECT (NVOS05), a
+ * VID_HEAP_CONTROL (NVOS32) or an RM_CONTROL (NVOS54), as decoded from
+ * our copies. A VID_HEAP_CONTROL
  * ALLOC_SIZE is recorded as the class allocation the driver turns it
  * into; a control's object is in h_object. */
 struct gs_rm_call {
-	uint32_t           escape;        /* NV_ESC_RM_ALLOC or _VID_HEAP_CONTROL */
+	uint32_t           escape;        /* NV_ESC_RM_* */
 	uint32_t           function;      /* VID_HEAP_CONTROL: NVOS32_FUNCTION_* */
 	/* RM_CONTROL: the command, and the driver facts about it. */
 	uint32_t           cmd;

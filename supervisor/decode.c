@@ -132,3 +132,22 @@ const struct rm_ctrl_info *gs_decode_control(const struct nvos54 *top, bool via_
 	out->params_size = top->params_size;
 	return rm_ctrl_lookup(top->cmd);
 }
+
+void gs_decode_alloc_object(const struct nvos05 *top, bool via_xfer, struct gs_rm_call *out)
+{
+	const struct rm_class_info *ci = rm_class_lookup(top->h_class);
+
+	memset(out, 0, sizeof(*out));
+	out->escape = NV_ESC_RM_ALLOC_OBJECT;
+	out->via_xfer = via_xfer;
+	out->h_client = top->h_root;
+	out->h_parent = top->h_object_parent;
+	out->h_object = top->h_object_new;
+	out->h_class = top->h_class;
+	out->class_known = ci != NULL;
+	out->creates_client = rm_class_is_client(top->h_class);
+	out->kind = ci ? ci->kind : RM_CLASS_OTHER;
+	/* No nested level: nothing else to copy. */
+	out->params_copied = true;
+	out->rights_copied = true;
+}

@@ -25,6 +25,9 @@ int gs_decode_alloc_top(const void *top, uint32_t top_size, bool via_xfer,
 void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_t len,
                             bool rights_copied);
 
+/* An RM_ALLOC_OBJECT's NVOS05 (legacy: a class and no params). */
+void gs_decode_alloc_object(const struct nvos05 *top, bool via_xfer, struct gs_rm_call *out);
+
 /* An RM_CONTROL's NVOS54. out->params_size is what the call declares
  * (the executor copies it only when has_params and the verdict allows).
  * Returns the control's row in the ABI table (its embedded lists), or

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec_alloc.c - RM_ALLOC and VID_HEAP_CONTROL through the staged pipeline:
+ * exec_alloc.c - RM_ALLOC, RM_ALLOC_OBJECT and VID_HEAP_CONTROL through the
+ * staged pipeline:
  *
  *   fetch the top-level struct (and check the notification is still the
  *   trapped task's) -> decode it (decode.c) -> a first verdict on the call
@@ -19,7 +20,8 @@
 #include "exec_int.h"
 #include "verdict.h"
 
-_Static_assert(sizeof(struct nvos32) >= sizeof(struct nvos64), "one buffer holds either");
+_Static_assert(sizeof(struct nvos32) >= sizeof(struct nvos64) &&
+               sizeof(struct nvos32) >= sizeof(struct nvos05), "one buffer holds any");
 
 /* One RM_ALLOC or VID_HEAP_CONTROL in flight through the stages. */
 struct alloc_flight {
@@ -27,6 +29,7 @@ struct alloc_flight {
 		uint8_t       bytes[sizeof(struct nvos32)];
 		struct nvos64 os64;
 		struct nvos32 os32;
+		struct nvos05 os05;
 	} top;
 	size_t               st_off;   /* the status field in top */
 	struct rm_alloc_view addr;     /* the workload's pointers, restored after */
@@ -417,4 +420,39 @@ struct answer handle_vid_heap(struct call *c)
 	if (objects(&v))
 		return refuse(c, &f, &v);
 	return act_vid_heap(c, &f, v.charge);
+}
+
+/* RM_ALLOC_OBJECT (legacy, no params): act + commit. */
+static struct answer act_alloc_object(struct call *c, struct alloc_flight *f)
+{
+	struct nvos05 *top = &f->top.os05;
+	const struct gs_rm_call *rc = &f->call;
+
+	int rc_ioctl = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(*top), top);
+	if (rc_ioctl == 0 && top->status == NV_OK && note_client(c, top->h_root) == 0)
+		(void)ledger_add(&c->sb->ledger, rc->h_client, rc->h_parent, rc->h_object, rc->kind,
+		                 rc->h_class, LEDGER_NO_GPU, 0);
+	return answer_executed(c, 0, NULL, 0, top, sizeof(*top), rc_ioctl, top->status);
+}
+
+struct answer handle_alloc_object(struct call *c)
+{
+	struct alloc_flight f = { .file = -1, .st_off = offsetof(struct nvos05, status) };
+	struct gs_call_verdict v;
+	struct answer a;
+
+	if (!fetch_top(c, &f, &a))
+		return a;
+	gs_decode_alloc_object(&f.top.os05, c->via_xfer, &f.call);
+	c->d.has_class = true;
+	c->d.cls = f.call.h_class;
+	c->d.h_client = f.call.h_client;
+	v = first_verdict(c, &f);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	v = judge_alloc(c, &f);
+	record_alloc_verdict(c, &f, &v);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	return act_alloc_object(c, &f);
 }

@@ -76,12 +76,7 @@ void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
 void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
                        uint32_t limit);
 
-/* The policy's verdicts (exec_policy.c). Each returns true, with the
- * refusal in *a, when the call must not run. */
-bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
-                          struct answer *a);
-bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
-                          struct answer *a);
+/* Around the policy's verdicts (exec_policy.c). */
 /* --learn: admits key, which the allowlist alone refused, when gpusandbox
  * knows it; the record then says that only learning let it through. */
 bool policy_learns(struct call *c, bool is_control, uint32_t key);
@@ -91,8 +86,10 @@ void engine_note_after(struct call *c, uint32_t cls);
  * refused with -EINVAL, as the driver refuses it, and audited. */
 struct answer refuse_escape(struct call *c, const char *name, const char *why);
 
-/* RM_ALLOC and VID_HEAP_CONTROL, through the staged pipeline (exec_alloc.c). */
+/* RM_ALLOC, RM_ALLOC_OBJECT and VID_HEAP_CONTROL, through the staged
+ * pipeline (exec_alloc.c). */
 struct answer handle_alloc(struct call *c);
+struct answer handle_alloc_object(struct call *c);
 struct answer handle_vid_heap(struct call *c);
 
 /* The control path (exec_control.c). */

@@ -43,40 +43,7 @@
 
 /* ---- RM_ALLOC: exec_alloc.c, through the staged pipeline ------------------ */
 
-/* ---- RM_ALLOC_OBJECT (legacy, no params) -------------------------------- */
-
-static struct answer handle_alloc_object(struct call *c)
-{
-	struct nvos05 top;
-	const struct rm_class_info *ci;
-	const size_t st_off = offsetof(struct nvos05, status);
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
-		return answer_none();
-	c->d.has_class = true;
-	c->d.cls = top.h_class;
-	c->d.h_client = top.h_root;
-	ci = rm_class_lookup(top.h_class);
-	struct answer refused;
-	if (policy_refuses_class(c, &top, st_off, top.h_class, &refused))
-		return refused;
-	/* Neither a client (it would be the supervisor's) nor video memory
-	 * (no size to charge) may be made through this path. */
-	if (rm_class_is_client(top.h_class) ||
-	    (ci && (ci->kind == RM_CLASS_VIDMEM || ci->kind == RM_CLASS_PROCESS_BOUND)))
-		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLASS, GS_VERDICT_REFUSE,
-		                          "class not allowed through RM_ALLOC_OBJECT");
-	if (ci && ci->kind == RM_CLASS_ENGINE &&
-	    engine_quota_refuses(c, &top, st_off, top.h_class, &refused))
-		return refused;
-	int rc = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK && note_client(c, top.h_root) == 0)
-		(void)ledger_add(&c->sb->ledger, top.h_root, top.h_object_parent, top.h_object_new,
-		                 ci ? ci->kind : RM_CLASS_OTHER, top.h_class, LEDGER_NO_GPU, 0);
-	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
-}
+/* ---- RM_ALLOC_OBJECT: exec_alloc.c, through the staged pipeline ----------- */
 
 /* ---- RM_FREE ------------------------------------------------------------- */
 

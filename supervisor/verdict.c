@@ -45,6 +45,20 @@ static bool objects(const struct gs_call_verdict *v)
 	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
 }
 
+/* The class a call names, against the policy's allowlist. */
+static struct gs_call_verdict allowlist_clause(struct gs_call_verdict v,
+                                               const struct gs_rules *rules,
+                                               const struct gs_rm_call *call)
+{
+	struct gs_rule_verdict rv = gs_rules_class(rules, call->h_class);
+
+	v.group = rv.group;
+	if (rv.allowed)
+		return v;
+	v.by_allowlist = true;
+	return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
+}
+
 /* VID_HEAP_CONTROL: ALLOC_SIZE is judged as the class the driver turns it
  * into; FREE and the two queries are harmless. The other functions use
  * union layouts we do not decode, or pin the caller's pages
@@ -55,15 +69,8 @@ static struct gs_call_verdict vid_heap_clauses(struct gs_call_verdict v,
                                                const struct gs_rm_call *call)
 {
 	switch (call->function) {
-	case NVOS32_FUNCTION_ALLOC_SIZE: {
-		struct gs_rule_verdict rv = gs_rules_class(rules, call->h_class);
-		v.group = rv.group;
-		if (!rv.allowed) {
-			v.by_allowlist = true;
-			return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
-		}
-		return v;
-	}
+	case NVOS32_FUNCTION_ALLOC_SIZE:
+		return allowlist_clause(v, rules, call);
 	case NVOS32_FUNCTION_FREE:
 	case NVOS32_FUNCTION_INFO:
 	case NVOS32_FUNCTION_GET_MEM_ALIGNMENT:
@@ -74,6 +81,23 @@ static struct gs_call_verdict vid_heap_clauses(struct gs_call_verdict v,
 	}
 }
 
+/* RM_ALLOC_OBJECT: the legacy path takes no params, so neither a client
+ * (it would be the supervisor's) nor video memory (no size to charge) nor
+ * a process-bound class may be made through it. */
+static struct gs_call_verdict alloc_object_clauses(struct gs_call_verdict v,
+                                                   const struct gs_rules *rules,
+                                                   const struct gs_rm_call *call)
+{
+	v = allowlist_clause(v, rules, call);
+	if (objects(&v))
+		return v;
+	if (call->creates_client || call->kind == RM_CLASS_VIDMEM ||
+	    call->kind == RM_CLASS_PROCESS_BOUND)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLASS,
+		                 "class not allowed through RM_ALLOC_OBJECT");
+	return v;
+}
+
 struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
                                           const struct gs_rm_call *call)
 {
@@ -81,18 +105,17 @@ struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
 
 	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
 		return vid_heap_clauses(v, rules, call);
+	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)
+		return alloc_object_clauses(v, rules, call);
 
 	/* Serialized params are an opaque second format the decoder cannot
 	 * check; refuse rather than let the driver read what we did not. */
 	if (call->finn_serialized)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "FINN-serialized alloc params are not allowed");
-	struct gs_rule_verdict rv = gs_rules_class(rules, call->h_class);
-	v.group = rv.group;
-	if (!rv.allowed) {
-		v.by_allowlist = true;
-		return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
-	}
+	v = allowlist_clause(v, rules, call);
+	if (objects(&v))
+		return v;
 	/* A client made by the supervisor would carry the supervisor's pid,
 	 * and UVM would then refuse the workload's use of it (rm-abi.md 6.2).
 	 * It must run in the workload: the one RM_ALLOC we continue;
@@ -182,6 +205,19 @@ static struct gs_call_verdict count_clause(struct gs_call_verdict v, const char 
 	return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES, why);
 }
 
+/* A video engine object against its engine's cap (video.* keys). */
+static struct gs_call_verdict engine_clause(struct gs_call_verdict v, const struct gs_quota *limits,
+                                            const struct gs_usage *usage,
+                                            const struct gs_rm_call *call)
+{
+	enum gs_engine e = gs_class_engine(call->h_class);
+
+	if (e == GS_ENGINE_NONE)
+		return v;
+	return count_clause(v, gs_engine_resource(e), usage->engines, limits->engines[e],
+	                    "video engine quota exceeded");
+}
+
 struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,
                                      const struct gs_usage *usage, const struct gs_rm_call *call)
 {
@@ -191,6 +227,8 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 		return v;
 	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
 		return call->kind == RM_CLASS_VIDMEM ? vidmem_clauses(v, limits, usage, call) : v;
+	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)
+		return call->kind == RM_CLASS_ENGINE ? engine_clause(v, limits, usage, call) : v;
 	if (call->creates_client)
 		return client_clauses(v, usage);
 	if (!call->params_copied)
@@ -208,13 +246,8 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 	case RM_CLASS_CHANNEL_GROUP:
 		return count_clause(v, "channel_groups", usage->channel_groups,
 		                    limits->channel_groups, "channel group quota exceeded");
-	case RM_CLASS_ENGINE: {
-		enum gs_engine e = gs_class_engine(call->h_class);
-		if (e == GS_ENGINE_NONE)
-			return v;
-		return count_clause(v, gs_engine_resource(e), usage->engines, limits->engines[e],
-		                    "video engine quota exceeded");
-	}
+	case RM_CLASS_ENGINE:
+		return engine_clause(v, limits, usage, call);
 	default:
 		return v;
 	}

@@ -3,8 +3,8 @@
  * fuzz_verdict.c - fuzz target for the verdict stage (supervisor/verdict.c).
  *
  * The input is read field by field (zeros once it runs out): a call made
- * by the decoder from an RM_ALLOC's top-level struct and params, or from a
- * VID_HEAP_CONTROL's NVOS32 (so the record is one the pipeline can make), then the usage snapshot, the limits and the
+ * by the decoder from an RM_ALLOC's top-level struct and params, from an
+ * RM_ALLOC_OBJECT's NVOS05, or from a VID_HEAP_CONTROL's NVOS32 (so the record is one the pipeline can make), then the usage snapshot, the limits and the
  * rules' groups. Besides not crashing, on any input the verdict must:
  * be a function of its inputs and leave them untouched; give a refusal a
  * reason and an RM status; allow or continue only what the allowlist
@@ -61,6 +61,13 @@ static void make_call(struct cursor *cur, struct gs_rm_call *call)
 	uint8_t top[sizeof(struct nvos64)];
 	uint32_t shape = take_u32(cur);
 
+	if (FLAG(shape, 5)) {
+		/* An RM_ALLOC_OBJECT: a class and no params. */
+		struct nvos05 ao;
+		take(cur, &ao, sizeof(ao));
+		gs_decode_alloc_object(&ao, FLAG(shape, 1), call);
+		return;
+	}
 	if (FLAG(shape, 4)) {
 		/* A VID_HEAP_CONTROL: its NVOS32 is the whole call. */
 		struct nvos32 vh;
@@ -130,6 +137,9 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 	     u->file_has_client))
 		abort();
 	if (c->creates_client != (v->verdict == GS_VERDICT_CONTINUE))
+		abort();
+	if (c->escape == NV_ESC_RM_ALLOC_OBJECT &&
+	    (c->creates_client || c->kind == RM_CLASS_VIDMEM || c->kind == RM_CLASS_PROCESS_BOUND))
 		abort();
 	if (c->kind == RM_CLASS_VIDMEM) {
 		uint64_t quota = gs_quota_mem(q, u->gpu);

@@ -71,6 +71,9 @@ struct row {
 #define GROUP { CALL(KEPLER_CHANNEL_GROUP_A, RM_CLASS_CHANNEL_GROUP), .has_params = true, \
 	.params_size = 20 }
 #define NVDEC { CALL(CLS_NVDEC, RM_CLASS_ENGINE) }
+#define ALLOC_OBJECT(cls, k) .escape = NV_ESC_RM_ALLOC_OBJECT, .h_client = 0xc1, \
+	.h_parent = 0xd0, .h_object = 0xe0, .h_class = (cls), .class_known = true, .kind = (k), \
+	.params_copied = true, .rights_copied = true
 #define VIDHEAP_VIDMEM(sz) { .escape = NV_ESC_RM_VID_HEAP_CONTROL, \
 	.function = NVOS32_FUNCTION_ALLOC_SIZE, .h_client = 0xc1, .h_parent = 0xd0, \
 	.h_class = NV01_MEMORY_LOCAL_USER, .class_known = true, .kind = RM_CLASS_VIDMEM, \
@@ -194,6 +197,25 @@ static const struct row rows[] = {
 	{ "VID_HEAP video memory, no group allowed", RULES_NONE, NO_LIMITS, GPU0(0),
 	  VIDHEAP_VIDMEM(MIB), REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"),
 	  false, 0 },
+	{ "client through RM_ALLOC_OBJECT", RULES_DEFAULT, NO_LIMITS, ON_FREE_CONTROL_FILE,
+	  { ALLOC_OBJECT(NV01_ROOT_CLIENT, RM_CLASS_CLIENT), .creates_client = true },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed through RM_ALLOC_OBJECT"), false, 0 },
+	{ "video memory through RM_ALLOC_OBJECT", RULES_DEFAULT, NO_LIMITS, GPU0(0),
+	  { ALLOC_OBJECT(NV01_MEMORY_LOCAL_USER, RM_CLASS_VIDMEM) },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed through RM_ALLOC_OBJECT"), false, 0 },
+	{ "process-bound class through RM_ALLOC_OBJECT", RULES_ALL, NO_LIMITS, IDLE,
+	  { ALLOC_OBJECT(NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, RM_CLASS_PROCESS_BOUND) },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed through RM_ALLOC_OBJECT"), false, 0 },
+	{ "RM_ALLOC_OBJECT of a class outside every group", RULES_NONE, NO_LIMITS, IDLE,
+	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"), false, 0 },
+	{ "video decoder through RM_ALLOC_OBJECT at the cap", RULES_ALL,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 1 }, { .gpu = LEDGER_NO_GPU, .engines = 1 },
+	  { ALLOC_OBJECT(CLS_NVDEC, RM_CLASS_ENGINE) },
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
+	{ "channel through RM_ALLOC_OBJECT: no cap here, the driver requires its params", RULES_DEFAULT,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, 0, 0, UNL }, IDLE,
+	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) }, ALLOW, false, 0 },
 	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2 },
 	  { .gpu = LEDGER_NO_GPU, .engines = 1 }, NVDEC, ALLOW, false, 0 },
 };
