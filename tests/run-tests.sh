@@ -33,6 +33,7 @@ run_tier() {
 	echo "--- $name: $line"
 }
 
+run_tier include-cycles python3 scripts/check-include-cycles.py
 run_tier unit-rm-tables build/tests/unit/test_rm_tables
 run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
