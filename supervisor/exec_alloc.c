@@ -90,7 +90,7 @@ static bool fetch_top(struct call *c, struct alloc_flight *f, struct answer *a)
 		*a = answer_errno(EFAULT);
 		return false;
 	}
-	if (!notif_still_valid(c->sb)) {
+	if (!notif_still_valid(c)) {
 		*a = answer_none();
 		return false;
 	}

@@ -32,9 +32,9 @@
 /* The trapped task might have died and its tid been reused between the
  * receive and our reads; the kernel's ID_VALID check proves the memory we
  * read belonged to the task that is still waiting for our answer. */
-bool notif_still_valid(struct gs_sandbox *sb)
+bool notif_still_valid(const struct call *c)
 {
-	return ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &sb->req->id) == 0;
+	return ioctl(c->sb->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
 }
 
 /* ---- issuing calls ourselves --------------------------------------------- */

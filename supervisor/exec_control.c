@@ -205,7 +205,7 @@ static bool fetch_control(struct call *c, struct control_flight *f, struct answe
 		*a = answer_errno(EFAULT);
 		return false;
 	}
-	if (!notif_still_valid(c->sb)) {
+	if (!notif_still_valid(c)) {
 		*a = answer_none();
 		return false;
 	}

@@ -53,7 +53,7 @@ struct call {
 };
 
 
-bool notif_still_valid(struct gs_sandbox *sb);
+bool notif_still_valid(const struct call *c);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);

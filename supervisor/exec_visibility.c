@@ -171,7 +171,7 @@ struct answer handle_card_info(struct call *c)
 
 	if (c->size > sizeof(buf))
 		return answer_errno(EINVAL);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	memset(buf, 0, c->size);
 	int rc = exec_escape(c, NV_ESC_CARD_INFO, c->size, buf);

@@ -55,7 +55,7 @@ static struct answer handle_free(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	c->d.h_client = top.h_root;
 	c->d.h_object = top.h_object_old;
@@ -89,7 +89,7 @@ static struct answer handle_dup(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	c->d.h_client = top.h_client;
 	c->d.h_object = top.h_object_src;
@@ -118,7 +118,7 @@ static struct answer handle_flat(struct call *c)
 		return answer_errno(EINVAL);
 	if (mem_read(c->tid, c->argp, top, c->size) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	int rc = exec_escape(c, c->nr, c->size, top);
 	if (mem_write(c->tid, c->argp, top, c->size) < 0 && rc == 0)
@@ -145,7 +145,7 @@ static struct answer handle_register_fd(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	c->d.call = "REGISTER_FD";
 	if (fd_is_control_file(c->dup)) {
@@ -198,7 +198,7 @@ static struct answer handle_xfer(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &x, sizeof(x)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	inner = rm_escape_find(x.cmd);
 	c->d.call = "IOCTL_XFER_CMD";
@@ -372,10 +372,12 @@ static void send_answer(struct gs_sandbox *sb, const struct call *c, const struc
 {
 	if (a->kind == ANSWER_NONE)
 		return;
-	sb->resp->id = sb->req->id;
-	sb->resp->flags = a->kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
-	sb->resp->val = a->kind == ANSWER_CONTINUE ? 0 : a->val;
-	sb->resp->error = a->kind == ANSWER_CONTINUE ? 0 : -a->error;
+	struct seccomp_notif_resp *resp = c->scratch->resp;
+
+	resp->id = c->scratch->req->id;
+	resp->flags = a->kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+	resp->val = a->kind == ANSWER_CONTINUE ? 0 : a->val;
+	resp->error = a->kind == ANSWER_CONTINUE ? 0 : -a->error;
 	/* Stop the clock before answering: with synchronous wake-up the
 	 * answer runs the workload on this CPU before SEND returns. */
 	if (sb->profile) {
@@ -383,14 +385,14 @@ static void send_answer(struct gs_sandbox *sb, const struct call *c, const struc
 		sb->prof_n[c->nr & 0xff]++;
 	}
 	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
-	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
+	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
 void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
-	const struct seccomp_data *data = &sb->req->data;
-	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)sb->req->pid, .dup = -1 };
+	const struct seccomp_data *data = &scratch->req->data;
+	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)scratch->req->pid, .dup = -1 };
 	struct answer a;
 	bool record = true;
 

@@ -10,7 +10,7 @@
 #include "sandbox.h"
 #include "scratch.h"
 
-/* Decides and answers the notification in sb->req (an ioctl, or under
+/* Decides and answers the notification in scratch->req (an ioctl, or under
  * managed = deny an mmap) with the worker's scratch; the caller holds
  * sb->lock. */
 void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch);

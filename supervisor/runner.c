@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -39,19 +40,22 @@ static void notify_thread_failed(struct gs_sandbox *sb)
 	kill(sb->workload, SIGKILL);
 }
 
+/* The command line's worker: one thread serving one sandbox, with its own
+ * scratch (the notification, the answer, the executor's copies). Made by
+ * gs_sandbox_start, so that a failure to allocate is reported there;
+ * freed by the thread when it ends. */
+struct notify_worker {
+	struct gs_sandbox *sb;
+	struct gs_scratch  scratch;
+};
+
 static void *notify_thread(void *arg)
 {
-	struct gs_sandbox *sb = arg;
-	/* This thread is the sandbox's one worker: its scratch is the one
-	 * the executor copies nested levels into. */
-	struct gs_scratch scratch;
+	struct notify_worker *w = arg;
+	struct gs_sandbox *sb = w->sb;
 
-	if (gs_scratch_init(&scratch, &sb->thread_err) < 0) {
-		notify_thread_failed(sb);
-		return NULL;
-	}
 	while (!atomic_load(&sb->stop)) {
-		int rc = gs_sandbox_handle_one(sb, &scratch, &sb->thread_err);
+		int rc = gs_sandbox_handle_one(sb, &w->scratch, &sb->thread_err);
 		if (rc < 0 || sb->audit_failed) {
 			if (rc >= 0)
 				gs_fail(&sb->thread_err, 0, "writing the audit log failed; stopping the workload");
@@ -61,7 +65,8 @@ static void *notify_thread(void *arg)
 		if (rc == 0 && listener_hung_up(sb->listener))
 			break;
 	}
-	gs_scratch_fini(&scratch);
+	gs_scratch_fini(&w->scratch);
+	free(w);
 	return NULL;
 }
 
@@ -71,20 +76,35 @@ int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err
 	sigset_t all, old;
 	int rc;
 
+	struct notify_worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return gs_fail(err, ENOMEM, "allocating the notify thread");
+	w->sb = sb;
+	if (gs_scratch_init(&w->scratch, err) < 0) {
+		free(w);
+		return -1;
+	}
 	sb->workload = workload;
 	/* No SA_RESTART: the signal must break the thread out of RECV. */
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(GS_WAKE_SIGNAL, &sa, NULL) < 0)
+	if (sigaction(GS_WAKE_SIGNAL, &sa, NULL) < 0) {
+		gs_scratch_fini(&w->scratch);
+		free(w);
 		return gs_fail(err, errno, "sigaction");
+	}
 	/* The thread blocks every signal but the wake-up one, so the signals
 	 * meant for the workload stay pending for the main thread's signalfd. */
 	sigfillset(&all);
 	sigdelset(&all, GS_WAKE_SIGNAL);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&sb->thread, NULL, notify_thread, sb);
+	rc = pthread_create(&sb->thread, NULL, notify_thread, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
+	if (rc) {
+		gs_scratch_fini(&w->scratch);
+		free(w);
 		return gs_fail(err, rc, "starting the notify thread");
+	}
 	sb->thread_started = true;
 	return 0;
 }
@@ -101,15 +121,15 @@ void gs_sandbox_stop(struct gs_sandbox *sb)
 
 int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch, struct gs_error *err)
 {
-	memset(sb->req, 0, sb->req_size);
-	if (ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_RECV, sb->req) < 0) {
+	memset(scratch->req, 0, scratch->req_size);
+	if (ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_RECV, scratch->req) < 0) {
 		/* ENOENT: the task went away between poll and receive. */
 		if (errno == EINTR || errno == ENOENT)
 			return 0;
 		return gs_fail(err, errno, "receiving a seccomp notification");
 	}
 	sb->notifications++;
-	memset(sb->resp, 0, sb->resp_size);
+	memset(scratch->resp, 0, scratch->resp_size);
 	pthread_mutex_lock(&sb->lock);
 	gs_execute_notification(sb, scratch);
 	pthread_mutex_unlock(&sb->lock);

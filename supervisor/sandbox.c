@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,7 +62,6 @@ void gs_sandbox_make_id(char *out, size_t len)
 int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, int listener,
                     struct gs_error *err)
 {
-	struct seccomp_notif_sizes sizes;
 	__u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 
 	memset(sb, 0, sizeof(*sb));
@@ -86,16 +84,6 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
 	else
 		gs_sandbox_make_id(sb->id, sizeof(sb->id));
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
-		return gs_fail(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-	/* The kernel may know bigger structs than our headers: size by it. */
-	sb->req_size = sizes.seccomp_notif > sizeof(*sb->req) ? sizes.seccomp_notif : sizeof(*sb->req);
-	sb->resp_size = sizes.seccomp_notif_resp > sizeof(*sb->resp) ? sizes.seccomp_notif_resp
-	                                                             : sizeof(*sb->resp);
-	sb->req = calloc(1, sb->req_size);
-	sb->resp = calloc(1, sb->resp_size);
-	if (!sb->req || !sb->resp)
-		return gs_fail(err, ENOMEM, "allocating sandbox buffers");
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	/* Synchronous wake-up (Linux 6.6+) cuts the cost of a trap from ~9 to
@@ -112,8 +100,6 @@ void gs_sandbox_fini(struct gs_sandbox *sb)
 	gs_pidfd_cache_fini(&sb->pidfds);
 	ledger_fini(&sb->ledger);
 	pthread_mutex_destroy(&sb->lock);
-	free(sb->req);
-	free(sb->resp);
 	if (sb->listener >= 0)
 		close(sb->listener);
 	sb->listener = -1;

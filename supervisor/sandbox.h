@@ -63,16 +63,15 @@ struct gs_sandbox {
 	struct ledger        ledger;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	FILE                *trace;       /* NULL without --trace */
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-	size_t               req_size, resp_size;
 	struct gs_pidfd_cache pidfds;
 	struct gs_taskset    tasks;       /* which tasks are the sandbox's */
 	unsigned             uvm_major;   /* 0 if unknown */
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
 	bool                 audit_failed;
-	/* The notify thread (gs_sandbox_start). */
+	/* The command line runner's notify thread (runner.c). The only
+	 * thread state left here: the notification, the answer and the
+	 * executor's copies are the worker's (struct gs_scratch). */
 	pthread_t            thread;
 	bool                 thread_started;
 	atomic_bool          stop;

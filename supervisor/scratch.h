@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scratch.h - the executor's working memory for one call.
+ * scratch.h - a worker's working memory: the notification it is handling
+ * and the answer, and the executor's copies for one call.
  */
 #ifndef GPUSANDBOX_SCRATCH_H
 #define GPUSANDBOX_SCRATCH_H
 
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gs_error.h"
@@ -16,6 +19,11 @@
  * a sandbox: a worker runs one call at a time, whichever sandbox it is
  * for, and nothing in it outlives the call. */
 struct gs_scratch {
+	/* The notification being handled and its answer, sized by the
+	 * running kernel (it may know bigger structs than our headers). */
+	struct seccomp_notif      *req;
+	struct seccomp_notif_resp *resp;
+	size_t                     req_size, resp_size;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
 };
