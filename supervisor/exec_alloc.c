@@ -117,7 +117,10 @@ static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answe
 static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
 {
 	uint32_t psize = f->call.params_size;
-	bool params_ok = mem_read(c->tid, f->addr.p_params, c->scratch->params, psize) == 0;
+	/* The first verdict refused larger params; the buffer's bound is
+	 * checked here too, where it is written. */
+	bool params_ok = psize <= NV_RMAPI_MAX_PARAMS_SIZE &&
+	                 mem_read(c->tid, f->addr.p_params, c->scratch->params, psize) == 0;
 	bool rights_ok = f->call.has_rights &&
 	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
 

@@ -244,7 +244,10 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
 {
 	f->user_params = f->top.params;
 	f->psize = f->user_params ? f->top.params_size : 0;
-	if (f->psize && mem_read(c->tid, f->user_params, c->scratch->params, f->psize) < 0) {
+	/* The verdict refused larger params; the buffer's bound is checked
+	 * here too, where it is written. */
+	if (f->psize > NV_RMAPI_MAX_PARAMS_SIZE ||
+	    (f->psize && mem_read(c->tid, f->user_params, c->scratch->params, f->psize) < 0)) {
 		*a = refuse_control(c, f, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                    "control params are not readable");
 		return false;

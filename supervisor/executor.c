@@ -14,6 +14,13 @@
  *   4. copies the results back and answers with the ioctl's return value.
  * The dup is closed before the answer: a held dup would keep the workload's
  * clients, and their memory, alive.
+ *
+ * This file routes a notification (gs_execute_notification, route_ioctl),
+ * records its one decision and sends the answer. The calls that allocate
+ * or control go through stages (docs/hacking.md): fetch, decode
+ * (decode.c, pure), reconcile, verdict (verdict.c, pure), record, act and
+ * commit (exec_alloc.c, exec_control.c). The small escapes below still do
+ * their steps in one handler each.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
