@@ -5,7 +5,8 @@
  * Input: one byte of shape (bit 0: NVOS64 or NVOS21; bit 1: via XFER;
  * bits 2-7: a size adjustment, so sizes the escape table rejects are
  * tried too), then the top-level struct, then whatever is left as the
- * params copy. Besides not crashing (ASan/UBSan in CI), the decoder must
+ * params copy. A shape of 0xff, 0xfe or 0xfd decodes the rest as a
+ * VID_HEAP_CONTROL, an RM_CONTROL or an RM_ALLOC_OBJECT instead. Besides not crashing (ASan/UBSan in CI), the decoder must
  * keep its contract on any bytes: only the two RM_ALLOC sizes decode; the
  * record asks to copy no more than the class's size in the ABI table, and
  * nothing for a client, a process-bound or an unknown class; what was not
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "rm_decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +43,75 @@ static void check_record(const struct gs_rm_call *c, uint32_t top_size)
 		abort();
 }
 
+#define SHAPE_VID_HEAP     0xffu
+#define SHAPE_CONTROL      0xfeu
+#define SHAPE_ALLOC_OBJECT 0xfdu
+
+/* Copies at most n bytes of the input into a zeroed struct. */
+static void fill(void *out, size_t n, const uint8_t *data, size_t size)
+{
+	memset(out, 0, n);
+	memcpy(out, data, size < n ? size : n);
+}
+
+static void check_vid_heap(const uint8_t *data, size_t size)
+{
+	struct nvos32 top;
+	struct gs_rm_call c;
+
+	fill(&top, sizeof(top), data, size);
+	gs_decode_vid_heap(&top, false, &c);
+	if (c.escape != NV_ESC_RM_VID_HEAP_CONTROL || c.function != top.function ||
+	    !c.params_copied || !c.rights_copied || c.params_size)
+		abort();
+	if (top.function != NVOS32_FUNCTION_ALLOC_SIZE) {
+		if (c.has_size || c.kind != RM_CLASS_OTHER)
+			abort();
+		return;
+	}
+	enum rm_mem_place place = rm_mem_place_of(top.data.alloc_size.flags,
+	                                          top.data.alloc_size.attr,
+	                                          top.data.alloc_size.attr2);
+	/* Video memory and EGM are charged, whatever the driver does with
+	 * the EGM bit; nothing else is. */
+	bool charged = place == RM_MEM_VIDMEM || place == RM_MEM_EGM;
+	if ((c.kind == RM_CLASS_VIDMEM) != charged || !c.has_size ||
+	    c.size != top.data.alloc_size.size ||
+	    c.h_class != (charged ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM))
+		abort();
+}
+
+static void check_control(const uint8_t *data, size_t size)
+{
+	struct nvos54 top;
+	struct gs_rm_call c;
+
+	fill(&top, sizeof(top), data, size);
+	if (gs_decode_control(&top, true, &c) != rm_ctrl_lookup(top.cmd))
+		abort();
+	if (c.escape != NV_ESC_RM_CONTROL || c.cmd != top.cmd || !c.via_xfer ||
+	    c.gss_legacy != ((top.cmd & NV_CTRL_GSS_LEGACY_MASK) != 0) ||
+	    c.finn_serialized != ((top.flags & NVOS54_FLAGS_FINN_SERIALIZED) != 0) ||
+	    c.unrelocatable != rm_ctrl_has_unrelocatable_pointers(top.cmd) ||
+	    c.has_params != (top.params != 0) || c.params_size != top.params_size)
+		abort();
+}
+
+static void check_alloc_object(const uint8_t *data, size_t size)
+{
+	struct nvos05 top;
+	struct gs_rm_call c;
+	const struct rm_class_info *ci;
+
+	fill(&top, sizeof(top), data, size);
+	gs_decode_alloc_object(&top, false, &c);
+	ci = rm_class_lookup(top.h_class);
+	if (c.escape != NV_ESC_RM_ALLOC_OBJECT || c.h_class != top.h_class ||
+	    c.class_known != (ci != NULL) || c.kind != (ci ? ci->kind : RM_CLASS_OTHER) ||
+	    c.params_size || c.has_params)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gs_rm_call a, b;
@@ -49,6 +120,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	uint8_t shape = data[0];
+	switch (shape) {
+	case SHAPE_VID_HEAP:
+		check_vid_heap(data + 1, size - 1);
+		return 0;
+	case SHAPE_CONTROL:
+		check_control(data + 1, size - 1);
+		return 0;
+	case SHAPE_ALLOC_OBJECT:
+		check_alloc_object(data + 1, size - 1);
+		return 0;
+	default:
+		break;
+	}
 	uint32_t top_size = (shape & SHAPE_NVOS64) ? sizeof(struct nvos64) : sizeof(struct nvos21);
 	uint32_t skew = shape >> SHAPE_SKEW_SHIFT;
 	data++, size--;
