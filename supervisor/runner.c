@@ -40,21 +40,24 @@ static void notify_thread_failed(struct gs_sandbox *sb)
 	kill(sb->workload, SIGKILL);
 }
 
-/* The command line's worker: one thread serving one sandbox, with its own
- * scratch (the notification, the answer, the executor's copies). Made by
- * gs_sandbox_start, so that a failure to allocate is reported there;
- * freed by the thread when it ends. */
-struct notify_worker {
+/* The command line's runner: one thread serving one sandbox, the one
+ * worker, with its own scratch (the notification, the answer, the
+ * executor's copies). Made by gs_sandbox_start, so that a failure to
+ * allocate is reported there; freed by gs_sandbox_stop after the join.
+ * The sandbox holds only an opaque pointer to it. */
+struct gs_runner {
 	struct gs_sandbox *sb;
 	struct gs_scratch  scratch;
+	pthread_t          thread;
+	atomic_bool        stop;
 };
 
 static void *notify_thread(void *arg)
 {
-	struct notify_worker *w = arg;
+	struct gs_runner *w = arg;
 	struct gs_sandbox *sb = w->sb;
 
-	while (!atomic_load(&sb->stop)) {
+	while (!atomic_load(&w->stop)) {
 		int rc = gs_sandbox_handle_one(sb, &w->scratch, &sb->thread_err);
 		if (rc < 0 || sb->audit_failed) {
 			if (rc >= 0)
@@ -65,8 +68,6 @@ static void *notify_thread(void *arg)
 		if (rc == 0 && listener_hung_up(sb->listener))
 			break;
 	}
-	gs_scratch_fini(&w->scratch);
-	free(w);
 	return NULL;
 }
 
@@ -76,7 +77,7 @@ int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err
 	sigset_t all, old;
 	int rc;
 
-	struct notify_worker *w = calloc(1, sizeof(*w));
+	struct gs_runner *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return gs_fail(err, ENOMEM, "allocating the notify thread");
@@ -98,25 +99,29 @@ int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err
 	sigfillset(&all);
 	sigdelset(&all, GS_WAKE_SIGNAL);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&sb->thread, NULL, notify_thread, w);
+	rc = pthread_create(&w->thread, NULL, notify_thread, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		gs_scratch_fini(&w->scratch);
 		free(w);
 		return gs_fail(err, rc, "starting the notify thread");
 	}
-	sb->thread_started = true;
+	sb->runner = w;
 	return 0;
 }
 
 void gs_sandbox_stop(struct gs_sandbox *sb)
 {
-	if (!sb->thread_started)
+	struct gs_runner *w = sb->runner;
+
+	if (!w)
 		return;
-	atomic_store(&sb->stop, true);
-	pthread_kill(sb->thread, GS_WAKE_SIGNAL);
-	pthread_join(sb->thread, NULL);
-	sb->thread_started = false;
+	atomic_store(&w->stop, true);
+	pthread_kill(w->thread, GS_WAKE_SIGNAL);
+	pthread_join(w->thread, NULL);
+	gs_scratch_fini(&w->scratch);
+	free(w);
+	sb->runner = NULL;
 }
 
 int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch, struct gs_error *err)

@@ -32,6 +32,7 @@
 #define GS_MAX_CREATORS 1024u
 
 struct gs_compute_share;
+struct gs_runner;
 struct gs_learn;
 
 enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_REFUSED,
@@ -69,15 +70,15 @@ struct gs_sandbox {
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
 	bool                 audit_failed;
-	/* The command line runner's notify thread (runner.c). The only
-	 * thread state left here: the notification, the answer and the
-	 * executor's copies are the worker's (struct gs_scratch). */
-	pthread_t            thread;
-	bool                 thread_started;
-	atomic_bool          stop;
-	atomic_bool          failed;        /* thread hit a hard error */
-	pid_t                workload;      /* killed if the thread fails */
-	struct gs_error      thread_err;
+	/* Who drives the sandbox (runner.c's thread for the command line);
+	 * opaque here: the sandbox itself has no thread, and the notification,
+	 * the answer and the executor's copies are the worker's. */
+	struct gs_runner    *runner;
+	/* Failing closed: set by whoever cannot go on (the runner, the
+	 * compute share), which then kills the workload. */
+	atomic_bool          failed;
+	pid_t                workload;      /* killed if supervision fails */
+	struct gs_error      thread_err;    /* why it failed */
 	struct gs_gpu_entry  gpu_map[GS_MAX_GPUS];
 	unsigned             n_gpu_map;
 	/* Serialises the notify thread's handling of a call with the
