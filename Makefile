@@ -29,7 +29,7 @@ ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c supervisor/filter.c \
-                   supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
+                   supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/scratch.c supervisor/exec_alloc.c supervisor/decode.c supervisor/verdict.c supervisor/exec_common.c supervisor/workload.c supervisor/taskset.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
                    supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
@@ -41,7 +41,8 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
-              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener
+              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
+              $(BUILD)/tests/unit/test_taskset
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
@@ -57,13 +58,36 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
+# The pipeline's pure stages: decode and verdict (same replay driver).
+FUZZ_STAGE_SRCS := supervisor/decode.c supervisor/verdict.c supervisor/rm_decode.c \
+                   include/nvrm/rm_abi.c policy/groups.c policy/quota.c
+FUZZ_DECODE_SRCS := tests/fuzz/fuzz_decode.c $(FUZZ_STAGE_SRCS)
+FUZZ_VERDICT_SRCS := tests/fuzz/fuzz_verdict.c $(FUZZ_STAGE_SRCS)
+DECODE_REPLAY := $(BUILD)/tests/fuzz/decode_replay
+VERDICT_REPLAY := $(BUILD)/tests/fuzz/verdict_replay
+FUZZ_HDRS := $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def policy/*.h supervisor/*.h)
+
+$(DECODE_REPLAY): tests/fuzz/replay_main.c $(FUZZ_DECODE_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_DECODE_SRCS)
+
+$(VERDICT_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS)
+
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_policy $(FUZZ_POLICY_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_decode $(FUZZ_DECODE_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_verdict $(FUZZ_VERDICT_SRCS)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
+	@echo "run: $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode"
+	@echo "run: $(BUILD)/fuzz/fuzz_verdict tests/fuzz/corpus/verdict"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -82,7 +106,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh

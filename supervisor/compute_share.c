@@ -11,7 +11,7 @@
  * and preempted) for the rest. The workload cannot undo it: the control is
  * refused to the workload itself, and a workload call that may put a
  * channel back on the runlist is followed by our own disable while the
- * phase is off (gs_sm_reassert).
+ * phase is off (reassert_off_phase, told by the sandbox's observer event).
  *
  * The duty is closed-loop. Once a second the thread reads the driver's
  * engine-utilization samples (PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, the
@@ -48,10 +48,10 @@
 #include <unistd.h>
 
 #include "compute_share.h"
-#include "exec_int.h"
 #include "gpusandbox.h"
 #include "rm_own.h"
 #include "sandbox.h"
+#include "workload.h"
 
 #define NS_PER_MS 1000000ull
 /* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
@@ -86,9 +86,7 @@
 #define GPU_NODE_FMT "/dev/nvidia%u"
 #define NODE_PATH_MAX 32
 #define INITIAL_CHANNELS 64u
-#define MAX_TREE_DEPTH 64     /* parent links followed to find the supervisor */
 #define PROC_PATH_MAX 64
-#define STAT_BUF 512
 #define OWN_HANDLE_BASE 0xc5d00000u   /* device/subdevice handles in our client */
 #define PERCENT 100.0
 
@@ -125,7 +123,7 @@ static void sm_fail(struct gs_compute_share *cs)
 /* Our dup of fd wfd of task tid, if it is h_client's open file. */
 static int dup_if_client_file(struct gs_sandbox *sb, uint32_t h_client, pid_t tid, int wfd)
 {
-	int fd = dup_workload_fd(sb, tid, wfd);
+	int fd = dup_workload_fd(&sb->pidfds, tid, wfd);
 
 	/* The fd number may have been closed and reused for another file
 	 * since the call that recorded it. */
@@ -134,32 +132,6 @@ static int dup_if_client_file(struct gs_sandbox *sb, uint32_t h_client, pid_t ti
 		fd = -1;
 	}
 	return fd;
-}
-
-/* Is pid a descendant of the supervisor, i.e. a task of the sandbox? As a
- * child subreaper the supervisor inherits every orphan of the tree, so the
- * parent chain of a sandbox task always ends at it. */
-static bool in_sandbox_tree(pid_t pid, pid_t self)
-{
-	for (int depth = 0; depth < MAX_TREE_DEPTH && pid > 1; depth++) {
-		char path[PROC_PATH_MAX], buf[STAT_BUF];
-		const char *p;
-		int ppid = 0;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "re");
-		if (!f)
-			return false;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-			return false;
-		if (ppid == self)
-			return true;
-		pid = ppid;
-	}
-	return false;
 }
 
 /* The recorded route is gone (the task exited, or closed that fd), but the
@@ -176,7 +148,7 @@ static int find_client_file(struct gs_sandbox *sb, uint32_t h_client)
 	while (proc && found < 0 && (de = readdir(proc))) {
 		pid_t pid = (pid_t)atoi(de->d_name);
 		char dir[PROC_PATH_MAX];
-		if (pid <= 0 || pid == self || !in_sandbox_tree(pid, self))
+		if (pid <= 0 || pid == self || !gs_taskset_contains(&sb->tasks, pid))
 			continue;
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 		DIR *fds = opendir(dir);
@@ -336,7 +308,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 	/* Keep the channels this toggle is about, then take them client by
 	 * client (a control names channels of clients on its own file). Off
 	 * means every settled channel, even one we believe off already: a
-	 * workload call may have put it back (gs_sm_reassert). */
+	 * workload call may have put it back (reassert_off_phase). */
 	uint32_t m = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (disable ? cs->chans[i].settled : cs->chans[i].sm_disabled)
@@ -395,9 +367,12 @@ static void enable_everything(struct gs_compute_share *cs)
 	cs->err = keep;
 }
 
-void gs_sm_reassert(struct gs_sandbox *sb, int gpu)
+/* The sandbox's event (gs_sandbox_observer), with the sandbox lock held,
+ * after a workload call that may have made channels on gpu runnable again:
+ * if the duty cycle has them off now, they are turned off again. */
+static void reassert_off_phase(void *ctx, int gpu)
 {
-	struct gs_compute_share *cs = sb->sm;
+	struct gs_compute_share *cs = ctx;
 
 	if (!cs || gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS || !cs->gpu[gpu].off ||
 	    atomic_load(&cs->stop))
@@ -685,6 +660,8 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_er
 		close_own_client(cs);
 	}
 	sb->sm = cs;
+	sb->observer = (struct gs_sandbox_observer){ .channels_may_resume = reassert_off_phase,
+	                                             .ctx = cs };
 	/* The thread must not take the workload's signals (signalfd). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -692,6 +669,7 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_er
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		sb->sm = NULL;
+		sb->observer = (struct gs_sandbox_observer){ 0 };
 		close_own_client(cs);
 		free(cs->samples);
 		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");

@@ -75,10 +75,6 @@ int  gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_e
 /* Stops the thread and re-enables every channel it disabled that still
  * exists. Safe to call when never started. */
 void gs_sm_stop(struct gs_compute_share *cs);
-/* Called by the notify thread, with the sandbox lock held, after a
- * workload call that may have made channels on gpu runnable again: if the
- * duty cycle has them off now, they are turned off again. */
-void gs_sm_reassert(struct gs_sandbox *sb, int gpu);
 /* Fills the summary's compute-share part. */
 void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out);
 

@@ -27,204 +27,14 @@
 #include "sandbox.h"
 #include "exec_int.h"
 
-/* ---- memory of the workload ---------------------------------------------- */
-
-int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-
-	if (len == 0)
-		return 0;
-	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-/* Two regions in one call: the nested params and the top-level struct go
- * back together, saving a syscall on the hot path. */
-int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
-                      const void *b2, size_t l2)
-{
-	struct iovec local[2] = { { (void *)b1, l1 }, { (void *)b2, l2 } };
-	struct iovec remote[2] = { { (void *)(uintptr_t)a1, l1 }, { (void *)(uintptr_t)a2, l2 } };
-
-	if (l1 == 0)
-		return process_vm_writev(tid, &local[1], 1, &remote[1], 1, 0) == (ssize_t)l2 ? 0 : -1;
-	return process_vm_writev(tid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2) ? 0 : -1;
-}
-
-int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-
-	if (len == 0)
-		return 0;
-	return process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
+/* ---- the notification --------------------------------------------------- */
 
 /* The trapped task might have died and its tid been reused between the
  * receive and our reads; the kernel's ID_VALID check proves the memory we
  * read belonged to the task that is still waiting for our answer. */
-bool notif_still_valid(struct gs_sandbox *sb)
+bool notif_still_valid(const struct call *c)
 {
-	return ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &sb->req->id) == 0;
-}
-
-/* ---- the workload's fd --------------------------------------------------- */
-
-static int pidfd_for(struct gs_sandbox *sb, pid_t tid, bool fresh)
-{
-	struct gs_pidfd_slot *s = &sb->pidfds[(unsigned)tid % GS_PIDFD_CACHE];
-
-	if (!fresh && s->tid == tid && s->pidfd >= 0)
-		return s->pidfd;
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	s->tid = tid;
-	/* A thread pidfd (Linux 6.9+) works for any thread; older kernels
-	 * accept only a thread-group leader. */
-	s->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	if (s->pidfd < 0 && errno == EINVAL)
-		s->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
-	return s->pidfd;
-}
-
-/* A cached pidfd is safe: it names one task. If that task died and the tid
- * went to a new one, pidfd_getfd fails and we open a fresh pidfd; if it
- * succeeds, the old task is alive, so it is the trapped one (live tids are
- * unique). */
-int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd)
-{
-	for (int attempt = 0; attempt < 2; attempt++) {
-		int pidfd = pidfd_for(sb, tid, attempt > 0);
-		if (pidfd < 0)
-			return -1;
-		int fd = (int)syscall(SYS_pidfd_getfd, pidfd, wfd, 0);
-		if (fd >= 0)
-			return fd;
-		if (errno != ESRCH && errno != EBADF)
-			return -1;
-	}
-	return -1;
-}
-
-/* The path an fd of process pid (0: ours) is open on, as /proc shows it.
- * Returns false if it cannot be read. */
-static bool fd_path(pid_t pid, int fd, char *path, size_t len)
-{
-	char link[PATH_BUF];
-	ssize_t n;
-
-	if (pid)
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, fd);
-	else
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, len - 1);
-	if (n <= 0)
-		return false;
-	path[n] = '\0';
-	return true;
-}
-
-/* Does the fd lead to the NVIDIA driver's RM (the control device or a GPU
- * node)? Only the driver's own character devices do, or the stand-ins
- * recorded at start for the fake driver (driver_nodes.c): never a file
- * that merely looks like one. What is not the driver is continued, so
- * its answers reach only the workload, never the ledger. A file whose
- * fstat fails (a FUSE server can make it fail) is not the driver either:
- * the driver's own nodes always answer fstat. */
-bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd)
-{
-	struct stat st;
-	enum gs_node_kind k;
-
-	(void)sb;
-	if (fstat(fd, &st) < 0)
-		return false;
-	k = gs_driver_node_kind(&st, NULL);
-	return k == GS_NODE_CTL || k == GS_NODE_GPU;
-}
-
-
-/* Is fd (ours) the UVM device, or a stand-in for it? The real one is the
- * uvm major's minor 0; a stand-in (the FUSE fake) is a regular file or
- * character device at /dev/nvidia-uvm. Fails closed (true): UVM is what
- * managed = deny refuses. */
-bool fd_is_uvm(const struct gs_sandbox *sb, int fd)
-{
-	struct stat st;
-	char path[PATH_BUF];
-
-	if (fstat(fd, &st) < 0)
-		return true;
-	if (S_ISCHR(st.st_mode) && sb->uvm_major && major(st.st_rdev) == sb->uvm_major)
-		return minor(st.st_rdev) == NV_UVM_DEVICE_MINOR;
-	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-		return false;
-	if (!fd_path(0, fd, path, sizeof(path)))
-		return true;
-	return strcmp(path, UVM_DEVICE_PATH) == 0;
-}
-
-/* The control node (/dev/nvidiactl): RM clients live on its open files. */
-bool fd_is_control_file(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && gs_driver_node_kind(&st, NULL) == GS_NODE_CTL;
-}
-
-/* ---- GPU nodes for device allocations ----------------------------------- */
-
-
-/* True for /dev/nvidia<N>, the per-GPU nodes. */
-static bool is_gpu_node_path(const char *p)
-{
-	size_t plen = strlen(NVIDIA_PATH_PREFIX);
-
-	if (strncmp(p, NVIDIA_PATH_PREFIX, plen) != 0 || !p[plen])
-		return false;
-	for (p += plen; *p; p++)
-		if (*p < '0' || *p > '9')
-			return false;
-	return true;
-}
-
-/* The driver allows an NV01_DEVICE_0 allocation only to a process that
- * holds an open node of that GPU (nv_is_gpu_accessible scans the caller's
- * fd table). When the supervisor performs the call, it borrows dups of the
- * workload's own GPU nodes for the duration of the call: the driver then
- * grants exactly what the workload itself is entitled to, no more, and
- * nothing is held after the call. */
-void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b)
-{
-	char dir[PATH_BUF], path[PATH_BUF];
-	struct dirent *de;
-	DIR *d;
-
-	b->n = 0;
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)c->tid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d)) && b->n < MAX_BORROWED_GPU_FDS) {
-		int wfd = atoi(de->d_name);
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (!fd_path(c->tid, wfd, path, sizeof(path)) || !is_gpu_node_path(path))
-			continue;
-		int fd = dup_workload_fd(c->sb, c->tid, wfd);
-		if (fd >= 0)
-			b->fd[b->n++] = fd;
-	}
-	closedir(d);
-}
-
-void return_gpu_nodes(struct borrowed_fds *b)
-{
-	for (unsigned i = 0; i < b->n; i++)
-		close(b->fd[i]);
-	b->n = 0;
+	return ioctl(c->sb->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
 }
 
 /* ---- issuing calls ourselves --------------------------------------------- */
@@ -349,24 +159,17 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
 
 /* ---- quota --------------------------------------------------------------- */
 
-uint64_t round_up(uint64_t v, uint64_t to)
-{
-	return v > UINT64_MAX - (to - 1) ? UINT64_MAX : (v + to - 1) / to * to;
-}
-
-/* Would charging bytes on gpu exceed the quota? Before saying yes, release
- * clients whose file was closed: a workload that closed its fd really got
- * its memory back from the driver. */
-bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes)
+/* Before saying yes, release clients whose file was closed: a workload
+ * that closed its fd really got its memory back from the driver. The
+ * predicate itself (gs_over_quota) is pure; the reconcile is here, once. */
+bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes)
 {
 	uint64_t q = gs_quota_mem(&sb->quota, gpu);
 
-	if (q == GS_QUOTA_UNLIMITED)
-		return false;
-	if (bytes <= q && ledger_used(&sb->ledger, gpu) <= q - bytes)
+	if (!gs_over_quota(q, ledger_used(&sb->ledger, gpu), bytes))
 		return false;
 	gs_sandbox_reconcile(sb);
-	return !(bytes <= q && ledger_used(&sb->ledger, gpu) <= q - bytes);
+	return gs_over_quota(q, ledger_used(&sb->ledger, gpu), bytes);
 }
 
 void note_usage(struct call *c, int gpu, uint64_t before)
@@ -390,3 +193,17 @@ void note_count(struct call *c, const char *resource, uint32_t before, uint32_t 
 	c->audit = true;
 }
 
+/* Released bytes in the decision record. */
+void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
+                         const uint64_t before[GS_MAX_GPUS])
+{
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		if (!released[g])
+			continue;
+		c->d.has_size = true;
+		c->d.size = released[g];
+		note_usage(c, (int)g, before[g]);
+		c->audit = true;
+		return; /* one record per call; objects sit under one GPU */
+	}
+}

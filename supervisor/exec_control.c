@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compute_share.h"
+#include "decode.h"
 #include "exec_int.h"
 #include "quota.h"
 
@@ -34,7 +34,7 @@ static int read_u32_at(const uint8_t *buf, size_t len, size_t off, uint32_t *v)
 static nv_status_t relocate_embedded(struct call *c, const struct rm_ctrl_info *ci,
                                      uint32_t psize, struct relocation rel[RM_EMBEDDED_MAX_PTRS])
 {
-	uint8_t *p = c->sb->params;
+	uint8_t *p = c->scratch->params;
 
 	for (unsigned i = 0; ci && i < ci->n_embedded && i < RM_EMBEDDED_MAX_PTRS; i++) {
 		const struct rm_embedded_ptr *e = &ci->embedded[i];
@@ -58,9 +58,9 @@ static nv_status_t relocate_embedded(struct call *c, const struct rm_ctrl_info *
 			return NV_ERR_INVALID_ARGUMENT;
 		rel[i].orig = ptr;
 		rel[i].bytes = (size_t)count * e->elem_size;
-		if (mem_read(c->tid, ptr, c->sb->embedded[i], rel[i].bytes) < 0)
+		if (mem_read(c->tid, ptr, c->scratch->embedded[i], rel[i].bytes) < 0)
 			return NV_ERR_INVALID_ARGUMENT;
-		uint64_t ours = (uintptr_t)c->sb->embedded[i];
+		uint64_t ours = (uintptr_t)c->scratch->embedded[i];
 		memcpy(p + e->ptr_offset, &ours, sizeof(ours));
 	}
 	return NV_OK;
@@ -72,9 +72,9 @@ static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
 	for (unsigned i = 0; ci && i < ci->n_embedded && i < RM_EMBEDDED_MAX_PTRS; i++) {
 		if (!rel[i].orig)
 			continue;
-		memcpy(c->sb->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
+		memcpy(c->scratch->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
 		if (copy_out)
-			(void)mem_write(c->tid, rel[i].orig, c->sb->embedded[i], rel[i].bytes);
+			(void)mem_write(c->tid, rel[i].orig, c->scratch->embedded[i], rel[i].bytes);
 	}
 }
 
@@ -129,7 +129,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	switch (top->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
 		if (psize >= sizeof(struct nv2080_fb_get_info_v2_params)) {
-			struct nv2080_fb_get_info_v2_params *p = (void *)sb->params;
+			struct nv2080_fb_get_info_v2_params *p = (void *)c->scratch->params;
 			virtualize_fb_list(c, p->list, p->list_size,
 			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
 		}
@@ -137,8 +137,8 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	case NV2080_CTRL_CMD_FB_GET_INFO:
 		/* The list was relocated into embedded[0] (its v580/controls.def row). */
 		if (psize >= sizeof(struct nv2080_fb_get_info_v1_params)) {
-			const struct nv2080_fb_get_info_v1_params *p = (const void *)sb->params;
-			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)sb->embedded[0],
+			const struct nv2080_fb_get_info_v1_params *p = (const void *)c->scratch->params;
+			virtualize_fb_list(c, (struct nv2080_fb_info_entry *)(void *)c->scratch->embedded[0],
 			                   p->list_size,
 			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
 		}
@@ -146,7 +146,7 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 		if (psize >= sizeof(struct nva06c_gpfifo_schedule_params)) {
-			const struct nva06c_gpfifo_schedule_params *p = (const void *)sb->params;
+			const struct nva06c_gpfifo_schedule_params *p = (const void *)c->scratch->params;
 			uint32_t before = sb->ledger.scheduled_groups;
 			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
 			note_count(c, "scheduled_channel_groups", before, sb->ledger.scheduled_groups,
@@ -179,110 +179,146 @@ static bool may_resume_channels(uint32_t cmd)
 	       cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE || cmd == NVA06F_CTRL_CMD_RESTART_RUNLIST;
 }
 
+/* One RM_CONTROL in flight through the stages. */
+struct control_flight {
+	struct nvos54              top;       /* our copy */
+	struct gs_rm_call          call;
+	const struct rm_ctrl_info *ci;        /* its row in the ABI table */
+	struct relocation          rel[RM_EMBEDDED_MAX_PTRS];
+	uint64_t                   user_params; /* the workload's pointer */
+	uint32_t                   psize;     /* bytes of params we copied */
+};
+
+#define CTRL_STATUS_OFF offsetof(struct nvos54, status)
+
+static struct answer refuse_control(struct call *c, struct control_flight *f, nv_status_t st,
+                                    enum gs_verdict v, const char *why)
+{
+	return refuse_with_status(c, &f->top, CTRL_STATUS_OFF, st, v, why);
+}
+
+/* fetch + decode: the top-level struct, proof the task is still the
+ * trapped one, and the call record. */
+static bool fetch_control(struct call *c, struct control_flight *f, struct answer *a)
+{
+	if (mem_read(c->tid, c->argp, &f->top, sizeof(f->top)) < 0) {
+		*a = answer_errno(EFAULT);
+		return false;
+	}
+	if (!notif_still_valid(c)) {
+		*a = answer_none();
+		return false;
+	}
+	f->ci = gs_decode_control(c->sb->rm_abi, &f->top, c->via_xfer, &f->call);
+	c->d.has_control = true;
+	c->d.control = f->call.cmd;
+	c->d.h_client = f->call.h_client;
+	c->d.h_object = f->call.h_object;
+	return true;
+}
+
+/* verdict (verdict.c) on the call, before anything else is copied.
+ * --learn admits what the allowlist alone refused, then the verdict is
+ * taken again on the grown allowlist. */
+static bool judge_control(struct call *c, struct control_flight *f, struct answer *a)
+{
+	const struct gs_rm_call *rc = &f->call;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
+	struct gs_call_verdict v;
+
+	u.client_seen = rc->gss_legacy && ledger_has(&c->sb->ledger, rc->h_client, rc->h_client);
+	v = gs_verdict_of_control(c->sb->rules, &u, rc);
+	if (v.by_allowlist && policy_learns(c, true, rc->cmd))
+		v = gs_verdict_of_control(c->sb->rules, &u, rc);
+	c->d.group = v.group;
+	if (v.verdict != GS_VERDICT_REFUSE && v.verdict != GS_VERDICT_DENY)
+		return true;
+	*a = refuse_control(c, f, v.status, v.verdict, v.reason);
+	return false;
+}
+
+/* fetch, second level: the params and the lists they point to, into our
+ * buffers, with our copy of the params pointed at our copies of the lists.
+ * What cannot be read is refused as the driver refuses it. */
+static bool fetch_control_params(struct call *c, struct control_flight *f, struct answer *a)
+{
+	f->user_params = f->top.params;
+	f->psize = f->user_params ? f->top.params_size : 0;
+	/* The verdict refused larger params; the buffer's bound is checked
+	 * here too, where it is written. */
+	if (f->psize > NV_RMAPI_MAX_PARAMS_SIZE ||
+	    (f->psize && mem_read(c->tid, f->user_params, c->scratch->params, f->psize) < 0)) {
+		*a = refuse_control(c, f, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
+		                    "control params are not readable");
+		return false;
+	}
+	nv_status_t rst = relocate_embedded(c, f->ci, f->psize, f->rel);
+	if (rst == NV_OK)
+		return true;
+	restore_embedded(c, f->ci, f->rel, false);
+	*a = refuse_control(c, f, rst, GS_VERDICT_REFUSE,
+	                    "embedded control list is not readable or too large");
+	return false;
+}
+
+/* act + commit: performed from our copies; then what the workload is told
+ * and what is recorded (after_control), and the sandbox's event for --sm. */
+static struct answer perform_control(struct call *c, struct control_flight *f)
+{
+	struct nvos54 *top = &f->top;
+
+	top->params = f->psize ? (uintptr_t)c->scratch->params : 0;
+	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
+	if (rc == 0 && top->status == NV_OK) {
+		note_client(c, top->h_client);
+		after_control(c, top, f->psize);
+		/* --sm: the workload must not get its channels back in an off
+		 * phase by scheduling them again. */
+		if (may_resume_channels(top->cmd))
+			gs_sandbox_emit_channels_may_resume(
+				c->sb, ledger_gpu_of(&c->sb->ledger, top->h_client, top->h_object));
+	}
+	top->params = f->user_params;
+	restore_embedded(c, f->ci, f->rel, true);
+	/* Our buffer holds whatever the driver copied out (or the inputs it
+	 * left alone), so writing it back mirrors the driver either way. */
+	return answer_executed(c, f->user_params, c->scratch->params, f->psize, top, sizeof(*top), rc,
+	                       top->status);
+}
+
 struct answer handle_control(struct call *c)
 {
-	struct nvos54 top;
-	struct relocation rel[RM_EMBEDDED_MAX_PTRS] = { { 0, 0 } };
-	const size_t st_off = offsetof(struct nvos54, status);
-	const struct rm_ctrl_info *ci;
-	uint64_t user_params;
-	uint32_t psize;
+	struct control_flight f = { .rel = { { 0, 0 } } };
+	struct gs_sandbox *sb = c->sb;
+	struct answer a;
 
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
-		return answer_none();
-	c->d.has_control = true;
-	c->d.control = top.cmd;
-	c->d.h_client = top.h_client;
-	c->d.h_object = top.h_object;
-
-	if (top.flags & NVOS54_FLAGS_FINN_SERIALIZED)
-		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                          "FINN-serialized control params are not allowed");
-	/* FIFO_DISABLE_CHANNELS names channels by (client, handle) pairs of
-	 * any client, so a workload could stop another tenant's channels (a
-	 * dead client's handle may already be someone else's), or turn its
-	 * own back on against --sm. CUDA never sends it; it is gpusandbox's,
-	 * whatever a policy file allows. */
-	if (top.cmd == NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS)
-		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_PERMISSIONS,
-		                          GS_VERDICT_REFUSE,
-		                          "FIFO_DISABLE_CHANNELS is reserved to the supervisor");
-	struct answer refused;
-	if (policy_refuses_control(c, &top, st_off, top.cmd, &refused))
-		return refused;
-	/* Bit 15 selects the legacy GSS path: opaque bytes forwarded without
-	 * the CPU-side client check (rm-abi.md 2.1). Only the commands the
-	 * policy allows get here (by default the ones CUDA needs), and only on
-	 * a client the driver has already accepted from this sandbox's own
-	 * file, so the missing check cannot be used to reach another process's
-	 * client. */
-	if (top.cmd & NV_CTRL_GSS_LEGACY_MASK) {
-		if (!ledger_has(&c->sb->ledger, top.h_client, top.h_client))
-			return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLIENT,
-			                          GS_VERDICT_REFUSE,
-			                          "legacy control on a client not seen in this sandbox");
-	}
-	/* A control whose pointers we cannot relocate would make the driver
-	 * read or write the supervisor's memory at a workload-chosen address. */
-	if (rm_ctrl_has_unrelocatable_pointers(c->sb->rm_abi, top.cmd))
-		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                          "control with pointers gpusandbox cannot relocate");
-	if (top.params_size > NV_RMAPI_MAX_PARAMS_SIZE)
-		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-		                          "control params larger than the driver allows");
-	user_params = top.params;
-	psize = user_params ? top.params_size : 0;
-	if (psize && mem_read(c->tid, user_params, c->sb->params, psize) < 0)
-		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-		                          "control params are not readable");
-	ci = rm_ctrl_lookup(c->sb->rm_abi, top.cmd);
-	nv_status_t rst = relocate_embedded(c, ci, psize, rel);
-	if (rst != NV_OK) {
-		restore_embedded(c, ci, rel, false);
-		return refuse_with_status(c, &top, st_off, rst, GS_VERDICT_REFUSE,
-		                          "embedded control list is not readable or too large");
-	}
+	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) ||
+	    !fetch_control_params(c, &f, &a))
+		return a;
 	/* A GPFIFO_SCHEDULE that enables, read from our copy, and whether its
 	 * group is scheduled already. */
-	const bool schedules = schedules_group(&top, c->sb->params, psize) &&
-	                       (top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
-	                        ledger_is_lone_channel(&c->sb->ledger, top.h_client, top.h_object));
+	const bool schedules = schedules_group(&f.top, c->scratch->params, f.psize) &&
+	                       (f.top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                        ledger_is_lone_channel(&sb->ledger, f.top.h_client, f.top.h_object));
 	const bool scheduled = schedules &&
-	                       ledger_is_scheduled(&c->sb->ledger, top.h_client, top.h_object);
+	                       ledger_is_scheduled(&sb->ledger, f.top.h_client, f.top.h_object);
 	/* --active-channel-groups: enabling one more scheduled group past the
 	 * limit is refused like an exhausted runlist, decided on our copy. */
-	if (schedules && !scheduled &&
-	    c->sb->ledger.scheduled_groups >= c->sb->quota.active_channel_groups) {
-		note_count(c, "scheduled_channel_groups", c->sb->ledger.scheduled_groups,
-		           c->sb->ledger.scheduled_groups, c->sb->quota.active_channel_groups);
-		restore_embedded(c, ci, rel, false);
-		return refuse_with_status(c, &top, st_off, NV_ERR_INSUFFICIENT_RESOURCES, GS_VERDICT_DENY,
-		                          "active channel group limit reached");
+	if (schedules && !scheduled && sb->ledger.scheduled_groups >= sb->quota.active_channel_groups) {
+		note_count(c, "scheduled_channel_groups", sb->ledger.scheduled_groups,
+		           sb->ledger.scheduled_groups, sb->quota.active_channel_groups);
+		restore_embedded(c, f.ci, f.rel, false);
+		return refuse_control(c, &f, NV_ERR_INSUFFICIENT_RESOURCES, GS_VERDICT_DENY,
+		                      "active channel group limit reached");
 	}
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back
 	 * on in an off phase. Answered as done, without the driver. */
-	if (scheduled && c->sb->sm) {
-		restore_embedded(c, ci, rel, false);
-		top.status = NV_OK;
-		return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), 0, NV_OK);
+	if (scheduled && gs_sandbox_channels_observed(sb)) {
+		restore_embedded(c, f.ci, f.rel, false);
+		f.top.status = NV_OK;
+		return answer_executed(c, f.user_params, c->scratch->params, f.psize, &f.top, sizeof(f.top), 0,
+		                       NV_OK);
 	}
-	top.params = psize ? (uintptr_t)c->sb->params : 0;
-	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK) {
-		note_client(c, top.h_client);
-		after_control(c, &top, psize);
-		/* --sm: the workload must not get its channels back in an off
-		 * phase by scheduling them again. */
-		if (may_resume_channels(top.cmd))
-			gs_sm_reassert(c->sb, ledger_gpu_of(&c->sb->ledger, top.h_client, top.h_object));
-	}
-	top.params = user_params;
-	restore_embedded(c, ci, rel, true);
-	/* Our buffer holds whatever the driver copied out (or the inputs it
-	 * left alone), so writing it back mirrors the driver either way. */
-	return answer_executed(c, user_params, c->sb->params, psize, &top, sizeof(top), rc, top.status);
+	return perform_control(c, &f);
 }
-

@@ -17,24 +17,17 @@
 #include "nvrm_abi.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
+#include "scratch.h"
 #include "sandbox.h"
+#include "verdict.h"
+#include "workload.h"
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 
-#define NVIDIA_PATH_PREFIX "/dev/nvidia"
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
-#define PATH_BUF 256
 #define PTR32_MASK 0xffffffffull
-/* The driver hands out video memory in 2 MiB granules for the allocations
- * CUDA makes (design.md 1.2). The quota pre-check rounds the request up to
- * that, so a call that passes cannot push the driver's usage past the quota
- * even for an instant; the post-check covers larger rounding. */
-#define VIDMEM_GRANULE (2ull << 20)
 
 enum answer_kind { ANSWER_VALUE, ANSWER_CONTINUE, ANSWER_NONE };
 
@@ -47,6 +40,7 @@ struct answer {
 /* Everything about the call in flight. */
 struct call {
 	struct gs_sandbox   *sb;
+	struct gs_scratch   *scratch; /* the worker's copies of nested levels */
 	pid_t                tid;
 	const struct gs_abi *abi;
 	int                  wfd;     /* the workload's fd number */
@@ -59,24 +53,7 @@ struct call {
 };
 
 
-#define MAX_BORROWED_GPU_FDS 64
-
-struct borrowed_fds {
-	int      fd[MAX_BORROWED_GPU_FDS];
-	unsigned n;
-};
-
-int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
-int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
-                      const void *b2, size_t l2);
-int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
-bool notif_still_valid(struct gs_sandbox *sb);
-int dup_workload_fd(struct gs_sandbox *sb, pid_t tid, int wfd);
-bool fd_is_nvidia_like(const struct gs_sandbox *sb, int fd);
-bool fd_is_control_file(int fd);
-bool fd_is_uvm(const struct gs_sandbox *sb, int fd);
-void borrow_gpu_nodes(struct call *c, struct borrowed_fds *b);
-void return_gpu_nodes(struct borrowed_fds *b);
+bool notif_still_valid(const struct call *c);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);
@@ -90,25 +67,37 @@ struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
 struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *nested,
                                      size_t nested_len, const void *top, size_t top_len, int rc,
                                      nv_status_t st);
-uint64_t round_up(uint64_t v, uint64_t to);
-bool over_quota(struct gs_sandbox *sb, int gpu, uint64_t bytes);
+/* Would charging bytes on gpu exceed the quota, even after releasing the
+ * clients of closed files (reconciled explicitly, only when over)? */
+bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes);
 void note_usage(struct call *c, int gpu, uint64_t before);
+void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
+                  const uint64_t before[GS_MAX_GPUS]);
 void note_count(struct call *c, const char *resource, uint32_t before, uint32_t after,
                        uint32_t limit);
 
-/* The policy's verdicts (exec_policy.c). Each returns true, with the
- * refusal in *a, when the call must not run. */
-bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
-                          struct answer *a);
-bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
-                            struct answer *a);
-bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
-                          struct answer *a);
+/* Around the policy's verdicts (exec_policy.c). */
+/* --learn: admits key, which the allowlist alone refused, when gpusandbox
+ * knows it; the record then says that only learning let it through. */
+bool policy_learns(struct call *c, bool is_control, uint32_t key);
 /* After an accepted engine allocation: the count in the audit record. */
 void engine_note_after(struct call *c, uint32_t cls);
+/* ledger_count_engines' matcher: a class of the given engine, looked up in
+ * the sandbox's driver tables. */
+struct engine_of {
+	const struct gs_rm_abi *rm_abi;
+	enum gs_engine          engine;
+};
+bool same_engine(uint32_t cls, const void *arg);
 /* An escape gpusandbox does not know, or one the driver does not handle:
  * refused with -EINVAL, as the driver refuses it, and audited. */
 struct answer refuse_escape(struct call *c, const char *name, const char *why);
+
+/* RM_ALLOC, RM_ALLOC_OBJECT and VID_HEAP_CONTROL, through the staged
+ * pipeline (exec_alloc.c). */
+struct answer handle_alloc(struct call *c);
+struct answer handle_alloc_object(struct call *c);
+struct answer handle_vid_heap(struct call *c);
 
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);

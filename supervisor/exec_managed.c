@@ -105,10 +105,10 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	if (len == 0)
 		return answer_continue();
 	c->wfd = (int)data->args[MMAP_ARG_FD];
-	c->dup = dup_workload_fd(c->sb, c->tid, c->wfd);
+	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
-	if (!fd_is_uvm(c->sb, c->dup)) {
+	if (!fd_is_uvm(c->sb->uvm_major, c->dup)) {
 		/* A shared writable file mapping that is not UVM's.
 		 * SECURITY.md: a descriptor swapped between this look and the
 		 * kernel's own is one of the two races left open. */
@@ -117,7 +117,7 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	}
 	/* The kernel rounds the length up to pages; the range must match
 	 * the VMA exactly to be attached to. */
-	vma_len = round_up(len, PAGE_BYTES);
+	vma_len = gs_round_up(len, PAGE_BYTES);
 	/* The other open race: the range freed (UVM_FREE) between this
 	 * question and the mapping. */
 	if (uvm_range_exists(c->dup, off, vma_len)) {

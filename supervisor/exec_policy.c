@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec_policy.c - the policy's verdicts at the executor's decision points:
- * the class and control allowlists (and what --learn adds to them), the
- * video engine caps, and escapes gpusandbox does not know. Each refusal is
- * shaped like the driver's own answer and audited.
- *
- * Every decision here is taken on the supervisor's copy of the call (the
- * class and the command were read once, before anything else), and the
- * supervisor then performs the call from that same copy, so a thread that
- * rewrites the workload's struct meanwhile changes nothing.
+ * exec_policy.c - what the executor does around the policy's verdicts
+ * (verdict.c decides them): --learn admitting what the allowlist alone
+ * refused, the engine count after an accepted engine object, and the
+ * answer to an escape gpusandbox does not know. Each refusal is shaped
+ * like the driver's own answer and audited.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,7 +17,7 @@
  * is something gpusandbox knows, and let the call go on to every other
  * check; otherwise it stays refused. The record says that only learning
  * let it through. */
-static bool learned(struct call *c, bool is_control, uint32_t key)
+bool policy_learns(struct call *c, bool is_control, uint32_t key)
 {
 	struct gs_learn_origin from = { .call = c->d.call, .via_xfer = c->via_xfer };
 	pid_t tgid;
@@ -38,72 +34,10 @@ static bool learned(struct call *c, bool is_control, uint32_t key)
 	return true;
 }
 
-/* Records the group in the decision and refuses what is not allowed. */
-static bool refuse_unless(struct call *c, void *top, size_t st_off, bool is_control, uint32_t key,
-                          struct gs_rule_verdict v, struct answer *a)
-{
-	c->d.group = v.group;
-	if (v.allowed || learned(c, is_control, key))
-		return false;
-	*a = refuse_with_status(c, top, st_off, v.status, GS_VERDICT_REFUSE, v.reason);
-	return true;
-}
-
-bool policy_refuses_class(struct call *c, void *top, size_t st_off, uint32_t cls,
-                          struct answer *a)
-{
-	return refuse_unless(c, top, st_off, false, cls, gs_rules_class(c->sb->rm_abi, c->sb->rules, cls), a);
-}
-
-bool policy_refuses_control(struct call *c, void *top, size_t st_off, uint32_t cmd,
-                            struct answer *a)
-{
-	return refuse_unless(c, top, st_off, true, cmd, gs_rules_control(c->sb->rm_abi, c->sb->rules, cmd), a);
-}
-
-struct engine_of {
-	const struct gs_rm_abi *rm_abi;
-	enum gs_engine          engine;
-};
-
-static bool same_engine(uint32_t cls, const void *arg)
+bool same_engine(uint32_t cls, const void *arg)
 {
 	const struct engine_of *want = arg;
 	return gs_class_engine(want->rm_abi, cls) == want->engine;
-}
-
-static const char *const engine_resource[GS_ENGINE_N] = {
-	[GS_ENGINE_NVDEC] = "video.decoders",
-	[GS_ENGINE_NVENC] = "video.encoders",
-	[GS_ENGINE_NVJPG] = "video.jpeg",
-	[GS_ENGINE_OFA] = "video.ofa",
-};
-
-bool engine_quota_refuses(struct call *c, void *top, size_t st_off, uint32_t cls,
-                          struct answer *a)
-{
-	struct gs_sandbox *sb = c->sb;
-	enum gs_engine e = gs_class_engine(sb->rm_abi, cls);
-	struct engine_of want = { sb->rm_abi, e };
-	uint32_t live, limit;
-
-	if (e == GS_ENGINE_NONE)
-		return false;
-	limit = sb->quota.engines[e];
-	live = ledger_count_engines(&sb->ledger, same_engine, &want);
-	/* Objects of a closed file are gone in the driver: count them out
-	 * before refusing, as for channels. */
-	if (live >= limit) {
-		gs_sandbox_reconcile(sb);
-		live = ledger_count_engines(&sb->ledger, same_engine, &want);
-	}
-	note_count(c, engine_resource[e], live, live, limit);
-	if (live < limit)
-		return false;
-	/* What the driver answers when every instance of an engine is taken. */
-	*a = refuse_with_status(c, top, st_off, NV_ERR_INSUFFICIENT_RESOURCES, GS_VERDICT_DENY,
-	                        "video engine quota exceeded");
-	return true;
 }
 
 void engine_note_after(struct call *c, uint32_t cls)

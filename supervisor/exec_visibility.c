@@ -94,7 +94,7 @@ static void filter_ids(struct call *c, uint32_t *ids, uint32_t *flags)
 
 void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 {
-	uint8_t *p = c->sb->params;
+	uint8_t *p = c->scratch->params;
 
 	if (!c->sb->quota.visible_set)
 		return;
@@ -140,7 +140,7 @@ struct answer handle_card_info(struct call *c)
 
 	if (c->size > sizeof(buf))
 		return answer_errno(EINVAL);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	memset(buf, 0, c->size);
 	int rc = exec_escape(c, NV_ESC_CARD_INFO, c->size, buf);

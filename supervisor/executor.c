@@ -14,6 +14,13 @@
  *   4. copies the results back and answers with the ioctl's return value.
  * The dup is closed before the answer: a held dup would keep the workload's
  * clients, and their memory, alive.
+ *
+ * This file routes a notification (gs_execute_notification, route_ioctl),
+ * records its one decision and sends the answer. The calls that allocate
+ * or control go through stages (docs/hacking.md): fetch, decode
+ * (decode.c, pure), reconcile, verdict (verdict.c, pure), record, act and
+ * commit (exec_alloc.c, exec_control.c). The small escapes below still do
+ * their steps in one handler each.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -38,308 +45,14 @@
 #include "sandbox.h"
 #include "exec_int.h"
 #include "exec_managed.h"
+#include "executor.h"
 #include "gpusandbox.h"
 
-/* ---- RM_ALLOC ------------------------------------------------------------ */
+/* ---- RM_ALLOC: exec_alloc.c, through the staged pipeline ------------------ */
 
-/* Writes the pointer fields of an RM_ALLOC top-level buffer. */
-static void alloc_set_ptrs(void *top, uint32_t size, uint64_t params, uint64_t rights)
-{
-	if (size == sizeof(struct nvos64)) {
-		struct nvos64 *p = top;
-		p->p_alloc_parms = params;
-		p->p_rights_requested = rights;
-	} else {
-		((struct nvos21 *)top)->p_alloc_parms = params;
-	}
-}
-
-static nv_handle_t alloc_new_handle(const void *top, uint32_t size)
-{
-	return size == sizeof(struct nvos64) ? ((const struct nvos64 *)top)->h_object_new
-	                                     : ((const struct nvos21 *)top)->h_object_new;
-}
-
-static struct answer handle_alloc(struct call *c)
-{
-	struct gs_sandbox *sb = c->sb;
-	uint8_t top[sizeof(struct nvos64)];
-	uint32_t rights = 0;
-	struct rm_alloc_view v;
-	const struct rm_class_info *ci;
-	size_t st_off = rm_alloc_status_offset(c->size);
-	uint32_t psize;
-	int gpu = LEDGER_NO_GPU;
-	uint64_t before = 0, want = 0;
-	uint32_t out_psize = 0;
-
-	if (mem_read(c->tid, c->argp, top, c->size) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(sb))
-		return answer_none();
-	rm_alloc_view_from(top, c->size, &v);
-	c->d.has_class = true;
-	c->d.cls = v.h_class;
-	c->d.h_client = v.h_root;
-	c->d.h_object = v.h_new;
-
-	/* Serialized params are an opaque second format the decoder cannot
-	 * check; refuse rather than let the driver read what we did not. */
-	if (v.is_nvos64 && (v.flags & NVOS64_FLAGS_FINN_SERIALIZED))
-		return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                          "FINN-serialized alloc params are not allowed");
-	struct answer refused;
-	if (policy_refuses_class(c, top, st_off, v.h_class, &refused))
-		return refused;
-
-	/* A client made by the supervisor would carry the supervisor's pid, and
-	 * UVM would then refuse the workload's use of it (rm-abi.md 6.2). It
-	 * must run in the workload. This is the one RM_ALLOC we continue;
-	 * SECURITY.md explains what that leaves open. Through XFER the inner
-	 * escape number sits in memory, so it cannot be continued at all. */
-	if (rm_class_is_client(v.h_class)) {
-		c->d.verdict = GS_VERDICT_CONTINUE;
-		c->d.reason = "client allocation runs in the workload's context";
-		c->audit = true;
-		if (c->via_xfer)
-			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
-			                          GS_VERDICT_REFUSE,
-			                          "client allocation through XFER cannot be continued safely");
-		/* What the kernel copies after our answer may be rewritten into
-		 * another RM_ALLOC. It can only succeed under a client that
-		 * lives on this same control file (RM's strict client
-		 * validation). So a client is continued only on a control file
-		 * that has none, live or being created: then a rewritten call
-		 * has no client to allocate under. CUDA opens a control file
-		 * per client, so it never meets this rule. */
-		if (!fd_is_control_file(c->dup))
-			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
-			                          GS_VERDICT_REFUSE,
-			                          "client allocation outside the control file");
-		gs_sandbox_reconcile(sb);
-		int f = ledger_file_of(&sb->ledger, c->dup);
-		if (f < 0)
-			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
-			                          GS_VERDICT_REFUSE,
-			                          "cannot identify the open file (kcmp, epoll)");
-		if (sb->ledger.files[f].has_client)
-			return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED,
-			                          GS_VERDICT_REFUSE,
-			                          "one client per open control file: open /dev/nvidiactl again");
-		sb->ledger.files[f].has_client = true;
-		/* RM's utilization samples name the process that created
-		 * the client (--sm attributes GPU time by it). */
-		gs_sandbox_note_creator(sb, c->tid);
-		return answer_continue();
-	}
-
-	ci = rm_class_lookup(c->sb->rm_abi, v.h_class);
-	/* Performed here, these would act on the supervisor: pin its pages,
-	 * follow pointers into its memory, read fds from its table. */
-	if (ci && ci->kind == RM_CLASS_PROCESS_BOUND)
-		return refuse_with_status(c, top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                          "class bound to the calling process");
-	if (!ci && v.p_params)
-		return refuse_with_status(c, top, st_off, NV_ERR_INVALID_CLASS, GS_VERDICT_REFUSE,
-		                          "class unknown to gpusandbox: its params cannot be copied");
-	psize = (ci && v.p_params) ? ci->params_size : 0;
-	if (psize > NV_RMAPI_MAX_PARAMS_SIZE)
-		return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-		                          "class params larger than the driver allows");
-	if (psize && mem_read(c->tid, v.p_params, sb->params, psize) < 0)
-		return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-		                          "alloc params are not readable");
-	if (v.is_nvos64 && v.p_rights &&
-	    mem_read(c->tid, v.p_rights, &rights, NV_RS_ACCESS_MASK_SIZE) < 0)
-		return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-		                          "access rights are not readable");
-
-	/* NV01_DEVICE_0's params are optional; without them it is device 0.
-	 * Read here, from our copy, before the driver writes anything back. */
-	const uint32_t device_instance =
-		(ci && ci->kind == RM_CLASS_DEVICE && psize)
-			? ((const struct nv0080_alloc_params *)(const void *)sb->params)->device_id
-			: 0;
-
-	if (ci && ci->kind == RM_CLASS_VIDMEM) {
-		const struct nv_memory_allocation_params *mp = (const void *)sb->params;
-		/* The driver requires these params; without them there is no
-		 * size to charge, so refuse rather than guess. */
-		if (!psize)
-			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-			                          "video memory allocation without params");
-		if (bind_client_for_charge(c, v.h_root) < 0)
-			return refuse_with_status(c, top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
-			                          "supervisor out of memory");
-		c->d.has_size = true;
-		c->d.size = mp->size;
-		gpu = ledger_gpu_of(&sb->ledger, v.h_root, v.h_parent);
-		c->d.gpu = gpu;
-		c->audit = true;
-		/* Video memory must be attributable to a GPU to be charged;
-		 * a parent the sandbox never saw created is refused. */
-		if (gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS)
-			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_OBJECT_PARENT,
-			                          GS_VERDICT_REFUSE,
-			                          "video memory under a parent that is not a known device");
-		want = round_up(c->d.size, VIDMEM_GRANULE);
-		if (over_quota(sb, gpu, want)) {
-			note_usage(c, gpu, ledger_used(&sb->ledger, gpu));
-			return refuse_with_status(c, top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
-			                          "video memory quota exceeded");
-		}
-		before = ledger_used(&sb->ledger, gpu);
-	}
-
-	/* --gpus: nothing may be created on a hidden GPU, and every object on
-	 * a GPU hangs under an NV01_DEVICE_0. */
-	if (ci && ci->kind == RM_CLASS_DEVICE && sb->quota.visible_set) {
-		if (!gpu_instance_visible(c, v.h_root, device_instance))
-			return refuse_with_status(c, top, st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
-			                          "GPU not visible in this sandbox");
-	}
-
-	/* Channels and channel groups come from a finite hardware pool; the
-	 * class and the parent were read once, from our copy. */
-	if (ci && (ci->kind == RM_CLASS_CHANNEL || ci->kind == RM_CLASS_CHANNEL_GROUP)) {
-		bool group = ci->kind == RM_CLASS_CHANNEL_GROUP;
-		uint32_t live = group ? sb->ledger.channel_groups : sb->ledger.channels;
-		uint32_t limit = group ? sb->quota.channel_groups : sb->quota.channels;
-		note_count(c, group ? "channel_groups" : "channels", live, live, limit);
-		if (live >= limit) {
-			gs_sandbox_reconcile(sb);
-			live = group ? sb->ledger.channel_groups : sb->ledger.channels;
-		}
-		if (live >= limit)
-			return refuse_with_status(c, top, st_off, NV_ERR_INSUFFICIENT_RESOURCES,
-			                          GS_VERDICT_DENY,
-			                          group ? "channel group quota exceeded"
-			                                : "channel quota exceeded");
-	}
-	if (ci && ci->kind == RM_CLASS_ENGINE && engine_quota_refuses(c, top, st_off, v.h_class, &refused))
-		return refused;
-
-	/* Our copy now points at our buffers; the driver never sees the
-	 * workload's pointers. */
-	alloc_set_ptrs(top, c->size, psize ? (uintptr_t)sb->params : 0,
-	               v.p_rights ? (uintptr_t)&rights : 0);
-	struct borrowed_fds gpu_nodes = { .n = 0 };
-	if (ci && ci->kind == RM_CLASS_DEVICE)
-		borrow_gpu_nodes(c, &gpu_nodes);
-	int rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
-	nv_status_t st;
-	memcpy(&st, top + st_off, sizeof(st));
-	/* Other per-GPU objects may want the same proof of access; borrow only
-	 * when the driver asks for it, to keep the common path cheap. */
-	if (rc == 0 && st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n && ci &&
-	    ci->kind == RM_CLASS_SUBDEVICE) {
-		borrow_gpu_nodes(c, &gpu_nodes);
-		if (gpu_nodes.n) {
-			memcpy(top + st_off, &(nv_status_t){ NV_OK }, sizeof(st));
-			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, top);
-			memcpy(&st, top + st_off, sizeof(st));
-		}
-	}
-	return_gpu_nodes(&gpu_nodes);
-
-	if (rc == 0 && st == NV_OK) {
-		nv_handle_t h_new = alloc_new_handle(top, c->size);
-		enum rm_class_kind kind = ci ? ci->kind : RM_CLASS_OTHER;
-		uint64_t bytes = 0;
-		int obj_gpu = gpu;
-
-		c->d.h_object = h_new;
-		note_client(c, v.h_root);
-		if (kind == RM_CLASS_VIDMEM) {
-			/* Charge what the driver granted, not what was asked. */
-			bytes = ((const struct nv_memory_allocation_params *)(const void *)sb->params)->size;
-			if (bytes < c->d.size)
-				bytes = want;
-			if (over_quota(sb, gpu, bytes)) {
-				undo_alloc(c, v.h_root, v.h_parent, h_new);
-				alloc_set_ptrs(top, c->size, v.p_params, v.p_rights);
-				note_usage(c, gpu, before);
-				return refuse_with_status(c, top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
-				                          "video memory quota exceeded (driver rounding)");
-			}
-		} else if (kind == RM_CLASS_DEVICE) {
-			obj_gpu = gpu_minor_of_instance(c, v.h_root, device_instance);
-		}
-		if (ledger_add(&sb->ledger, v.h_root, v.h_parent, h_new, kind, v.h_class, obj_gpu, bytes) < 0) {
-			/* Without a ledger entry the charge would be lost: undo. */
-			undo_alloc(c, v.h_root, v.h_parent, h_new);
-			alloc_set_ptrs(top, c->size, v.p_params, v.p_rights);
-			return refuse_with_status(c, top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
-			                          "supervisor out of memory");
-		}
-		if (kind == RM_CLASS_VIDMEM) {
-			c->d.size = bytes;
-			note_usage(c, gpu, before);
-		} else if (kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP) {
-			c->d.usage_after = kind == RM_CLASS_CHANNEL ? sb->ledger.channels
-			                                            : sb->ledger.channel_groups;
-		} else if (kind == RM_CLASS_ENGINE) {
-			engine_note_after(c, v.h_class);
-		}
-		/* The driver copies nested params out only on success. */
-		out_psize = psize;
-	} else if (ci && ci->kind == RM_CLASS_VIDMEM) {
-		note_usage(c, gpu, before);
-	}
-	alloc_set_ptrs(top, c->size, v.p_params, v.p_rights);
-	return answer_executed(c, v.p_params, sb->params, out_psize, top, c->size, rc, st);
-}
-
-/* ---- RM_ALLOC_OBJECT (legacy, no params) -------------------------------- */
-
-static struct answer handle_alloc_object(struct call *c)
-{
-	struct nvos05 top;
-	const struct rm_class_info *ci;
-	const size_t st_off = offsetof(struct nvos05, status);
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
-		return answer_none();
-	c->d.has_class = true;
-	c->d.cls = top.h_class;
-	c->d.h_client = top.h_root;
-	ci = rm_class_lookup(c->sb->rm_abi, top.h_class);
-	struct answer refused;
-	if (policy_refuses_class(c, &top, st_off, top.h_class, &refused))
-		return refused;
-	/* Neither a client (it would be the supervisor's) nor video memory
-	 * (no size to charge) may be made through this path. */
-	if (rm_class_is_client(top.h_class) ||
-	    (ci && (ci->kind == RM_CLASS_VIDMEM || ci->kind == RM_CLASS_PROCESS_BOUND)))
-		return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_CLASS, GS_VERDICT_REFUSE,
-		                          "class not allowed through RM_ALLOC_OBJECT");
-	if (ci && ci->kind == RM_CLASS_ENGINE &&
-	    engine_quota_refuses(c, &top, st_off, top.h_class, &refused))
-		return refused;
-	int rc = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK && note_client(c, top.h_root) == 0)
-		(void)ledger_add(&c->sb->ledger, top.h_root, top.h_object_parent, top.h_object_new,
-		                 ci ? ci->kind : RM_CLASS_OTHER, top.h_class, LEDGER_NO_GPU, 0);
-	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
-}
+/* ---- RM_ALLOC_OBJECT: exec_alloc.c, through the staged pipeline ----------- */
 
 /* ---- RM_FREE ------------------------------------------------------------- */
-
-static void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
-                         const uint64_t before[GS_MAX_GPUS])
-{
-	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
-		if (!released[g])
-			continue;
-		c->d.has_size = true;
-		c->d.size = released[g];
-		note_usage(c, (int)g, before[g]);
-		c->audit = true;
-		return; /* one record per call; objects sit under one GPU */
-	}
-}
 
 static struct answer handle_free(struct call *c)
 {
@@ -349,7 +62,7 @@ static struct answer handle_free(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	c->d.h_client = top.h_root;
 	c->d.h_object = top.h_object_old;
@@ -383,7 +96,7 @@ static struct answer handle_dup(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	c->d.h_client = top.h_client;
 	c->d.h_object = top.h_object_src;
@@ -400,103 +113,7 @@ static struct answer handle_dup(struct call *c)
 	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
 }
 
-/* ---- RM_VID_HEAP_CONTROL --------------------------------------------------- */
-
-static struct answer handle_vid_heap(struct call *c)
-{
-	struct gs_sandbox *sb = c->sb;
-	struct nvos32 top;
-	const size_t st_off = offsetof(struct nvos32, status);
-	uint64_t released[GS_MAX_GPUS] = { 0 }, before_all[GS_MAX_GPUS];
-	uint64_t before = 0, want = 0;
-	bool vidmem = false;
-	int gpu = LEDGER_NO_GPU;
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(sb))
-		return answer_none();
-	c->d.h_client = top.h_root;
-
-	switch (top.function) {
-	case NVOS32_FUNCTION_ALLOC_SIZE: {
-		enum rm_mem_place place = rm_mem_place_of(top.data.alloc_size.flags,
-		                                          top.data.alloc_size.attr,
-		                                          top.data.alloc_size.attr2);
-		vidmem = place == RM_MEM_VIDMEM;
-		c->d.has_class = true;
-		c->d.cls = vidmem ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM;
-		c->d.has_size = true;
-		c->d.size = top.data.alloc_size.size;
-		struct answer refused;
-		if (policy_refuses_class(c, &top, st_off, c->d.cls, &refused))
-			return refused;
-		if (!vidmem)
-			break;
-		c->audit = true;
-		if (bind_client_for_charge(c, top.h_root) < 0)
-			return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
-			                          "supervisor out of memory");
-		gpu = ledger_gpu_of(&sb->ledger, top.h_root, top.h_object_parent);
-		if (gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS)
-			return refuse_with_status(c, &top, st_off, NV_ERR_INVALID_OBJECT_PARENT,
-			                          GS_VERDICT_REFUSE,
-			                          "video memory under a parent that is not a known device");
-		want = round_up(top.data.alloc_size.size, VIDMEM_GRANULE);
-		if (over_quota(sb, gpu, want)) {
-			note_usage(c, gpu, ledger_used(&sb->ledger, gpu));
-			return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
-			                          "video memory quota exceeded");
-		}
-		before = ledger_used(&sb->ledger, gpu);
-		break;
-	}
-	case NVOS32_FUNCTION_FREE:
-	case NVOS32_FUNCTION_INFO:
-	case NVOS32_FUNCTION_GET_MEM_ALIGNMENT:
-		break;
-	default:
-		/* The other functions use union layouts we do not decode, or pin
-		 * the caller's pages (ALLOC_OS_DESCRIPTOR), which cannot run
-		 * from the supervisor nor be continued safely. */
-		return refuse_with_status(c, &top, st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                          "VID_HEAP_CONTROL function not supported by gpusandbox");
-	}
-	memcpy(before_all, sb->ledger.used, sizeof(before_all));
-	int rc = exec_escape(c, NV_ESC_RM_VID_HEAP_CONTROL, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK) {
-		(void)note_client(c, top.h_root);
-		if (top.function == NVOS32_FUNCTION_ALLOC_SIZE) {
-			nv_handle_t h = top.data.alloc_size.h_memory;
-			uint64_t bytes = vidmem ? top.data.alloc_size.size : 0;
-			if (vidmem && bytes < c->d.size)
-				bytes = want;
-			if (vidmem && over_quota(sb, gpu, bytes)) {
-				undo_alloc(c, top.h_root, top.h_object_parent, h);
-				note_usage(c, gpu, before);
-				return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
-				                          "video memory quota exceeded (driver rounding)");
-			}
-			if (ledger_add(&sb->ledger, top.h_root, top.h_object_parent, h,
-			               vidmem ? RM_CLASS_VIDMEM : RM_CLASS_SYSMEM, c->d.cls,
-			               gpu, bytes) < 0) {
-				undo_alloc(c, top.h_root, top.h_object_parent, h);
-				return refuse_with_status(c, &top, st_off, NV_ERR_NO_MEMORY,
-				                          GS_VERDICT_REFUSE, "supervisor out of memory");
-			}
-			c->d.h_object = h;
-			if (vidmem) {
-				c->d.size = bytes;
-				note_usage(c, gpu, before);
-			}
-		} else if (top.function == NVOS32_FUNCTION_FREE) {
-			c->d.h_object = top.data.free.h_memory;
-			ledger_free(&sb->ledger, top.h_root, top.data.free.h_memory, released);
-			note_release(c, released, before_all);
-		}
-	}
-	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
-}
+/* ---- RM_VID_HEAP_CONTROL: exec_alloc.c, through the staged pipeline ------ */
 
 /* ---- flat escapes (RM_SHARE) --------------------------------------------- */
 
@@ -508,7 +125,7 @@ static struct answer handle_flat(struct call *c)
 		return answer_errno(EINVAL);
 	if (mem_read(c->tid, c->argp, top, c->size) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	int rc = exec_escape(c, c->nr, c->size, top);
 	if (mem_write(c->tid, c->argp, top, c->size) < 0 && rc == 0)
@@ -530,7 +147,7 @@ static struct answer handle_register_fd(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	c->d.call = "REGISTER_FD";
 	if (fd_is_control_file(c->dup)) {
@@ -540,7 +157,7 @@ static struct answer handle_register_fd(struct call *c)
 		c->audit = true;
 		return answer_errno(EINVAL);
 	}
-	ctl = dup_workload_fd(c->sb, c->tid, top.ctl_fd);
+	ctl = dup_workload_fd(&c->sb->pidfds, c->tid, top.ctl_fd);
 	if (ctl < 0)
 		return answer_errno(EBADF);
 	struct nv_ioctl_register_fd ours = { .ctl_fd = ctl };
@@ -583,7 +200,7 @@ static struct answer handle_xfer(struct call *c)
 
 	if (mem_read(c->tid, c->argp, &x, sizeof(x)) < 0)
 		return answer_errno(EFAULT);
-	if (!notif_still_valid(c->sb))
+	if (!notif_still_valid(c))
 		return answer_none();
 	inner = rm_escape_find(c->sb->rm_abi, x.cmd);
 	c->d.call = "IOCTL_XFER_CMD";
@@ -611,23 +228,32 @@ static void trace_call(const struct call *c, const struct answer *a)
 	FILE *f = c->sb->trace;
 	const char *sname = c->d.has_status ? rm_status_name(c->d.status) : NULL;
 
+	/* Arguments are separated as strace does: ", " between, none first. */
+	const char *sep = "";
+
 	fprintf(f, "[gpusandbox %d] %s%s(", (int)c->tid, c->via_xfer ? "XFER:" : "", c->d.call);
-	if (c->d.h_client)
+	if (c->d.h_client) {
 		fprintf(f, "hClient=0x%x", c->d.h_client);
-	if (c->d.h_object)
-		fprintf(f, ", hObject=0x%x", c->d.h_object);
+		sep = ", ";
+	}
+	if (c->d.h_object) {
+		fprintf(f, "%shObject=0x%x", sep, c->d.h_object);
+		sep = ", ";
+	}
 	if (c->d.has_class) {
 		const struct rm_class_info *ci = rm_class_lookup(c->sb->rm_abi, c->d.cls);
-		fprintf(f, ", class=0x%x%s%s", c->d.cls, ci && ci->name ? " " : "",
+		fprintf(f, "%sclass=0x%x%s%s", sep, c->d.cls, ci && ci->name ? " " : "",
 		        ci && ci->name ? ci->name : "");
+		sep = ", ";
 	}
 	if (c->d.has_control) {
 		const struct rm_ctrl_info *ci = rm_ctrl_lookup(c->sb->rm_abi, c->d.control);
-		fprintf(f, ", cmd=0x%x%s%s", c->d.control, ci && ci->name ? " " : "",
+		fprintf(f, "%scmd=0x%x%s%s", sep, c->d.control, ci && ci->name ? " " : "",
 		        ci && ci->name ? ci->name : "");
+		sep = ", ";
 	}
 	if (c->d.has_size)
-		fprintf(f, ", size=%llu", (unsigned long long)c->d.size);
+		fprintf(f, "%ssize=%llu", sep, (unsigned long long)c->d.size);
 	fprintf(f, ")");
 	if (a->kind == ANSWER_CONTINUE)
 		fprintf(f, " = ? [continue]");
@@ -683,98 +309,112 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 	return abi;
 }
 
-void gs_execute_notification(struct gs_sandbox *sb)
+/* Routes an ioctl notification to its handler. Sets *record when the
+ * answer is a decision to count, audit and trace; calls that are not RM
+ * escapes (or not on an NVIDIA file) are answered without a record. */
+static struct answer route_ioctl(struct gs_sandbox *sb, struct call *c,
+                                 const struct seccomp_data *data, bool *record)
 {
-	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
-	const struct seccomp_data *data = &sb->req->data;
-	struct call c = { .sb = sb, .tid = (pid_t)sb->req->pid, .dup = -1 };
-	struct answer a;
 	const struct rm_escape *e;
 	uint32_t cmd;
 
-	c.d.gpu = LEDGER_NO_GPU;
-	c.abi = abi_of(data);
-	/* managed = deny traps mmap calls shaped like a UVM mapping. */
-	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
-		a = handle_uvm_mmap(&c, data);
-		goto decided;
-	}
-	/* Otherwise the filter traps only ioctl; anything else here is a
-	 * filter bug, and a bug must not let a call through. */
-	if (!c.abi || data->nr != c.abi->ioctl_nr) {
-		a = answer_errno(ENOSYS);
-		goto send;
-	}
-	c.wfd = (int)data->args[0];
+	*record = false;
+	c->wfd = (int)data->args[0];
 	cmd = (uint32_t)data->args[1]; /* the kernel's cmd is an unsigned int */
-	c.argp = c.abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
-	c.nr = NV_IOC_NR(cmd);
-	c.size = NV_IOC_SIZE(cmd);
-	e = rm_escape_find(sb->rm_abi, c.nr);
+	c->argp = c->abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
+	c->nr = NV_IOC_NR(cmd);
+	c->size = NV_IOC_SIZE(cmd);
+	e = rm_escape_find(c->sb->rm_abi, c->nr);
 	/* A word with no size bits is not an RM escape: UVM's commands are
 	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
 	 * the RM driver itself rejects a size-0 escape. */
-	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c.nr)) ||
-	    c.size == 0) {
-		a = answer_continue();
-		goto send;
-	}
-	c.dup = dup_workload_fd(sb, c.tid, c.wfd);
-	if (c.dup < 0) {
-		/* EBADF: the fd is not open, as the kernel would have said.
-		 * Anything else (no right to the task): fail closed. */
-		a = answer_errno(errno == EBADF ? EBADF : EPERM);
-		goto send;
-	}
+	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c->nr)) ||
+	    c->size == 0)
+		return answer_continue();
+	c->dup = dup_workload_fd(&sb->pidfds, c->tid, c->wfd);
+	/* EBADF: the fd is not open, as the kernel would have said.
+	 * Anything else (no right to the task): fail closed. */
+	if (c->dup < 0)
+		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Another device's ioctl that merely shares the low byte. */
-	if (!fd_is_nvidia_like(sb, c.dup)) {
-		a = answer_continue();
-		goto send;
-	}
+	if (!fd_is_nvidia_like(sb->uvm_major, c->dup))
+		return answer_continue();
+	*record = true;
 	/* An escape number we do not know, or one the 580 driver does not
 	 * handle, is refused and audited: a newer driver may act on it, and
 	 * nothing examined it. */
-	if (!e || e->action == RM_ACT_REFUSE) {
-		a = refuse_escape(&c, e ? e->name : "ESCAPE",
-		                  e ? "escape the driver does not handle" : "escape unknown to gpusandbox");
-	} else if (!rm_escape_size_ok(e, c.size)) {
-		/* An escape we cannot decode (a size the driver does not take
-		 * for it) is refused, as the driver would refuse it, never
-		 * continued. */
-		a = refuse_escape(&c, e->name, "escape with a size the driver does not accept");
-	} else {
-		a = e->action == RM_ACT_XFER ? handle_xfer(&c) : dispatch(&c, e);
-	}
-decided:
-	if (a.kind == ANSWER_NONE)
-		goto done;
-	count_verdict(sb, &c, &a);
-	if (c.audit && sb->audit) {
-		c.d.tid = c.tid;
-		if (gs_audit_decision(sb->audit, &c.d) < 0)
+	if (!e || e->action == RM_ACT_REFUSE)
+		return refuse_escape(c, e ? e->name : "ESCAPE",
+		                     e ? "escape the driver does not handle"
+		                       : "escape unknown to gpusandbox");
+	/* An escape we cannot decode (a size the driver does not take for
+	 * it) is refused, as the driver would refuse it, never continued. */
+	if (!rm_escape_size_ok(e, c->size))
+		return refuse_escape(c, e->name, "escape with a size the driver does not accept");
+	return e->action == RM_ACT_XFER ? handle_xfer(c) : dispatch(c, e);
+}
+
+/* record: the verdict counted, the decision audited and traced. */
+static void record_decision(struct gs_sandbox *sb, struct call *c, const struct answer *a)
+{
+	count_verdict(sb, c, a);
+	if (c->audit && sb->audit) {
+		c->d.tid = c->tid;
+		if (gs_audit_decision(sb->audit, &c->d) < 0)
 			sb->audit_failed = true;
 	}
 	if (sb->trace)
-		trace_call(&c, &a);
-send:
-	/* Drop our reference to the workload's file before it runs again. */
-	if (c.dup >= 0)
-		close(c.dup);
-	sb->resp->id = sb->req->id;
-	sb->resp->flags = a.kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
-	sb->resp->val = a.kind == ANSWER_CONTINUE ? 0 : a.val;
-	sb->resp->error = a.kind == ANSWER_CONTINUE ? 0 : -a.error;
+		trace_call(c, a);
+}
+
+/* Answers the trapped task (nothing to answer for ANSWER_NONE: the task
+ * is gone). */
+static void send_answer(struct gs_sandbox *sb, const struct call *c, const struct answer *a,
+                        uint64_t t0)
+{
+	if (a->kind == ANSWER_NONE)
+		return;
+	struct seccomp_notif_resp *resp = c->scratch->resp;
+
+	resp->id = c->scratch->req->id;
+	resp->flags = a->kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+	resp->val = a->kind == ANSWER_CONTINUE ? 0 : a->val;
+	resp->error = a->kind == ANSWER_CONTINUE ? 0 : -a->error;
 	/* Stop the clock before answering: with synchronous wake-up the
 	 * answer runs the workload on this CPU before SEND returns. */
 	if (sb->profile) {
-		sb->prof_ns[c.nr & 0xff] += gs_monotonic_ns() - t0;
-		sb->prof_n[c.nr & 0xff]++;
+		sb->prof_ns[c->nr & 0xff] += gs_monotonic_ns() - t0;
+		sb->prof_n[c->nr & 0xff]++;
 	}
 	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
-	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, sb->resp);
-	return;
-done:
-	if (c.dup >= 0)
-		close(c.dup);
+	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
+void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch)
+{
+	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
+	const struct seccomp_data *data = &scratch->req->data;
+	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)scratch->req->pid, .dup = -1 };
+	struct answer a;
+	bool record = true;
+
+	c.d.gpu = LEDGER_NO_GPU;
+	c.abi = abi_of(data);
+	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
+		/* managed = deny traps mmap calls shaped like a UVM mapping. */
+		a = handle_uvm_mmap(&c, data);
+	} else if (!c.abi || data->nr != c.abi->ioctl_nr) {
+		/* Otherwise the filter traps only ioctl; anything else here
+		 * is a filter bug, and a bug must not let a call through. */
+		a = answer_errno(ENOSYS);
+		record = false;
+	} else {
+		a = route_ioctl(sb, &c, data, &record);
+	}
+	if (record && a.kind != ANSWER_NONE)
+		record_decision(sb, &c, &a);
+	/* Drop our reference to the workload's file before it runs again. */
+	if (c.dup >= 0)
+		close(c.dup);
+	send_answer(sb, &c, &a, t0);
+}

@@ -31,6 +31,7 @@
 #include "gpu_uuid.h"
 #include "learn.h"
 #include "quota.h"
+#include "runner.h"
 #include "sandbox.h"
 #include "trace_out.h"
 

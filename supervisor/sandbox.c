@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * sandbox.c - one sandbox as an object: its buffers, its ledger's
+ * reconciliation with the driver (released files), and the processes that
+ * created its RM clients. Who drives it (a thread, an event loop) is the
+ * runner's business (runner.c); what one call does, the executor's.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rm_decode.h"
 #include "sandbox.h"
 #include "learn.h"
-#include "compute_share.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -60,7 +62,6 @@ void gs_sandbox_make_id(char *out, size_t len)
 int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, int listener,
                     struct gs_error *err)
 {
-	struct seccomp_notif_sizes sizes;
 	__u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 
 	memset(sb, 0, sizeof(*sb));
@@ -78,27 +79,15 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 		sb->rules = &cfg->learn->rules;
 	sb->audit = cfg->audit;
 	sb->trace = cfg->trace;
-	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)
-		sb->pidfds[i].pidfd = -1;
+	gs_pidfd_cache_init(&sb->pidfds);
+	/* The command line's sandbox: the workload we launched and all its
+	 * descendants, with this process as their subreaper. */
+	gs_taskset_process_tree(&sb->tasks, getpid());
 	pthread_mutex_init(&sb->lock, NULL);
 	if (cfg->id)
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
 	else
 		gs_sandbox_make_id(sb->id, sizeof(sb->id));
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
-		return gs_fail(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-	/* The kernel may know bigger structs than our headers: size by it. */
-	sb->req_size = sizes.seccomp_notif > sizeof(*sb->req) ? sizes.seccomp_notif : sizeof(*sb->req);
-	sb->resp_size = sizes.seccomp_notif_resp > sizeof(*sb->resp) ? sizes.seccomp_notif_resp
-	                                                             : sizeof(*sb->resp);
-	sb->req = calloc(1, sb->req_size);
-	sb->resp = calloc(1, sb->resp_size);
-	sb->params = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
-	if (!sb->req || !sb->resp || !sb->params)
-		return gs_fail(err, ENOMEM, "allocating sandbox buffers");
-	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++)
-		if (!(sb->embedded[i] = malloc(NV_RMAPI_MAX_PARAMS_SIZE)))
-			return gs_fail(err, ENOMEM, "allocating sandbox buffers");
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	/* Synchronous wake-up (Linux 6.6+) cuts the cost of a trap from ~9 to
@@ -112,89 +101,12 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 
 void gs_sandbox_fini(struct gs_sandbox *sb)
 {
-	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)
-		if (sb->pidfds[i].pidfd >= 0)
-			close(sb->pidfds[i].pidfd);
+	gs_pidfd_cache_fini(&sb->pidfds);
 	ledger_fini(&sb->ledger);
 	pthread_mutex_destroy(&sb->lock);
-	free(sb->req);
-	free(sb->resp);
-	free(sb->params);
-	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++)
-		free(sb->embedded[i]);
 	if (sb->listener >= 0)
 		close(sb->listener);
 	sb->listener = -1;
-}
-
-/* Used only to interrupt a RECV blocked in the notify thread. */
-#define GS_WAKE_SIGNAL (SIGRTMIN + 1)
-
-static void wake_handler(int sig)
-{
-	(void)sig;
-}
-
-/* True once no task holds the filter any more. */
-static bool listener_hung_up(int listener)
-{
-	struct pollfd p = { listener, POLLIN, 0 };
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN);
-}
-
-static void *notify_thread(void *arg)
-{
-	struct gs_sandbox *sb = arg;
-
-	while (!atomic_load(&sb->stop)) {
-		int rc = gs_sandbox_handle_one(sb, &sb->thread_err);
-		if (rc < 0 || sb->audit_failed) {
-			if (rc >= 0)
-				gs_fail(&sb->thread_err, 0, "writing the audit log failed; stopping the workload");
-			/* Fail closed: the workload must not run on unsupervised
-			 * or unaudited. Its death ends the run. */
-			atomic_store(&sb->failed, true);
-			kill(sb->workload, SIGKILL);
-			break;
-		}
-		if (rc == 0 && listener_hung_up(sb->listener))
-			break;
-	}
-	return NULL;
-}
-
-int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err)
-{
-	struct sigaction sa = { .sa_handler = wake_handler };
-	sigset_t all, old;
-	int rc;
-
-	sb->workload = workload;
-	/* No SA_RESTART: the signal must break the thread out of RECV. */
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(GS_WAKE_SIGNAL, &sa, NULL) < 0)
-		return gs_fail(err, errno, "sigaction");
-	/* The thread blocks every signal but the wake-up one, so the signals
-	 * meant for the workload stay pending for the main thread's signalfd. */
-	sigfillset(&all);
-	sigdelset(&all, GS_WAKE_SIGNAL);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&sb->thread, NULL, notify_thread, sb);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return gs_fail(err, rc, "starting the notify thread");
-	sb->thread_started = true;
-	return 0;
-}
-
-void gs_sandbox_stop(struct gs_sandbox *sb)
-{
-	if (!sb->thread_started)
-		return;
-	atomic_store(&sb->stop, true);
-	pthread_kill(sb->thread, GS_WAKE_SIGNAL);
-	pthread_join(sb->thread, NULL);
-	sb->thread_started = false;
 }
 
 void gs_sandbox_print_profile(const struct gs_sandbox *sb)
@@ -209,23 +121,6 @@ void gs_sandbox_print_profile(const struct gs_sandbox *sb)
 			        e ? e->name : "other", (unsigned long long)sb->prof_n[nr],
 			        sb->prof_ns[nr] / 1e3 / sb->prof_n[nr]);
 		}
-}
-
-int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err)
-{
-	memset(sb->req, 0, sb->req_size);
-	if (ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_RECV, sb->req) < 0) {
-		/* ENOENT: the task went away between poll and receive. */
-		if (errno == EINTR || errno == ENOENT)
-			return 0;
-		return gs_fail(err, errno, "receiving a seccomp notification");
-	}
-	sb->notifications++;
-	memset(sb->resp, 0, sb->resp_size);
-	pthread_mutex_lock(&sb->lock);
-	gs_execute_notification(sb);
-	pthread_mutex_unlock(&sb->lock);
-	return 1;
 }
 
 void gs_sandbox_reconcile(struct gs_sandbox *sb)
@@ -256,21 +151,6 @@ void gs_sandbox_reconcile(struct gs_sandbox *sb)
 	}
 }
 
-void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signal)
-{
-	int max = ledger_max_gpu(&sb->ledger);
-	unsigned n = max < 0 ? 1 : (unsigned)max + 1;
-
-	if (!sb->audit)
-		return;
-	struct gs_sm_summary sm;
-	if (sb->sm)
-		gs_sm_summary(sb->sm, &sm);
-	if (gs_audit_summary(sb->audit, exit_status, term_signal, n, sb->ledger.peak, sb->ledger.used,
-	                     sb->quota.mem_per_gpu, sb->counts, sb->sm ? &sm : NULL) < 0)
-		sb->audit_failed = true;
-}
-
 void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid)
 {
 	pid_t tgid = 0;
@@ -291,4 +171,15 @@ bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid)
 		if (sb->creators[i] == tgid)
 			return true;
 	return false;
+}
+
+void gs_sandbox_emit_channels_may_resume(struct gs_sandbox *sb, int gpu)
+{
+	if (sb->observer.channels_may_resume)
+		sb->observer.channels_may_resume(sb->observer.ctx, gpu);
+}
+
+bool gs_sandbox_channels_observed(const struct gs_sandbox *sb)
+{
+	return sb->observer.channels_may_resume != NULL;
 }

@@ -24,23 +24,31 @@
 #include "gs_error.h"
 #include "ledger.h"
 #include "quota.h"
+#include "taskset.h"
+#include "workload.h"
 
-#define GS_PIDFD_CACHE 64u
 #define GS_SANDBOX_ID_LEN 33
 /* Processes that created RM clients, remembered for attributing the
  * driver's utilization samples (a ring: the oldest are likely dead). */
 #define GS_MAX_CREATORS 1024u
 
 struct gs_compute_share;
+struct gs_runner;
 struct gs_learn;
-
-struct gs_pidfd_slot {
-	pid_t tid;
-	int   pidfd;
-};
 
 enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_REFUSED,
                 GS_COUNT_N };
+
+/* What the sandbox tells an observer above it. The compute share registers
+ * itself here (gs_sm_start); the executor only emits, so nothing below the
+ * sandbox calls up into the compute share. Called with the sandbox lock
+ * held, from the notify thread. */
+struct gs_sandbox_observer {
+	/* A workload call succeeded that may have made channels on gpu
+	 * runnable again (they were scheduled, or a group was enabled). */
+	void (*channels_may_resume)(void *ctx, int gpu);
+	void  *ctx;
+};
 
 struct gs_sandbox {
 	char                 id[GS_SANDBOX_ID_LEN];
@@ -52,30 +60,29 @@ struct gs_sandbox {
 	struct ledger        ledger;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	FILE                *trace;       /* NULL without --trace */
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-	size_t               req_size, resp_size;
-	uint8_t             *params;      /* our copy of nested params */
-	uint8_t             *embedded[RM_EMBEDDED_MAX_PTRS]; /* our copies of embedded lists */
-	struct gs_pidfd_slot pidfds[GS_PIDFD_CACHE];
+	struct gs_pidfd_cache pidfds;
+	struct gs_taskset    tasks;       /* which tasks are the sandbox's */
 	unsigned             uvm_major;   /* 0 if unknown */
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
 	bool                 audit_failed;
-	/* The notify thread (gs_sandbox_start). */
-	pthread_t            thread;
-	bool                 thread_started;
-	atomic_bool          stop;
-	atomic_bool          failed;        /* thread hit a hard error */
-	pid_t                workload;      /* killed if the thread fails */
-	struct gs_error      thread_err;
+	/* Who drives the sandbox (runner.c's thread for the command line);
+	 * opaque here: the sandbox itself has no thread, and the notification,
+	 * the answer and the executor's copies are the worker's. */
+	struct gs_runner    *runner;
+	/* Failing closed: set by whoever cannot go on (the runner, the
+	 * compute share), which then kills the workload. */
+	atomic_bool          failed;
+	pid_t                workload;      /* killed if supervision fails */
+	struct gs_error      thread_err;    /* why it failed */
 	struct gs_gpu_entry  gpu_map[GS_MAX_GPUS];
 	unsigned             n_gpu_map;
 	/* Serialises the notify thread's handling of a call with the
 	 * compute-share thread's use of the ledger and the driver, so a
 	 * channel is never toggled while a call that frees it is in flight. */
 	pthread_mutex_t      lock;
-	struct gs_compute_share *sm;      /* NULL without --sm */
+	struct gs_compute_share *sm;      /* NULL without --sm; only for the summary */
+	struct gs_sandbox_observer observer;
 	pid_t                creators[GS_MAX_CREATORS];
 	unsigned             n_creators, next_creator;
 	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
@@ -104,25 +111,17 @@ void gs_sandbox_fini(struct gs_sandbox *sb);
 /* Fills out with a random hex sandbox id. */
 void gs_sandbox_make_id(char *out, size_t len);
 
-/* Receives one notification and answers it. Returns 1 if one was handled,
- * 0 if there was nothing to do (the target went away), -1 when the listener
- * is unusable (every workload task is gone, or a hard error). */
-int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_error *err);
-
-/* Serves the listener from a dedicated thread blocked in RECV, so a trap
- * costs one wake-up and no poll. If the thread fails (or the audit log
- * cannot be written) it kills the workload, which ends the run. */
-int  gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err);
-/* Stops and joins the thread; afterwards the ledger is the caller's. */
-void gs_sandbox_stop(struct gs_sandbox *sb);
 /* Prints the profile to stderr when GPUSANDBOX_PROFILE is set. */
 void gs_sandbox_print_profile(const struct gs_sandbox *sb);
 
 /* Releases charges of clients whose file was closed; audits the releases. */
 void gs_sandbox_reconcile(struct gs_sandbox *sb);
 
-/* Writes the summary record. */
-void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signal);
+/* Tells the observer, if any, that channels on gpu may have resumed. */
+void gs_sandbox_emit_channels_may_resume(struct gs_sandbox *sb, int gpu);
+/* Does an observer hold channels off at times (--sm)? Then the workload's
+ * own scheduling controls must not reach the driver. */
+bool gs_sandbox_channels_observed(const struct gs_sandbox *sb);
 
 /* The nvidia-uvm character major from /proc/devices; 0 if not loaded. */
 unsigned gs_find_uvm_major(void);
@@ -131,9 +130,5 @@ unsigned gs_find_uvm_major(void);
 void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid);
 /* Did process tgid create an RM client in this sandbox? */
 bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid);
-
-/* Implemented in executor.c: decides and answers one notification (an
- * ioctl, or under managed = deny an mmap). */
-void gs_execute_notification(struct gs_sandbox *sb);
 
 #endif

@@ -39,6 +39,8 @@ run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
 run_tier unit-learn build/tests/unit/test_learn
 run_tier unit-listener build/tests/unit/test_listener
+run_tier unit-verdict build/tests/unit/test_verdict
+run_tier unit-taskset build/tests/unit/test_taskset
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
@@ -47,6 +49,9 @@ run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
+run_tier fuzz-decode build/tests/fuzz/decode_replay tests/fuzz/corpus/decode/*
+run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/*
+run_tier trace-golden tests/trace/run.sh
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 

@@ -52,6 +52,7 @@ TESTS=(
 	"nvos21|sandbox|nvos21"
 	"forged_words|sandbox|forged_words"
 	"vidheap|sandbox|vidheap"
+	"vidheap_egm|sandbox|vidheap egm"
 	"fork_both|sandbox|fork_both"
 	"fd_pass|sandbox|fd_pass"
 	"dup_free|sandbox|dup_free"
@@ -92,6 +93,7 @@ TESTS=(
 	"baseline-own_driver|bare|own_driver"
 	"baseline-outlive|bare|outlive"
 	"baseline-broker|bare|broker"
+	"baseline-vidheap_egm|bare|vidheap egm"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -150,7 +152,9 @@ run_case() {
 	local prog=$1
 	shift
 	# The visibility test runs on a two-GPU fake and shows only GPU 1.
-	local fake_gpus=1 sb_gpus=()
+	local fake_gpus=1 sb_gpus=() fake_extra=()
+	# EGM requests on a driver without the bit (535, 595): video memory.
+	[ "${name#baseline-}" = vidheap_egm ] && fake_extra=(--no-egm)
 	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
@@ -183,14 +187,15 @@ run_case() {
 	if [ "$mode" = sandbox ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" ${fake_args[@]+"${fake_args[@]}"} \
-			-- ${wrap[@]+"${wrap[@]}"} \
+			${fake_extra[@]+"${fake_extra[@]}"} -- ${wrap[@]+"${wrap[@]}"} \
 			"$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} --channels "$CHANNELS" \
 			--channel-groups "$CHANNEL_GROUPS" --active-channel-groups "$ACTIVE_GROUPS" \
 			"${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
-			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" -- ${wrap[@]+"${wrap[@]}"} \
+			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" ${fake_extra[@]+"${fake_extra[@]}"} \
+			-- ${wrap[@]+"${wrap[@]}"} \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -326,7 +331,7 @@ check_positive() {
 			{ why="not exercised: ok=$ok nomem=$nomem other=$other"; return 1; }
 		[ "$(val_of "$d" realloc)" = 0x0 ] ||
 			{ why="allocation after free-after-refusal got $(val_of "$d" realloc)"; return 1; } ;;
-	nvos21 | vidheap)
+	nvos21 | vidheap | vidheap_egm)
 		local k
 		for k in direct_ok direct_nomem xfer_ok xfer_nomem; do
 			ge "$(val_of "$d" $k)" 1 ||

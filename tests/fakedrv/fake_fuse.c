@@ -401,6 +401,7 @@ static void usage(FILE *f, const char *prog)
 		"  --driver-version V  the version CHECK_VERSION_STR answers (default %s)\n"
 		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
+		"  --no-egm    a driver without VID_HEAP_CONTROL's EGM bit (535, 595)\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
 		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS, FAKE_DEFAULT_DRIVER_VERSION);
@@ -409,12 +410,13 @@ static void usage(FILE *f, const char *prog)
 int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
-	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES };
+	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT },
+		{ "no-egm", no_argument, NULL, OPT_NO_EGM },
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "driver-version", required_argument, NULL, OPT_DRIVER_VERSION },
@@ -448,6 +450,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DIE_WITH_PARENT:
 			die_with_parent = true;
+			break;
+		case OPT_NO_EGM:
+			cfg.no_egm = true;
 			break;
 		case OPT_LAG:
 		case OPT_FAIL_DISABLE:

@@ -717,7 +717,7 @@ static nv_status_t vidheap_alloc(const struct fake_caller *who, struct nvos32 *v
 	uint32_t cls;
 	if (v->data.alloc_size.flags & NVOS32_ALLOC_FLAGS_VIRTUAL)
 		cls = NV50_MEMORY_VIRTUAL;
-	else if (v->data.alloc_size.attr2 & NVOS32_ATTR2_USE_EGM)
+	else if ((v->data.alloc_size.attr2 & NVOS32_ATTR2_USE_EGM) && !fake_st.cfg.no_egm)
 		cls = NV_MEMORY_EXTENDED_USER;
 	else if (NVOS32_ATTR_LOCATION(v->data.alloc_size.attr) == NVOS32_ATTR_LOCATION_VIDMEM)
 		cls = NV01_MEMORY_LOCAL_USER;

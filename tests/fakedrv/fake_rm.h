@@ -128,6 +128,11 @@ struct fake_config {
 	 * minor order); true: GPU g is instance gpus-1-g (attached last
 	 * first), so that instance and minor differ. */
 	bool     reverse_instances;
+	/* A driver without VID_HEAP_CONTROL's EGM bit (attr2 bit 24): 535
+	 * never had it and 595 dropped it, so there an ALLOC_SIZE with the
+	 * bit set is placed by its location alone, as video memory (issue
+	 * #17 item 7). Without this the fake is 550-590, which honours it. */
+	bool     no_egm;
 };
 
 /* The device instance of GPU g, and the GPU of instance i (or -1). */

@@ -291,6 +291,13 @@ rmc_status_t rmc_control(int fd, const struct rmc_how *how, nv_handle_t h_client
 rmc_status_t rmc_vidheap_alloc(int fd, const struct rmc_how *how, nv_handle_t h_client,
 			       nv_handle_t h_parent, nv_handle_t h_mem, uint64_t size)
 {
+	return rmc_vidheap_alloc_attr2(fd, how, h_client, h_parent, h_mem, size, 0);
+}
+
+rmc_status_t rmc_vidheap_alloc_attr2(int fd, const struct rmc_how *how, nv_handle_t h_client,
+				     nv_handle_t h_parent, nv_handle_t h_mem, uint64_t size,
+				     uint32_t attr2)
+{
 	struct nvos32 a;
 	int r;
 
@@ -303,6 +310,7 @@ rmc_status_t rmc_vidheap_alloc(int fd, const struct rmc_how *how, nv_handle_t h_
 	/* attr location VIDMEM (0) and no VIRTUAL flag: RM turns this into a
 	 * class-0x40 allocation (rm-abi.md 2, NVOS32). */
 	a.data.alloc_size.attr = NVOS32_ATTR_LOCATION_VIDMEM << NVOS32_ATTR_LOCATION_SHIFT;
+	a.data.alloc_size.attr2 = attr2;
 	a.data.alloc_size.size = size;
 	r = rmc_escape(fd, how, NV_ESC_RM_VID_HEAP_CONTROL, &a, sizeof(a));
 	return r < 0 ? RMC_SYSERR(-r) : a.status;

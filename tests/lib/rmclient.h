@@ -119,6 +119,10 @@ rmc_status_t rmc_control(int fd, const struct rmc_how *how, nv_handle_t h_client
 /* RM_VID_HEAP_CONTROL ALLOC_SIZE with attr location VIDMEM, and FREE. */
 rmc_status_t rmc_vidheap_alloc(int fd, const struct rmc_how *how, nv_handle_t h_client,
 			       nv_handle_t h_parent, nv_handle_t h_mem, uint64_t size);
+/* The same with attr2 (NVOS32_ATTR2_USE_EGM, ...). */
+rmc_status_t rmc_vidheap_alloc_attr2(int fd, const struct rmc_how *how, nv_handle_t h_client,
+				     nv_handle_t h_parent, nv_handle_t h_mem, uint64_t size,
+				     uint32_t attr2);
 rmc_status_t rmc_vidheap_free(int fd, const struct rmc_how *how, nv_handle_t h_client,
 			      nv_handle_t h_parent, nv_handle_t h_mem);
 

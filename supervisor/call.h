@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * call.h - the plain call record of the staged pipeline (executor.c):
+ *
+ *   fetch -> decode -> reconcile -> verdict -> act -> commit -> record
+ *
+ * A struct gs_rm_call is what the decoder (decode.c) made of the
+ * supervisor's own copies of a trapped call: numbers and the driver facts
+ * of its class, never a pointer into the workload's memory. The verdict
+ * (verdict.c) reads it with the rules, the limits and a usage snapshot,
+ * and nothing else, so both stages are pure and can be fuzzed and tested
+ * by table rows without a driver, a task or privileges.
+ */
+#ifndef GPUSANDBOX_CALL_H
+#define GPUSANDBOX_CALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nvrm_abi.h"
+#include "rm_tables.h"
+
+/* An RM_ALLOC (NVOS21 or NVOS64), an RM_ALLOC_OBJECT (NVOS05), a
+ * VID_HEAP_CONTROL (NVOS32) or an RM_CONTROL (NVOS54), as decoded from
+ * our copies. A VID_HEAP_CONTROL
+ * ALLOC_SIZE is recorded as the class allocation the driver turns it
+ * into; a control's object is in h_object. */
+struct gs_rm_abi;
+
+struct gs_rm_call {
+	/* The driver tables the call was decoded with: constant data, never
+	 * workload memory. The verdict reads class and control facts there. */
+	const struct gs_rm_abi *abi;
+	uint32_t           escape;        /* NV_ESC_RM_* */
+	uint32_t           function;      /* VID_HEAP_CONTROL: NVOS32_FUNCTION_* */
+	/* RM_CONTROL: the command, and the driver facts about it. */
+	uint32_t           cmd;
+	bool               gss_legacy;    /* bit 15: the legacy GSS path */
+	bool               unrelocatable; /* params hold pointers we cannot move */
+	bool               via_xfer;      /* came wrapped in IOCTL_XFER_CMD */
+	bool               nvos64;
+	bool               finn_serialized;
+	nv_handle_t        h_client, h_parent, h_object;
+	uint32_t           h_class;
+	/* The class as the ABI tables know it (rm_class_lookup). */
+	bool               class_known;
+	bool               creates_client; /* NV01_ROOT*: runs in the workload */
+	enum rm_class_kind kind;          /* RM_CLASS_OTHER when unknown */
+	/* Nested levels: present in the call, and what we copy of them. */
+	bool               has_params, has_rights;
+	uint32_t           params_size;   /* bytes to copy: the class's size */
+	/* From the params copy (decode_alloc_params). */
+	bool               params_copied, rights_copied;
+	bool               has_size;
+	uint64_t           size;          /* memory classes: bytes asked for */
+	uint32_t           device_instance; /* RM_CLASS_DEVICE: deviceId (0 default) */
+};
+
+#endif

@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_alloc.c - RM_ALLOC, RM_ALLOC_OBJECT and VID_HEAP_CONTROL through the
+ * staged pipeline:
+ *
+ *   fetch the top-level struct (and check the notification is still the
+ *   trapped task's) -> decode it (decode.c) -> a first verdict on the call
+ *   alone -> fetch and decode the params -> reconcile the ledger for what
+ *   the verdict reads -> the verdict (verdict.c, pure) -> record it -> act:
+ *   perform from our copies, post-check, restore -> commit to the ledger.
+ *
+ * Every decision is taken on the supervisor's copies (executor.c states
+ * the rule), and the call is then performed from those same copies.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "decode.h"
+#include "exec_int.h"
+#include "verdict.h"
+
+_Static_assert(sizeof(struct nvos32) >= sizeof(struct nvos64) &&
+               sizeof(struct nvos32) >= sizeof(struct nvos05), "one buffer holds any");
+
+/* One RM_ALLOC or VID_HEAP_CONTROL in flight through the stages. */
+struct alloc_flight {
+	union {                        /* our copy of the top-level struct */
+		uint8_t       bytes[sizeof(struct nvos32)];
+		struct nvos64 os64;
+		struct nvos32 os32;
+		struct nvos05 os05;
+	} top;
+	size_t               st_off;   /* the status field in top */
+	struct rm_alloc_view addr;     /* the workload's pointers, restored after */
+	uint32_t             rights;   /* our copy of the access rights */
+	struct gs_rm_call    call;
+	struct gs_usage      usage;
+	int                  file;     /* the ledger's index of the open file */
+};
+
+/* Writes the pointer fields of an RM_ALLOC top-level buffer. */
+static void alloc_set_ptrs(void *top, uint32_t size, uint64_t params, uint64_t rights)
+{
+	if (size == sizeof(struct nvos64)) {
+		struct nvos64 *p = top;
+		p->p_alloc_parms = params;
+		p->p_rights_requested = rights;
+	} else {
+		((struct nvos21 *)top)->p_alloc_parms = params;
+	}
+}
+
+/* The handle of the object the driver made. */
+static nv_handle_t new_handle(const struct call *c, const struct alloc_flight *f)
+{
+	if (f->call.escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return f->top.os32.data.alloc_size.h_memory;
+	return c->size == sizeof(struct nvos64) ? f->top.os64.h_object_new
+	                                        : ((const struct nvos21 *)f->top.bytes)->h_object_new;
+}
+
+/* What the driver granted, to be charged: it may round the request up. */
+static uint64_t granted_bytes(const struct call *c, const struct alloc_flight *f)
+{
+	uint64_t bytes;
+
+	if (f->call.escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return f->top.os32.data.alloc_size.size;
+	memcpy(&bytes, c->scratch->params + offsetof(struct nv_memory_allocation_params, size),
+	       sizeof(bytes));
+	return bytes;
+}
+
+static bool objects(const struct gs_call_verdict *v)
+{
+	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
+}
+
+static struct answer refuse(struct call *c, struct alloc_flight *f, const struct gs_call_verdict *v)
+{
+	return refuse_with_status(c, f->top.bytes, f->st_off, v->status, v->verdict, v->reason);
+}
+
+/* fetch: the top-level struct, then proof that the task we read it from
+ * is still the trapped one. False with *a when the call ends here. */
+static bool fetch_top(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	if (mem_read(c->tid, c->argp, f->top.bytes, c->size) < 0) {
+		*a = answer_errno(EFAULT);
+		return false;
+	}
+	if (!notif_still_valid(c)) {
+		*a = answer_none();
+		return false;
+	}
+	return true;
+}
+
+/* fetch + decode, first level. False with *a when the call ends here. */
+static bool fetch_alloc_top(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	if (!fetch_top(c, f, a))
+		return false;
+	f->st_off = rm_alloc_status_offset(c->size);
+	(void)rm_alloc_view_from(f->top.bytes, c->size, &f->addr);
+	(void)gs_decode_alloc_top(c->sb->rm_abi, f->top.bytes, c->size, c->via_xfer, &f->call);
+	c->d.has_class = true;
+	c->d.cls = f->call.h_class;
+	c->d.h_client = f->call.h_client;
+	c->d.h_object = f->call.h_object;
+	return true;
+}
+
+/* fetch + decode, second level: the params (the class's size, into our
+ * buffer) and the access rights. What cannot be read, the verdict refuses. */
+static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
+{
+	uint32_t psize = f->call.params_size;
+	/* The first verdict refused larger params; the buffer's bound is
+	 * checked here too, where it is written. */
+	bool params_ok = psize <= NV_RMAPI_MAX_PARAMS_SIZE &&
+	                 mem_read(c->tid, f->addr.p_params, c->scratch->params, psize) == 0;
+	bool rights_ok = f->call.has_rights &&
+	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
+
+	gs_decode_alloc_params(&f->call, params_ok ? c->scratch->params : NULL, params_ok ? psize : 0,
+	                       rights_ok);
+}
+
+/* The usage snapshot the verdict reads, from the ledger as it is now. */
+static void take_usage(struct call *c, struct alloc_flight *f)
+{
+	struct ledger *l = &c->sb->ledger;
+	struct gs_usage *u = &f->usage;
+	const struct gs_rm_call *rc = &f->call;
+
+	if (rc->creates_client && u->on_control_file) {
+		f->file = ledger_file_of(l, c->dup);
+		u->file_known = f->file >= 0;
+		u->file_has_client = u->file_known && l->files[f->file].has_client;
+	}
+	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)
+	                                     : LEDGER_NO_GPU;
+	u->mem_used = ledger_used(l, u->gpu);
+	u->channels = l->channels;
+	u->channel_groups = l->channel_groups;
+	if (rc->kind == RM_CLASS_ENGINE) {
+		struct engine_of want = { c->sb->rm_abi, gs_class_engine(c->sb->rm_abi, rc->h_class) };
+		u->engines = want.engine == GS_ENGINE_NONE ? 0
+		                                           : ledger_count_engines(l, same_engine, &want);
+	}
+}
+
+/* reconcile + verdict. The ledger is brought up to date with the driver
+ * where this call's verdict depends on it: a client is continued only on
+ * a control file the ledger knows to have none, and video memory is
+ * charged to a client bound to this file (bind_client_for_charge reaps a
+ * stale entry whose handle the driver gave to a new client). A quota
+ * refusal is reconsidered once after releasing the clients of closed
+ * files: a workload that closed its fd really got its resources back. */
+static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f)
+{
+	struct gs_sandbox *sb = c->sb;
+	const struct gs_rm_call *rc = &f->call;
+	struct gs_call_verdict v;
+
+	if (rc->creates_client && !rc->via_xfer) {
+		f->usage.on_control_file = fd_is_control_file(c->dup);
+		if (f->usage.on_control_file)
+			gs_sandbox_reconcile(sb);
+	} else if (rc->kind == RM_CLASS_VIDMEM && rc->has_size && rc->params_copied &&
+	           rc->rights_copied) {
+		f->usage.client_bound = bind_client_for_charge(c, rc->h_client) == 0;
+	}
+	take_usage(c, f);
+	v = gs_verdict_of(sb->rules, &sb->quota, &f->usage, rc);
+	if (!v.needs_reconcile)
+		return v;
+	gs_sandbox_reconcile(sb);
+	take_usage(c, f);
+	return gs_verdict_of(sb->rules, &sb->quota, &f->usage, rc);
+}
+
+/* record: what the decision says before the call is acted on. */
+static void record_alloc_verdict(struct call *c, const struct alloc_flight *f,
+                                 const struct gs_call_verdict *v)
+{
+	const struct gs_rm_call *rc = &f->call;
+
+	if (v->verdict == GS_VERDICT_CONTINUE) {
+		c->d.verdict = GS_VERDICT_CONTINUE;
+		c->d.reason = v->reason;
+		c->audit = true;
+	}
+	if (v->resource)
+		note_count(c, v->resource, (uint32_t)v->count, (uint32_t)v->count, (uint32_t)v->limit);
+	if (rc->kind == RM_CLASS_VIDMEM && f->usage.client_bound) {
+		c->d.has_size = true;
+		c->d.size = rc->size;
+		c->d.gpu = f->usage.gpu;
+		c->audit = true;
+		if (v->verdict == GS_VERDICT_DENY)
+			note_usage(c, f->usage.gpu, f->usage.mem_used);
+	}
+}
+
+/* act: the call performed from our copies. The driver allows an
+ * NV01_DEVICE_0 only to a holder of the GPU's node, so device calls run
+ * with the workload's own nodes borrowed; other per-GPU objects may want
+ * the same proof, borrowed only when the driver asks for it, to keep the
+ * common path cheap. */
+static int perform_alloc(struct call *c, struct alloc_flight *f, nv_status_t *st)
+{
+	struct borrowed_fds gpu_nodes = { .n = 0 };
+	int rc;
+
+	if (f->call.kind == RM_CLASS_DEVICE)
+		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
+	rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
+	memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
+	if (rc == 0 && *st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n &&
+	    f->call.kind == RM_CLASS_SUBDEVICE) {
+		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
+		if (gpu_nodes.n) {
+			memcpy(f->top.bytes + f->st_off, &(nv_status_t){ NV_OK }, sizeof(*st));
+			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
+			memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
+		}
+	}
+	return_gpu_nodes(&gpu_nodes);
+	return rc;
+}
+
+/* Undoes an object the driver made but the sandbox cannot keep, and
+ * answers as the driver fails. */
+static struct answer undo_and_refuse(struct call *c, struct alloc_flight *f, nv_handle_t h_new,
+                                     nv_status_t st, enum gs_verdict v, const char *why)
+{
+	undo_alloc(c, f->call.h_client, f->call.h_parent, h_new);
+	if (f->call.escape == NV_ESC_RM_ALLOC)
+		alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
+	return refuse_with_status(c, f->top.bytes, f->st_off, st, v, why);
+}
+
+/* commit: post-check what the driver granted, then the ledger entry.
+ * Returns false with *a when the object had to be undone. */
+static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge,
+                         uint64_t before, struct answer *a)
+{
+	struct gs_sandbox *sb = c->sb;
+	const struct gs_rm_call *rc = &f->call;
+	nv_handle_t h_new = new_handle(c, f);
+	/* A device is keyed by its GPU's minor (nvidia-smi's index), which the
+	 * driver tells for the instance it was made on: RM numbers instances
+	 * in attach order, not by minor. */
+	int gpu = rc->kind == RM_CLASS_DEVICE ? gpu_minor_of_instance(c, rc->h_client, rc->device_instance)
+	                                      : f->usage.gpu;
+	uint64_t bytes = 0;
+
+	c->d.h_object = h_new;
+	note_client(c, rc->h_client);
+	if (rc->kind == RM_CLASS_VIDMEM) {
+		/* Charge what the driver granted, not what was asked. */
+		bytes = granted_bytes(c, f);
+		if (bytes < rc->size)
+			bytes = charge;
+		if (over_quota_reconciled(sb, f->usage.gpu, bytes)) {
+			note_usage(c, f->usage.gpu, before);
+			*a = undo_and_refuse(c, f, h_new, NV_ERR_NO_MEMORY, GS_VERDICT_DENY,
+			                     "video memory quota exceeded (driver rounding)");
+			return false;
+		}
+	}
+	if (ledger_add(&sb->ledger, rc->h_client, rc->h_parent, h_new, rc->kind, rc->h_class, gpu,
+	               bytes) < 0) {
+		/* Without a ledger entry the charge would be lost: undo. */
+		*a = undo_and_refuse(c, f, h_new, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
+		                     "supervisor out of memory");
+		return false;
+	}
+	if (rc->kind == RM_CLASS_VIDMEM) {
+		c->d.size = bytes;
+		note_usage(c, f->usage.gpu, before);
+	} else if (rc->kind == RM_CLASS_CHANNEL || rc->kind == RM_CLASS_CHANNEL_GROUP) {
+		c->d.usage_after = rc->kind == RM_CLASS_CHANNEL ? sb->ledger.channels
+		                                                : sb->ledger.channel_groups;
+	} else if (rc->kind == RM_CLASS_ENGINE) {
+		engine_note_after(c, rc->h_class);
+	}
+	return true;
+}
+
+/* act + commit for an allowed call. */
+static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t charge)
+{
+	struct gs_sandbox *sb = c->sb;
+	const struct gs_rm_call *rc = &f->call;
+	uint32_t out_psize = 0;
+	uint64_t before = ledger_used(&sb->ledger, f->usage.gpu);
+	nv_status_t st;
+	struct answer a;
+
+	/* --gpus: nothing may be created on a hidden GPU, and every object on
+	 * a GPU hangs under an NV01_DEVICE_0. Asking the driver which GPU the
+	 * instance is makes this a probe of the act stage, not a verdict. */
+	if (rc->kind == RM_CLASS_DEVICE && sb->quota.visible_set &&
+	    !gpu_instance_visible(c, rc->h_client, rc->device_instance))
+		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_INVALID_ARGUMENT,
+		                          GS_VERDICT_REFUSE, "GPU not visible in this sandbox");
+	/* Our copy now points at our buffers; the driver never sees the
+	 * workload's pointers. */
+	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)c->scratch->params : 0,
+	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
+	int rc_ioctl = perform_alloc(c, f, &st);
+	if (rc_ioctl == 0 && st == NV_OK) {
+		if (!commit_alloc(c, f, charge, before, &a))
+			return a;
+		/* The driver copies nested params out only on success. */
+		out_psize = rc->params_size;
+	} else if (rc->kind == RM_CLASS_VIDMEM) {
+		note_usage(c, f->usage.gpu, before);
+	}
+	alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
+	return answer_executed(c, f->addr.p_params, c->scratch->params, out_psize, f->top.bytes, c->size,
+	                       rc_ioctl, st);
+}
+
+/* A client runs in the workload's context: commit that this control file
+ * now has one (being created), and let the kernel perform it. */
+static struct answer continue_client(struct call *c, struct alloc_flight *f)
+{
+	c->sb->ledger.files[f->file].has_client = true;
+	/* RM's utilization samples name the process that created the client
+	 * (--sm attributes GPU time by it). */
+	gs_sandbox_note_creator(c->sb, c->tid);
+	return answer_continue();
+}
+
+/* The verdict on the call alone. --learn admits what the allowlist alone
+ * refused; the verdict is then taken again on the grown allowlist. */
+static struct gs_call_verdict first_verdict(struct call *c, const struct alloc_flight *f)
+{
+	struct gs_call_verdict v = gs_verdict_of_call(c->sb->rules, &f->call);
+
+	if (v.by_allowlist && policy_learns(c, false, f->call.h_class))
+		v = gs_verdict_of_call(c->sb->rules, &f->call);
+	c->d.group = v.group;
+	return v;
+}
+
+struct answer handle_alloc(struct call *c)
+{
+	struct alloc_flight f = { .file = -1 };
+	struct gs_call_verdict v;
+	struct answer a;
+
+	if (!fetch_alloc_top(c, &f, &a))
+		return a;
+	v = first_verdict(c, &f);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	fetch_alloc_params(c, &f);
+	v = judge_alloc(c, &f);
+	record_alloc_verdict(c, &f, &v);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	if (v.verdict == GS_VERDICT_CONTINUE)
+		return continue_client(c, &f);
+	return act_alloc(c, &f, v.charge);
+}
+
+/* act + commit for a VID_HEAP_CONTROL the verdict allowed. The ledger
+ * changes by what our own copy did, so a thread that rewrites the
+ * workload's struct meanwhile changes nothing. */
+static struct answer act_vid_heap(struct call *c, struct alloc_flight *f, uint64_t charge)
+{
+	struct gs_sandbox *sb = c->sb;
+	struct nvos32 *top = &f->top.os32;
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before_all[GS_MAX_GPUS];
+	uint64_t before = ledger_used(&sb->ledger, f->usage.gpu);
+	struct answer a;
+
+	memcpy(before_all, sb->ledger.used, sizeof(before_all));
+	int rc = exec_escape(c, NV_ESC_RM_VID_HEAP_CONTROL, sizeof(*top), top);
+	if (rc == 0 && top->status == NV_OK) {
+		if (top->function == NVOS32_FUNCTION_ALLOC_SIZE) {
+			if (!commit_alloc(c, f, charge, before, &a))
+				return a;
+		} else {
+			(void)note_client(c, top->h_root);
+		}
+		if (top->function == NVOS32_FUNCTION_FREE) {
+			c->d.h_object = top->data.free.h_memory;
+			ledger_free(&sb->ledger, top->h_root, top->data.free.h_memory, released);
+			note_release(c, released, before_all);
+		}
+	}
+	return answer_executed(c, 0, NULL, 0, top, sizeof(*top), rc, top->status);
+}
+
+struct answer handle_vid_heap(struct call *c)
+{
+	struct alloc_flight f = { .file = -1, .st_off = offsetof(struct nvos32, status) };
+	struct gs_call_verdict v;
+	struct answer a;
+
+	if (!fetch_top(c, &f, &a))
+		return a;
+	gs_decode_vid_heap(c->sb->rm_abi, &f.top.os32, c->via_xfer, &f.call);
+	c->d.h_client = f.call.h_client;
+	if (f.call.function == NVOS32_FUNCTION_ALLOC_SIZE) {
+		c->d.has_class = true;
+		c->d.cls = f.call.h_class;
+		c->d.has_size = true;
+		c->d.size = f.call.size;
+	}
+	v = first_verdict(c, &f);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	v = judge_alloc(c, &f);
+	record_alloc_verdict(c, &f, &v);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	return act_vid_heap(c, &f, v.charge);
+}
+
+/* RM_ALLOC_OBJECT (legacy, no params): act + commit. */
+static struct answer act_alloc_object(struct call *c, struct alloc_flight *f)
+{
+	struct nvos05 *top = &f->top.os05;
+	const struct gs_rm_call *rc = &f->call;
+
+	int rc_ioctl = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(*top), top);
+	if (rc_ioctl == 0 && top->status == NV_OK && note_client(c, top->h_root) == 0)
+		(void)ledger_add(&c->sb->ledger, rc->h_client, rc->h_parent, rc->h_object, rc->kind,
+		                 rc->h_class, LEDGER_NO_GPU, 0);
+	return answer_executed(c, 0, NULL, 0, top, sizeof(*top), rc_ioctl, top->status);
+}
+
+struct answer handle_alloc_object(struct call *c)
+{
+	struct alloc_flight f = { .file = -1, .st_off = offsetof(struct nvos05, status) };
+	struct gs_call_verdict v;
+	struct answer a;
+
+	if (!fetch_top(c, &f, &a))
+		return a;
+	gs_decode_alloc_object(c->sb->rm_abi, &f.top.os05, c->via_xfer, &f.call);
+	c->d.has_class = true;
+	c->d.cls = f.call.h_class;
+	c->d.h_client = f.call.h_client;
+	v = first_verdict(c, &f);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	v = judge_alloc(c, &f);
+	record_alloc_verdict(c, &f, &v);
+	if (objects(&v))
+		return refuse(c, &f, &v);
+	return act_alloc_object(c, &f);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scratch.c - allocating a worker's scratch (scratch.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "nvrm_abi.h"
+#include "scratch.h"
+
+int gs_scratch_init(struct gs_scratch *s, struct gs_error *err)
+{
+	struct seccomp_notif_sizes sizes;
+	bool ok;
+
+	memset(s, 0, sizeof(*s));
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return gs_fail(err, errno, "SECCOMP_GET_NOTIF_SIZES");
+	s->req_size = sizes.seccomp_notif > sizeof(*s->req) ? sizes.seccomp_notif : sizeof(*s->req);
+	s->resp_size = sizes.seccomp_notif_resp > sizeof(*s->resp) ? sizes.seccomp_notif_resp
+	                                                           : sizeof(*s->resp);
+	s->req = calloc(1, s->req_size);
+	s->resp = calloc(1, s->resp_size);
+	s->params = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
+	ok = s->req && s->resp && s->params;
+	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++) {
+		s->embedded[i] = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
+		ok = ok && s->embedded[i];
+	}
+	if (ok)
+		return 0;
+	gs_scratch_fini(s);
+	return gs_fail(err, ENOMEM, "allocating a worker's buffers");
+}
+
+void gs_scratch_fini(struct gs_scratch *s)
+{
+	free(s->req);
+	free(s->resp);
+	free(s->params);
+	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++)
+		free(s->embedded[i]);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verdict.c - the verdict stage (verdict.h). One clause per rule, in the
+ * order the executor has always applied them, each with its reason: the
+ * first clause that objects decides. Pure: the same inputs give the same
+ * verdict, which is what lets tests/unit/test_verdict.c state it by rows.
+ */
+#include "verdict.h"
+
+static const char *const engine_resource[GS_ENGINE_N] = {
+	[GS_ENGINE_NVDEC] = "video.decoders",
+	[GS_ENGINE_NVENC] = "video.encoders",
+	[GS_ENGINE_NVJPG] = "video.jpeg",
+	[GS_ENGINE_OFA] = "video.ofa",
+};
+
+const char *gs_engine_resource(enum gs_engine e)
+{
+	return e >= 0 && e < GS_ENGINE_N ? engine_resource[e] : NULL;
+}
+
+uint64_t gs_round_up(uint64_t v, uint64_t to)
+{
+	return v > UINT64_MAX - (to - 1) ? UINT64_MAX : (v + to - 1) / to * to;
+}
+
+bool gs_over_quota(uint64_t q, uint64_t used, uint64_t bytes)
+{
+	if (q == GS_QUOTA_UNLIMITED)
+		return false;
+	return !(bytes <= q && used <= q - bytes);
+}
+
+static struct gs_call_verdict objection(struct gs_call_verdict v, enum gs_verdict kind,
+                                        nv_status_t st, const char *why)
+{
+	v.verdict = kind;
+	v.status = st;
+	v.reason = why;
+	return v;
+}
+
+static bool objects(const struct gs_call_verdict *v)
+{
+	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
+}
+
+/* The class a call names, against the policy's allowlist. */
+static struct gs_call_verdict allowlist_clause(struct gs_call_verdict v,
+                                               const struct gs_rules *rules,
+                                               const struct gs_rm_call *call)
+{
+	struct gs_rule_verdict rv = gs_rules_class(call->abi, rules, call->h_class);
+
+	v.group = rv.group;
+	if (rv.allowed)
+		return v;
+	v.by_allowlist = true;
+	return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
+}
+
+/* VID_HEAP_CONTROL: ALLOC_SIZE is judged as the class the driver turns it
+ * into; FREE and the two queries are harmless. The other functions use
+ * union layouts we do not decode, or pin the caller's pages
+ * (ALLOC_OS_DESCRIPTOR), which cannot run from the supervisor nor be
+ * continued safely. */
+static struct gs_call_verdict vid_heap_clauses(struct gs_call_verdict v,
+                                               const struct gs_rules *rules,
+                                               const struct gs_rm_call *call)
+{
+	switch (call->function) {
+	case NVOS32_FUNCTION_ALLOC_SIZE:
+		return allowlist_clause(v, rules, call);
+	case NVOS32_FUNCTION_FREE:
+	case NVOS32_FUNCTION_INFO:
+	case NVOS32_FUNCTION_GET_MEM_ALIGNMENT:
+		return v;
+	default:
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "VID_HEAP_CONTROL function not supported by gpusandbox");
+	}
+}
+
+/* RM_ALLOC_OBJECT: the legacy path takes no params, so neither a client
+ * (it would be the supervisor's) nor video memory (no size to charge) nor
+ * a process-bound class may be made through it. */
+static struct gs_call_verdict alloc_object_clauses(struct gs_call_verdict v,
+                                                   const struct gs_rules *rules,
+                                                   const struct gs_rm_call *call)
+{
+	v = allowlist_clause(v, rules, call);
+	if (objects(&v))
+		return v;
+	if (call->creates_client || call->kind == RM_CLASS_VIDMEM ||
+	    call->kind == RM_CLASS_PROCESS_BOUND)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLASS,
+		                 "class not allowed through RM_ALLOC_OBJECT");
+	return v;
+}
+
+struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
+                                          const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	/* No tables, no facts about the class: fail closed. */
+	if (!call->abi)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "call decoded without the driver's RM tables");
+	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return vid_heap_clauses(v, rules, call);
+	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)
+		return alloc_object_clauses(v, rules, call);
+
+	/* Serialized params are an opaque second format the decoder cannot
+	 * check; refuse rather than let the driver read what we did not. */
+	if (call->finn_serialized)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "FINN-serialized alloc params are not allowed");
+	v = allowlist_clause(v, rules, call);
+	if (objects(&v))
+		return v;
+	/* A client made by the supervisor would carry the supervisor's pid,
+	 * and UVM would then refuse the workload's use of it (rm-abi.md 6.2).
+	 * It must run in the workload: the one RM_ALLOC we continue;
+	 * SECURITY.md explains what that leaves open. Through XFER the inner
+	 * escape number sits in memory, so it cannot be continued at all. */
+	if (call->creates_client) {
+		v = objection(v, GS_VERDICT_CONTINUE, NV_OK,
+		              "client allocation runs in the workload's context");
+		if (call->via_xfer)
+			return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+			                 "client allocation through XFER cannot be continued safely");
+		return v;
+	}
+	/* Performed by us, these would act on the supervisor: pin its pages,
+	 * follow pointers into its memory, read fds from its table. */
+	if (call->kind == RM_CLASS_PROCESS_BOUND)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "class bound to the calling process");
+	if (!call->class_known && call->has_params)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLASS,
+		                 "class unknown to gpusandbox: its params cannot be copied");
+	if (call->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "class params larger than the driver allows");
+	return v;
+}
+
+/* What the kernel copies after our answer to a continued client may be
+ * rewritten into another RM_ALLOC. It can only succeed under a client that
+ * lives on this same control file (RM's strict client validation). So a
+ * client is continued only on a control file that has none, live or being
+ * created: then a rewritten call has no client to allocate under. CUDA
+ * opens a control file per client, so it never meets this rule. */
+static struct gs_call_verdict client_clauses(struct gs_call_verdict v, const struct gs_usage *u)
+{
+	if (!u->on_control_file)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "client allocation outside the control file");
+	if (!u->file_known)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "cannot identify the open file (kcmp, epoll)");
+	if (u->file_has_client)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "one client per open control file: open /dev/nvidiactl again");
+	return v;
+}
+
+/* Video memory must be attributable to a GPU to be charged, and fit. */
+static struct gs_call_verdict vidmem_clauses(struct gs_call_verdict v, const struct gs_quota *q,
+                                             const struct gs_usage *u,
+                                             const struct gs_rm_call *call)
+{
+	/* The driver requires these params; without them there is no size
+	 * to charge, so refuse rather than guess. */
+	if (!call->has_size)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "video memory allocation without params");
+	if (!u->client_bound)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NO_MEMORY, "supervisor out of memory");
+	/* A parent the sandbox never saw created is refused. */
+	if (u->gpu < 0 || (unsigned)u->gpu >= GS_MAX_GPUS)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_PARENT,
+		                 "video memory under a parent that is not a known device");
+	v.charge = gs_round_up(call->size, VIDMEM_GRANULE);
+	if (gs_over_quota(gs_quota_mem(q, u->gpu), u->mem_used, v.charge)) {
+		/* A client whose file was closed really gave its memory back. */
+		v.needs_reconcile = true;
+		return objection(v, GS_VERDICT_DENY, NV_ERR_NO_MEMORY, "video memory quota exceeded");
+	}
+	return v;
+}
+
+/* A count against its cap: channels and groups come from a finite
+ * hardware pool, video engines from a few instances. The driver's own
+ * answer when the pool is empty is INSUFFICIENT_RESOURCES. */
+static struct gs_call_verdict count_clause(struct gs_call_verdict v, const char *resource,
+                                           uint32_t live, uint32_t limit, const char *why)
+{
+	v.resource = resource;
+	v.count = live;
+	v.limit = limit;
+	if (live < limit)
+		return v;
+	/* Objects of a closed file are gone in the driver: count them out
+	 * before refusing. */
+	v.needs_reconcile = true;
+	return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES, why);
+}
+
+/* A video engine object against its engine's cap (video.* keys). */
+static struct gs_call_verdict engine_clause(struct gs_call_verdict v, const struct gs_quota *limits,
+                                            const struct gs_usage *usage,
+                                            const struct gs_rm_call *call)
+{
+	enum gs_engine e = gs_class_engine(call->abi, call->h_class);
+
+	if (e == GS_ENGINE_NONE)
+		return v;
+	return count_clause(v, gs_engine_resource(e), usage->engines, limits->engines[e],
+	                    "video engine quota exceeded");
+}
+
+struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,
+                                     const struct gs_usage *usage, const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = gs_verdict_of_call(rules, call);
+
+	if (objects(&v))
+		return v;
+	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
+		return call->kind == RM_CLASS_VIDMEM ? vidmem_clauses(v, limits, usage, call) : v;
+	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)
+		return call->kind == RM_CLASS_ENGINE ? engine_clause(v, limits, usage, call) : v;
+	if (call->creates_client)
+		return client_clauses(v, usage);
+	if (!call->params_copied)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "alloc params are not readable");
+	if (!call->rights_copied)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "access rights are not readable");
+	switch (call->kind) {
+	case RM_CLASS_VIDMEM:
+		return vidmem_clauses(v, limits, usage, call);
+	case RM_CLASS_CHANNEL:
+		return count_clause(v, "channels", usage->channels, limits->channels,
+		                    "channel quota exceeded");
+	case RM_CLASS_CHANNEL_GROUP:
+		return count_clause(v, "channel_groups", usage->channel_groups,
+		                    limits->channel_groups, "channel group quota exceeded");
+	case RM_CLASS_ENGINE:
+		return engine_clause(v, limits, usage, call);
+	default:
+		return v;
+	}
+}
+
+/* The clauses of an RM_CONTROL that need no ledger. */
+static struct gs_call_verdict control_call_clauses(const struct gs_rules *rules,
+                                                   const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (!call->abi)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "call decoded without the driver's RM tables");
+	if (call->finn_serialized)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "FINN-serialized control params are not allowed");
+	/* FIFO_DISABLE_CHANNELS names channels by (client, handle) pairs of
+	 * any client, so a workload could stop another tenant's channels (a
+	 * dead client's handle may already be someone else's), or turn its
+	 * own back on against --sm. CUDA never sends it; it is gpusandbox's,
+	 * whatever a policy file allows. */
+	if (call->cmd == NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                 "FIFO_DISABLE_CHANNELS is reserved to the supervisor");
+	struct gs_rule_verdict rv = gs_rules_control(call->abi, rules, call->cmd);
+	v.group = rv.group;
+	if (!rv.allowed) {
+		v.by_allowlist = true;
+		return objection(v, GS_VERDICT_REFUSE, rv.status, rv.reason);
+	}
+	return v;
+}
+
+struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
+                                             const struct gs_usage *usage,
+                                             const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = control_call_clauses(rules, call);
+
+	if (objects(&v))
+		return v;
+	/* Bit 15 selects the legacy GSS path: opaque bytes forwarded without
+	 * the CPU-side client check (rm-abi.md 2.1). Only the commands the
+	 * policy allows get here (by default the ones CUDA needs), and only on
+	 * a client the driver has already accepted from this sandbox's own
+	 * file, so the missing check cannot be used to reach another
+	 * process's client. */
+	if (call->gss_legacy && !usage->client_seen)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLIENT,
+		                 "legacy control on a client not seen in this sandbox");
+	/* A control whose pointers we cannot relocate would make the driver
+	 * read or write the supervisor's memory at a workload-chosen address. */
+	if (call->unrelocatable)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "control with pointers gpusandbox cannot relocate");
+	if (call->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "control params larger than the driver allows");
+	return v;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verdict.h - the verdict stage: what to do with a decoded call, as a pure
+ * function of the rules, the limits, a usage snapshot and the call record.
+ * It writes nothing, reaps nothing, asks nothing of the driver: the
+ * executor reconciles the ledger before it (explicitly, at most once more
+ * when a verdict says a release could lift a refusal), and acts after it.
+ */
+#ifndef GPUSANDBOX_VERDICT_H
+#define GPUSANDBOX_VERDICT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "audit.h"
+#include "call.h"
+#include "groups.h"
+#include "quota.h"
+
+/* The driver hands out video memory in 2 MiB granules for the allocations
+ * CUDA makes (design.md 1.2). The quota pre-check rounds the request up to
+ * that, so a call that passes cannot push the driver's usage past the quota
+ * even for an instant; the post-check covers larger rounding. */
+#define VIDMEM_GRANULE (2ull << 20)
+
+/* What the ledger and the open file said, taken just before the verdict. */
+struct gs_usage {
+	/* The call's open file (a client is created only on a control file
+	 * that has none). */
+	bool     on_control_file;
+	bool     file_known;        /* the ledger could identify the file */
+	bool     file_has_client;
+	/* Video memory: the client could be bound for a charge, the GPU the
+	 * parent hangs under (LEDGER_NO_GPU if none) and its usage. */
+	bool     client_bound;
+	int      gpu;
+	uint64_t mem_used;
+	/* Counted resources across the sandbox. */
+	uint32_t channels, channel_groups;
+	uint32_t engines;           /* live objects of the call's engine */
+	/* RM_CONTROL: the driver accepted the client from this sandbox. */
+	bool     client_seen;
+};
+
+/* The verdict. verdict is GS_VERDICT_ALLOW, _CONTINUE (the kernel runs the
+ * call in the workload), _REFUSE (not allowed) or _DENY (over a quota);
+ * a refusal or denial is answered with status, as the driver fails. */
+struct gs_call_verdict {
+	enum gs_verdict verdict;
+	nv_status_t     status;
+	const char     *reason;
+	const char     *group;         /* the class's policy group, or NULL */
+	/* Refused by the allowlist alone: --learn may admit the class. */
+	bool            by_allowlist;
+	/* A quota refusal that releasing closed files may lift. */
+	bool            needs_reconcile;
+	/* The counted resource the call was checked against, if any. */
+	const char     *resource;
+	uint64_t        count, limit;
+	/* Video memory: bytes the pre-check charged (the request, rounded). */
+	uint64_t        charge;
+};
+
+/* The name a counted engine resource has in records ("video.decoders"). */
+const char *gs_engine_resource(enum gs_engine e);
+
+uint64_t gs_round_up(uint64_t v, uint64_t to);
+
+/* Would charging bytes on top of used exceed quota q? Pure. */
+bool gs_over_quota(uint64_t q, uint64_t used, uint64_t bytes);
+
+/* The clauses that need only the call (checked before its params are
+ * copied or the ledger is touched). */
+struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
+                                          const struct gs_rm_call *call);
+
+/* The verdict on an RM_CONTROL before its params are copied: the clauses
+ * on the call and on whether its client was seen. The executor then
+ * copies the params and relocates their lists, or refuses as the driver
+ * would when they cannot be read. */
+struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
+                                             const struct gs_usage *usage,
+                                             const struct gs_rm_call *call);
+
+/* The whole verdict on an RM_ALLOC or a VID_HEAP_CONTROL. */
+struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,
+                                     const struct gs_usage *usage, const struct gs_rm_call *call);
+
+#endif

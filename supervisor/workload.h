@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * workload.h - reaching into the workload: its memory (process_vm_*), its
+ * fds (pidfd_getfd through a per-sandbox pidfd cache), what a dup of one of
+ * its fds is (fd identity), and its GPU nodes, borrowed for one call.
+ *
+ * This is the bottom of the supervisor: it knows tasks and files, nothing
+ * of the sandbox, the ledger or the policy. The executor and the compute
+ * share both use it; neither reaches into the other for it.
+ */
+#ifndef GPUSANDBOX_WORKLOAD_H
+#define GPUSANDBOX_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GS_PIDFD_CACHE 64u
+#define MAX_BORROWED_GPU_FDS 64
+
+struct gs_pidfd_slot {
+	pid_t tid;
+	int   pidfd;
+};
+
+/* pidfds of recently trapped tasks, indexed by tid. */
+struct gs_pidfd_cache {
+	struct gs_pidfd_slot slot[GS_PIDFD_CACHE];
+};
+
+struct borrowed_fds {
+	int      fd[MAX_BORROWED_GPU_FDS];
+	unsigned n;
+};
+
+void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
+void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc);
+
+int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
+               const void *b2, size_t l2);
+int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+
+/* Our dup of fd wfd of task tid, or -1 with errno set. */
+int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
+
+/* Does our fd lead to the NVIDIA driver, to its UVM device, to its control
+ * node? uvm_major is the nvidia-uvm major (0 if unknown). */
+bool fd_is_nvidia_like(unsigned uvm_major, int fd);
+bool fd_is_uvm(unsigned uvm_major, int fd);
+bool fd_is_control_file(int fd);
+
+/* Dups of task tid's open /dev/nvidiaN nodes, for one call. */
+void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b);
+void return_gpu_nodes(struct borrowed_fds *b);
+
+#endif

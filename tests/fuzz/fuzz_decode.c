@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_decode.c - fuzz target for the decode stage (supervisor/decode.c).
+ *
+ * Input: one byte of shape (bit 0: NVOS64 or NVOS21; bit 1: via XFER;
+ * bits 2-7: a size adjustment, so sizes the escape table rejects are
+ * tried too), then the top-level struct, then whatever is left as the
+ * params copy. A shape of 0xff, 0xfe or 0xfd decodes the rest as a
+ * VID_HEAP_CONTROL, an RM_CONTROL or an RM_ALLOC_OBJECT instead. Besides not crashing (ASan/UBSan in CI), the decoder must
+ * keep its contract on any bytes: only the two RM_ALLOC sizes decode; the
+ * record asks to copy no more than the class's size in the ABI table, and
+ * nothing for a client, a process-bound or an unknown class; what was not
+ * copied is marked so; and decoding is a function of its input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "rm_decode.h"
+#include "nvrm/rm_abi.h"
+
+/* The tests decode with the newest tables, as a run without a driver does. */
+#define ABI gs_rm_abi_default()
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SHAPE_NVOS64 0x1u
+#define SHAPE_XFER   0x2u
+#define SHAPE_SKEW_SHIFT 2
+
+static void check_record(const struct gs_rm_call *c, uint32_t top_size)
+{
+	const struct rm_class_info *ci = rm_class_lookup(ABI, c->h_class);
+
+	if (c->nvos64 != (top_size == sizeof(struct nvos64)) || c->escape != NV_ESC_RM_ALLOC)
+		abort();
+	if (c->class_known != (ci != NULL) || (ci && c->kind != ci->kind) ||
+	    (!ci && c->kind != RM_CLASS_OTHER))
+		abort();
+	if (c->params_size && (!ci || c->creates_client || c->kind == RM_CLASS_PROCESS_BOUND ||
+	                       !c->has_params || c->params_size != ci->params_size))
+		abort();
+	if (c->has_rights && !c->nvos64)
+		abort();
+	if (c->finn_serialized && !c->nvos64)
+		abort();
+}
+
+#define SHAPE_VID_HEAP     0xffu
+#define SHAPE_CONTROL      0xfeu
+#define SHAPE_ALLOC_OBJECT 0xfdu
+
+/* Copies at most n bytes of the input into a zeroed struct. */
+static void fill(void *out, size_t n, const uint8_t *data, size_t size)
+{
+	memset(out, 0, n);
+	memcpy(out, data, size < n ? size : n);
+}
+
+static void check_vid_heap(const uint8_t *data, size_t size)
+{
+	struct nvos32 top;
+	struct gs_rm_call c;
+
+	fill(&top, sizeof(top), data, size);
+	gs_decode_vid_heap(ABI, &top, false, &c);
+	if (c.escape != NV_ESC_RM_VID_HEAP_CONTROL || c.function != top.function ||
+	    !c.params_copied || !c.rights_copied || c.params_size)
+		abort();
+	if (top.function != NVOS32_FUNCTION_ALLOC_SIZE) {
+		if (c.has_size || c.kind != RM_CLASS_OTHER)
+			abort();
+		return;
+	}
+	enum rm_mem_place place = rm_mem_place_of(top.data.alloc_size.flags,
+	                                          top.data.alloc_size.attr,
+	                                          top.data.alloc_size.attr2);
+	/* Video memory and EGM are charged, whatever the driver does with
+	 * the EGM bit; nothing else is. */
+	bool charged = place == RM_MEM_VIDMEM || place == RM_MEM_EGM;
+	if ((c.kind == RM_CLASS_VIDMEM) != charged || !c.has_size ||
+	    c.size != top.data.alloc_size.size ||
+	    c.h_class != (charged ? NV01_MEMORY_LOCAL_USER : NV01_MEMORY_SYSTEM))
+		abort();
+}
+
+static void check_control(const uint8_t *data, size_t size)
+{
+	struct nvos54 top;
+	struct gs_rm_call c;
+
+	fill(&top, sizeof(top), data, size);
+	if (gs_decode_control(ABI, &top, true, &c) != rm_ctrl_lookup(ABI, top.cmd))
+		abort();
+	if (c.escape != NV_ESC_RM_CONTROL || c.cmd != top.cmd || !c.via_xfer ||
+	    c.gss_legacy != ((top.cmd & NV_CTRL_GSS_LEGACY_MASK) != 0) ||
+	    c.finn_serialized != ((top.flags & NVOS54_FLAGS_FINN_SERIALIZED) != 0) ||
+	    c.unrelocatable != rm_ctrl_has_unrelocatable_pointers(ABI, top.cmd) ||
+	    c.has_params != (top.params != 0) || c.params_size != top.params_size)
+		abort();
+}
+
+static void check_alloc_object(const uint8_t *data, size_t size)
+{
+	struct nvos05 top;
+	struct gs_rm_call c;
+	const struct rm_class_info *ci;
+
+	fill(&top, sizeof(top), data, size);
+	gs_decode_alloc_object(ABI, &top, false, &c);
+	ci = rm_class_lookup(ABI, top.h_class);
+	if (c.escape != NV_ESC_RM_ALLOC_OBJECT || c.h_class != top.h_class ||
+	    c.class_known != (ci != NULL) || c.kind != (ci ? ci->kind : RM_CLASS_OTHER) ||
+	    c.params_size || c.has_params)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gs_rm_call a, b;
+	uint8_t top[sizeof(struct nvos64)] = { 0 };
+
+	if (size < 1)
+		return 0;
+	uint8_t shape = data[0];
+	switch (shape) {
+	case SHAPE_VID_HEAP:
+		check_vid_heap(data + 1, size - 1);
+		return 0;
+	case SHAPE_CONTROL:
+		check_control(data + 1, size - 1);
+		return 0;
+	case SHAPE_ALLOC_OBJECT:
+		check_alloc_object(data + 1, size - 1);
+		return 0;
+	default:
+		break;
+	}
+	uint32_t top_size = (shape & SHAPE_NVOS64) ? sizeof(struct nvos64) : sizeof(struct nvos21);
+	uint32_t skew = shape >> SHAPE_SKEW_SHIFT;
+	data++, size--;
+	if (skew)
+		top_size = skew; /* any other size must be refused */
+	size_t have = size < top_size ? size : top_size;
+	memcpy(top, data, have < sizeof(top) ? have : sizeof(top));
+	int rc = gs_decode_alloc_top(ABI, top, top_size, shape & SHAPE_XFER, &a);
+	if (top_size != sizeof(struct nvos64) && top_size != sizeof(struct nvos21)) {
+		if (rc != -1)
+			abort();
+		return 0;
+	}
+	if (rc != 0)
+		abort();
+	check_record(&a, top_size);
+	const uint8_t *params = size > top_size ? data + top_size : NULL;
+	uint32_t plen = size > top_size ? (uint32_t)(size - top_size) : 0;
+	gs_decode_alloc_params(&a, params, plen, plen & 1u);
+	if (a.params_copied != (a.params_size == 0 || (params && plen >= a.params_size)))
+		abort();
+	if (a.has_size && a.kind != RM_CLASS_VIDMEM)
+		abort();
+	/* A function of its input: the same bytes, the same record. */
+	if (gs_decode_alloc_top(ABI, top, top_size, shape & SHAPE_XFER, &b) != 0)
+		abort();
+	gs_decode_alloc_params(&b, params, plen, plen & 1u);
+	if (memcmp(&a, &b, sizeof(a)) != 0)
+		abort();
+	return 0;
+}

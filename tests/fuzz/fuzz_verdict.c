@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_verdict.c - fuzz target for the verdict stage (supervisor/verdict.c).
+ *
+ * The input is read field by field (zeros once it runs out): a call made
+ * by the decoder from an RM_ALLOC's top-level struct and params, from an
+ * RM_ALLOC_OBJECT's NVOS05, or from a VID_HEAP_CONTROL's NVOS32 (so the record is one the pipeline can make), then the usage snapshot, the limits and the
+ * rules' groups. Besides not crashing, on any input the verdict must:
+ * be a function of its inputs and leave them untouched; give a refusal a
+ * reason and an RM status; allow or continue only what the allowlist
+ * allows; continue only a first client on a control file, never through
+ * XFER; never allow video memory past its quota, nor count past a cap.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "ledger.h"
+#include "verdict.h"
+#include "nvrm/rm_abi.h"
+
+/* The tests decode with the newest tables, as a run without a driver does. */
+#define ABI gs_rm_abi_default()
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct cursor {
+	const uint8_t *p;
+	size_t         left;
+};
+
+static void take(struct cursor *c, void *out, size_t n)
+{
+	size_t k = c->left < n ? c->left : n;
+
+	memset(out, 0, n);
+	memcpy(out, c->p, k);
+	c->p += k;
+	c->left -= k;
+}
+
+static uint32_t take_u32(struct cursor *c)
+{
+	uint32_t v;
+	take(c, &v, sizeof(v));
+	return v;
+}
+
+static uint64_t take_u64(struct cursor *c)
+{
+	uint64_t v;
+	take(c, &v, sizeof(v));
+	return v;
+}
+
+/* Larger than any class's params in the table, so every class can be
+ * decoded with its params copied. */
+#define FUZZ_PARAMS_MAX 4096u
+#define FLAG(bits, n) (((bits) >> (n)) & 1u)
+
+static void make_call(struct cursor *cur, struct gs_rm_call *call)
+{
+	static uint8_t params[FUZZ_PARAMS_MAX];
+	uint8_t top[sizeof(struct nvos64)];
+	uint32_t shape = take_u32(cur);
+
+	if (FLAG(shape, 5)) {
+		/* An RM_ALLOC_OBJECT: a class and no params. */
+		struct nvos05 ao;
+		take(cur, &ao, sizeof(ao));
+		gs_decode_alloc_object(ABI, &ao, FLAG(shape, 1), call);
+		return;
+	}
+	if (FLAG(shape, 4)) {
+		/* A VID_HEAP_CONTROL: its NVOS32 is the whole call. */
+		struct nvos32 vh;
+		take(cur, &vh, sizeof(vh));
+		gs_decode_vid_heap(ABI, &vh, FLAG(shape, 1), call);
+		return;
+	}
+	take(cur, top, sizeof(top));
+	take(cur, params, sizeof(params));
+	(void)gs_decode_alloc_top(ABI, top, FLAG(shape, 0) ? sizeof(struct nvos64) : sizeof(struct nvos21),
+	                          FLAG(shape, 1), call);
+	gs_decode_alloc_params(call, FLAG(shape, 2) ? NULL : params, sizeof(params), FLAG(shape, 3));
+}
+
+static void make_usage(struct cursor *cur, struct gs_usage *u)
+{
+	uint32_t bits = take_u32(cur);
+
+	u->on_control_file = FLAG(bits, 0);
+	u->file_known = FLAG(bits, 1);
+	u->file_has_client = FLAG(bits, 2);
+	u->client_bound = FLAG(bits, 3);
+	u->gpu = (int)(take_u32(cur) % (GS_MAX_GPUS + 2)) - 1; /* LEDGER_NO_GPU .. past the end */
+	u->mem_used = take_u64(cur);
+	u->channels = take_u32(cur);
+	u->channel_groups = take_u32(cur);
+	u->engines = take_u32(cur);
+}
+
+static void make_limits(struct cursor *cur, struct gs_quota *q)
+{
+	gs_quota_init(q);
+	q->mem_per_gpu = take_u64(cur);
+	q->mem_gpu[0] = take_u64(cur);
+	q->channels = take_u32(cur);
+	q->channel_groups = take_u32(cur);
+	for (unsigned e = 0; e < GS_ENGINE_N; e++)
+		q->engines[e] = take_u32(cur);
+}
+
+static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules *r,
+                          const struct gs_quota *q, const struct gs_usage *u,
+                          const struct gs_rm_call *c)
+{
+	bool objects = v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
+
+	if (objects && (!v->reason || v->status == NV_OK))
+		abort();
+	if (!objects && v->verdict != GS_VERDICT_ALLOW && v->verdict != GS_VERDICT_CONTINUE)
+		abort();
+	if (v->needs_reconcile && v->verdict != GS_VERDICT_DENY)
+		abort();
+	if (objects)
+		return;
+	bool vid_heap = c->escape == NV_ESC_RM_VID_HEAP_CONTROL;
+	if (vid_heap && c->function != NVOS32_FUNCTION_ALLOC_SIZE &&
+	    c->function != NVOS32_FUNCTION_FREE && c->function != NVOS32_FUNCTION_INFO &&
+	    c->function != NVOS32_FUNCTION_GET_MEM_ALIGNMENT)
+		abort();
+	if (vid_heap && c->function != NVOS32_FUNCTION_ALLOC_SIZE)
+		return; /* no class, nothing charged */
+	if (!gs_rules_class(ABI, r, c->h_class).allowed || c->finn_serialized ||
+	    !c->params_copied || (!c->creates_client && !c->rights_copied))
+		abort();
+	if (v->verdict == GS_VERDICT_CONTINUE &&
+	    (!c->creates_client || c->via_xfer || !u->on_control_file || !u->file_known ||
+	     u->file_has_client))
+		abort();
+	if (c->creates_client != (v->verdict == GS_VERDICT_CONTINUE))
+		abort();
+	if (c->escape == NV_ESC_RM_ALLOC_OBJECT &&
+	    (c->creates_client || c->kind == RM_CLASS_VIDMEM || c->kind == RM_CLASS_PROCESS_BOUND))
+		abort();
+	if (c->kind == RM_CLASS_VIDMEM) {
+		uint64_t quota = gs_quota_mem(q, u->gpu);
+		if (u->gpu < 0 || !u->client_bound || v->charge < c->size ||
+		    (quota != GS_QUOTA_UNLIMITED && (v->charge > quota || u->mem_used > quota - v->charge)))
+			abort();
+	}
+	if (v->resource && v->count >= v->limit)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cursor cur = { data, size };
+	struct gs_rm_call call, call_copy;
+	struct gs_usage usage, usage_copy;
+	struct gs_quota q;
+	struct gs_rules rules;
+
+	memset(&usage, 0, sizeof(usage));
+	make_call(&cur, &call);
+	make_usage(&cur, &usage);
+	make_limits(&cur, &q);
+	gs_rules_default(&rules);
+	rules.groups = take_u32(&cur);
+	memcpy(&call_copy, &call, sizeof(call));
+	memcpy(&usage_copy, &usage, sizeof(usage));
+
+	struct gs_call_verdict v = gs_verdict_of(&rules, &q, &usage, &call);
+	struct gs_call_verdict again = gs_verdict_of(&rules, &q, &usage, &call);
+	if (v.verdict != again.verdict || v.status != again.status || v.reason != again.reason ||
+	    v.charge != again.charge || v.needs_reconcile != again.needs_reconcile ||
+	    memcmp(&call, &call_copy, sizeof(call)) != 0 ||
+	    memcmp(&usage, &usage_copy, sizeof(usage)) != 0)
+		abort();
+	check_verdict(&v, &rules, &q, &usage, &call);
+	return 0;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_taskset.c - the process-tree backend of struct gs_taskset: a child
+ * and a grandchild of the root belong to it; the root, its parent, init
+ * and a pid that does not exist do not. With the root made a subreaper, a
+ * grandchild whose parent exited still belongs (it is reparented to the
+ * root), which is what the supervisor relies on.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "taskset.h"
+
+#define NO_SUCH_PID 0x3fffffff
+
+/* Forks a child that forks a sleeping grandchild, writes its pid to the
+ * pipe and exits. */
+static pid_t orphan_grandchild(int *child_out)
+{
+	int fds[2];
+	pid_t gc = -1;
+
+	if (pipe(fds) < 0)
+		return -1;
+	pid_t child = fork();
+	if (child == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			pause();
+			_exit(0);
+		}
+		(void)!write(fds[1], &g, sizeof(g));
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &gc, sizeof(gc)) != (ssize_t)sizeof(gc))
+		gc = -1;
+	close(fds[0]);
+	*child_out = child;
+	return gc;
+}
+
+int main(void)
+{
+	struct gs_taskset ts;
+	int child = -1;
+
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+	gs_taskset_process_tree(&ts, getpid());
+	CHECK(!gs_taskset_contains(&ts, getpid()));
+	CHECK(!gs_taskset_contains(&ts, getppid()));
+	CHECK(!gs_taskset_contains(&ts, 1));
+	CHECK(!gs_taskset_contains(&ts, NO_SUCH_PID));
+
+	pid_t gc = orphan_grandchild(&child);
+	CHECK(gc > 0);
+	CHECK(child > 0 && waitpid(child, NULL, 0) == child);
+	/* The grandchild is reparented to us, the subreaper. */
+	CHECK(gc > 0 && gs_taskset_contains(&ts, gc));
+	/* The set is the root's: rooted at our parent, the grandchild is
+	 * still a descendant; rooted at a process that is no ancestor, not. */
+	struct gs_taskset other;
+	gs_taskset_process_tree(&other, getppid());
+	CHECK(gc > 0 && gs_taskset_contains(&other, gc));
+	gs_taskset_process_tree(&other, NO_SUCH_PID);
+	CHECK(gc > 0 && !gs_taskset_contains(&other, gc));
+	if (gc > 0) {
+		kill(gc, SIGKILL);
+		waitpid(gc, NULL, 0);
+	}
+	/* A dead task belongs to no set. */
+	CHECK(gc > 0 && !gs_taskset_contains(&ts, gc));
+	struct gs_taskset none = { 0 };
+	CHECK(!gs_taskset_contains(&none, getpid()));
+	return check_summary();
+}

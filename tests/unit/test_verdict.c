@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_verdict.c - the verdict stage by table rows, in the style of
+ * libseccomp's .tests: each row is rules, limits, usage and a call record,
+ * and the verdict it must give (kind, RM status, reason, whether a release
+ * of closed files could lift it, the bytes charged). A second pass checks
+ * that the verdict is pure: the same row twice gives the same verdict and
+ * leaves its inputs as they were. Then a few decode rows: the call record
+ * made from a top-level struct and its params.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A row states a base call and then what differs from it. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#else
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+
+#include "check.h"
+#include "decode.h"
+#include "ledger.h"
+#include "verdict.h"
+#include "nvrm/rm_abi.h"
+
+/* The tests decode with the newest tables, as a run without a driver does. */
+#define ABI gs_rm_abi_default()
+
+#define MIB (1ull << 20)
+#define UNL UINT32_MAX           /* a count left unlimited */
+#define MEM_UNL GS_QUOTA_UNLIMITED
+
+#define CLS_UNKNOWN 0x1234u      /* in no table */
+#define CLS_CHANNEL 0xa06fu      /* KEPLER_CHANNEL_GPFIFO_A */
+#define CLS_NVDEC   0xb8b0u      /* NVB8B0_VIDEO_DECODER (GH100) */
+#define PSIZE_VIDMEM 128u        /* sizeof(NV_MEMORY_ALLOCATION_PARAMS) */
+#define PSIZE_CHANNEL 368u
+
+enum rules_kind { RULES_DEFAULT, RULES_ALL, RULES_NONE, RULES_UNKNOWN_LISTED };
+
+struct limits {
+	uint64_t mem, mem_gpu1;
+	uint32_t channels, channel_groups, nvdec;
+};
+
+struct row {
+	const char        *name;
+	enum rules_kind    rules;
+	struct limits      limits;
+	struct gs_usage    usage;
+	struct gs_rm_call  call;
+	/* expected */
+	enum gs_verdict    verdict;
+	nv_status_t        status;
+	const char        *reason;
+	bool               needs_reconcile;
+	uint64_t           charge;
+};
+
+#define NO_LIMITS { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL }
+#define IDLE { .gpu = LEDGER_NO_GPU }
+#define ON_FREE_CONTROL_FILE { .on_control_file = true, .file_known = true, .gpu = LEDGER_NO_GPU }
+#define GPU0(used) { .client_bound = true, .gpu = 0, .mem_used = (used) }
+
+#define CALL(cls, k) .escape = NV_ESC_RM_ALLOC, .nvos64 = true, .h_client = 0xc1, \
+	.h_parent = 0xd0, .h_object = 0xe0, .h_class = (cls), .class_known = true, .kind = (k), \
+	.params_copied = true, .rights_copied = true
+#define CLIENT { CALL(NV01_ROOT_CLIENT, RM_CLASS_CLIENT), .creates_client = true }
+#define VIDMEM(sz) { CALL(NV01_MEMORY_LOCAL_USER, RM_CLASS_VIDMEM), .has_params = true, \
+	.params_size = PSIZE_VIDMEM, .has_size = true, .size = (sz) }
+#define CHANNEL { CALL(CLS_CHANNEL, RM_CLASS_CHANNEL), .has_params = true, \
+	.params_size = PSIZE_CHANNEL }
+#define GROUP { CALL(KEPLER_CHANNEL_GROUP_A, RM_CLASS_CHANNEL_GROUP), .has_params = true, \
+	.params_size = 20 }
+#define NVDEC { CALL(CLS_NVDEC, RM_CLASS_ENGINE) }
+#define ALLOC_OBJECT(cls, k) .escape = NV_ESC_RM_ALLOC_OBJECT, .h_client = 0xc1, \
+	.h_parent = 0xd0, .h_object = 0xe0, .h_class = (cls), .class_known = true, .kind = (k), \
+	.params_copied = true, .rights_copied = true
+#define VIDHEAP_VIDMEM(sz) { .escape = NV_ESC_RM_VID_HEAP_CONTROL, \
+	.function = NVOS32_FUNCTION_ALLOC_SIZE, .h_client = 0xc1, .h_parent = 0xd0, \
+	.h_class = NV01_MEMORY_LOCAL_USER, .class_known = true, .kind = RM_CLASS_VIDMEM, \
+	.params_copied = true, .rights_copied = true, .has_size = true, .size = (sz) }
+
+#define ALLOW GS_VERDICT_ALLOW, NV_OK, NULL
+#define REFUSE(st, why) GS_VERDICT_REFUSE, st, why
+#define DENY(st, why) GS_VERDICT_DENY, st, why
+
+static const struct row rows[] = {
+	{ "FINN-serialized params", RULES_DEFAULT, NO_LIMITS, IDLE,
+	  { CALL(NV01_DEVICE_0, RM_CLASS_DEVICE), .finn_serialized = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "FINN-serialized alloc params are not allowed"), false, 0 },
+	{ "class in no table", RULES_DEFAULT, NO_LIMITS, IDLE,
+	  { CALL(CLS_UNKNOWN, RM_CLASS_OTHER), .class_known = false },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class unknown to gpusandbox"), false, 0 },
+	{ "known class, no group allowed", RULES_NONE, NO_LIMITS, IDLE, CHANNEL,
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"), false, 0 },
+	{ "client through XFER", RULES_DEFAULT, NO_LIMITS, ON_FREE_CONTROL_FILE,
+	  { CALL(NV01_ROOT_CLIENT, RM_CLASS_CLIENT), .creates_client = true, .via_xfer = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "client allocation through XFER cannot be continued safely"),
+	  false, 0 },
+	{ "client outside the control file", RULES_DEFAULT, NO_LIMITS, IDLE, CLIENT,
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "client allocation outside the control file"), false, 0 },
+	{ "client on a file the ledger cannot identify", RULES_DEFAULT, NO_LIMITS,
+	  { .on_control_file = true, .gpu = LEDGER_NO_GPU }, CLIENT,
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "cannot identify the open file (kcmp, epoll)"), false, 0 },
+	{ "second client on one control file", RULES_DEFAULT, NO_LIMITS,
+	  { .on_control_file = true, .file_known = true, .file_has_client = true,
+	    .gpu = LEDGER_NO_GPU }, CLIENT,
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "one client per open control file: open /dev/nvidiactl again"),
+	  false, 0 },
+	{ "first client on a control file", RULES_DEFAULT, NO_LIMITS, ON_FREE_CONTROL_FILE, CLIENT,
+	  GS_VERDICT_CONTINUE, NV_OK, "client allocation runs in the workload's context", false, 0 },
+	{ "class bound to the calling process", RULES_ALL, NO_LIMITS, IDLE,
+	  { CALL(NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, RM_CLASS_PROCESS_BOUND), .has_params = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "class bound to the calling process"), false, 0 },
+	{ "listed unknown class with params", RULES_UNKNOWN_LISTED, NO_LIMITS, IDLE,
+	  { CALL(CLS_UNKNOWN, RM_CLASS_OTHER), .class_known = false, .has_params = true },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class unknown to gpusandbox: its params cannot be copied"),
+	  false, 0 },
+	{ "listed unknown class without params", RULES_UNKNOWN_LISTED, NO_LIMITS, IDLE,
+	  { CALL(CLS_UNKNOWN, RM_CLASS_OTHER), .class_known = false }, ALLOW, false, 0 },
+	{ "params larger than the driver allows", RULES_ALL, NO_LIMITS, IDLE,
+	  { CALL(CLS_CHANNEL, RM_CLASS_CHANNEL), .has_params = true,
+	    .params_size = NV_RMAPI_MAX_PARAMS_SIZE + 1 },
+	  REFUSE(NV_ERR_INVALID_ARGUMENT, "class params larger than the driver allows"), false, 0 },
+	{ "params not readable", RULES_DEFAULT, NO_LIMITS, IDLE,
+	  { CALL(CLS_CHANNEL, RM_CLASS_CHANNEL), .has_params = true, .params_size = PSIZE_CHANNEL,
+	    .params_copied = false },
+	  REFUSE(NV_ERR_INVALID_ARGUMENT, "alloc params are not readable"), false, 0 },
+	{ "rights not readable", RULES_DEFAULT, NO_LIMITS, IDLE,
+	  { CALL(CLS_CHANNEL, RM_CLASS_CHANNEL), .has_rights = true, .rights_copied = false },
+	  REFUSE(NV_ERR_INVALID_ARGUMENT, "access rights are not readable"), false, 0 },
+	{ "video memory without params", RULES_DEFAULT, NO_LIMITS, GPU0(0),
+	  { CALL(NV01_MEMORY_LOCAL_USER, RM_CLASS_VIDMEM) },
+	  REFUSE(NV_ERR_INVALID_ARGUMENT, "video memory allocation without params"), false, 0 },
+	{ "video memory, client cannot be bound", RULES_DEFAULT, NO_LIMITS,
+	  { .gpu = 0 }, VIDMEM(MIB),
+	  REFUSE(NV_ERR_NO_MEMORY, "supervisor out of memory"), false, 0 },
+	{ "video memory under an unknown parent", RULES_DEFAULT, NO_LIMITS,
+	  { .client_bound = true, .gpu = LEDGER_NO_GPU }, VIDMEM(MIB),
+	  REFUSE(NV_ERR_INVALID_OBJECT_PARENT,
+	         "video memory under a parent that is not a known device"), false, 0 },
+	{ "video memory, GPU index out of range", RULES_DEFAULT, NO_LIMITS,
+	  { .client_bound = true, .gpu = GS_MAX_GPUS }, VIDMEM(MIB),
+	  REFUSE(NV_ERR_INVALID_OBJECT_PARENT,
+	         "video memory under a parent that is not a known device"), false, 0 },
+	{ "video memory, no quota", RULES_DEFAULT, NO_LIMITS, GPU0(0), VIDMEM(1),
+	  ALLOW, false, 2 * MIB },
+	{ "video memory, no quota, size saturates", RULES_DEFAULT, NO_LIMITS, GPU0(0),
+	  VIDMEM(UINT64_MAX - 1), ALLOW, false, UINT64_MAX },
+	{ "video memory rounded to the granule", RULES_DEFAULT,
+	  { 64 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDMEM(MIB + 1),
+	  ALLOW, false, 2 * MIB },
+	{ "video memory fills the quota exactly", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(2 * MIB), VIDMEM(2 * MIB),
+	  ALLOW, false, 2 * MIB },
+	{ "video memory one granule over", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(4 * MIB), VIDMEM(1),
+	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 2 * MIB },
+	{ "video memory larger than the quota", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDMEM(UINT64_MAX),
+	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, UINT64_MAX },
+	{ "video memory, the GPU's own quota wins", RULES_DEFAULT,
+	  { MEM_UNL, 2 * MIB, UNL, UNL, UNL }, { .client_bound = true, .gpu = 1, .mem_used = 0 },
+	  VIDMEM(3 * MIB), DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 4 * MIB },
+	{ "channel under the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, UNL, UNL },
+	  { .gpu = LEDGER_NO_GPU, .channels = 1 }, CHANNEL, ALLOW, false, 0 },
+	{ "channel at the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, UNL, UNL },
+	  { .gpu = LEDGER_NO_GPU, .channels = 2 }, CHANNEL,
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "channel quota exceeded"), true, 0 },
+	{ "channel group at the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL },
+	  { .gpu = LEDGER_NO_GPU, .channel_groups = 1 }, GROUP,
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "channel group quota exceeded"), true, 0 },
+	{ "channel group cap does not count channels", RULES_DEFAULT,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL }, { .gpu = LEDGER_NO_GPU, .channels = 9 },
+	  CHANNEL, ALLOW, false, 0 },
+	{ "video decoder, cap 0", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 0 }, IDLE,
+	  NVDEC, DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
+	{ "VID_HEAP ALLOC_SIZE over the quota", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(4 * MIB), VIDHEAP_VIDMEM(MIB),
+	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 2 * MIB },
+	{ "VID_HEAP ALLOC_SIZE within the quota", RULES_DEFAULT,
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDHEAP_VIDMEM(MIB),
+	  ALLOW, false, 2 * MIB },
+	{ "VID_HEAP ALLOC_SIZE of system memory is not charged", RULES_DEFAULT,
+	  { 0, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, IDLE,
+	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_ALLOC_SIZE,
+	    .h_class = NV01_MEMORY_SYSTEM, .class_known = true, .kind = RM_CLASS_SYSMEM,
+	    .params_copied = true, .rights_copied = true, .has_size = true, .size = MIB },
+	  ALLOW, false, 0 },
+	{ "VID_HEAP FREE", RULES_NONE, NO_LIMITS, IDLE,
+	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_FREE,
+	    .params_copied = true, .rights_copied = true }, ALLOW, false, 0 },
+	{ "VID_HEAP ALLOC_OS_DESCRIPTOR", RULES_ALL, NO_LIMITS, IDLE,
+	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR,
+	    .params_copied = true, .rights_copied = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "VID_HEAP_CONTROL function not supported by gpusandbox"),
+	  false, 0 },
+	{ "VID_HEAP video memory, no group allowed", RULES_NONE, NO_LIMITS, GPU0(0),
+	  VIDHEAP_VIDMEM(MIB), REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"),
+	  false, 0 },
+	{ "client through RM_ALLOC_OBJECT", RULES_DEFAULT, NO_LIMITS, ON_FREE_CONTROL_FILE,
+	  { ALLOC_OBJECT(NV01_ROOT_CLIENT, RM_CLASS_CLIENT), .creates_client = true },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed through RM_ALLOC_OBJECT"), false, 0 },
+	{ "video memory through RM_ALLOC_OBJECT", RULES_DEFAULT, NO_LIMITS, GPU0(0),
+	  { ALLOC_OBJECT(NV01_MEMORY_LOCAL_USER, RM_CLASS_VIDMEM) },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed through RM_ALLOC_OBJECT"), false, 0 },
+	{ "process-bound class through RM_ALLOC_OBJECT", RULES_ALL, NO_LIMITS, IDLE,
+	  { ALLOC_OBJECT(NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, RM_CLASS_PROCESS_BOUND) },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed through RM_ALLOC_OBJECT"), false, 0 },
+	{ "RM_ALLOC_OBJECT of a class outside every group", RULES_NONE, NO_LIMITS, IDLE,
+	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) },
+	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"), false, 0 },
+	{ "video decoder through RM_ALLOC_OBJECT at the cap", RULES_ALL,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 1 }, { .gpu = LEDGER_NO_GPU, .engines = 1 },
+	  { ALLOC_OBJECT(CLS_NVDEC, RM_CLASS_ENGINE) },
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
+	{ "channel through RM_ALLOC_OBJECT: no cap here, the driver requires its params", RULES_DEFAULT,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, 0, 0, UNL }, IDLE,
+	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) }, ALLOW, false, 0 },
+	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2 },
+	  { .gpu = LEDGER_NO_GPU, .engines = 1 }, NVDEC, ALLOW, false, 0 },
+};
+
+static void rules_of(enum rules_kind k, struct gs_rules *r)
+{
+	gs_rules_default(r);
+	if (k == RULES_ALL)
+		r->groups = ~0u;
+	else if (k == RULES_NONE)
+		r->groups = 0;
+	else if (k == RULES_UNKNOWN_LISTED)
+		r->classes[r->n_classes++] = CLS_UNKNOWN;
+}
+
+static void limits_of(const struct limits *l, struct gs_quota *q)
+{
+	gs_quota_init(q);
+	q->mem_per_gpu = l->mem;
+	q->mem_gpu[1] = l->mem_gpu1;
+	q->channels = l->channels;
+	q->channel_groups = l->channel_groups;
+	q->engines[GS_ENGINE_NVDEC] = l->nvdec;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* A row's call as the decoder would give it: with the tables it was
+ * decoded with. */
+static void decoded(struct gs_rm_call *d, const struct gs_rm_call *c)
+{
+	/* memcpy, so that padding is the row's too and memcmp compares. */
+	memcpy(d, c, sizeof(*d));
+	d->abi = ABI;
+}
+
+static void check_row(const struct row *r)
+{
+	struct gs_rules rules;
+	struct gs_quota q;
+	struct gs_rm_call call, want;
+
+	decoded(&call, &r->call);
+	decoded(&want, &r->call);
+	struct gs_usage usage = r->usage;
+
+	rules_of(r->rules, &rules);
+	limits_of(&r->limits, &q);
+	struct gs_call_verdict v = gs_verdict_of(&rules, &q, &usage, &call);
+	bool ok = v.verdict == r->verdict && v.status == r->status && same_text(v.reason, r->reason) &&
+	          v.needs_reconcile == r->needs_reconcile && v.charge == r->charge;
+	if (!ok)
+		fprintf(stderr, "row \"%s\": got %s 0x%x \"%s\" reconcile=%d charge=%llu\n", r->name,
+		        gs_verdict_name(v.verdict), v.status, v.reason ? v.reason : "",
+		        v.needs_reconcile, (unsigned long long)v.charge);
+	CHECK(ok);
+	/* Pure: the same answer again, and the inputs untouched. */
+	struct gs_call_verdict again = gs_verdict_of(&rules, &q, &usage, &call);
+	CHECK(again.verdict == v.verdict && again.status == v.status && again.reason == v.reason &&
+	      again.charge == v.charge);
+	CHECK(memcmp(&call, &want, sizeof(call)) == 0);
+	CHECK(memcmp(&usage, &r->usage, sizeof(usage)) == 0);
+}
+
+/* The first verdict (on the call alone) never objects to what the whole
+ * verdict allows, and agrees with every refusal it can see. */
+static void check_call_only(const struct row *r)
+{
+	struct gs_rules rules;
+	struct gs_quota q;
+
+	rules_of(r->rules, &rules);
+	limits_of(&r->limits, &q);
+	struct gs_rm_call call;
+
+	decoded(&call, &r->call);
+	struct gs_call_verdict first = gs_verdict_of_call(&rules, &call);
+	struct gs_call_verdict whole = gs_verdict_of(&rules, &q, &r->usage, &call);
+	bool first_objects = first.verdict == GS_VERDICT_REFUSE || first.verdict == GS_VERDICT_DENY;
+	CHECK(!first_objects || (whole.verdict == first.verdict && whole.reason == first.reason));
+}
+
+/* RM_CONTROL rows: the clauses before the params are copied. */
+struct control_row {
+	const char       *name;
+	enum rules_kind   rules;
+	bool              client_seen;
+	struct gs_rm_call call;
+	enum gs_verdict   verdict;
+	nv_status_t       status;
+	const char       *reason;
+	bool              by_allowlist;
+};
+
+#define CMD_FB_INFO_V2 NV2080_CTRL_CMD_FB_GET_INFO_V2
+#define CONTROL(cmd_) .escape = NV_ESC_RM_CONTROL, .h_client = 0xc1, .h_object = 0xd0, \
+	.cmd = (cmd_), .has_params = true, .params_size = 1028
+
+static const struct control_row control_rows[] = {
+	{ "allowed control", RULES_DEFAULT, false, { CONTROL(CMD_FB_INFO_V2) }, ALLOW, false },
+	{ "FINN-serialized control", RULES_DEFAULT, false,
+	  { CONTROL(CMD_FB_INFO_V2), .finn_serialized = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "FINN-serialized control params are not allowed"), false },
+	{ "FIFO_DISABLE_CHANNELS, whatever the policy", RULES_ALL, true,
+	  { CONTROL(NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS) },
+	  REFUSE(NV_ERR_INSUFFICIENT_PERMISSIONS,
+	         "FIFO_DISABLE_CHANNELS is reserved to the supervisor"), false },
+	{ "control outside every allowed group", RULES_NONE, true, { CONTROL(CMD_FB_INFO_V2) },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "control not allowed by the policy"), true },
+	{ "control in no table", RULES_DEFAULT, true, { CONTROL(0x12345678u) },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "control unknown to gpusandbox"), true },
+	{ "legacy GSS control on an unseen client", RULES_DEFAULT, false,
+	  { CONTROL(CMD_FB_INFO_V2), .gss_legacy = true },
+	  REFUSE(NV_ERR_INVALID_CLIENT, "legacy control on a client not seen in this sandbox"),
+	  false },
+	{ "legacy GSS control on a client of the sandbox", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .gss_legacy = true }, ALLOW, false },
+	{ "control with unrelocatable pointers", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .unrelocatable = true },
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "control with pointers gpusandbox cannot relocate"), false },
+	{ "control params over the driver's limit", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .params_size = NV_RMAPI_MAX_PARAMS_SIZE + 1 },
+	  REFUSE(NV_ERR_INVALID_ARGUMENT, "control params larger than the driver allows"), false },
+};
+
+static void check_control_row(const struct control_row *r)
+{
+	struct gs_rules rules;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU, .client_seen = r->client_seen };
+
+	struct gs_rm_call call;
+
+	decoded(&call, &r->call);
+	rules_of(r->rules, &rules);
+	struct gs_call_verdict v = gs_verdict_of_control(&rules, &u, &call);
+	bool ok = v.verdict == r->verdict && v.status == r->status && same_text(v.reason, r->reason) &&
+	          v.by_allowlist == r->by_allowlist;
+	if (!ok)
+		fprintf(stderr, "control row \"%s\": got %s 0x%x \"%s\"\n", r->name,
+		        gs_verdict_name(v.verdict), v.status, v.reason ? v.reason : "");
+	CHECK(ok);
+}
+
+static void check_decode(void)
+{
+	struct nvos64 top = { .h_root = 0xc1, .h_object_parent = 0xd0, .h_object_new = 0xe0,
+	                      .h_class = NV01_MEMORY_LOCAL_USER, .p_alloc_parms = 0x1000,
+	                      .p_rights_requested = 0x2000 };
+	struct nv_memory_allocation_params mp = { .size = 3 * MIB };
+	struct gs_rm_call c;
+
+	CHECK(gs_decode_alloc_top(ABI, &top, sizeof(top), false, &c) == 0);
+	CHECK(c.kind == RM_CLASS_VIDMEM && c.class_known && c.nvos64 && c.has_params &&
+	      c.has_rights && c.params_size == sizeof(mp) && !c.finn_serialized);
+	CHECK(c.h_client == 0xc1 && c.h_parent == 0xd0 && c.h_object == 0xe0);
+	gs_decode_alloc_params(&c, &mp, sizeof(mp), true);
+	CHECK(c.params_copied && c.rights_copied && c.has_size && c.size == 3 * MIB);
+	gs_decode_alloc_params(&c, NULL, 0, false);
+	CHECK(!c.params_copied && !c.rights_copied);
+
+	top.flags = NVOS64_FLAGS_FINN_SERIALIZED;
+	CHECK(gs_decode_alloc_top(ABI, &top, sizeof(top), false, &c) == 0 && c.finn_serialized);
+
+	/* A client is continued and a process-bound class refused: nothing
+	 * of theirs is copied. */
+	top.flags = 0;
+	top.h_class = NV01_ROOT_CLIENT;
+	CHECK(gs_decode_alloc_top(ABI, &top, sizeof(top), true, &c) == 0 && c.creates_client &&
+	      c.via_xfer && c.params_size == 0);
+	top.h_class = NV01_MEMORY_SYSTEM_OS_DESCRIPTOR;
+	CHECK(gs_decode_alloc_top(ABI, &top, sizeof(top), false, &c) == 0 &&
+	      c.kind == RM_CLASS_PROCESS_BOUND && c.params_size == 0);
+
+	/* NVOS21 has no rights and no flags; a device's params name it. */
+	struct nvos21 t21 = { .h_root = 1, .h_class = NV01_DEVICE_0, .p_alloc_parms = 0x1000 };
+	struct nv0080_alloc_params dp = { .device_id = 3 };
+	CHECK(gs_decode_alloc_top(ABI, &t21, sizeof(t21), false, &c) == 0 && !c.nvos64 &&
+	      !c.has_rights && c.kind == RM_CLASS_DEVICE);
+	gs_decode_alloc_params(&c, &dp, c.params_size, false);
+	CHECK(c.device_instance == 3 && c.rights_copied);
+	CHECK(gs_decode_alloc_top(ABI, &t21, 7, false, &c) < 0);
+
+	/* VID_HEAP_CONTROL ALLOC_SIZE: video memory, and EGM charged like it
+	 * whatever the driver makes of the bit (issue #17 item 7); system
+	 * memory and virtual reservations are not charged. */
+	struct nvos32 vh = { .h_root = 0xc1, .h_object_parent = 0xd0,
+	                     .function = NVOS32_FUNCTION_ALLOC_SIZE };
+	vh.data.alloc_size.size = 5 * MIB;
+	vh.data.alloc_size.h_memory = 0xe1;
+	gs_decode_vid_heap(ABI, &vh, false, &c);
+	CHECK(c.escape == NV_ESC_RM_VID_HEAP_CONTROL && c.kind == RM_CLASS_VIDMEM &&
+	      c.h_class == NV01_MEMORY_LOCAL_USER && c.has_size && c.size == 5 * MIB &&
+	      c.h_object == 0xe1 && c.params_copied && c.rights_copied);
+	vh.data.alloc_size.attr2 = NVOS32_ATTR2_USE_EGM;
+	gs_decode_vid_heap(ABI, &vh, false, &c);
+	CHECK(c.kind == RM_CLASS_VIDMEM && c.h_class == NV01_MEMORY_LOCAL_USER);
+	vh.data.alloc_size.attr2 = 0;
+	vh.data.alloc_size.attr = 1u << NVOS32_ATTR_LOCATION_SHIFT;
+	gs_decode_vid_heap(ABI, &vh, false, &c);
+	CHECK(c.kind == RM_CLASS_SYSMEM && c.h_class == NV01_MEMORY_SYSTEM);
+	vh.data.alloc_size.flags = NVOS32_ALLOC_FLAGS_VIRTUAL;
+	gs_decode_vid_heap(ABI, &vh, false, &c);
+	CHECK(c.kind == RM_CLASS_SYSMEM);
+	vh.function = NVOS32_FUNCTION_FREE;
+	vh.data.free.h_memory = 0xe2;
+	gs_decode_vid_heap(ABI, &vh, false, &c);
+	CHECK(c.function == NVOS32_FUNCTION_FREE && c.h_object == 0xe2 && !c.has_size);
+
+	/* RM_CONTROL: the command's facts come from the ABI table. */
+	struct nvos54 ct = { .h_client = 0xc1, .h_object = 0xd0, .cmd = CMD_FB_INFO_V2,
+	                     .params = 0x1000, .params_size = 1028 };
+	CHECK(gs_decode_control(ABI, &ct, false, &c) == rm_ctrl_lookup(ABI, CMD_FB_INFO_V2));
+	CHECK(c.escape == NV_ESC_RM_CONTROL && c.cmd == CMD_FB_INFO_V2 && c.has_params &&
+	      c.params_size == 1028 && !c.gss_legacy && !c.finn_serialized &&
+	      c.unrelocatable == rm_ctrl_has_unrelocatable_pointers(ABI, CMD_FB_INFO_V2));
+	ct.flags = NVOS54_FLAGS_FINN_SERIALIZED;
+	ct.cmd |= NV_CTRL_GSS_LEGACY_MASK;
+	(void)gs_decode_control(ABI, &ct, true, &c);
+	CHECK(c.finn_serialized && c.gss_legacy && c.via_xfer);
+}
+
+/* A call without driver tables is refused, whatever it is: the verdict
+ * cannot know the class's group or engine, so it fails closed. */
+static void check_no_tables(void)
+{
+	struct gs_rules rules;
+	struct gs_quota q;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
+
+	rules_of(rows[0].rules, &rules);
+	limits_of(&rows[0].limits, &q);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct gs_rm_call call = rows[i].call;
+		call.abi = NULL;
+		CHECK(gs_verdict_of(&rules, &q, &rows[i].usage, &call).verdict == GS_VERDICT_REFUSE);
+	}
+	for (size_t i = 0; i < sizeof(control_rows) / sizeof(control_rows[0]); i++) {
+		struct gs_rm_call call = control_rows[i].call;
+		call.abi = NULL;
+		CHECK(gs_verdict_of_control(&rules, &u, &call).verdict == GS_VERDICT_REFUSE);
+	}
+}
+
+int main(void)
+{
+	check_no_tables();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		check_row(&rows[i]);
+		check_call_only(&rows[i]);
+	}
+	for (size_t i = 0; i < sizeof(control_rows) / sizeof(control_rows[0]); i++)
+		check_control_row(&control_rows[i]);
+	check_decode();
+	return check_summary();
+}
