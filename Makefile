@@ -33,18 +33,28 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               $(CC) -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null && \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
+# The ledger's target: operation sequences checked against a model.
+FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/ledger.c
+LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
+
+$(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS)
 
 $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard include/*.h policy/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_LEDGER_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_policy $(FUZZ_POLICY_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_ledger $(FUZZ_LEDGER_SRCS)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
+	@echo "run: $(BUILD)/fuzz/fuzz_ledger -timeout=5 tests/fuzz/corpus/ledger"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -63,7 +73,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(LEDGER_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh
