@@ -13,7 +13,8 @@ BUILD   := build
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/executor.c supervisor/exec_common.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
-                   supervisor/audit.c supervisor/rm_decode.c supervisor/rm_tables.c \
+                   supervisor/audit.c supervisor/audit_verify.c supervisor/sha256.c supervisor/utf8.c \
+                   supervisor/rm_decode.c supervisor/rm_tables.c \
                    supervisor/error.c policy/quota.c policy/groups.c policy/policy.c policy/learn.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
@@ -22,7 +23,7 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
-              $(BUILD)/tests/unit/test_learn
+              $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_audit
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

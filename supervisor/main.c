@@ -19,6 +19,7 @@
 
 #include "arch.h"
 #include "audit.h"
+#include "audit_verify.h"
 #include "compute_share.h"
 #include "gpusandbox.h"
 #include "exec_managed.h"
@@ -45,6 +46,7 @@ struct options {
 	struct gs_quota quota;
 	struct gs_rules rules;
 	const char     *audit_path;
+	int             audit_fd;       /* --audit-fd N, or -1 */
 	const char     *learn_path;     /* --learn FILE, or NULL */
 	bool            trace;
 	bool            dump_filter;
@@ -56,6 +58,7 @@ struct options {
 
 static const char usage_text[] =
 	"Usage: gpusandbox [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       gpusandbox audit verify [--head HASH]... FILE...\n"
 	"Run COMMAND under a supervisor that enforces GPU quotas at the NVIDIA\n"
 	"driver's ioctl boundary. The workload cannot bypass it: static binaries\n"
 	"and raw ioctls are held to the same limits as CUDA programs.\n"
@@ -89,7 +92,10 @@ static const char usage_text[] =
 	"                     enforced in the driver's calls, not by environment\n"
 	"                     variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
-	"                     plus start and summary records, to FILE\n"
+	"                     plus start, summary and seal records, to FILE\n"
+	"                     (hash-chained: see 'gpusandbox audit verify')\n"
+	"  --audit-fd N       write the audit log to open descriptor N (3 or\n"
+	"                     above) instead; the workload never inherits it\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
 	"                     controls, and video engine caps from FILE (see\n"
 	"                     gpusandbox.policy(5)); options given on the command\n"
@@ -150,10 +156,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
 	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
 	       /* The policy file (issue #5). */
-	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN };
+	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_AUDIT_FD };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
+		{ "audit-fd", required_argument, NULL, OPT_AUDIT_FD },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -170,10 +177,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, audit_seen = 0;
 	bool gpus_seen = false;
 
 	memset(o, 0, sizeof(*o));
+	o->audit_fd = -1;
 	gs_quota_init(&o->quota);
 	gs_rules_default(&o->rules);
 	opterr = 0;
@@ -205,6 +213,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_AUDIT:
 			o->audit_path = optarg;
+			audit_seen |= 1;
+			break;
+		case OPT_AUDIT_FD:
+			if (gs_parse_audit_fd(optarg, &o->audit_fd) < 0)
+				die_usage("invalid --audit-fd '%s' (an open descriptor, 3 or above)", optarg);
+			o->audit_path = NULL; /* over the policy file's audit-log */
+			audit_seen |= 2;
 			break;
 		case OPT_LEARN:
 			if (o->learn_path)
@@ -266,6 +281,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			die_usage("unrecognized or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
+	if (audit_seen == 3)
+		die_usage("%s", "--audit-log and --audit-fd are both given: choose one");
 	o->argv = argv + optind;
 	if (!o->dump_filter && !o->argv[0])
 		die_usage("%s", "no COMMAND given");
@@ -381,7 +398,8 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct gs_error err = { 0 };
-	struct gs_audit audit = { .fd = -1 };
+	/* Static: sealed by an exit handler if main returns early. */
+	static struct gs_audit audit = { .fd = -1 };
 	struct gs_sandbox sb;
 	struct gs_compute_share sm = { 0 };
 	struct gs_sandbox_config cfg = { 0 };
@@ -392,6 +410,8 @@ int main(int argc, char **argv)
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false;
 
+	if (argc > 1 && strcmp(argv[1], "audit") == 0)
+		return gs_audit_command(argc - 1, argv + 1);
 	parse_options(argc, argv, &o);
 	filter_opts.trap_uvm_mmap = o.quota.managed == GS_MANAGED_DENY;
 	if (gs_abi_resolve() < 0) {
@@ -423,10 +443,11 @@ int main(int argc, char **argv)
 	cfg.trace = o.trace ? stderr : NULL;
 	/* Open the log before anything runs, so that a bad path is our error
 	 * and the workload never runs unaudited. */
-	if (o.audit_path) {
+	if (o.audit_path || o.audit_fd >= 0) {
 		char id[GS_SANDBOX_ID_LEN];
 		gs_sandbox_make_id(id, sizeof(id));
-		if (gs_audit_open(&audit, o.audit_path, id, &err) < 0)
+		if ((o.audit_path ? gs_audit_open(&audit, o.audit_path, id, &err)
+		                  : gs_audit_open_fd(&audit, o.audit_fd, id, &err)) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
 		cfg.audit = &audit;
 		cfg.id = audit.sandbox_id;

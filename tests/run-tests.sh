@@ -37,6 +37,7 @@ run_tier unit-rm-tables build/tests/unit/test_rm_tables
 run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
 run_tier unit-learn build/tests/unit/test_learn
+run_tier unit-audit build/tests/unit/test_audit
 run_tier cli tests/cli/run.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh

@@ -84,8 +84,11 @@ for r in recs:
     for k in ("time", "sandbox", "seq", "event"):
         assert k in r, f"missing {k}"
     assert r["time"].endswith("Z") and "T" in r["time"] and "." in r["time"], r["time"]
-assert recs[0]["event"] == "start" and recs[-1]["event"] == "summary", [r["event"] for r in recs]
-s = recs[-1]
+# The seal closes the chain; the summary comes just before it.
+assert recs[0]["event"] == "start" and [r["event"] for r in recs[-2:]] == ["summary", "seal"], \
+    [r["event"] for r in recs]
+assert [r["seq"] for r in recs] == list(range(len(recs))), "seq not 0, 1, 2, ..."
+s = recs[-2]
 assert "peak" in s and "0" in s["peak"], "summary without peak per GPU"
 assert str(s["exit_status"]) == want_exit, f"exit_status {s['exit_status']}"
 assert str(s["signal"]) == want_sig, f"signal {s['signal']}"
@@ -193,7 +196,7 @@ for r in d:
 deny = [r for r in d if r["verdict"] == "deny"]
 assert deny and all(r["nv_status"] == "0x51" for r in deny), "no deny with 0x51"
 assert all(r["usage_after"] <= r["quota"] for r in d), "usage over quota"
-s = recs[-1]
+s = recs[-2]
 assert s["event"] == "summary" and 0 < s["peak"]["0"] <= 1 << 30, s
 PY
 	then ok "audit-decision-fields"; else bad "audit-decision-fields" "$(tail -1 "$T/err")"; fi
