@@ -42,6 +42,7 @@ run_tier cli tests/cli/run.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh
+run_tier audit-chain tests/audit/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh

@@ -329,6 +329,9 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
  * "close, then read stats" ordered even when a process dies with many files
  * open. */
 #define FAKE_MAX_BACKGROUND 4096u
+/* The largest errno the kernel takes from a FUSE reply (fuse_dev_do_write
+ * refuses -512 and below). */
+#define FAKE_MAX_ERRNO 511u
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -390,12 +393,13 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
-		"          [--fail-disable-after N] [--die-with-parent] [-d] MOUNTPOINT\n"
+		"          [--fail-disable-after N] [--alloc-errno N] [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
 		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
+		"  --alloc-errno N  every video memory RM_ALLOC fails with errno N (1-511)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
@@ -404,7 +408,8 @@ static void usage(FILE *f, const char *prog)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE };
+	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
+	       OPT_ALLOC_ERRNO };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -412,6 +417,7 @@ int main(int argc, char **argv)
 		{ "die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT },
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
+		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -447,6 +453,13 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, UINT_MAX, opt == OPT_LAG ? &cfg.busy_lag_ms
 			                                                 : &cfg.fail_disable_after)) {
 				fprintf(stderr, "gs-fakedrv: bad count '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_ALLOC_ERRNO:
+			/* FUSE passes errors below 512 to the caller. */
+			if (parse_uint(optarg, FAKE_MAX_ERRNO, &cfg.alloc_errno) || !cfg.alloc_errno) {
+				fprintf(stderr, "gs-fakedrv: bad --alloc-errno '%s'\n", optarg);
 				return 2;
 			}
 			break;

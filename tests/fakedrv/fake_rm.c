@@ -518,6 +518,12 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	memcpy(&a, buf, os64 ? sizeof(a) : offsetof(struct nvos21, params_size));
 	if (!who->ctl && !is_event_class(a.h_class))
 		return -EINVAL;
+	/* Fault injection (--alloc-errno): a driver that fails the call with
+	 * an errno, possibly one the C library has no name for (the
+	 * supervisor once crashed on those, issue #17 item 12). */
+	if (fake_st.cfg.alloc_errno && class_lookup(a.h_class) &&
+	    class_lookup(a.h_class)->kind == K_VIDMEM)
+		return -(int)fake_st.cfg.alloc_errno;
 
 	nv_status_t st = NV_OK;
 	uint8_t params[FAKE_MAX_ALLOC_PARAMS];

@@ -115,6 +115,7 @@ struct fake_config {
 	unsigned channels;  /* pool size per GPU, for channels and for groups */
 	unsigned busy_lag_ms;        /* work drains this long after a disable */
 	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
+	unsigned alloc_errno;        /* >0: video memory RM_ALLOCs fail with this errno */
 };
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */
