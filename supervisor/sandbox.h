@@ -65,7 +65,7 @@ struct gs_sandbox {
 	unsigned             uvm_major;   /* 0 if unknown */
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
-	bool                 audit_failed;
+	atomic_bool          audit_failed;
 	/* The notify thread (gs_sandbox_start). */
 	pthread_t            thread;
 	bool                 thread_started;
