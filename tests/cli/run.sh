@@ -38,6 +38,21 @@ expect_status "zero-mem-125" 125 "$B" --mem 0 -- true
 expect_status "no-command-125" 125 "$B" --mem 1g
 expect_status "unknown-option-125" 125 "$B" --bogus -- true
 expect_status "bad-audit-path-125" 125 "$B" --audit-log /nonexistent/dir/x -- true
+# --audit-fd: never a standard stream, only an open descriptor for writing,
+# not with --audit-log; the workload never holds it, and the log verifies.
+expect_status "audit-fd-stderr-125" 125 "$B" --audit-fd 2 -- true
+expect_status "audit-fd-closed-125" 125 "$B" --audit-fd 9 -- true
+grep -q "audit-fd 9" "$T/err" || bad "audit-fd-closed-message" "$(cat "$T/err")"
+expect_status "audit-fd-readonly-125" 125 sh -c 'exec "$1" --audit-fd 3 -- true 3</dev/null' sh "$B"
+expect_status "audit-fd-and-log-125" 125 sh -c 'exec "$1" --audit-log "$2" --audit-fd 3 -- true 3>/dev/null' \
+	sh "$B" "$T/both.jsonl"
+expect_status "audit-fd" 0 sh -c 'exec "$1" --audit-fd 3 -- sh -c "! ls -l /proc/self/fd/ | grep -q audit-fd.jsonl" \
+	3>>"$2"' sh "$B" "$T/audit-fd.jsonl"
+"$B" audit verify "$T/audit-fd.jsonl" >/dev/null 2>&1 && grep -q '"event":"seal"' "$T/audit-fd.jsonl" &&
+	ok "audit-fd-verifies" || bad "audit-fd-verifies" "$(head -c 300 "$T/audit-fd.jsonl")"
+"$B" --audit-log "$T/mode.jsonl" -- true 2>/dev/null
+[ "$(stat -c %a "$T/mode.jsonl")" = 600 ] && ok "audit-log-mode-0600" ||
+	bad "audit-log-mode-0600" "mode $(stat -c %a "$T/mode.jsonl")"
 # The workload's own options are its own.
 expect_status "command-options" 0 "$B" -- sh -c 'test "$1" = --mem' sh --mem
 
