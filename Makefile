@@ -39,6 +39,16 @@ POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/ledger.c
 LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 
+# The audit verifier's target: hostile logs.
+FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit_verify.c supervisor/sha256.c \
+                    supervisor/utf8.c
+VERIFY_REPLAY := $(BUILD)/tests/fuzz/audit_verify_replay
+
+$(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) \
+		$(shell pkg-config --libs json-c)
+
 $(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS)
@@ -48,15 +58,18 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 	$(CC) $(CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_LEDGER_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_policy $(FUZZ_POLICY_SRCS)
 	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_ledger $(FUZZ_LEDGER_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_audit_verify $(FUZZ_VERIFY_SRCS) $(shell pkg-config --libs json-c)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
 	@echo "run: $(BUILD)/fuzz/fuzz_ledger -timeout=5 tests/fuzz/corpus/ledger"
+	@echo "run: $(BUILD)/fuzz/fuzz_audit_verify -timeout=5 tests/fuzz/corpus/audit"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -75,7 +88,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(LEDGER_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh

@@ -51,6 +51,11 @@ struct chain {
 struct verifier {
 	struct chain *chains;
 	size_t        n, cap;
+	/* Open-addressing index over chains by sandbox id: a hostile log may
+	 * hold any number of sandboxes, and a linear search per record would
+	 * make it quadratic. */
+	uint32_t     *index;      /* chain number + 1; 0 empty */
+	size_t        index_cap;  /* a power of two, over twice n */
 	unsigned long problems, records;
 	const char   *file;
 	unsigned long line;
@@ -104,15 +109,51 @@ static bool is_word(const char *s)
 	return s[0] && !s[strspn(s, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-")];
 }
 
-static struct chain *chain_of(struct verifier *v, const char *sandbox, bool create)
+#define FNV_OFFSET 2166136261u
+#define FNV_PRIME 16777619u
+#define INDEX_INITIAL 16u
+
+static size_t slot_of(const struct verifier *v, const char *sandbox)
 {
-	for (size_t i = 0; i < v->n; i++)
-		if (strcmp(v->chains[i].sandbox, sandbox) == 0)
-			return &v->chains[i];
-	if (!create)
+	uint32_t h = FNV_OFFSET;
+
+	for (const char *p = sandbox; *p; p++)
+		h = (h ^ (uint8_t)*p) * FNV_PRIME;
+	for (size_t i = h & (v->index_cap - 1);; i = (i + 1) & (v->index_cap - 1))
+		if (!v->index[i] || strcmp(v->chains[v->index[i] - 1].sandbox, sandbox) == 0)
+			return i;
+}
+
+static int index_grow(struct verifier *v)
+{
+	size_t cap = v->index_cap ? v->index_cap * 2 : INDEX_INITIAL;
+	uint32_t *old = v->index;
+	size_t old_cap = v->index_cap;
+
+	v->index = calloc(cap, sizeof(*v->index));
+	if (!v->index) {
+		v->index = old;
+		return -1;
+	}
+	v->index_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			v->index[slot_of(v, v->chains[old[i] - 1].sandbox)] = old[i];
+	free(old);
+	return 0;
+}
+
+static struct chain *chain_of(struct verifier *v, const char *sandbox)
+{
+	size_t slot;
+
+	if ((v->n + 1) * 2 > v->index_cap && index_grow(v) < 0)
 		return NULL;
+	slot = slot_of(v, sandbox);
+	if (v->index[slot])
+		return &v->chains[v->index[slot] - 1];
 	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 8;
+		size_t cap = v->cap ? v->cap * 2 : INDEX_INITIAL;
 		struct chain *c = realloc(v->chains, cap * sizeof(*c));
 		if (!c)
 			return NULL;
@@ -121,7 +162,8 @@ static struct chain *chain_of(struct verifier *v, const char *sandbox, bool crea
 	}
 	memset(&v->chains[v->n], 0, sizeof(v->chains[0]));
 	snprintf(v->chains[v->n].sandbox, sizeof(v->chains[0].sandbox), "%s", sandbox);
-	return &v->chains[v->n++];
+	v->index[slot] = (uint32_t)++v->n;
+	return &v->chains[v->n - 1];
 }
 
 /* The record's own hash against its text: the suffix must be the last
@@ -194,7 +236,7 @@ static const char *read_fields(json_object *o, struct record *r)
 /* One parsed, self-consistent record against its sandbox's chain. */
 static void check_chain(struct verifier *v, const struct record *r)
 {
-	struct chain *c = chain_of(v, r->sandbox, true);
+	struct chain *c = chain_of(v, r->sandbox);
 	static const char zeros[GS_SHA256_HEX] = "0000000000000000000000000000000000000000000000000000000000000000";
 
 	if (!c) {
@@ -370,6 +412,7 @@ static int verify(int argc, char **argv)
 			printf("verified: %zu sandbox%s, %lu records\n", v.n, v.n == 1 ? "" : "es", v.records);
 	}
 	free(v.chains);
+	free(v.index);
 	return rc;
 }
 

@@ -45,6 +45,7 @@ run_tier learn tests/learn/run.sh
 run_tier audit-chain tests/audit/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
+run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 
