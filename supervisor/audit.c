@@ -88,7 +88,7 @@ static struct gs_audit *open_log;
 static void seal_at_exit(void)
 {
 	if (open_log)
-		gs_audit_close(open_log);
+		(void)gs_audit_close(open_log);
 }
 
 static void audit_init(struct gs_audit *a, int fd, const char *sandbox_id)
@@ -286,10 +286,12 @@ static void seal(struct gs_audit *a)
 		        a->sandbox_id, (unsigned long long)records + 1, head);
 }
 
-void gs_audit_close(struct gs_audit *a)
+int gs_audit_close(struct gs_audit *a)
 {
+	bool failed;
+
 	if (a->fd < 0)
-		return;
+		return 0;
 	/* A fork of the supervisor (the workload before exec) never seals. */
 	if (a->owner == getpid()) {
 		seal(a);
@@ -298,6 +300,10 @@ void gs_audit_close(struct gs_audit *a)
 	}
 	close(a->fd);
 	a->fd = -1;
+	pthread_mutex_lock(&a->lock);
+	failed = a->failed;
+	pthread_mutex_unlock(&a->lock);
+	return failed ? -1 : 0;
 }
 
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,

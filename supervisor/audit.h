@@ -116,8 +116,9 @@ int  gs_audit_open_fd(struct gs_audit *a, int fd, const char *sandbox_id, struct
  * are the streams the workload shares). Returns 0 or -1. */
 int  gs_parse_audit_fd(const char *s, int *fd);
 /* Writes the seal (if not yet written) and closes the log. The seal is
- * also written at exit() by the supervisor if it returns without this. */
-void gs_audit_close(struct gs_audit *a);
+ * also written at exit() by the supervisor if it returns without this.
+ * Returns -1 if any record, the seal included, could not be written. */
+int  gs_audit_close(struct gs_audit *a);
 
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
                    const char *managed);

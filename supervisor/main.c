@@ -556,11 +556,11 @@ int main(int argc, char **argv)
 		code = GS_EXIT_ERROR;
 	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	if (sb.audit_failed) {
+	gs_sandbox_fini(&sb);
+	/* The seal is the log's last record: its failure counts too. */
+	if (gs_audit_close(&audit) < 0 || sb.audit_failed) {
 		fprintf(stderr, "gpusandbox: writing the audit log failed\n");
 		code = GS_EXIT_ERROR;
 	}
-	gs_sandbox_fini(&sb);
-	gs_audit_close(&audit);
 	return code;
 }

@@ -50,6 +50,8 @@ expect_status "audit-fd" 0 sh -c 'exec "$1" --audit-fd 3 -- sh -c "! ls -l /proc
 	3>>"$2"' sh "$B" "$T/audit-fd.jsonl"
 "$B" audit verify "$T/audit-fd.jsonl" >/dev/null 2>&1 && grep -q '"event":"seal"' "$T/audit-fd.jsonl" &&
 	ok "audit-fd-verifies" || bad "audit-fd-verifies" "$(head -c 300 "$T/audit-fd.jsonl")"
+expect_status "audit-log-full-125" 125 "$B" --audit-log /dev/full -- true
+grep -q "writing the audit log failed" "$T/err" || bad "audit-log-full-message" "$(cat "$T/err")"
 "$B" --audit-log "$T/mode.jsonl" -- true 2>/dev/null
 [ "$(stat -c %a "$T/mode.jsonl")" = 600 ] && ok "audit-log-mode-0600" ||
 	bad "audit-log-mode-0600" "mode $(stat -c %a "$T/mode.jsonl")"
