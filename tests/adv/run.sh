@@ -73,6 +73,7 @@ TESTS=(
 	"audit_hostile|sandbox|audit_hostile"
 	"audit_forge|sandbox|audit_forge"
 	"audit_forge_fd|sandbox|audit_forge"
+	"handle_zero|sandbox|handle_zero"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -86,6 +87,7 @@ TESTS=(
 	"baseline-lone_channels|bare|lone_channels"
 	"baseline-audit_hostile|bare|audit_hostile"
 	"baseline-audit_forge|sandbox|audit_forge"
+	"baseline-handle_zero|bare|handle_zero"
 )
 # audit_hostile's fake fails video memory allocations with an errno the C
 # library has no name for.
@@ -146,6 +148,8 @@ run_case() {
 	# The visibility test runs on a two-GPU fake and shows only GPU 1.
 	local fake_gpus=1 sb_gpus=() fake_opts=()
 	[ "$prog" = audit_hostile ] && fake_opts=(--alloc-errno "$UNNAMED_ERRNO")
+	# handle_zero's fake names objects 0 when it picks their handle.
+	[ "$prog" = handle_zero ] && fake_opts=(--handle-zero)
 	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
@@ -427,6 +431,15 @@ PY
 		audit_verify "$d/audit.jsonl"
 		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
 		return 0 ;;
+	handle_zero)
+		# The run ended (on main the supervisor spun for ever, deaf to
+		# SIGTERM), every step went through, and the driver holds nothing.
+		local want=dev=0x0,mem=0x0,free_mem=0x0,free_dev=0x0,dev2=0x0,again=0x0 k got=
+		for k in dev mem free_mem free_dev dev2 again; do got="$got${got:+,}$k=$(val_of "$d" $k)"; done
+		[ "$got" = "$want" ] || { why="$got, want $want"; return 1; }
+		[ "$(stat_of "$d" gpu0.vidmem_used)" = 0 ] ||
+			{ why="the driver still holds $(stat_of "$d" gpu0.vidmem_used) bytes"; return 1; }
+		return 0 ;;
 	audit_forge)
 		# The workload reached the log and rewrote it (as on main);
 		# the chain must give it away.
@@ -557,6 +570,13 @@ for t in "${TESTS[@]}"; do
 		# name is not UTF-8.
 		[ "$(val_of "$dir" alloc_errno)" = "$UNNAMED_ERRNO" ] &&
 			[ "$(val_of "$dir" comm_hex)" = fffe011b5b33316d78 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-handle_zero ]; then
+		# The fake really names the device 0: memory under parent 0 works.
+		[ "$(val_of "$dir" dev)" = 0x0 ] && [ "$(val_of "$dir" mem)" = 0x0 ] &&
+			[ "$(val_of "$dir" free_dev)" = 0x0 ] && pass "$name" ||
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive"
 		continue
 	fi

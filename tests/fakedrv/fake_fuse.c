@@ -393,13 +393,14 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
-		"          [--fail-disable-after N] [--alloc-errno N] [--die-with-parent] [-d] MOUNTPOINT\n"
+		"          [--fail-disable-after N] [--alloc-errno N] [--handle-zero] [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
 		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
 		"  --alloc-errno N  every video memory RM_ALLOC fails with errno N (1-511)\n"
+		"  --handle-zero  a handle the fake picks is 0 while 0 is free\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
@@ -409,7 +410,7 @@ static void usage(FILE *f, const char *prog)
 int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
-	       OPT_ALLOC_ERRNO };
+	       OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -418,6 +419,7 @@ int main(int argc, char **argv)
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
+		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -462,6 +464,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "gs-fakedrv: bad --alloc-errno '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case OPT_HANDLE_ZERO:
+			cfg.handle_zero = true;
 			break;
 		case 'f':
 			break;  /* always in the foreground */

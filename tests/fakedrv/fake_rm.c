@@ -193,6 +193,12 @@ static bool handle_in_use(struct client *c, nv_handle_t h)
 static nv_handle_t pick_handle(struct client *c)
 {
 	nv_handle_t h;
+
+	/* Fault injection (--handle-zero): RM never picks 0, but a handle is
+	 * the driver's answer, and 0 is a value the supervisor's ledger once
+	 * took for "no parent" (issue #17 item 12: an endless loop). */
+	if (fake_st.cfg.handle_zero && !handle_in_use(c, 0))
+		return 0;
 	do
 		h = FAKE_OBJECT_HANDLE_BASE + c->next_handle++;
 	while (handle_in_use(c, h));

@@ -116,6 +116,7 @@ struct fake_config {
 	unsigned busy_lag_ms;        /* work drains this long after a disable */
 	unsigned fail_disable_after; /* >0: later FIFO disables fail (fault injection) */
 	unsigned alloc_errno;        /* >0: video memory RM_ALLOCs fail with this errno */
+	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
 };
 
 /* Who issues a call: the thread FUSE reports, and the open file it used. */
