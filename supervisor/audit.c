@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,19 @@
 #include "audit.h"
 #include "gpusandbox.h"
 #include "rm_decode.h"
+#include "utf8.h"
 
 #define TIME_BUF 40
 #define HEX_BUF 16
 #define COMM_BUF 32
 #define PATH_BUF 64
 #define STATUS_BUF 1024
-#define AUDIT_FILE_MODE 0640
+/* Only the supervisor's user reads the log: it holds the workload's
+ * command line and what it was refused. */
+#define AUDIT_FILE_MODE 0600
+/* The suffix each record ends with: ,"hash":"<64 hex>"} */
+#define HASH_SUFFIX_FMT ",\"hash\":\"%s\"}\n"
+#define HASH_SUFFIX_LEN (sizeof(",\"hash\":\"\"}\n") - 1 + GS_SHA256_HEX - 1)
 
 const char *gs_verdict_name(enum gs_verdict v)
 {
@@ -75,21 +82,82 @@ void gs_read_task(pid_t tid, pid_t *tgid, char *comm, unsigned len)
 		*tgid = (pid_t)atoi(p + 7);
 }
 
+/* The log main() opened: sealed at exit if main returns early. */
+static struct gs_audit *open_log;
+
+static void seal_at_exit(void)
+{
+	if (open_log)
+		(void)gs_audit_close(open_log);
+}
+
+static void audit_init(struct gs_audit *a, int fd, const char *sandbox_id)
+{
+	static bool registered;
+
+	memset(a, 0, sizeof(*a));
+	a->fd = fd;
+	pthread_mutex_init(&a->lock, NULL);
+	/* The first record's "prev": no record before it. */
+	memset(a->prev, '0', GS_SHA256_HEX - 1);
+	a->prev[GS_SHA256_HEX - 1] = '\0';
+	a->owner = getpid();
+	snprintf(a->sandbox_id, sizeof(a->sandbox_id), "%s", sandbox_id);
+	open_log = a;
+	if (!registered)
+		registered = atexit(seal_at_exit) == 0;
+}
+
 int gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err)
 {
-	memset(a, 0, sizeof(*a));
-	a->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, AUDIT_FILE_MODE);
-	if (a->fd < 0)
+	/* O_CLOEXEC: the workload is exec'd by a fork of the supervisor and
+	 * must not inherit the log. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, AUDIT_FILE_MODE);
+
+	if (fd < 0) {
+		a->fd = -1;
 		return gs_fail(err, errno, "cannot open audit log '%s'", path);
-	snprintf(a->sandbox_id, sizeof(a->sandbox_id), "%s", sandbox_id);
+	}
+	audit_init(a, fd, sandbox_id);
 	return 0;
 }
 
-void gs_audit_close(struct gs_audit *a)
+int gs_parse_audit_fd(const char *s, int *fd)
 {
-	if (a->fd >= 0)
-		close(a->fd);
+	char *end;
+	long v;
+
+	if (!s[0] || s[strspn(s, "0123456789")])
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || v <= STDERR_FILENO || v > INT_MAX)
+		return -1;
+	*fd = (int)v;
+	return 0;
+}
+
+int gs_audit_open_fd(struct gs_audit *a, int fd, const char *sandbox_id, struct gs_error *err)
+{
+	int flags, moved;
+
 	a->fd = -1;
+	if (fd <= STDERR_FILENO)
+		return gs_fail(err, 0, "--audit-fd %d: not one of the standard streams 0, 1, 2, which "
+		                       "the workload shares", fd);
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0)
+		return gs_fail(err, errno, "--audit-fd %d", fd);
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		return gs_fail(err, 0, "--audit-fd %d: not open for writing", fd);
+	/* A close-on-exec copy, and the number we were given closed: the
+	 * workload, exec'd by a fork of ours, never holds it. */
+	moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (moved < 0)
+		return gs_fail(err, errno, "--audit-fd %d", fd);
+	close(fd);
+	audit_init(a, moved, sandbox_id);
+	return 0;
 }
 
 static json_object *record_new(struct gs_audit *a, const char *event)
@@ -100,9 +168,35 @@ static json_object *record_new(struct gs_audit *a, const char *event)
 	gs_format_time(now, sizeof(now));
 	json_object_object_add(o, "time", json_object_new_string(now));
 	json_object_object_add(o, "sandbox", json_object_new_string(a->sandbox_id));
-	json_object_object_add(o, "seq", json_object_new_int64((int64_t)a->seq++));
+	/* The number is set under the lock when the record is written; the
+	 * key is here so that it stands near the front. */
+	json_object_object_add(o, "seq", NULL);
 	json_object_object_add(o, "event", json_object_new_string(event));
 	return o;
+}
+
+/* Text that came from outside (a thread name, an argument, a message):
+ * valid UTF-8 whatever its bytes, so every record is valid JSON. */
+static void add_text(json_object *o, const char *key, const char *text)
+{
+	char *clean = text ? gs_utf8_clean(text) : NULL;
+
+	json_object_object_add(o, key, clean ? json_object_new_string(clean) : NULL);
+	free(clean);
+}
+
+/* The errno's name, or its number where the C library has no name for it
+ * (strerrorname_np returns NULL: issue #17 item 12, a SIGSEGV). */
+static void add_errno(json_object *o, int errnum)
+{
+	const char *name = strerrorname_np(errnum);
+	char num[HEX_BUF];
+
+	if (!name) {
+		snprintf(num, sizeof(num), "%d", errnum);
+		name = num;
+	}
+	add_text(o, "errno", name);
 }
 
 static void add_hex(json_object *o, const char *key, uint32_t v)
@@ -117,28 +211,35 @@ static void add_u64(json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
-/* One record, one write: a partial record can only come from a full disk,
- * and then the caller fails closed. */
-static int emit(struct gs_audit *a, json_object *o)
+/* Numbers the record, chains it to the one before and writes it with one
+ * write(2): a partial record can only come from a full disk, and then the
+ * caller fails closed. The hash covers the record's text up to the "hash"
+ * key, "prev" included, so editing, removing or reordering any record
+ * breaks the chain. Called with the lock held. */
+static int chain_and_write(struct gs_audit *a, json_object *o)
 {
+	char hash[GS_SHA256_HEX];
 	size_t len;
-	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-	char *line = NULL;
+	const char *s;
+	char *line;
 	ssize_t w = -1;
 
-	if (s && (line = malloc(len + 1))) {
-		memcpy(line, s, len);
-		line[len] = '\n';
-		do
-			w = write(a->fd, line, len + 1);
-		while (w < 0 && errno == EINTR);
-	}
-	free(line);
-	json_object_put(o);
-	if (w != (ssize_t)(len + 1)) {
-		a->failed = true;
+	json_object_object_add(o, "seq", json_object_new_uint64(a->seq));
+	json_object_object_add(o, "prev", json_object_new_string(a->prev));
+	s = json_object_to_json_string_length(o, GS_AUDIT_JSON_FLAGS, &len);
+	if (!s || len < 2 || s[len - 1] != '}' || !(line = malloc(len + HASH_SUFFIX_LEN)))
 		return -1;
-	}
+	gs_sha256_hex(s, len, hash);
+	memcpy(line, s, len - 1);
+	snprintf(line + len - 1, HASH_SUFFIX_LEN + 1, HASH_SUFFIX_FMT, hash);
+	do
+		w = write(a->fd, line, len - 1 + HASH_SUFFIX_LEN);
+	while (w < 0 && errno == EINTR);
+	free(line);
+	if (w != (ssize_t)(len - 1 + HASH_SUFFIX_LEN))
+		return -1;
+	memcpy(a->prev, hash, sizeof(a->prev));
+	a->seq++;
 	return 0;
 }
 
@@ -154,6 +255,69 @@ static json_object *driver_object(const struct gs_driver *d)
 	return o;
 }
 
+static int emit(struct gs_audit *a, json_object *o)
+{
+	int rc;
+
+	pthread_mutex_lock(&a->lock);
+	rc = a->sealed || a->fd < 0 ? -1 : chain_and_write(a, o);
+	if (rc < 0)
+		a->failed = true;
+	pthread_mutex_unlock(&a->lock);
+	json_object_put(o);
+	return rc;
+}
+
+/* The last record: nothing of this sandbox may follow it, so a log that
+ * ends without one was truncated (or its supervisor killed). Its hash,
+ * printed on stderr, pins the whole chain for someone who keeps it. */
+static void seal(struct gs_audit *a)
+{
+	json_object *o = record_new(a, "seal");
+	char head[GS_SHA256_HEX];
+	uint64_t records;
+	int rc;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->sealed) {
+		pthread_mutex_unlock(&a->lock);
+		json_object_put(o);
+		return;
+	}
+	records = a->seq;
+	add_u64(o, "records", records);
+	rc = chain_and_write(a, o);
+	a->sealed = true;
+	if (rc < 0)
+		a->failed = true;
+	memcpy(head, a->prev, sizeof(head));
+	pthread_mutex_unlock(&a->lock);
+	json_object_put(o);
+	if (rc == 0)
+		fprintf(stderr, "gpusandbox: audit log sealed: sandbox %s, %llu records, last hash %s\n",
+		        a->sandbox_id, (unsigned long long)records + 1, head);
+}
+
+int gs_audit_close(struct gs_audit *a)
+{
+	bool failed;
+
+	if (a->fd < 0)
+		return 0;
+	/* A fork of the supervisor (the workload before exec) never seals. */
+	if (a->owner == getpid()) {
+		seal(a);
+		if (open_log == a)
+			open_log = NULL;
+	}
+	close(a->fd);
+	a->fd = -1;
+	pthread_mutex_lock(&a->lock);
+	failed = a->failed;
+	pthread_mutex_unlock(&a->lock);
+	return failed ? -1 : 0;
+}
+
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
                    const char *managed, const struct gs_driver *driver)
 {
@@ -161,8 +325,12 @@ int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t
 	json_object *cmd = json_object_new_array();
 
 	a->rm_abi = driver->rm_abi;
-	for (int i = 0; argv[i]; i++)
-		json_object_array_add(cmd, json_object_new_string(argv[i]));
+	json_object_object_add(o, "schema", json_object_new_int(GS_AUDIT_SCHEMA));
+	for (int i = 0; argv[i]; i++) {
+		char *arg = gs_utf8_clean(argv[i]);
+		json_object_array_add(cmd, arg ? json_object_new_string(arg) : NULL);
+		free(arg);
+	}
 	json_object_object_add(o, "version", json_object_new_string(GPUSANDBOX_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int(child));
 	json_object_object_add(o, "driver", driver_object(driver));
@@ -188,9 +356,9 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	gs_read_task(d->tid, &tgid, comm, sizeof(comm));
 	json_object_object_add(o, "pid", json_object_new_int(d->pid ? d->pid : tgid));
 	json_object_object_add(o, "tid", json_object_new_int(d->tid));
-	json_object_object_add(o, "comm", json_object_new_string(comm));
+	add_text(o, "comm", comm);
 	json_object_object_add(o, "device", d->gpu >= 0 ? json_object_new_int(d->gpu) : NULL);
-	json_object_object_add(o, "call", json_object_new_string(d->call));
+	add_text(o, "call", d->call);
 	if (d->has_class) {
 		const struct rm_class_info *ci = a->rm_abi ? rm_class_lookup(a->rm_abi, d->cls) : NULL;
 		add_hex(o, "class", d->cls);
@@ -217,7 +385,7 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 			json_object_object_add(o, "nv_status_name", json_object_new_string(sname));
 	}
 	if (d->errnum)
-		json_object_object_add(o, "errno", json_object_new_string(strerrorname_np(d->errnum)));
+		add_errno(o, d->errnum);
 	if (d->has_usage) {
 		json_object_object_add(o, "resource", json_object_new_string(d->resource ? d->resource : "vidmem"));
 		add_u64(o, "usage_before", d->usage_before);
@@ -326,6 +494,6 @@ int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj)
 int gs_audit_error(struct gs_audit *a, const char *message)
 {
 	json_object *o = record_new(a, "error");
-	json_object_object_add(o, "message", json_object_new_string(message));
+	add_text(o, "message", message);
 	return emit(a, o);
 }

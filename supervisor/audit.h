@@ -2,14 +2,21 @@
 /*
  * audit.h - the JSON Lines audit log.
  *
- * Each record is written with a single write(2) on an O_APPEND file as soon
- * as the decision is made, never buffered in the process, so a record that
- * was made survives the workload being killed or the supervisor exiting on
- * an error.
+ * Each record is written with a single write(2) as soon as the decision is
+ * made, never buffered in the process, so a record that was made survives
+ * the workload being killed or the supervisor exiting on an error.
+ *
+ * The log is tamper-evident (issue #17 item 6): every record carries its
+ * sandbox's sequence number, the hash of the record before it ("prev") and
+ * its own SHA-256 ("hash", over the record's text up to that field), and
+ * the last record, "seal", closes the chain. `gpusandbox audit verify`
+ * (audit_verify.c) checks it; man/gpusandbox.1, AUDIT LOG, says what the
+ * chain detects and what it cannot.
  */
 #ifndef GPUSANDBOX_AUDIT_H
 #define GPUSANDBOX_AUDIT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,14 +25,28 @@
 #include "quota.h"
 #include "driver.h"
 #include "rm_tables.h"
+#include "sha256.h"
+
+/* The record format's version, in the start record ("schema"). A reader
+ * refuses a newer one rather than misread it. */
+#define GS_AUDIT_SCHEMA 1
+/* The serializer's options: one line, "/" not escaped as "\/". */
+#define GS_AUDIT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct gs_audit {
 	int      fd;
 	char     sandbox_id[33];
+	/* The notify thread and the compute-share thread both write: the
+	 * lock orders seq, the chain and the writes (a race TSan saw on seq,
+	 * issue #17 item 13). Everything below is under it. */
+	pthread_mutex_t lock;
 	uint64_t seq;
+	char     prev[GS_SHA256_HEX];   /* hash of the last record written */
+	bool     sealed;
 	bool     failed;        /* a write failed: the caller must fail closed */
 	bool     no_nvidia_device; /* start record: no /dev/nvidiactl to enforce on */
 	const struct gs_rm_abi *rm_abi; /* names of classes and controls */
+	pid_t    owner;         /* the supervisor: only it seals, also at exit */
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset
@@ -87,8 +108,20 @@ struct gs_sm_adjust {
 	unsigned samples;
 };
 
+/* Opens path for appending (created with mode 0600, close-on-exec: the
+ * workload never inherits it). */
 int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err);
-void gs_audit_close(struct gs_audit *a);
+/* --audit-fd: writes to fd, which must be open for writing and not 0-2. It
+ * is moved to a close-on-exec descriptor and the number given is closed,
+ * so the workload never sees it. */
+int  gs_audit_open_fd(struct gs_audit *a, int fd, const char *sandbox_id, struct gs_error *err);
+/* --audit-fd's argument: a decimal descriptor number, 3 or above (0-2
+ * are the streams the workload shares). Returns 0 or -1. */
+int  gs_parse_audit_fd(const char *s, int *fd);
+/* Writes the seal (if not yet written) and closes the log. The seal is
+ * also written at exit() by the supervisor if it returns without this.
+ * Returns -1 if any record, the seal included, could not be written. */
+int  gs_audit_close(struct gs_audit *a);
 
 int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
                    const char *managed, const struct gs_driver *driver);

@@ -27,6 +27,10 @@ struct ledger_alloc {
 
 struct ledger_obj {
 	uint32_t client, handle, parent;
+	/* Handles are the workload's choice and 0 is a valid one: "no
+	 * parent" cannot be a handle value (issue #17 item 12, a handle 0
+	 * sent free_subtree round a cycle for ever). */
+	bool     has_parent;
 	uint32_t cls;
 	int      gpu;
 	uint32_t alloc;                     /* index or NONE */
@@ -177,6 +181,7 @@ static uint32_t obj_new(struct ledger *l)
 	l->objs[idx].alloc = NONE;
 	l->objs[idx].first_child = l->objs[idx].next_sibling = l->objs[idx].prev_sibling = NONE;
 	l->objs[idx].parent = 0;
+	l->objs[idx].has_parent = false;
 	l->objs[idx].watch_epfd = -1;
 	l->objs[idx].watch_tfd = -1;
 	l->objs[idx].route_wfd = -1;
@@ -269,7 +274,7 @@ static bool is_schedulable(const struct ledger *l, const struct ledger_obj *o)
 		return true;
 	if (o->kind != RM_CLASS_CHANNEL)
 		return false;
-	p = o->parent ? lookup(l, o->client, o->parent) : NONE;
+	p = o->has_parent ? lookup(l, o->client, o->parent) : NONE;
 	return p == NONE || l->objs[p].kind != RM_CLASS_CHANNEL_GROUP;
 }
 
@@ -316,7 +321,7 @@ static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
 static void unlink_child(struct ledger *l, uint32_t child)
 {
 	struct ledger_obj *c = &l->objs[child];
-	uint32_t parent_idx = c->parent ? lookup(l, c->client, c->parent) : NONE;
+	uint32_t parent_idx = c->has_parent ? lookup(l, c->client, c->parent) : NONE;
 
 	if (c->prev_sibling != NONE)
 		l->objs[c->prev_sibling].next_sibling = c->next_sibling;
@@ -342,7 +347,7 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		struct ledger_obj *o = &l->objs[cur];
 		uint32_t next = o->next_sibling;
 		uint32_t up = NONE;
-		if (cur != root && o->parent)
+		if (cur != root && o->has_parent)
 			up = lookup(l, o->client, o->parent);
 		/* Detach cur from its parent before freeing it. */
 		if (up != NONE) {
@@ -546,6 +551,7 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	o->client = h_client;
 	o->handle = handle;
 	o->parent = parent_idx != NONE ? h_parent : 0;
+	o->has_parent = parent_idx != NONE;
 	o->kind = (uint8_t)kind;
 	o->cls = cls;
 	if (kind == RM_CLASS_DEVICE)
@@ -683,7 +689,7 @@ bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)
 static bool channel_settled(const struct ledger *l, const struct ledger_obj *ch, uint64_t now_ns,
                             uint64_t settle_ns)
 {
-	uint32_t p = ch->parent ? lookup(l, ch->client, ch->parent) : NONE;
+	uint32_t p = ch->has_parent ? lookup(l, ch->client, ch->parent) : NONE;
 
 	if (now_ns < ch->since_ns)
 		return false;

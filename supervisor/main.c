@@ -46,6 +46,7 @@ struct options {
 	struct gs_quota quota;
 	struct gs_rules rules;
 	const char     *audit_path;
+	int             audit_fd;       /* --audit-fd N, or -1 */
 	const char     *learn_path;     /* --learn FILE, or NULL */
 	bool            trace;
 	const char     *trace_output;   /* --trace-output FILE, or NULL */
@@ -65,6 +66,7 @@ static const char usage_text[] =
 	"Usage: gpusandbox [run] [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       gpusandbox --check [OPTIONS]\n"
 	"       gpusandbox list-groups\n"
+	"       gpusandbox audit verify [--head HASH]... FILE...\n"
 	"Run COMMAND under a supervisor that enforces GPU quotas at the NVIDIA\n"
 	"driver's ioctl boundary. The workload cannot bypass it: static binaries\n"
 	"and raw ioctls are held to the same limits as CUDA programs.\n"
@@ -101,8 +103,11 @@ static const char usage_text[] =
 	"                     start; enforced in the driver's calls, not by\n"
 	"                     environment variables\n"
 	"  --audit-log FILE   append one JSON record per decision that matters,\n"
-	"                     plus start and summary records, to FILE (not \"-\":\n"
-	"                     the workload shares standard output)\n"
+	"                     plus start, summary and seal records, to FILE\n"
+	"                     (hash-chained: see 'gpusandbox audit verify';\n"
+	"                     not \"-\": the workload shares standard output)\n"
+	"  --audit-fd N       write the audit log to open descriptor N (3 or\n"
+	"                     above) instead; the workload never inherits it\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
 	"                     controls, and video engine caps from FILE (see\n"
 	"                     gpusandbox.policy(5)); options given on the command\n"
@@ -193,7 +198,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
 	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
 	       /* The policy file (issue #5). */
-	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI,
+	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI, OPT_AUDIT_FD,
 	       /* Issue #14. */
 	       OPT_CHECK, OPT_TRACE_OUTPUT, OPT_TRACE_TIME,
 	       /* Containment (issue #17). */
@@ -201,6 +206,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
+		{ "audit-fd", required_argument, NULL, OPT_AUDIT_FD },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -226,10 +232,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, audit_seen = 0;
 	bool gpus_seen = false;
 
 	memset(o, 0, sizeof(*o));
+	o->audit_fd = -1;
 	gs_quota_init(&o->quota);
 	gs_rules_default(&o->rules);
 	opterr = 0;
@@ -264,6 +271,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 		}
 		case OPT_AUDIT:
 			o->audit_path = optarg;
+			audit_seen |= 1;
+			break;
+		case OPT_AUDIT_FD:
+			if (gs_parse_audit_fd(optarg, &o->audit_fd) < 0)
+				gs_die_usage("invalid --audit-fd '%s' (an open descriptor, 3 or above)", optarg);
+			o->audit_path = NULL; /* over the policy file's audit-log */
+			audit_seen |= 2;
 			break;
 		case OPT_LEARN:
 			if (o->learn_path)
@@ -360,6 +374,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			gs_option_error(c, argv, longopts);
 		}
 	}
+	if (audit_seen == 3)
+		gs_die_usage("%s", "--audit-log and --audit-fd are both given: choose one");
 	o->argv = argv + optind;
 	if (o->argv[0])
 		gs_refuse_subcommand_word(argv, optind);
@@ -464,7 +480,8 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct gs_error err = { 0 };
-	struct gs_audit audit = { .fd = -1 };
+	/* Static: sealed by an exit handler if main returns early. */
+	static struct gs_audit audit = { .fd = -1 };
 	struct gs_sandbox sb;
 	struct gs_compute_share sm = { 0 };
 	struct gs_sandbox_config cfg = { 0 };
@@ -526,10 +543,11 @@ int main(int argc, char **argv)
 	no_device = gs_env_warn(stderr, &o.quota);
 	/* Open the log before anything runs, so that a bad path is our error
 	 * and the workload never runs unaudited. */
-	if (o.audit_path) {
+	if (o.audit_path || o.audit_fd >= 0) {
 		char id[GS_SANDBOX_ID_LEN];
 		gs_sandbox_make_id(id, sizeof(id));
-		if (gs_audit_open(&audit, o.audit_path, id, &err) < 0)
+		if ((o.audit_path ? gs_audit_open(&audit, o.audit_path, id, &err)
+		                  : gs_audit_open_fd(&audit, o.audit_fd, id, &err)) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
 		cfg.audit = &audit;
 		cfg.id = audit.sandbox_id;
@@ -644,11 +662,11 @@ int main(int argc, char **argv)
 		code = GS_EXIT_ERROR;
 	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	if (sb.audit_failed) {
+	gs_sandbox_fini(&sb);
+	/* The seal is the log's last record: its failure counts too. */
+	if (gs_audit_close(&audit) < 0 || sb.audit_failed) {
 		fprintf(stderr, "gpusandbox: writing the audit log failed\n");
 		code = GS_EXIT_ERROR;
 	}
-	gs_sandbox_fini(&sb);
-	gs_audit_close(&audit);
 	return code;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
+#include "audit_verify.h"
 #include "groups.h"
 #include "options.h"
 #include "suggest.h"
@@ -114,6 +115,11 @@ static _Noreturn void run_list_groups(int argc, char **argv)
 	exit(0);
 }
 
+static _Noreturn void run_audit(int argc, char **argv)
+{
+	exit(gs_audit_command(argc - 1, argv + 1));
+}
+
 /* One row per word. run == NULL and !reserved: the default pipeline (the
  * word is dropped); reserved: a later subcommand, refused until it exists. */
 struct subcommand {
@@ -125,7 +131,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "run", NULL, false },
 	{ "list-groups", run_list_groups, false },
-	{ "audit", NULL, true },
+	{ "audit", run_audit, false },
 	{ "agent", NULL, true },
 	{ "profile", NULL, true },
 };

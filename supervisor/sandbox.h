@@ -65,7 +65,7 @@ struct gs_sandbox {
 	unsigned             uvm_major;   /* 0 if unknown */
 	uint64_t             counts[GS_COUNT_N];
 	uint64_t             notifications;
-	bool                 audit_failed;
+	atomic_bool          audit_failed;
 	/* Who drives the sandbox (runner.c's thread for the command line);
 	 * opaque here: the sandbox itself has no thread, and the notification,
 	 * the answer and the executor's copies are the worker's. */

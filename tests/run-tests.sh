@@ -41,6 +41,7 @@ run_tier unit-learn build/tests/unit/test_learn
 run_tier unit-listener build/tests/unit/test_listener
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
+run_tier unit-audit build/tests/unit/test_audit
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
@@ -48,10 +49,13 @@ run_tier cli-driver tests/cli/driver.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh
+run_tier audit-chain tests/audit/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 run_tier fuzz-decode build/tests/fuzz/decode_replay tests/fuzz/corpus/decode/*
 run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/*
 run_tier trace-golden tests/trace/run.sh
+run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
+run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 

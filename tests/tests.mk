@@ -20,7 +20,7 @@ TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
 # Dynamically linked adversarial programs.
 TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
                     fd_pass dup_free close_reopen client_reuse client_flip odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
-                    policy_verdicts engines learn_needs managed lone_channels own_driver per_gpu
+                    policy_verdicts engines learn_needs managed lone_channels own_driver per_gpu audit_hostile handle_zero
 # Statically linked ones: raw ioctls from a binary no preload library can
 # reach.
 TESTS_ADV_STATIC := static_raw
@@ -59,3 +59,13 @@ $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 
 .PHONY: test-clients
 test-clients: $(TEST_CLIENT_BINS)
+
+# The audit forger computes the log's hash chain with the supervisor's own
+# SHA-256, as a workload could with any implementation.
+TESTS_ADV_FORGE := $(TESTS_BUILD)/adv/audit_forge
+TEST_CLIENT_BINS += $(TESTS_ADV_FORGE)
+$(TESTS_ADV_FORGE): tests/adv/audit_forge.c supervisor/sha256.c supervisor/sha256.h \
+		$(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -Isupervisor $(LDFLAGS) -o $@ $< supervisor/sha256.c \
+		$(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)

@@ -79,6 +79,10 @@ TESTS=(
 	"own_driver|sandbox|own_driver"
 	"per_gpu|sandbox|per_gpu"
 	"per_gpu:ordered|sandbox|per_gpu"
+	"audit_hostile|sandbox|audit_hostile"
+	"audit_forge|sandbox|audit_forge"
+	"audit_forge_fd|sandbox|audit_forge"
+	"handle_zero|sandbox|handle_zero"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -94,7 +98,13 @@ TESTS=(
 	"baseline-outlive|bare|outlive"
 	"baseline-broker|bare|broker"
 	"baseline-vidheap_egm|bare|vidheap egm"
+	"baseline-audit_hostile|bare|audit_hostile"
+	"baseline-audit_forge|sandbox|audit_forge"
+	"baseline-handle_zero|bare|handle_zero"
 )
+# audit_hostile's fake fails video memory allocations with an errno the C
+# library has no name for.
+UNNAMED_ERRNO=200
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
 ENGINE_POLICY=policy/video-transcode.policy
@@ -155,6 +165,9 @@ run_case() {
 	local fake_gpus=1 sb_gpus=() fake_extra=()
 	# EGM requests on a driver without the bit (535, 595): video memory.
 	[ "${name#baseline-}" = vidheap_egm ] && fake_extra=(--no-egm)
+	[ "$prog" = audit_hostile ] && fake_extra=(--alloc-errno "$UNNAMED_ERRNO")
+	# handle_zero's fake names objects 0 when it picks their handle.
+	[ "$prog" = handle_zero ] && fake_extra=(--handle-zero)
 	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
@@ -305,6 +318,40 @@ run_broker() {
 		>"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d
+}
+
+# audit_forge_fd: the log goes to --audit-fd 3, a file the harness (root,
+# with capabilities) opens in a directory only nobody may enter; the
+# workload runs as uid 0 without capabilities and cannot. sh execs
+# gpusandbox so that no other process holds the descriptor.
+run_audit_fd() {
+	local d="$tmp/audit_forge_fd"
+	rm -rf "$d"
+	mkdir -p "$d"
+	install -d -o nobody -m 0700 "$d/private"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
+		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c 'exec "$1" --mem "$2" --audit-fd 3 -- "$3" 3>>"$4"' \
+		sh "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/audit_forge" "$d/private/audit.jsonl" >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+# `gpusandbox audit verify` on a run's log: sets $verify_rc and $verify_err.
+audit_verify() {
+	verify_err=$("$GPUSANDBOX" audit verify "$1" 2>&1 >/dev/null)
+	verify_rc=$?
+}
+
+# Every line a JSON object in strict UTF-8 (python3), "/" never "\/".
+strict_json_lines() {
+	python3 - "$1" <<'PY'
+import json, sys
+for n, raw in enumerate(open(sys.argv[1], "rb"), 1):
+    rec = json.loads(raw.decode("utf-8", "strict"))
+    assert isinstance(rec, dict), f"line {n}: not an object"
+    assert b"\\/" not in raw, f"line {n}: escaped slash"
+PY
 }
 
 # ---- per-test positive checks (return 1 with $why) ---------------------------
@@ -518,6 +565,69 @@ check_positive() {
 		c=$(val_of "$d" connect)
 		[ -n "$c" ] && [ "$c" != OK ] && [ "$(val_of "$d" granted)" = 0 ] ||
 			{ why="the workload reached the broker: connect=$c granted=$(val_of "$d" granted)"; return 1; } ;;
+	audit_hostile)
+		# The supervisor lived (exit 0 above), wrote the record of the
+		# call the driver failed, and every record is valid UTF-8 JSON.
+		[ "$(val_of "$d" alloc_errno)" = "$UNNAMED_ERRNO" ] ||
+			{ why="not exercised: alloc=$(val_of "$d" alloc)"; return 1; }
+		strict_json_lines "$d/audit.jsonl" 2>"$d/json-err" ||
+			{ why="invalid record: $(tail -1 "$d/json-err")"; return 1; }
+		python3 - "$d/audit.jsonl" "$UNNAMED_ERRNO" <<'PY' ||
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+# Each byte that is not UTF-8 is U+FFFD; control characters are escapes.
+assert any(r.get("comm") == "\ufffd\ufffd\x01\x1b[31mx" and r.get("errno") == sys.argv[2]
+           for r in recs)
+PY
+			{ why="no record with the cleaned thread name and errno $UNNAMED_ERRNO"; return 1; }
+		audit_verify "$d/audit.jsonl"
+		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
+		return 0 ;;
+	handle_zero)
+		# The run ended (on main the supervisor spun for ever, deaf to
+		# SIGTERM), every step went through, and the driver holds nothing.
+		local want=dev=0x0,mem=0x0,free_mem=0x0,free_dev=0x0,dev2=0x0,again=0x0 k got=
+		for k in dev mem free_mem free_dev dev2 again; do got="$got${got:+,}$k=$(val_of "$d" $k)"; done
+		[ "$got" = "$want" ] || { why="$got, want $want"; return 1; }
+		[ "$(stat_of "$d" gpu0.vidmem_used)" = 0 ] ||
+			{ why="the driver still holds $(stat_of "$d" gpu0.vidmem_used) bytes"; return 1; }
+		return 0 ;;
+	audit_forge)
+		# The workload reached the log and rewrote it (as on main);
+		# the chain must give it away.
+		[ "$(val_of "$d" found)" = "$d/audit.jsonl" ] && ge "$(val_of "$d" forged)" 1 ||
+			{ why="not exercised: found=$(val_of "$d" found) forged=$(val_of "$d" forged)"; return 1; }
+		head -1 "$d/audit.jsonl" | grep -q '"command":\["benign"\]' ||
+			{ why="the forged start record is not first"; return 1; }
+		audit_verify "$d/audit.jsonl"
+		[ "$verify_rc" = 1 ] && grep -q 'does not follow' <<<"$verify_err" ||
+			{ why="audit verify exit $verify_rc on the forged log: $verify_err"; return 1; }
+		return 0 ;;
+	baseline-audit_forge)
+		# Without the chain (main's log format), nothing tells the
+		# forgery apart: records numbered 0..n-1 of one sandbox, the
+		# forged start first, the supervisor's summary last.
+		[ "$(val_of "$d" forged)" -ge 1 ] 2>/dev/null || { why="not exercised"; return 1; }
+		python3 - "$d/audit.jsonl" <<'PY' 2>"$d/py-err" ||
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["seq"] for r in recs] == list(range(len(recs)))
+assert len({r["sandbox"] for r in recs}) == 1
+assert recs[0]["event"] == "start" and recs[0]["command"] == ["benign"]
+assert recs[-2]["event"] == "summary"
+PY
+			{ why="the forgery is visible without the chain: $(tail -1 "$d/py-err")"; return 1; }
+		return 0 ;;
+	audit_forge_fd)
+		# The log is out of reach: nothing found, nothing forged, and
+		# it verifies with the real command in its start record.
+		[ "$(val_of "$d" found)" = none ] && [ "$(val_of "$d" forged)" = 0 ] &&
+			[ "$(val_of "$d" fd_scan)" != "links:1" ] ||
+			{ why="the workload reached the log: $(head -1 "$d/out")"; return 1; }
+		audit_verify "$d/private/audit.jsonl"
+		[ "$verify_rc" = 0 ] && head -1 "$d/private/audit.jsonl" | grep -q '"command":\[".*audit_forge"\]' ||
+			{ why="audit verify exit $verify_rc: $verify_err"; return 1; }
+		return 0 ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
@@ -570,6 +680,8 @@ for t in "${TESTS[@]}"; do
 		run_outlive "$mode" "$name"
 	elif [ "$prog" = broker ]; then
 		run_broker "$mode" "$name"
+	elif [ "$name" = audit_forge_fd ]; then
+		run_audit_fd
 	else
 		run_case "$name" "$mode" "${argv[@]}"
 	fi
@@ -636,6 +748,21 @@ for t in "${TESTS[@]}"; do
 	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then
 		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] && pass "$name" ||
 			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-audit_hostile ]; then
+		# The fake really answers an unnamed errno, to a thread whose
+		# name is not UTF-8.
+		[ "$(val_of "$dir" alloc_errno)" = "$UNNAMED_ERRNO" ] &&
+			[ "$(val_of "$dir" comm_hex)" = fffe011b5b33316d78 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-handle_zero ]; then
+		# The fake really names the device 0: memory under parent 0 works.
+		[ "$(val_of "$dir" dev)" = 0x0 ] && [ "$(val_of "$dir" mem)" = 0x0 ] &&
+			[ "$(val_of "$dir" free_dev)" = 0x0 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then

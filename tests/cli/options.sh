@@ -57,7 +57,9 @@ expect sub-run 7 "" "$B" run --mem 1g -- sh -c 'exit 7'
 expect sub-run-no-dashdash 4 "" "$B" run sh -c 'exit 4'
 "$B" list-groups >"$T/sub" 2>&1 && "$B" --list-groups >"$T/opt" 2>&1 && cmp -s "$T/sub" "$T/opt" &&
 	grep -q '^compute (default)$' "$T/sub" && ok "sub-list-groups" || bad "sub-list-groups" "$(head -c 200 "$T/sub")"
-for w in audit agent profile; do
+# audit is a subcommand now: without its action it says which there is.
+expect sub-audit-no-action 2 "^gpusandbox audit: unknown or missing action" "$B" audit
+for w in agent profile; do
 	expect "sub-reserved-$w" 2 "^gpusandbox: '$w' is a gpusandbox subcommand that is not available in this build$" "$B" "$w"
 done
 # With -- a program of that name runs (here: one we make, on PATH).

@@ -38,6 +38,23 @@ expect_status "zero-mem-125" 125 "$B" --mem 0 -- true
 expect_status "no-command-125" 125 "$B" --mem 1g
 expect_status "unknown-option-125" 125 "$B" --bogus -- true
 expect_status "bad-audit-path-125" 125 "$B" --audit-log /nonexistent/dir/x -- true
+# --audit-fd: never a standard stream, only an open descriptor for writing,
+# not with --audit-log; the workload never holds it, and the log verifies.
+expect_status "audit-fd-stderr-125" 125 "$B" --audit-fd 2 -- true
+expect_status "audit-fd-closed-125" 125 "$B" --audit-fd 9 -- true
+grep -q "audit-fd 9" "$T/err" || bad "audit-fd-closed-message" "$(cat "$T/err")"
+expect_status "audit-fd-readonly-125" 125 sh -c 'exec "$1" --audit-fd 3 -- true 3</dev/null' sh "$B"
+expect_status "audit-fd-and-log-125" 125 sh -c 'exec "$1" --audit-log "$2" --audit-fd 3 -- true 3>/dev/null' \
+	sh "$B" "$T/both.jsonl"
+expect_status "audit-fd" 0 sh -c 'exec "$1" --audit-fd 3 -- sh -c "! ls -l /proc/self/fd/ | grep -q audit-fd.jsonl" \
+	3>>"$2"' sh "$B" "$T/audit-fd.jsonl"
+"$B" audit verify "$T/audit-fd.jsonl" >/dev/null 2>&1 && grep -q '"event":"seal"' "$T/audit-fd.jsonl" &&
+	ok "audit-fd-verifies" || bad "audit-fd-verifies" "$(head -c 300 "$T/audit-fd.jsonl")"
+expect_status "audit-log-full-125" 125 "$B" --audit-log /dev/full -- true
+grep -q "writing the audit log failed" "$T/err" || bad "audit-log-full-message" "$(cat "$T/err")"
+"$B" --audit-log "$T/mode.jsonl" -- true 2>/dev/null
+[ "$(stat -c %a "$T/mode.jsonl")" = 600 ] && ok "audit-log-mode-0600" ||
+	bad "audit-log-mode-0600" "mode $(stat -c %a "$T/mode.jsonl")"
 # The workload's own options are its own.
 expect_status "command-options" 0 "$B" -- sh -c 'test "$1" = --mem' sh --mem
 
@@ -178,8 +195,11 @@ for r in recs:
     for k in ("time", "sandbox", "seq", "event"):
         assert k in r, f"missing {k}"
     assert r["time"].endswith("Z") and "T" in r["time"] and "." in r["time"], r["time"]
-assert recs[0]["event"] == "start" and recs[-1]["event"] == "summary", [r["event"] for r in recs]
-s = recs[-1]
+# The seal closes the chain; the summary comes just before it.
+assert recs[0]["event"] == "start" and [r["event"] for r in recs[-2:]] == ["summary", "seal"], \
+    [r["event"] for r in recs]
+assert [r["seq"] for r in recs] == list(range(len(recs))), "seq not 0, 1, 2, ..."
+s = recs[-2]
 assert "peak" in s and "0" in s["peak"], "summary without peak per GPU"
 assert str(s["exit_status"]) == want_exit, f"exit_status {s['exit_status']}"
 assert str(s["signal"]) == want_sig, f"signal {s['signal']}"
@@ -247,7 +267,9 @@ python3 -c 'import json,sys; r = json.loads(open(sys.argv[1]).readline()); sys.e
 	"$T/m.jsonl" && ok "managed-in-start-record" || bad "managed-in-start-record" "$(head -c 300 "$T/m.jsonl")"
 
 # Every long option in --help is documented in the man page and vice versa.
-help_opts=$("$B" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u)
+# (The usage lines of other subcommands, e.g. audit verify --head, are
+# documented in SUBCOMMANDS, not OPTIONS.)
+help_opts=$("$B" --help | grep -vE '^(Usage:|  +)? *gpusandbox [a-z]' | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\.(B|BI|BR) ' |
 	grep -oE '\\-\\-[a-z\\-]+' | sed -e 's/\\-/-/g' | sort -u)
 if [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man"; else
@@ -287,7 +309,7 @@ for r in d:
 deny = [r for r in d if r["verdict"] == "deny"]
 assert deny and all(r["nv_status"] == "0x51" for r in deny), "no deny with 0x51"
 assert all(r["usage_after"] <= r["quota"] for r in d), "usage over quota"
-s = recs[-1]
+s = recs[-2]
 assert s["event"] == "summary" and 0 < s["peak"]["0"] <= 1 << 30, s
 PY
 	then ok "audit-decision-fields"; else bad "audit-decision-fields" "$(tail -1 "$T/err")"; fi

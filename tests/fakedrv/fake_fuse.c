@@ -330,6 +330,9 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
  * "close, then read stats" ordered even when a process dies with many files
  * open. */
 #define FAKE_MAX_BACKGROUND 4096u
+/* The largest errno the kernel takes from a FUSE reply (fuse_dev_do_write
+ * refuses -512 and below). */
+#define FAKE_MAX_ERRNO 511u
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -391,8 +394,8 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
-		"          [--fail-disable-after N] [--driver-version V] [--die-with-parent] [-d]\n"
-		"          MOUNTPOINT\n"
+		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
+		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
@@ -400,6 +403,8 @@ static void usage(FILE *f, const char *prog)
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
 		"  --driver-version V  the version CHECK_VERSION_STR answers (default %s)\n"
 		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
+		"  --alloc-errno N  every video memory RM_ALLOC fails with errno N (1-511)\n"
+		"  --handle-zero  a handle the fake picks is 0 while 0 is free\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    a driver without VID_HEAP_CONTROL's EGM bit (535, 595)\n"
 		"  -d          FUSE debug output\n"
@@ -410,7 +415,7 @@ static void usage(FILE *f, const char *prog)
 int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
-	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM };
+	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -421,6 +426,8 @@ int main(int argc, char **argv)
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "driver-version", required_argument, NULL, OPT_DRIVER_VERSION },
 		{ "reverse-instances", no_argument, NULL, OPT_REVERSE_INSTANCES },
+		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
+		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -471,6 +478,16 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REVERSE_INSTANCES:
 			cfg.reverse_instances = true;
+			break;
+		case OPT_ALLOC_ERRNO:
+			/* FUSE passes errors below 512 to the caller. */
+			if (parse_uint(optarg, FAKE_MAX_ERRNO, &cfg.alloc_errno) || !cfg.alloc_errno) {
+				fprintf(stderr, "gs-fakedrv: bad --alloc-errno '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_HANDLE_ZERO:
+			cfg.handle_zero = true;
 			break;
 		case 'f':
 			break;  /* always in the foreground */

@@ -193,6 +193,12 @@ static bool handle_in_use(struct client *c, nv_handle_t h)
 static nv_handle_t pick_handle(struct client *c)
 {
 	nv_handle_t h;
+
+	/* Fault injection (--handle-zero): RM never picks 0, but a handle is
+	 * the driver's answer, and 0 is a value the supervisor's ledger once
+	 * took for "no parent" (issue #17 item 12: an endless loop). */
+	if (fake_st.cfg.handle_zero && !handle_in_use(c, 0))
+		return 0;
 	do
 		h = FAKE_OBJECT_HANDLE_BASE + c->next_handle++;
 	while (handle_in_use(c, h));
@@ -518,6 +524,12 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	memcpy(&a, buf, os64 ? sizeof(a) : offsetof(struct nvos21, params_size));
 	if (!who->ctl && !is_event_class(a.h_class))
 		return -EINVAL;
+	/* Fault injection (--alloc-errno): a driver that fails the call with
+	 * an errno, possibly one the C library has no name for (the
+	 * supervisor once crashed on those, issue #17 item 12). */
+	if (fake_st.cfg.alloc_errno && class_lookup(a.h_class) &&
+	    class_lookup(a.h_class)->kind == K_VIDMEM)
+		return -(int)fake_st.cfg.alloc_errno;
 
 	nv_status_t st = NV_OK;
 	uint8_t params[FAKE_MAX_ALLOC_PARAMS];

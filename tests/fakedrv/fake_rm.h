@@ -133,6 +133,8 @@ struct fake_config {
 	 * bit set is placed by its location alone, as video memory (issue
 	 * #17 item 7). Without this the fake is 550-590, which honours it. */
 	bool     no_egm;
+	unsigned alloc_errno;        /* >0: video memory RM_ALLOCs fail with this errno */
+	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
 };
 
 /* The device instance of GPU g, and the GPU of instance i (or -1). */

@@ -8,11 +8,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Larger than any input the target accepts, so a cut is never silent. */
 #define REPLAY_MAX_BYTES ((2u << 20) + 1)
+/* A target that loops on an input is a failure too: SIGALRM ends the
+ * replay without its summary line, which the runner counts as failed. */
+#define REPLAY_TIMEOUT_S 10
 
 int main(int argc, char **argv)
 {
@@ -32,7 +36,9 @@ int main(int argc, char **argv)
 		}
 		n = fread(buf, 1, REPLAY_MAX_BYTES, f);
 		fclose(f);
+		alarm(REPLAY_TIMEOUT_S);
 		LLVMFuzzerTestOneInput(buf, n);
+		alarm(0);
 		printf("PASS %s\n", argv[i]);
 		passed++;
 	}

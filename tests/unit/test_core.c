@@ -476,6 +476,36 @@ static void test_ledger_channels(void)
 	ledger_fini(&l);
 }
 
+/* Handle 0 is a handle like any other (issue #17 item 12): it was the
+ * ledger's "no parent", so freeing an object 0 left it and a dangling child
+ * behind, the free list cycled, and the next free of the client looped for
+ * ever. The alarm turns such a loop into a failure instead of a hung run. */
+#define HANG_ALARM_S 5
+static void test_ledger_handle_zero(void)
+{
+	struct ledger l;
+	const uint32_t C = 0xc1d00001u;
+
+	alarm(HANG_ALARM_S);
+	CHECK(ledger_init(&l) == 0);
+	CHECK(ledger_note_client(&l, C, -1) == 1);
+	CHECK(ledger_add(&l, C, C, 0, RM_CLASS_DEVICE, 0x80, 0, 0) == 0);
+	CHECK(ledger_add(&l, C, 0, 1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 64 * MiB) == 0);
+	CHECK(ledger_used(&l, 0) == 64 * MiB && ledger_gpu_of(&l, C, 1) == 0);
+	ledger_free(&l, C, 0, NULL);
+	CHECK(!ledger_has(&l, C, 0) && !ledger_has(&l, C, 1));
+	CHECK(ledger_used(&l, 0) == 0 && ledger_live_objects(&l) == 1);
+	/* Parent 0 no longer exists: a parentless object. */
+	CHECK(ledger_add(&l, C, 0, 2, RM_CLASS_OTHER, 0, LEDGER_NO_GPU, 0) == 0);
+	ledger_free(&l, C, 0, NULL);
+	CHECK(ledger_add(&l, C, C, 3, RM_CLASS_OTHER, 0, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_add(&l, C, 3, 4, RM_CLASS_OTHER, 0, LEDGER_NO_GPU, 0) == 0);
+	ledger_free(&l, C, C, NULL);
+	CHECK(ledger_live_objects(&l) == 1 && ledger_has(&l, C, 2));
+	ledger_fini(&l);
+	alarm(0);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -489,6 +519,7 @@ int main(void)
 	test_ledger_bind_client();
 	test_ledger_files();
 	test_ledger_channels();
+	test_ledger_handle_zero();
 	test_sm_decisions();
 	test_sm_convergence();
 	return check_summary();

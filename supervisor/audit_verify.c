@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * audit_verify.c - `gpusandbox audit verify [--head HASH]... FILE...`.
+ *
+ * Checks every sandbox's hash chain in the given logs (read in the order
+ * given, as one stream, so a rotated log is checked across its files):
+ * each line a strict JSON object in valid UTF-8; its "hash" the SHA-256 of
+ * its own text up to that key; its "seq" one more than the sandbox's
+ * record before it and its "prev" that record's hash; the first record of
+ * a sandbox numbered 0 with no predecessor; nothing after the "seal"; and
+ * a seal at the end. Every problem is reported with its file, line,
+ * sandbox and record, and the reading goes on from the record found, so
+ * one edit gives one message, not a cascade.
+ *
+ * What the chain cannot show, a log rewritten whole with a new valid
+ * chain, --head catches: the seal's hash that the supervisor printed on
+ * stderr when it closed the log.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "audit_verify.h"
+#include "sha256.h"
+#include "utf8.h"
+
+#define SANDBOX_MAX 64
+#define MAX_HEADS 16
+/* ,"hash":"<64 hex>"} closes every record. */
+#define HASH_KEY ",\"hash\":\""
+#define HASH_KEY_LEN (sizeof(HASH_KEY) - 1)
+#define HASH_HEX_LEN (GS_SHA256_HEX - 1)
+#define SUFFIX_LEN (HASH_KEY_LEN + HASH_HEX_LEN + 2)   /* the closing "} */
+
+struct chain {
+	char     sandbox[SANDBOX_MAX + 1];
+	uint64_t next_seq;
+	char     prev[GS_SHA256_HEX];
+	bool     sealed;
+	const char *file;      /* where its last record was */
+	unsigned long line;
+};
+
+struct verifier {
+	struct chain *chains;
+	size_t        n, cap;
+	/* Open-addressing index over chains by sandbox id: a hostile log may
+	 * hold any number of sandboxes, and a linear search per record would
+	 * make it quadratic. */
+	uint32_t     *index;      /* chain number + 1; 0 empty */
+	size_t        index_cap;  /* a power of two, over twice n */
+	unsigned long problems, records;
+	const char   *file;
+	unsigned long line;
+};
+
+/* The fields of one record that the chain needs. */
+struct record {
+	const char *sandbox, *prev, *event;
+	char        hash[GS_SHA256_HEX];
+	uint64_t    seq;
+	bool        has_records;
+	uint64_t    records;    /* the seal's count */
+	int64_t     schema;     /* 0: absent */
+};
+
+static const char usage_text[] =
+	"Usage: gpusandbox audit verify [--head HASH]... FILE...\n"
+	"Check the hash chain of every sandbox in the audit logs FILE... (read in\n"
+	"order, as one log): no record edited, inserted, deleted, reordered or\n"
+	"forged, and each chain sealed. --head HASH also requires a sandbox whose\n"
+	"seal has that hash (the one gpusandbox printed when it closed the log),\n"
+	"which a log rewritten whole cannot match.\n"
+	"Exit status: 0 verified, 1 a chain does not verify, 2 usage or I/O error.\n";
+
+static void problem(struct verifier *v, const char *sandbox, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct verifier *v, const char *sandbox, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%lu: ", v->file, v->line);
+	if (sandbox)
+		fprintf(stderr, "sandbox %s: ", sandbox);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	v->problems++;
+}
+
+static bool is_hex(const char *s, size_t len)
+{
+	return strspn(s, "0123456789abcdef") >= len;
+}
+
+/* Names we print (a sandbox id, an event) are plain words: a hostile log
+ * must not put terminal controls into the messages. */
+static bool is_word(const char *s)
+{
+	return s[0] && !s[strspn(s, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-")];
+}
+
+#define FNV_OFFSET 2166136261u
+#define FNV_PRIME 16777619u
+#define INDEX_INITIAL 16u
+
+static size_t slot_of(const struct verifier *v, const char *sandbox)
+{
+	uint32_t h = FNV_OFFSET;
+
+	for (const char *p = sandbox; *p; p++)
+		h = (h ^ (uint8_t)*p) * FNV_PRIME;
+	for (size_t i = h & (v->index_cap - 1);; i = (i + 1) & (v->index_cap - 1))
+		if (!v->index[i] || strcmp(v->chains[v->index[i] - 1].sandbox, sandbox) == 0)
+			return i;
+}
+
+static int index_grow(struct verifier *v)
+{
+	size_t cap = v->index_cap ? v->index_cap * 2 : INDEX_INITIAL;
+	uint32_t *old = v->index;
+	size_t old_cap = v->index_cap;
+
+	v->index = calloc(cap, sizeof(*v->index));
+	if (!v->index) {
+		v->index = old;
+		return -1;
+	}
+	v->index_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			v->index[slot_of(v, v->chains[old[i] - 1].sandbox)] = old[i];
+	free(old);
+	return 0;
+}
+
+static struct chain *chain_of(struct verifier *v, const char *sandbox)
+{
+	size_t slot;
+
+	if ((v->n + 1) * 2 > v->index_cap && index_grow(v) < 0)
+		return NULL;
+	slot = slot_of(v, sandbox);
+	if (v->index[slot])
+		return &v->chains[v->index[slot] - 1];
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : INDEX_INITIAL;
+		struct chain *c = realloc(v->chains, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		v->chains = c;
+		v->cap = cap;
+	}
+	memset(&v->chains[v->n], 0, sizeof(v->chains[0]));
+	snprintf(v->chains[v->n].sandbox, sizeof(v->chains[0].sandbox), "%s", sandbox);
+	v->index[slot] = (uint32_t)++v->n;
+	return &v->chains[v->n - 1];
+}
+
+/* The record's own hash against its text: the suffix must be the last
+ * thing on the line, and the SHA-256 of everything before it, closed with
+ * "}", must be what it says. */
+static bool hash_matches(const char *text, size_t len, char claimed[GS_SHA256_HEX])
+{
+	struct gs_sha256 s;
+	uint8_t d[GS_SHA256_BYTES];
+	char hex[GS_SHA256_HEX];
+	size_t body = len - SUFFIX_LEN;
+
+	if (len <= SUFFIX_LEN || memcmp(text + body, HASH_KEY, HASH_KEY_LEN) != 0 ||
+	    memcmp(text + len - 2, "\"}", 2) != 0 || !is_hex(text + body + HASH_KEY_LEN, HASH_HEX_LEN))
+		return false;
+	memcpy(claimed, text + body + HASH_KEY_LEN, HASH_HEX_LEN);
+	claimed[HASH_HEX_LEN] = '\0';
+	gs_sha256_init(&s);
+	gs_sha256_update(&s, text, body);
+	gs_sha256_update(&s, "}", 1);
+	gs_sha256_final(&s, d);
+	for (unsigned i = 0; i < GS_SHA256_BYTES; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	return strcmp(hex, claimed) == 0;
+}
+
+static const char *string_field(json_object *o, const char *key)
+{
+	json_object *f;
+
+	return json_object_object_get_ex(o, key, &f) && json_object_is_type(f, json_type_string)
+	               ? json_object_get_string(f)
+	               : NULL;
+}
+
+static bool u64_field(json_object *o, const char *key, uint64_t *out)
+{
+	json_object *f;
+
+	if (!json_object_object_get_ex(o, key, &f) || !json_object_is_type(f, json_type_int))
+		return false;
+	errno = 0;
+	*out = json_object_get_uint64(f);
+	return errno == 0 && json_object_get_int64(f) >= 0;
+}
+
+/* Reads the chain's fields; says which is missing or malformed. */
+static const char *read_fields(json_object *o, struct record *r)
+{
+	uint64_t schema = 0;
+
+	r->sandbox = string_field(o, "sandbox");
+	r->prev = string_field(o, "prev");
+	r->event = string_field(o, "event");
+	if (!r->sandbox || !is_word(r->sandbox) || strlen(r->sandbox) > SANDBOX_MAX) {
+		r->sandbox = NULL;
+		return "no \"sandbox\" (or not a sandbox id)";
+	}
+	if (!u64_field(o, "seq", &r->seq))
+		return "no \"seq\" number";
+	if (!r->prev || strlen(r->prev) != HASH_HEX_LEN || !is_hex(r->prev, HASH_HEX_LEN))
+		return "no \"prev\" hash";
+	if (!r->event || !is_word(r->event))
+		return "no \"event\" (or not a word)";
+	r->has_records = u64_field(o, "records", &r->records);
+	r->schema = u64_field(o, "schema", &schema) ? (int64_t)schema : 0;
+	return NULL;
+}
+
+/* One parsed, self-consistent record against its sandbox's chain. */
+static void check_chain(struct verifier *v, const struct record *r)
+{
+	struct chain *c = chain_of(v, r->sandbox);
+	static const char zeros[GS_SHA256_HEX] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+	if (!c) {
+		problem(v, r->sandbox, "out of memory");
+		return;
+	}
+	if (!c->file && (r->seq != 0 || strcmp(r->prev, zeros) != 0))
+		problem(v, r->sandbox, "the first record found is record %llu: %s",
+		        (unsigned long long)r->seq,
+		        "the records before it are missing (deleted or the log truncated at its start)");
+	else if (c->sealed)
+		problem(v, r->sandbox, "record %llu (%s) after the seal: added later",
+		        (unsigned long long)r->seq, r->event);
+	else if (c->file && r->seq != c->next_seq)
+		problem(v, r->sandbox, "record %llu where record %llu should be: %s",
+		        (unsigned long long)r->seq, (unsigned long long)c->next_seq,
+		        r->seq > c->next_seq ? "records deleted" : "a record inserted, repeated or reordered");
+	else if (c->file && strcmp(r->prev, c->prev) != 0)
+		problem(v, r->sandbox, "record %llu does not follow record %llu (its \"prev\" is another "
+		        "hash): inserted, reordered or forged", (unsigned long long)r->seq,
+		        (unsigned long long)r->seq - 1);
+	if (r->schema > GS_AUDIT_SCHEMA)
+		problem(v, r->sandbox, "record %llu: schema %lld is newer than this gpusandbox reads (%d)",
+		        (unsigned long long)r->seq, (long long)r->schema, GS_AUDIT_SCHEMA);
+	if (strcmp(r->event, "seal") == 0 && (!r->has_records || r->records != r->seq))
+		problem(v, r->sandbox, "seal at record %llu counts %s records", (unsigned long long)r->seq,
+		        r->has_records ? "another number of" : "no");
+	/* Go on from this record: one problem, one message. */
+	c->next_seq = r->seq + 1;
+	memcpy(c->prev, r->hash, sizeof(c->prev));
+	c->sealed = c->sealed || strcmp(r->event, "seal") == 0;
+	c->file = v->file;
+	c->line = v->line;
+}
+
+static void verify_line(struct verifier *v, json_tokener *tok, const char *text, size_t len)
+{
+	struct record r = { 0 };
+	json_object *o;
+	const char *why;
+	bool intact;
+
+	if (!gs_utf8_valid(text, len)) {
+		problem(v, NULL, "not valid UTF-8");
+		return;
+	}
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    (size_t)json_tokener_get_parse_end(tok) != len || !json_object_is_type(o, json_type_object)) {
+		problem(v, NULL, "not a JSON record%s", len && text[len - 1] != '}' ? " (cut short)" : "");
+		json_object_put(o);
+		return;
+	}
+	v->records++;
+	why = read_fields(o, &r);
+	if (why) {
+		problem(v, r.sandbox, "%s", why);
+		json_object_put(o);
+		return;
+	}
+	intact = hash_matches(text, len, r.hash);
+	if (!intact)
+		problem(v, r.sandbox, "record %llu (%s): its hash does not match its text: edited or forged",
+		        (unsigned long long)r.seq, r.event);
+	if (intact || r.hash[0])
+		check_chain(v, &r);
+	json_object_put(o);
+}
+
+static int verify_file(struct verifier *v, const char *path, json_tokener *tok)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f) {
+		fprintf(stderr, "gpusandbox audit verify: cannot open '%s': %m\n", path);
+		return -1;
+	}
+	v->file = path;
+	v->line = 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		v->line++;
+		if (line[n - 1] != '\n') {
+			problem(v, NULL, "the last line has no end: the log was cut short");
+			continue;
+		}
+		verify_line(v, tok, line, (size_t)n - 1);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Every chain sealed, every --head a seal; prints the chains. */
+static void check_ends(struct verifier *v, char *const *heads, unsigned n_heads)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		const struct chain *c = &v->chains[i];
+		if (!c->sealed) {
+			v->file = c->file;
+			v->line = c->line;
+			problem(v, c->sandbox, "no seal after record %llu: the log was truncated, or its "
+			        "supervisor killed", (unsigned long long)c->next_seq - 1);
+			continue;
+		}
+		printf("sandbox %s: %llu records, sealed, last hash %s\n", c->sandbox,
+		       (unsigned long long)c->next_seq, c->prev);
+	}
+	for (unsigned h = 0; h < n_heads; h++) {
+		bool found = false;
+		for (size_t i = 0; i < v->n && !found; i++)
+			found = v->chains[i].sealed && strcmp(v->chains[i].prev, heads[h]) == 0;
+		if (!found) {
+			fprintf(stderr, "gpusandbox audit verify: no sandbox is sealed with hash %s\n", heads[h]);
+			v->problems++;
+		}
+	}
+}
+
+static int verify(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "head", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *heads[MAX_HEADS];
+	unsigned n_heads = 0;
+	struct verifier v = { 0 };
+	json_tokener *tok;
+	int c, rc = GS_AUDIT_VERIFIED;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (c != 'H' || n_heads == MAX_HEADS || strlen(optarg) != HASH_HEX_LEN ||
+		    !is_hex(optarg, HASH_HEX_LEN)) {
+			fprintf(stderr, "gpusandbox audit verify: bad option or --head (64 lower-case hex "
+			                "digits, at most %d)\n%s", MAX_HEADS, usage_text);
+			return GS_AUDIT_USAGE;
+		}
+		heads[n_heads++] = optarg;
+	}
+	if (optind >= argc) {
+		fputs(usage_text, stderr);
+		return GS_AUDIT_USAGE;
+	}
+	tok = json_tokener_new();
+	if (!tok)
+		return GS_AUDIT_USAGE;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	for (int i = optind; i < argc && rc == GS_AUDIT_VERIFIED; i++)
+		if (verify_file(&v, argv[i], tok) < 0)
+			rc = GS_AUDIT_USAGE;
+	json_tokener_free(tok);
+	if (rc == GS_AUDIT_VERIFIED) {
+		if (!v.records) {
+			fprintf(stderr, "gpusandbox audit verify: no records\n");
+			v.problems++;
+		}
+		check_ends(&v, heads, n_heads);
+		rc = v.problems ? GS_AUDIT_BROKEN : GS_AUDIT_VERIFIED;
+		if (v.problems)
+			fprintf(stderr, "gpusandbox audit verify: %lu problem%s: the log is not intact\n",
+			        v.problems, v.problems == 1 ? "" : "s");
+		else
+			printf("verified: %zu sandbox%s, %lu records\n", v.n, v.n == 1 ? "" : "es", v.records);
+	}
+	free(v.chains);
+	free(v.index);
+	return rc;
+}
+
+int gs_audit_command(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
+		return verify(argc - 1, argv + 1);
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	fprintf(stderr, "gpusandbox audit: unknown or missing action%s%s (the one there is: verify)\n%s",
+	        argc >= 2 ? " " : "", argc >= 2 ? argv[1] : "", usage_text);
+	return GS_AUDIT_USAGE;
+}

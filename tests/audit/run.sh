@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/audit/run.sh [NAME...] - the audit log's hash chain (issue #17
+# item 6) against `gpusandbox audit verify`.
+#
+# Makes real logs with the fake driver: two sandboxes one after the other
+# and two at once, all appending to one file (their records interleave).
+# The untouched log must verify (exit 0) and --head must accept the hash
+# gpusandbox printed; then each mutation of tamper.py (an edit, an edit
+# with its hash recomputed, a deletion, a duplicate, a swap, a forged
+# record chained to its predecessor, a truncation, a line cut short,
+# bytes that are not UTF-8, a record after the seal) must make verify exit
+# 1 with a message naming the problem. A complete forged sandbox of the
+# forger's own is what the chain cannot see: it verifies, and only --head
+# (the printed hash of the real sandbox's seal) pins the real one; that
+# limit is asserted too, so the documentation cannot drift from it.
+#
+# Builds nothing: run `make` first. Output: PASS/FAIL per case, then
+# "N passed, M failed". Environment: GPUSANDBOX, WITH_FAKE, GS_AUDIT_KEEP.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+
+GPUSANDBOX=${GPUSANDBOX:-build/gpusandbox}
+WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
+ADV=build/tests/adv
+FAKE_VIDMEM=16g
+TAMPER=tests/audit/tamper.py
+
+. tests/lib/harness.sh
+harness_tmpdir "${GS_AUDIT_KEEP:-}" gs-audit
+
+# name | verify's exit status | a phrase its message must hold
+TESTS=(
+	"intact|0|verified: 4 sandboxes"
+	"edit|1|its hash does not match its text"
+	"edit-rehash|1|does not follow"
+	"delete|1|records deleted"
+	"delete-first|1|the records before it are missing"
+	"duplicate|1|inserted, repeated or reordered"
+	"swap|1|record 1 where record 3 should be"
+	"insert-forged|1|inserted, repeated or reordered"
+	"truncate-seal|1|no seal after record"
+	"cut-line|1|cut short"
+	"bad-utf8|1|not valid UTF-8"
+	"after-seal|1|after the seal"
+	"forged-sandbox|0|verified: 5 sandboxes"
+)
+
+harness_probe_or_skip "$@"
+
+# ---- the logs ------------------------------------------------------------------
+log=$tmp/audit.jsonl
+sandboxed() { # stderr file, then the workload
+	local err=$1
+	shift
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$log" -- "$@" \
+		>/dev/null 2>"$err"
+}
+sandboxed "$tmp/err1" "$ADV/dup_free" && sandboxed "$tmp/err2" "$ADV/race_size" size &&
+	{ sandboxed "$tmp/err3" "$ADV/dup_free" & sandboxed "$tmp/err4" "$ADV/channels"; wait $!; }
+made=$?
+head_hash=$(sed -n 's/.*audit log sealed: .* last hash \([0-9a-f]\{64\}\)$/\1/p' "$tmp/err1")
+if [ "$made" != 0 ] || [ -z "$head_hash" ] || [ "$(grep -c '"event":"seal"' "$log")" != 4 ]; then
+	fail "make-logs" "runs failed (exit $made) or not 4 seals: $(tail -c 300 "$tmp"/err* | tr '\n' ' ')"
+	harness_summary
+	exit 1
+fi
+pass "make-logs"
+
+verify() { # file [--head HASH]: sets $vrc and $vout
+	vout=$("$GPUSANDBOX" audit verify "${@:2}" "$1" 2>&1)
+	vrc=$?
+}
+
+# ---- each mutation -------------------------------------------------------------
+for t in "${TESTS[@]}"; do
+	IFS='|' read -r name want phrase <<<"$t"
+	selected "$name" "$@" || continue
+	f=$tmp/$name.jsonl
+	if [ "$name" = intact ]; then
+		cp "$log" "$f"
+	elif ! python3 "$TAMPER" "$name" "$log" "$f" 2>"$tmp/tamper.err"; then
+		fail "$name" "tamper.py: $(tail -1 "$tmp/tamper.err")"
+		continue
+	fi
+	# The mutation must have changed the log (a no-op proves nothing).
+	if [ "$name" != intact ] && cmp -s "$log" "$f"; then
+		fail "$name" "the mutation left the log unchanged"
+		continue
+	fi
+	verify "$f"
+	if [ "$vrc" = "$want" ] && grep -qF -- "$phrase" <<<"$vout"; then
+		pass "$name"
+	else
+		fail "$name" "verify exit $vrc (want $want), output: $(tr '\n' ' ' <<<"$vout" | tail -c 400)"
+	fi
+done
+
+# ---- --head: the printed hash pins the real sandbox ----------------------------
+if selected head "$@"; then
+	verify "$log" --head "$head_hash"
+	good=$vrc
+	verify "$log" --head "$(printf '%064d' 0)"
+	[ "$good" = 0 ] && [ "$vrc" = 1 ] && grep -q 'no sandbox is sealed with hash' <<<"$vout" &&
+		pass head || fail head "--head printed hash: exit $good; --head zeros: exit $vrc"
+	# A rewrite without the real sandbox (the forger's own in its place).
+	python3 "$TAMPER" forged-sandbox /dev/stdin "$tmp/only-forged.jsonl" \
+		< <(grep -v "$(sed -n '1s/.*"sandbox":"\([0-9a-f]*\)".*/\1/p' "$log")" "$log")
+	verify "$tmp/only-forged.jsonl" --head "$head_hash"
+	[ "$vrc" = 1 ] && pass head-rewrite || fail head-rewrite "a log without the real sandbox passed --head"
+fi
+
+# ---- usage ---------------------------------------------------------------------
+if selected usage "$@"; then
+	"$GPUSANDBOX" audit verify >/dev/null 2>&1; a=$?
+	"$GPUSANDBOX" audit verify "$tmp/does-not-exist" >/dev/null 2>&1; b=$?
+	"$GPUSANDBOX" audit verify --head xyz "$log" >/dev/null 2>&1; c=$?
+	: >"$tmp/empty.jsonl"
+	"$GPUSANDBOX" audit verify "$tmp/empty.jsonl" >/dev/null 2>&1; d=$?
+	"$GPUSANDBOX" audit frobnicate >/dev/null 2>&1; e=$?
+	[ "$a$b$c$d$e" = 22212 ] && pass usage || fail usage "exits $a $b $c $d $e, want 2 2 2 1 2"
+fi
+
+harness_summary
