@@ -192,7 +192,8 @@ static void catch_signals(const sigset_t *set)
 			(void)sigaction(sig, &sa, NULL);
 }
 
-static _Noreturn void run_command(const struct init_ctx *ctx, const sigset_t *caught)
+static _Noreturn void run_command(const struct init_ctx *ctx, char *const *argv,
+                                  const sigset_t *caught)
 {
 	struct gs_error err = { 0 };
 	sigset_t none;
@@ -206,8 +207,8 @@ static _Noreturn void run_command(const struct init_ctx *ctx, const sigset_t *ca
 	/* Its credentials tell the supervisor COMMAND's pid in its own PID
 	 * namespace (SO_PASSCRED; the kernel translates and vouches). */
 	(void)send(ctx->sock, &(char){ EXEC_BYTE }, 1, MSG_NOSIGNAL);
-	execvp(ctx->spec->argv[0], ctx->spec->argv);
-	gs_fail(&err, errno, "cannot run '%s'", ctx->spec->argv[0]);
+	execvp(argv[0], argv);
+	gs_fail(&err, errno, "cannot run '%s'", argv[0]);
 	report_and_exit(ctx->sock, STEP_EXEC, &err,
 	                errno == ENOENT ? GS_EXIT_NOT_FOUND : GS_EXIT_CANNOT_EXEC);
 }
@@ -232,6 +233,32 @@ static int serve_until_exit(pid_t command, const sigset_t *caught)
 	}
 }
 
+/* COMMAND's argv, copied out of the command line that blank_own_args
+ * clears (COMMAND's strings are part of it). NULL if out of memory. */
+static char **copy_command(char *const *argv)
+{
+	size_t n = 0;
+	char **copy;
+
+	while (argv[n])
+		n++;
+	copy = calloc(n + 1, sizeof(*copy));
+	for (size_t i = 0; copy && i < n; i++)
+		if (!(copy[i] = strdup(argv[i])))
+			return NULL;
+	return copy;
+}
+
+/* The init keeps gpusandbox's command line in memory (it is a clone), and
+ * every task of the sandbox may read /proc/1/cmdline: blank it, so that the
+ * workload cannot learn the options it was started with (the audit log's
+ * path, the policy file). Done before the workload exists. */
+static void blank_own_args(const struct gs_launch_spec *spec)
+{
+	if (spec->own_args)
+		memset(spec->own_args, 0, spec->own_args_len);
+}
+
 static _Noreturn void init_main(const struct init_ctx *ctx)
 {
 	struct gs_error err = { 0 };
@@ -247,6 +274,12 @@ static _Noreturn void init_main(const struct init_ctx *ctx)
 	sigaddset(&caught, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &caught, NULL);
 	catch_signals(&caught);
+	char **argv = copy_command(ctx->spec->argv);
+	if (!argv) {
+		gs_fail(&err, ENOMEM, "copying the command line");
+		report_and_exit(ctx->sock, STEP_FORK, &err, GS_EXIT_ERROR);
+	}
+	blank_own_args(ctx->spec);
 	init_setup(ctx);
 	command = fork();
 	if (command < 0) {
@@ -254,7 +287,7 @@ static _Noreturn void init_main(const struct init_ctx *ctx)
 		report_and_exit(ctx->sock, STEP_FORK, &err, GS_EXIT_ERROR);
 	}
 	if (command == 0)
-		run_command(ctx, &caught);
+		run_command(ctx, argv, &caught);
 	/* COMMAND's end (closed by exec) is what tells the supervisor that
 	 * exec worked; ours must not keep it open. */
 	close(ctx->sock);

@@ -20,6 +20,13 @@ struct gs_launch_spec {
 	const struct gs_contain     *contain;
 	const int                   *forwarded;  /* signals the init passes on */
 	size_t                       n_forwarded;
+	/* gpusandbox's own command line (its argv strings, contiguous in
+	 * memory): the init is a copy of the supervisor, and its
+	 * /proc/PID/cmdline, which anyone in the sandbox can read, would
+	 * show the options (the audit log's path among them). The init
+	 * blanks it before the workload exists. NULL: nothing to blank. */
+	char                        *own_args;
+	size_t                       own_args_len;
 };
 
 struct gs_child {

@@ -495,6 +495,9 @@ int main(int argc, char **argv)
 	int sfd, code = GS_EXIT_ERROR, status = 0;
 	bool child_done = false, no_device;
 
+	/* Our command line's strings, for the init to blank (launch.h). */
+	spec.own_args = argv[0];
+	spec.own_args_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
 	gs_subcommand_dispatch(&argc, &argv);
 	/* Before anything else reads the environment or the workload exists. */
 	gs_driver_nodes_init();

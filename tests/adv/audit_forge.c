@@ -14,7 +14,13 @@
  * supervisor computes it. Then it allocates again, so the supervisor
  * writes after the forgery.
  *
- * Prints found= (the path, or none), fd_scan= (what /proc/PPID/fd
+ * With an argument, that path is the workload's guess, tried when the
+ * command line gives nothing away (the init blanks it since the PID
+ * namespace came: the forgery is then tried on a guessed path, as a workload
+ * that knows where logs go would).
+ *
+ * Prints found= (the path, or none), found_by= (cmdline, guess or none),
+ * fd_scan= (what /proc/PPID/fd
  * answered), forged= (records written), alloc1= alloc2= and SUMMARY.
  * Judged by run.sh with `gpusandbox audit verify`, not by its own word.
  */
@@ -165,7 +171,7 @@ static int forge(const char *path)
 	return (int)last + 1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct rmc_session s;
 	struct adv_tally t = { 0 };
@@ -177,13 +183,20 @@ int main(void)
 	adv_session_or_die(&s, -1, "audit_forge");
 	a1 = adv_alloc_rm(&s, NULL, rmc_next_handle(&s), CHUNK);
 	adv_count(&t, a1);
+	const char *found_by = "none";
 	path_from_cmdline(ppid, path, sizeof(path));
+	if (path[0])
+		found_by = "cmdline";
+	else if (argc > 1 && access(argv[1], F_OK) == 0) {
+		snprintf(path, sizeof(path), "%s", argv[1]);
+		found_by = "guess";
+	}
 	if (path[0])
 		forged = forge(path);
 	a2 = adv_alloc_rm(&s, NULL, rmc_next_handle(&s), CHUNK);
 	adv_count(&t, a2);
-	printf("found=%s fd_scan=%s forged=%d alloc1=0x%x alloc2=0x%x\n", path[0] ? path : "none",
-	       scan_parent_fds(ppid), forged, a1, a2);
+	printf("found=%s found_by=%s fd_scan=%s forged=%d alloc1=0x%x alloc2=0x%x\n",
+	       path[0] ? path : "none", found_by, scan_parent_fds(ppid), forged, a1, a2);
 	adv_print_summary(&t);
 	return 0;
 }

@@ -80,7 +80,8 @@ TESTS=(
 	"per_gpu|sandbox|per_gpu"
 	"per_gpu:ordered|sandbox|per_gpu"
 	"audit_hostile|sandbox|audit_hostile"
-	"audit_forge|sandbox|audit_forge"
+	"audit_forge|sandbox|audit_forge guess"
+	"audit_path_hidden|sandbox|audit_forge"
 	"audit_forge_fd|sandbox|audit_forge"
 	"handle_zero|sandbox|handle_zero"
 	"baseline-race_size:size|bare|race_size size"
@@ -99,7 +100,7 @@ TESTS=(
 	"baseline-broker|bare|broker"
 	"baseline-vidheap_egm|bare|vidheap egm"
 	"baseline-audit_hostile|bare|audit_hostile"
-	"baseline-audit_forge|sandbox|audit_forge"
+	"baseline-audit_forge|sandbox|audit_forge guess"
 	"baseline-handle_zero|bare|handle_zero"
 )
 # audit_hostile's fake fails video memory allocations with an errno the C
@@ -193,6 +194,8 @@ run_case() {
 	# own_driver talks to a look-alike driver mounted beside the fake
 	# (with-lookalike), which gpusandbox must not take for the driver.
 	local wrap=()
+	# audit_forge guess: the workload guesses where its log is.
+	[ "$prog" = audit_forge ] && [ "${1:-}" = guess ] && set -- "$d/audit.jsonl"
 	if [ "$prog" = own_driver ]; then
 		wrap=(tests/adv/with-lookalike "$d/lookalike" --)
 		set -- "$d/lookalike/nvidiactl"
@@ -592,8 +595,17 @@ PY
 		[ "$(stat_of "$d" gpu0.vidmem_used)" = 0 ] ||
 			{ why="the driver still holds $(stat_of "$d" gpu0.vidmem_used) bytes"; return 1; }
 		return 0 ;;
+	audit_path_hidden)
+		# The supervisor's command line (the init's /proc/1/cmdline, a
+		# copy of it) no longer names the log: on 0f432b6 audit_forge
+		# found it there. Nothing was forged, and the log verifies.
+		[ "$(val_of "$d" found_by)" = none ] && [ "$(val_of "$d" forged)" = 0 ] ||
+			{ why="the workload found the log: $(head -1 "$d/out")"; return 1; }
+		audit_verify "$d/audit.jsonl"
+		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
+		return 0 ;;
 	audit_forge)
-		# The workload reached the log and rewrote it (as on main);
+		# The workload reached the log (here by a guess) and rewrote it;
 		# the chain must give it away.
 		[ "$(val_of "$d" found)" = "$d/audit.jsonl" ] && ge "$(val_of "$d" forged)" 1 ||
 			{ why="not exercised: found=$(val_of "$d" found) forged=$(val_of "$d" forged)"; return 1; }
