@@ -79,6 +79,8 @@ TESTS=(
 	"own_driver|sandbox|own_driver"
 	"per_gpu|sandbox|per_gpu"
 	"per_gpu:ordered|sandbox|per_gpu"
+	"dmabuf|sandbox|dmabuf"
+	"share_import|sandbox|share_import"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -94,6 +96,8 @@ TESTS=(
 	"baseline-outlive|bare|outlive"
 	"baseline-broker|bare|broker"
 	"baseline-vidheap_egm|bare|vidheap egm"
+	"baseline-dmabuf|bare|dmabuf"
+	"baseline-share_import|bare|share_import"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -303,6 +307,33 @@ run_broker() {
 			wait "$b"
 			exit $rc' sh "$d/mps" "$ADV/broker" ${client[@]+"${client[@]}"} "$ADV/broker" ask "$d/mps" \
 		>"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+# share_import: a donor and a taker, each in its own sandbox (--mem 1g
+# each) or (baseline) without one, pass memory with RM_SHARE and
+# RM_DUP_OBJECT. The taker's output is the run's out; the donor's is
+# donor.out.
+run_share() {
+	local mode=$1 d="$tmp/$2" gs=()
+	rm -rf "$d"
+	mkdir -p "$d/x"
+	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG")
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			d=$1 prog=$2
+			shift 2
+			if [ $# -gt 0 ]; then
+				"$@" --audit-log "$d/donor.jsonl" -- "$prog" donor "$d/x" >"$d/donor.out" 2>&1 &
+				"$@" --audit-log "$d/audit.jsonl" -- "$prog" take "$d/x"
+			else
+				"$prog" donor "$d/x" >"$d/donor.out" 2>&1 &
+				"$prog" take "$d/x"
+			fi
+			rc=$?
+			wait
+			exit $rc' sh "$d" "$ADV/share_import" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d
 }
@@ -518,6 +549,21 @@ check_positive() {
 		c=$(val_of "$d" connect)
 		[ -n "$c" ] && [ "$c" != OK ] && [ "$(val_of "$d" granted)" = 0 ] ||
 			{ why="the workload reached the broker: connect=$c granted=$(val_of "$d" granted)"; return 1; } ;;
+	dmabuf)
+		[ "$(val_of "$d" alloc)" = NV_OK,NV_OK,NV_OK ] &&
+			[ "$(val_of "$d" export)" = NOT_SUPPORTED,NOT_SUPPORTED,NOT_SUPPORTED ] &&
+			[ "$(val_of "$d" ctl_export)" = EINVAL ] ||
+			{ why="alloc=$(val_of "$d" alloc) export=$(val_of "$d" export) ctl_export=$(val_of "$d" ctl_export)"; return 1; }
+		grep -q '"reason":"dma-buf export would keep memory past its charge"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused export"; return 1; } ;;
+	share_import)
+		local want=INSUFFICIENT_PERMISSIONS
+		[ "$(val_of "$d" dup)" = "$want,$want,$want,$want" ] &&
+			[ "$(grep -o 'alloc=[^ ]*' "$d/donor.out")" = alloc=NV_OK,NV_OK,NV_OK,NV_OK ] &&
+			[ "$(grep -o 'share=[^ ]*' "$d/donor.out")" = share=NV_OK,NV_OK,NV_OK,NV_OK ] ||
+			{ why="dup=$(val_of "$d" dup) donor: $(tr '\n' ' ' <"$d/donor.out")"; return 1; }
+		grep -q '"reason":"import of an object from a client outside the sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused import"; return 1; } ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
@@ -570,6 +616,8 @@ for t in "${TESTS[@]}"; do
 		run_outlive "$mode" "$name"
 	elif [ "$prog" = broker ]; then
 		run_broker "$mode" "$name"
+	elif [ "$prog" = share_import ]; then
+		run_share "$mode" "$name"
 	else
 		run_case "$name" "$mode" "${argv[@]}"
 	fi
@@ -636,6 +684,18 @@ for t in "${TESTS[@]}"; do
 	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then
 		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] && pass "$name" ||
 			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-dmabuf ]; then
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" export)" = NV_OK,NV_OK,NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: export=$(val_of "$dir" export) peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-share_import ]; then
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" dup)" = NV_OK,NV_OK,NV_OK,NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: dup=$(val_of "$dir" dup) peak ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then

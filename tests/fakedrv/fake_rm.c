@@ -652,14 +652,15 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 	src = fake_find_client(d->h_client_src);
 	if (!src)
 		return NV_ERR_INVALID_CLIENT;
-	/* Default share policy for dups between clients: same process. */
-	if (src != dst && src->tgid != dst->tgid)
-		return NV_ERR_INSUFFICIENT_PERMISSIONS;
 	if (d->h_object_src == src->h)
 		return NV_ERR_NOT_SUPPORTED;
 	struct obj *so = fake_find_obj(src, d->h_object_src);
 	if (!so)
 		return NV_ERR_INVALID_OBJECT_HANDLE;
+	/* The object's share policies (fake_share.c): by default, clients
+	 * of the same process only. */
+	if (!fake_share_allows_dup(src, so, dst))
+		return NV_ERR_INSUFFICIENT_PERMISSIONS;
 	if (d->h_parent != dst->h && !fake_find_obj(dst, d->h_parent))
 		return NV_ERR_INVALID_OBJECT_PARENT;
 	nv_handle_t h = d->h_object;
@@ -902,6 +903,10 @@ static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_
 		return esc_card_info(who, buf, size);
 	case NV_ESC_CHECK_VERSION_STR:
 		return esc_check_version(who, buf, size);
+	case NV_ESC_RM_SHARE:
+		return who->ctl ? fake_esc_share(who, buf, size) : -EINVAL;
+	case NV_ESC_EXPORT_TO_DMABUF_FD:
+		return fake_esc_export_dmabuf(who, buf, size);
 	default:
 		/* REGISTER_FD, MAP_MEMORY...:
 		 * succeed and leave the argument as it came. */
