@@ -81,6 +81,7 @@ TESTS=(
 	"per_gpu:ordered|sandbox|per_gpu"
 	"dmabuf|sandbox|dmabuf"
 	"share_import|sandbox|share_import"
+	"group_dup|sandbox|group_dup"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -98,6 +99,7 @@ TESTS=(
 	"baseline-vidheap_egm|bare|vidheap egm"
 	"baseline-dmabuf|bare|dmabuf"
 	"baseline-share_import|bare|share_import"
+	"baseline-group_dup|bare|group_dup"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -557,13 +559,20 @@ check_positive() {
 		grep -q '"reason":"dma-buf export would keep memory past its charge"' "$d/audit.jsonl" ||
 			{ why="no audit record names the refused export"; return 1; } ;;
 	share_import)
-		local want=INSUFFICIENT_PERMISSIONS
+		local want=status:0x1b # NV_ERR_INSUFFICIENT_PERMISSIONS
 		[ "$(val_of "$d" dup)" = "$want,$want,$want,$want" ] &&
 			[ "$(grep -o 'alloc=[^ ]*' "$d/donor.out")" = alloc=NV_OK,NV_OK,NV_OK,NV_OK ] &&
 			[ "$(grep -o 'share=[^ ]*' "$d/donor.out")" = share=NV_OK,NV_OK,NV_OK,NV_OK ] ||
 			{ why="dup=$(val_of "$d" dup) donor: $(tr '\n' ' ' <"$d/donor.out")"; return 1; }
 		grep -q '"reason":"import of an object from a client outside the sandbox"' "$d/audit.jsonl" ||
 			{ why="no audit record names the refused import"; return 1; } ;;
+	group_dup)
+		local ok4=NV_OK,NV_OK,NV_OK,NV_OK,INSUFFICIENT_RESOURCES,INSUFFICIENT_RESOURCES
+		[ "$(val_of "$d" keep)" = "$ok4" ] && [ "$(val_of "$d" lone)" = "$ok4" ] ||
+			{ why="keep=$(val_of "$d" keep) lone=$(val_of "$d" lone), want $ok4"; return 1; }
+		[ "$(val_of "$d" sched)" = NV_OK,NV_OK,INSUFFICIENT_RESOURCES,INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" fake_sched_max)" = "$ACTIVE_GROUPS" ] ||
+			{ why="sched=$(val_of "$d" sched) fake_sched_max=$(val_of "$d" fake_sched_max)"; return 1; } ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
@@ -696,6 +705,13 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		[ "$(val_of "$dir" dup)" = NV_OK,NV_OK,NV_OK,NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
 			fail "$name" "without gpusandbox: dup=$(val_of "$dir" dup) peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-group_dup ]; then
+		v=$(stat_of "$dir" gpu0.channel_groups_peak)
+		[ "$(val_of "$dir" sched)" = NV_OK,NV_OK,NV_OK,NV_OK ] && [ "$(val_of "$dir" fake_sched_max)" = 3 ] &&
+			[ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: groups peak ${v:-?} sched=$(val_of "$dir" sched) fake_sched_max=$(val_of "$dir" fake_sched_max): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then

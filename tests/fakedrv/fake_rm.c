@@ -226,6 +226,8 @@ static void res_put(struct res *r)
 			g->used -= r->bytes;
 		else if (r->kind == K_CHANNEL)
 			g->ch_live--;
+		if (r->kind == K_CHANNEL && r->own_group)
+			g->grp_live--;
 		else if (r->kind == K_CHANNEL_GROUP)
 			g->grp_live--;
 		else if (r->kind == K_ENGINE)
@@ -436,6 +438,11 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 			return NV_ERR_INVALID_OBJECT_PARENT;
 		if (fake_st.gpu[gpu].ch_live >= fake_st.cfg.channels)
 			return NV_ERR_INSUFFICIENT_RESOURCES;
+		/* Outside a channel group RM makes one for the channel
+		 * (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/
+		 * kernel_channel.c at 580.142), freed with it. */
+		if (pk == K_DEVICE && fake_st.gpu[gpu].grp_live >= fake_st.cfg.channels)
+			return NV_ERR_INSUFFICIENT_RESOURCES;
 		out->cid = fake_st.next_cid++;
 		break;
 	case K_ENGINE:
@@ -471,6 +478,9 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		} else if (kind == K_CHANNEL) {
 			if (++g->ch_live > g->ch_peak)
 				g->ch_peak = g->ch_live;
+			r->own_group = pk == K_DEVICE;
+			if (r->own_group && ++g->grp_live > g->grp_peak)
+				g->grp_peak = g->grp_live;
 		} else if (kind == K_CHANNEL_GROUP) {
 			if (++g->grp_live > g->grp_peak)
 				g->grp_peak = g->grp_live;

@@ -41,6 +41,8 @@ struct res {
 	bool          disabled;  /* FIFO_DISABLE_CHANNELS state of a channel */
 	bool          scheduled; /* GPFIFO_SCHEDULE state of a channel group */
 	int           engine;    /* enum fake_engine of a K_ENGINE */
+	bool          own_group; /* a channel outside any group: RM made it one */
+	unsigned      seen;      /* stats pass that counted it last */
 	/* RM_SHARE policies for RS_ACCESS_DUP_OBJECT (fake_share.c). */
 	bool          share_all;    /* ALL or OS_SECURITY_TOKEN */
 	nv_handle_t   share_client; /* CLIENT: the one client allowed, or 0 */
