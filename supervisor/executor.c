@@ -104,10 +104,11 @@ static struct answer handle_dup(struct call *c)
 	 * it with RM_SHARE) was never charged here, and its owner's sandbox
 	 * credits it back when the owner frees its handle: the dup would
 	 * hold memory no sandbox counts. Refused the way RM refuses a dup
-	 * its share policy does not allow. Dead clients are reaped first, so
-	 * a handle reused by a foreign client is not taken for ours. */
-	gs_sandbox_reconcile(c->sb);
-	if (!ledger_has(&c->sb->ledger, top.h_client_src, top.h_client_src))
+	 * its share policy does not allow. A client of ours whose file is
+	 * gone is dead in the driver, and its handle may already name a
+	 * foreign client: refused too. */
+	if (!ledger_has(&c->sb->ledger, top.h_client_src, top.h_client_src) ||
+	    !ledger_client_file_alive(&c->sb->ledger, top.h_client_src))
 		return refuse_with_status(c, &top, offsetof(struct nvos55, status),
 		                          NV_ERR_INSUFFICIENT_PERMISSIONS, GS_VERDICT_REFUSE,
 		                          "import of an object from a client outside the sandbox");
