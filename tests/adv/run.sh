@@ -82,6 +82,7 @@ TESTS=(
 	"dmabuf|sandbox|dmabuf"
 	"share_import|sandbox|share_import"
 	"group_dup|sandbox|group_dup"
+	"dup_cross|sandbox|dup_cross"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -100,6 +101,7 @@ TESTS=(
 	"baseline-dmabuf|bare|dmabuf"
 	"baseline-share_import|bare|share_import"
 	"baseline-group_dup|bare|group_dup"
+	"baseline-dup_cross|bare|dup_cross"
 )
 # The engines test runs under the shipped example policy, whose caps are
 # 2 decoders and 1 JPEG engine.
@@ -566,6 +568,10 @@ check_positive() {
 			{ why="dup=$(val_of "$d" dup) donor: $(tr '\n' ' ' <"$d/donor.out")"; return 1; }
 		grep -q '"reason":"import of an object from a client outside the sandbox"' "$d/audit.jsonl" ||
 			{ why="no audit record names the refused import"; return 1; } ;;
+	dup_cross)
+		[ "$(val_of "$d" first)" = NV_OK ] && [ "$(val_of "$d" dup)" = NV_OK ] &&
+			[ "$(val_of "$d" second)" = NO_MEMORY ] && [ "$(val_of "$d" third)" = NV_OK ] ||
+			{ why="first=$(val_of "$d" first) dup=$(val_of "$d" dup) second=$(val_of "$d" second) third=$(val_of "$d" third), want NV_OK NV_OK NO_MEMORY NV_OK"; return 1; } ;;
 	group_dup)
 		local ok4=NV_OK,NV_OK,NV_OK,NV_OK,INSUFFICIENT_RESOURCES,INSUFFICIENT_RESOURCES
 		[ "$(val_of "$d" keep)" = "$ok4" ] && [ "$(val_of "$d" lone)" = "$ok4" ] ||
