@@ -167,6 +167,34 @@ _Static_assert(sizeof(struct nvos55) == 28, "NVOS55 size");
 _Static_assert(offsetof(struct nvos55, h_object_src) == 16, "NVOS55.hObjectSrc");
 _Static_assert(offsetof(struct nvos55, status) == 24, "NVOS55.status");
 
+/* NVOS57_PARAMETERS: RM_SHARE adds a share policy (RS_SHARE_POLICY,
+ * src/nvidia/inc/libraries/resserv/rs_access.h at 580.142) to an object:
+ * who else may RM_DUP_OBJECT it. Without one only clients of the same
+ * process may (RS_SHARE_TYPE_PID, rmapi/sharing.c). */
+#define RS_SHARE_TYPE_ALL               1u
+#define RS_SHARE_TYPE_OS_SECURITY_TOKEN 2u
+#define RS_SHARE_TYPE_CLIENT            3u
+#define RS_SHARE_ACTION_FLAG_REVOKE     (1u << 0)
+#define RS_SHARE_ACTION_FLAG_REQUIRE    (1u << 1)
+#define RS_ACCESS_DUP_OBJECT_BIT        (1u << 0) /* RS_ACCESS_DUP_OBJECT = 0 */
+struct rs_share_policy {
+	uint32_t target;
+	uint32_t access_mask; /* RS_ACCESS_MASK: one limb */
+	uint16_t type;
+	uint8_t  action;
+	uint8_t  pad;
+};
+struct nvos57 {
+	nv_handle_t            h_client;
+	nv_handle_t            h_object;
+	struct rs_share_policy policy;
+	nv_status_t            status;
+};
+_Static_assert(sizeof(struct rs_share_policy) == 12, "RS_SHARE_POLICY size");
+_Static_assert(offsetof(struct rs_share_policy, type) == 8, "RS_SHARE_POLICY.type");
+_Static_assert(sizeof(struct nvos57) == 24, "NVOS57 size");
+_Static_assert(offsetof(struct nvos57, status) == 20, "NVOS57.status");
+
 /* NVOS32_PARAMETERS: RM_VID_HEAP_CONTROL (184 bytes). Only the fields of the
  * ALLOC_SIZE-shaped union members are declared. */
 struct nvos32 {
@@ -262,6 +290,43 @@ struct nv_ioctl_register_fd {
 	int32_t ctl_fd;
 };
 _Static_assert(sizeof(struct nv_ioctl_register_fd) == 4, "REGISTER_FD size");
+
+/* NV_ESC_EXPORT_TO_DMABUF_FD on a GPU node: nv_ioctl_export_to_dma_buf_fd_t
+ * (kernel-open/common/inc/nv-ioctl.h at 580.142, 2608 bytes). nvidia_ioctl
+ * (kernel-open/nvidia/nv.c) takes only this exact size (else -EINVAL), only
+ * on a GPU node (NV_ACTUAL_DEVICE_ONLY), and answers with the RM status of
+ * nv_dma_buf_export in status and a return value of 0; the dma-buf it makes
+ * dups every named memory handle into the driver's own client
+ * (nv_dma_buf_dup_mem_handles, kernel-open/nvidia/nv-dmabuf.c), so the
+ * memory outlives the workload's handle. Only the status is declared. */
+#define NV_DMABUF_EXPORT_MAX_HANDLES 128u
+struct nv_ioctl_export_to_dma_buf_fd {
+	int32_t     fd;
+	nv_handle_t h_client;
+	uint32_t    total_objects;
+	uint32_t    num_objects;
+	uint32_t    index;
+	uint32_t    pad0;
+	uint64_t    total_size;
+	uint8_t     mapping_type;
+	uint8_t     allow_mmap;
+	uint8_t     pad1[2];
+	nv_handle_t handles[NV_DMABUF_EXPORT_MAX_HANDLES];
+	uint32_t    pad2;
+	uint64_t    offsets[NV_DMABUF_EXPORT_MAX_HANDLES];
+	uint64_t    sizes[NV_DMABUF_EXPORT_MAX_HANDLES];
+	nv_status_t status;
+	uint32_t    pad3;
+};
+_Static_assert(sizeof(struct nv_ioctl_export_to_dma_buf_fd) == 2608, "EXPORT_TO_DMABUF_FD size");
+_Static_assert(offsetof(struct nv_ioctl_export_to_dma_buf_fd, total_size) == 24,
+               "EXPORT_TO_DMABUF_FD.totalSize");
+_Static_assert(offsetof(struct nv_ioctl_export_to_dma_buf_fd, handles) == 36,
+               "EXPORT_TO_DMABUF_FD.handles");
+_Static_assert(offsetof(struct nv_ioctl_export_to_dma_buf_fd, offsets) == 552,
+               "EXPORT_TO_DMABUF_FD.offsets");
+_Static_assert(offsetof(struct nv_ioctl_export_to_dma_buf_fd, status) == 2600,
+               "EXPORT_TO_DMABUF_FD.status");
 
 /* NV_ESC_CHECK_VERSION_STR on the control device: nv_ioctl_rm_api_version_t
  * (kernel-open/common/inc/nv-ioctl.h at 580.142; 72 bytes on every tag,

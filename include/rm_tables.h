@@ -101,6 +101,9 @@ enum rm_esc_action {
 	RM_ACT_EXEC_FLAT,       /* flat struct, no pointers, no ledger effect */
 	RM_ACT_EXEC_REGISTER_FD, /* fds resolved once, by the supervisor */
 	RM_ACT_EXEC_CARD_INFO,  /* filtered for --gpus */
+	/* Refused with an RM status in its struct (the way the driver fails),
+	 * whatever its parameters say: EXPORT_TO_DMABUF_FD. */
+	RM_ACT_REFUSE_STATUS,
 	/* Let the kernel run it: the escape number is in a register and cannot
 	 * change, and no variant of its struct allocates video memory or
 	 * touches the ledger; or it must run in the workload's own context

@@ -145,6 +145,8 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 	u->mem_used = ledger_used(l, u->gpu);
 	u->channels = l->channels;
 	u->channel_groups = l->channel_groups;
+	u->parent_is_group = rc->kind == RM_CLASS_CHANNEL &&
+	                     ledger_is_channel_group(l, rc->h_client, rc->h_parent);
 	if (rc->kind == RM_CLASS_ENGINE) {
 		struct engine_of want = { c->sb->rm_abi, gs_class_engine(c->sb->rm_abi, rc->h_class) };
 		u->engines = want.engine == GS_ENGINE_NONE ? 0

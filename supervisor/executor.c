@@ -100,6 +100,18 @@ static struct answer handle_dup(struct call *c)
 		return answer_none();
 	c->d.h_client = top.h_client;
 	c->d.h_object = top.h_object_src;
+	/* An object of a client outside the sandbox (another sandbox shared
+	 * it with RM_SHARE) was never charged here, and its owner's sandbox
+	 * credits it back when the owner frees its handle: the dup would
+	 * hold memory no sandbox counts. Refused the way RM refuses a dup
+	 * its share policy does not allow. A client of ours whose file is
+	 * gone is dead in the driver, and its handle may already name a
+	 * foreign client: refused too. */
+	if (!ledger_has(&c->sb->ledger, top.h_client_src, top.h_client_src) ||
+	    !ledger_client_file_alive(&c->sb->ledger, top.h_client_src))
+		return refuse_with_status(c, &top, offsetof(struct nvos55, status),
+		                          NV_ERR_INSUFFICIENT_PERMISSIONS, GS_VERDICT_REFUSE,
+		                          "import of an object from a client outside the sandbox");
 	int rc = exec_escape(c, NV_ESC_RM_DUP_OBJECT, sizeof(top), &top);
 	/* The dup keeps the source's memory alive: the ledger counts handles
 	 * per allocation and releases the bytes with the last one. */
@@ -132,6 +144,35 @@ static struct answer handle_flat(struct call *c)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	return answer_value(rc);
+}
+
+/* ---- EXPORT_TO_DMABUF_FD ------------------------------------------------- */
+
+/* A dma-buf dups the exported memory into the driver's own client and
+ * keeps it until the dma-buf file's last reference is gone; the
+ * workload's RM_FREE would then credit a charge back while the GPU keeps
+ * the memory (4.5 GiB held under --mem 2g on an H100). The supervisor
+ * cannot see when a dma-buf file dies, so the export is refused, whatever
+ * the struct says, the way a driver without dma-buf fails: the RM status
+ * in the struct, ioctl() == 0 (nv.c: size and device checks first, then
+ * params->status = nv_dma_buf_export(...)). */
+static struct answer handle_refuse_status(struct call *c)
+{
+	struct nv_ioctl_export_to_dma_buf_fd top;
+
+	if (c->size != sizeof(top) || c->nr != NV_ESC_EXPORT_TO_DMABUF_FD)
+		return answer_errno(EINVAL);
+	/* NV_ACTUAL_DEVICE_ONLY: the control device gets -EINVAL. */
+	if (fd_is_control_file(c->dup))
+		return answer_errno(EINVAL);
+	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
+		return answer_errno(EFAULT);
+	if (!notif_still_valid(c))
+		return answer_none();
+	c->d.h_client = top.h_client;
+	return refuse_with_status(c, &top, offsetof(struct nv_ioctl_export_to_dma_buf_fd, status),
+	                          NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
+	                          "dma-buf export would keep memory past its charge");
 }
 
 /* ---- REGISTER_FD ---------------------------------------------------------- */
@@ -182,6 +223,7 @@ static struct answer dispatch(struct call *c, const struct rm_escape *e)
 	case RM_ACT_EXEC_FLAT:         return handle_flat(c);
 	case RM_ACT_EXEC_REGISTER_FD:  return handle_register_fd(c);
 	case RM_ACT_EXEC_CARD_INFO:    return handle_card_info(c);
+	case RM_ACT_REFUSE_STATUS:     return handle_refuse_status(c);
 	case RM_ACT_CONTINUE:
 	case RM_ACT_XFER:
 	case RM_ACT_REFUSE:

@@ -19,10 +19,17 @@
 #define FDINFO_PATH_MAX 64
 #define FDINFO_BUF 4096
 
+/* What the driver frees only with its last handle: an allocation of
+ * video memory, or a hardware object (channel, channel group, video
+ * engine) that dups may keep alive. */
 struct ledger_alloc {
 	uint64_t bytes;
 	int      gpu;
 	uint32_t refs;     /* handles referring to it; NONE-linked when free */
+	/* Hardware objects: the handle that carries the count (and the
+	 * scheduling state); a dup takes it over when that handle is freed
+	 * first. NONE for memory. */
+	uint32_t owner;
 };
 
 struct ledger_obj {
@@ -40,6 +47,7 @@ struct ledger_obj {
 	uint8_t  kind;
 	bool     used;
 	bool     counted;    /* a live channel or channel group we count */
+	bool     implicit_group; /* channel: counts the group RM made for it */
 	bool     scheduled;  /* channel group: last GPFIFO_SCHEDULE enabled */
 	bool     sm_disabled; /* channel: disabled by the compute-share controller */
 	uint64_t since_ns;   /* channel: created; group: last scheduled (CLOCK_MONOTONIC) */
@@ -211,9 +219,14 @@ static uint32_t alloc_new(struct ledger *l, uint64_t bytes, int gpu)
 	l->allocs[idx].bytes = bytes;
 	l->allocs[idx].gpu = gpu;
 	l->allocs[idx].refs = 1;
-	l->used[gpu] += bytes;
-	if (l->used[gpu] > l->peak[gpu])
-		l->peak[gpu] = l->used[gpu];
+	l->allocs[idx].owner = NONE;
+	/* A hardware record of an object whose GPU is unknown charges nothing
+	 * but still counts while a handle (a dup) keeps it. */
+	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS) {
+		l->used[gpu] += bytes;
+		if (l->used[gpu] > l->peak[gpu])
+			l->peak[gpu] = l->used[gpu];
+	}
 	return idx;
 }
 
@@ -223,15 +236,53 @@ static void alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX
 
 	if (--a->refs)
 		return;
-	l->used[a->gpu] -= a->bytes;
-	if (released)
-		released[a->gpu] += a->bytes;
+	if (a->gpu >= 0 && (unsigned)a->gpu < GS_MAX_GPUS) {
+		l->used[a->gpu] -= a->bytes;
+		if (released)
+			released[a->gpu] += a->bytes;
+	}
 	a->bytes = l->free_alloc; /* free list threads through bytes */
 	l->free_alloc = idx;
 }
 
+/* The object a handle stands for: a dup of a hardware object (recorded
+ * as OTHER) resolves to the handle that carries its count. */
+static uint32_t resolve(const struct ledger *l, uint32_t idx)
+{
+	const struct ledger_obj *o;
+
+	if (idx == NONE)
+		return NONE;
+	o = &l->objs[idx];
+	if (o->kind == RM_CLASS_OTHER && o->alloc != NONE && l->allocs[o->alloc].owner != NONE)
+		return l->allocs[o->alloc].owner;
+	return idx;
+}
+
+static uint32_t lookup_resolved(const struct ledger *l, uint32_t client, uint32_t handle)
+{
+	return resolve(l, lookup(l, client, handle));
+}
+
+static bool is_group_handle(const struct ledger *l, uint32_t client, uint32_t handle)
+{
+	uint32_t p = lookup_resolved(l, client, handle);
+
+	return p != NONE && l->objs[p].kind == RM_CLASS_CHANNEL_GROUP;
+}
+
+static void count_group(struct ledger *l)
+{
+	if (++l->channel_groups > l->channel_groups_peak)
+		l->channel_groups_peak = l->channel_groups;
+}
+
 /* Channels and channel groups are a finite hardware pool: count the live
- * ones. Dups (ledger_dup passes RM_CLASS_OTHER) are not new channels. */
+ * ones. Dups (ledger_dup passes RM_CLASS_OTHER) are not new channels. A
+ * channel allocated outside any channel group gets one RM makes for it
+ * (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/kernel_channel.c
+ * at 580.142: "Internally allocate a TSG to wrap this channel", freed
+ * with the channel), so it counts a group too. */
 static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 {
 	if (delta > 0) {
@@ -239,9 +290,12 @@ static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 			if (++l->channels > l->channels_peak)
 				l->channels_peak = l->channels;
 			o->counted = true;
+			if (!o->has_parent || !is_group_handle(l, o->client, o->parent)) {
+				o->implicit_group = true;
+				count_group(l);
+			}
 		} else if (o->kind == RM_CLASS_CHANNEL_GROUP) {
-			if (++l->channel_groups > l->channel_groups_peak)
-				l->channel_groups_peak = l->channel_groups;
+			count_group(l);
 			o->counted = true;
 		}
 		return;
@@ -250,16 +304,42 @@ static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 		return;
 	if (o->kind == RM_CLASS_CHANNEL)
 		l->channels--;
-	else if (o->kind == RM_CLASS_CHANNEL_GROUP)
+	if (o->kind == RM_CLASS_CHANNEL_GROUP || o->implicit_group)
 		l->channel_groups--;
 	if (o->scheduled)
 		l->scheduled_groups--;
-	o->counted = o->scheduled = false;
+	o->counted = o->scheduled = o->implicit_group = false;
+}
+
+/* The counted handle of a hardware object is being freed while a dup
+ * still refers to it: the driver keeps the object, so the dup takes the
+ * count, the scheduling state and the class over. */
+static void hand_over(struct ledger *l, uint32_t from)
+{
+	struct ledger_obj *o = &l->objs[from];
+	uint32_t a = o->alloc;
+
+	for (uint32_t i = 0; i < l->n_objs; i++) {
+		struct ledger_obj *d = &l->objs[i];
+		if (i == from || !d->used || d->alloc != a)
+			continue;
+		d->kind = o->kind;
+		d->cls = o->cls;
+		d->counted = o->counted;
+		d->implicit_group = o->implicit_group;
+		d->scheduled = o->scheduled;
+		d->sm_disabled = o->sm_disabled;
+		d->since_ns = o->since_ns;
+		l->allocs[a].owner = i;
+		o->counted = o->scheduled = o->implicit_group = false;
+		o->kind = RM_CLASS_OTHER;
+		return;
+	}
 }
 
 bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group)
 {
-	uint32_t idx = lookup(l, h_client, h_group);
+	uint32_t idx = lookup_resolved(l, h_client, h_group);
 	return idx != NONE && l->objs[idx].scheduled;
 }
 
@@ -268,26 +348,29 @@ bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_g
  * GPFIFO_SCHEDULE enables; --active-channel-groups counts both. */
 static bool is_schedulable(const struct ledger *l, const struct ledger_obj *o)
 {
-	uint32_t p;
-
 	if (o->kind == RM_CLASS_CHANNEL_GROUP)
 		return true;
 	if (o->kind != RM_CLASS_CHANNEL)
 		return false;
-	p = o->has_parent ? lookup(l, o->client, o->parent) : NONE;
-	return p == NONE || l->objs[p].kind != RM_CLASS_CHANNEL_GROUP;
+	/* Handle 0 is a handle: only has_parent says there is none. */
+	return !o->has_parent || !is_group_handle(l, o->client, o->parent);
+}
+
+bool ledger_is_channel_group(const struct ledger *l, uint32_t h_client, uint32_t handle)
+{
+	return is_group_handle(l, h_client, handle);
 }
 
 bool ledger_is_lone_channel(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
-	uint32_t idx = lookup(l, h_client, handle);
+	uint32_t idx = lookup_resolved(l, h_client, handle);
 
 	return idx != NONE && l->objs[idx].kind == RM_CLASS_CHANNEL && is_schedulable(l, &l->objs[idx]);
 }
 
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on)
 {
-	uint32_t idx = lookup(l, h_client, h_group);
+	uint32_t idx = lookup_resolved(l, h_client, h_group);
 	struct ledger_obj *o;
 
 	if (idx == NONE)
@@ -355,6 +438,8 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 			if (next != NONE)
 				l->objs[next].prev_sibling = NONE;
 		}
+		if (o->alloc != NONE && l->allocs[o->alloc].owner == cur && l->allocs[o->alloc].refs > 1)
+			hand_over(l, cur);
 		if (o->alloc != NONE)
 			alloc_unref(l, o->alloc, released);
 		count_object(l, o, -1);
@@ -568,10 +653,17 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	/* Groups start settling when first scheduled; channels are dated. */
 	if (kind != RM_CLASS_CHANNEL_GROUP)
 		l->objs[idx].since_ns = gs_monotonic_ns();
-	if (bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS) {
-		l->objs[idx].alloc = alloc_new(l, bytes, o->gpu);
-		if (l->objs[idx].alloc == NONE)
+	bool hw = kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
+	bool on_gpu = o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS;
+	/* Hardware gets its record whatever its GPU: without one a dup could
+	 * not keep the count after the counted handle goes (fuzz_ledger). */
+	if ((bytes && on_gpu) || hw) {
+		uint32_t a = alloc_new(l, on_gpu ? bytes : 0, o->gpu);
+		if (a == NONE)
 			return -1;
+		l->objs[idx].alloc = a;
+		if (hw)
+			l->allocs[a].owner = idx;
 	}
 	return 0;
 }
@@ -681,15 +773,14 @@ bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)
 /* A channel may be toggled once the context that owns it has settled: its
  * group was first scheduled at least settle_ns ago. Toggling earlier hung
  * CUDA's context set-up on the real driver (design.md 1.6). Whatever the
- * ledger believes about scheduling (a group scheduled through a dup of
- * its handle is not seen as scheduled), a channel older than
+ * ledger believes about scheduling, a channel older than
  * LEDGER_SETTLE_MAX_FACTOR settling times is settled: no trick keeps a
  * channel out of the duty cycle for longer. */
 #define LEDGER_SETTLE_MAX_FACTOR 10u
 static bool channel_settled(const struct ledger *l, const struct ledger_obj *ch, uint64_t now_ns,
                             uint64_t settle_ns)
 {
-	uint32_t p = ch->has_parent ? lookup(l, ch->client, ch->parent) : NONE;
+	uint32_t p = ch->has_parent ? lookup_resolved(l, ch->client, ch->parent) : NONE;
 
 	if (now_ns < ch->since_ns)
 		return false;

@@ -8,7 +8,10 @@
  * RM_FREE of any ancestor, or of the client, releases exactly what the
  * driver released. Memory is charged with the size the driver returned.
  * A dup is a second handle on the same allocation: the bytes are released
- * when the last handle goes, as in the driver.
+ * when the last handle goes, as in the driver. The same holds for
+ * hardware objects (channels, channel groups, video engines): a dup that
+ * outlives the counted handle takes the count over, and a GPFIFO_SCHEDULE
+ * through a dup acts on the object it stands for.
  *
  * Clients die with their open file (RM frees a file's clients when its last
  * reference closes). The ledger learns of that without holding the file: it
@@ -50,7 +53,8 @@ struct ledger {
 	uint64_t             used[GS_MAX_GPUS];
 	uint64_t             peak[GS_MAX_GPUS];
 	uint32_t             live_clients;
-	/* Live hardware channels and channel groups (dups not counted). */
+	/* Live hardware channels and channel groups (dups not counted; a
+	 * channel outside any group counts the group RM makes for it). */
 	uint32_t             channels, channel_groups;
 	uint32_t             channels_peak, channel_groups_peak;
 	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
@@ -119,6 +123,9 @@ int ledger_file_of(struct ledger *l, int fd);
 /* Is this channel group scheduled now (its last GPFIFO_SCHEDULE enabled)? */
 bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group);
 
+/* Is handle a channel group (or a dup of one)? */
+bool ledger_is_channel_group(const struct ledger *l, uint32_t h_client, uint32_t handle);
+
 /* Is handle a channel outside any channel group? */
 bool ledger_is_lone_channel(const struct ledger *l, uint32_t h_client, uint32_t handle);
 
@@ -166,8 +173,9 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);
 
-/* Live video engine objects whose class match() accepts (dups are not
- * engines: ledger_dup records them as OTHER). */
+/* Live video engine objects whose class match() accepts, each once: a
+ * dup is recorded as OTHER and counts only after taking the engine over
+ * from a freed original. */
 uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls, const void *arg),
                               const void *arg);
 

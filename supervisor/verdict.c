@@ -245,8 +245,14 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 	case RM_CLASS_VIDMEM:
 		return vidmem_clauses(v, limits, usage, call);
 	case RM_CLASS_CHANNEL:
-		return count_clause(v, "channels", usage->channels, limits->channels,
-		                    "channel quota exceeded");
+		v = count_clause(v, "channels", usage->channels, limits->channels,
+		                 "channel quota exceeded");
+		/* Outside a channel group the channel brings the group RM
+		 * makes for it (kernel_channel.c): that group is counted too. */
+		if (objects(&v) || usage->parent_is_group || usage->channel_groups < limits->channel_groups)
+			return v;
+		return count_clause(v, "channel_groups", usage->channel_groups, limits->channel_groups,
+		                    "channel group quota exceeded");
 	case RM_CLASS_CHANNEL_GROUP:
 		return count_clause(v, "channel_groups", usage->channel_groups,
 		                    limits->channel_groups, "channel group quota exceeded");

@@ -37,6 +37,9 @@ struct gs_usage {
 	uint64_t mem_used;
 	/* Counted resources across the sandbox. */
 	uint32_t channels, channel_groups;
+	/* A channel's parent is a channel group: otherwise RM makes one for
+	 * the channel, which counts against --channel-groups. */
+	bool     parent_is_group;
 	uint32_t engines;           /* live objects of the call's engine */
 	/* RM_CONTROL: the driver accepted the client from this sandbox. */
 	bool     client_seen;

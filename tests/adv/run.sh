@@ -84,6 +84,10 @@ TESTS=(
 	"audit_path_hidden|sandbox|audit_forge"
 	"audit_forge_fd|sandbox|audit_forge"
 	"handle_zero|sandbox|handle_zero"
+	"dmabuf|sandbox|dmabuf"
+	"share_import|sandbox|share_import"
+	"group_dup|sandbox|group_dup"
+	"dup_cross|sandbox|dup_cross"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -102,6 +106,10 @@ TESTS=(
 	"baseline-audit_hostile|bare|audit_hostile"
 	"baseline-audit_forge|sandbox|audit_forge guess"
 	"baseline-handle_zero|bare|handle_zero"
+	"baseline-dmabuf|bare|dmabuf"
+	"baseline-share_import|bare|share_import"
+	"baseline-group_dup|bare|group_dup"
+	"baseline-dup_cross|bare|dup_cross"
 )
 # audit_hostile's fake fails video memory allocations with an errno the C
 # library has no name for.
@@ -336,6 +344,33 @@ run_audit_fd() {
 	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c 'exec "$1" --mem "$2" --audit-fd 3 -- "$3" 3>>"$4"' \
 		sh "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/audit_forge" "$d/private/audit.jsonl" >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+# share_import: a donor and a taker, each in its own sandbox (--mem 1g
+# each) or (baseline) without one, pass memory with RM_SHARE and
+# RM_DUP_OBJECT. The taker's output is the run's out; the donor's is
+# donor.out.
+run_share() {
+	local mode=$1 d="$tmp/$2" gs=()
+	rm -rf "$d"
+	mkdir -p "$d/x"
+	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG")
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			d=$1 prog=$2
+			shift 2
+			if [ $# -gt 0 ]; then
+				"$@" --audit-log "$d/donor.jsonl" -- "$prog" donor "$d/x" >"$d/donor.out" 2>&1 &
+				"$@" --audit-log "$d/audit.jsonl" -- "$prog" take "$d/x"
+			else
+				"$prog" donor "$d/x" >"$d/donor.out" 2>&1 &
+				"$prog" take "$d/x"
+			fi
+			rc=$?
+			wait
+			exit $rc' sh "$d" "$ADV/share_import" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d
 }
@@ -640,6 +675,32 @@ PY
 		[ "$verify_rc" = 0 ] && head -1 "$d/private/audit.jsonl" | grep -q '"command":\[".*audit_forge"\]' ||
 			{ why="audit verify exit $verify_rc: $verify_err"; return 1; }
 		return 0 ;;
+	dmabuf)
+		[ "$(val_of "$d" alloc)" = NV_OK,NV_OK,NV_OK ] &&
+			[ "$(val_of "$d" export)" = NOT_SUPPORTED,NOT_SUPPORTED,NOT_SUPPORTED ] &&
+			[ "$(val_of "$d" ctl_export)" = EINVAL ] ||
+			{ why="alloc=$(val_of "$d" alloc) export=$(val_of "$d" export) ctl_export=$(val_of "$d" ctl_export)"; return 1; }
+		grep -q '"reason":"dma-buf export would keep memory past its charge"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused export"; return 1; } ;;
+	share_import)
+		local want=status:0x1b # NV_ERR_INSUFFICIENT_PERMISSIONS
+		[ "$(val_of "$d" dup)" = "$want,$want,$want,$want" ] &&
+			[ "$(grep -o 'alloc=[^ ]*' "$d/donor.out")" = alloc=NV_OK,NV_OK,NV_OK,NV_OK ] &&
+			[ "$(grep -o 'share=[^ ]*' "$d/donor.out")" = share=NV_OK,NV_OK,NV_OK,NV_OK ] ||
+			{ why="dup=$(val_of "$d" dup) donor: $(tr '\n' ' ' <"$d/donor.out")"; return 1; }
+		grep -q '"reason":"import of an object from a client outside the sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused import"; return 1; } ;;
+	dup_cross)
+		[ "$(val_of "$d" first)" = NV_OK ] && [ "$(val_of "$d" dup)" = NV_OK ] &&
+			[ "$(val_of "$d" second)" = NO_MEMORY ] && [ "$(val_of "$d" third)" = NV_OK ] ||
+			{ why="first=$(val_of "$d" first) dup=$(val_of "$d" dup) second=$(val_of "$d" second) third=$(val_of "$d" third), want NV_OK NV_OK NO_MEMORY NV_OK"; return 1; } ;;
+	group_dup)
+		local ok4=NV_OK,NV_OK,NV_OK,NV_OK,INSUFFICIENT_RESOURCES,INSUFFICIENT_RESOURCES
+		[ "$(val_of "$d" keep)" = "$ok4" ] && [ "$(val_of "$d" lone)" = "$ok4" ] ||
+			{ why="keep=$(val_of "$d" keep) lone=$(val_of "$d" lone), want $ok4"; return 1; }
+		[ "$(val_of "$d" sched)" = NV_OK,NV_OK,INSUFFICIENT_RESOURCES,INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" fake_sched_max)" = "$ACTIVE_GROUPS" ] ||
+			{ why="sched=$(val_of "$d" sched) fake_sched_max=$(val_of "$d" fake_sched_max)"; return 1; } ;;
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
@@ -694,6 +755,8 @@ for t in "${TESTS[@]}"; do
 		run_broker "$mode" "$name"
 	elif [ "$name" = audit_forge_fd ]; then
 		run_audit_fd
+	elif [ "$prog" = share_import ]; then
+		run_share "$mode" "$name"
 	else
 		run_case "$name" "$mode" "${argv[@]}"
 	fi
@@ -775,6 +838,25 @@ for t in "${TESTS[@]}"; do
 		[ "$(val_of "$dir" dev)" = 0x0 ] && [ "$(val_of "$dir" mem)" = 0x0 ] &&
 			[ "$(val_of "$dir" free_dev)" = 0x0 ] && pass "$name" ||
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-dmabuf ]; then
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" export)" = NV_OK,NV_OK,NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: export=$(val_of "$dir" export) peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-share_import ]; then
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" dup)" = NV_OK,NV_OK,NV_OK,NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: dup=$(val_of "$dir" dup) peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-group_dup ]; then
+		v=$(stat_of "$dir" gpu0.channel_groups_peak)
+		[ "$(val_of "$dir" sched)" = NV_OK,NV_OK,NV_OK,NV_OK ] && [ "$(val_of "$dir" fake_sched_max)" = 3 ] &&
+			[ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: groups peak ${v:-?} sched=$(val_of "$dir" sched) fake_sched_max=$(val_of "$dir" fake_sched_max): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then

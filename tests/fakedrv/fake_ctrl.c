@@ -334,31 +334,28 @@ static void put(struct sbuf *b, const char *key, unsigned gpu, bool per_gpu, uin
 		b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len;
 }
 
-/* Is a channel in a channel group (its parent one)? */
-static bool in_group(const struct client *c, const struct obj *ch)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (c->objs[i].h == ch->parent)
-			return c->objs[i].res->kind == K_CHANNEL_GROUP;
-	return false;
-}
-
 size_t fake_rm_format_stats(char *out, size_t cap)
 {
 	struct sbuf b = { out, 0, cap };
 	pthread_mutex_lock(&fake_st.lock);
+	/* Each object once, whichever handle (the first, or a dup that
+	 * outlived it) still holds it. */
+	static unsigned pass;
 	for (unsigned gi = 0; gi < fake_st.cfg.gpus; gi++) {
 		const struct gpu_acct *g = &fake_st.gpu[gi];
 		uint64_t disabled = 0, scheduled = 0;
+		pass++;
 		for (size_t i = 0; i < fake_st.nclients; i++) {
 			struct client *c = fake_st.clients[i];
 			for (size_t j = 0; j < c->n; j++) {
-				struct obj *o = &c->objs[j];
-				if (o->dup || o->res->gpu != (int)gi)
+				struct res *r = c->objs[j].res;
+				if (r->gpu != (int)gi || r->seen == pass)
 					continue;
-				disabled += o->res->kind == K_CHANNEL && o->res->disabled;
-				scheduled += o->res->scheduled && (o->res->kind == K_CHANNEL_GROUP ||
-				                                   (o->res->kind == K_CHANNEL && !in_group(c, o)));
+				r->seen = pass;
+				disabled += r->kind == K_CHANNEL && r->disabled;
+				/* A runlist unit: a group, or a channel in none. */
+				scheduled += r->scheduled && (r->kind == K_CHANNEL_GROUP ||
+				                              (r->kind == K_CHANNEL && r->own_group));
 			}
 		}
 		put(&b, "vidmem_total", gi, true, g->total);
@@ -397,6 +394,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "uvm_ioctls", 0, false, fake_st.uvm_ioctls);
 	put(&b, "files_open", 0, false, fake_st.files_open);
 	put(&b, "file_releases", 0, false, fake_st.file_releases);
+	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
 	pthread_mutex_unlock(&fake_st.lock);
 	return b.len;
 }

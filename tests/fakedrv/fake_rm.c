@@ -232,6 +232,8 @@ static void res_put(struct res *r)
 			g->used -= r->bytes;
 		else if (r->kind == K_CHANNEL)
 			g->ch_live--;
+		if (r->kind == K_CHANNEL && r->own_group)
+			g->grp_live--;
 		else if (r->kind == K_CHANNEL_GROUP)
 			g->grp_live--;
 		else if (r->kind == K_ENGINE)
@@ -442,6 +444,11 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 			return NV_ERR_INVALID_OBJECT_PARENT;
 		if (fake_st.gpu[gpu].ch_live >= fake_st.cfg.channels)
 			return NV_ERR_INSUFFICIENT_RESOURCES;
+		/* Outside a channel group RM makes one for the channel
+		 * (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/
+		 * kernel_channel.c at 580.142), freed with it. */
+		if (pk == K_DEVICE && fake_st.gpu[gpu].grp_live >= fake_st.cfg.channels)
+			return NV_ERR_INSUFFICIENT_RESOURCES;
 		out->cid = fake_st.next_cid++;
 		break;
 	case K_ENGINE:
@@ -477,6 +484,9 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		} else if (kind == K_CHANNEL) {
 			if (++g->ch_live > g->ch_peak)
 				g->ch_peak = g->ch_live;
+			r->own_group = pk == K_DEVICE;
+			if (r->own_group && ++g->grp_live > g->grp_peak)
+				g->grp_peak = g->grp_live;
 		} else if (kind == K_CHANNEL_GROUP) {
 			if (++g->grp_live > g->grp_peak)
 				g->grp_peak = g->grp_live;
@@ -664,14 +674,15 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 	src = fake_find_client(d->h_client_src);
 	if (!src)
 		return NV_ERR_INVALID_CLIENT;
-	/* Default share policy for dups between clients: same process. */
-	if (src != dst && src->tgid != dst->tgid)
-		return NV_ERR_INSUFFICIENT_PERMISSIONS;
 	if (d->h_object_src == src->h)
 		return NV_ERR_NOT_SUPPORTED;
 	struct obj *so = fake_find_obj(src, d->h_object_src);
 	if (!so)
 		return NV_ERR_INVALID_OBJECT_HANDLE;
+	/* The object's share policies (fake_share.c): by default, clients
+	 * of the same process only. */
+	if (!fake_share_allows_dup(src, so, dst))
+		return NV_ERR_INSUFFICIENT_PERMISSIONS;
 	if (d->h_parent != dst->h && !fake_find_obj(dst, d->h_parent))
 		return NV_ERR_INVALID_OBJECT_PARENT;
 	nv_handle_t h = d->h_object;
@@ -914,6 +925,10 @@ static int dispatch(const struct fake_caller *who, uint32_t nr, void *buf, size_
 		return esc_card_info(who, buf, size);
 	case NV_ESC_CHECK_VERSION_STR:
 		return esc_check_version(who, buf, size);
+	case NV_ESC_RM_SHARE:
+		return who->ctl ? fake_esc_share(who, buf, size) : -EINVAL;
+	case NV_ESC_EXPORT_TO_DMABUF_FD:
+		return fake_esc_export_dmabuf(who, buf, size);
 	default:
 		/* REGISTER_FD, MAP_MEMORY...:
 		 * succeed and leave the argument as it came. */

@@ -41,6 +41,11 @@ struct res {
 	bool          disabled;  /* FIFO_DISABLE_CHANNELS state of a channel */
 	bool          scheduled; /* GPFIFO_SCHEDULE state of a channel group */
 	int           engine;    /* enum fake_engine of a K_ENGINE */
+	bool          own_group; /* a channel outside any group: RM made it one */
+	unsigned      seen;      /* stats pass that counted it last */
+	/* RM_SHARE policies for RS_ACCESS_DUP_OBJECT (fake_share.c). */
+	bool          share_all;    /* ALL or OS_SECURITY_TOKEN */
+	nv_handle_t   share_client; /* CLIENT: the one client allowed, or 0 */
 };
 
 struct obj {
@@ -99,6 +104,7 @@ struct fake_state {
 	uint32_t         next_cid;
 	uint64_t         allocs_ok, allocs_failed, frees, ioctls, uvm_ioctls, controls;
 	uint64_t         files_open, file_releases;
+	uint64_t         dmabuf_held;  /* memory references taken by dma-bufs */
 };
 extern struct fake_state fake_st;
 
@@ -114,6 +120,12 @@ void     fake_busy_samples(unsigned gpu, struct nv2080_perfmon_util_samples_v2 *
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
+
+/* fake_share.c */
+bool fake_share_allows_dup(const struct client *src, const struct obj *so,
+			   const struct client *dst);
+int  fake_esc_share(const struct fake_caller *who, void *buf, size_t size);
+int  fake_esc_export_dmabuf(const struct fake_caller *who, void *buf, size_t size);
 
 /* fake_ctrl.c */
 int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);

@@ -411,6 +411,22 @@ int main(void)
 	      stat_get("gpu0.channel_groups_live") == 0 && stat_get("gpu0.channels_peak") == EXPECT_CHANNELS,
 	      "freeing the group frees its channels (subtree)");
 
+	/* A channel straight under the device gets a group RM makes for it
+	 * (kernel_channel.c), freed with it; a dup keeps a group alive. */
+	nv_handle_t hlone = 0;
+	check(alloc64(fd, hc, hdev, &hlone, HOPPER_CHANNEL_GPFIFO_A, chp) == NV_OK &&
+	      stat_get("gpu0.channel_groups_live") == 1, "a lone channel brings its own group");
+	check(rm_free(fd, hc, hdev, hlone) == NV_OK && stat_get("gpu0.channel_groups_live") == 0,
+	      "the lone channel's group goes with it");
+	nv_handle_t hg2 = 0, hg2dup = 0;
+	check(alloc64(fd, hc, hdev, &hg2, KEPLER_CHANNEL_GROUP_A, cgp) == NV_OK &&
+	      dup_obj(fd, hc, hdev, &hg2dup, hc, hg2) == NV_OK && rm_free(fd, hc, hdev, hg2) == NV_OK &&
+	      stat_get("gpu0.channel_groups_live") == 1, "a dup keeps the group after its handle is freed");
+	check(control(fd, hc, hg2dup, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, 0, &sch, sizeof(sch)) == NV_OK &&
+	      stat_get("gpu0.channel_groups_scheduled") == 1, "scheduling through the dup counts once");
+	check(rm_free(fd, hc, hdev, hg2dup) == NV_OK && stat_get("gpu0.channel_groups_live") == 0,
+	      "the group goes with its last handle");
+
 	/* Legacy RM_ALLOC_OBJECT. */
 	struct nvos05 ao = { .h_root = hc, .h_object_parent = hdev, .h_class = NV01_MEMORY_LOCAL_USER };
 	check(nv_ioctl(fd, NV_ESC_RM_ALLOC_OBJECT, &ao, sizeof(ao)) == 0 && ao.status == NV_ERR_INVALID_ARGUMENT,

@@ -6,7 +6,7 @@ FAKEDRV_DIR      := tests/fakedrv
 FAKEDRV_BIN      := $(FAKEDRV_DIR)/gs-fakedrv
 FAKEDRV_SELFTEST := $(FAKEDRV_DIR)/fake_selftest
 FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDRV_DIR)/fake_ctrl.c \
-                    $(FAKEDRV_DIR)/fake_busy.c
+                    $(FAKEDRV_DIR)/fake_busy.c $(FAKEDRV_DIR)/fake_share.c
 FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h $(wildcard include/nvrm/*.def)
 
 FAKEDRV_WARN     := -std=gnu11 -Wall -Wextra $(GS_WERROR) -O2 -g -Iinclude

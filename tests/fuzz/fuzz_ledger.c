@@ -47,10 +47,15 @@ static const uint32_t clients[N_CLIENTS] = { 0, 0xc1d00001u, 0xc1d00002u };
 /* 0, small handles, and a client's handle used as an object's. */
 static const uint32_t handles[N_HANDLES] = { 0, 1, 2, 3, 0xc1d00001u, 5, 0xcaf00000u, 7 };
 
+/* What the driver keeps while any handle to it lives: memory (bytes on a
+ * GPU), or a hardware channel or channel group. A channel outside any group
+ * also holds the group RM makes for it (kchannelConstruct_IMPL at 580.142). */
 struct model_alloc {
 	uint64_t bytes;
 	int      gpu;
 	unsigned refs;
+	int      kind;
+	bool     implicit_group;
 };
 
 struct model_obj {
@@ -108,9 +113,15 @@ static struct model_obj *model_add(struct model *m, uint32_t c, uint32_t p, uint
 	                         .has_parent = pi >= 0, .kind = kind, .alloc = -1, .file_fd = -1 };
 	o->gpu = kind == RM_CLASS_DEVICE || pi < 0 ? gpu : m->objs[pi].gpu;
 	o->counted = kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP;
-	if (bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS) {
+	bool charged = bytes && o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS;
+	if (charged || o->counted) {
+		/* A channel is in a group when its parent is one (a dup of one
+		 * included); outside any, it holds the group RM makes for it. */
+		int pa = o->has_parent ? m->objs[pi].alloc : -1;
+		bool in_group = pa >= 0 && m->allocs[pa].kind == RM_CLASS_CHANNEL_GROUP;
 		o->alloc = (int)m->n_allocs++;
-		m->allocs[o->alloc] = (struct model_alloc){ bytes, o->gpu, 1 };
+		m->allocs[o->alloc] = (struct model_alloc){ charged ? bytes : 0, o->gpu, 1, kind,
+		                                            kind == RM_CLASS_CHANNEL && !in_group };
 	}
 	return o;
 }
@@ -230,23 +241,27 @@ static void check_agree(const struct ledger *l, const struct model *m)
 	uint64_t used[GS_MAX_GPUS] = { 0 };
 	uint32_t live = 0, channels = 0, groups = 0;
 
-	for (unsigned i = 0; i < m->n_allocs; i++)
-		if (m->allocs[i].refs)
-			used[m->allocs[i].gpu] += m->allocs[i].bytes;
-	for (unsigned i = 0; i < m->n_objs; i++) {
-		const struct model_obj *o = &m->objs[i];
-		if (!o->live)
+	/* Hardware counts while any handle to it lives (a dup keeps it). */
+	for (unsigned i = 0; i < m->n_allocs; i++) {
+		const struct model_alloc *a = &m->allocs[i];
+		if (!a->refs)
 			continue;
-		live++;
-		channels += o->counted && o->kind == RM_CLASS_CHANNEL;
-		groups += o->counted && o->kind == RM_CLASS_CHANNEL_GROUP;
+		if (a->bytes)
+			used[a->gpu] += a->bytes;
+		channels += a->kind == RM_CLASS_CHANNEL;
+		groups += a->kind == RM_CLASS_CHANNEL_GROUP || a->implicit_group;
 	}
+	for (unsigned i = 0; i < m->n_objs; i++)
+		live += m->objs[i].live;
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
 		if (ledger_used(l, (int)g) != used[g] || ledger_peak(l, (int)g) < used[g])
 			abort(); /* a leaked, lost or negative charge */
 	}
-	if (ledger_live_objects(l) != live || l->channels != channels || l->channel_groups != groups)
+	if (ledger_live_objects(l) != live || l->channels != channels || l->channel_groups != groups) {
+		fprintf(stderr, "fuzz_ledger: ledger live %u channels %u groups %u, model %u %u %u\n",
+		        ledger_live_objects(l), l->channels, l->channel_groups, live, channels, groups);
 		abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

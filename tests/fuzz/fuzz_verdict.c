@@ -94,6 +94,7 @@ static void make_usage(struct cursor *cur, struct gs_usage *u)
 	u->file_known = FLAG(bits, 1);
 	u->file_has_client = FLAG(bits, 2);
 	u->client_bound = FLAG(bits, 3);
+	u->parent_is_group = FLAG(bits, 4);
 	u->gpu = (int)(take_u32(cur) % (GS_MAX_GPUS + 2)) - 1; /* LEDGER_NO_GPU .. past the end */
 	u->mem_used = take_u64(cur);
 	u->channels = take_u32(cur);
@@ -152,6 +153,10 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 			abort();
 	}
 	if (v->resource && v->count >= v->limit)
+		abort();
+	/* A channel outside any group brings the group RM makes for it. */
+	if (c->escape == NV_ESC_RM_ALLOC && c->kind == RM_CLASS_CHANNEL &&
+	    (u->channels >= q->channels || (!u->parent_is_group && u->channel_groups >= q->channel_groups)))
 		abort();
 }
 

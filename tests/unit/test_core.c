@@ -506,6 +506,53 @@ static void test_ledger_handle_zero(void)
 	alarm(0);
 }
 
+/* Hardware kept by a dup: the count follows the driver's object, not
+ * the handle (issue #17, item 4). */
+static void test_ledger_channel_dups(void)
+{
+	struct ledger l;
+	struct ledger_channel ch[8];
+	const uint64_t later = 1ull << 62;
+
+	CHECK(ledger_init(&l) == 0);
+	CHECK(ledger_note_client(&l, CLIENT, -1) == 1);
+	CHECK(ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0) == 0);
+	/* A group, a dup of it, the group's handle freed: still one group. */
+	CHECK(ledger_add(&l, CLIENT, DEVICE, 0x300, RM_CLASS_CHANNEL_GROUP, 0xa06c, LEDGER_NO_GPU, 0) == 0);
+	CHECK(ledger_add(&l, CLIENT, 0x300, 0x301, RM_CLASS_CHANNEL, 0xc86f, LEDGER_NO_GPU, 0) == 0);
+	CHECK(l.channel_groups == 1 && l.channels == 1);
+	CHECK(ledger_dup(&l, CLIENT, DEVICE, 0x310, CLIENT, 0x300) == 0);
+	CHECK(l.channel_groups == 1 && ledger_is_channel_group(&l, CLIENT, 0x310));
+	/* Scheduling through the dup is scheduling the group. */
+	ledger_set_scheduled(&l, CLIENT, 0x310, true);
+	CHECK(l.scheduled_groups == 1 && ledger_is_scheduled(&l, CLIENT, 0x300));
+	/* Freeing the original handle frees its channel (a child), not the
+	 * group the dup keeps, nor its scheduling. */
+	ledger_free(&l, CLIENT, 0x300, NULL);
+	CHECK(l.channel_groups == 1 && l.channels == 0 && l.scheduled_groups == 1);
+	CHECK(ledger_is_scheduled(&l, CLIENT, 0x310));
+	/* A channel under the dup is in that group: no group of its own. */
+	CHECK(ledger_add(&l, CLIENT, 0x310, 0x311, RM_CLASS_CHANNEL, 0xc86f, LEDGER_NO_GPU, 0) == 0);
+	CHECK(l.channel_groups == 1 && !ledger_is_lone_channel(&l, CLIENT, 0x311));
+	ledger_free(&l, CLIENT, 0x310, NULL);
+	CHECK(l.channel_groups == 0 && l.channels == 0 && l.scheduled_groups == 0);
+	/* A channel outside any group counts the group RM makes for it; a
+	 * dup keeps both after the channel's handle is freed. */
+	CHECK(ledger_add(&l, CLIENT, DEVICE, 0x400, RM_CLASS_CHANNEL, 0xc86f, LEDGER_NO_GPU, 0) == 0);
+	CHECK(l.channel_groups == 1 && l.channels == 1);
+	CHECK(ledger_dup(&l, CLIENT, DEVICE, 0x410, CLIENT, 0x400) == 0);
+	ledger_set_scheduled(&l, CLIENT, 0x410, true);
+	CHECK(l.scheduled_groups == 1 && ledger_is_lone_channel(&l, CLIENT, 0x410));
+	ledger_free(&l, CLIENT, 0x400, NULL);
+	CHECK(l.channel_groups == 1 && l.channels == 1 && l.scheduled_groups == 1);
+	/* The dup is listed for the compute share in the channel's place. */
+	CHECK(ledger_list_channels(&l, 0, later, 1, ch, 8) == 1 && ch[0].handle == 0x410);
+	ledger_free(&l, CLIENT, 0x410, NULL);
+	CHECK(l.channel_groups == 0 && l.channels == 0 && l.scheduled_groups == 0);
+	CHECK(ledger_live_objects(&l) == 2);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -520,6 +567,7 @@ int main(void)
 	test_ledger_files();
 	test_ledger_channels();
 	test_ledger_handle_zero();
+	test_ledger_channel_dups();
 	test_sm_decisions();
 	test_sm_convergence();
 	return check_summary();
