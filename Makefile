@@ -33,7 +33,8 @@ SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c su
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
                    supervisor/audit.c supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
                    supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
-                   supervisor/check_mode.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
+                   supervisor/check_mode.c supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
+                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
@@ -92,7 +93,7 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS)
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*.h supervisor/agent/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -17,6 +17,8 @@
 #include "gpusandbox.h"
 #include "groups.h"
 #include "options.h"
+#include "agent/agent.h"
+#include "agent/profile.h"
 #include "suggest.h"
 
 #define NAME_MAX_LEN 64
@@ -126,8 +128,8 @@ static const struct subcommand subcommands[] = {
 	{ "run", NULL, false },
 	{ "list-groups", run_list_groups, false },
 	{ "audit", NULL, true },
-	{ "agent", NULL, true },
-	{ "profile", NULL, true },
+	{ "agent", gs_agent_main, false },
+	{ "profile", gs_profile_main, false },
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 

@@ -54,6 +54,7 @@ run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/
 run_tier trace-golden tests/trace/run.sh
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
+run_tier agent tests/agent/run.sh
 
 echo
 if [ "$skipped" -gt 0 ]; then
