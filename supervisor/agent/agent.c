@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -37,6 +38,7 @@
 #include "arch.h"
 #include "cmd_usage.h"
 #include "gpusandbox.h"
+#include "launch.h"
 #include "profile.h"
 
 #define LISTEN_BACKLOG 128
@@ -249,6 +251,13 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	parse_agent_options(argc, argv, &a, &o);
 	pthread_mutex_init(&a.lock, NULL);
 	start_driver(&a, o.driver_abi);
+	/* As the command line's supervisor: the driver judges privilege from
+	 * the calling thread, and the agent performs calls for containers. It
+	 * keeps root's other powers (CAP_SYS_PTRACE for pidfd_getfd and the
+	 * workload's memory, CAP_KILL); nothing in a container may ptrace it. */
+	if (gs_drop_supervisor_privileges(&err) < 0)
+		die(&err);
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (a.policy_path) {
 		/* The default policy is checked now: a typo is the agent's
 		 * error at start, not every container's. */

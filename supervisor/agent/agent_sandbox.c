@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -154,6 +155,33 @@ static void refuse_stranger(struct worker *w)
 	        "container's cgroup; refused and killed\n", w->c->id, (int)pid);
 }
 
+/* Does task tid have CAP_SYS_ADMIN in its bounding set (or is it not
+ * readable)? The driver trusts a caller holding CAP_SYS_ADMIN beyond any
+ * quota's reach, and the calls the executor continues run as the caller.
+ * The bounding set, not the effective one: it never grows, and anything
+ * in it can become effective through an exec (a set-uid file) unless
+ * NO_NEW_PRIVS. Read at every call: a thread's capabilities are its own,
+ * and a tid can be reused. */
+#define CAP_LINE "CapBnd:"
+#define STATUS_LINE 256
+static bool may_hold_sys_admin(pid_t tid)
+{
+	char path[64], line[STATUS_LINE];
+	unsigned long long bnd = ~0ull;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (!found && fgets(line, sizeof(line), f))
+		if (strncmp(line, CAP_LINE, strlen(CAP_LINE)) == 0)
+			found = sscanf(line + strlen(CAP_LINE), "%llx", &bnd) == 1;
+	fclose(f);
+	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
+}
+
 /* One call from one listener, under the sandbox lock. Returns -1 when the
  * container must not go on, 1 when this listener must be dropped. */
 static int serve_one(struct worker *w)
@@ -169,6 +197,14 @@ static int serve_one(struct worker *w)
 		if (errno == EINTR || errno == ENOENT)
 			return 0;
 		return gs_fail(&sb->thread_err, errno, "receiving a seccomp notification");
+	}
+	if (may_hold_sys_admin((pid_t)s->req->pid)) {
+		/* Gone meanwhile: nothing to answer. */
+		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) < 0)
+			return 0;
+		return gs_fail(&sb->thread_err, EPERM, "task %d may hold CAP_SYS_ADMIN (its bounding "
+		               "set has it): the driver would trust it beyond any quota",
+		               (int)s->req->pid);
 	}
 	if (w->unverified) {
 		if (!gs_taskset_contains(&sb->tasks, (pid_t)s->req->pid)) {

@@ -22,6 +22,9 @@
 #                     its later calls fail with ENOSYS and none reaches the fake
 #   stale-R           a profile whose trap set is not the agent's: refused,
 #                     the container killed before any allocation
+#   sysadmin-R        a container whose bounding set has CAP_SYS_ADMIN (the
+#                     driver would trust it): killed before any call reaches
+#                     the driver
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -76,7 +79,8 @@ make_bundle() {
 		.mounts += [ { destination: "/tmp", type: "bind", source: $tmp, options: ["rbind", "rw"] } ] +
 		           [ "nvidiactl", "nvidia0", "nvidia-uvm" |
 		             { destination: ("/dev/" + .), type: "bind", source: ($m + "/" + .), options: ["bind"] } ] |
-		if $sc == null then del(.linux.seccomp) else .linux.seccomp = $sc end' \
+		if $sc == null then del(.linux.seccomp) else .linux.seccomp = $sc end |
+		'"${BUNDLE_EXTRA:-.}" \
 		"$D/bundle/config.json" >"$D/config.new" && mv "$D/config.new" "$D/bundle/config.json"
 }
 
@@ -166,6 +170,10 @@ inside() {
 		jq '.listenerMetadata = "gpusandbox;traps=0000000000000000"' "$D/good.json" >"$p"
 		start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
+	sysadmin)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
+			run_fg '["/bin/static_raw"]' "$p" ;;
 	killable)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -276,6 +284,11 @@ judge() {  # judge NAME RUNTIME
 	stale-*)
 		[ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "not this agent's trap set" "$dir/agent.err" ||
 			why="allocs_ok=$(st "$dir" allocs_ok), agent said: $(tail -1 "$dir/agent.err")" ;;
+	sysadmin-*)
+		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "may hold CAP_SYS_ADMIN" "$dir/agent.err" ||
+			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 container "$dir/agent.err")" ;;
+	baseline-sysadmin-*)
+		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="the privileged container did not run: rc=$rc peak=$peak" ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -292,7 +305,7 @@ want() {  # want NAME: selected by the command line?
 SELECTED=("$@")
 
 for r in $RUNTIMES; do
-	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale; do
+	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale sysadmin baseline-sysadmin; do
 		name=$c-$r
 		want "$name" || continue
 		run_case "$name" "$r" && judge "$name" "$r"
