@@ -22,6 +22,9 @@
 #                     its later calls fail with ENOSYS and none reaches the fake
 #   stale-R           a profile whose trap set is not the agent's: refused,
 #                     the container killed before any allocation
+#   i386-R            tests/adv compat_i386: 512 MiB natively, then 256 MiB
+#                     chunks through the i386 and x32 ABIs: the peak stays
+#                     at 1 GiB (the profile lists and traps every ABI)
 #   sysadmin-R        a container whose bounding set has CAP_SYS_ADMIN (the
 #                     driver would trust it): killed before any call reaches
 #                     the driver
@@ -30,12 +33,14 @@
 #
 # R is runc and crun. A runtime that is not installed is skipped (said so);
 # with neither, the tier exits 125 (SKIP) like the other tiers.
-# Prints PASS/FAIL per case and "N passed, M failed" last.
+# Prints PASS/FAIL per case and "N passed, M failed" last. GS_AGENT_KEEP=1
+# keeps the work folder (/tmp/gs-agent.*) for reading.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 GS=$ROOT/build/gpusandbox
 HOLDER=$ROOT/build/tests/agent/holder
+COMPAT=$ROOT/build/tests/agent/compat_i386
 STATIC_RAW=$ROOT/build/tests/adv/static_raw
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
 SKIP=125
@@ -170,6 +175,9 @@ inside() {
 		jq '.listenerMetadata = "gpusandbox;traps=0000000000000000"' "$D/good.json" >"$p"
 		start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
+	i386)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_fg '["/bin/compat_i386"]' "$p" ;;
 	sysadmin)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
@@ -198,7 +206,7 @@ command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
 BUSYBOX=$(command -v busybox)
 [ -n "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
-for f in "$GS" "$HOLDER" "$STATIC_RAW"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -212,12 +220,12 @@ done
 [ -n "$RUNTIMES" ] || skip "neither runc nor crun is installed (scripts/install-deps.sh)"
 
 tmp=$(mktemp -d /tmp/gs-agent.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${GS_AGENT_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -284,6 +292,14 @@ judge() {  # judge NAME RUNTIME
 	stale-*)
 		[ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "not this agent's trap set" "$dir/agent.err" ||
 			why="allocs_ok=$(st "$dir" allocs_ok), agent said: $(tail -1 "$dir/agent.err")" ;;
+	i386-*)
+		peak_within && [ "$rc" = 0 ] && [ "$(val "$dir/container.out" native)" = 0x0 ] &&
+			[ "${peak:-0}" -ge $((512 << 20)) ] &&
+			[ "$(val <(grep '^abi=i386 ' "$dir/container.out") end)" = exit:0 ] &&
+			[ "$(val <(grep '^abi=i386 ' "$dir/container.out") nomem)" -ge 1 ] ||
+			why=${why:-"rc=$rc native=$(val "$dir/container.out" native): $(grep '^abi=' "$dir/container.out" | tr '\n' ' ')"} ;;
+	baseline-i386-*)
+		[ "${peak:-0}" -gt "$QUOTA" ] || why="the 32-bit calls did not exceed the quota without the agent: peak=$peak" ;;
 	sysadmin-*)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "may hold CAP_SYS_ADMIN" "$dir/agent.err" ||
 			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 container "$dir/agent.err")" ;;
@@ -305,7 +321,7 @@ want() {  # want NAME: selected by the command line?
 SELECTED=("$@")
 
 for r in $RUNTIMES; do
-	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale sysadmin baseline-sysadmin; do
+	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin; do
 		name=$c-$r
 		want "$name" || continue
 		run_case "$name" "$r" && judge "$name" "$r"
