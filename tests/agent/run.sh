@@ -25,6 +25,10 @@
 #   i386-R            tests/adv compat_i386: 512 MiB natively, then 256 MiB
 #                     chunks through the i386 and x32 ABIs: the peak stays
 #                     at 1 GiB (the profile lists and traps every ABI)
+#   named-runc        a profile naming policy "small" (512m) in --policy-dir:
+#                     that quota, not the default's 1 GiB
+#   unnamed-runc      a profile naming a policy the node lacks: refused,
+#                     the container killed before any allocation
 #   sysadmin-R        a container whose bounding set has CAP_SYS_ADMIN (the
 #                     driver would trust it): killed before any call reaches
 #                     the driver
@@ -91,7 +95,10 @@ make_bundle() {
 
 start_agent() {
 	printf 'mem = 1g\n' >"$D/policy"
-	"$GS" agent --socket "$SOCK" --policy "$D/policy" --audit-dir "$D" 2>"$D/agent.err" &
+	mkdir -p "$D/policies"
+	printf 'mem = 512m\n' >"$D/policies/small.policy"
+	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
+		2>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
 }
@@ -178,6 +185,12 @@ inside() {
 	i386)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_fg '["/bin/compat_i386"]' "$p" ;;
+	named)
+		profile "$p" --policy-name small && start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	unnamed)
+		profile "$p" --policy-name nosuch && start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
 	sysadmin)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
@@ -300,6 +313,12 @@ judge() {  # judge NAME RUNTIME
 			why=${why:-"rc=$rc native=$(val "$dir/container.out" native): $(grep '^abi=' "$dir/container.out" | tr '\n' ' ')"} ;;
 	baseline-i386-*)
 		[ "${peak:-0}" -gt "$QUOTA" ] || why="the 32-bit calls did not exceed the quota without the agent: peak=$peak" ;;
+	named-runc)
+		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
+			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;
+	unnamed-runc)
+		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "nosuch.policy" "$dir/agent.err" ||
+			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 refused "$dir/agent.err")" ;;
 	sysadmin-*)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "may hold CAP_SYS_ADMIN" "$dir/agent.err" ||
 			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 container "$dir/agent.err")" ;;
@@ -328,7 +347,11 @@ for r in $RUNTIMES; do
 	done
 done
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
-case " $RUNTIMES " in *" runc "*) want runc-flags && run_case runc-flags runc && judge runc-flags runc ;; esac
+case " $RUNTIMES " in *" runc "*)
+	for name in runc-flags named-runc unnamed-runc; do
+		want "$name" && run_case "$name" runc && judge "$name" runc
+	done ;;
+esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
