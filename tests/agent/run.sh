@@ -25,6 +25,10 @@
 #   i386-R            tests/adv compat_i386: 512 MiB natively, then 256 MiB
 #                     chunks through the i386 and x32 ABIs: the peak stays
 #                     at 1 GiB (the profile lists and traps every ABI)
+#   two-runc          two containers at once under one agent, each holding
+#                     768 MiB then asking for 512 MiB more: one quota each
+#                     (each gets 256 MiB more; the fake's peak is 1.5 to 2 GiB),
+#                     both sandboxes torn down afterwards
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
 #                     that quota, not the default's 1 GiB
 #   unnamed-runc      a profile naming a policy the node lacks: refused,
@@ -137,6 +141,15 @@ wait_stopped() {
 	rt delete -f "gs-$CASE" >/dev/null 2>&1
 }
 
+wait_stopped_id() {  # wait_stopped_id ID: as wait_stopped, another container
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ "$(rt state "$1" 2>/dev/null | jq -r .status)" = running ] || break
+		sleep 0.02
+	done
+	rt delete -f "$1" >/dev/null 2>&1
+}
+
 profile() {  # profile OUT [profile options]
 	local out=$1
 	shift
@@ -185,6 +198,28 @@ inside() {
 	i386)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_fg '["/bin/compat_i386"]' "$p" ;;
+	two)
+		# Two containers at once, each its own sandbox and quota.
+		profile "$p" && start_agent || return
+		local top=$D x
+		for x in a b; do
+			D=$top/$x
+			mkdir -p "$D"
+			make_bundle '["/bin/holder", "3", "/tmp/go", "2"]' "$p" || { echo "bundle $x" >"$top/rc"; return; }
+			(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-two-$x") >"$D/out" 2>"$D/err" </dev/null
+		done
+		for x in a b; do
+			wait_for -e "$top/$x/ctmp/go.ready" || { echo "holder $x never ready" >"$top/rc"; D=$top; return; }
+		done
+		for x in a b; do : >"$top/$x/ctmp/go"; done
+		for x in a b; do
+			D=$top/$x CASE=two-$x
+			D=$top wait_stopped_id "gs-two-$x"
+		done
+		D=$top CASE=two
+		stop_agent
+		cat "$top/a/out" "$top/b/out" >"$top/out"
+		echo 0 >"$top/rc" ;;
 	named)
 		profile "$p" --policy-name small && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -313,6 +348,14 @@ judge() {  # judge NAME RUNTIME
 			why=${why:-"rc=$rc native=$(val "$dir/container.out" native): $(grep '^abi=' "$dir/container.out" | tr '\n' ' ')"} ;;
 	baseline-i386-*)
 		[ "${peak:-0}" -gt "$QUOTA" ] || why="the 32-bit calls did not exceed the quota without the agent: peak=$peak" ;;
+	two-runc)
+		# Both held 768 MiB at once; the last chunks may not overlap.
+		[ "$rc" = 0 ] && [ "${peak:-0}" -ge $((1536 << 20)) ] && [ "$peak" -le $((2048 << 20)) ] &&
+			[ "$(grep -c '^first ok=3 ' "$dir/container.out")" = 2 ] &&
+			[ "$(grep -c '^then ok=1 refused=1 first_refusal=NO_MEMORY' "$dir/container.out")" = 2 ] &&
+			[ "$(grep -c 'torn down' "$dir/agent.err")" = 2 ] &&
+			grep -q 'stopping with 0 container' "$dir/agent.err" ||
+			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down" ;;
 	named-runc)
 		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
 			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;
@@ -348,7 +391,7 @@ for r in $RUNTIMES; do
 done
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags named-runc unnamed-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
