@@ -29,6 +29,7 @@
 #include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_sandbox.h"
@@ -224,9 +225,32 @@ static int serve_one(struct worker *w)
 	return 0;
 }
 
+/* Every listener hung up: no task holds the filters any more, but the
+ * release of the files they had open can trail the hang-up (measured: the
+ * summary sometimes still showed the container's charges with runc). The
+ * ledger is brought up to date until nothing is charged, for a bounded
+ * time; charges still held then (a file passed to a process outside the
+ * container) stay in the summary, which is the safe side. */
+#define RELEASE_WAIT_STEPS 50
+#define RELEASE_WAIT_NS 20000000L  /* 20 ms: 1 s in all */
+static void reconcile_released(struct gs_sandbox *sb)
+{
+	struct timespec step = { 0, RELEASE_WAIT_NS };
+
+	for (int i = 0; i < RELEASE_WAIT_STEPS; i++) {
+		bool charged = false;
+		gs_sandbox_reconcile(sb);
+		for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+			charged |= sb->ledger.used[g] != 0;
+		if (!charged)
+			return;
+		nanosleep(&step, NULL);
+	}
+}
+
 static void teardown(struct gs_agent_container *c)
 {
-	gs_sandbox_reconcile(&c->sb);
+	reconcile_released(&c->sb);
 	/* The agent does not learn exit statuses: -1, no signal. */
 	gs_sandbox_summarize(&c->sb, -1, 0);
 	if (c->sb.audit_failed)
