@@ -109,8 +109,19 @@ start_agent() {
 	wait_for -S "$SOCK"
 }
 
+# Teardown follows the runtime's exit (when the last listener hangs up,
+# then the files' release): wait for one "torn down" per sandbox made.
+all_torn_down() {
+	[ "$(grep -c ': sandbox [0-9a-f]*, init pid' "$D/agent.err")" = "$(grep -c 'torn down' "$D/agent.err")" ]
+}
+
 stop_agent() {
 	[ -n "${AGENT:-}" ] || return 0
+	local i
+	for ((i = 0; i < WAIT_STEPS && ${#D} > 0; i++)); do
+		all_torn_down && break
+		sleep 0.02
+	done
 	kill "$AGENT" 2>/dev/null
 	wait "$AGENT" 2>/dev/null
 	AGENT=
