@@ -36,7 +36,8 @@ SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c su
                    supervisor/audit.c supervisor/audit_verify.c supervisor/sha256.c supervisor/utf8.c \
                    supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
                    supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
-                   supervisor/check_mode.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
+                   supervisor/check_mode.c supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
+                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
 # Everything but main: linked into the unit tests too.
 CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
@@ -45,7 +46,8 @@ GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
               $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
-              $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit
+              $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_profile \
+              $(BUILD)/tests/unit/test_agent_conn
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
@@ -118,7 +120,7 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*.h supervisor/agent/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

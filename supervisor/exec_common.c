@@ -34,7 +34,7 @@
  * read belonged to the task that is still waiting for our answer. */
 bool notif_still_valid(const struct call *c)
 {
-	return ioctl(c->sb->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
+	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
 }
 
 /* ---- issuing calls ourselves --------------------------------------------- */

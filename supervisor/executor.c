@@ -429,7 +429,7 @@ static void send_answer(struct gs_sandbox *sb, const struct call *c, const struc
 		sb->prof_n[c->nr & 0xff]++;
 	}
 	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
-	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	(void)ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
 void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch)

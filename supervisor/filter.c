@@ -29,7 +29,7 @@
 #endif
 
 /* Masks the request word down to _IOC_NR. */
-#define IOCTL_NR_MASK 0xffu
+#define IOCTL_NR_MASK GS_FILTER_IOCTL_NR_MASK
 
 /* The shape of an mmap that /dev/nvidia-uvm accepts (uvm_mmap in the 580
  * driver): a shared mapping (VM_SHARED) with read and write access, at an
@@ -98,7 +98,7 @@ static int add_mmap_rules(scmp_filter_ctx ctx, const struct gs_abi *abi, struct 
  * browsers, language runtimes and sandboxes in a workload install them.
  * The kernel reads op as 32 bits: the mask keeps a forged upper half from
  * slipping past. Answered in BPF, so it holds without the supervisor. */
-#define SECCOMP_OP_MASK 0xffffffffu
+#define SECCOMP_OP_MASK GS_FILTER_SECCOMP_OP_MASK
 
 static int add_listener_refusal(scmp_filter_ctx ctx, struct gs_error *err)
 {

@@ -10,6 +10,13 @@
 #include "gs_error.h"
 #include "nvrm/rm_abi.h"
 
+/* The filter's rule shapes, shared with the OCI profile (profile.c) so
+ * that both trap the same calls. An ioctl is trapped by its escape number,
+ * the request word's low byte (_IOC_NR): */
+#define GS_FILTER_IOCTL_NR_MASK 0xffu
+/* seccomp(2)'s op, which the kernel reads as 32 bits: */
+#define GS_FILTER_SECCOMP_OP_MASK 0xffffffffu
+
 /* What the filter traps beyond the RM escapes. */
 struct gs_filter_opts {
 	/* managed = deny: the mmap calls that could map /dev/nvidia-uvm

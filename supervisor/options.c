@@ -18,6 +18,8 @@
 #include "audit_verify.h"
 #include "groups.h"
 #include "options.h"
+#include "agent/agent.h"
+#include "agent/profile.h"
 #include "suggest.h"
 
 #define NAME_MAX_LEN 64
@@ -132,8 +134,8 @@ static const struct subcommand subcommands[] = {
 	{ "run", NULL, false },
 	{ "list-groups", run_list_groups, false },
 	{ "audit", run_audit, false },
-	{ "agent", NULL, true },
-	{ "profile", NULL, true },
+	{ "agent", gs_agent_main, false },
+	{ "profile", gs_profile_main, false },
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 

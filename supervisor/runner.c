@@ -127,6 +127,7 @@ void gs_sandbox_stop(struct gs_sandbox *sb)
 int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch, struct gs_error *err)
 {
 	memset(scratch->req, 0, scratch->req_size);
+	scratch->listener = sb->listener;
 	if (ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_RECV, scratch->req) < 0) {
 		/* ENOENT: the task went away between poll and receive. */
 		if (errno == EINTR || errno == ENOENT)

@@ -24,6 +24,10 @@ struct gs_scratch {
 	struct seccomp_notif      *req;
 	struct seccomp_notif_resp *resp;
 	size_t                     req_size, resp_size;
+	/* The listener the notification came from, and where its answer
+	 * goes: a sandbox of the agent has one per process the runtime
+	 * started (the container's init, each exec), a worker per listener. */
+	int                        listener;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
 };

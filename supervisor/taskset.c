@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * taskset.c - the process-tree backend of struct gs_taskset.
+ * taskset.c - the backends of struct gs_taskset: the process tree (the
+ * command line) and the cgroup (a container under the agent).
  */
 #include <stdio.h>
 #include <string.h>
@@ -51,4 +52,43 @@ void gs_taskset_process_tree(struct gs_taskset *ts, pid_t root)
 {
 	ts->ops = &process_tree_ops;
 	ts->root = root;
+}
+
+/* The whole of /proc/PID/cgroup into buf; false if unreadable or too long
+ * to compare (a truncated membership must not match another). */
+static bool read_cgroup(pid_t pid, char *buf, size_t len)
+{
+	char path[PROC_PATH_MAX];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	if (n == 0 || n == len - 1)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+static bool cgroup_contains(const struct gs_taskset *ts, pid_t pid)
+{
+	char now[GS_TASKSET_CGROUP_MAX];
+
+	return pid > 0 && read_cgroup(pid, now, sizeof(now)) && strcmp(now, ts->cgroup) == 0;
+}
+
+static const struct gs_taskset_ops cgroup_ops = { .contains = cgroup_contains };
+
+int gs_taskset_cgroup(struct gs_taskset *ts, pid_t init)
+{
+	ts->ops = NULL;
+	ts->root = init;
+	if (init <= 0 || !read_cgroup(init, ts->cgroup, sizeof(ts->cgroup)))
+		return -1;
+	ts->ops = &cgroup_ops;
+	return 0;
 }

@@ -21,15 +21,29 @@ struct gs_taskset_ops {
 	bool (*contains)(const struct gs_taskset *ts, pid_t pid);
 };
 
+/* /proc/PID/cgroup of a container's init, whole (one line per hierarchy
+ * on hybrid hosts). */
+#define GS_TASKSET_CGROUP_MAX 4096
+
 struct gs_taskset {
 	const struct gs_taskset_ops *ops;
 	pid_t                        root;  /* process tree: the subreaper at its top */
+	/* cgroup: the container's cgroup memberships, as its init had them */
+	char                         cgroup[GS_TASKSET_CGROUP_MAX];
 };
 
 /* The descendants of root, which must be a child subreaper (it inherits
  * every orphan of the tree, so a member's parent chain always ends at it).
  * root itself is not a member. */
 void gs_taskset_process_tree(struct gs_taskset *ts, pid_t root);
+
+/* The tasks whose cgroup memberships are exactly those of process init
+ * (a container's, for the agent: the runtime puts every process of the
+ * container, the exec'd ones too, in the container's cgroup, and the agent
+ * has no process tree of its own to ask). Returns -1 if init's cannot be
+ * read. A task the container moves to a child cgroup (it would need a
+ * writable cgroupfs) is no longer a member: asking errs towards "not ours". */
+int gs_taskset_cgroup(struct gs_taskset *ts, pid_t init);
 
 static inline bool gs_taskset_contains(const struct gs_taskset *ts, pid_t pid)
 {

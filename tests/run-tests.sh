@@ -42,6 +42,8 @@ run_tier unit-listener build/tests/unit/test_listener
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-audit build/tests/unit/test_audit
+run_tier unit-profile build/tests/unit/test_profile
+run_tier unit-agent-conn build/tests/unit/test_agent_conn
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
@@ -58,6 +60,7 @@ run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
 run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
+run_tier agent tests/agent/run.sh
 
 echo
 if [ "$skipped" -gt 0 ]; then

@@ -30,7 +30,12 @@ TESTS_ADV_BINS   := $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN) $(TESTS_ADV
 TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
 TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN)
+# The agent tier's client: static, because it runs in a busybox container.
+TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
+# tests/adv's compat_i386, linked statically for the container.
+TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
+
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
 
 $(TESTS_LIB_OBJ): tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -47,6 +52,14 @@ $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN)): $(TESTS_BUILD)/adv/%: tests/a
 
 $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: tests/adv/%.c \
 		$(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_HOLDER): tests/agent/holder.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_COMPAT): tests/adv/compat_i386.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 

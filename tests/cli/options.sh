@@ -59,13 +59,16 @@ expect sub-run-no-dashdash 4 "" "$B" run sh -c 'exit 4'
 	grep -q '^compute (default)$' "$T/sub" && ok "sub-list-groups" || bad "sub-list-groups" "$(head -c 200 "$T/sub")"
 # audit is a subcommand now: without its action it says which there is.
 expect sub-audit-no-action 2 "^gpusandbox audit: unknown or missing action" "$B" audit
-for w in agent profile; do
-	expect "sub-reserved-$w" 2 "^gpusandbox: '$w' is a gpusandbox subcommand that is not available in this build$" "$B" "$w"
-done
+# agent and profile exist: without their required options, a usage error.
+expect sub-agent-needs-socket 125 "^gpusandbox: agent needs --socket PATH$" "$B" agent
+expect sub-profile-needs-listener 125 "^gpusandbox: profile needs --listener with an absolute path$" "$B" profile
+expect sub-profile-unknown-option 125 "^gpusandbox: unknown option '--bogus'$" "$B" profile --bogus /x
 # With -- a program of that name runs (here: one we make, on PATH).
 mkdir -p "$T/bin"; printf '#!/bin/sh\nexit 9\n' >"$T/bin/audit"; chmod +x "$T/bin/audit"
 expect sub-dashdash-runs-program 9 "" env PATH="$T/bin:$PATH" "$B" -- audit
-expect sub-word-after-options 2 "^gpusandbox: 'profile' is a gpusandbox subcommand; it goes first" \
+expect sub-word-after-options 125 "^gpusandbox: 'audit' is a gpusandbox subcommand; it goes first" \
+	env PATH="$T/bin:$PATH" "$B" --mem 1g audit
+expect sub-word-after-options-real 125 "^gpusandbox: 'profile' is a gpusandbox subcommand; it goes first" \
 	env PATH="$T/bin:$PATH" "$B" --mem 1g profile
 
 # --- output files ---

@@ -274,6 +274,16 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\
 	grep -oE '\\-\\-[a-z\\-]+' | sed -e 's/\\-/-/g' | sort -u)
 if [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man"; else
 	bad "help-matches-man" "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
+# The same for the agent's subcommands and their man sections.
+for sub in agent profile; do
+	SEC=$(echo "$sub" | tr a-z A-Z)
+	help_opts=$("$B" "$sub" --help | grep -E -- "^  --" | grep -oE -- "^  --[a-z][a-z-]+" | sed "s/^ *//" | sort -u)
+	man_opts=$(sed -n "/^\.SH $SEC\$/,/^\.SH [^$(echo "$SEC" | cut -c1)]/p" man/gpusandbox.1 |
+		grep -E '^\.(B|BI|BR) \\-' | grep -oE '^\.[A-Z]+ \\-\\-[a-z\\-]+' |
+		sed -e 's/^\.[A-Z]* //' -e 's/\\-/-/g' | sort -u)
+	if [ -n "$help_opts" ] && [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man-$sub"; else
+		bad "help-matches-man-$sub" "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
+done
 
 expect_status "gpus-mig-125" 125 "$B" --gpus MIG-1234 -- true
 expect_status "gpus-bad-125" 125 "$B" --gpus 1,,2 -- true

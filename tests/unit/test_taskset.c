@@ -4,9 +4,14 @@
  * and a grandchild of the root belong to it; the root, its parent, init
  * and a pid that does not exist do not. With the root made a subreaper, a
  * grandchild whose parent exited still belongs (it is reparented to the
- * root), which is what the supervisor relies on.
+ * root), which is what the supervisor relies on. The cgroup backend (the
+ * agent's) holds the tasks of one cgroup and no others.
  */
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -44,6 +49,61 @@ static pid_t orphan_grandchild(int *child_out)
 	return gc;
 }
 
+/* Moves pid into cgroup dir (a v1 or v2 cgroupfs folder). */
+static bool move_to(const char *dir, pid_t pid)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "we");
+	if (!f)
+		return false;
+	fprintf(f, "%d\n", (int)pid);
+	return fclose(f) == 0;
+}
+
+/* The cgroup backend (the agent's): pid is a member while its cgroups are
+ * the root's, and no longer once moved to another cgroup (where the host
+ * lets us make one: root with a writable pids or v2 hierarchy). */
+static void test_cgroup(pid_t gc)
+{
+	static const char *const parents[] = { "/sys/fs/cgroup/pids", "/sys/fs/cgroup" };
+	struct gs_taskset cg;
+	char dir[256];
+
+	CHECK(gs_taskset_cgroup(&cg, getpid()) == 0);
+	CHECK(gs_taskset_contains(&cg, getpid()));
+	CHECK(gc > 0 && gs_taskset_contains(&cg, gc));
+	CHECK(!gs_taskset_contains(&cg, NO_SUCH_PID));
+	CHECK(!gs_taskset_contains(&cg, 0));
+	CHECK(gs_taskset_cgroup(&cg, NO_SUCH_PID) < 0 && !gs_taskset_contains(&cg, getpid()));
+	CHECK(gs_taskset_cgroup(&cg, getpid()) == 0);
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
+		char home[256];
+		snprintf(dir, sizeof(dir), "%s/gs-test-taskset-%d", parents[i], (int)getpid());
+		if (gc <= 0 || mkdir(dir, 0755) < 0)
+			continue;
+		/* Where gc is now, to move it back before removing dir. */
+		FILE *f = fopen("/proc/self/cgroup", "re");
+		char line[512];
+		const char *leaf = "";
+		while (f && fgets(line, sizeof(line), f))
+			if ((i == 0 && strstr(line, ":pids:")) || (i == 1 && strncmp(line, "0::", 3) == 0))
+				leaf = strchr(line, '/') ? strchr(line, '/') : "";
+		if (f)
+			fclose(f);
+		snprintf(home, sizeof(home), "%s%.*s", parents[i], (int)strcspn(leaf, "\n"), leaf);
+		if (move_to(dir, gc)) {
+			CHECK(!gs_taskset_contains(&cg, gc));
+			CHECK(move_to(home, gc));
+			CHECK(gs_taskset_contains(&cg, gc));
+		}
+		rmdir(dir);
+		break;
+	}
+}
+
 int main(void)
 {
 	struct gs_taskset ts;
@@ -68,6 +128,7 @@ int main(void)
 	CHECK(gc > 0 && gs_taskset_contains(&other, gc));
 	gs_taskset_process_tree(&other, NO_SUCH_PID);
 	CHECK(gc > 0 && !gs_taskset_contains(&other, gc));
+	test_cgroup(gc);
 	if (gc > 0) {
 		kill(gc, SIGKILL);
 		waitpid(gc, NULL, 0);

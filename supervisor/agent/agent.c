@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent.c - `gpusandbox agent`: one long-running process per node serving
+ * the OCI seccomp listener (linux.seccomp.listenerPath) of any number of
+ * containers. The runtime connects once per new process (the container's
+ * init, each exec) and sends its state and the process's listener fd.
+ *
+ * Trust: the socket is made 0600 by the agent (only root, the runtime, may
+ * connect); the state is the runtime's word. The container's limits come
+ * only from policy files on the node: the agent's --policy, or NAME.policy
+ * in --policy-dir when the profile's listenerMetadata names NAME. The
+ * container's annotations are not read.
+ *
+ * A connection is refused (its listener closed, so every trapped call of
+ * that process fails with ENOSYS, and the process and its container's init
+ * killed) when its profile's trap set is not the one this agent would write,
+ * when its policy cannot be had, or when its state is malformed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "agent_sandbox.h"
+#include "arch.h"
+#include "cmd_usage.h"
+#include "gpusandbox.h"
+#include "launch.h"
+#include "profile.h"
+
+#define LISTEN_BACKLOG 128
+#define SOCKET_UMASK 0077
+#define ERR_BUF (GS_ERROR_MSG_MAX + 128)
+
+static const char agent_usage[] =
+	"Usage: gpusandbox agent --socket PATH [--policy FILE] [--policy-dir DIR]\n"
+	"                        [--audit-dir DIR] [--driver-abi ABI]\n"
+	"Serve the OCI seccomp listener of containers whose profile\n"
+	"(gpusandbox profile) names PATH: one sandbox per container.\n"
+	"\n"
+	"  --socket PATH      the unix socket to listen on (made 0600)\n"
+	"  --policy FILE      the policy of containers whose profile names none\n"
+	"  --policy-dir DIR   NAME.policy for profiles made with --policy-name NAME\n"
+	"  --audit-dir DIR    one audit log per container: DIR/ID.jsonl\n"
+	"  --driver-abi ABI   as gpusandbox run's\n";
+
+struct agent_opts {
+	const char *socket_path;
+	const char *driver_abi;
+};
+
+static _Noreturn void die(const struct gs_error *err)
+{
+	char buf[ERR_BUF];
+
+	gs_error_text(err, buf, sizeof(buf));
+	fprintf(stderr, "gpusandbox agent: %s\n", buf);
+	exit(GS_EXIT_ERROR);
+}
+
+static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
+{
+	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI };
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+		{ "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
+		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	cmd_usage_set("agent");
+	opterr = 0;
+	optind = 2; /* after "agent" */
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SOCKET: o->socket_path = optarg; break;
+		case OPT_POLICY: a->policy_path = optarg; break;
+		case OPT_POLICY_DIR: a->policy_dir = optarg; break;
+		case OPT_AUDIT_DIR: a->audit_dir = optarg; break;
+		case OPT_DRIVER_ABI: o->driver_abi = optarg; break;
+		case 'h': fputs(agent_usage, stdout); exit(0);
+		default: cmd_option_error(c, argv);
+		}
+	}
+	if (optind < argc)
+		cmd_usage_error("agent takes no arguments (got '%s')", argv[optind]);
+	if (!o->socket_path)
+		cmd_usage_error("%s", "agent needs --socket PATH");
+	if (!a->policy_path && !a->policy_dir)
+		cmd_usage_error("%s", "agent needs --policy FILE or --policy-dir DIR (no container runs "
+		             "without a policy)");
+}
+
+/* A stale socket of ours is replaced; anything else at PATH is not. */
+static int listen_on(const char *path, struct gs_error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return gs_fail(err, ENAMETOOLONG, "--socket %s: too long for a unix socket", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return gs_fail(err, EEXIST, "--socket %s exists and is not a socket", path);
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gs_fail(err, errno, "socket");
+	/* 0600 from birth: no window in which another user could connect. */
+	old = umask(SOCKET_UMASK);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+		gs_fail(err, errno, "listening on %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be this agent's trap set.
+ * Fills policy_name ("" when none). Returns 0 or -1 (err). */
+static int check_metadata(const struct gs_agent *a, const char *meta, char *policy_name,
+                          size_t len, struct gs_error *err)
+{
+	size_t plen = strlen(GS_PROFILE_META_PREFIX);
+	char want[GS_PROFILE_VERSION_HEX + 1];
+	const char *rest;
+
+	policy_name[0] = '\0';
+	snprintf(want, sizeof(want), "%016" PRIx64, a->trap_version);
+	if (strncmp(meta, GS_PROFILE_META_PREFIX, plen) != 0 ||
+	    strncmp(meta + plen, want, GS_PROFILE_VERSION_HEX) != 0)
+		return gs_fail(err, EPROTO, "the profile's listenerMetadata \"%s\" is not this agent's "
+		               "trap set (traps=%s): regenerate it with gpusandbox profile", meta, want);
+	rest = meta + plen + GS_PROFILE_VERSION_HEX;
+	if (!rest[0])
+		return 0;
+	if (strncmp(rest, GS_PROFILE_META_POLICY, strlen(GS_PROFILE_META_POLICY)) != 0)
+		return gs_fail(err, EPROTO, "the profile's listenerMetadata \"%s\" has unknown fields", meta);
+	rest += strlen(GS_PROFILE_META_POLICY);
+	if (!gs_profile_policy_name_ok(rest) || strlen(rest) >= len)
+		return gs_fail(err, EPROTO, "the profile names an invalid policy \"%s\"", rest);
+	memcpy(policy_name, rest, strlen(rest) + 1);
+	return 0;
+}
+
+static void kill_pid(pid_t pid)
+{
+	int fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+
+	if (fd >= 0) {
+		(void)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+		close(fd);
+	}
+}
+
+/* One runtime connection: the state, then the listener served or refused. */
+static void handle_connection(struct gs_agent *a, int conn)
+{
+	struct gs_agent_hello h;
+	struct gs_error err = { 0 };
+	char policy_name[GS_PROFILE_POLICY_NAME_MAX], buf[ERR_BUF];
+
+	if (gs_agent_receive_hello(conn, &h, &err) < 0) {
+		gs_error_text(&err, buf, sizeof(buf));
+		fprintf(stderr, "gpusandbox agent: refused a connection: %s\n", buf);
+		return;
+	}
+	if (check_metadata(a, h.metadata, policy_name, sizeof(policy_name), &err) < 0) {
+		close(h.listener);
+	} else if (gs_agent_serve(a, &h, policy_name, &err) == 0) {
+		return;
+	}
+	/* Refused: the listener is closed (its trapped calls fail with
+	 * ENOSYS), and the container must not run on without its GPU
+	 * supervision, so it is killed. */
+	gs_error_text(&err, buf, sizeof(buf));
+	fprintf(stderr, "gpusandbox agent: container %s: refused (%s process, pid %d): %s; killing it\n",
+	        h.id, h.status, (int)h.pid, buf);
+	kill_pid(h.pid);
+	kill_pid(h.init_pid);
+}
+
+static void start_driver(struct gs_agent *a, const char *driver_abi)
+{
+	struct gs_error err = { 0 };
+
+	if (gs_driver_detect(&a->driver, &err) < 0 || gs_driver_choose_abi(&a->driver, driver_abi, &err) < 0)
+		die(&err);
+	if (gs_abi_resolve() < 0) {
+		gs_fail(&err, ENOTSUP, "libseccomp does not know ioctl on this machine");
+		die(&err);
+	}
+	a->trap_version = gs_profile_trap_version(a->driver.rm_abi);
+}
+
+/* Serves until SIGTERM or SIGINT. Containers still running then lose their
+ * listener: their trapped calls fail with ENOSYS (no restart survival yet). */
+static int serve(struct gs_agent *a, int lfd, int sfd)
+{
+	for (;;) {
+		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[1].revents & POLLIN)
+			return 0;
+		if (p[0].revents & POLLIN) {
+			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (conn < 0)
+				continue;
+			handle_connection(a, conn);
+			close(conn);
+		}
+	}
+}
+
+_Noreturn void gs_agent_main(int argc, char **argv)
+{
+	static struct gs_agent a;
+	struct agent_opts o = { 0 };
+	struct gs_error err = { 0 };
+	sigset_t sigs;
+	int lfd, sfd, rc;
+
+	gs_driver_nodes_init();
+	parse_agent_options(argc, argv, &a, &o);
+	pthread_mutex_init(&a.lock, NULL);
+	start_driver(&a, o.driver_abi);
+	/* As the command line's supervisor: the driver judges privilege from
+	 * the calling thread, and the agent performs calls for containers. It
+	 * keeps root's other powers (CAP_SYS_PTRACE for pidfd_getfd and the
+	 * workload's memory, CAP_KILL); nothing in a container may ptrace it. */
+	if (gs_drop_supervisor_privileges(&err) < 0)
+		die(&err);
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (a.policy_path) {
+		/* The default policy is checked now: a typo is the agent's
+		 * error at start, not every container's. */
+		struct gs_policy *p = malloc(sizeof(*p));
+		if (!p || gs_agent_load_policy(&a, a.policy_path, p, &err) < 0)
+			die(&err);
+		free(p);
+	}
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	signal(SIGPIPE, SIG_IGN);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
+		gs_fail(&err, errno, "setting up signal handling");
+		die(&err);
+	}
+	lfd = listen_on(o.socket_path, &err);
+	if (lfd < 0)
+		die(&err);
+	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ")\n", o.socket_path,
+	        a.trap_version);
+	rc = serve(&a, lfd, sfd);
+	close(lfd);
+	unlink(o.socket_path);
+	fprintf(stderr, "gpusandbox agent: stopping with %u container(s) served\n", a.n_containers);
+	exit(rc < 0 ? GS_EXIT_ERROR : 0);
+}

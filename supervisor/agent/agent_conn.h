@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent_conn.h - one connection from an OCI runtime to the agent's
+ * listenerPath: the container process state (JSON) and the seccomp
+ * listener fd (SCM_RIGHTS), as runtime-spec's config-linux.md describes.
+ */
+#ifndef GPUSANDBOX_AGENT_CONN_H
+#define GPUSANDBOX_AGENT_CONN_H
+
+#include <sys/types.h>
+
+#include "gs_error.h"
+
+/* OCI container ids as runc accepts them are shorter; a longer one is
+ * refused rather than cut. */
+#define GS_AGENT_ID_MAX 128
+#define GS_AGENT_META_MAX 256
+#define GS_AGENT_STATUS_MAX 16
+
+struct gs_agent_hello {
+	int   listener;                  /* the seccompFd, owned by the caller */
+	pid_t pid;                       /* the process the filter is for; 0 if unknown */
+	pid_t init_pid;                  /* state.pid: the container's init */
+	char  id[GS_AGENT_ID_MAX];       /* state.id */
+	char  status[GS_AGENT_STATUS_MAX];
+	char  metadata[GS_AGENT_META_MAX]; /* the profile's listenerMetadata */
+};
+
+/* Reads one state message and its fds from conn, without waiting for the
+ * runtime to close the connection (runc 1.1 never does), for at most
+ * GS_AGENT_HELLO_TIMEOUT_MS. Checks that the fd named seccompFd is a
+ * seccomp listener. Returns 0, or -1 (err set, no fd left open). */
+#define GS_AGENT_HELLO_TIMEOUT_MS 5000
+int gs_agent_receive_hello(int conn, struct gs_agent_hello *h, struct gs_error *err);
+
+#endif

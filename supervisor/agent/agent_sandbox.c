@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent_sandbox.c - one sandbox per container, one worker per listener.
+ *
+ * The sandbox is the command line's (sandbox.c, the executor, the ledger):
+ * the same decoding, verdicts and quota. What differs is who drives it.
+ * A container has one seccomp filter, so one listener, per process the
+ * runtime started: its init and each `exec`. Each listener gets a worker
+ * thread with its own scratch; the workers of a container take the sandbox
+ * lock for each call, so the container's ledger sees one call at a time and
+ * an exec'd process shares the quota of the init's tree.
+ *
+ * Tasks of a container: the agent did not launch them, so it has no process
+ * tree to ask. The taskset is the container's cgroup, read from its init's
+ * /proc/PID/cgroup when the sandbox is made (gs_taskset_cgroup): a pid is
+ * the container's if its cgroup memberships are the same. It is also what
+ * joins a second listener to a sandbox: the same container id AND the same
+ * init (state.pid), so that two runtimes that reuse an id never share a
+ * quota.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_sandbox.h"
+#include "executor.h"
+#include "gpu_uuid.h"
+#include "runner.h"
+#include "sandbox.h"
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+#define POLICY_SUFFIX ".policy"
+#define AUDIT_SUFFIX ".jsonl"
+#define ERR_BUF (GS_ERROR_MSG_MAX + 128)
+
+struct gs_agent_container {
+	struct gs_agent_container *next;
+	struct gs_agent *agent;
+	char id[GS_AGENT_ID_MAX];
+	pid_t init;                  /* state.pid: the container's init */
+	int init_pidfd;              /* killed when supervision fails */
+	unsigned listeners;          /* workers alive; 0: torn down */
+	struct gs_policy policy;     /* its rules outlive every call */
+	struct gs_audit audit;
+	bool audited;
+	struct gs_sandbox sb;
+};
+
+struct worker {
+	struct gs_agent_container *c;
+	int listener;
+	/* Joined by container id alone (crun 1.8.1 names no pid for an
+	 * exec'd process): its first caller must be of the container's
+	 * cgroup before anything is performed for it. */
+	bool unverified;
+	struct gs_scratch scratch;
+};
+
+static void log_line(const char *id, const struct gs_error *err, const char *what)
+{
+	char buf[ERR_BUF] = "";
+
+	if (err)
+		gs_error_text(err, buf, sizeof(buf));
+	fprintf(stderr, "gpusandbox agent: container %s: %s%s%s\n", id, what, err ? ": " : "", buf);
+}
+
+int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_policy *p,
+                         struct gs_error *err)
+{
+	char diag[GS_POLICY_DIAG_MAX];
+
+	gs_policy_init(p);
+	if (gs_policy_load(path, p, diag, sizeof(diag)) < 0)
+		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
+	/* What the agent does not enforce yet is refused, never ignored: the
+	 * compute share drives one workload's channels (not several
+	 * listeners'), managed = deny needs mmap traps the profile does not
+	 * emit, and who the container runs as is the runtime's business. */
+	if (p->quota.sm_percent < GS_SM_UNLIMITED)
+		return gs_fail(err, ENOTSUP, "policy %s: sm is not enforced by the agent yet", path);
+	if (p->quota.managed == GS_MANAGED_DENY)
+		return gs_fail(err, ENOTSUP, "policy %s: managed = deny is not enforced by the agent yet",
+		               path);
+	if (p->user[0] || p->group[0] || p->groups[0] || p->has_audit_log)
+		return gs_fail(err, ENOTSUP, "policy %s: run-as and audit-log do not apply to containers "
+		               "(the runtime sets the user; the agent's --audit-dir the log)", path);
+	if (gs_resolve_gpu_uuids(&p->quota, err) < 0 || gs_driver_check_gpus(&a->driver, &p->quota, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Fail closed: a container whose calls can no longer be judged (or
+ * audited) is killed, init and all (its pid namespace goes with it). */
+static void kill_container(struct gs_agent_container *c)
+{
+	if (!atomic_exchange(&c->sb.failed, true))
+		log_line(c->id, &c->sb.thread_err, "supervision failed; killing the container");
+	if (c->init_pidfd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, c->init_pidfd, SIGKILL, NULL, 0);
+}
+
+/* Waits for a notification or the listener's hang-up (no task holds the
+ * filter any more). Returns 1 (one to receive), 0 (hung up), -1 (error). */
+static int wait_listener(int listener)
+{
+	for (;;) {
+		struct pollfd p = { listener, POLLIN, 0 };
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p.revents & POLLIN)
+			return 1;
+		return 0;
+	}
+}
+
+/* A listener that joined by id alone whose caller is not of the
+ * container's cgroup: another container reusing the id (two runtimes, two
+ * state roots). Nothing is performed for it: the call fails as if no agent
+ * listened, the caller is killed, and the worker leaves (its listener
+ * closes, so every later trapped call fails the same way). */
+static void refuse_stranger(struct worker *w)
+{
+	struct seccomp_notif_resp *resp = w->scratch.resp;
+	pid_t pid = (pid_t)w->scratch.req->pid;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	memset(resp, 0, w->scratch.resp_size);
+	resp->id = w->scratch.req->id;
+	resp->error = -ENOSYS;
+	(void)ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	if (fd >= 0) {
+		(void)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+		close(fd);
+	}
+	fprintf(stderr, "gpusandbox agent: container %s: an exec'd process (pid %d) is not of the "
+	        "container's cgroup; refused and killed\n", w->c->id, (int)pid);
+}
+
+/* Does task tid have CAP_SYS_ADMIN in its bounding set (or is it not
+ * readable)? The driver trusts a caller holding CAP_SYS_ADMIN beyond any
+ * quota's reach, and the calls the executor continues run as the caller.
+ * The bounding set, not the effective one: it never grows, and anything
+ * in it can become effective through an exec (a set-uid file) unless
+ * NO_NEW_PRIVS. Read at every call: a thread's capabilities are its own,
+ * and a tid can be reused. */
+#define CAP_LINE "CapBnd:"
+#define STATUS_LINE 256
+static bool may_hold_sys_admin(pid_t tid)
+{
+	char path[64], line[STATUS_LINE];
+	unsigned long long bnd = ~0ull;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (!found && fgets(line, sizeof(line), f))
+		if (strncmp(line, CAP_LINE, strlen(CAP_LINE)) == 0)
+			found = sscanf(line + strlen(CAP_LINE), "%llx", &bnd) == 1;
+	fclose(f);
+	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
+}
+
+/* One call from one listener, under the sandbox lock. Returns -1 when the
+ * container must not go on, 1 when this listener must be dropped. */
+static int serve_one(struct worker *w)
+{
+	struct gs_sandbox *sb = &w->c->sb;
+	struct gs_scratch *s = &w->scratch;
+	bool failed;
+
+	memset(s->req, 0, s->req_size);
+	s->listener = w->listener;
+	if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_RECV, s->req) < 0) {
+		/* ENOENT: the task went away between poll and receive. */
+		if (errno == EINTR || errno == ENOENT)
+			return 0;
+		return gs_fail(&sb->thread_err, errno, "receiving a seccomp notification");
+	}
+	if (may_hold_sys_admin((pid_t)s->req->pid)) {
+		/* Gone meanwhile: nothing to answer. */
+		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) < 0)
+			return 0;
+		return gs_fail(&sb->thread_err, EPERM, "task %d may hold CAP_SYS_ADMIN (its bounding "
+		               "set has it): the driver would trust it beyond any quota",
+		               (int)s->req->pid);
+	}
+	if (w->unverified) {
+		if (!gs_taskset_contains(&sb->tasks, (pid_t)s->req->pid)) {
+			refuse_stranger(w);
+			return 1;
+		}
+		w->unverified = false;
+	}
+	memset(s->resp, 0, s->resp_size);
+	pthread_mutex_lock(&sb->lock);
+	sb->notifications++;
+	gs_execute_notification(sb, s);
+	failed = sb->audit_failed;
+	pthread_mutex_unlock(&sb->lock);
+	if (failed)
+		return gs_fail(&sb->thread_err, EIO, "writing the audit log failed");
+	return 0;
+}
+
+/* Every listener hung up: no task holds the filters any more, but the
+ * release of the files they had open can trail the hang-up (measured: the
+ * summary sometimes still showed the container's charges with runc). The
+ * ledger is brought up to date until nothing is charged, for a bounded
+ * time; charges still held then (a file passed to a process outside the
+ * container) stay in the summary, which is the safe side. */
+#define RELEASE_WAIT_STEPS 50
+#define RELEASE_WAIT_NS 20000000L  /* 20 ms: 1 s in all */
+static void reconcile_released(struct gs_sandbox *sb)
+{
+	struct timespec step = { 0, RELEASE_WAIT_NS };
+
+	for (int i = 0; i < RELEASE_WAIT_STEPS; i++) {
+		bool charged = false;
+		gs_sandbox_reconcile(sb);
+		for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+			charged |= sb->ledger.used[g] != 0;
+		if (!charged)
+			return;
+		nanosleep(&step, NULL);
+	}
+}
+
+static void teardown(struct gs_agent_container *c)
+{
+	reconcile_released(&c->sb);
+	/* The agent does not learn exit statuses: -1, no signal. */
+	gs_sandbox_summarize(&c->sb, -1, 0);
+	if (c->sb.audit_failed)
+		log_line(c->id, NULL, "writing the audit summary failed");
+	log_line(c->id, NULL, "torn down (every listener hung up)");
+	gs_sandbox_fini(&c->sb);
+	if (c->audited)
+		gs_audit_close(&c->audit);
+	if (c->init_pidfd >= 0)
+		close(c->init_pidfd);
+	free(c);
+}
+
+/* The last worker out unlinks and frees its container, under the agent
+ * lock, so that a listener arriving meanwhile makes a new sandbox. */
+static void release(struct gs_agent_container *c)
+{
+	struct gs_agent *a = c->agent;
+	bool last;
+
+	pthread_mutex_lock(&a->lock);
+	last = --c->listeners == 0;
+	if (last) {
+		for (struct gs_agent_container **p = &a->containers; *p; p = &(*p)->next)
+			if (*p == c) {
+				*p = c->next;
+				break;
+			}
+		a->n_containers--;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (last)
+		teardown(c);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int rc;
+
+	while ((rc = wait_listener(w->listener)) > 0) {
+		int served = serve_one(w);
+		if (served < 0 || atomic_load(&w->c->sb.failed)) {
+			kill_container(w->c);
+			break;
+		}
+		if (served > 0)
+			break;
+	}
+	if (rc < 0) {
+		gs_fail(&w->c->sb.thread_err, errno, "waiting on the listener");
+		kill_container(w->c);
+	}
+	close(w->listener);
+	gs_scratch_fini(&w->scratch);
+	release(w->c);
+	free(w);
+	return NULL;
+}
+
+static int start_worker(struct gs_agent_container *c, int listener, bool unverified,
+                        struct gs_error *err)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	__u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int rc;
+
+	if (!w)
+		return gs_fail(err, ENOMEM, "allocating a worker");
+	if (gs_scratch_init(&w->scratch, err) < 0) {
+		free(w);
+		return -1;
+	}
+	w->c = c;
+	w->listener = listener;
+	w->unverified = unverified;
+	/* As sandbox.c: synchronous wake-up where the kernel has it. */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Signals stay with the main thread's signalfd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &attr, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		gs_scratch_fini(&w->scratch);
+		free(w);
+		return gs_fail(err, rc, "starting a worker");
+	}
+	return 0;
+}
+
+static int open_audit(struct gs_agent_container *c, struct gs_error *err)
+{
+	const struct gs_agent *a = c->agent;
+	char path[PATH_MAX];
+	char *argv[] = { "container", c->id, NULL };
+
+	if (!a->audit_dir)
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/%s" AUDIT_SUFFIX, a->audit_dir, c->id) >= (int)sizeof(path))
+		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
+	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
+		return -1;
+	c->audited = true;
+	c->sb.audit = &c->audit;
+	/* The start record names the container's init and id. */
+	if (gs_audit_start(&c->audit, c->init, argv, c->policy.quota.mem_per_gpu,
+	                   gs_managed_name(c->policy.quota.managed), &a->driver) < 0)
+		return gs_fail(err, EIO, "writing the audit log's start record");
+	return 0;
+}
+
+/* The policy of a new container: NAME.policy in --policy-dir when the
+ * metadata names one, else --policy; neither is an error (no container
+ * runs without limits it was meant to have). */
+static int container_policy(struct gs_agent_container *c, const char *policy_name,
+                            struct gs_error *err)
+{
+	const struct gs_agent *a = c->agent;
+	char path[PATH_MAX];
+
+	if (policy_name[0]) {
+		if (!a->policy_dir)
+			return gs_fail(err, ENOENT, "the profile names policy %s but the agent has no "
+			               "--policy-dir", policy_name);
+		if (snprintf(path, sizeof(path), "%s/%s" POLICY_SUFFIX, a->policy_dir, policy_name) >=
+		    (int)sizeof(path))
+			return gs_fail(err, ENAMETOOLONG, "the policy's path is too long");
+		return gs_agent_load_policy(a, path, &c->policy, err);
+	}
+	if (!a->policy_path)
+		return gs_fail(err, ENOENT, "the profile names no policy and the agent has no --policy");
+	return gs_agent_load_policy(a, a->policy_path, &c->policy, err);
+}
+
+static struct gs_agent_container *make_container(struct gs_agent *a, const struct gs_agent_hello *h,
+                                                 const char *policy_name, struct gs_error *err)
+{
+	struct gs_agent_container *c = calloc(1, sizeof(*c));
+	struct gs_sandbox_config cfg = { 0 };
+
+	if (!c) {
+		gs_fail(err, ENOMEM, "allocating a container");
+		return NULL;
+	}
+	c->agent = a;
+	c->init = h->init_pid;
+	c->init_pidfd = (int)syscall(SYS_pidfd_open, c->init, 0);
+	snprintf(c->id, sizeof(c->id), "%s", h->id);
+	if (c->init_pidfd < 0) {
+		gs_fail(err, errno, "opening the container's init (pid %d)", (int)c->init);
+		goto fail;
+	}
+	if (container_policy(c, policy_name, err) < 0)
+		goto fail;
+	cfg.quota = c->policy.quota;
+	cfg.driver = &a->driver;
+	cfg.rules = &c->policy.rules;
+	/* No listener of its own: each worker answers on its own. */
+	if (gs_sandbox_init(&c->sb, &cfg, -1, err) < 0)
+		goto fail;
+	c->sb.workload = c->init;
+	if (gs_taskset_cgroup(&c->sb.tasks, c->init) < 0) {
+		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
+		goto fail_sandbox;
+	}
+	if (open_audit(c, err) < 0)
+		goto fail_sandbox;
+	return c;
+fail_sandbox:
+	gs_sandbox_fini(&c->sb);
+	if (c->audited)
+		gs_audit_close(&c->audit);
+fail:
+	if (c->init_pidfd >= 0)
+		close(c->init_pidfd);
+	free(c);
+	return NULL;
+}
+
+static struct gs_agent_container *find_container(struct gs_agent *a, const char *id)
+{
+	for (struct gs_agent_container *c = a->containers; c; c = c->next)
+		if (strcmp(c->id, id) == 0)
+			return c;
+	return NULL;
+}
+
+/* Under the agent lock: the container this listener belongs to, with one
+ * more listener counted, or NULL (err). */
+static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_agent_hello *h,
+                                         const char *policy_name, bool *made, bool *unverified,
+                                         struct gs_error *err)
+{
+	struct gs_agent_container *c = find_container(a, h->id);
+
+	*made = false;
+	*unverified = c && h->init_pid <= 0;
+	if (!c && h->init_pid <= 0) {
+		gs_fail(err, EPROTO, "the state names no init pid and container %s is not served", h->id);
+		return NULL;
+	}
+	if (c) {
+		/* An exec'd process: same container only if the same init, or
+		 * (no init named) if its first caller is of the cgroup. */
+		if ((h->init_pid > 0 && c->init != h->init_pid) || atomic_load(&c->sb.failed)) {
+			gs_fail(err, EEXIST, "container id %s is already served for another init (pid %d)",
+			        h->id, (int)c->init);
+			return NULL;
+		}
+		c->listeners++;
+		return c;
+	}
+	c = make_container(a, h, policy_name, err);
+	if (!c)
+		return NULL;
+	c->listeners = 1;
+	c->next = a->containers;
+	a->containers = c;
+	a->n_containers++;
+	*made = true;
+	return c;
+}
+
+int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *policy_name,
+                   struct gs_error *err)
+{
+	struct gs_agent_container *c;
+	bool made, unverified;
+
+	pthread_mutex_lock(&a->lock);
+	c = attach(a, h, policy_name, &made, &unverified, err);
+	pthread_mutex_unlock(&a->lock);
+	if (!c) {
+		close(h->listener);
+		return -1;
+	}
+	if (made)
+		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d\n", c->id, c->sb.id,
+		        (int)c->init);
+	if (start_worker(c, h->listener, unverified, err) < 0) {
+		close(h->listener);
+		kill_container(c);
+		release(c);
+		return -1;
+	}
+	h->listener = -1;
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent_sandbox.h - the agent's containers: one sandbox per container id,
+ * one worker thread per listener (the container's init and each exec'd
+ * process has a filter, so a listener, of its own), torn down when the
+ * last listener hangs up.
+ */
+#ifndef GPUSANDBOX_AGENT_SANDBOX_H
+#define GPUSANDBOX_AGENT_SANDBOX_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "agent_conn.h"
+#include "driver.h"
+#include "gs_error.h"
+#include "policy.h"
+
+struct gs_agent_container;
+
+/* What every container of one agent shares. */
+struct gs_agent {
+	const char *policy_path;          /* --policy: containers whose metadata names none */
+	const char *policy_dir;           /* --policy-dir: NAME.policy files */
+	const char *audit_dir;            /* --audit-dir: one log per container; NULL: none */
+	struct gs_driver driver;
+	uint64_t trap_version;            /* the profile this agent would write */
+	pthread_mutex_t lock;             /* the container list */
+	struct gs_agent_container *containers;
+	unsigned n_containers;
+};
+
+/* Loads and checks a policy for a container: only what the agent
+ * enforces today may be in it (see agent.c). Returns 0 or -1 (err). */
+int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_policy *p,
+                         struct gs_error *err);
+
+/* Serves the listener of hello: joins the sandbox of its container (same
+ * id and same init) or makes one, and starts a worker on the listener.
+ * policy_name is from the metadata ("" for the default). Takes the
+ * listener in every case (closed on failure). Returns 0 or -1 (err). */
+int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *policy_name,
+                   struct gs_error *err);
+
+#endif

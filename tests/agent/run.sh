@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/agent/run.sh [CASE...] - `gpusandbox agent` and `gpusandbox profile`
+# with real OCI runtimes (runc, crun) against the fake driver.
+#
+# Each case runs in its own with-fake-nvidia (a fresh fake, so its stats are
+# the case's alone): a busybox-static rootfs holding the static clients
+# (tests/adv static_raw, tests/agent holder), the fake's files bind-mounted
+# as /dev/nvidia* of the container, the profile from `gpusandbox profile`,
+# the agent on a socket with a policy of mem = 1g. Every case is judged by
+# the FAKE DRIVER's account (GS_FAKE_STATS), never by the agent's word, and
+# every defence has a baseline-* case showing the attack succeeds without
+# it (no profile: the runtime never hands the listener to anyone).
+#
+#   quota-R           static_raw in a container: the fake's peak stays at 1 GiB;
+#                     the container's audit log ends with a summary in which
+#                     every charge was released
+#   exec-R            init holds 768 MiB; `R exec` static_raw gets 256 MiB more
+#                     at most (one sandbox, one quota for both)
+#   noagent-R         profile names a socket nobody serves: the container is
+#                     not created and nothing reaches the fake
+#   agentkill-R       the agent is SIGKILLed while the container holds memory:
+#                     its later calls fail with ENOSYS and none reaches the fake
+#   stale-R           a profile whose trap set is not the agent's: refused,
+#                     the container killed before any allocation
+#   i386-R            tests/adv compat_i386: 512 MiB natively, then 256 MiB
+#                     chunks through the i386 and x32 ABIs: the peak stays
+#                     at 1 GiB (the profile lists and traps every ABI)
+#   two-runc          two containers at once under one agent, each holding
+#                     768 MiB then asking for 512 MiB more: one quota each
+#                     (each gets 256 MiB more; the fake's peak is 1.5 to 2 GiB),
+#                     both sandboxes torn down afterwards
+#   named-runc        a profile naming policy "small" (512m) in --policy-dir:
+#                     that quota, not the default's 1 GiB
+#   unnamed-runc      a profile naming a policy the node lacks: refused,
+#                     the container killed before any allocation
+#   sysadmin-R        a container whose bounding set has CAP_SYS_ADMIN (the
+#                     driver would trust it): killed before any call reaches
+#                     the driver
+#   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
+#
+# R is runc and crun. A runtime that is not installed is skipped (said so);
+# with neither, the tier exits 125 (SKIP) like the other tiers.
+# Prints PASS/FAIL per case and "N passed, M failed" last. GS_AGENT_KEEP=1
+# keeps the work folder (/tmp/gs-agent.*) for reading.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$(pwd)
+GS=$ROOT/build/gpusandbox
+HOLDER=$ROOT/build/tests/agent/holder
+COMPAT=$ROOT/build/tests/agent/compat_i386
+STATIC_RAW=$ROOT/build/tests/adv/static_raw
+WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
+SKIP=125
+QUOTA=$((1024 << 20))
+CHUNK=$((256 << 20))
+CASE_TIMEOUT=60
+WAIT_STEPS=250          # x 0.02 s: 5 s for a socket, a file, a state
+FAKE_VIDMEM=16g
+
+# ---- inside one with-fake-nvidia: one case --------------------------------
+
+# crun 1.8.1 refuses a hybrid cgroup host whose v2 hierarchy has
+# controllers; in this private mount namespace the v2 controller list is
+# made empty for it (shared/reference/container-hook.md 2.4). Not needed on
+# pure v1 or v2 hosts.
+crun_hybrid_workaround() {
+	local f=/sys/fs/cgroup/unified/cgroup.controllers
+	[ -n "$(cat "$f" 2>/dev/null)" ] || return 0
+	: >"$D/empty" && mount --bind "$D/empty" "$f"
+}
+
+wait_for() {  # wait_for TEST... : up to 5 s
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		test "$@" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# bundle ARGS_JSON PROFILE(or "") : $D/bundle/config.json for runtime $RT
+make_bundle() {
+	local args=$1 profile=$2 seccomp=null
+	mkdir -p "$D/bundle" "$D/ctmp"
+	(cd "$D/bundle" && "$RT" spec 2>/dev/null) || (cd "$D/bundle" && runc spec) || return 1
+	[ -n "$profile" ] && seccomp=$(cat "$profile")
+	jq --argjson args "$args" --argjson sc "$seccomp" --arg m "$GS_FAKE_MOUNT" \
+		--arg root "$ROOTFS" --arg tmp "$D/ctmp" '
+		.process.terminal = false | .process.args = $args |
+		.root = { path: $root, readonly: true } |
+		.mounts += [ { destination: "/tmp", type: "bind", source: $tmp, options: ["rbind", "rw"] } ] +
+		           [ "nvidiactl", "nvidia0", "nvidia-uvm" |
+		             { destination: ("/dev/" + .), type: "bind", source: ($m + "/" + .), options: ["bind"] } ] |
+		if $sc == null then del(.linux.seccomp) else .linux.seccomp = $sc end |
+		'"${BUNDLE_EXTRA:-.}" \
+		"$D/bundle/config.json" >"$D/config.new" && mv "$D/config.new" "$D/bundle/config.json"
+}
+
+start_agent() {
+	printf 'mem = 1g\n' >"$D/policy"
+	mkdir -p "$D/policies"
+	printf 'mem = 512m\n' >"$D/policies/small.policy"
+	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
+		2>"$D/agent.err" &
+	AGENT=$!
+	wait_for -S "$SOCK"
+}
+
+# Teardown follows the runtime's exit (when the last listener hangs up,
+# then the files' release): wait for one "torn down" per sandbox made.
+all_torn_down() {
+	[ "$(grep -c ': sandbox [0-9a-f]*, init pid' "$D/agent.err")" = "$(grep -c 'torn down' "$D/agent.err")" ]
+}
+
+stop_agent() {
+	[ -n "${AGENT:-}" ] || return 0
+	local i
+	for ((i = 0; i < WAIT_STEPS && ${#D} > 0; i++)); do
+		all_torn_down && break
+		sleep 0.02
+	done
+	kill "$AGENT" 2>/dev/null
+	wait "$AGENT" 2>/dev/null
+	AGENT=
+}
+
+rt() { "$RT" --root "$D/state" "$@"; }
+
+stat_now() { awk -v k="$1" '$1 == k { print $2 }' "$GS_FAKE_STATS"; }
+
+# run ARGS_JSON PROFILE: the container in the foreground; its exit in $D/rc
+run_fg() {
+	make_bundle "$1" "$2" || { echo "bundle failed" >"$D/rc"; return; }
+	(cd "$D/bundle" && timeout 30 "$RT" --root "$D/state" run "gs-$CASE") >"$D/out" 2>"$D/err"
+	echo $? >"$D/rc"
+	rt delete -f "gs-$CASE" >/dev/null 2>&1
+}
+
+# run_bg ARGS_JSON PROFILE: detached; returns when it is running
+run_bg() {
+	make_bundle "$1" "$2" || return 1
+	(cd "$D/bundle" && "$RT" --root "$D/state" run -d "gs-$CASE") >"$D/out" 2>"$D/err" </dev/null
+}
+
+wait_stopped() {
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ "$(rt state "gs-$CASE" 2>/dev/null | jq -r .status)" = running ] || break
+		sleep 0.02
+	done
+	rt delete -f "gs-$CASE" >/dev/null 2>&1
+}
+
+wait_stopped_id() {  # wait_stopped_id ID: as wait_stopped, another container
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ "$(rt state "$1" 2>/dev/null | jq -r .status)" = running ] || break
+		sleep 0.02
+	done
+	rt delete -f "$1" >/dev/null 2>&1
+}
+
+profile() {  # profile OUT [profile options]
+	local out=$1
+	shift
+	"$GS" profile --listener "$SOCK" "$@" >"$out" 2>>"$D/err.profile"
+}
+
+inside() {
+	CASE=$1 RT=$2 D=$3 ROOTFS=$4
+	SOCK=$D/agent.sock
+	AGENT=
+	trap stop_agent EXIT
+	[ "$RT" = crun ] && { crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; }; }
+	local base=${CASE#baseline-} p=""
+	base=${base%-"$RT"}
+	[ "$CASE" = runc-flags ] && base=flags
+	case "$CASE" in baseline-*) ;; *) p=$D/profile.json ;; esac
+	case "$base" in
+	quota)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	exec)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_bg '["/bin/holder", "3", "/tmp/go", "0"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		rt exec "gs-$CASE" /bin/static_raw >"$D/exec.out" 2>"$D/exec.err"
+		echo $? >"$D/rc"
+		: >"$D/ctmp/go"
+		wait_stopped ;;
+	noagent)
+		profile "$p" || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	agentkill)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		echo "allocs_ok=$(stat_now allocs_ok) ioctls=$(stat_now ioctls)" >"$D/before"
+		[ -n "$AGENT" ] && { kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=; }
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	stale)
+		profile "$D/good.json" || return
+		jq '.listenerMetadata = "gpusandbox;traps=0000000000000000"' "$D/good.json" >"$p"
+		start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	i386)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_fg '["/bin/compat_i386"]' "$p" ;;
+	two)
+		# Two containers at once, each its own sandbox and quota.
+		profile "$p" && start_agent || return
+		local top=$D x
+		for x in a b; do
+			D=$top/$x
+			mkdir -p "$D"
+			make_bundle '["/bin/holder", "3", "/tmp/go", "2"]' "$p" || { echo "bundle $x" >"$top/rc"; return; }
+			(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-two-$x") >"$D/out" 2>"$D/err" </dev/null
+		done
+		for x in a b; do
+			wait_for -e "$top/$x/ctmp/go.ready" || { echo "holder $x never ready" >"$top/rc"; D=$top; return; }
+		done
+		for x in a b; do : >"$top/$x/ctmp/go"; done
+		for x in a b; do
+			D=$top/$x CASE=two-$x
+			D=$top wait_stopped_id "gs-two-$x"
+		done
+		D=$top CASE=two
+		stop_agent
+		cat "$top/a/out" "$top/b/out" >"$top/out"
+		echo 0 >"$top/rc" ;;
+	named)
+		profile "$p" --policy-name small && start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	unnamed)
+		profile "$p" --policy-name nosuch && start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	sysadmin)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
+			run_fg '["/bin/static_raw"]' "$p" ;;
+	killable)
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	flags)
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/static_raw"]' "$p" ;;
+	esac
+	cp "$D"/out "$D/container.out" 2>/dev/null
+}
+
+if [ "${1:-}" = --inside ]; then
+	shift
+	inside "$@"
+	exit 0
+fi
+
+# ---- outside: set up, run the cases, judge by the fake's stats ------------
+
+skip() { echo "agent: SKIP: $*"; exit "$SKIP"; }
+[ "$(id -u)" = 0 ] || skip "needs root (runtimes, FUSE fake driver)"
+command -v jq >/dev/null || skip "jq is not installed (scripts/install-deps.sh)"
+BUSYBOX=$(command -v busybox)
+# Static: the rootfs has no loader (readelf is binutils', in build-essential).
+if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
+	skip "busybox-static is not installed (scripts/install-deps.sh)"
+fi
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT"; do
+	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
+done
+RUNTIMES=""
+for r in runc crun; do
+	if command -v "$r" >/dev/null; then
+		RUNTIMES="$RUNTIMES $r"
+	else
+		echo "agent: $r is not installed: its cases are skipped"
+	fi
+done
+[ -n "$RUNTIMES" ] || skip "neither runc nor crun is installed (scripts/install-deps.sh)"
+
+tmp=$(mktemp -d /tmp/gs-agent.XXXXXX)
+trap '[ -n "${GS_AGENT_KEEP:-}" ] || rm -rf "$tmp"' EXIT
+ROOTFS=$tmp/rootfs
+mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
+cp "$BUSYBOX" "$ROOTFS/bin/busybox"
+for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$ROOTFS/bin/"
+
+passed=0 failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; for f in err agent.err exec.err; do [ -s "$dir/$f" ] && sed 's/^/    /' "$dir/$f" | tail -5; done; failed=$((failed + 1)); }
+st() { awk -v k="$2" '$1 == k { print $2 }' "$1/stats" 2>/dev/null; }
+val() { grep -oE "(^|[ (])$2=[^ )]*" "$1" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
+
+run_case() {  # run_case NAME RUNTIME
+	dir=$tmp/$1
+	mkdir -p "$dir"
+	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
+	local rc=$?
+	[ "$rc" = "$SKIP" ] && { echo "agent: SKIP: $(tail -1 "$dir/harness.out")"; exit "$SKIP"; }
+	[ -s "$dir/stats" ] || { fail "$1" "no stats from the fake (harness exit $rc)"; return 1; }
+	return 0
+}
+
+peak_within() {  # the fake's own peak
+	local peak
+	peak=$(st "$dir" gpu0.vidmem_peak)
+	[ -n "$peak" ] && [ "$peak" -le "$QUOTA" ] || { why="fake's peak $peak > quota $QUOTA"; return 1; }
+}
+
+judge() {  # judge NAME RUNTIME
+	local name=$1 peak rc nomem why=""
+	peak=$(st "$dir" gpu0.vidmem_peak)
+	rc=$(cat "$dir/rc" 2>/dev/null)
+	case "$name" in
+	quota-*|killable-crun)
+		nomem=$(val "$dir/container.out" nomem)
+		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] &&
+			[ "$(val "$dir/container.out" realloc)" = 0x0 ] &&
+			grep -q '"event":"start"' "$dir/gs-$name.jsonl" 2>/dev/null &&
+			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$dir/gs-$name.jsonl" ||
+			why=${why:-"rc=$rc nomem=$nomem realloc=$(val "$dir/container.out" realloc), or no audit log"} ;;
+	baseline-quota-*)
+		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="attack did not exceed the quota: peak=$peak rc=$rc" ;;
+	exec-*)
+		local held got
+		held=$(grep -o '^first ok=[0-9]*' "$dir/container.out" | sed 's/.*=//')
+		got=$(val "$dir/exec.out" allocated)
+		peak_within && [ "$held" = 3 ] && [ "${got:-9}" -le 1 ] &&
+			[ "$(val "$dir/exec.out" nomem)" -ge 1 ] &&
+			[ "$(grep -c 'sandbox [0-9a-f]*, init pid' "$dir/agent.err")" = 1 ] ||
+			why=${why:-"init held $held chunks, exec got $got, sandboxes $(grep -c 'sandbox [0-9a-f]*, init' "$dir/agent.err")"} ;;
+	baseline-exec-*)
+		[ "${peak:-0}" -gt "$QUOTA" ] || why="exec did not exceed the quota without the agent: peak=$peak" ;;
+	noagent-*)
+		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && [ "$(st "$dir" clients_live)" = 0 ] ||
+			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok) ioctls=$(st "$dir" ioctls)" ;;
+	agentkill-*)
+		local b_allocs b_ioctls
+		b_allocs=$(val "$dir/before" allocs_ok)
+		b_ioctls=$(val "$dir/before" ioctls)
+		[ "$(val "$dir/container.out" first_refusal)" = "errno:ENOSYS" ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=0 ] &&
+			[ "$(st "$dir" allocs_ok)" = "$b_allocs" ] && [ "$(st "$dir" ioctls)" = "$b_ioctls" ] &&
+			[ "$peak" = "$CHUNK" ] ||
+			why="then: $(grep '^then' "$dir/container.out"); allocs_ok $b_allocs -> $(st "$dir" allocs_ok), ioctls $b_ioctls -> $(st "$dir" ioctls)" ;;
+	baseline-agentkill-*)
+		[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=3 ] ||
+			why="without the profile the later calls did not reach the driver: $(grep '^then' "$dir/container.out")" ;;
+	stale-*)
+		[ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "not this agent's trap set" "$dir/agent.err" ||
+			why="allocs_ok=$(st "$dir" allocs_ok), agent said: $(tail -1 "$dir/agent.err")" ;;
+	i386-*)
+		peak_within && [ "$rc" = 0 ] && [ "$(val "$dir/container.out" native)" = 0x0 ] &&
+			[ "${peak:-0}" -ge $((512 << 20)) ] &&
+			[ "$(val <(grep '^abi=i386 ' "$dir/container.out") end)" = exit:0 ] &&
+			[ "$(val <(grep '^abi=i386 ' "$dir/container.out") nomem)" -ge 1 ] ||
+			why=${why:-"rc=$rc native=$(val "$dir/container.out" native): $(grep '^abi=' "$dir/container.out" | tr '\n' ' ')"} ;;
+	baseline-i386-*)
+		[ "${peak:-0}" -gt "$QUOTA" ] || why="the 32-bit calls did not exceed the quota without the agent: peak=$peak" ;;
+	two-runc)
+		# Both held 768 MiB at once; the last chunks may not overlap.
+		[ "$rc" = 0 ] && [ "${peak:-0}" -ge $((1536 << 20)) ] && [ "$peak" -le $((2048 << 20)) ] &&
+			[ "$(grep -c '^first ok=3 ' "$dir/container.out")" = 2 ] &&
+			[ "$(grep -c '^then ok=1 refused=1 first_refusal=NO_MEMORY' "$dir/container.out")" = 2 ] &&
+			[ "$(grep -c 'torn down' "$dir/agent.err")" = 2 ] &&
+			grep -q 'stopping with 0 container' "$dir/agent.err" ||
+			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down" ;;
+	named-runc)
+		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
+			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;
+	unnamed-runc)
+		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "nosuch.policy" "$dir/agent.err" ||
+			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 refused "$dir/agent.err")" ;;
+	sysadmin-*)
+		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] && grep -q "may hold CAP_SYS_ADMIN" "$dir/agent.err" ||
+			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 container "$dir/agent.err")" ;;
+	baseline-sysadmin-*)
+		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="the privileged container did not run: rc=$rc peak=$peak" ;;
+	runc-flags)
+		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
+			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
+	esac
+	[ -z "$why" ] && pass "$name" || fail "$name" "$why"
+}
+
+want() {  # want NAME: selected by the command line?
+	[ ${#SELECTED[@]} -eq 0 ] && return 0
+	local s
+	for s in "${SELECTED[@]}"; do [ "$s" = "$1" ] && return 0; done
+	return 1
+}
+SELECTED=("$@")
+
+for r in $RUNTIMES; do
+	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin; do
+		name=$c-$r
+		want "$name" || continue
+		run_case "$name" "$r" && judge "$name" "$r"
+	done
+done
+case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
+case " $RUNTIMES " in *" runc "*)
+	for name in runc-flags two-runc named-runc unnamed-runc; do
+		want "$name" && run_case "$name" runc && judge "$name" runc
+	done ;;
+esac
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

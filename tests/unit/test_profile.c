@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_profile.c - `gpusandbox profile`'s JSON against the command line's
+ * own filter: the profile, printed and parsed back, must trap per ABI the
+ * very escapes that filter.c's filter traps (read from libseccomp's
+ * pseudo-filter of that filter, not from the table both use), refuse new
+ * listeners with EBUSY, list every ABI, and carry the trap set's version.
+ * A base profile is merged so that every ioctl number is either trapped or
+ * allowed by exactly one rule (libseccomp lets an overlapping ALLOW swallow
+ * a NOTIFY), and bases that cannot be merged that way are refused.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "agent/profile.h"
+#include "arch.h"
+#include "check.h"
+#include "filter.h"
+#include "rm_decode.h"
+
+#define N_NR 256
+#define PFC_MAX (1 << 20)
+#define NOTIFY_PFC "action 0x7fc00000"   /* SECCOMP_RET_USER_NOTIF */
+#define MAX_ARCHES 8
+/* How the pseudo-filter writes the request's low byte test: "$a1.lo32 &
+ * 0x000000ff == N" on 64-bit ABIs, "$a1 & 0x000000ff == N" on 32-bit. */
+#define IOCTL_NR_TEST "& 0x000000ff == "
+
+struct traps {
+	unsigned n_arches;
+	bool notify[MAX_ARCHES][N_NR];
+	bool listener_refused[MAX_ARCHES];
+};
+
+/* Per arch section of the pseudo-filter: ioctl numbers whose action is
+ * NOTIFY, and whether the seccomp EBUSY rule is there. */
+static void read_filter_traps(const struct gs_rm_abi *abi, struct traps *t)
+{
+	struct gs_filter_opts fo = { .trap_uvm_mmap = false, .rm_abi = abi };
+	struct gs_error err = { 0 };
+	int fd = memfd_create("pfc", 0);
+	char *pfc = calloc(1, PFC_MAX), *line, *save = NULL;
+	int pending = -1, arch = -1;
+
+	memset(t, 0, sizeof(*t));
+	CHECK(fd >= 0 && pfc && gs_filter_dump(fd, &fo, &err) == 0);
+	CHECK(pread(fd, pfc, PFC_MAX - 1, 0) > 0);
+	for (line = strtok_r(pfc, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned nr;
+		const char *p;
+		if (strstr(line, "# filter for arch ")) {
+			arch = (int)t->n_arches++;
+			CHECK(t->n_arches <= MAX_ARCHES);
+		} else if ((p = strstr(line, IOCTL_NR_TEST)) && strstr(line, "$a1") &&
+		           sscanf(p + strlen(IOCTL_NR_TEST), "%u", &nr) == 1) {
+			pending = (int)nr;
+		} else if (strstr(line, NOTIFY_PFC) && pending >= 0 && arch >= 0 && pending < N_NR) {
+			t->notify[arch][pending] = true;
+			pending = -1;
+		} else if (strstr(line, "action ERRNO(16)") && arch >= 0) {
+			t->listener_refused[arch] = true;
+		}
+	}
+	close(fd);
+	free(pfc);
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+	json_object *v = json_object_object_get(o, key);
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+/* The profile's ioctl rules by number: notify[nr], allow_rules[nr]. */
+static void read_profile_ioctls(json_object *prof, bool notify[N_NR], unsigned allows[N_NR],
+                                bool *listener_refused)
+{
+	json_object *rules = json_object_object_get(prof, "syscalls");
+
+	memset(notify, 0, N_NR * sizeof(bool));
+	memset(allows, 0, N_NR * sizeof(unsigned));
+	*listener_refused = false;
+	for (size_t i = 0; i < json_object_array_length(rules); i++) {
+		json_object *r = json_object_array_get_idx(rules, i);
+		json_object *names = json_object_object_get(r, "names");
+		json_object *args = json_object_object_get(r, "args");
+		const char *name = json_object_get_string(json_object_array_get_idx(names, 0));
+		const char *action = str_of(r, "action");
+		if (strcmp(name, "seccomp") == 0 && strcmp(action, "SCMP_ACT_ERRNO") == 0) {
+			json_object *a0 = json_object_array_get_idx(args, 0), *a1 = json_object_array_get_idx(args, 1);
+			*listener_refused = json_object_get_int(json_object_object_get(r, "errnoRet")) == EBUSY &&
+			        json_object_get_uint64(json_object_object_get(a0, "value")) == 0xffffffffu &&
+			        json_object_get_uint64(json_object_object_get(a0, "valueTwo")) == 1 &&
+			        json_object_get_uint64(json_object_object_get(a1, "value")) == 8 &&
+			        json_object_get_uint64(json_object_object_get(a1, "valueTwo")) == 8;
+		}
+		if (strcmp(name, "ioctl") != 0)
+			continue;
+		CHECK(json_object_array_length(names) == 1 && json_object_array_length(args) == 1);
+		json_object *a = json_object_array_get_idx(args, 0);
+		uint64_t nr = json_object_get_uint64(json_object_object_get(a, "valueTwo"));
+		CHECK(json_object_get_int(json_object_object_get(a, "index")) == 1);
+		CHECK(json_object_get_uint64(json_object_object_get(a, "value")) == 0xff);
+		CHECK(strcmp(str_of(a, "op"), "SCMP_CMP_MASKED_EQ") == 0);
+		CHECK(nr < N_NR);
+		if (nr >= N_NR)
+			continue;
+		if (strcmp(action, "SCMP_ACT_NOTIFY") == 0)
+			notify[nr] = true;
+		else if (strcmp(action, "SCMP_ACT_ALLOW") == 0)
+			allows[nr]++;
+	}
+}
+
+/* Printed and parsed back: what a runtime reads. */
+static json_object *round_trip(json_object *prof)
+{
+	json_object *back = json_tokener_parse(json_object_to_json_string(prof));
+	json_object_put(prof);
+	CHECK(back != NULL);
+	return back;
+}
+
+static void test_plain(const struct gs_rm_abi *abi)
+{
+	struct gs_profile_opts o = { .rm_abi = abi, .listener_path = "/run/gs/agent.sock" };
+	struct gs_error err = { 0 };
+	struct traps t;
+	bool notify[N_NR], refused;
+	unsigned allows[N_NR];
+	char meta[64];
+	json_object *prof = round_trip(gs_profile_build(&o, &err));
+
+	read_filter_traps(abi, &t);
+	read_profile_ioctls(prof, notify, allows, &refused);
+	CHECK(t.n_arches == gs_abi_count());
+	CHECK(refused);
+	for (unsigned a = 0; a < t.n_arches; a++) {
+		CHECK(t.listener_refused[a]);
+		CHECK(memcmp(t.notify[a], notify, sizeof(notify)) == 0);
+	}
+	size_t n = 0;
+	rm_trapped_escapes(abi, &n);
+	unsigned count = 0;
+	for (unsigned nr = 0; nr < N_NR; nr++)
+		count += notify[nr];
+	CHECK(count == n && n > 0);
+	CHECK(strcmp(str_of(prof, "defaultAction"), "SCMP_ACT_ALLOW") == 0);
+	CHECK(json_object_array_length(json_object_object_get(prof, "architectures")) == gs_abi_count());
+	CHECK(strcmp(json_object_get_string(json_object_array_get_idx(
+	                     json_object_object_get(prof, "architectures"), 0)), "SCMP_ARCH_X86_64") == 0);
+	CHECK(strcmp(str_of(prof, "listenerPath"), "/run/gs/agent.sock") == 0);
+	snprintf(meta, sizeof(meta), GS_PROFILE_META_PREFIX "%016llx",
+	         (unsigned long long)gs_profile_trap_version(abi));
+	CHECK(strcmp(str_of(prof, "listenerMetadata"), meta) == 0);
+	CHECK(json_object_object_get(prof, "flags") == NULL);
+	json_object_put(prof);
+
+	o.wait_killable = true;
+	o.policy_name = "team-a";
+	prof = round_trip(gs_profile_build(&o, &err));
+	CHECK(strcmp(json_object_get_string(json_object_array_get_idx(json_object_object_get(prof, "flags"), 0)),
+	             "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") == 0);
+	CHECK(strstr(str_of(prof, "listenerMetadata"), ";policy=team-a") != NULL);
+	json_object_put(prof);
+}
+
+/* A Docker-like base: refuse by default, ioctl allowed among others. */
+static void test_base_merge(const struct gs_rm_abi *abi)
+{
+	static const char base_text[] =
+		"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":[\"SCMP_ARCH_X86_64\"],"
+		"\"syscalls\":[{\"names\":[\"read\",\"ioctl\",\"write\",\"seccomp\"],\"action\":\"SCMP_ACT_ALLOW\"},"
+		"{\"names\":[\"ptrace\"],\"action\":\"SCMP_ACT_ERRNO\"}]}";
+	struct gs_profile_opts o = { .rm_abi = abi, .listener_path = "/s" };
+	struct gs_error err = { 0 };
+	bool notify[N_NR], refused;
+	unsigned allows[N_NR];
+	json_object *prof;
+
+	o.base = json_tokener_parse(base_text);
+	prof = round_trip(gs_profile_build(&o, &err));
+	json_object_put(o.base);
+	read_profile_ioctls(prof, notify, allows, &refused);
+	CHECK(refused);
+	for (unsigned nr = 0; nr < N_NR; nr++)
+		CHECK((notify[nr] && allows[nr] == 0) || (!notify[nr] && allows[nr] == 1));
+	CHECK(strcmp(str_of(prof, "defaultAction"), "SCMP_ACT_ERRNO") == 0);
+	CHECK(json_object_array_length(json_object_object_get(prof, "architectures")) == gs_abi_count());
+	/* read and write kept, ioctl and seccomp moved out of the rule. */
+	const char *s = json_object_to_json_string_ext(prof, JSON_C_TO_STRING_PLAIN);
+	CHECK(strstr(s, "\"names\":[\"read\",\"write\"]") != NULL);
+	CHECK(strstr(s, "\"ptrace\"") != NULL);
+	json_object_put(prof);
+
+	/* A conditional ioctl rule, or a listener of its own: refused. */
+	o.base = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"ioctl\"],"
+	                            "\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":1,\"value\":1,\"op\":\"SCMP_CMP_EQ\"}]}]}");
+	CHECK(gs_profile_build(&o, &err) == NULL);
+	json_object_put(o.base);
+	o.base = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"openat\"],"
+	                            "\"action\":\"SCMP_ACT_NOTIFY\"}]}");
+	CHECK(gs_profile_build(&o, &err) == NULL);
+	json_object_put(o.base);
+	o.base = json_tokener_parse("[1]");
+	CHECK(gs_profile_build(&o, &err) == NULL);
+	json_object_put(o.base);
+}
+
+static void test_names(void)
+{
+	CHECK(gs_profile_policy_name_ok("team-a.gpu_1"));
+	CHECK(!gs_profile_policy_name_ok(""));
+	CHECK(!gs_profile_policy_name_ok(".hidden"));
+	CHECK(!gs_profile_policy_name_ok("../etc/x"));
+	CHECK(!gs_profile_policy_name_ok("a/b"));
+	CHECK(!gs_profile_policy_name_ok("a;policy=b"));
+}
+
+int main(void)
+{
+	const struct gs_rm_abi *abi = gs_rm_abi_default();
+
+	CHECK(gs_abi_resolve() == 0);
+	test_plain(abi);
+	test_base_merge(abi);
+	test_names();
+	/* Another ABI's tables trap other escapes: another version. */
+	for (size_t i = 0; i < gs_rm_abi_count(); i++)
+		if (gs_rm_abi_at(i) != abi) {
+			size_t n1 = 0, n2 = 0;
+			const uint8_t *e1 = rm_trapped_escapes(abi, &n1), *e2 = rm_trapped_escapes(gs_rm_abi_at(i), &n2);
+			bool same = n1 == n2 && memcmp(e1, e2, n1) == 0;
+			CHECK(same == (gs_profile_trap_version(abi) == gs_profile_trap_version(gs_rm_abi_at(i))));
+		}
+	return check_summary();
+}
