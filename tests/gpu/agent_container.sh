@@ -65,12 +65,12 @@ nodes=()
 for n in /dev/nvidia*; do
 	[ -e "$n" ] && [ ! -d "$n" ] && nodes+=("$n")
 done
-jq --argjson args "$(printf '%s\n' "$@" | jq -R . | jq -s .)" --arg cwd "$ROOT" \
+jq --argjson args "$(printf '%s\n' "$@" | jq -R . | jq -s .)" --arg cwd "$ROOT" --arg path "$PATH" \
 	--argjson binds "$(printf '%s\n' "${binds[@]}" | jq -R . | jq -s .)" \
 	--argjson nodes "$(printf '%s\n' "${nodes[@]}" | jq -R 'select(. != "")' | jq -s .)" \
 	--slurpfile sc "$tmp/profile.json" '
 	.process.terminal = false | .process.args = $args | .process.cwd = $cwd |
-	.process.env += ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"] |
+	.process.env += ["PATH=" + $path, "HOME=/root"] |
 	.root = { path: "rootfs", readonly: false } |
 	.mounts += [ $binds[] | { destination: ., type: "bind", source: ., options: ["rbind", "ro"] } ] +
 	           [ $nodes[] | { destination: ., type: "bind", source: ., options: ["bind"] } ] +
