@@ -25,8 +25,8 @@ const char *gs_rm_abi_source(const struct gs_rm_abi *abi);
 size_t gs_rm_abi_count(void);
 const struct gs_rm_abi *gs_rm_abi_at(size_t i);
 
-/* The tables for the newest branch: for what runs without a driver (a
- * policy check, the unit tests, --list-groups). */
+/* The tables for branch 580 (the one run on a GPU): for what runs without a
+ * driver (a policy check, the unit tests, --list-groups). */
 const struct gs_rm_abi *gs_rm_abi_default(void);
 
 /* The tables for a driver version ("580.95.05"), or NULL when gpusandbox
