@@ -45,6 +45,7 @@ SDK = "src/common/sdk/nvidia/inc"
 RESOURCE_LIST = "src/nvidia/src/kernel/rmapi/resource_list.h"
 GENERATED = "src/nvidia/generated"
 ABSENT = "RM_PARAMS_ABSENT"
+ALLOC_PARAMS_DRIVER_BOUND = 4096   # supervisor/scratch.h
 
 
 def git(gitdir, *args, binary=False):
@@ -161,6 +162,12 @@ def measure(gitdir, tag):
     if dropped:
         print("%s: types that do not compile, rows skipped: %s" % (tag, " ".join(sorted(dropped))),
               file=sys.stderr)
+    # supervisor/scratch.h: GS_ALLOC_PARAMS_DRIVER_BOUND must cover every
+    # class's params, or the supervisor's buffer is not cleared far enough.
+    biggest = max(size for _, size, _ in cls.values())
+    if biggest >= ALLOC_PARAMS_DRIVER_BOUND:
+        sys.exit("%s: an alloc params struct of %d bytes; raise GS_ALLOC_PARAMS_DRIVER_BOUND"
+                 % (tag, biggest))
     # By class number: the numbers are what the identity rows key on.
     by_num = {num: (name, size, req) for name, (num, size, req) in cls.items()}
     return by_num, ctl, commit
