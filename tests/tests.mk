@@ -12,7 +12,9 @@
 #   tests/learn/run.sh    learning mode (--learn) against the fake driver
 
 TESTS_BUILD      := $(BUILD)/tests
-TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o
+# The clients send the sizes of the driver the fake plays: gpusandbox's own
+# per-version tables (rmc_ctrl_size).
+TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_abi.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
 TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
 TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
@@ -31,7 +33,11 @@ TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN)
 
-$(TESTS_LIB_OBJ): tests/lib/rmclient.c $(TESTS_HDRS)
+$(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
+
+$(TESTS_BUILD)/lib/rm_abi.o: include/nvrm/rm_abi.c $(TESTS_HDRS) $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
 
@@ -51,11 +57,11 @@ $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: test
 
 $(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
 
 .PHONY: test-clients
 test-clients: $(TEST_CLIENT_BINS)

@@ -69,6 +69,7 @@ TESTS=(
 	"user_nobody|sandbox|static_raw"
 	"channels|sandbox|channels"
 	"fb_report|sandbox|fb_report"
+	"fb_report_other_abi|sandbox|fb_report"
 	"gpus|sandbox|gpus"
 	"gpus_uuid|sandbox|gpus"
 	"policy_verdicts|sandbox|policy_verdicts"
@@ -86,6 +87,7 @@ TESTS=(
 	"baseline-static_raw|bare|static_raw"
 	"baseline-channels|bare|channels"
 	"baseline-fb_report|bare|fb_report"
+	"baseline-fb_report_other_abi|bare|fb_report"
 	"baseline-gpus|bare|gpus"
 	"baseline-policy_verdicts|bare|policy_verdicts"
 	"baseline-engines|bare|engines"
@@ -155,6 +157,13 @@ run_case() {
 	local fake_gpus=1 sb_gpus=() fake_extra=()
 	# EGM requests on a driver without the bit (535, 595): video memory.
 	[ "${name#baseline-}" = vidheap_egm ] && fake_extra=(--no-egm)
+	# A 535 driver (FB_GET_INFO_V2 is 436 bytes there) decoded with the 580
+	# tables (1028): the supervisor must refuse, not pass the call with
+	# its memory report skipped.
+	if [ "${name#baseline-}" = fb_report_other_abi ]; then
+		fake_extra=(--driver-version 535.288.01)
+		sb_gpus=(--driver-abi 580)
+	fi
 	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
@@ -404,6 +413,12 @@ check_positive() {
 			[ "$(val_of "$d" after_free)" -le $((kib - 262144)) ] ||
 			{ why="free v2=$(val_of "$d" v2_free) v1=$(val_of "$d" v1_free) after=$(val_of "$d" after_free)"; return 1; }
 		return 0 ;;
+	fb_report_other_abi)
+		[ "$(val_of "$d" v2_status)" = INVALID_PARAM_STRUCT ] && [ "$(val_of "$d" v2_total)" = 0 ] ||
+			{ why="v2_status=$(val_of "$d" v2_status) v2_total=$(val_of "$d" v2_total), want INVALID_PARAM_STRUCT 0"; return 1; }
+		grep -q '"reason":"control params of another size than the running driver.s"' "$d/audit.jsonl" ||
+			{ why="no audit record of the size refusal"; return 1; }
+		return 0 ;;
 	policy_verdicts)
 		local k want
 		for k in unknown_class=INVALID_CLASS debug_class=INVALID_CLASS allowed_class=NV_OK \
@@ -638,7 +653,7 @@ for t in "${TESTS[@]}"; do
 			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0): not sensitive"
 		continue
 	fi
-	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then
+	if [ "$mode" = bare ] && [ "${name%_other_abi}" = baseline-fb_report ]; then
 		v=$(val_of "$dir" v2_total)
 		[ -n "$v" ] && [ "$v" -gt $((QUOTA / 1024)) ] && pass "$name" ||
 			fail "$name" "without gpusandbox the reported total is only ${v:-?} KiB: not sensitive"

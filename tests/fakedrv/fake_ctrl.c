@@ -101,10 +101,15 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 
 	switch (ctl->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2: {
+		/* The list holds as many entries as the played branch's struct
+		 * (54 on 535, 128 on 580). */
 		struct nv2080_fb_get_info_v2_params *p = params;
+		uint32_t size = fake_ctrl_size(ctl->cmd);
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p) || p->list_size > NV2080_CTRL_FB_INFO_MAX_LIST_SIZE)
+		if (ctl->params_size != size || size < offsetof(struct nv2080_fb_get_info_v2_params, list) ||
+		    p->list_size > (size - offsetof(struct nv2080_fb_get_info_v2_params, list)) /
+		                   sizeof(p->list[0]))
 			return NV_ERR_INVALID_ARGUMENT;
 		fill_fb_info(gpu, p->list, p->list_size);
 		*dirty = true;
@@ -166,7 +171,8 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		struct nva06c_gpfifo_schedule_params *p = params;
 		if (kind != K_CHANNEL_GROUP)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p))
+		/* 2 bytes on 535..570, 3 on 580+; enable is first. */
+		if (ctl->params_size != fake_ctrl_size(ctl->cmd))
 			return NV_ERR_INVALID_ARGUMENT;
 		o->res->scheduled = p->enable != 0;
 		/* Scheduling a group turns its channels on, disabled or not:
@@ -181,7 +187,7 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		struct nva06c_gpfifo_schedule_params *p = params;
 		if (kind != K_CHANNEL)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p))
+		if (ctl->params_size != fake_ctrl_size(ctl->cmd))
 			return NV_ERR_INVALID_ARGUMENT;
 		o->res->scheduled = p->enable != 0;
 		return NV_OK;
@@ -201,10 +207,9 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 	case NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS:
 	case NV0000_CTRL_CMD_GPU_GET_PROBED_IDS: {
 		uint32_t *ids = params;
-		size_t want = ctl->cmd == NV0000_CTRL_CMD_GPU_GET_PROBED_IDS
-		                      ? sizeof(struct nv0000_probed_ids_params)
-		                      : sizeof(struct nv0000_gpu_ids_params);
-		if (ctl->params_size != want)
+		/* PROBED_IDS is 256 bytes (no gpuFlags) on 535..575. */
+		size_t want = fake_ctrl_size(ctl->cmd);
+		if (!want || ctl->params_size != want)
 			return NV_ERR_INVALID_ARGUMENT;
 		memset(params, 0, want);
 		for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++)
@@ -265,6 +270,9 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	struct obj *o = NULL;
 	if (ctl->h_object != c->h && !(o = fake_find_obj(c, ctl->h_object)))
 		return NV_ERR_INVALID_OBJECT_HANDLE;
+	/* Not exported on the played branch (rs_resource.c). */
+	if (fake_ctrl_absent(ctl->cmd))
+		return NV_ERR_NOT_SUPPORTED;
 	if (ctl->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
 		return NV_ERR_INVALID_ARGUMENT;
 	if (ctl->params_size && !ctl->params)

@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "fake_rm.h"
+#include "rm_tables.h"
 
 enum obj_kind {
 	K_OTHER = 0,
@@ -92,6 +93,11 @@ struct gpu_acct {
 struct fake_state {
 	pthread_mutex_t  lock;
 	struct fake_config cfg;
+	/* The RM tables of the branch the fake plays (--driver-version): the
+	 * same per-version data gpusandbox uses (include/nvrm/v<branch>/), so
+	 * a class or control is absent, and a checked control has its size,
+	 * as on that branch's driver. */
+	const struct gs_rm_abi *abi;
 	struct gpu_acct  gpu[FAKE_MAX_GPUS];
 	struct client  **clients;
 	size_t           nclients, cap;
@@ -111,6 +117,14 @@ uint64_t fake_busy_ms(unsigned gpu);
 void     fake_busy_samples(unsigned gpu, struct nv2080_perfmon_util_samples_v2 *p);
 
 /* fake_rm.c */
+/* Does the played branch lack this class or control that another branch
+ * has? The driver then answers INVALID_CLASS / NOT_SUPPORTED. */
+bool     fake_class_absent(uint32_t cls);
+bool     fake_ctrl_absent(uint32_t cmd);
+/* The played branch's params size of a control the fake checks. */
+uint32_t fake_ctrl_size(uint32_t cmd);
+/* Does VID_HEAP_CONTROL honour NVOS32_ATTR2_USE_EGM on the played branch? */
+bool     fake_vidheap_honours_egm(void);
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
