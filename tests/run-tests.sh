@@ -54,6 +54,9 @@ run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/
 run_tier trace-golden tests/trace/run.sh
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
+# The size-dependent adversarial and --sm cases once per other driver branch,
+# on the fake playing it (tests/versions/run.sh says which and why).
+run_tier driver-branches tests/versions/run.sh
 
 echo
 if [ "$skipped" -gt 0 ]; then

@@ -117,6 +117,28 @@ static const struct rm_ctrl_params v595_ctrls[] = {
 
 #undef RM_CLASS_PARAMS
 #undef RM_CTRL_PARAMS
+
+/* Every branch has all its facts (generated for each, 580 too). */
+#define RM_FACT(name_, v_) [GS_FACT_##name_] = (v_),
+static const uint32_t v535_facts[GS_FACT_COUNT] = {
+#include "nvrm/v535/facts.def"
+};
+static const uint32_t v550_facts[GS_FACT_COUNT] = {
+#include "nvrm/v550/facts.def"
+};
+static const uint32_t v570_facts[GS_FACT_COUNT] = {
+#include "nvrm/v570/facts.def"
+};
+static const uint32_t v580_facts[GS_FACT_COUNT] = {
+#include "nvrm/v580/facts.def"
+};
+static const uint32_t v590_facts[GS_FACT_COUNT] = {
+#include "nvrm/v590/facts.def"
+};
+static const uint32_t v595_facts[GS_FACT_COUNT] = {
+#include "nvrm/v595/facts.def"
+};
+#undef RM_FACT
 #undef EMB
 #undef EMB_FIXED
 
@@ -130,11 +152,12 @@ struct rm_abi_branch {
 	size_t n_classes;
 	const struct rm_ctrl_params *ctrls;
 	size_t n_ctrls;
+	const uint32_t *facts;         /* GS_FACT_COUNT entries */
 };
 
 static const struct rm_abi_branch branch_580 = {
 	"580", 580, "open-gpu-kernel-modules 580.142 (1a5075f8)", NULL,
-	v580_classes, ARRAY_LEN(v580_classes), v580_ctrls, ARRAY_LEN(v580_ctrls),
+	v580_classes, ARRAY_LEN(v580_classes), v580_ctrls, ARRAY_LEN(v580_ctrls), v580_facts,
 };
 
 /* A branch described by its differences from 580. */
@@ -143,6 +166,7 @@ static const struct rm_abi_branch branch_580 = {
 		#major_, major_, source_, &branch_580,                          \
 		v##major_##_classes, ARRAY_LEN(v##major_##_classes),            \
 		v##major_##_ctrls, ARRAY_LEN(v##major_##_ctrls),                \
+		v##major_##_facts,                                              \
 	}
 DIFF_BRANCH(535, "open-gpu-kernel-modules 535.288.01 (ef65a13097)");
 DIFF_BRANCH(550, "open-gpu-kernel-modules 550.163.01 (23e9e76214)");
@@ -265,6 +289,11 @@ const char *gs_rm_abi_branch(const struct gs_rm_abi *abi)
 const char *gs_rm_abi_source(const struct gs_rm_abi *abi)
 {
 	return abi->b->source;
+}
+
+uint32_t gs_rm_abi_fact(const struct gs_rm_abi *abi, enum gs_rm_fact fact)
+{
+	return fact < GS_FACT_COUNT ? abi->b->facts[fact] : 0;
 }
 
 const struct gs_rm_abi *gs_rm_abi_by_branch(const char *branch)

@@ -158,12 +158,17 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		return NV_OK;
 	}
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2: {
-		struct nv2080_perfmon_util_samples_v2 *p = params;
+		/* The played branch's size: 34000 on 535, 50704 on 550. */
+		uint32_t buf_size;
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p) || p->buf_size != sizeof(p->samples))
+		if (ctl->params_size != gs_rm_abi_fact(fake_st.abi, GS_FACT_UTIL_SAMPLES_SIZE))
+			return NV_ERR_INVALID_PARAM_STRUCT;
+		memcpy(&buf_size, (uint8_t *)params + offsetof(struct nv2080_perfmon_util_samples_v2, buf_size),
+		       sizeof(buf_size));
+		if (buf_size != gs_rm_abi_fact(fake_st.abi, GS_FACT_UTIL_BUFFER_SIZE))
 			return NV_ERR_INVALID_ARGUMENT;
-		fake_busy_samples((unsigned)gpu, p);
+		fake_busy_samples((unsigned)gpu, params);
 		*dirty = true;
 		return NV_OK;
 	}

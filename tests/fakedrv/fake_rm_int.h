@@ -114,7 +114,8 @@ uint64_t fake_now_ns(void);
 /* Re-evaluates which GPUs can run work; call after any change. */
 void     fake_busy_refresh(void);
 uint64_t fake_busy_ms(unsigned gpu);
-void     fake_busy_samples(unsigned gpu, struct nv2080_perfmon_util_samples_v2 *p);
+/* Fills UTIL_SAMPLES_V2 params (the played branch's layout, facts.def). */
+void     fake_busy_samples(unsigned gpu, uint8_t *p);
 
 /* fake_rm.c */
 /* Does the played branch lack this class or control that another branch

@@ -552,6 +552,26 @@ static void test_branch_rows(void)
 	/* Embedded-pointer descriptions come from 580 where the size did not
 	 * change. */
 	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("535"), NV2080_CTRL_CMD_FB_GET_INFO)->n_embedded == 1);
+	/* The utilization samples --sm reads (abi-drift.md 2.4: 8 + 4 x 116
+	 * bytes per sample on 535, 8 + 6 x 116 on 550, 776 from 570). */
+	static const struct { const char *b; uint32_t size, sample, gr; } u[] = {
+		{ "535", 34000, 472, 124 }, { "550", 50704, 704, 124 }, { "570", 55888, 776, 136 },
+		{ "580", 55888, 776, 136 }, { "590", 55888, 776, 136 }, { "595", 55888, 776, 136 },
+	};
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		const struct gs_rm_abi *abi = gs_rm_abi_by_branch(u[i].b);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLES_SIZE) == u[i].size);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLE_SIZE) == u[i].sample);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLE_GR_OFF) == u[i].gr);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLES_OFF) == 16);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLE_COUNT) == 72);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_BUFFER_SIZE) == 72 * u[i].sample);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_ENGINE_PROC_ID_OFF) == 8);
+	}
+	/* 580's facts are our struct's. */
+	CHECK(gs_rm_abi_fact(gs_rm_abi_default(), GS_FACT_UTIL_SAMPLES_SIZE) ==
+	      sizeof(struct nv2080_perfmon_util_samples_v2));
+	CHECK(gs_rm_abi_fact(gs_rm_abi_default(), GS_FACT_COUNT) == 0);
 	/* Counts: 64 of our classes are not on 535, 57 on 550, 23 on 570,
 	 * 1 on 590, 2 on 595 (abi-drift.md 2.3). */
 	static const struct { const char *b; size_t absent; } a[] = {
