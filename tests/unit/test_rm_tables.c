@@ -549,6 +549,17 @@ static void test_branch_rows(void)
 	CHECK(ctrl_size("580", NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT) == 4);
 	CHECK(ctrl_size("535", NV0073_CTRL_CMD_SYSTEM_EXECUTE_ACPI_METHOD) == UINT32_MAX);
 	CHECK(ctrl_size("550", NV0073_CTRL_CMD_SYSTEM_EXECUTE_ACPI_METHOD) == UINT32_MAX);
+	/* The bit-15 and BinaryApi allowlist was seen in 580 traces only: on
+	 * another branch its numbers are unknown (refused). */
+	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("580"), NV2080_CTRL_GSS_LEGACY_0x20808159) != NULL);
+	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("580"), NV2081_BINAPI_CTRL) != NULL);
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		if (strcmp(s[i].b, "580") == 0)
+			continue;
+		CHECK(ctrl_size(s[i].b, NV2080_CTRL_GSS_LEGACY_0x20808159) == UINT32_MAX);
+		CHECK(ctrl_size(s[i].b, NV2080_CTRL_GSS_LEGACY_0x2080a084) == UINT32_MAX);
+		CHECK(ctrl_size(s[i].b, NV2081_BINAPI_CTRL) == UINT32_MAX);
+	}
 	/* Embedded-pointer descriptions come from 580 where the size did not
 	 * change. */
 	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("535"), NV2080_CTRL_CMD_FB_GET_INFO)->n_embedded == 1);
