@@ -346,6 +346,10 @@ static const struct control_row control_rows[] = {
 	{ "control params over the driver's limit", RULES_DEFAULT, true,
 	  { CONTROL(CMD_FB_INFO_V2), .params_size = NV_RMAPI_MAX_PARAMS_SIZE + 1 },
 	  REFUSE(NV_ERR_INVALID_ARGUMENT, "control params larger than the driver allows"), false },
+	{ "control the supervisor reads, of another size than the driver's", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .params_size = 436, .params_size_wrong = true },
+	  REFUSE(NV_ERR_INVALID_PARAM_STRUCT, "control params of another size than the running driver's"),
+	  false },
 };
 
 static void check_control_row(const struct control_row *r)
@@ -438,6 +442,23 @@ static void check_decode(void)
 	CHECK(c.escape == NV_ESC_RM_CONTROL && c.cmd == CMD_FB_INFO_V2 && c.has_params &&
 	      c.params_size == 1028 && !c.gss_legacy && !c.finn_serialized &&
 	      c.unrelocatable == rm_ctrl_has_unrelocatable_pointers(ABI, CMD_FB_INFO_V2));
+	CHECK(!c.params_size_wrong);
+	/* A control the supervisor reads or rewrites must have the running
+	 * branch's size: FB_GET_INFO_V2 is 436 bytes on 535, 1028 on 580. */
+	const struct gs_rm_abi *v535 = gs_rm_abi_by_branch("535");
+	ct.params_size = 436;
+	(void)gs_decode_control(ABI, &ct, false, &c);
+	CHECK(c.params_size_wrong);
+	(void)gs_decode_control(v535, &ct, false, &c);
+	CHECK(!c.params_size_wrong);
+	ct.params_size = 1028;
+	(void)gs_decode_control(v535, &ct, false, &c);
+	CHECK(c.params_size_wrong);
+	/* A control it does not read keeps the driver's own check. */
+	struct nvos54 other = { .h_client = 0xc1, .h_object = 0xd0, .cmd = NV2080_CTRL_CMD_GR_GET_INFO_V2,
+	                        .params = 0x1000, .params_size = 7 };
+	(void)gs_decode_control(v535, &other, false, &c);
+	CHECK(!c.params_size_wrong);
 	ct.flags = NVOS54_FLAGS_FINN_SERIALIZED;
 	ct.cmd |= NV_CTRL_GSS_LEGACY_MASK;
 	(void)gs_decode_control(ABI, &ct, true, &c);
