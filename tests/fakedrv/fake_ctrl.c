@@ -410,6 +410,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "uvm_ioctls", 0, false, fake_st.uvm_ioctls);
 	put(&b, "files_open", 0, false, fake_st.files_open);
 	put(&b, "file_releases", 0, false, fake_st.file_releases);
+	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
+	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);
 	pthread_mutex_unlock(&fake_st.lock);
 	return b.len;
 }

@@ -542,6 +542,29 @@ static void count_alloc(nv_status_t st)
 		fake_st.allocs_failed++;
 }
 
+/* A class the fake does not model still has its params copied by the
+ * driver, with the played branch's size (rmapiParamsAcquire). Where that
+ * is more than 580's size for the class, the bytes past it are counted:
+ * the tests judge a supervisor's copy by them. Non-zero: the read faulted. */
+static int note_grown_tail(const struct fake_caller *who, const struct nvos64 *a,
+                           const struct rm_class_info *ci)
+{
+	const struct rm_class_info *base = rm_class_lookup(gs_rm_abi_by_branch("580"), a->h_class);
+	uint8_t params[FAKE_MAX_ALLOC_PARAMS];
+
+	if (!base || ci->params_size <= base->params_size || ci->params_size > sizeof(params))
+		return 0;
+	if (fake_mem_read(who->pid, a->p_alloc_parms, params, ci->params_size))
+		return -1;
+	fake_st.grown_tail_reads++;
+	for (uint32_t i = base->params_size; i < ci->params_size; i++)
+		if (params[i]) {
+			fake_st.grown_tail_nonzero++;
+			break;
+		}
+	return 0;
+}
+
 /* NV_ESC_RM_ALLOC: NVOS21 or NVOS64, told apart only by size. */
 static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 {
@@ -595,6 +618,10 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	}
 	const struct fake_class *k = class_lookup(a.h_class);
 	const struct rm_class_info *ci = rm_class_lookup(fake_st.abi, a.h_class);
+	if (!k && ci && a.p_alloc_parms && note_grown_tail(who, &a, ci)) {
+		st = NV_ERR_INVALID_ADDRESS;
+		goto done;
+	}
 	if (k && a.p_alloc_parms) {
 		psize = ci ? ci->params_size : k->params_size;
 		if (fake_mem_read(who->pid, a.p_alloc_parms, params, psize)) {

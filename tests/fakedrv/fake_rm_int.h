@@ -105,6 +105,11 @@ struct fake_state {
 	uint32_t         next_cid;
 	uint64_t         allocs_ok, allocs_failed, frees, ioctls, uvm_ioctls, controls;
 	uint64_t         files_open, file_releases;
+	/* Alloc params the driver read past the 580 size of their class (a
+	 * branch whose struct grew: NV50_P2P is 88 bytes on 590+, 72 on 580),
+	 * and how many of those tails held a non-zero byte: bytes a
+	 * supervisor with 580's tables never copied. */
+	uint64_t         grown_tail_reads, grown_tail_nonzero;
 };
 extern struct fake_state fake_st;
 
