@@ -465,6 +465,29 @@ static void check_decode(void)
 	CHECK(c.finn_serialized && c.gss_legacy && c.via_xfer);
 }
 
+/* A group admits only members the running branch has; an explicit entry
+ * names the number and still allows it. */
+static void check_branch_members(void)
+{
+	const struct gs_rm_abi *v570 = gs_rm_abi_by_branch("570"), *v580 = gs_rm_abi_by_branch("580");
+	const uint32_t reused = NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT;
+	struct gs_rules rules;
+
+	rules_of(RULES_ALL, &rules);
+	CHECK(gs_rules_control(v580, &rules, reused).allowed);
+	struct gs_rule_verdict v = gs_rules_control(v570, &rules, reused);
+	CHECK(!v.allowed && v.status == NV_ERR_NOT_SUPPORTED &&
+	      same_text(v.reason, "control unknown to gpusandbox"));
+	/* Blackwell's channel class is not on 535: refused as unknown. */
+	v = gs_rules_class(gs_rm_abi_by_branch("535"), &rules, BLACKWELL_CHANNEL_GPFIFO_A);
+	CHECK(!v.allowed && v.status == NV_ERR_INVALID_CLASS &&
+	      same_text(v.reason, "class unknown to gpusandbox"));
+	CHECK(gs_rules_class(v570, &rules, BLACKWELL_CHANNEL_GPFIFO_A).allowed);
+	rules.groups = 0;
+	rules.controls[rules.n_controls++] = reused;
+	CHECK(gs_rules_control(v570, &rules, reused).allowed);
+}
+
 /* A call without driver tables is refused, whatever it is: the verdict
  * cannot know the class's group or engine, so it fails closed. */
 static void check_no_tables(void)
@@ -490,6 +513,7 @@ static void check_no_tables(void)
 int main(void)
 {
 	check_no_tables();
+	check_branch_members();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		check_row(&rows[i]);
 		check_call_only(&rows[i]);
