@@ -150,11 +150,16 @@ static struct gs_rule_verdict verdict(uint32_t groups_allowed, bool explicit, st
 	struct gs_rule_verdict v = { .allowed = true, .status = NV_OK };
 
 	v.group = m.group == GS_GROUP_NONE ? NULL : gs_group_name((enum gs_group)m.group);
-	if (explicit || group_allowed(groups_allowed, m.group) || group_allowed(groups_allowed, m.also))
+	/* A group admits only members the running driver branch has: on
+	 * another branch a number may be absent or another control's (0x20801357
+	 * is FB_GET_STATUS on 570). An explicit entry names the number itself
+	 * and stays the operator's decision. */
+	if (explicit || (m.known && (group_allowed(groups_allowed, m.group) ||
+	                             group_allowed(groups_allowed, m.also))))
 		return v;
 	v.allowed = false;
 	v.status = refusal;
-	v.reason = (m.group == GS_GROUP_NONE && !m.known) ? what_unknown : what_refused;
+	v.reason = !m.known ? what_unknown : what_refused;
 	return v;
 }
 

@@ -456,40 +456,81 @@ static bool sample_is_ours(const struct gs_sandbox *sb, uint32_t proc_id)
 	       gs_sandbox_is_creator(sb, (pid_t)proc_id);
 }
 
+static uint32_t u32_at(const uint8_t *p, size_t off)
+{
+	uint32_t v;
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+static uint64_t u64_at(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+/* The running driver's layout of UTIL_SAMPLES_V2 (nvrm/v<branch>/facts.def):
+ * 535 and 550 have 4 and 6 engines of 116 bytes per sample, 570+ 6 of 128,
+ * so a 580-shaped request is refused there and --sm would run open-loop.
+ * A layout that does not fit our buffer or its own size is not used. */
+static bool util_layout(const struct gs_rm_abi *abi, uint32_t f[GS_FACT_COUNT])
+{
+	for (int i = 0; i < GS_FACT_COUNT; i++)
+		f[i] = gs_rm_abi_fact(abi, (enum gs_rm_fact)i);
+	uint64_t samples_end = (uint64_t)f[GS_FACT_UTIL_SAMPLES_OFF] +
+	                       (uint64_t)f[GS_FACT_UTIL_SAMPLE_COUNT] * f[GS_FACT_UTIL_SAMPLE_SIZE];
+	uint64_t gr_end = (uint64_t)f[GS_FACT_UTIL_SAMPLE_GR_OFF] +
+	                  f[GS_FACT_UTIL_ENGINE_PROC_ID_OFF] + sizeof(uint32_t);
+	return f[GS_FACT_UTIL_SAMPLES_SIZE] <= sizeof(struct nv2080_perfmon_util_samples_v2) &&
+	       samples_end <= f[GS_FACT_UTIL_SAMPLES_SIZE] &&
+	       gr_end <= f[GS_FACT_UTIL_SAMPLE_SIZE] &&
+	       f[GS_FACT_UTIL_SAMPLE_TS_OFF] + sizeof(uint64_t) <= f[GS_FACT_UTIL_SAMPLE_SIZE];
+}
+
 /* Adds the samples taken since the last read to the window. */
 static void read_samples(struct gs_compute_share *cs, int gpu)
 {
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
-	struct nv2080_perfmon_util_samples_v2 *p = cs->samples;
+	uint8_t *p = (uint8_t *)cs->samples;
 	uint64_t newest = g->last_sample_ts;
+	uint32_t f[GS_FACT_COUNT];
+	const uint8_t type = NV2080_CTRL_GPUMON_SAMPLE_TYPE_PERFMON_UTIL;
 
 	if (!open_sampler(cs, gpu))
 		return;
-	memset(p, 0, sizeof(*p));
-	p->type = NV2080_CTRL_GPUMON_SAMPLE_TYPE_PERFMON_UTIL;
-	p->buf_size = sizeof(p->samples);
-	if (rm_own_control(cs->ctl_fd, cs->client, g->subdevice,
-	                   NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, p,
-	                   sizeof(*p)) != NV_OK) {
+	if (!util_layout(cs->sb->rm_abi, f)) {
 		g->no_samples = true;
 		return;
 	}
-	for (unsigned i = 0; i < NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL; i++) {
-		const struct nv2080_gpumon_perfmon_util_sample *s = &p->samples[i];
-		if (!s->timestamp_ns || s->timestamp_ns <= g->last_sample_ts)
+	memset(p, 0, f[GS_FACT_UTIL_SAMPLES_SIZE]);
+	memcpy(p + offsetof(struct nv2080_perfmon_util_samples_v2, type), &type, sizeof(type));
+	memcpy(p + offsetof(struct nv2080_perfmon_util_samples_v2, buf_size), &f[GS_FACT_UTIL_BUFFER_SIZE],
+	       sizeof(uint32_t));
+	if (rm_own_control(cs->ctl_fd, cs->client, g->subdevice,
+	                   NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, p,
+	                   f[GS_FACT_UTIL_SAMPLES_SIZE]) != NV_OK) {
+		g->no_samples = true;
+		return;
+	}
+	for (uint32_t i = 0; i < f[GS_FACT_UTIL_SAMPLE_COUNT]; i++) {
+		const uint8_t *s = p + f[GS_FACT_UTIL_SAMPLES_OFF] + (size_t)i * f[GS_FACT_UTIL_SAMPLE_SIZE];
+		uint64_t ts = u64_at(s, f[GS_FACT_UTIL_SAMPLE_TS_OFF]);
+		uint32_t util = u32_at(s, f[GS_FACT_UTIL_SAMPLE_GR_OFF] + f[GS_FACT_UTIL_ENGINE_UTIL_OFF]);
+		uint32_t pid = u32_at(s, f[GS_FACT_UTIL_SAMPLE_GR_OFF] + f[GS_FACT_UTIL_ENGINE_PROC_ID_OFF]);
+		if (!ts || ts <= g->last_sample_ts)
 			continue;
-		if (s->timestamp_ns > newest)
-			newest = s->timestamp_ns;
+		if (ts > newest)
+			newest = ts;
 		g->win_n++;
-		if (!sample_is_ours(cs->sb, s->gr.proc_id) && s->gr.util)
+		if (!sample_is_ours(cs->sb, pid) && util)
 			g->contended_until = gs_monotonic_ns() + CONTENDED_HOLD_MS * NS_PER_MS;
-		if (sample_is_ours(cs->sb, s->gr.proc_id))
-			g->win_util += (double)(s->gr.util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL
-			                                                            : s->gr.util) /
+		if (sample_is_ours(cs->sb, pid))
+			g->win_util += (double)(util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL : util) /
 			               NV2080_GPUMON_UTIL_FULL;
 		if (cs->debug)
 			fprintf(stderr, "[gpusandbox sm] gpu%d sample ts=%llu gr.util=%u gr.pid=%u\n", gpu,
-			        (unsigned long long)s->timestamp_ns, s->gr.util, s->gr.proc_id);
+			        (unsigned long long)ts, util, pid);
 	}
 	/* The first read only marks where we start: older samples predate
 	 * the window. */

@@ -117,6 +117,34 @@ void gs_decode_vid_heap(const struct gs_rm_abi *abi, const struct nvos32 *top, b
 	out->size = top->data.alloc_size.size;
 }
 
+/*
+ * The controls whose params the supervisor reads or rewrites after the
+ * driver answered (exec_control.c after_control, exec_visibility.c), or
+ * before (GPFIFO_SCHEDULE's enable). Their layout is the running driver's:
+ * FB_GET_INFO_V2 is 436..460 bytes on 535..570 and 1028 on 580+,
+ * GET_PROBED_IDS 256 / 384, GPFIFO_SCHEDULE 2 / 3 (the v<branch>/ rows).
+ * Any other size would leave the supervisor reading a layout the driver
+ * does not use, or skipping its work; the driver itself refuses a size
+ * other than its own for every exported one of them (rs_resource.c).
+ */
+static bool supervisor_reads_params(uint32_t cmd)
+{
+	switch (cmd) {
+	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
+	case NV2080_CTRL_CMD_FB_GET_INFO:
+	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
+	case NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS:
+	case NV0000_CTRL_CMD_GPU_GET_PROBED_IDS:
+	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
+	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2:
+	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID:
+		return true;
+	default:
+		return false;
+	}
+}
+
 const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const struct nvos54 *top, bool via_xfer,
                                              struct gs_rm_call *out)
 {
@@ -133,7 +161,10 @@ const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const 
 	out->unrelocatable = rm_ctrl_has_unrelocatable_pointers(abi, top->cmd);
 	out->has_params = top->params != 0;
 	out->params_size = top->params_size;
-	return rm_ctrl_lookup(abi, top->cmd);
+	const struct rm_ctrl_info *ci = rm_ctrl_lookup(abi, top->cmd);
+	out->params_size_wrong = ci && supervisor_reads_params(top->cmd) &&
+	                         top->params_size != ci->params_size;
+	return ci;
 }
 
 void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *top, bool via_xfer, struct gs_rm_call *out)

@@ -119,8 +119,10 @@ static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
 	uint32_t psize = f->call.params_size;
 	/* The first verdict refused larger params; the buffer's bound is
 	 * checked here too, where it is written. */
+	uint8_t *params = gs_scratch_params(c->scratch, psize > GS_ALLOC_PARAMS_DRIVER_BOUND
+	                                                        ? psize : GS_ALLOC_PARAMS_DRIVER_BOUND);
 	bool params_ok = psize <= NV_RMAPI_MAX_PARAMS_SIZE &&
-	                 mem_read(c->tid, f->addr.p_params, c->scratch->params, psize) == 0;
+	                 mem_read(c->tid, f->addr.p_params, params, psize) == 0;
 	bool rights_ok = f->call.has_rights &&
 	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
 

@@ -128,9 +128,14 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	visibility_after_control(c, top, psize);
 	switch (top->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
-		if (psize >= sizeof(struct nv2080_fb_get_info_v2_params)) {
+		/* psize is the running driver's size (the verdict refused any
+		 * other): its list holds (psize - 4) / 8 entries, 54..57 on
+		 * 535..570, 128 on 580+. */
+		if (psize >= offsetof(struct nv2080_fb_get_info_v2_params, list)) {
 			struct nv2080_fb_get_info_v2_params *p = (void *)c->scratch->params;
-			virtualize_fb_list(c, p->list, p->list_size,
+			uint32_t cap = (psize - offsetof(struct nv2080_fb_get_info_v2_params, list)) /
+			               sizeof(p->list[0]);
+			virtualize_fb_list(c, p->list, p->list_size < cap ? p->list_size : cap,
 			                   ledger_gpu_of(&sb->ledger, top->h_client, top->h_object));
 		}
 		break;
@@ -145,7 +150,8 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 		break;
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
-		if (psize >= sizeof(struct nva06c_gpfifo_schedule_params)) {
+		/* 2 bytes on 535..570, 3 on 580+: enable is the first either way. */
+		if (psize >= sizeof(((struct nva06c_gpfifo_schedule_params *)0)->enable)) {
 			const struct nva06c_gpfifo_schedule_params *p = (const void *)c->scratch->params;
 			uint32_t before = sb->ledger.scheduled_groups;
 			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
@@ -168,7 +174,7 @@ static bool is_gpfifo_schedule(uint32_t cmd)
 static bool schedules_group(const struct nvos54 *top, const uint8_t *params, uint32_t psize)
 {
 	return is_gpfifo_schedule(top->cmd) &&
-	       psize >= sizeof(struct nva06c_gpfifo_schedule_params) &&
+	       psize >= sizeof(((const struct nva06c_gpfifo_schedule_params *)0)->enable) &&
 	       ((const struct nva06c_gpfifo_schedule_params *)(const void *)params)->enable;
 }
 
@@ -246,8 +252,10 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
 	f->psize = f->user_params ? f->top.params_size : 0;
 	/* The verdict refused larger params; the buffer's bound is checked
 	 * here too, where it is written. */
+	/* The driver copies exactly paramsSize in and out of a control. */
+	uint8_t *params = gs_scratch_params(c->scratch, f->psize);
 	if (f->psize > NV_RMAPI_MAX_PARAMS_SIZE ||
-	    (f->psize && mem_read(c->tid, f->user_params, c->scratch->params, f->psize) < 0)) {
+	    (f->psize && mem_read(c->tid, f->user_params, params, f->psize) < 0)) {
 		*a = refuse_control(c, f, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                    "control params are not readable");
 		return false;

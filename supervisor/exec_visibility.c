@@ -104,9 +104,12 @@ void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize
 			filter_ids(c, ((struct nv0000_gpu_ids_params *)(void *)p)->gpu_ids, NULL);
 		break;
 	case NV0000_CTRL_CMD_GPU_GET_PROBED_IDS:
-		if (psize >= sizeof(struct nv0000_probed_ids_params)) {
+		/* 256 bytes on 535..575 (no gpuFlags), 384 on 580+; the
+		 * verdict refused any other size. */
+		if (psize >= offsetof(struct nv0000_probed_ids_params, gpu_flags)) {
 			struct nv0000_probed_ids_params *q = (void *)p;
-			filter_ids(c, q->gpu_ids, q->gpu_flags);
+			bool has_flags = psize >= sizeof(*q);
+			filter_ids(c, q->gpu_ids, has_flags ? q->gpu_flags : NULL);
 			filter_ids(c, q->excluded_gpu_ids, NULL);
 		}
 		break;

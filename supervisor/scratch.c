@@ -26,7 +26,7 @@ int gs_scratch_init(struct gs_scratch *s, struct gs_error *err)
 	                                                           : sizeof(*s->resp);
 	s->req = calloc(1, s->req_size);
 	s->resp = calloc(1, s->resp_size);
-	s->params = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
+	s->params = calloc(1, NV_RMAPI_MAX_PARAMS_SIZE);
 	ok = s->req && s->resp && s->params;
 	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++) {
 		s->embedded[i] = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
@@ -36,6 +36,15 @@ int gs_scratch_init(struct gs_scratch *s, struct gs_error *err)
 		return 0;
 	gs_scratch_fini(s);
 	return gs_fail(err, ENOMEM, "allocating a worker's buffers");
+}
+
+uint8_t *gs_scratch_params(struct gs_scratch *s, size_t may_write)
+{
+	if (may_write > NV_RMAPI_MAX_PARAMS_SIZE)
+		may_write = NV_RMAPI_MAX_PARAMS_SIZE;
+	memset(s->params, 0, s->params_dirty);
+	s->params_dirty = may_write;
+	return s->params;
 }
 
 void gs_scratch_fini(struct gs_scratch *s)

@@ -30,7 +30,26 @@ struct gs_scratch {
 	int                        listener;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
+	/* How far into params an earlier call (our copy, or the driver's
+	 * copy-out) may have written; gs_scratch_params() zeroes it. */
+	size_t   params_dirty;
 };
+
+/*
+ * The driver copies its own parameter size out of our params buffer, which
+ * may be more than we copied in (a table that is smaller than the driver's
+ * struct: NV50_P2P on 590+ before its row, every channel class on 610+).
+ * So the buffer must hold nothing from an earlier call: this zeroes what
+ * earlier calls may have written and returns the buffer. may_write is how
+ * far this call's writes can reach: what we copy, and for an alloc the
+ * driver's own copy-out (GS_ALLOC_PARAMS_DRIVER_BOUND).
+ */
+uint8_t *gs_scratch_params(struct gs_scratch *s, size_t may_write);
+
+/* Every alloc params struct of every driver tag gen-rm-tables measured is
+ * under this (largest: 0xa084 on 570, 1696 bytes); the generator fails if
+ * one is not. */
+#define GS_ALLOC_PARAMS_DRIVER_BOUND 4096u
 
 int  gs_scratch_init(struct gs_scratch *s, struct gs_error *err);
 void gs_scratch_fini(struct gs_scratch *s);

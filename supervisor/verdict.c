@@ -317,5 +317,10 @@ struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
 	if (call->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
 		                 "control params larger than the driver allows");
+	/* Refused, never run with the supervisor's work skipped: the status
+	 * is the driver's own for a wrong paramsSize (rs_resource.c). */
+	if (call->params_size_wrong)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_PARAM_STRUCT,
+		                 "control params of another size than the running driver's");
 	return v;
 }

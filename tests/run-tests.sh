@@ -61,6 +61,9 @@ run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpu
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 run_tier agent tests/agent/run.sh
+# The size-dependent adversarial and --sm cases once per other driver branch,
+# on the fake playing it (tests/versions/run.sh says which and why).
+run_tier driver-branches tests/versions/run.sh
 
 echo
 if [ "$skipped" -gt 0 ]; then

@@ -12,7 +12,9 @@
 #   tests/learn/run.sh    learning mode (--learn) against the fake driver
 
 TESTS_BUILD      := $(BUILD)/tests
-TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o
+# The clients send the sizes of the driver the fake plays: gpusandbox's own
+# per-version tables (rmc_ctrl_size).
+TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_abi.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
 TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
 TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
@@ -21,7 +23,7 @@ TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
 TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
                     fd_pass dup_free close_reopen client_reuse client_flip odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
                     policy_verdicts engines learn_needs managed lone_channels own_driver per_gpu audit_hostile handle_zero \
-                    dmabuf share_import group_dup dup_cross
+                    dmabuf share_import group_dup dup_cross grown_tail
 # Statically linked ones: raw ioctls from a binary no preload library can
 # reach.
 TESTS_ADV_STATIC := static_raw
@@ -37,7 +39,11 @@ TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
 
-$(TESTS_LIB_OBJ): tests/lib/rmclient.c $(TESTS_HDRS)
+$(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
+
+$(TESTS_BUILD)/lib/rm_abi.o: include/nvrm/rm_abi.c $(TESTS_HDRS) $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
 
@@ -65,11 +71,11 @@ $(TESTS_AGENT_COMPAT): tests/adv/compat_i386.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ)
 
 $(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
 
 .PHONY: test-clients
 test-clients: $(TEST_CLIENT_BINS)

@@ -13,6 +13,7 @@
 #define GPUSANDBOX_NVRM_RM_ABI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct gs_rm_abi;
 
@@ -25,8 +26,8 @@ const char *gs_rm_abi_source(const struct gs_rm_abi *abi);
 size_t gs_rm_abi_count(void);
 const struct gs_rm_abi *gs_rm_abi_at(size_t i);
 
-/* The tables for the newest branch: for what runs without a driver (a
- * policy check, the unit tests, --list-groups). */
+/* The tables for branch 580 (the one run on a GPU): for what runs without a
+ * driver (a policy check, the unit tests, --list-groups). */
 const struct gs_rm_abi *gs_rm_abi_default(void);
 
 /* The tables for a driver version ("580.95.05"), or NULL when gpusandbox
@@ -39,5 +40,25 @@ const struct gs_rm_abi *gs_rm_abi_nearest(const char *version);
 
 /* The tables of a branch named exactly ("580"), or NULL. */
 const struct gs_rm_abi *gs_rm_abi_by_branch(const char *branch);
+
+/*
+ * Layouts the supervisor reads beyond a params size, per branch
+ * (nvrm/v<branch>/facts.def, generated; bytes). The utilization samples
+ * --sm measures with: 34000 bytes of 472-byte samples (gr at 124) on 535,
+ * 50704 / 704 on 550, 55888 / 776 (gr at 136) from 570 on.
+ */
+enum gs_rm_fact {
+	GS_FACT_UTIL_SAMPLES_SIZE,      /* UTIL_SAMPLES_V2 params */
+	GS_FACT_UTIL_SAMPLES_OFF,       /* .samples[] */
+	GS_FACT_UTIL_SAMPLE_COUNT,      /* entries of .samples[] */
+	GS_FACT_UTIL_BUFFER_SIZE,       /* what .bufSize must say */
+	GS_FACT_UTIL_SAMPLE_SIZE,       /* one sample */
+	GS_FACT_UTIL_SAMPLE_TS_OFF,     /* its timestamp (u64) */
+	GS_FACT_UTIL_SAMPLE_GR_OFF,     /* its graphics engine sample */
+	GS_FACT_UTIL_ENGINE_UTIL_OFF,   /* an engine sample's util (u32) */
+	GS_FACT_UTIL_ENGINE_PROC_ID_OFF, /* an engine sample's procId (u32) */
+	GS_FACT_COUNT
+};
+uint32_t gs_rm_abi_fact(const struct gs_rm_abi *abi, enum gs_rm_fact fact);
 
 #endif

@@ -111,7 +111,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		struct nva06c_gpfifo_schedule_params sp = { .enable = steps[i].enable };
 		rmc_status_t st = rmc_control(s.fd, NULL, s.client, steps[i].group,
-		                              NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp, sizeof(sp));
+		                              NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp,
+		                              rmc_ctrl_size(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sizeof(sp)));
 		printf("%s%s", i ? "," : "", rmc_status_str(st));
 	}
 	printf("\n");

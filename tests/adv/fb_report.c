@@ -24,7 +24,7 @@ static rmc_status_t read_v2(struct rmc_session *s, uint32_t *total, uint32_t *he
 	p.list[1].index = NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE;
 	p.list[2].index = NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE;
 	st = rmc_control(s->fd, NULL, s->client, s->subdevice, NV2080_CTRL_CMD_FB_GET_INFO_V2, &p,
-	                 sizeof(p));
+	                 rmc_ctrl_size(NV2080_CTRL_CMD_FB_GET_INFO_V2, sizeof(p)));
 	*total = p.list[0].data;
 	*heap = p.list[1].data;
 	*freek = p.list[2].data;

@@ -62,7 +62,7 @@ int main(void)
 		return ADV_EXIT_SETUP;
 	memset(&probed, 0xff, sizeof(probed));
 	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_GET_PROBED_IDS, &probed,
-	                 sizeof(probed));
+	                 rmc_ctrl_size(NV0000_CTRL_CMD_GPU_GET_PROBED_IDS, sizeof(probed)));
 	printf("probed=%u probed_status=%s\n", count_ids(probed.gpu_ids), rmc_status_str(st));
 	memset(&attach, 0xff, sizeof(attach));
 	attach.gpu_ids[0] = GPU_ID_SHOWN;

@@ -46,7 +46,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		struct nva06c_gpfifo_schedule_params sp = { .enable = steps[i].enable };
 		rmc_status_t st = rmc_control(s.fd, NULL, s.client, H_CHAN0 + steps[i].chan,
-		                              NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, &sp, sizeof(sp));
+		                              NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, &sp,
+		                              rmc_ctrl_size(NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, sizeof(sp)));
 		printf("%s%s", i ? "," : "", rmc_status_str(st));
 		/* The driver's own count once all three have been tried. */
 		if (i == N_CHANNELS - 1 && rmc_fake_stat("gpu0.channel_groups_scheduled", &fake_scheduled) < 0)

@@ -69,6 +69,8 @@ TESTS=(
 	"user_nobody|sandbox|static_raw"
 	"channels|sandbox|channels"
 	"fb_report|sandbox|fb_report"
+	"fb_report_other_abi|sandbox|fb_report"
+	"grown_tail|sandbox|grown_tail"
 	"gpus|sandbox|gpus"
 	"gpus_uuid|sandbox|gpus"
 	"policy_verdicts|sandbox|policy_verdicts"
@@ -95,6 +97,8 @@ TESTS=(
 	"baseline-static_raw|bare|static_raw"
 	"baseline-channels|bare|channels"
 	"baseline-fb_report|bare|fb_report"
+	"baseline-fb_report_other_abi|bare|fb_report"
+	"baseline-grown_tail|bare|grown_tail"
 	"baseline-gpus|bare|gpus"
 	"baseline-policy_verdicts|bare|policy_verdicts"
 	"baseline-engines|bare|engines"
@@ -177,6 +181,21 @@ run_case() {
 	[ "$prog" = audit_hostile ] && fake_extra=(--alloc-errno "$UNNAMED_ERRNO")
 	# handle_zero's fake names objects 0 when it picks their handle.
 	[ "$prog" = handle_zero ] && fake_extra=(--handle-zero)
+	# A 535 driver (FB_GET_INFO_V2 is 436 bytes there) decoded with the 580
+	# tables (1028): the supervisor must refuse, not pass the call with
+	# its memory report skipped.
+	# A 590 driver (NV50_P2P: 88 bytes) decoded with the 580 tables (72),
+	# with the p2p group allowed: the driver reads 16 bytes gpusandbox
+	# never copied (grown_tail.c).
+	if [ "$prog" = grown_tail ]; then
+		fake_extra=(--driver-version 590.48.01)
+		printf 'allow = compute, memory, monitoring, p2p\n' >"$d/p2p.policy"
+		sb_gpus=(--driver-abi 580 --policy "$d/p2p.policy")
+	fi
+	if [ "${name#baseline-}" = fb_report_other_abi ]; then
+		fake_extra=(--driver-version 535.288.01)
+		sb_gpus=(--driver-abi 580)
+	fi
 	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
@@ -488,6 +507,18 @@ check_positive() {
 		[ "$(val_of "$d" v2_free)" -le "$kib" ] && [ "$(val_of "$d" v1_free)" -le "$kib" ] &&
 			[ "$(val_of "$d" after_free)" -le $((kib - 262144)) ] ||
 			{ why="free v2=$(val_of "$d" v2_free) v1=$(val_of "$d" v1_free) after=$(val_of "$d" after_free)"; return 1; }
+		return 0 ;;
+	grown_tail)
+		[ "$(stat_of "$d" grown_tail_reads)" -ge 1 ] ||
+			{ why="the driver read no NV50_P2P params (p2p=$(val_of "$d" p2p))"; return 1; }
+		[ "$(stat_of "$d" grown_tail_nonzero)" = 0 ] ||
+			{ why="the driver read an earlier call's bytes past gpusandbox's copy"; return 1; }
+		return 0 ;;
+	fb_report_other_abi)
+		[ "$(val_of "$d" v2_status)" = INVALID_PARAM_STRUCT ] && [ "$(val_of "$d" v2_total)" = 0 ] ||
+			{ why="v2_status=$(val_of "$d" v2_status) v2_total=$(val_of "$d" v2_total), want INVALID_PARAM_STRUCT 0"; return 1; }
+		grep -q '"reason":"control params of another size than the running driver.s"' "$d/audit.jsonl" ||
+			{ why="no audit record of the size refusal"; return 1; }
 		return 0 ;;
 	policy_verdicts)
 		local k want
@@ -859,7 +890,13 @@ for t in "${TESTS[@]}"; do
 			fail "$name" "without gpusandbox: groups peak ${v:-?} sched=$(val_of "$dir" sched) fake_sched_max=$(val_of "$dir" fake_sched_max): not sensitive"
 		continue
 	fi
-	if [ "$mode" = bare ] && [ "$name" = baseline-fb_report ]; then
+	if [ "$mode" = bare ] && [ "$name" = baseline-grown_tail ]; then
+		v=$(stat_of "$dir" grown_tail_nonzero)
+		[ -n "$v" ] && [ "$v" -ge 1 ] && pass "$name" ||
+			fail "$name" "without gpusandbox the driver read no non-zero tail (${v:-?}): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "${name%_other_abi}" = baseline-fb_report ]; then
 		v=$(val_of "$dir" v2_total)
 		[ -n "$v" ] && [ "$v" -gt $((QUOTA / 1024)) ] && pass "$name" ||
 			fail "$name" "without gpusandbox the reported total is only ${v:-?} KiB: not sensitive"

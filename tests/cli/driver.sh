@@ -7,8 +7,10 @@
 # --driver-abi says which tables to use, and the choice is in --version,
 # --trace and the audit start record. Runs on the fake driver, which
 # answers the query with --driver-version (tests/fakedrv/fake_rm.c); only
-# 580 is a real driver these runs stand for: the 535 and 999 runs show
-# what gpusandbox does with an answer, not how those drivers behave.
+# 580 is a real driver these runs stand for: the runs for other versions show
+# what gpusandbox does with an answer (which tables it picks); the fake
+# follows the same tables (tests/fakedrv), so how those drivers really behave
+# rests on the generated tables (docs/rm-tables.md), not on these runs.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${GPUSANDBOX:-build/gpusandbox}
@@ -51,9 +53,9 @@ fi
 # Without a driver: nothing to check, the newest tables, and --version says so.
 run "no-driver-version" 0 "$B" --version
 has "no-driver-version-text" "$T/out" "NVIDIA driver: none"
-has "supported-abis" "$T/out" "supported NVIDIA driver ABIs: 580.x"
-run "no-driver-unknown-branch-125" 125 "$B" --driver-abi 535 -- true
-has "unknown-branch-message" "$T/err" "--driver-abi 535: gpusandbox has RM tables for 580.x only"
+has "supported-abis" "$T/out" "supported NVIDIA driver ABIs: 535.x, 550.x, 570.x, 580.x, 590.x, 595.x"
+run "no-driver-unknown-branch-125" 125 "$B" --driver-abi 575 -- true
+has "unknown-branch-message" "$T/err" "--driver-abi 575: gpusandbox has RM tables for 535.x, 550.x, 570.x, 580.x, 590.x, 595.x only"
 
 # A 580 driver: its own tables, in --version, --trace and the audit log.
 run "580-version" 0 "$FAKE" -- "$B" --version
@@ -64,10 +66,16 @@ start_driver "$T/a580.jsonl" 580.95.05 580 - 2>"$T/py" && ok "580-audit-driver" 
 	bad "580-audit-driver" "$(tail -1 "$T/py")"
 run "580-other-release" 0 "$FAKE" --driver-version 580.159.04 -- "$B" -- true
 
+# Each supported branch gets its own tables, without --driver-abi.
+for v in 535.288.01 550.163.01 570.211.01 590.48.01 595.45.04; do
+	run "branch-$v-runs" 0 "$FAKE" --driver-version "$v" -- "$B" --trace -- true
+	has "branch-$v-tables" "$T/err" "gpusandbox: NVIDIA driver $v (RM tables ${v%%.*} from open-gpu-kernel-modules $v"
+done
+
 # Versions without tables: refused before anything runs, naming both sides.
-for v in 535.274.02 999.1.2; do
+for v in 575.64.05 999.1.2; do
 	run "strict-$v-125" 125 "$FAKE" --driver-version "$v" -- "$B" -- sh -c "touch $T/ran-$v"
-	has "strict-$v-names-version" "$T/err" "NVIDIA driver $v: gpusandbox has no RM tables for this version (it has 580.x)"
+	has "strict-$v-names-version" "$T/err" "NVIDIA driver $v: gpusandbox has no RM tables for this version (it has 535.x, 550.x, 570.x, 580.x, 590.x, 595.x)"
 	[ ! -e "$T/ran-$v" ] && ok "strict-$v-nothing-ran" || bad "strict-$v-nothing-ran" "the command ran"
 	run "strict-$v-version" 0 "$FAKE" --driver-version "$v" -- "$B" --version
 	has "strict-$v-version-text" "$T/out" "NVIDIA driver: $v (not supported)"
@@ -76,12 +84,12 @@ done
 # The override: nearest tables, a warning, and the audit record says so.
 run "override-nearest" 0 "$FAKE" --driver-version 999.1.2 -- \
 	"$B" --driver-abi nearest --audit-log "$T/a999.jsonl" -- true
-has "override-warning" "$T/err" "warning: NVIDIA driver 999.1.2 (RM tables 580"
-start_driver "$T/a999.jsonl" 999.1.2 580 nearest 2>"$T/py" && ok "override-audit-driver" ||
+has "override-warning" "$T/err" "warning: NVIDIA driver 999.1.2 (RM tables 595"
+start_driver "$T/a999.jsonl" 999.1.2 595 nearest 2>"$T/py" && ok "override-audit-driver" ||
 	bad "override-audit-driver" "$(tail -1 "$T/py")"
-run "override-branch" 0 "$FAKE" --driver-version 535.274.02 -- \
-	"$B" --driver-abi 580 --audit-log "$T/a535.jsonl" -- true
-start_driver "$T/a535.jsonl" 535.274.02 580 580 2>"$T/py" && ok "override-branch-audit" ||
+run "override-branch" 0 "$FAKE" --driver-version 575.64.05 -- \
+	"$B" --driver-abi 570 --audit-log "$T/a575.jsonl" -- true
+start_driver "$T/a575.jsonl" 575.64.05 570 570 2>"$T/py" && ok "override-branch-audit" ||
 	bad "override-branch-audit" "$(tail -1 "$T/py")"
 
 # The module files must say what the driver says.

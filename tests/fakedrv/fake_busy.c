@@ -119,20 +119,31 @@ uint64_t fake_busy_ms(unsigned gi)
 	return busy_at(&fake_st.gpu[gi].busy, fake_now_ns()) / NS_PER_MS;
 }
 
-void fake_busy_samples(unsigned gi, struct nv2080_perfmon_util_samples_v2 *p)
+static uint32_t fact(enum gs_rm_fact f)
+{
+	return gs_rm_abi_fact(fake_st.abi, f);
+}
+
+/* The played branch's layout: 535 and 550 samples are 472 and 704 bytes
+ * with the graphics engine at 124, 570+ 776 with it at 136. The caller
+ * checked the params are fact(UTIL_SAMPLES_SIZE) bytes. */
+void fake_busy_samples(unsigned gi, uint8_t *p)
 {
 	const struct busy_model *m = &fake_st.gpu[gi].busy;
+	uint32_t count = fact(GS_FACT_UTIL_SAMPLE_COUNT);
+	uint32_t gr = fact(GS_FACT_UTIL_SAMPLE_GR_OFF);
 
 	fake_busy_refresh();
-	p->count = NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL;
-	p->tracker = m->tracker;
-	memset(p->samples, 0, sizeof(p->samples));
-	for (unsigned i = 0; i < NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL; i++) {
+	memcpy(p + offsetof(struct nv2080_perfmon_util_samples_v2, count), &count, sizeof(count));
+	memcpy(p + offsetof(struct nv2080_perfmon_util_samples_v2, tracker), &m->tracker, sizeof(m->tracker));
+	memset(p + fact(GS_FACT_UTIL_SAMPLES_OFF), 0, (size_t)count * fact(GS_FACT_UTIL_SAMPLE_SIZE));
+	for (unsigned i = 0; i < count && i < NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL; i++) {
 		const struct fake_sample *s = &m->ring[i];
+		uint8_t *out = p + fact(GS_FACT_UTIL_SAMPLES_OFF) + (size_t)i * fact(GS_FACT_UTIL_SAMPLE_SIZE);
 		if (!s->ts)
 			continue;
-		p->samples[i].timestamp_ns = s->ts;
-		p->samples[i].gr.util = s->util;
-		p->samples[i].gr.proc_id = s->pid;
+		memcpy(out + fact(GS_FACT_UTIL_SAMPLE_TS_OFF), &s->ts, sizeof(s->ts));
+		memcpy(out + gr + fact(GS_FACT_UTIL_ENGINE_UTIL_OFF), &s->util, sizeof(s->util));
+		memcpy(out + gr + fact(GS_FACT_UTIL_ENGINE_PROC_ID_OFF), &s->pid, sizeof(s->pid));
 	}
 }

@@ -101,10 +101,15 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 
 	switch (ctl->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2: {
+		/* The list holds as many entries as the played branch's struct
+		 * (54 on 535, 128 on 580). */
 		struct nv2080_fb_get_info_v2_params *p = params;
+		uint32_t size = fake_ctrl_size(ctl->cmd);
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p) || p->list_size > NV2080_CTRL_FB_INFO_MAX_LIST_SIZE)
+		if (ctl->params_size != size || size < offsetof(struct nv2080_fb_get_info_v2_params, list) ||
+		    p->list_size > (size - offsetof(struct nv2080_fb_get_info_v2_params, list)) /
+		                   sizeof(p->list[0]))
 			return NV_ERR_INVALID_ARGUMENT;
 		fill_fb_info(gpu, p->list, p->list_size);
 		*dirty = true;
@@ -153,12 +158,17 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		return NV_OK;
 	}
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2: {
-		struct nv2080_perfmon_util_samples_v2 *p = params;
+		/* The played branch's size: 34000 on 535, 50704 on 550. */
+		uint32_t buf_size;
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p) || p->buf_size != sizeof(p->samples))
+		if (ctl->params_size != gs_rm_abi_fact(fake_st.abi, GS_FACT_UTIL_SAMPLES_SIZE))
+			return NV_ERR_INVALID_PARAM_STRUCT;
+		memcpy(&buf_size, (uint8_t *)params + offsetof(struct nv2080_perfmon_util_samples_v2, buf_size),
+		       sizeof(buf_size));
+		if (buf_size != gs_rm_abi_fact(fake_st.abi, GS_FACT_UTIL_BUFFER_SIZE))
 			return NV_ERR_INVALID_ARGUMENT;
-		fake_busy_samples((unsigned)gpu, p);
+		fake_busy_samples((unsigned)gpu, params);
 		*dirty = true;
 		return NV_OK;
 	}
@@ -166,7 +176,8 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		struct nva06c_gpfifo_schedule_params *p = params;
 		if (kind != K_CHANNEL_GROUP)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p))
+		/* 2 bytes on 535..570, 3 on 580+; enable is first. */
+		if (ctl->params_size != fake_ctrl_size(ctl->cmd))
 			return NV_ERR_INVALID_ARGUMENT;
 		o->res->scheduled = p->enable != 0;
 		/* Scheduling a group turns its channels on, disabled or not:
@@ -181,7 +192,7 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		struct nva06c_gpfifo_schedule_params *p = params;
 		if (kind != K_CHANNEL)
 			return NV_ERR_NOT_SUPPORTED;
-		if (ctl->params_size != sizeof(*p))
+		if (ctl->params_size != fake_ctrl_size(ctl->cmd))
 			return NV_ERR_INVALID_ARGUMENT;
 		o->res->scheduled = p->enable != 0;
 		return NV_OK;
@@ -201,10 +212,9 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 	case NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS:
 	case NV0000_CTRL_CMD_GPU_GET_PROBED_IDS: {
 		uint32_t *ids = params;
-		size_t want = ctl->cmd == NV0000_CTRL_CMD_GPU_GET_PROBED_IDS
-		                      ? sizeof(struct nv0000_probed_ids_params)
-		                      : sizeof(struct nv0000_gpu_ids_params);
-		if (ctl->params_size != want)
+		/* PROBED_IDS is 256 bytes (no gpuFlags) on 535..575. */
+		size_t want = fake_ctrl_size(ctl->cmd);
+		if (!want || ctl->params_size != want)
 			return NV_ERR_INVALID_ARGUMENT;
 		memset(params, 0, want);
 		for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++)
@@ -265,6 +275,9 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	struct obj *o = NULL;
 	if (ctl->h_object != c->h && !(o = fake_find_obj(c, ctl->h_object)))
 		return NV_ERR_INVALID_OBJECT_HANDLE;
+	/* Not exported on the played branch (rs_resource.c). */
+	if (fake_ctrl_absent(ctl->cmd))
+		return NV_ERR_NOT_SUPPORTED;
 	if (ctl->params_size > NV_RMAPI_MAX_PARAMS_SIZE)
 		return NV_ERR_INVALID_ARGUMENT;
 	if (ctl->params_size && !ctl->params)
@@ -395,6 +408,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "files_open", 0, false, fake_st.files_open);
 	put(&b, "file_releases", 0, false, fake_st.file_releases);
 	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
+	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
+	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);
 	pthread_mutex_unlock(&fake_st.lock);
 	return b.len;
 }

@@ -401,12 +401,14 @@ static void usage(FILE *f, const char *prog)
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
 		"  --busy-lag-ms  modelled work drains this long after a channel is disabled\n"
 		"  --fail-disable-after N  FIFO_DISABLE_CHANNELS(off) fails after N calls\n"
-		"  --driver-version V  the version CHECK_VERSION_STR answers (default %s)\n"
+		"  --driver-version V  the version CHECK_VERSION_STR answers (default %s); the\n"
+		"              fake plays V's branch with gpusandbox's tables (include/nvrm/v*/)\n"
 		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
 		"  --alloc-errno N  every video memory RM_ALLOC fails with errno N (1-511)\n"
 		"  --handle-zero  a handle the fake picks is 0 while 0 is free\n"
 		"  --die-with-parent  exit when the parent process dies\n"
-		"  --no-egm    a driver without VID_HEAP_CONTROL's EGM bit (535, 595)\n"
+		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
+		"              ignore it anyway)\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
 		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS, FAKE_DEFAULT_DRIVER_VERSION);

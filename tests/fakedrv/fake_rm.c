@@ -148,12 +148,47 @@ void fake_rm_init(const struct fake_config *cfg)
 {
 	pthread_mutex_lock(&fake_st.lock);
 	fake_st.cfg = *cfg;
+	/* A version without tables (a test of gpusandbox's refusal) plays
+	 * the nearest branch, as --driver-abi nearest would pick. */
+	fake_st.abi = gs_rm_abi_for_version(cfg->driver_version);
+	if (!fake_st.abi)
+		fake_st.abi = gs_rm_abi_nearest(cfg->driver_version);
+	if (!fake_st.abi)
+		fake_st.abi = gs_rm_abi_default();
 	for (unsigned g = 0; g < FAKE_MAX_GPUS; g++) {
 		memset(&fake_st.gpu[g], 0, sizeof(fake_st.gpu[g]));
 		fake_st.gpu[g].total = cfg->vidmem;
 		fake_st.gpu[g].next_offset = FAKE_HEAP_BASE;
 	}
 	pthread_mutex_unlock(&fake_st.lock);
+}
+
+bool fake_class_absent(uint32_t cls)
+{
+	return rm_class_row(fake_st.abi, cls) && !rm_class_lookup(fake_st.abi, cls);
+}
+
+bool fake_ctrl_absent(uint32_t cmd)
+{
+	return rm_ctrl_row(fake_st.abi, cmd) && !rm_ctrl_lookup(fake_st.abi, cmd);
+}
+
+uint32_t fake_ctrl_size(uint32_t cmd)
+{
+	const struct rm_ctrl_info *ci = rm_ctrl_lookup(fake_st.abi, cmd);
+	return ci ? ci->params_size : 0;
+}
+
+/* rmapi_deprecated_vidheapctrl.c checks USE_EGM only on 550..590: 535 never
+ * had the bit and 595 deleted it, so there the request becomes
+ * NV01_MEMORY_LOCAL_USER (abi-drift.md 4.1; 535.288.01, 595.45.04). */
+#define EGM_FIRST_BRANCH 550
+#define EGM_LAST_BRANCH  590
+
+bool fake_vidheap_honours_egm(void)
+{
+	int branch = atoi(gs_rm_abi_branch(fake_st.abi));
+	return branch >= EGM_FIRST_BRANCH && branch <= EGM_LAST_BRANCH;
 }
 
 struct client *fake_find_client(nv_handle_t h)
@@ -523,6 +558,29 @@ static void count_alloc(nv_status_t st)
 		fake_st.allocs_failed++;
 }
 
+/* A class the fake does not model still has its params copied by the
+ * driver, with the played branch's size (rmapiParamsAcquire). Where that
+ * is more than 580's size for the class, the bytes past it are counted:
+ * the tests judge a supervisor's copy by them. Non-zero: the read faulted. */
+static int note_grown_tail(const struct fake_caller *who, const struct nvos64 *a,
+                           const struct rm_class_info *ci)
+{
+	const struct rm_class_info *base = rm_class_lookup(gs_rm_abi_by_branch("580"), a->h_class);
+	uint8_t params[FAKE_MAX_ALLOC_PARAMS];
+
+	if (!base || ci->params_size <= base->params_size || ci->params_size > sizeof(params))
+		return 0;
+	if (fake_mem_read(who->pid, a->p_alloc_parms, params, ci->params_size))
+		return -1;
+	fake_st.grown_tail_reads++;
+	for (uint32_t i = base->params_size; i < ci->params_size; i++)
+		if (params[i]) {
+			fake_st.grown_tail_nonzero++;
+			break;
+		}
+	return 0;
+}
+
 /* NV_ESC_RM_ALLOC: NVOS21 or NVOS64, told apart only by size. */
 static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 {
@@ -574,10 +632,20 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	}
 
 	/* The size comes from the class table, never from paramsSize, which
-	 * real CUDA leaves at 0. */
+	 * real CUDA leaves at 0: the played branch's size (channels are 360
+	 * bytes on 535/550, memory 120 on 535). */
+	if (fake_class_absent(a.h_class)) {
+		st = NV_ERR_INVALID_CLASS;
+		goto done;
+	}
 	const struct fake_class *k = class_lookup(a.h_class);
+	const struct rm_class_info *ci = rm_class_lookup(fake_st.abi, a.h_class);
+	if (!k && ci && a.p_alloc_parms && note_grown_tail(who, &a, ci)) {
+		st = NV_ERR_INVALID_ADDRESS;
+		goto done;
+	}
 	if (k && a.p_alloc_parms) {
-		psize = k->params_size;
+		psize = ci ? ci->params_size : k->params_size;
 		if (fake_mem_read(who->pid, a.p_alloc_parms, params, psize)) {
 			st = NV_ERR_INVALID_ADDRESS;
 			goto done;
@@ -621,7 +689,7 @@ static int esc_alloc_object(const struct fake_caller *who, void *buf, size_t siz
 	const struct fake_class *k = class_lookup(a->h_class);
 	nv_status_t st;
 	struct alloc_out out = { 0 };
-	if (is_client_class(a->h_class))
+	if (is_client_class(a->h_class) || fake_class_absent(a->h_class))
 		st = NV_ERR_INVALID_CLASS;
 	else if (k && k->params_required)
 		st = NV_ERR_INVALID_ARGUMENT;  /* memory and channels need params */
@@ -740,7 +808,8 @@ static nv_status_t vidheap_alloc(const struct fake_caller *who, struct nvos32 *v
 	uint32_t cls;
 	if (v->data.alloc_size.flags & NVOS32_ALLOC_FLAGS_VIRTUAL)
 		cls = NV50_MEMORY_VIRTUAL;
-	else if ((v->data.alloc_size.attr2 & NVOS32_ATTR2_USE_EGM) && !fake_st.cfg.no_egm)
+	else if ((v->data.alloc_size.attr2 & NVOS32_ATTR2_USE_EGM) && !fake_st.cfg.no_egm &&
+	         fake_vidheap_honours_egm())
 		cls = NV_MEMORY_EXTENDED_USER;
 	else if (NVOS32_ATTR_LOCATION(v->data.alloc_size.attr) == NVOS32_ATTR_LOCATION_VIDMEM)
 		cls = NV01_MEMORY_LOCAL_USER;

@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "fake_rm.h"
+#include "rm_tables.h"
 
 enum obj_kind {
 	K_OTHER = 0,
@@ -97,6 +98,11 @@ struct gpu_acct {
 struct fake_state {
 	pthread_mutex_t  lock;
 	struct fake_config cfg;
+	/* The RM tables of the branch the fake plays (--driver-version): the
+	 * same per-version data gpusandbox uses (include/nvrm/v<branch>/), so
+	 * a class or control is absent, and a checked control has its size,
+	 * as on that branch's driver. */
+	const struct gs_rm_abi *abi;
 	struct gpu_acct  gpu[FAKE_MAX_GPUS];
 	struct client  **clients;
 	size_t           nclients, cap;
@@ -105,6 +111,11 @@ struct fake_state {
 	uint64_t         allocs_ok, allocs_failed, frees, ioctls, uvm_ioctls, controls;
 	uint64_t         files_open, file_releases;
 	uint64_t         dmabuf_held;  /* memory references taken by dma-bufs */
+	/* Alloc params the driver read past the 580 size of their class (a
+	 * branch whose struct grew: NV50_P2P is 88 bytes on 590+, 72 on 580),
+	 * and how many of those tails held a non-zero byte: bytes a
+	 * supervisor with 580's tables never copied. */
+	uint64_t         grown_tail_reads, grown_tail_nonzero;
 };
 extern struct fake_state fake_st;
 
@@ -114,9 +125,18 @@ uint64_t fake_now_ns(void);
 /* Re-evaluates which GPUs can run work; call after any change. */
 void     fake_busy_refresh(void);
 uint64_t fake_busy_ms(unsigned gpu);
-void     fake_busy_samples(unsigned gpu, struct nv2080_perfmon_util_samples_v2 *p);
+/* Fills UTIL_SAMPLES_V2 params (the played branch's layout, facts.def). */
+void     fake_busy_samples(unsigned gpu, uint8_t *p);
 
 /* fake_rm.c */
+/* Does the played branch lack this class or control that another branch
+ * has? The driver then answers INVALID_CLASS / NOT_SUPPORTED. */
+bool     fake_class_absent(uint32_t cls);
+bool     fake_ctrl_absent(uint32_t cmd);
+/* The played branch's params size of a control the fake checks. */
+uint32_t fake_ctrl_size(uint32_t cmd);
+/* Does VID_HEAP_CONTROL honour NVOS32_ATTR2_USE_EGM on the played branch? */
+bool     fake_vidheap_honours_egm(void);
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);

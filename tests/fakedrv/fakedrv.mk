@@ -6,8 +6,10 @@ FAKEDRV_DIR      := tests/fakedrv
 FAKEDRV_BIN      := $(FAKEDRV_DIR)/gs-fakedrv
 FAKEDRV_SELFTEST := $(FAKEDRV_DIR)/fake_selftest
 FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDRV_DIR)/fake_ctrl.c \
-                    $(FAKEDRV_DIR)/fake_busy.c $(FAKEDRV_DIR)/fake_share.c
-FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h $(wildcard include/nvrm/*.def)
+                    $(FAKEDRV_DIR)/fake_busy.c $(FAKEDRV_DIR)/fake_share.c include/nvrm/rm_abi.c
+# The fake plays a driver branch with gpusandbox's own per-version tables.
+FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h include/rm_tables.h \
+                    include/nvrm/rm_abi.h $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
 
 FAKEDRV_WARN     := -std=gnu11 -Wall -Wextra $(GS_WERROR) -O2 -g -Iinclude
 # Deferred (=) so pkg-config runs only when the fake is actually built.
@@ -15,7 +17,7 @@ FAKEDRV_CFLAGS    = $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(shell pkg-config -
 FAKEDRV_LIBS      = $(shell pkg-config --libs fuse3)
 
 $(FAKEDRV_BIN): $(FAKEDRV_SRCS) $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
-	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $(FAKEDRV_SRCS) $(LDFLAGS) $(FAKEDRV_LIBS)
+	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $(FAKEDRV_SRCS) $(LDFLAGS) $(FAKEDRV_LIBS) -pthread
 
 $(FAKEDRV_SELFTEST): $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_DIR)/fake_selftest.c $(LDFLAGS)

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "rmclient.h"
+#include "rm_tables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -394,6 +395,7 @@ const char *rmc_status_str(rmc_status_t st)
 	case NV_ERR_NO_MEMORY: return "NO_MEMORY";
 	case NV_ERR_INSUFFICIENT_RESOURCES: return "INSUFFICIENT_RESOURCES";
 	case NV_ERR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+	case NV_ERR_INVALID_PARAM_STRUCT: return "INVALID_PARAM_STRUCT";
 	case NV_ERR_INVALID_CLASS: return "INVALID_CLASS";
 	case NV_ERR_INVALID_CLIENT: return "INVALID_CLIENT";
 	case NV_ERR_INVALID_OBJECT_HANDLE: return "INVALID_OBJECT_HANDLE";
@@ -453,4 +455,13 @@ int rmc_parse_size(const char *s, uint64_t *out)
 rmc_status_t rmc_session_open(struct rmc_session *s, int fd)
 {
 	return rmc_session_open_client(s, fd, 0);
+}
+
+uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours)
+{
+	const char *version = getenv("GS_FAKE_DRIVER_VERSION");
+	const struct gs_rm_abi *abi = version ? gs_rm_abi_for_version(version) : NULL;
+	const struct rm_ctrl_info *ci = abi ? rm_ctrl_lookup(abi, cmd) : NULL;
+
+	return ci && ci->params_size ? ci->params_size : ours;
 }

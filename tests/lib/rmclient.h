@@ -116,6 +116,13 @@ rmc_status_t rmc_control(int fd, const struct rmc_how *how, nv_handle_t h_client
 			 nv_handle_t h_object, uint32_t cmd, void *params,
 			 uint32_t params_size);
 
+/* The params size of control cmd on the driver the fake plays
+ * (GS_FAKE_DRIVER_VERSION, from with-fake-nvidia), from gpusandbox's
+ * per-version tables: what that branch's CUDA would send. Our struct's
+ * size (the 580 layout, the largest) when the version has no tables.
+ * Buffers stay our structs; only paramsSize changes. */
+uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours);
+
 /* RM_VID_HEAP_CONTROL ALLOC_SIZE with attr location VIDMEM, and FREE. */
 rmc_status_t rmc_vidheap_alloc(int fd, const struct rmc_how *how, nv_handle_t h_client,
 			       nv_handle_t h_parent, nv_handle_t h_mem, uint64_t size);

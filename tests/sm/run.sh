@@ -113,6 +113,10 @@ check_case() {
 	within "$share" "$target" "$TOL" || { why="share $share, want $target +- $TOL"; return 1; }
 	[ "$(stat_of "$d" gpu0.disable_calls)" -gt 0 ] || { why="the fake saw no disable"; return 1; }
 	grep -q '"event":"sm_adjust"' "$d/audit.jsonl" || { why="no sm_adjust record"; return 1; }
+	# Closed loop: the driver's utilization samples were read (in the
+	# running branch's layout: 535 and 550 have their own sizes).
+	grep '"event":"summary"' "$d/audit.jsonl" | grep -q '"open_loop":false' ||
+		{ why="the controller ran open-loop (no utilization samples)"; return 1; }
 	local ach
 	ach=$(grep '"event":"summary"' "$d/audit.jsonl" | grep -oE '"achieved_share":[0-9.]+' | cut -d: -f2)
 	[ -n "$ach" ] && within "$ach" "$target" "$TOL" ||

@@ -63,7 +63,7 @@ static void schedule(struct rmc_session *s)
 {
 	struct nva06c_gpfifo_schedule_params sp = { .enable = 1 };
 	(void)rmc_control(s->fd, NULL, s->client, H_GROUP, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp,
-	                  sizeof(sp));
+	                  rmc_ctrl_size(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sizeof(sp)));
 }
 
 static uint64_t now_ms(void)

@@ -16,6 +16,7 @@
 #include "ledger.h"
 #include "quota.h"
 #include "rm_decode.h"
+#include "scratch.h"
 #include "sm_controller.h"
 
 /* The tables under test: the newest driver branch gpusandbox knows. */
@@ -553,6 +554,42 @@ static void test_ledger_channel_dups(void)
 	ledger_fini(&l);
 }
 
+/* The params buffer holds nothing from an earlier call where the driver may
+ * read past what we copied (a driver struct larger than our row). */
+static bool all_zero(const uint8_t *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void test_scratch_params_cleared(void)
+{
+	struct gs_scratch s;
+	struct gs_error err = { 0 };
+	enum { OUR_ROW = 72, DRIVER_STRUCT = 88, EARLIER_CONTROL = 1028 };
+
+	CHECK(gs_scratch_init(&s, &err) == 0);
+	/* An alloc: we copy our row; the driver copies its own size out. */
+	uint8_t *p = gs_scratch_params(&s, GS_ALLOC_PARAMS_DRIVER_BOUND);
+	CHECK(all_zero(p, 0, GS_ALLOC_PARAMS_DRIVER_BOUND));
+	memset(p, 0xaa, GS_ALLOC_PARAMS_DRIVER_BOUND);
+	/* A control the workload filled with its own bytes. */
+	p = gs_scratch_params(&s, EARLIER_CONTROL);
+	CHECK(all_zero(p, 0, GS_ALLOC_PARAMS_DRIVER_BOUND));
+	memset(p, 0xbb, EARLIER_CONTROL);
+	/* The next alloc copies 72 bytes; a driver reading 88 sees zeros. */
+	p = gs_scratch_params(&s, GS_ALLOC_PARAMS_DRIVER_BOUND);
+	memset(p, 0xcc, OUR_ROW);
+	CHECK(all_zero(p, OUR_ROW, DRIVER_STRUCT));
+	CHECK(all_zero(p, OUR_ROW, NV_RMAPI_MAX_PARAMS_SIZE));
+	/* A size past the buffer is bounded, not trusted. */
+	p = gs_scratch_params(&s, (size_t)NV_RMAPI_MAX_PARAMS_SIZE * 2);
+	CHECK(s.params_dirty == NV_RMAPI_MAX_PARAMS_SIZE && all_zero(p, 0, OUR_ROW));
+	gs_scratch_fini(&s);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -570,5 +607,6 @@ int main(void)
 	test_ledger_channel_dups();
 	test_sm_decisions();
 	test_sm_convergence();
+	test_scratch_params_cleared();
 	return check_summary();
 }

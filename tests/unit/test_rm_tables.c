@@ -455,17 +455,24 @@ static void test_abi_join(void)
 /* Choosing the tables for a driver version: a branch-level match, strict. */
 static void test_abi_select(void)
 {
+	static const char *const branches[] = { "535", "550", "570", "580", "590", "595" };
 	const struct gs_rm_abi *v580 = gs_rm_abi_by_branch("580");
 
 	CHECK(v580 != NULL && v580 == gs_rm_abi_default());
-	CHECK(gs_rm_abi_count() >= 1 && gs_rm_abi_at(gs_rm_abi_count() - 1) == gs_rm_abi_default());
+	CHECK(gs_rm_abi_count() == sizeof(branches) / sizeof(branches[0]));
+	for (size_t i = 0; i < gs_rm_abi_count(); i++)
+		CHECK(strcmp(gs_rm_abi_branch(gs_rm_abi_at(i)), branches[i]) == 0);
 	CHECK(gs_rm_abi_at(gs_rm_abi_count()) == NULL);
 	CHECK(strcmp(gs_rm_abi_branch(v580), "580") == 0);
 	CHECK(strstr(gs_rm_abi_source(v580), "580.142") != NULL);
 	CHECK(gs_rm_abi_for_version("580.95.05") == v580);
 	CHECK(gs_rm_abi_for_version("580.159.04") == v580);
 	CHECK(gs_rm_abi_for_version("580") == v580);
-	CHECK(gs_rm_abi_for_version("535.274.02") == NULL);
+	CHECK(gs_rm_abi_for_version("535.274.02") == gs_rm_abi_by_branch("535"));
+	CHECK(strstr(gs_rm_abi_source(gs_rm_abi_by_branch("535")), "535.288.01") != NULL);
+	CHECK(gs_rm_abi_for_version("595.45.04") == gs_rm_abi_by_branch("595"));
+	CHECK(gs_rm_abi_for_version("575.64.05") == NULL);
+	CHECK(gs_rm_abi_for_version("610.43.02") == NULL);
 	CHECK(gs_rm_abi_for_version("999.1") == NULL);
 	CHECK(gs_rm_abi_for_version("5800.1") == NULL);
 	CHECK(gs_rm_abi_for_version("58.0") == NULL);
@@ -475,10 +482,119 @@ static void test_abi_select(void)
 	CHECK(gs_rm_abi_for_version(NULL) == NULL);
 	CHECK(gs_rm_abi_for_version("99999999999999999999.1") == NULL);
 	/* Nearest: the newest branch at or below, else the oldest. */
-	CHECK(gs_rm_abi_nearest("999.1") == v580);
-	CHECK(gs_rm_abi_nearest("535.274.02") == gs_rm_abi_at(0));
+	CHECK(gs_rm_abi_nearest("999.1") == gs_rm_abi_by_branch("595"));
+	CHECK(gs_rm_abi_nearest("575.64.05") == gs_rm_abi_by_branch("570"));
+	CHECK(gs_rm_abi_nearest("525.1") == gs_rm_abi_at(0));
 	CHECK(gs_rm_abi_nearest("not a version") == NULL);
 	CHECK(gs_rm_abi_by_branch("58") == NULL);
+}
+
+static uint32_t class_size(const char *branch, uint32_t cls)
+{
+	const struct rm_class_info *ci = rm_class_lookup(gs_rm_abi_by_branch(branch), cls);
+	return ci ? ci->params_size : UINT32_MAX;
+}
+
+static uint32_t ctrl_size(const char *branch, uint32_t cmd)
+{
+	const struct rm_ctrl_info *ci = rm_ctrl_lookup(gs_rm_abi_by_branch(branch), cmd);
+	return ci ? ci->params_size : UINT32_MAX;
+}
+
+/*
+ * The generated per-branch rows against the numbers of an independent
+ * measurement (../shared/reference/abi-drift.md 2.2-2.4 and 3, its own
+ * scripts at the same tags): the sizes gpusandbox acts on, classes a branch
+ * lacks, and control numbers another handler owns there.
+ */
+static void test_branch_rows(void)
+{
+	static const struct { const char *b; uint32_t fb_v2, probed, sched, chan, mem, va; } s[] = {
+		{ "535", 436, 256, 2, 360, 120, 48 },   { "550", 444, 256, 2, 360, 128, 48 },
+		{ "570", 460, 256, 2, 368, 128, 48 },   { "580", 1028, 384, 3, 368, 128, 56 },
+		{ "590", 1028, 384, 3, 368, 128, 56 },  { "595", 1028, 384, 3, 368, 128, 56 },
+	};
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		CHECK(ctrl_size(s[i].b, NV2080_CTRL_CMD_FB_GET_INFO_V2) == s[i].fb_v2);
+		CHECK(ctrl_size(s[i].b, NV0000_CTRL_CMD_GPU_GET_PROBED_IDS) == s[i].probed);
+		CHECK(ctrl_size(s[i].b, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE) == s[i].sched);
+		CHECK(ctrl_size(s[i].b, NVA06F_CTRL_CMD_GPFIFO_SCHEDULE) == s[i].sched);
+		CHECK(class_size(s[i].b, HOPPER_CHANNEL_GPFIFO_A) == s[i].chan);
+		CHECK(class_size(s[i].b, VOLTA_CHANNEL_GPFIFO_A) == s[i].chan);
+		CHECK(class_size(s[i].b, NV01_MEMORY_LOCAL_USER) == s[i].mem);
+		CHECK(class_size(s[i].b, NV01_MEMORY_SYSTEM) == s[i].mem);
+		CHECK(class_size(s[i].b, FERMI_VASPACE_A) == s[i].va);
+		/* Unchanged everywhere (abi-drift.md 2.2, 2.4). */
+		CHECK(class_size(s[i].b, NV01_DEVICE_0) == 56);
+		CHECK(class_size(s[i].b, KEPLER_CHANNEL_GROUP_A) == 20);
+		CHECK(ctrl_size(s[i].b, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2) == 32);
+		CHECK(ctrl_size(s[i].b, NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS) == 536);
+	}
+	/* Blackwell channels exist from 570 on. */
+	CHECK(class_size("535", BLACKWELL_CHANNEL_GPFIFO_A) == UINT32_MAX);
+	CHECK(class_size("550", BLACKWELL_CHANNEL_GPFIFO_B) == UINT32_MAX);
+	CHECK(class_size("570", BLACKWELL_CHANNEL_GPFIFO_A) == 368);
+	/* NV50_P2P grew on 590; EGM and FLA are gone on 595 / 590. */
+	CHECK(class_size("580", NV50_P2P) == 72 && class_size("590", NV50_P2P) == 88);
+	CHECK(class_size("595", NV50_P2P) == 88);
+	CHECK(class_size("590", NV_MEMORY_EXTENDED_USER) == 128);
+	CHECK(class_size("595", NV_MEMORY_EXTENDED_USER) == UINT32_MAX);
+	CHECK(class_size("590", NV01_MEMORY_FLA) == UINT32_MAX);
+	CHECK(class_size("535", NV_CE_UTILS) == 16 && class_size("580", NV_CE_UTILS) == 24);
+	/* Reused numbers: refused on the branch where another control owns
+	 * them, even though the identity row (and its policy group) is shared. */
+	CHECK(ctrl_size("570", NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT) == UINT32_MAX);
+	CHECK(rm_ctrl_row(gs_rm_abi_by_branch("570"),
+	                  NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT) != NULL);
+	CHECK(ctrl_size("580", NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT) == 4);
+	CHECK(ctrl_size("535", NV0073_CTRL_CMD_SYSTEM_EXECUTE_ACPI_METHOD) == UINT32_MAX);
+	CHECK(ctrl_size("550", NV0073_CTRL_CMD_SYSTEM_EXECUTE_ACPI_METHOD) == UINT32_MAX);
+	/* The bit-15 and BinaryApi allowlist was seen in 580 traces only: on
+	 * another branch its numbers are unknown (refused). */
+	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("580"), NV2080_CTRL_GSS_LEGACY_0x20808159) != NULL);
+	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("580"), NV2081_BINAPI_CTRL) != NULL);
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		if (strcmp(s[i].b, "580") == 0)
+			continue;
+		CHECK(ctrl_size(s[i].b, NV2080_CTRL_GSS_LEGACY_0x20808159) == UINT32_MAX);
+		CHECK(ctrl_size(s[i].b, NV2080_CTRL_GSS_LEGACY_0x2080a084) == UINT32_MAX);
+		CHECK(ctrl_size(s[i].b, NV2081_BINAPI_CTRL) == UINT32_MAX);
+	}
+	/* Embedded-pointer descriptions come from 580 where the size did not
+	 * change. */
+	CHECK(rm_ctrl_lookup(gs_rm_abi_by_branch("535"), NV2080_CTRL_CMD_FB_GET_INFO)->n_embedded == 1);
+	/* The utilization samples --sm reads (abi-drift.md 2.4: 8 + 4 x 116
+	 * bytes per sample on 535, 8 + 6 x 116 on 550, 776 from 570). */
+	static const struct { const char *b; uint32_t size, sample, gr; } u[] = {
+		{ "535", 34000, 472, 124 }, { "550", 50704, 704, 124 }, { "570", 55888, 776, 136 },
+		{ "580", 55888, 776, 136 }, { "590", 55888, 776, 136 }, { "595", 55888, 776, 136 },
+	};
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		const struct gs_rm_abi *abi = gs_rm_abi_by_branch(u[i].b);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLES_SIZE) == u[i].size);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLE_SIZE) == u[i].sample);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLE_GR_OFF) == u[i].gr);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLES_OFF) == 16);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_SAMPLE_COUNT) == 72);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_BUFFER_SIZE) == 72 * u[i].sample);
+		CHECK(gs_rm_abi_fact(abi, GS_FACT_UTIL_ENGINE_PROC_ID_OFF) == 8);
+	}
+	/* 580's facts are our struct's. */
+	CHECK(gs_rm_abi_fact(gs_rm_abi_default(), GS_FACT_UTIL_SAMPLES_SIZE) ==
+	      sizeof(struct nv2080_perfmon_util_samples_v2));
+	CHECK(gs_rm_abi_fact(gs_rm_abi_default(), GS_FACT_COUNT) == 0);
+	/* Counts: 64 of our classes are not on 535, 57 on 550, 23 on 570,
+	 * 1 on 590, 2 on 595 (abi-drift.md 2.3). */
+	static const struct { const char *b; size_t absent; } a[] = {
+		{ "535", 64 }, { "550", 57 }, { "570", 23 }, { "580", 0 }, { "590", 1 }, { "595", 2 },
+	};
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		const struct gs_rm_abi *abi = gs_rm_abi_by_branch(a[i].b);
+		size_t absent = 0;
+		for (size_t k = 0; k < rm_class_table_size(abi); k++)
+			absent += !rm_class_table_at(abi, k)->known;
+		CHECK(absent == a[i].absent);
+	}
 }
 
 static void test_escapes(void)
@@ -509,6 +625,7 @@ int main(void)
 	test_process_bound();
 	test_abi_join();
 	test_abi_select();
+	test_branch_rows();
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

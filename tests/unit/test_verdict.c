@@ -355,6 +355,10 @@ static const struct control_row control_rows[] = {
 	{ "control params over the driver's limit", RULES_DEFAULT, true,
 	  { CONTROL(CMD_FB_INFO_V2), .params_size = NV_RMAPI_MAX_PARAMS_SIZE + 1 },
 	  REFUSE(NV_ERR_INVALID_ARGUMENT, "control params larger than the driver allows"), false },
+	{ "control the supervisor reads, of another size than the driver's", RULES_DEFAULT, true,
+	  { CONTROL(CMD_FB_INFO_V2), .params_size = 436, .params_size_wrong = true },
+	  REFUSE(NV_ERR_INVALID_PARAM_STRUCT, "control params of another size than the running driver's"),
+	  false },
 };
 
 static void check_control_row(const struct control_row *r)
@@ -447,10 +451,50 @@ static void check_decode(void)
 	CHECK(c.escape == NV_ESC_RM_CONTROL && c.cmd == CMD_FB_INFO_V2 && c.has_params &&
 	      c.params_size == 1028 && !c.gss_legacy && !c.finn_serialized &&
 	      c.unrelocatable == rm_ctrl_has_unrelocatable_pointers(ABI, CMD_FB_INFO_V2));
+	CHECK(!c.params_size_wrong);
+	/* A control the supervisor reads or rewrites must have the running
+	 * branch's size: FB_GET_INFO_V2 is 436 bytes on 535, 1028 on 580. */
+	const struct gs_rm_abi *v535 = gs_rm_abi_by_branch("535");
+	ct.params_size = 436;
+	(void)gs_decode_control(ABI, &ct, false, &c);
+	CHECK(c.params_size_wrong);
+	(void)gs_decode_control(v535, &ct, false, &c);
+	CHECK(!c.params_size_wrong);
+	ct.params_size = 1028;
+	(void)gs_decode_control(v535, &ct, false, &c);
+	CHECK(c.params_size_wrong);
+	/* A control it does not read keeps the driver's own check. */
+	struct nvos54 other = { .h_client = 0xc1, .h_object = 0xd0, .cmd = NV2080_CTRL_CMD_GR_GET_INFO_V2,
+	                        .params = 0x1000, .params_size = 7 };
+	(void)gs_decode_control(v535, &other, false, &c);
+	CHECK(!c.params_size_wrong);
 	ct.flags = NVOS54_FLAGS_FINN_SERIALIZED;
 	ct.cmd |= NV_CTRL_GSS_LEGACY_MASK;
 	(void)gs_decode_control(ABI, &ct, true, &c);
 	CHECK(c.finn_serialized && c.gss_legacy && c.via_xfer);
+}
+
+/* A group admits only members the running branch has; an explicit entry
+ * names the number and still allows it. */
+static void check_branch_members(void)
+{
+	const struct gs_rm_abi *v570 = gs_rm_abi_by_branch("570"), *v580 = gs_rm_abi_by_branch("580");
+	const uint32_t reused = NV2080_CTRL_CMD_FB_QUERY_DRAM_ENCRYPTION_INFOROM_SUPPORT;
+	struct gs_rules rules;
+
+	rules_of(RULES_ALL, &rules);
+	CHECK(gs_rules_control(v580, &rules, reused).allowed);
+	struct gs_rule_verdict v = gs_rules_control(v570, &rules, reused);
+	CHECK(!v.allowed && v.status == NV_ERR_NOT_SUPPORTED &&
+	      same_text(v.reason, "control unknown to gpusandbox"));
+	/* Blackwell's channel class is not on 535: refused as unknown. */
+	v = gs_rules_class(gs_rm_abi_by_branch("535"), &rules, BLACKWELL_CHANNEL_GPFIFO_A);
+	CHECK(!v.allowed && v.status == NV_ERR_INVALID_CLASS &&
+	      same_text(v.reason, "class unknown to gpusandbox"));
+	CHECK(gs_rules_class(v570, &rules, BLACKWELL_CHANNEL_GPFIFO_A).allowed);
+	rules.groups = 0;
+	rules.controls[rules.n_controls++] = reused;
+	CHECK(gs_rules_control(v570, &rules, reused).allowed);
 }
 
 /* A call without driver tables is refused, whatever it is: the verdict
@@ -478,6 +522,7 @@ static void check_no_tables(void)
 int main(void)
 {
 	check_no_tables();
+	check_branch_members();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		check_row(&rows[i]);
 		check_call_only(&rows[i]);

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/versions/run.sh [VERSION...] - the size-dependent cases of the
+# adversarial and --sm tiers once per supported driver branch other than 580
+# (which the whole suite runs), on the fake driver playing that branch.
+#
+# with-fake-nvidia takes GS_FAKE_DRIVER_VERSION as its --driver-version: the
+# fake then copies and checks that branch's sizes (include/nvrm/v<branch>/,
+# the same generated tables gpusandbox uses), gpusandbox picks its tables
+# from the version the fake reports, and the test clients send that
+# branch's sizes (rmc_ctrl_size). What this shows rests on the fake and
+# the generated tables alone: no GPU with these drivers was used.
+#
+# Cases, and the size each depends on:
+#   fb_report (+ baseline)      FB_GET_INFO_V2: 436/444/460 bytes on 535/550/570
+#   gpus, gpus_uuid (+ baseline) GET_PROBED_IDS: 256 bytes (no gpuFlags) below 580
+#   channels, lone_channels     GPFIFO_SCHEDULE: 2 bytes below 580 (--active-channel-groups)
+#   race_size:class, static_raw, vidheap, xfer
+#                               memory params: 120 bytes on 535; channels 360 on 535/550
+#   vidheap_egm (+ baseline)    VID_HEAP's EGM bit: not honoured on 535 and 595
+#   engines, policy_verdicts    classes and controls a branch lacks
+#   sm: sm50, two, fail         UTIL_SAMPLES_V2: 34000/50704 bytes on 535/550
+#                               (closed loop: the summary's open_loop is false)
+# The replay tier is not run per branch: its traces were recorded on 580 and
+# carry 580's sizes.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+
+VERSIONS=(535.288.01 550.163.01 570.211.01 590.48.01 595.45.04)
+[ $# -gt 0 ] && VERSIONS=("$@")
+ADV_CASES=(fb_report baseline-fb_report gpus gpus_uuid baseline-gpus channels lone_channels
+	race_size:class static_raw vidheap xfer vidheap_egm baseline-vidheap_egm engines
+	policy_verdicts)
+SM_CASES=(sm50 two fail)
+
+passed=0 failed=0
+tally() { # tier version output
+	local line p f
+	line=$(printf '%s\n' "$3" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	printf '%s\n' "$3" | grep -E '^(FAIL|SKIP) ' | sed "s/^/[$2] /"
+	if [ -z "$line" ]; then
+		echo "FAIL $1@$2: no summary line"
+		failed=$((failed + 1))
+		return
+	fi
+	p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
+	passed=$((passed + p)); failed=$((failed + f))
+	echo "$1@$2: $line"
+}
+
+for v in "${VERSIONS[@]}"; do
+	out=$(GS_FAKE_DRIVER_VERSION=$v tests/adv/run.sh "${ADV_CASES[@]}" 2>&1)
+	rc=$?
+	[ "$rc" -eq 125 ] && { echo "SKIP versions: the fake driver cannot run here"; exit 125; }
+	tally adversarial "$v" "$out"
+	out=$(GS_FAKE_DRIVER_VERSION=$v tests/sm/run.sh "${SM_CASES[@]}" 2>&1)
+	tally compute-share "$v" "$out"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
