@@ -13,7 +13,12 @@ BUILD   ?= build
 # fortify level, never the include paths, language level or warnings, which
 # live in GS_* variables that every compile line puts first.
 CFLAGS  ?= -O2 -g
-GS_CPPFLAGS := -Iinclude -Iarch -Ipolicy -Isupervisor $(shell pkg-config --cflags $(PKGS))
+# Folders searched for "name.h", bottom layer first (docs/hacking.md,
+# Layers; scripts/check-layers.sh resolves includes through this same list).
+# supervisor/ itself last, for "agent/name.h".
+GS_INCLUDE_DIRS := include arch policy supervisor/rm supervisor/audit supervisor/core \
+                   supervisor/compute supervisor/run supervisor/agent supervisor/cli supervisor
+GS_CPPFLAGS := $(addprefix -I,$(GS_INCLUDE_DIRS)) $(shell pkg-config --cflags $(PKGS))
 # -Werror is for CI and development builds (WERROR=1, as scripts/check.sh
 # sets it): a newer compiler's new warning must not break a user's build.
 WERROR  ?= 0
@@ -30,16 +35,27 @@ ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS) $(E
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 
-SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c supervisor/filter.c \
-                   supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/scratch.c supervisor/exec_alloc.c supervisor/decode.c supervisor/verdict.c supervisor/exec_common.c supervisor/workload.c supervisor/taskset.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
-                   supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
-                   supervisor/audit.c supervisor/audit_verify.c supervisor/sha256.c supervisor/utf8.c \
-                   supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
-                   supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
-                   supervisor/check_mode.c supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
-                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c arch/arch.c
+# One line per layer, bottom up (docs/hacking.md, Layers).
+SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
+                   policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
+                   supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
+                   supervisor/rm/driver_nodes.c supervisor/rm/decode.c \
+                   supervisor/audit/audit.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
+                   supervisor/audit/utf8.c \
+                   supervisor/core/sandbox.c supervisor/core/executor.c supervisor/core/scratch.c \
+                   supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
+                   supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
+                   supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
+                   supervisor/core/exec_managed.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
+                   supervisor/core/filter.c \
+                   supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
+                   supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
+                   supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
+                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
+                   supervisor/cli/main.c supervisor/cli/options.c supervisor/cli/envcheck.c \
+                   supervisor/cli/trace_out.c supervisor/cli/check_mode.c
 # Everything but main: linked into the unit tests too.
-CORE_SRCS := $(filter-out supervisor/main.c,$(SUPERVISOR_SRCS))
+CORE_SRCS := $(filter-out supervisor/cli/main.c,$(SUPERVISOR_SRCS))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 
 GPUSANDBOX := $(BUILD)/gpusandbox
@@ -59,20 +75,20 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
-FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/ledger.c
+FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger.c
 LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 
 # The audit verifier's target: hostile logs.
-FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit_verify.c supervisor/sha256.c \
-                    supervisor/utf8.c
+FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
+                    supervisor/audit/utf8.c
 VERIFY_REPLAY := $(BUILD)/tests/fuzz/audit_verify_replay
 
-$(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*.h)
+$(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) \
 		$(shell pkg-config --libs json-c)
 
-$(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*.h)
+$(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS)
 
@@ -81,13 +97,13 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
 # The pipeline's pure stages: decode and verdict (same replay driver).
-FUZZ_STAGE_SRCS := supervisor/decode.c supervisor/verdict.c supervisor/rm_decode.c \
+FUZZ_STAGE_SRCS := supervisor/rm/decode.c supervisor/core/verdict.c supervisor/rm/rm_decode.c \
                    include/nvrm/rm_abi.c policy/groups.c policy/quota.c
 FUZZ_DECODE_SRCS := tests/fuzz/fuzz_decode.c $(FUZZ_STAGE_SRCS)
 FUZZ_VERDICT_SRCS := tests/fuzz/fuzz_verdict.c $(FUZZ_STAGE_SRCS)
 DECODE_REPLAY := $(BUILD)/tests/fuzz/decode_replay
 VERDICT_REPLAY := $(BUILD)/tests/fuzz/verdict_replay
-FUZZ_HDRS := $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def policy/*.h supervisor/*.h)
+FUZZ_HDRS := $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def policy/*.h supervisor/*/*.h)
 
 $(DECODE_REPLAY): tests/fuzz/replay_main.c $(FUZZ_DECODE_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -120,11 +136,11 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*.h supervisor/agent/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(GPUSANDBOX): $(BUILD)/supervisor/main.o $(CORE_OBJS)
+$(GPUSANDBOX): $(BUILD)/supervisor/cli/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
@@ -166,7 +182,7 @@ tsan:
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).
 STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic -pthread
-$(BUILD)/gpusandbox-static: $(BUILD)/supervisor/main.o $(CORE_OBJS)
+$(BUILD)/gpusandbox-static: $(BUILD)/supervisor/cli/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)
 
 

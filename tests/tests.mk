@@ -84,8 +84,8 @@ test-clients: $(TEST_CLIENT_BINS)
 # SHA-256, as a workload could with any implementation.
 TESTS_ADV_FORGE := $(TESTS_BUILD)/adv/audit_forge
 TEST_CLIENT_BINS += $(TESTS_ADV_FORGE)
-$(TESTS_ADV_FORGE): tests/adv/audit_forge.c supervisor/sha256.c supervisor/sha256.h \
+$(TESTS_ADV_FORGE): tests/adv/audit_forge.c supervisor/audit/sha256.c supervisor/audit/sha256.h \
 		$(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(TESTS_CLIENT_CFLAGS) -Isupervisor $(LDFLAGS) -o $@ $< supervisor/sha256.c \
+	$(CC) $(TESTS_CLIENT_CFLAGS) -Isupervisor/audit $(LDFLAGS) -o $@ $< supervisor/audit/sha256.c \
 		$(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)

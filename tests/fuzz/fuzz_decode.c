@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_decode.c - fuzz target for the decode stage (supervisor/decode.c).
+ * fuzz_decode.c - fuzz target for the decode stage (supervisor/rm/decode.c).
  *
  * Input: one byte of shape (bit 0: NVOS64 or NVOS21; bit 1: via XFER;
  * bits 2-7: a size adjustment, so sizes the escape table rejects are

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_ledger.c - fuzz target for the ledger (supervisor/ledger.c).
+ * fuzz_ledger.c - fuzz target for the ledger (supervisor/core/ledger.c).
  *
  * Every input is a sequence of operations (add, dup, free, a client's file
  * closing, reap), six bytes each, run both on the ledger and on a model
