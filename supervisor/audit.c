@@ -39,6 +39,40 @@ const char *gs_verdict_name(enum gs_verdict v)
 	return "unknown";
 }
 
+/* DENY is the verdict of a limit (verdict.c: the memory quota and the
+ * counted resources); REFUSE that of the allowlist and the sandbox's own
+ * rules. An allowed call the driver failed is the driver's outcome, and its
+ * NV_ERR_NO_MEMORY is a full GPU: the quota had room for the call. */
+enum gs_outcome gs_decision_outcome(const struct gs_decision *d)
+{
+	switch (d->verdict) {
+	case GS_VERDICT_DENY: return GS_OUTCOME_QUOTA;
+	case GS_VERDICT_REFUSE: return GS_OUTCOME_POLICY;
+	case GS_VERDICT_CONTINUE: return GS_OUTCOME_CONTINUED;
+	case GS_VERDICT_RELEASE: return GS_OUTCOME_RELEASED;
+	case GS_VERDICT_ALLOW: break;
+	}
+	if (d->has_status && d->status == NV_ERR_NO_MEMORY)
+		return GS_OUTCOME_DEVICE_FULL;
+	if ((d->has_status && d->status != NV_OK) || d->errnum)
+		return GS_OUTCOME_DRIVER;
+	return GS_OUTCOME_OK;
+}
+
+const char *gs_outcome_name(enum gs_outcome o)
+{
+	switch (o) {
+	case GS_OUTCOME_OK: return "ok";
+	case GS_OUTCOME_CONTINUED: return "continued";
+	case GS_OUTCOME_RELEASED: return "released";
+	case GS_OUTCOME_QUOTA: return "quota";
+	case GS_OUTCOME_POLICY: return "policy";
+	case GS_OUTCOME_DRIVER: return "driver";
+	case GS_OUTCOME_DEVICE_FULL: return "device_full";
+	}
+	return "unknown";
+}
+
 void gs_format_time(char *buf, unsigned len)
 {
 	struct timespec ts;
@@ -255,12 +289,103 @@ static json_object *driver_object(const struct gs_driver *d)
 	return o;
 }
 
-static int emit(struct gs_audit *a, json_object *o)
+/* The count of a run of identical refusals, written when the run ends,
+ * before the record that ends it: a refusal is never lost, only folded
+ * into a count. Called with the lock held. */
+static int flush_repeats_locked(struct gs_audit *a)
 {
+	struct gs_audit_repeat *r = &a->repeat;
+	json_object *o;
 	int rc;
 
+	r->active = false;
+	if (!r->count)
+		return 0;
+	o = record_new(a, "suppressed");
+	json_object_object_add(o, "pid", json_object_new_int(r->pid));
+	add_text(o, "call", r->call);
+	if (r->has_class)
+		add_hex(o, "class", r->cls);
+	if (r->has_control)
+		add_hex(o, "control", r->control);
+	json_object_object_add(o, "verdict", json_object_new_string(gs_verdict_name(r->verdict)));
+	add_text(o, "reason", r->reason[0] ? r->reason : NULL);
+	add_u64(o, "count", r->count);
+	add_u64(o, "first_seq", r->first_seq);
+	json_object_object_add(o, "last_time", json_object_new_string(r->last_time));
+	r->count = 0;
+	rc = chain_and_write(a, o);
+	json_object_put(o);
+	return rc;
+}
+
+static int emit(struct gs_audit *a, json_object *o)
+{
+	int rc = -1;
+
 	pthread_mutex_lock(&a->lock);
-	rc = a->sealed || a->fd < 0 ? -1 : chain_and_write(a, o);
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a) == 0)
+		rc = chain_and_write(a, o);
+	if (rc < 0)
+		a->failed = true;
+	pthread_mutex_unlock(&a->lock);
+	json_object_put(o);
+	return rc;
+}
+
+/* Which refusals are the same: (pid, call, class or control, reason). */
+static void repeat_key(struct gs_audit_repeat *k, const struct gs_decision *d, pid_t pid)
+{
+	memset(k, 0, sizeof(*k));
+	k->pid = pid;
+	snprintf(k->call, sizeof(k->call), "%s", d->call ? d->call : "");
+	snprintf(k->reason, sizeof(k->reason), "%s", d->reason ? d->reason : "");
+	k->has_class = d->has_class;
+	k->cls = d->has_class ? d->cls : 0;
+	k->has_control = d->has_control;
+	k->control = d->has_control ? d->control : 0;
+	k->verdict = d->verdict;
+}
+
+static bool same_refusal(const struct gs_audit_repeat *r, const struct gs_audit_repeat *k)
+{
+	return r->pid == k->pid && r->has_class == k->has_class && r->cls == k->cls &&
+	       r->has_control == k->has_control && r->control == k->control &&
+	       r->verdict == k->verdict && strcmp(r->call, k->call) == 0 &&
+	       strcmp(r->reason, k->reason) == 0;
+}
+
+/* A decision record, or a repeat of the refusal just written counted
+ * instead (within the window). A refusal written starts a run; any other
+ * record ends the one before. */
+static int emit_decision(struct gs_audit *a, json_object *o, const struct gs_decision *d, pid_t pid)
+{
+	const bool refusal = d->verdict == GS_VERDICT_DENY || d->verdict == GS_VERDICT_REFUSE;
+	const uint64_t now = gs_monotonic_ns();
+	struct gs_audit_repeat k;
+	uint64_t seq;
+	int rc = -1;
+
+	repeat_key(&k, d, pid);
+	pthread_mutex_lock(&a->lock);
+	if (refusal && a->repeat.active && !a->sealed && same_refusal(&a->repeat, &k) &&
+	    now - a->repeat.start_ns < GS_AUDIT_REPEAT_WINDOW_NS) {
+		a->repeat.count++;
+		gs_format_time(a->repeat.last_time, sizeof(a->repeat.last_time));
+		pthread_mutex_unlock(&a->lock);
+		json_object_put(o);
+		return 0;
+	}
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a) == 0) {
+		seq = a->seq;
+		rc = chain_and_write(a, o);
+	}
+	if (rc == 0 && refusal) {
+		k.active = true;
+		k.first_seq = seq;
+		k.start_ns = now;
+		a->repeat = k;
+	}
 	if (rc < 0)
 		a->failed = true;
 	pthread_mutex_unlock(&a->lock);
@@ -284,9 +409,11 @@ static void seal(struct gs_audit *a)
 		json_object_put(o);
 		return;
 	}
+	rc = flush_repeats_locked(a);
 	records = a->seq;
 	add_u64(o, "records", records);
-	rc = chain_and_write(a, o);
+	if (rc == 0)
+		rc = chain_and_write(a, o);
 	a->sealed = true;
 	if (rc < 0)
 		a->failed = true;
@@ -351,11 +478,14 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	json_object *o = record_new(a, "decision");
 	char comm[COMM_BUF];
 	const char *sname;
-	pid_t tgid;
+	pid_t tgid, pid;
 
-	gs_read_task(d->tid, &tgid, comm, sizeof(comm));
-	json_object_object_add(o, "pid", json_object_new_int(d->pid ? d->pid : tgid));
-	json_object_object_add(o, "tid", json_object_new_int(d->tid));
+	/* tid 0: no thread made the call (memory freed when a file closed);
+	 * the record names the process that held it. */
+	gs_read_task(d->tid ? d->tid : d->pid, &tgid, comm, sizeof(comm));
+	pid = d->pid ? d->pid : tgid;
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	json_object_object_add(o, "tid", d->tid ? json_object_new_int(d->tid) : NULL);
 	add_text(o, "comm", comm);
 	json_object_object_add(o, "device", d->gpu >= 0 ? json_object_new_int(d->gpu) : NULL);
 	add_text(o, "call", d->call);
@@ -378,6 +508,8 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	if (d->has_size)
 		add_u64(o, "size", d->size);
 	json_object_object_add(o, "verdict", json_object_new_string(gs_verdict_name(d->verdict)));
+	json_object_object_add(o, "outcome",
+	                       json_object_new_string(gs_outcome_name(gs_decision_outcome(d))));
 	if (d->has_status) {
 		add_hex(o, "nv_status", d->status);
 		sname = rm_status_name(d->status);
@@ -407,7 +539,7 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	}
 	if (d->group)
 		json_object_object_add(o, "group", json_object_new_string(d->group));
-	return emit(a, o);
+	return emit_decision(a, o, d, pid);
 }
 
 #define PERCENT 100.0

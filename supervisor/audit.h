@@ -33,6 +33,28 @@
 /* The serializer's options: one line, "/" not escaped as "\/". */
 #define GS_AUDIT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
+enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VERDICT_REFUSE,
+                  GS_VERDICT_RELEASE };
+
+/* Identical refusals repeated within GS_AUDIT_REPEAT_WINDOW_NS of the run's
+ * first record are counted, not written (issue #15: a retry loop wrote 1301
+ * identical records); one "suppressed" record gives the count when the run
+ * ends: another record is written, the window has passed, or the log closes. */
+#define GS_AUDIT_REPEAT_WINDOW_NS 1000000000ull
+#define GS_AUDIT_KEY_TEXT 160
+struct gs_audit_repeat {
+	bool     active;            /* the last record written was a refusal */
+	pid_t    pid;
+	char     call[GS_AUDIT_KEY_TEXT], reason[GS_AUDIT_KEY_TEXT];
+	bool     has_class, has_control;
+	uint32_t cls, control;
+	enum gs_verdict verdict;
+	uint64_t first_seq;         /* the record the repeats repeat */
+	uint64_t start_ns;          /* CLOCK_MONOTONIC of that record */
+	uint64_t count;             /* repeats not written */
+	char     last_time[40];
+};
+
 struct gs_audit {
 	int      fd;
 	char     sandbox_id[33];
@@ -46,13 +68,12 @@ struct gs_audit {
 	bool     failed;        /* a write failed: the caller must fail closed */
 	bool     no_nvidia_device; /* start record: no /dev/nvidiactl to enforce on */
 	const struct gs_rm_abi *rm_abi; /* names of classes and controls */
+	struct gs_audit_repeat repeat;
 	pid_t    owner;         /* the supervisor: only it seals, also at exit */
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset
  * value are omitted. */
-enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VERDICT_REFUSE,
-                  GS_VERDICT_RELEASE };
 
 struct gs_decision {
 	pid_t        pid, tid;
@@ -134,6 +155,20 @@ int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj);
 int gs_audit_error(struct gs_audit *a, const char *message);
 
 const char *gs_verdict_name(enum gs_verdict v);
+
+/* What became of a decision, beside its verdict, so that a refusal by a
+ * quota and a GPU that is really full no longer look alike. */
+enum gs_outcome {
+	GS_OUTCOME_OK,          /* performed, and the driver said NV_OK */
+	GS_OUTCOME_CONTINUED,   /* passed on to the driver unexamined */
+	GS_OUTCOME_RELEASED,    /* memory given back */
+	GS_OUTCOME_QUOTA,       /* refused by a limit (--mem, --channels, ...) */
+	GS_OUTCOME_POLICY,      /* refused by the policy or the sandbox's rules */
+	GS_OUTCOME_DRIVER,      /* performed, and the driver failed it */
+	GS_OUTCOME_DEVICE_FULL, /* within quota, the driver had no memory left */
+};
+enum gs_outcome gs_decision_outcome(const struct gs_decision *d);
+const char *gs_outcome_name(enum gs_outcome o);
 
 /* Formats now as RFC 3339 UTC with microseconds. */
 void gs_format_time(char *buf, unsigned len);
