@@ -309,6 +309,9 @@ static int flush_repeats_locked(struct gs_audit *a)
 	if (r->has_control)
 		add_hex(o, "control", r->control);
 	json_object_object_add(o, "verdict", json_object_new_string(gs_verdict_name(r->verdict)));
+	json_object_object_add(o, "outcome", json_object_new_string(gs_outcome_name(r->outcome)));
+	if (r->status)
+		add_hex(o, "nv_status", r->status);
 	add_text(o, "reason", r->reason[0] ? r->reason : NULL);
 	add_u64(o, "count", r->count);
 	add_u64(o, "first_seq", r->first_seq);
@@ -345,13 +348,15 @@ static void repeat_key(struct gs_audit_repeat *k, const struct gs_decision *d, p
 	k->has_control = d->has_control;
 	k->control = d->has_control ? d->control : 0;
 	k->verdict = d->verdict;
+	k->outcome = gs_decision_outcome(d);
+	k->status = d->has_status ? d->status : 0;
 }
 
 static bool same_refusal(const struct gs_audit_repeat *r, const struct gs_audit_repeat *k)
 {
 	return r->pid == k->pid && r->has_class == k->has_class && r->cls == k->cls &&
 	       r->has_control == k->has_control && r->control == k->control &&
-	       r->verdict == k->verdict && strcmp(r->call, k->call) == 0 &&
+	       r->verdict == k->verdict && r->status == k->status && strcmp(r->call, k->call) == 0 &&
 	       strcmp(r->reason, k->reason) == 0;
 }
 
@@ -360,7 +365,9 @@ static bool same_refusal(const struct gs_audit_repeat *r, const struct gs_audit_
  * record ends the one before. */
 static int emit_decision(struct gs_audit *a, json_object *o, const struct gs_decision *d, pid_t pid)
 {
-	const bool refusal = d->verdict == GS_VERDICT_DENY || d->verdict == GS_VERDICT_REFUSE;
+	const enum gs_outcome out = gs_decision_outcome(d);
+	const bool refusal = out == GS_OUTCOME_QUOTA || out == GS_OUTCOME_POLICY ||
+	                     out == GS_OUTCOME_DRIVER || out == GS_OUTCOME_DEVICE_FULL;
 	const uint64_t now = gs_monotonic_ns();
 	struct gs_audit_repeat k;
 	uint64_t seq;

@@ -38,7 +38,9 @@ enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VER
 
 /* Identical refusals repeated within GS_AUDIT_REPEAT_WINDOW_NS of the run's
  * first record are counted, not written (issue #15: a retry loop wrote 1301
- * identical records); one "suppressed" record gives the count when the run
+ * identical records). A refusal is a deny or refuse verdict, or a call the
+ * driver failed (outcome driver or device_full). One "suppressed" record
+ * gives the count when the run
  * ends: another record is written, the window has passed, or the log closes. */
 #define GS_AUDIT_REPEAT_WINDOW_NS 1000000000ull
 #define GS_AUDIT_KEY_TEXT 160
@@ -49,6 +51,8 @@ struct gs_audit_repeat {
 	bool     has_class, has_control;
 	uint32_t cls, control;
 	enum gs_verdict verdict;
+	uint32_t status;            /* the RM status answered (0 if none) */
+	int      outcome;           /* enum gs_outcome */
 	uint64_t first_seq;         /* the record the repeats repeat */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC of that record */
 	uint64_t count;             /* repeats not written */

@@ -650,6 +650,7 @@ int main(int argc, char **argv)
 			(void)save_learned(o.learn_path, learn, &audit);
 		gs_sandbox_reconcile(&sb);
 		gs_sandbox_summarize(&sb, -1, SIGKILL);
+		(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 		gs_sandbox_fini(&sb);
 		gs_audit_close(&audit);
 		return GS_EXIT_ERROR;
@@ -667,6 +668,8 @@ int main(int argc, char **argv)
 		code = GS_EXIT_ERROR;
 	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	/* Even without --audit-log: why the workload saw out-of-memory. */
+	(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 	gs_sandbox_fini(&sb);
 	/* The seal is the log's last record: its failure counts too. */
 	if (gs_audit_close(&audit) < 0 || sb.audit_failed) {

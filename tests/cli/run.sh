@@ -325,5 +325,31 @@ PY
 	then ok "audit-decision-fields"; else bad "audit-decision-fields" "$(tail -1 "$T/err")"; fi
 fi
 
+# The line on stderr at exit, without --audit-log: what was refused, how
+# many times, and which limit; the driver's own NV_ERR_NO_MEMORY under a
+# quota with room is said to be the GPU's, not the quota's. Nothing
+# refused: no line. (retry_loop asks 200 times for 2 GiB, holding 256 MiB.)
+if [ -x build/tests/adv/retry_loop ]; then
+	fake() { tests/fakedrv/with-fake-nvidia --vidmem "$1" -- "$B" --user root "${@:2}"; }
+	fake 16g --mem 1g -- build/tests/adv/retry_loop >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -eq 125 ] && grep -q SKIP "$T/err"; then
+		echo "SKIP refusal-line: fake driver cannot run here"
+	else
+		want="gpusandbox: 200 calls refused: video memory quota exceeded (--mem 1g, GPU 0) x200"
+		[ "$rc" = 0 ] && grep -q '^refused=200 ' "$T/out" && [ "$(grep -c 'refused' "$T/err")" = 1 ] &&
+			grep -qxF "$want" "$T/err" && ok "refusal-line-quota" || bad "refusal-line-quota" "$(cat "$T/err")"
+		fake 1g --mem 8g -- build/tests/adv/retry_loop >"$T/out" 2>"$T/err"
+		want="gpusandbox: 200 calls refused: GPU out of memory (the GPU itself was full, not the quota) x200"
+		grep -q '^refused=200 ' "$T/out" && grep -qxF "$want" "$T/err" && ok "refusal-line-device-full" ||
+			bad "refusal-line-device-full" "$(cat "$T/err")"
+		fake 16g --channels 2 -- build/tests/adv/channels >"$T/out" 2>"$T/err"
+		grep -qE '^gpusandbox: [0-9]+ calls refused: channel quota exceeded \(--channels 2\) x[0-9]+$' "$T/err" &&
+			ok "refusal-line-channels" || bad "refusal-line-channels" "$(cat "$T/err")"
+		fake 16g --mem 1g -- true >"$T/out" 2>"$T/err"
+		! grep -q 'refused' "$T/err" && ok "refusal-line-none" || bad "refusal-line-none" "$(cat "$T/err")"
+	fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
