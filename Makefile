@@ -33,7 +33,7 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 SUPERVISOR_SRCS := supervisor/main.c supervisor/launch.c supervisor/contain.c supervisor/filter.c \
                    supervisor/sandbox.c supervisor/runner.c supervisor/executor.c supervisor/scratch.c supervisor/exec_alloc.c supervisor/decode.c supervisor/verdict.c supervisor/exec_common.c supervisor/workload.c supervisor/taskset.c supervisor/exec_control.c supervisor/exec_visibility.c supervisor/exec_policy.c supervisor/exec_managed.c supervisor/gpu_uuid.c supervisor/ledger.c \
                    supervisor/compute_share.c supervisor/sm_controller.c supervisor/rm_own.c \
-                   supervisor/audit.c supervisor/refusals.c supervisor/audit_verify.c supervisor/sha256.c supervisor/utf8.c \
+                   supervisor/audit.c supervisor/audit_policy.c supervisor/refusals.c supervisor/audit_verify.c supervisor/sha256.c supervisor/utf8.c \
                    supervisor/driver.c supervisor/driver_nodes.c supervisor/rm_decode.c include/nvrm/rm_abi.c \
                    supervisor/error.c supervisor/options.c supervisor/envcheck.c supervisor/trace_out.c \
                    supervisor/check_mode.c supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \

@@ -452,29 +452,47 @@ int gs_audit_close(struct gs_audit *a)
 	return failed ? -1 : 0;
 }
 
-int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed, const struct gs_driver *driver)
+/* The host the supervisor runs on (its own UTS namespace: the workload's
+ * is its own). */
+static json_object *host_json(void)
+{
+	char host[HOST_NAME_MAX + 1];
+
+	if (gethostname(host, sizeof(host)) < 0)
+		return NULL;
+	host[HOST_NAME_MAX] = '\0';
+	char *clean = gs_utf8_clean(host);
+	json_object *o = clean ? json_object_new_string(clean) : NULL;
+	free(clean);
+	return o;
+}
+
+int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 {
 	json_object *o = record_new(a, "start");
 	json_object *cmd = json_object_new_array();
 
-	a->rm_abi = driver->rm_abi;
+	a->rm_abi = s->driver->rm_abi;
 	json_object_object_add(o, "schema", json_object_new_int(GS_AUDIT_SCHEMA));
-	for (int i = 0; argv[i]; i++) {
-		char *arg = gs_utf8_clean(argv[i]);
+	for (int i = 0; s->argv[i]; i++) {
+		char *arg = gs_utf8_clean(s->argv[i]);
 		json_object_array_add(cmd, arg ? json_object_new_string(arg) : NULL);
 		free(arg);
 	}
 	json_object_object_add(o, "version", json_object_new_string(GPUSANDBOX_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int(child));
-	json_object_object_add(o, "driver", driver_object(driver));
+	json_object_object_add(o, "host", host_json());
+	json_object_object_add(o, "pid", json_object_new_int(s->child));
+	json_object_object_add(o, "driver", driver_object(s->driver));
 	json_object_object_add(o, "command", cmd);
-	if (mem_quota == UINT64_MAX)
+	/* The memory quota every GPU without its own has (schema 1's field). */
+	if (s->quota->mem_per_gpu == GS_QUOTA_UNLIMITED)
 		json_object_object_add(o, "quota", NULL);
 	else
-		add_u64(o, "quota", mem_quota);
+		add_u64(o, "quota", s->quota->mem_per_gpu);
 	/* What the quota does not see, said where a reviewer starts reading. */
-	json_object_object_add(o, "managed", json_object_new_string(managed));
+	json_object_object_add(o, "managed", json_object_new_string(gs_managed_name(s->quota->managed)));
+	json_object_object_add(o, "policy", gs_audit_policy_json(s->quota, s->rules));
+	json_object_object_add(o, "labels", gs_audit_labels_json(s->labels));
 	/* Limits with no device to act on: a clean summary means nothing. */
 	json_object_object_add(o, "nvidia_device", json_object_new_boolean(!a->no_nvidia_device));
 	return emit(a, o);

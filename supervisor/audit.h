@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "audit_policy.h"
 #include "gs_error.h"
 #include "quota.h"
 #include "driver.h"
@@ -29,7 +30,9 @@
 
 /* The record format's version, in the start record ("schema"). A reader
  * refuses a newer one rather than misread it. */
-#define GS_AUDIT_SCHEMA 1
+/* 2: the start record's policy, host and labels; outcome; suppressed
+ * records; FILE_CLOSE credited to the client's creator, tid null. */
+#define GS_AUDIT_SCHEMA 2
 /* The serializer's options: one line, "/" not escaped as "\/". */
 #define GS_AUDIT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
@@ -148,8 +151,16 @@ int  gs_parse_audit_fd(const char *s, int *fd);
  * Returns -1 if any record, the seal included, could not be written. */
 int  gs_audit_close(struct gs_audit *a);
 
-int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed, const struct gs_driver *driver);
+/* What the start record says. */
+struct gs_audit_start {
+	pid_t                  child;     /* COMMAND's process, or the container's init */
+	char *const           *argv;      /* the command (or "container", ID) */
+	const struct gs_quota *quota;     /* the effective limits */
+	const struct gs_rules *rules;     /* the effective allowlist */
+	const struct gs_driver *driver;
+	const struct gs_audit_labels *labels; /* --label; NULL for none */
+};
+int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s);
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
 /* peak/usage arrays are indexed by GPU, n_gpus entries. */
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,
