@@ -196,14 +196,14 @@ int gs_audit_open_fd(struct gs_audit *a, int fd, const char *sandbox_id, struct 
 
 static json_object *record_new(struct gs_audit *a, const char *event)
 {
-	char now[TIME_BUF];
 	json_object *o = json_object_new_object();
 
-	gs_format_time(now, sizeof(now));
-	json_object_object_add(o, "time", json_object_new_string(now));
+	/* The time and the number are set under the lock when the record is
+	 * written, so that times follow seq (a suppressed count is written
+	 * just before the record that ends its run); the keys are here so
+	 * that they stand at the front. */
+	json_object_object_add(o, "time", NULL);
 	json_object_object_add(o, "sandbox", json_object_new_string(a->sandbox_id));
-	/* The number is set under the lock when the record is written; the
-	 * key is here so that it stands near the front. */
 	json_object_object_add(o, "seq", NULL);
 	json_object_object_add(o, "event", json_object_new_string(event));
 	return o;
@@ -257,7 +257,10 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	const char *s;
 	char *line;
 	ssize_t w = -1;
+	char now[TIME_BUF];
 
+	gs_format_time(now, sizeof(now));
+	json_object_object_add(o, "time", json_object_new_string(now));
 	json_object_object_add(o, "seq", json_object_new_uint64(a->seq));
 	json_object_object_add(o, "prev", json_object_new_string(a->prev));
 	s = json_object_to_json_string_length(o, GS_AUDIT_JSON_FLAGS, &len);
