@@ -293,11 +293,10 @@ static json_object *driver_object(const struct gs_driver *d)
 }
 
 /* The count of a run of identical refusals, written when the run ends,
- * before the record that ends it: a refusal is never lost, only folded
+ * before the record that follows: a refusal is never lost, only folded
  * into a count. Called with the lock held. */
-static int flush_repeats_locked(struct gs_audit *a)
+static int end_run_locked(struct gs_audit *a, struct gs_audit_repeat *r)
 {
-	struct gs_audit_repeat *r = &a->repeat;
 	json_object *o;
 	int rc;
 
@@ -325,12 +324,27 @@ static int flush_repeats_locked(struct gs_audit *a)
 	return rc;
 }
 
+/* Ends the runs whose window has passed (all of them when closing). */
+static int flush_repeats_locked(struct gs_audit *a, bool all)
+{
+	const uint64_t now = gs_monotonic_ns();
+	int rc = 0;
+
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		struct gs_audit_repeat *r = &a->repeat[i];
+		if (r->active && (all || now - r->start_ns >= GS_AUDIT_REPEAT_WINDOW_NS) &&
+		    end_run_locked(a, r) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
 static int emit(struct gs_audit *a, json_object *o)
 {
 	int rc = -1;
 
 	pthread_mutex_lock(&a->lock);
-	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a) == 0)
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a, false) == 0)
 		rc = chain_and_write(a, o);
 	if (rc < 0)
 		a->failed = true;
@@ -363,38 +377,63 @@ static bool same_refusal(const struct gs_audit_repeat *r, const struct gs_audit_
 	       strcmp(r->reason, k->reason) == 0;
 }
 
-/* A decision record, or a repeat of the refusal just written counted
- * instead (within the window). A refusal written starts a run; any other
- * record ends the one before. */
+/* The open run k repeats, if any, within its window. */
+static struct gs_audit_repeat *find_run(struct gs_audit *a, const struct gs_audit_repeat *k,
+                                        uint64_t now)
+{
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		struct gs_audit_repeat *r = &a->repeat[i];
+		if (r->active && now - r->start_ns < GS_AUDIT_REPEAT_WINDOW_NS && same_refusal(r, k))
+			return r;
+	}
+	return NULL;
+}
+
+/* A slot for a new run: a free one, else the oldest run, ended first (its
+ * count is written before the refusal that takes its place). NULL if that
+ * count could not be written. */
+static struct gs_audit_repeat *free_slot_locked(struct gs_audit *a)
+{
+	struct gs_audit_repeat *slot = &a->repeat[0];
+
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		struct gs_audit_repeat *r = &a->repeat[i];
+		if (!r->active)
+			return r;
+		if (r->start_ns < slot->start_ns)
+			slot = r;
+	}
+	return end_run_locked(a, slot) == 0 ? slot : NULL;
+}
+
+/* A decision record, or a repeat of an open run's refusal counted
+ * instead. A refusal written opens a run. */
 static int emit_decision(struct gs_audit *a, json_object *o, const struct gs_decision *d, pid_t pid)
 {
 	const enum gs_outcome out = gs_decision_outcome(d);
 	const bool refusal = out == GS_OUTCOME_QUOTA || out == GS_OUTCOME_POLICY ||
 	                     out == GS_OUTCOME_DRIVER || out == GS_OUTCOME_DEVICE_FULL;
 	const uint64_t now = gs_monotonic_ns();
-	struct gs_audit_repeat k;
-	uint64_t seq;
+	struct gs_audit_repeat k, *run;
 	int rc = -1;
 
 	repeat_key(&k, d, pid);
 	pthread_mutex_lock(&a->lock);
-	if (refusal && a->repeat.active && !a->sealed && same_refusal(&a->repeat, &k) &&
-	    now - a->repeat.start_ns < GS_AUDIT_REPEAT_WINDOW_NS) {
-		a->repeat.count++;
-		gs_format_time(a->repeat.last_time, sizeof(a->repeat.last_time));
+	if (refusal && !a->sealed && (run = find_run(a, &k, now))) {
+		run->count++;
+		gs_format_time(run->last_time, sizeof(run->last_time));
 		pthread_mutex_unlock(&a->lock);
 		json_object_put(o);
 		return 0;
 	}
-	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a) == 0) {
-		seq = a->seq;
-		rc = chain_and_write(a, o);
-	}
-	if (rc == 0 && refusal) {
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a, false) == 0 &&
+	    (!refusal || (run = free_slot_locked(a)))) {
 		k.active = true;
-		k.first_seq = seq;
+		k.first_seq = a->seq;
 		k.start_ns = now;
-		a->repeat = k;
+		rc = chain_and_write(a, o);
+		if (rc == 0 && refusal)
+			*run = k;
 	}
 	if (rc < 0)
 		a->failed = true;
@@ -419,7 +458,7 @@ static void seal(struct gs_audit *a)
 		json_object_put(o);
 		return;
 	}
-	rc = flush_repeats_locked(a);
+	rc = flush_repeats_locked(a, true);
 	records = a->seq;
 	add_u64(o, "records", records);
 	if (rc == 0)

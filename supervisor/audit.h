@@ -39,16 +39,20 @@
 enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VERDICT_REFUSE,
                   GS_VERDICT_RELEASE };
 
-/* Identical refusals repeated within GS_AUDIT_REPEAT_WINDOW_NS of the run's
+/* Identical refusals repeated within GS_AUDIT_REPEAT_WINDOW_NS of a run's
  * first record are counted, not written (issue #15: a retry loop wrote 1301
  * identical records). A refusal is a deny or refuse verdict, or a call the
- * driver failed (outcome driver or device_full). One "suppressed" record
- * gives the count when the run
- * ends: another record is written, the window has passed, or the log closes. */
+ * driver failed (outcome driver or device_full). Up to GS_AUDIT_REPEAT_RUNS
+ * runs are open at once, so processes retrying side by side, or a loop that
+ * frees between tries, are folded too. A run ends when its window has
+ * passed (at the next record written), when its slot is needed for a new
+ * run, or when the log closes; then one "suppressed" record gives its
+ * count, before any later record. */
 #define GS_AUDIT_REPEAT_WINDOW_NS 1000000000ull
+#define GS_AUDIT_REPEAT_RUNS 8u
 #define GS_AUDIT_KEY_TEXT 160
 struct gs_audit_repeat {
-	bool     active;            /* the last record written was a refusal */
+	bool     active;            /* a run is open in this slot */
 	pid_t    pid;
 	char     call[GS_AUDIT_KEY_TEXT], reason[GS_AUDIT_KEY_TEXT];
 	bool     has_class, has_control;
@@ -75,7 +79,7 @@ struct gs_audit {
 	bool     failed;        /* a write failed: the caller must fail closed */
 	bool     no_nvidia_device; /* start record: no /dev/nvidiactl to enforce on */
 	const struct gs_rm_abi *rm_abi; /* names of classes and controls */
-	struct gs_audit_repeat repeat;
+	struct gs_audit_repeat repeat[GS_AUDIT_REPEAT_RUNS];
 	pid_t    owner;         /* the supervisor: only it seals, also at exit */
 };
 
