@@ -553,7 +553,7 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	pid = d->pid ? d->pid : tgid;
 	json_object_object_add(o, "pid", json_object_new_int(pid));
 	json_object_object_add(o, "tid", d->tid ? json_object_new_int(d->tid) : NULL);
-	add_text(o, "comm", comm);
+	add_text(o, "comm", !d->tid && d->comm ? d->comm : comm);
 	json_object_object_add(o, "device", d->gpu >= 0 ? json_object_new_int(d->gpu) : NULL);
 	add_text(o, "call", d->call);
 	if (d->has_class) {

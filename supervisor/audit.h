@@ -88,6 +88,9 @@ struct gs_audit {
 
 struct gs_decision {
 	pid_t        pid, tid;
+	/* With tid 0 (no thread made the call): the process's name as known
+	 * earlier; NULL to read it from /proc. */
+	const char  *comm;
 	const char  *call;          /* "RM_ALLOC", ... */
 	bool         has_class;
 	uint32_t     cls;

@@ -70,13 +70,12 @@ void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv
  * closes (gs_sandbox_reconcile); read once per client, from /proc. */
 static void note_client_owner(const struct call *c, nv_handle_t h_client)
 {
-	pid_t tgid;
-	char comm[2];
+	struct ledger_owner owner;
 
 	if (ledger_client_owner(&c->sb->ledger, h_client))
 		return;
-	gs_read_task(c->tid, &tgid, comm, sizeof(comm));
-	ledger_set_client_owner(&c->sb->ledger, h_client, tgid);
+	gs_read_task(c->tid, &owner.pid, owner.comm, sizeof(owner.comm));
+	ledger_set_client_owner(&c->sb->ledger, h_client, &owner);
 }
 
 int note_client(const struct call *c, nv_handle_t h_client)

@@ -125,7 +125,8 @@ void gs_sandbox_print_profile(const struct gs_sandbox *sb)
 
 /* One FILE_CLOSE record per GPU of a reaped client, credited to the
  * process that created the client (it held the memory, not us). */
-static void note_file_close(struct gs_sandbox *sb, pid_t owner, const uint64_t released[GS_MAX_GPUS],
+static void note_file_close(struct gs_sandbox *sb, const struct ledger_owner *owner,
+                            const uint64_t released[GS_MAX_GPUS],
                             const uint64_t before[GS_MAX_GPUS])
 {
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
@@ -133,7 +134,7 @@ static void note_file_close(struct gs_sandbox *sb, pid_t owner, const uint64_t r
 			continue;
 		if (sb->trace)
 			fprintf(sb->trace, "[gpusandbox] released %llu bytes on gpu%u: client file of pid %d closed\n",
-			        (unsigned long long)released[g], g, (int)owner);
+			        (unsigned long long)released[g], g, (int)owner->pid);
 		if (!sb->audit)
 			continue;
 		struct gs_decision d = {
@@ -141,7 +142,8 @@ static void note_file_close(struct gs_sandbox *sb, pid_t owner, const uint64_t r
 			.verdict = GS_VERDICT_RELEASE, .has_usage = true, .usage_before = before[g],
 			.usage_after = sb->ledger.used[g], .quota = gs_quota_mem(&sb->quota, (int)g),
 			/* No thread made this call: tid 0 says so. */
-			.pid = owner ? owner : getpid(), .tid = 0,
+			.pid = owner->pid ? owner->pid : getpid(), .tid = 0,
+			.comm = owner->pid ? owner->comm : NULL,
 			.reason = "the driver freed the clients of a closed file",
 		};
 		if (gs_audit_decision(sb->audit, &d) < 0)
@@ -153,14 +155,14 @@ void gs_sandbox_reconcile(struct gs_sandbox *sb)
 {
 	uint64_t released[GS_MAX_GPUS];
 	uint64_t before[GS_MAX_GPUS];
-	pid_t owner;
+	struct ledger_owner owner;
 
 	for (;;) {
 		memset(released, 0, sizeof(released));
 		memcpy(before, sb->ledger.used, sizeof(before));
 		if (!ledger_reap_dead_client(&sb->ledger, released, &owner))
 			return;
-		note_file_close(sb, owner, released, before);
+		note_file_close(sb, &owner, released, before);
 	}
 }
 

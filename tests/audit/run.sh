@@ -140,6 +140,7 @@ ok = [r for r in recs if r["event"] == "decision" and r.get("class") == "0x40" a
 assert ok and all(r["outcome"] == "ok" for r in ok), ok
 close = [r for r in recs if r.get("call") == "FILE_CLOSE"]
 assert len(close) == 1 and close[0]["pid"] == start["pid"] and close[0]["tid"] is None, close
+assert close[0]["comm"] == "retry_loop", close
 assert close[0]["size"] == 256 << 20 and close[0]["outcome"] == "released", close
 # Times follow seq, the suppressed count included (it is written late).
 times = [r["time"] for r in recs]
