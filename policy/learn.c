@@ -97,12 +97,6 @@ unsigned gs_learn_count(const struct gs_learn *l)
 
 static void write_quota(FILE *f, const struct gs_quota *q)
 {
-	static const char *const engine_keys[GS_ENGINE_N] = {
-		[GS_ENGINE_NVDEC] = "video.decoders",
-		[GS_ENGINE_NVENC] = "video.encoders",
-		[GS_ENGINE_NVJPG] = "video.jpeg",
-		[GS_ENGINE_OFA] = "video.ofa",
-	};
 	const char *sep = "";
 
 	/* Sizes in bytes: exact, and the parser takes a plain number. */
@@ -137,7 +131,7 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 	}
 	for (unsigned e = 0; e < GS_ENGINE_N; e++)
 		if (q->engines[e] != GS_COUNT_UNLIMITED)
-			fprintf(f, "%s = %u\n", engine_keys[e], q->engines[e]);
+			fprintf(f, "%s = %u\n", gs_engine_key((enum gs_engine)e), q->engines[e]);
 	if (q->managed != GS_MANAGED_ALLOW_UNACCOUNTED)
 		fprintf(f, "managed = %s\n", gs_managed_name(q->managed));
 }

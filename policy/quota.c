@@ -300,3 +300,15 @@ int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len)
 	*out = v;
 	return 0;
 }
+
+static const char *const engine_keys[GS_ENGINE_N] = {
+	[GS_ENGINE_NVDEC] = "video.decoders",
+	[GS_ENGINE_NVENC] = "video.encoders",
+	[GS_ENGINE_NVJPG] = "video.jpeg",
+	[GS_ENGINE_OFA] = "video.ofa",
+};
+
+const char *gs_engine_key(enum gs_engine e)
+{
+	return e >= 0 && e < GS_ENGINE_N ? engine_keys[e] : NULL;
+}

@@ -134,4 +134,8 @@ const char *gs_managed_name(enum gs_managed m);
 /* Formats bytes for humans ("4.00 GiB"). */
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);
 
+/* The policy key of a video engine's cap ("video.decoders"), the name the
+ * audit log, --check, --learn and the verdicts use for it; NULL for none. */
+const char *gs_engine_key(enum gs_engine e);
+
 #endif

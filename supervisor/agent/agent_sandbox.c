@@ -363,8 +363,11 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 	c->audited = true;
 	c->sb.audit = &c->audit;
 	/* The start record names the container's init and id. */
-	if (gs_audit_start(&c->audit, c->init, argv, c->policy.quota.mem_per_gpu,
-	                   gs_managed_name(c->policy.quota.managed), &a->driver) < 0)
+	const struct gs_audit_start start = {
+		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
+		.driver = &a->driver,
+	};
+	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
 	return 0;
 }

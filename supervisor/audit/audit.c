@@ -39,6 +39,40 @@ const char *gs_verdict_name(enum gs_verdict v)
 	return "unknown";
 }
 
+/* DENY is the verdict of a limit (verdict.c: the memory quota and the
+ * counted resources); REFUSE that of the allowlist and the sandbox's own
+ * rules. An allowed call the driver failed is the driver's outcome, and its
+ * NV_ERR_NO_MEMORY is a full GPU: the quota had room for the call. */
+enum gs_outcome gs_decision_outcome(const struct gs_decision *d)
+{
+	switch (d->verdict) {
+	case GS_VERDICT_DENY: return GS_OUTCOME_QUOTA;
+	case GS_VERDICT_REFUSE: return GS_OUTCOME_POLICY;
+	case GS_VERDICT_CONTINUE: return GS_OUTCOME_CONTINUED;
+	case GS_VERDICT_RELEASE: return GS_OUTCOME_RELEASED;
+	case GS_VERDICT_ALLOW: break;
+	}
+	if (d->has_status && d->status == NV_ERR_NO_MEMORY)
+		return GS_OUTCOME_DEVICE_FULL;
+	if ((d->has_status && d->status != NV_OK) || d->errnum)
+		return GS_OUTCOME_DRIVER;
+	return GS_OUTCOME_OK;
+}
+
+const char *gs_outcome_name(enum gs_outcome o)
+{
+	switch (o) {
+	case GS_OUTCOME_OK: return "ok";
+	case GS_OUTCOME_CONTINUED: return "continued";
+	case GS_OUTCOME_RELEASED: return "released";
+	case GS_OUTCOME_QUOTA: return "quota";
+	case GS_OUTCOME_POLICY: return "policy";
+	case GS_OUTCOME_DRIVER: return "driver";
+	case GS_OUTCOME_DEVICE_FULL: return "device_full";
+	}
+	return "unknown";
+}
+
 void gs_format_time(char *buf, unsigned len)
 {
 	struct timespec ts;
@@ -162,14 +196,14 @@ int gs_audit_open_fd(struct gs_audit *a, int fd, const char *sandbox_id, struct 
 
 static json_object *record_new(struct gs_audit *a, const char *event)
 {
-	char now[TIME_BUF];
 	json_object *o = json_object_new_object();
 
-	gs_format_time(now, sizeof(now));
-	json_object_object_add(o, "time", json_object_new_string(now));
+	/* The time and the number are set under the lock when the record is
+	 * written, so that times follow seq (a suppressed count is written
+	 * just before the record that ends its run); the keys are here so
+	 * that they stand at the front. */
+	json_object_object_add(o, "time", NULL);
 	json_object_object_add(o, "sandbox", json_object_new_string(a->sandbox_id));
-	/* The number is set under the lock when the record is written; the
-	 * key is here so that it stands near the front. */
 	json_object_object_add(o, "seq", NULL);
 	json_object_object_add(o, "event", json_object_new_string(event));
 	return o;
@@ -223,7 +257,10 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	const char *s;
 	char *line;
 	ssize_t w = -1;
+	char now[TIME_BUF];
 
+	gs_format_time(now, sizeof(now));
+	json_object_object_add(o, "time", json_object_new_string(now));
 	json_object_object_add(o, "seq", json_object_new_uint64(a->seq));
 	json_object_object_add(o, "prev", json_object_new_string(a->prev));
 	s = json_object_to_json_string_length(o, GS_AUDIT_JSON_FLAGS, &len);
@@ -255,12 +292,149 @@ static json_object *driver_object(const struct gs_driver *d)
 	return o;
 }
 
-static int emit(struct gs_audit *a, json_object *o)
+/* The count of a run of identical refusals, written when the run ends,
+ * before the record that follows: a refusal is never lost, only folded
+ * into a count. Called with the lock held. */
+static int end_run_locked(struct gs_audit *a, struct gs_audit_repeat *r)
 {
+	json_object *o;
 	int rc;
 
+	r->active = false;
+	if (!r->count)
+		return 0;
+	o = record_new(a, "suppressed");
+	json_object_object_add(o, "pid", json_object_new_int(r->pid));
+	add_text(o, "call", r->call);
+	if (r->has_class)
+		add_hex(o, "class", r->cls);
+	if (r->has_control)
+		add_hex(o, "control", r->control);
+	json_object_object_add(o, "verdict", json_object_new_string(gs_verdict_name(r->verdict)));
+	json_object_object_add(o, "outcome", json_object_new_string(gs_outcome_name(r->outcome)));
+	if (r->status)
+		add_hex(o, "nv_status", r->status);
+	add_text(o, "reason", r->reason[0] ? r->reason : NULL);
+	add_u64(o, "count", r->count);
+	add_u64(o, "first_seq", r->first_seq);
+	json_object_object_add(o, "last_time", json_object_new_string(r->last_time));
+	r->count = 0;
+	rc = chain_and_write(a, o);
+	json_object_put(o);
+	return rc;
+}
+
+/* Ends the runs whose window has passed (all of them when closing). */
+static int flush_repeats_locked(struct gs_audit *a, bool all)
+{
+	const uint64_t now = gs_monotonic_ns();
+	int rc = 0;
+
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		struct gs_audit_repeat *r = &a->repeat[i];
+		if (r->active && (all || now - r->start_ns >= GS_AUDIT_REPEAT_WINDOW_NS) &&
+		    end_run_locked(a, r) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+static int emit(struct gs_audit *a, json_object *o)
+{
+	int rc = -1;
+
 	pthread_mutex_lock(&a->lock);
-	rc = a->sealed || a->fd < 0 ? -1 : chain_and_write(a, o);
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a, false) == 0)
+		rc = chain_and_write(a, o);
+	if (rc < 0)
+		a->failed = true;
+	pthread_mutex_unlock(&a->lock);
+	json_object_put(o);
+	return rc;
+}
+
+/* Which refusals are the same: (pid, call, class or control, reason). */
+static void repeat_key(struct gs_audit_repeat *k, const struct gs_decision *d, pid_t pid)
+{
+	memset(k, 0, sizeof(*k));
+	k->pid = pid;
+	snprintf(k->call, sizeof(k->call), "%s", d->call ? d->call : "");
+	snprintf(k->reason, sizeof(k->reason), "%s", d->reason ? d->reason : "");
+	k->has_class = d->has_class;
+	k->cls = d->has_class ? d->cls : 0;
+	k->has_control = d->has_control;
+	k->control = d->has_control ? d->control : 0;
+	k->verdict = d->verdict;
+	k->outcome = gs_decision_outcome(d);
+	k->status = d->has_status ? d->status : 0;
+}
+
+static bool same_refusal(const struct gs_audit_repeat *r, const struct gs_audit_repeat *k)
+{
+	return r->pid == k->pid && r->has_class == k->has_class && r->cls == k->cls &&
+	       r->has_control == k->has_control && r->control == k->control &&
+	       r->verdict == k->verdict && r->status == k->status && strcmp(r->call, k->call) == 0 &&
+	       strcmp(r->reason, k->reason) == 0;
+}
+
+/* The open run k repeats, if any, within its window. */
+static struct gs_audit_repeat *find_run(struct gs_audit *a, const struct gs_audit_repeat *k,
+                                        uint64_t now)
+{
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		struct gs_audit_repeat *r = &a->repeat[i];
+		if (r->active && now - r->start_ns < GS_AUDIT_REPEAT_WINDOW_NS && same_refusal(r, k))
+			return r;
+	}
+	return NULL;
+}
+
+/* A slot for a new run: a free one, else the oldest run, ended first (its
+ * count is written before the refusal that takes its place). NULL if that
+ * count could not be written. */
+static struct gs_audit_repeat *free_slot_locked(struct gs_audit *a)
+{
+	struct gs_audit_repeat *slot = &a->repeat[0];
+
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		struct gs_audit_repeat *r = &a->repeat[i];
+		if (!r->active)
+			return r;
+		if (r->start_ns < slot->start_ns)
+			slot = r;
+	}
+	return end_run_locked(a, slot) == 0 ? slot : NULL;
+}
+
+/* A decision record, or a repeat of an open run's refusal counted
+ * instead. A refusal written opens a run. */
+static int emit_decision(struct gs_audit *a, json_object *o, const struct gs_decision *d, pid_t pid)
+{
+	const enum gs_outcome out = gs_decision_outcome(d);
+	const bool refusal = out == GS_OUTCOME_QUOTA || out == GS_OUTCOME_POLICY ||
+	                     out == GS_OUTCOME_DRIVER || out == GS_OUTCOME_DEVICE_FULL;
+	const uint64_t now = gs_monotonic_ns();
+	struct gs_audit_repeat k, *run;
+	int rc = -1;
+
+	repeat_key(&k, d, pid);
+	pthread_mutex_lock(&a->lock);
+	if (refusal && !a->sealed && (run = find_run(a, &k, now))) {
+		run->count++;
+		gs_format_time(run->last_time, sizeof(run->last_time));
+		pthread_mutex_unlock(&a->lock);
+		json_object_put(o);
+		return 0;
+	}
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a, false) == 0 &&
+	    (!refusal || (run = free_slot_locked(a)))) {
+		k.active = true;
+		k.first_seq = a->seq;
+		k.start_ns = now;
+		rc = chain_and_write(a, o);
+		if (rc == 0 && refusal)
+			*run = k;
+	}
 	if (rc < 0)
 		a->failed = true;
 	pthread_mutex_unlock(&a->lock);
@@ -284,9 +458,11 @@ static void seal(struct gs_audit *a)
 		json_object_put(o);
 		return;
 	}
+	rc = flush_repeats_locked(a, true);
 	records = a->seq;
 	add_u64(o, "records", records);
-	rc = chain_and_write(a, o);
+	if (rc == 0)
+		rc = chain_and_write(a, o);
 	a->sealed = true;
 	if (rc < 0)
 		a->failed = true;
@@ -318,29 +494,47 @@ int gs_audit_close(struct gs_audit *a)
 	return failed ? -1 : 0;
 }
 
-int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed, const struct gs_driver *driver)
+/* The host the supervisor runs on (its own UTS namespace: the workload's
+ * is its own). */
+static json_object *host_json(void)
+{
+	char host[HOST_NAME_MAX + 1];
+
+	if (gethostname(host, sizeof(host)) < 0)
+		return NULL;
+	host[HOST_NAME_MAX] = '\0';
+	char *clean = gs_utf8_clean(host);
+	json_object *o = clean ? json_object_new_string(clean) : NULL;
+	free(clean);
+	return o;
+}
+
+int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 {
 	json_object *o = record_new(a, "start");
 	json_object *cmd = json_object_new_array();
 
-	a->rm_abi = driver->rm_abi;
+	a->rm_abi = s->driver->rm_abi;
 	json_object_object_add(o, "schema", json_object_new_int(GS_AUDIT_SCHEMA));
-	for (int i = 0; argv[i]; i++) {
-		char *arg = gs_utf8_clean(argv[i]);
+	for (int i = 0; s->argv[i]; i++) {
+		char *arg = gs_utf8_clean(s->argv[i]);
 		json_object_array_add(cmd, arg ? json_object_new_string(arg) : NULL);
 		free(arg);
 	}
 	json_object_object_add(o, "version", json_object_new_string(GPUSANDBOX_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int(child));
-	json_object_object_add(o, "driver", driver_object(driver));
+	json_object_object_add(o, "host", host_json());
+	json_object_object_add(o, "pid", json_object_new_int(s->child));
+	json_object_object_add(o, "driver", driver_object(s->driver));
 	json_object_object_add(o, "command", cmd);
-	if (mem_quota == UINT64_MAX)
+	/* The memory quota every GPU without its own has (schema 1's field). */
+	if (s->quota->mem_per_gpu == GS_QUOTA_UNLIMITED)
 		json_object_object_add(o, "quota", NULL);
 	else
-		add_u64(o, "quota", mem_quota);
+		add_u64(o, "quota", s->quota->mem_per_gpu);
 	/* What the quota does not see, said where a reviewer starts reading. */
-	json_object_object_add(o, "managed", json_object_new_string(managed));
+	json_object_object_add(o, "managed", json_object_new_string(gs_managed_name(s->quota->managed)));
+	json_object_object_add(o, "policy", gs_audit_policy_json(s->quota, s->rules));
+	json_object_object_add(o, "labels", gs_audit_labels_json(s->labels));
 	/* Limits with no device to act on: a clean summary means nothing. */
 	json_object_object_add(o, "nvidia_device", json_object_new_boolean(!a->no_nvidia_device));
 	return emit(a, o);
@@ -351,12 +545,15 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	json_object *o = record_new(a, "decision");
 	char comm[COMM_BUF];
 	const char *sname;
-	pid_t tgid;
+	pid_t tgid, pid;
 
-	gs_read_task(d->tid, &tgid, comm, sizeof(comm));
-	json_object_object_add(o, "pid", json_object_new_int(d->pid ? d->pid : tgid));
-	json_object_object_add(o, "tid", json_object_new_int(d->tid));
-	add_text(o, "comm", comm);
+	/* tid 0: no thread made the call (memory freed when a file closed);
+	 * the record names the process that held it. */
+	gs_read_task(d->tid ? d->tid : d->pid, &tgid, comm, sizeof(comm));
+	pid = d->pid ? d->pid : tgid;
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	json_object_object_add(o, "tid", d->tid ? json_object_new_int(d->tid) : NULL);
+	add_text(o, "comm", !d->tid && d->comm ? d->comm : comm);
 	json_object_object_add(o, "device", d->gpu >= 0 ? json_object_new_int(d->gpu) : NULL);
 	add_text(o, "call", d->call);
 	if (d->has_class) {
@@ -378,6 +575,8 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	if (d->has_size)
 		add_u64(o, "size", d->size);
 	json_object_object_add(o, "verdict", json_object_new_string(gs_verdict_name(d->verdict)));
+	json_object_object_add(o, "outcome",
+	                       json_object_new_string(gs_outcome_name(gs_decision_outcome(d))));
 	if (d->has_status) {
 		add_hex(o, "nv_status", d->status);
 		sname = rm_status_name(d->status);
@@ -407,7 +606,7 @@ int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 	}
 	if (d->group)
 		json_object_object_add(o, "group", json_object_new_string(d->group));
-	return emit(a, o);
+	return emit_decision(a, o, d, pid);
 }
 
 #define PERCENT 100.0

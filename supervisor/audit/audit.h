@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "audit_policy.h"
 #include "gs_error.h"
 #include "quota.h"
 #include "driver.h"
@@ -29,9 +30,41 @@
 
 /* The record format's version, in the start record ("schema"). A reader
  * refuses a newer one rather than misread it. */
-#define GS_AUDIT_SCHEMA 1
+/* 2: the start record's policy, host and labels; outcome; suppressed
+ * records; FILE_CLOSE credited to the client's creator, tid null. */
+#define GS_AUDIT_SCHEMA 2
 /* The serializer's options: one line, "/" not escaped as "\/". */
 #define GS_AUDIT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VERDICT_REFUSE,
+                  GS_VERDICT_RELEASE };
+
+/* Identical refusals repeated within GS_AUDIT_REPEAT_WINDOW_NS of a run's
+ * first record are counted, not written (issue #15: a retry loop wrote 1301
+ * identical records). A refusal is a deny or refuse verdict, or a call the
+ * driver failed (outcome driver or device_full). Up to GS_AUDIT_REPEAT_RUNS
+ * runs are open at once, so processes retrying side by side, or a loop that
+ * frees between tries, are folded too. A run ends when its window has
+ * passed (at the next record written), when its slot is needed for a new
+ * run, or when the log closes; then one "suppressed" record gives its
+ * count, before any later record. */
+#define GS_AUDIT_REPEAT_WINDOW_NS 1000000000ull
+#define GS_AUDIT_REPEAT_RUNS 8u
+#define GS_AUDIT_KEY_TEXT 160
+struct gs_audit_repeat {
+	bool     active;            /* a run is open in this slot */
+	pid_t    pid;
+	char     call[GS_AUDIT_KEY_TEXT], reason[GS_AUDIT_KEY_TEXT];
+	bool     has_class, has_control;
+	uint32_t cls, control;
+	enum gs_verdict verdict;
+	uint32_t status;            /* the RM status answered (0 if none) */
+	int      outcome;           /* enum gs_outcome */
+	uint64_t first_seq;         /* the record the repeats repeat */
+	uint64_t start_ns;          /* CLOCK_MONOTONIC of that record */
+	uint64_t count;             /* repeats not written */
+	char     last_time[40];
+};
 
 struct gs_audit {
 	int      fd;
@@ -46,16 +79,18 @@ struct gs_audit {
 	bool     failed;        /* a write failed: the caller must fail closed */
 	bool     no_nvidia_device; /* start record: no /dev/nvidiactl to enforce on */
 	const struct gs_rm_abi *rm_abi; /* names of classes and controls */
+	struct gs_audit_repeat repeat[GS_AUDIT_REPEAT_RUNS];
 	pid_t    owner;         /* the supervisor: only it seals, also at exit */
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset
  * value are omitted. */
-enum gs_verdict { GS_VERDICT_ALLOW, GS_VERDICT_DENY, GS_VERDICT_CONTINUE, GS_VERDICT_REFUSE,
-                  GS_VERDICT_RELEASE };
 
 struct gs_decision {
 	pid_t        pid, tid;
+	/* With tid 0 (no thread made the call): the process's name as known
+	 * earlier; NULL to read it from /proc. */
+	const char  *comm;
 	const char  *call;          /* "RM_ALLOC", ... */
 	bool         has_class;
 	uint32_t     cls;
@@ -123,8 +158,16 @@ int  gs_parse_audit_fd(const char *s, int *fd);
  * Returns -1 if any record, the seal included, could not be written. */
 int  gs_audit_close(struct gs_audit *a);
 
-int gs_audit_start(struct gs_audit *a, pid_t child, char *const argv[], uint64_t mem_quota,
-                   const char *managed, const struct gs_driver *driver);
+/* What the start record says. */
+struct gs_audit_start {
+	pid_t                  child;     /* COMMAND's process, or the container's init */
+	char *const           *argv;      /* the command (or "container", ID) */
+	const struct gs_quota *quota;     /* the effective limits */
+	const struct gs_rules *rules;     /* the effective allowlist */
+	const struct gs_driver *driver;
+	const struct gs_audit_labels *labels; /* --label; NULL for none */
+};
+int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s);
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
 /* peak/usage arrays are indexed by GPU, n_gpus entries. */
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,
@@ -134,6 +177,20 @@ int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj);
 int gs_audit_error(struct gs_audit *a, const char *message);
 
 const char *gs_verdict_name(enum gs_verdict v);
+
+/* What became of a decision, beside its verdict, so that a refusal by a
+ * quota and a GPU that is really full no longer look alike. */
+enum gs_outcome {
+	GS_OUTCOME_OK,          /* performed, and the driver said NV_OK */
+	GS_OUTCOME_CONTINUED,   /* passed on to the driver unexamined */
+	GS_OUTCOME_RELEASED,    /* memory given back */
+	GS_OUTCOME_QUOTA,       /* refused by a limit (--mem, --channels, ...) */
+	GS_OUTCOME_POLICY,      /* refused by the policy or the sandbox's rules */
+	GS_OUTCOME_DRIVER,      /* performed, and the driver failed it */
+	GS_OUTCOME_DEVICE_FULL, /* within quota, the driver had no memory left */
+};
+enum gs_outcome gs_decision_outcome(const struct gs_decision *d);
+const char *gs_outcome_name(enum gs_outcome o);
 
 /* Formats now as RFC 3339 UTC with microseconds. */
 void gs_format_time(char *buf, unsigned len);

@@ -16,13 +16,6 @@
 #define SIZE_TEXT 32
 #define KEY_WIDTH 22
 
-static const char *const engine_keys[GS_ENGINE_N] = {
-	[GS_ENGINE_NVDEC] = "video.decoders",
-	[GS_ENGINE_NVENC] = "video.encoders",
-	[GS_ENGINE_NVJPG] = "video.jpeg",
-	[GS_ENGINE_OFA] = "video.ofa",
-};
-
 static void print_count(FILE *out, const char *key, uint32_t v)
 {
 	if (v == GS_COUNT_UNLIMITED)
@@ -105,7 +98,7 @@ void gs_check_print(FILE *out, const struct gs_check_input *in)
 	print_count(out, "channel-groups", q->channel_groups);
 	print_count(out, "active-channel-groups", q->active_channel_groups);
 	for (unsigned e = 0; e < GS_ENGINE_N; e++)
-		print_count(out, engine_keys[e], q->engines[e]);
+		print_count(out, gs_engine_key((enum gs_engine)e), q->engines[e]);
 	print_gpus(out, q);
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-log", in->audit_path ? in->audit_path : "none");
 	print_rules(out, in->rules);
@@ -141,7 +134,7 @@ static unsigned warn_engines(FILE *w, const struct gs_check_input *in)
 		if (in->quota->engines[e] == GS_COUNT_UNLIMITED || engine_reachable(in->rules, e))
 			continue;
 		fprintf(w, "gpusandbox: warning: %s has no effect: the policy allows none of its "
-		           "classes (add the video group: allow = ..., video)\n", engine_keys[e]);
+		           "classes (add the video group: allow = ..., video)\n", gs_engine_key((enum gs_engine)e));
 		n++;
 	}
 	return n;

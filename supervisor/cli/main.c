@@ -60,6 +60,7 @@ struct options {
 	bool            policy_loaded;
 	const char     *driver_abi;     /* --driver-abi, or NULL: strict */
 	struct gs_contain contain;      /* --user, --group, --groups, --hide */
+	struct gs_audit_labels labels;  /* --label KEY=VALUE, for the start record */
 };
 
 static const char usage_text[] =
@@ -108,7 +109,8 @@ static const char usage_text[] =
 	"                     (hash-chained: see 'gpusandbox audit verify';\n"
 	"                     not \"-\": the workload shares standard output)\n"
 	"  --audit-fd N       write the audit log to open descriptor N (3 or\n"
-	"                     above) instead; the workload never inherits it\n"
+	"                     above) instead; the workload never inherits it\n"	"  --label KEY=VALUE  a label for the audit log's start record (repeatable;\n"
+	"                     KEY: a-z then a-z, 0-9, '_', '.', '-'; VALUE: UTF-8)\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
 	"                     controls, and video engine caps from FILE (see\n"
 	"                     gpusandbox.policy(5)); options given on the command\n"
@@ -204,11 +206,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 	       /* Issue #14. */
 	       OPT_CHECK, OPT_TRACE_OUTPUT, OPT_TRACE_TIME,
 	       /* Containment (issue #17). */
-	       OPT_USER, OPT_GROUP, OPT_SUPP_GROUPS, OPT_HIDE, OPT_ALLOW_MPS };
+	       OPT_USER, OPT_GROUP, OPT_SUPP_GROUPS, OPT_HIDE, OPT_ALLOW_MPS,
+	       /* Issue #15. */
+	       OPT_LABEL };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
 		{ "audit-fd", required_argument, NULL, OPT_AUDIT_FD },
+		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -281,6 +286,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->audit_path = NULL; /* over the policy file's audit-log */
 			audit_seen |= 2;
 			break;
+		case OPT_LABEL: {
+			const char *why;
+			char msg[GS_LABEL_KEY_MAX + GS_LABEL_VALUE_MAX + 128];
+			if (gs_audit_label_add(&o->labels, optarg, &why) < 0) {
+				snprintf(msg, sizeof(msg), "invalid --label '%.*s': %s",
+				         (int)(GS_LABEL_KEY_MAX + GS_LABEL_VALUE_MAX), optarg, why);
+				gs_die_usage("%s", msg);
+			}
+			break;
+		}
 		case OPT_LEARN:
 			if (o->learn_path)
 				gs_die_usage("%s", "--learn given twice");
@@ -591,9 +606,11 @@ int main(int argc, char **argv)
 	}
 	audit.no_nvidia_device = no_device;
 	/* The start record names COMMAND's process (the init's if unknown). */
-	if (cfg.audit && gs_audit_start(&audit, child.command_pid > 0 ? child.command_pid : child.pid,
-	                                o.argv, o.quota.mem_per_gpu,
-	                                gs_managed_name(o.quota.managed), &driver) < 0)
+	const struct gs_audit_start start = {
+		.child = child.command_pid > 0 ? child.command_pid : child.pid, .argv = o.argv,
+		.quota = &o.quota, .rules = &o.rules, .driver = &driver, .labels = &o.labels,
+	};
+	if (cfg.audit && gs_audit_start(&audit, &start) < 0)
 		sb.audit_failed = true;
 
 	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {
@@ -650,6 +667,7 @@ int main(int argc, char **argv)
 			(void)save_learned(o.learn_path, learn, &audit);
 		gs_sandbox_reconcile(&sb);
 		gs_sandbox_summarize(&sb, -1, SIGKILL);
+		(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 		gs_sandbox_fini(&sb);
 		gs_audit_close(&audit);
 		return GS_EXIT_ERROR;
@@ -667,6 +685,8 @@ int main(int argc, char **argv)
 		code = GS_EXIT_ERROR;
 	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	/* Even without --audit-log: why the workload saw out-of-memory. */
+	(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 	gs_sandbox_fini(&sb);
 	/* The seal is the log's last record: its failure counts too. */
 	if (gs_audit_close(&audit) < 0 || sb.audit_failed) {

@@ -66,10 +66,23 @@ void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv
 /* Records the client after the driver accepted a call on it through this
  * file: with RM's default strict validation that proves the client lives
  * on this open file, which the ledger then watches for release. */
+/* The creator of a client is credited with its memory when its file
+ * closes (gs_sandbox_reconcile); read once per client, from /proc. */
+static void note_client_owner(const struct call *c, nv_handle_t h_client)
+{
+	struct ledger_owner owner;
+
+	if (ledger_client_owner(&c->sb->ledger, h_client))
+		return;
+	gs_read_task(c->tid, &owner.pid, owner.comm, sizeof(owner.comm));
+	ledger_set_client_owner(&c->sb->ledger, h_client, &owner);
+}
+
 int note_client(const struct call *c, nv_handle_t h_client)
 {
 	if (ledger_note_client(&c->sb->ledger, h_client, c->dup) < 0)
 		return -1;
+	note_client_owner(c, h_client);
 	/* The driver accepted the client through this file: remember how to
 	 * reach the file again (the compute-share thread pins it). */
 	ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
@@ -87,8 +100,10 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 
 	memcpy(before, c->sb->ledger.used, sizeof(before));
 	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
-	if (rc == 0 && ledger_fd_is_client_file(&c->sb->ledger, h_client, c->dup) == 1)
+	if (rc == 0 && ledger_fd_is_client_file(&c->sb->ledger, h_client, c->dup) == 1) {
 		ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
+		note_client_owner(c, h_client);
+	}
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (released[g] && c->sb->trace)
 			fprintf(c->sb->trace, "[gpusandbox] released %llu bytes on gpu%u: stale client 0x%x\n",

@@ -400,6 +400,8 @@ static struct answer route_ioctl(struct gs_sandbox *sb, struct call *c,
 static void record_decision(struct gs_sandbox *sb, struct call *c, const struct answer *a)
 {
 	count_verdict(sb, c, a);
+	if (a->kind != ANSWER_CONTINUE)
+		gs_refusals_note(&sb->refusals, &c->d);
 	if (c->audit && sb->audit) {
 		c->d.tid = c->tid;
 		if (gs_audit_decision(sb->audit, &c->d) < 0)

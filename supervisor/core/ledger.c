@@ -55,6 +55,9 @@ struct ledger_obj {
 	 * reached the driver through this client's file. */
 	pid_t    route_tid;
 	int      route_wfd;
+	/* Clients: the process that created it, credited with what the
+	 * driver frees when its file closes. */
+	struct ledger_owner owner;
 };
 
 static uint64_t key_of(uint32_t client, uint32_t handle)
@@ -704,17 +707,42 @@ void ledger_free(struct ledger *l, uint32_t h_client, uint32_t handle,
 unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPUS])
 {
 	unsigned n = 0;
+	struct ledger_owner owner;
 
+	while (ledger_reap_dead_client(l, released, &owner))
+		n++;
+	return n;
+}
+
+bool ledger_reap_dead_client(struct ledger *l, uint64_t released[GS_MAX_GPUS],
+                             struct ledger_owner *owner)
+{
 	for (uint32_t i = 0; i < l->n_objs; i++) {
 		struct ledger_obj *o = &l->objs[i];
 		if (!o->used || o->kind != RM_CLASS_CLIENT || o->watch_epfd < 0)
 			continue;
 		if (watch_alive(o->watch_epfd))
 			continue;
+		*owner = o->owner;
 		free_subtree(l, i, released);
-		n++;
+		return true;
 	}
-	return n;
+	return false;
+}
+
+void ledger_set_client_owner(struct ledger *l, uint32_t h_client, const struct ledger_owner *owner)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx != NONE && l->objs[idx].kind == RM_CLASS_CLIENT)
+		l->objs[idx].owner = *owner;
+}
+
+pid_t ledger_client_owner(const struct ledger *l, uint32_t h_client)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	return idx != NONE && l->objs[idx].kind == RM_CLASS_CLIENT ? l->objs[idx].owner.pid : 0;
 }
 
 int ledger_max_gpu(const struct ledger *l)

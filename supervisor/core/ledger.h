@@ -104,6 +104,20 @@ void ledger_free(struct ledger *l, uint32_t h_client, uint32_t handle,
 
 /* Releases the clients whose open file was closed. Returns how many. */
 unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPUS]);
+/* The process (thread group) that created a client, credited with what
+ * the driver frees when the client's file closes: its pid and command name
+ * as read when the client was created (the process may be gone by then). */
+#define LEDGER_COMM_LEN 16
+struct ledger_owner {
+	pid_t pid;                    /* 0 if unknown */
+	char  comm[LEDGER_COMM_LEN];
+};
+/* Releases one client whose open file was closed, adding what it held to
+ * released and naming its creator in *owner. False when none is left. */
+bool ledger_reap_dead_client(struct ledger *l, uint64_t released[GS_MAX_GPUS],
+                             struct ledger_owner *owner);
+void  ledger_set_client_owner(struct ledger *l, uint32_t h_client, const struct ledger_owner *owner);
+pid_t ledger_client_owner(const struct ledger *l, uint32_t h_client);
 
 static inline uint64_t ledger_used(const struct ledger *l, int gpu)
 {

@@ -123,31 +123,46 @@ void gs_sandbox_print_profile(const struct gs_sandbox *sb)
 		}
 }
 
-void gs_sandbox_reconcile(struct gs_sandbox *sb)
+/* One FILE_CLOSE record per GPU of a reaped client, credited to the
+ * process that created the client (it held the memory, not us). */
+static void note_file_close(struct gs_sandbox *sb, const struct ledger_owner *owner,
+                            const uint64_t released[GS_MAX_GPUS],
+                            const uint64_t before[GS_MAX_GPUS])
 {
-	uint64_t released[GS_MAX_GPUS] = { 0 };
-	uint64_t before[GS_MAX_GPUS];
-
-	memcpy(before, sb->ledger.used, sizeof(before));
-	if (!ledger_reap_dead_clients(&sb->ledger, released))
-		return;
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
 		if (!released[g])
 			continue;
 		if (sb->trace)
-			fprintf(sb->trace, "[gpusandbox] released %llu bytes on gpu%u: client file closed\n",
-			        (unsigned long long)released[g], g);
+			fprintf(sb->trace, "[gpusandbox] released %llu bytes on gpu%u: client file of pid %d closed\n",
+			        (unsigned long long)released[g], g, (int)owner->pid);
 		if (!sb->audit)
 			continue;
 		struct gs_decision d = {
 			.call = "FILE_CLOSE", .gpu = (int)g, .has_size = true, .size = released[g],
 			.verdict = GS_VERDICT_RELEASE, .has_usage = true, .usage_before = before[g],
 			.usage_after = sb->ledger.used[g], .quota = gs_quota_mem(&sb->quota, (int)g),
-			.pid = getpid(), .tid = getpid(),
+			/* No thread made this call: tid 0 says so. */
+			.pid = owner->pid ? owner->pid : getpid(), .tid = 0,
+			.comm = owner->pid ? owner->comm : NULL,
 			.reason = "the driver freed the clients of a closed file",
 		};
 		if (gs_audit_decision(sb->audit, &d) < 0)
 			sb->audit_failed = true;
+	}
+}
+
+void gs_sandbox_reconcile(struct gs_sandbox *sb)
+{
+	uint64_t released[GS_MAX_GPUS];
+	uint64_t before[GS_MAX_GPUS];
+	struct ledger_owner owner;
+
+	for (;;) {
+		memset(released, 0, sizeof(released));
+		memcpy(before, sb->ledger.used, sizeof(before));
+		if (!ledger_reap_dead_client(&sb->ledger, released, &owner))
+			return;
+		note_file_close(sb, &owner, released, before);
 	}
 }
 

@@ -24,6 +24,7 @@
 #include "gs_error.h"
 #include "ledger.h"
 #include "quota.h"
+#include "refusals.h"
 #include "taskset.h"
 #include "workload.h"
 
@@ -64,6 +65,7 @@ struct gs_sandbox {
 	struct gs_taskset    tasks;       /* which tasks are the sandbox's */
 	unsigned             uvm_major;   /* 0 if unknown */
 	uint64_t             counts[GS_COUNT_N];
+	struct gs_refusals   refusals;      /* for the line on stderr at exit */
 	uint64_t             notifications;
 	atomic_bool          audit_failed;
 	/* Who drives the sandbox (runner.c's thread for the command line);

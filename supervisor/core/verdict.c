@@ -7,16 +7,9 @@
  */
 #include "verdict.h"
 
-static const char *const engine_resource[GS_ENGINE_N] = {
-	[GS_ENGINE_NVDEC] = "video.decoders",
-	[GS_ENGINE_NVENC] = "video.encoders",
-	[GS_ENGINE_NVJPG] = "video.jpeg",
-	[GS_ENGINE_OFA] = "video.ofa",
-};
-
 const char *gs_engine_resource(enum gs_engine e)
 {
-	return e >= 0 && e < GS_ENGINE_N ? engine_resource[e] : NULL;
+	return gs_engine_key(e);
 }
 
 uint64_t gs_round_up(uint64_t v, uint64_t to)

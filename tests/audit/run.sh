@@ -112,6 +112,52 @@ if selected head "$@"; then
 	[ "$vrc" = 1 ] && pass head-rewrite || fail head-rewrite "a log without the real sandbox passed --head"
 fi
 
+# ---- a retry loop: one record, one count, and the release credited ----------------
+# retry_loop asks 200 times for 2 GiB under --mem 1g, holding 256 MiB it
+# releases by closing its file. Before issue #15 this wrote 200 identical
+# deny records and credited the release to gpusandbox's own pid.
+if selected retry "$@"; then
+	rlog=$tmp/retry.jsonl
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$rlog" -- \
+		"$ADV/retry_loop" >"$tmp/retry.out" 2>"$tmp/retry.err"
+	rrc=$?
+	refused=$(sed -n 's/^refused=\([0-9]*\) .*/\1/p' "$tmp/retry.out")
+	if [ "$rrc" = 0 ] && python3 - "$rlog" "$refused" 2>"$tmp/retry.py" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+refused = int(sys.argv[2])
+assert refused == 200, f"the program saw {refused} refusals, not 200"
+start = recs[0]
+deny = [r for r in recs if r["event"] == "decision" and r["verdict"] == "deny"]
+sup = [r for r in recs if r["event"] == "suppressed"]
+assert len(deny) == 1 and deny[0]["outcome"] == "quota", deny
+assert len(sup) == 1 and sup[0]["count"] == refused - 1, sup
+assert sup[0]["first_seq"] == deny[0]["seq"] and sup[0]["pid"] == deny[0]["pid"], sup
+summary = [r for r in recs if r["event"] == "summary"][0]
+# Every refusal is accounted for: written or counted.
+assert summary["decisions"]["denied"] == len(deny) + sup[0]["count"], summary
+ok = [r for r in recs if r["event"] == "decision" and r.get("class") == "0x40" and r["verdict"] == "allow"]
+assert ok and all(r["outcome"] == "ok" for r in ok), ok
+close = [r for r in recs if r.get("call") == "FILE_CLOSE"]
+assert len(close) == 1 and close[0]["pid"] == start["pid"] and close[0]["tid"] is None, close
+assert close[0]["comm"] == "retry_loop", close
+assert close[0]["size"] == 256 << 20 and close[0]["outcome"] == "released", close
+# Times follow seq, the suppressed count included (it is written late).
+times = [r["time"] for r in recs]
+assert times == sorted(times), times
+PY
+	then
+		verify "$rlog"
+		good=$vrc
+		grep -v '"event":"suppressed"' "$rlog" >"$tmp/retry-cut.jsonl"
+		verify "$tmp/retry-cut.jsonl"
+		[ "$good" = 0 ] && [ "$vrc" = 1 ] && pass retry ||
+			fail retry "verify: intact exit $good, without the suppressed record exit $vrc"
+	else
+		fail retry "exit $rrc: $(tail -1 "$tmp/retry.py") $(tail -c 300 "$tmp/retry.err")"
+	fi
+fi
+
 # ---- usage ---------------------------------------------------------------------
 if selected usage "$@"; then
 	"$GPUSANDBOX" audit verify >/dev/null 2>&1; a=$?

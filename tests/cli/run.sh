@@ -325,5 +325,59 @@ PY
 	then ok "audit-decision-fields"; else bad "audit-decision-fields" "$(tail -1 "$T/err")"; fi
 fi
 
+# The start record: the effective policy (the file's values under the
+# command line's), the host, the version and the --label pairs; a bad
+# label is a usage error before anything runs.
+printf 'mem = 4g\nchannels = 16\ngpu.2.mem = 2g\nvideo.decoders = 0\nallow = compute, memory, video\n' \
+	>"$T/start.policy"
+expect_status "label-start-record" 0 "$B" --policy "$T/start.policy" --channels 8 --label team=ml \
+	--label "run.id=t 42" --label empty= --audit-log "$T/start.jsonl" -- true
+python3 - "$T/start.jsonl" "$(hostname)" "$("$B" --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -1)" \
+	2>"$T/py" <<'PY' && ok "start-record-policy" || bad "start-record-policy" "$(tail -1 "$T/py")"
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["event"] == "start" and r["schema"] == 2, r
+assert r["host"] == sys.argv[2] and r["version"] == sys.argv[3], (r["host"], r["version"])
+assert r["labels"] == {"team": "ml", "run.id": "t 42", "empty": ""}, r["labels"]
+p = r["policy"]
+assert p["mem"] == 4 << 30 and r["quota"] == 4 << 30, p
+assert p["mem_gpu"] == {"2": 2 << 30} and p["channels"] == 8, p    # the command line wins
+assert p["channel_groups"] is None and p["active_channel_groups"] is None, p
+assert p["engines"]["video.decoders"] == 0 and p["engines"]["video.encoders"] is None, p
+assert p["groups"] == ["compute", "memory", "video"], p["groups"]
+assert p["gpus"] is None and p["managed"] == "allow-unaccounted" and p["sm"] is None, p
+PY
+expect_status "label-bad-key-125" 125 "$B" --label Team=x -- sh -c "touch $T/label-ran"
+grep -q "invalid --label 'Team=x': the key must be" "$T/err" && [ ! -e "$T/label-ran" ] &&
+	ok "label-bad-key-message" || bad "label-bad-key-message" "$(cat "$T/err")"
+expect_status "label-twice-125" 125 "$B" --label a=1 --label a=2 -- true
+expect_status "label-control-char-125" 125 "$B" --label "a=$(printf 'x\033y')" -- true
+
+# The line on stderr at exit, without --audit-log: what was refused, how
+# many times, and which limit; the driver's own NV_ERR_NO_MEMORY under a
+# quota with room is said to be the GPU's, not the quota's. Nothing
+# refused: no line. (retry_loop asks 200 times for 2 GiB, holding 256 MiB.)
+if [ -x build/tests/adv/retry_loop ]; then
+	fake() { tests/fakedrv/with-fake-nvidia --vidmem "$1" -- "$B" --user root "${@:2}"; }
+	fake 16g --mem 1g -- build/tests/adv/retry_loop >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -eq 125 ] && grep -q SKIP "$T/err"; then
+		echo "SKIP refusal-line: fake driver cannot run here"
+	else
+		want="gpusandbox: 200 calls refused: video memory quota exceeded (--mem 1g, GPU 0) x200"
+		[ "$rc" = 0 ] && grep -q '^refused=200 ' "$T/out" && [ "$(grep -c 'refused' "$T/err")" = 1 ] &&
+			grep -qxF "$want" "$T/err" && ok "refusal-line-quota" || bad "refusal-line-quota" "$(cat "$T/err")"
+		fake 1g --mem 8g -- build/tests/adv/retry_loop >"$T/out" 2>"$T/err"
+		want="gpusandbox: 200 calls refused: GPU out of memory (the GPU itself was full, not the quota) x200"
+		grep -q '^refused=200 ' "$T/out" && grep -qxF "$want" "$T/err" && ok "refusal-line-device-full" ||
+			bad "refusal-line-device-full" "$(cat "$T/err")"
+		fake 16g --channels 2 -- build/tests/adv/channels >"$T/out" 2>"$T/err"
+		grep -qE '^gpusandbox: [0-9]+ calls refused: channel quota exceeded \(--channels 2\) x[0-9]+$' "$T/err" &&
+			ok "refusal-line-channels" || bad "refusal-line-channels" "$(cat "$T/err")"
+		fake 16g --mem 1g -- true >"$T/out" 2>"$T/err"
+		! grep -q 'refused' "$T/err" && ok "refusal-line-none" || bad "refusal-line-none" "$(cat "$T/err")"
+	fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

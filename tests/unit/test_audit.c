@@ -147,7 +147,12 @@ static void test_hostile_record(void)
 	d.tid = gettid();
 	/* No driver here: the newest tables, as a run without one takes. */
 	struct gs_driver drv = { .present = false, .rm_abi = gs_rm_abi_default() };
-	CHECK(gs_audit_start(&a, getpid(), argv, UINT64_MAX, "deny", &drv) == 0);
+	struct gs_quota q;
+	gs_quota_init(&q);
+	const struct gs_audit_start start = {
+		.child = getpid(), .argv = argv, .quota = &q, .rules = gs_rules_builtin(), .driver = &drv,
+	};
+	CHECK(gs_audit_start(&a, &start) == 0);
 	CHECK(gs_audit_decision(&a, &d) == 0);
 	prctl(PR_SET_NAME, old_name);
 	gs_audit_close(&a);
@@ -194,8 +199,178 @@ static void test_audit_fd(void)
 	gs_audit_close(&a);
 }
 
+/* outcome beside the verdict: a quota's refusal and a full GPU differ. */
+static void test_outcome(void)
+{
+	struct gs_decision d = { .verdict = GS_VERDICT_ALLOW, .has_status = true, .status = NV_OK };
+
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_OK);
+	d.status = NV_ERR_NO_MEMORY;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_DEVICE_FULL);
+	CHECK(strcmp(gs_outcome_name(GS_OUTCOME_DEVICE_FULL), "device_full") == 0);
+	d.status = NV_ERR_INVALID_ARGUMENT;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_DRIVER);
+	d.has_status = false;
+	d.errnum = 22;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_DRIVER);
+	d.status = NV_ERR_NO_MEMORY;
+	d.has_status = true;
+	d.verdict = GS_VERDICT_DENY;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_QUOTA);
+	d.verdict = GS_VERDICT_REFUSE;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_POLICY);
+	d.verdict = GS_VERDICT_RELEASE;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_RELEASED);
+	d.verdict = GS_VERDICT_CONTINUE;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_CONTINUED);
+}
+
+/* --label: keys of one shape, values of readable UTF-8, no key twice. */
+static void test_labels(void)
+{
+	struct gs_audit_labels l = { 0 };
+	const char *why = NULL;
+	char key[GS_LABEL_KEY_MAX + 8];
+
+	CHECK(gs_audit_label_add(&l, "team=ml", &why) == 0);
+	CHECK(gs_audit_label_add(&l, "run.id-2_x=\xc3\xa9 t", &why) == 0);
+	CHECK(gs_audit_label_add(&l, "empty=", &why) == 0 && l.n == 3 && !l.value[2][0]);
+	CHECK(gs_audit_label_add(&l, "team=other", &why) < 0 && strstr(why, "twice"));
+	CHECK(gs_audit_label_add(&l, "Team=x", &why) < 0);
+	CHECK(gs_audit_label_add(&l, "1x=x", &why) < 0);
+	CHECK(gs_audit_label_add(&l, "a b=x", &why) < 0);
+	CHECK(gs_audit_label_add(&l, "novalue", &why) < 0);
+	CHECK(gs_audit_label_add(&l, "=x", &why) < 0);
+	CHECK(gs_audit_label_add(&l, "k=\xff", &why) < 0 && strstr(why, "UTF-8"));
+	CHECK(gs_audit_label_add(&l, "k=a\nb", &why) < 0);
+	memset(key, 'a', sizeof(key));
+	snprintf(key + GS_LABEL_KEY_MAX - 1, 8, "=v");   /* a 63-byte key */
+	CHECK(gs_audit_label_add(&l, key, &why) == 0);
+	snprintf(key + GS_LABEL_KEY_MAX, 8, "=v");       /* 64 bytes: too long */
+	key[GS_LABEL_KEY_MAX - 1] = 'a';
+	CHECK(gs_audit_label_add(&l, key, &why) < 0);
+	for (unsigned i = l.n; i < GS_LABELS_MAX; i++) {
+		snprintf(key, sizeof(key), "k%u=v", i);
+		CHECK(gs_audit_label_add(&l, key, &why) == 0);
+	}
+	CHECK(gs_audit_label_add(&l, "last=v", &why) < 0 && strstr(why, "16"));
+}
+
+/* The start record's policy names every limit, per GPU. */
+static void test_policy_json(void)
+{
+	struct gs_quota q;
+	struct gs_rules r;
+	json_object *o, *f, *g;
+
+	gs_quota_init(&q);
+	gs_rules_default(&r);
+	q.mem_per_gpu = 1ull << 30;
+	q.mem_gpu[3] = 2ull << 30;
+	q.channels = 8;
+	q.engines[GS_ENGINE_NVDEC] = 0;
+	q.visible_set = true;
+	q.visible = 0x9;
+	q.sm_percent = 50;
+	q.sm_period_ms = 20;
+	o = gs_audit_policy_json(&q, &r);
+	CHECK(json_object_object_get_ex(o, "mem", &f) && json_object_get_uint64(f) == 1ull << 30);
+	CHECK(json_object_object_get_ex(o, "mem_gpu", &f) && json_object_object_get_ex(f, "3", &g) &&
+	      json_object_get_uint64(g) == 2ull << 30 && json_object_object_length(f) == 1);
+	CHECK(json_object_object_get_ex(o, "channels", &f) && json_object_get_int(f) == 8);
+	CHECK(json_object_object_get_ex(o, "channel_groups", &f) && f == NULL);
+	CHECK(json_object_object_get_ex(o, "engines", &f) &&
+	      json_object_object_get_ex(f, "video.decoders", &g) && g && json_object_get_int(g) == 0);
+	CHECK(json_object_object_get_ex(o, "gpus", &f) && json_object_array_length(f) == 2 &&
+	      json_object_get_int(json_object_array_get_idx(f, 1)) == 3);
+	CHECK(json_object_object_get_ex(o, "groups", &f) && json_object_array_length(f) == 3);
+	CHECK(json_object_object_get_ex(o, "sm", &f) && json_object_object_get_ex(f, "period_ms", &g) &&
+	      json_object_get_int(g) == 20);
+	json_object_put(o);
+}
+
+/* Counts a log's records by event, and sums the suppressed counts. */
+static void count_events(const char *path, unsigned *decisions, unsigned *suppressed,
+                         uint64_t *folded)
+{
+	char line[LINE_MAX_BYTES];
+	FILE *f = fopen(path, "re");
+
+	*decisions = *suppressed = 0;
+	*folded = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		json_object *o = json_tokener_parse(line), *ev, *n;
+		if (!o || !json_object_object_get_ex(o, "event", &ev)) {
+			json_object_put(o);
+			continue;
+		}
+		if (strcmp(json_object_get_string(ev), "decision") == 0)
+			(*decisions)++;
+		if (strcmp(json_object_get_string(ev), "suppressed") == 0 &&
+		    json_object_object_get_ex(o, "count", &n)) {
+			(*suppressed)++;
+			*folded += json_object_get_uint64(n);
+		}
+		json_object_put(o);
+	}
+	if (f)
+		fclose(f);
+}
+
+#define REPEAT_TRIES 10u
+#define WINDOW_PASSED_US 1100000u
+
+/* Repeated refusals: two processes retrying side by side are each one
+ * record and one count; more keys than runs end the oldest run early; a
+ * repeat after the window is written again; nothing is lost; the chain
+ * verifies. */
+static void test_repeats(void)
+{
+	char path[] = "/tmp/gs-test-repeats-XXXXXX";
+	struct gs_audit a;
+	struct gs_error err = { 0 };
+	struct gs_decision d = { .call = "RM_ALLOC", .has_class = true, .cls = 0x40,
+	                         .verdict = GS_VERDICT_DENY, .reason = "video memory quota exceeded",
+	                         .tid = gettid(), .gpu = -1 };
+	unsigned dec, sup;
+	uint64_t folded;
+	int tmp = mkstemp(path);
+
+	CHECK(tmp >= 0);
+	close(tmp);
+	unlink(path);
+	CHECK(gs_audit_open(&a, path, "00000000000000aa", &err) == 0);
+	for (unsigned i = 0; i < REPEAT_TRIES; i++) {
+		d.pid = 100;
+		CHECK(gs_audit_decision(&a, &d) == 0);
+		d.pid = 200;
+		CHECK(gs_audit_decision(&a, &d) == 0);
+	}
+	/* GS_AUDIT_REPEAT_RUNS more keys: the two runs above are ended. */
+	for (unsigned i = 0; i < GS_AUDIT_REPEAT_RUNS; i++) {
+		d.pid = (pid_t)(300 + i);
+		CHECK(gs_audit_decision(&a, &d) == 0);
+	}
+	count_events(path, &dec, &sup, &folded);
+	CHECK(dec == 2 + GS_AUDIT_REPEAT_RUNS && sup == 2 && folded == 2 * (REPEAT_TRIES - 1));
+	/* After the window, the same refusal is a record again. */
+	usleep(WINDOW_PASSED_US);
+	d.pid = 300;
+	CHECK(gs_audit_decision(&a, &d) == 0);
+	CHECK(gs_audit_decision(&a, &d) == 0);
+	gs_audit_close(&a);
+	count_events(path, &dec, &sup, &folded);
+	CHECK(dec == 3 + GS_AUDIT_REPEAT_RUNS && sup == 3 && folded == 2 * (REPEAT_TRIES - 1) + 1);
+	CHECK(run_verify(path) == GS_AUDIT_VERIFIED);
+	unlink(path);
+}
+
 int main(void)
 {
+	test_repeats();
+	test_outcome();
+	test_labels();
+	test_policy_json();
 	test_sha256();
 	test_utf8();
 	test_hostile_record();

@@ -257,6 +257,10 @@ static void test_ledger_release_watch(void)
 	CHECK(pipe(p) == 0);
 	CHECK(ledger_init(&l) == 0);
 	CHECK(ledger_note_client(&l, CLIENT, p[0]) == 1);
+	/* The creator is credited with what the closed file released. */
+	CHECK(ledger_client_owner(&l, CLIENT) == 0);
+	ledger_set_client_owner(&l, CLIENT, &(struct ledger_owner){ .pid = 4242, .comm = "trainer" });
+	CHECK(ledger_client_owner(&l, CLIENT) == 4242);
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
 	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
 	keep = dup(p[0]);
@@ -265,7 +269,13 @@ static void test_ledger_release_watch(void)
 	 * the file, and so the client and its memory, alive. */
 	CHECK(ledger_reap_dead_clients(&l, rel) == 0 && ledger_used(&l, 0) == GiB);
 	close(keep);
-	CHECK(ledger_reap_dead_clients(&l, rel) == 1 && rel[0] == GiB && ledger_used(&l, 0) == 0);
+	{
+		struct ledger_owner owner = { 0 };
+		CHECK(ledger_reap_dead_client(&l, rel, &owner) && owner.pid == 4242 &&
+		      strcmp(owner.comm, "trainer") == 0 && rel[0] == GiB &&
+		      ledger_used(&l, 0) == 0);
+		CHECK(!ledger_reap_dead_client(&l, rel, &owner));
+	}
 	CHECK(!ledger_has(&l, CLIENT, CLIENT));
 	close(p[1]);
 	ledger_fini(&l);

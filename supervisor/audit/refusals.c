@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+#include <string.h>
+
+#include "nvrm_abi.h"
+#include "refusals.h"
+
+#define SIZE_BUF 32
+#define LIMIT_BUF 96
+#define KIB 1024ull
+
+static bool same_kind(const struct gs_refusal_kind *k, enum gs_outcome o, const char *reason,
+                      const char *resource, int gpu, uint64_t limit)
+{
+	return k->outcome == o && k->resource == resource && k->gpu == gpu && k->limit == limit &&
+	       strncmp(k->reason, reason, sizeof(k->reason) - 1) == 0;
+}
+
+void gs_refusals_note(struct gs_refusals *r, const struct gs_decision *d)
+{
+	const enum gs_outcome o = gs_decision_outcome(d);
+	const char *reason = d->reason ? d->reason : "GPU out of memory";
+	/* A count's resource is named; a byte quota is video memory. */
+	const char *resource = d->resource ? d->resource : d->has_usage ? "vidmem" : NULL;
+	const uint64_t limit = d->has_usage ? d->quota : 0;
+	struct gs_refusal_kind *k;
+
+	if (o != GS_OUTCOME_QUOTA && o != GS_OUTCOME_POLICY && o != GS_OUTCOME_DEVICE_FULL)
+		return;
+	r->total++;
+	for (unsigned i = 0; i < r->n_kinds; i++) {
+		if (same_kind(&r->kind[i], o, reason, resource, d->gpu, limit)) {
+			r->kind[i].n++;
+			return;
+		}
+	}
+	if (r->n_kinds == GS_REFUSAL_KINDS) {
+		r->other++;
+		return;
+	}
+	k = &r->kind[r->n_kinds++];
+	k->outcome = o;
+	snprintf(k->reason, sizeof(k->reason), "%s", reason);
+	k->resource = resource;
+	k->gpu = d->gpu;
+	k->limit = limit;
+	k->n = 1;
+}
+
+/* A size as the user writes it on the command line ("4g", "512m"). */
+static const char *option_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "kmgt";
+	unsigned u = 0;
+
+	if (!bytes || bytes % KIB) {
+		snprintf(buf, len, "%" PRIu64, bytes);
+		return buf;
+	}
+	bytes /= KIB;
+	while (u + 1 < sizeof(units) - 1 && bytes % KIB == 0) {
+		bytes /= KIB;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 "%c", bytes, units[u]);
+	return buf;
+}
+
+/* The option or policy line that set the limit a kind ran into. */
+static void limit_text(const struct gs_refusal_kind *k, const struct gs_quota *q, char *buf,
+                       size_t len)
+{
+	char size[SIZE_BUF];
+
+	buf[0] = '\0';
+	if (k->outcome == GS_OUTCOME_DEVICE_FULL) {
+		snprintf(buf, len, " (the GPU itself was full, not the quota)");
+	} else if (!k->resource) {
+		snprintf(buf, len, " (policy)");
+	} else if (strcmp(k->resource, "vidmem") == 0) {
+		bool own = k->gpu >= 0 && (unsigned)k->gpu < GS_MAX_GPUS &&
+		           q->mem_gpu[k->gpu] != GS_MEM_GPU_UNSET;
+		option_size(k->limit, size, sizeof(size));
+		if (own)
+			snprintf(buf, len, " (gpu.%d.mem = %s)", k->gpu, size);
+		else
+			snprintf(buf, len, " (--mem %s, GPU %d)", size, k->gpu);
+	} else if (strcmp(k->resource, "channels") == 0) {
+		snprintf(buf, len, " (--channels %" PRIu64 ")", k->limit);
+	} else if (strcmp(k->resource, "channel_groups") == 0) {
+		snprintf(buf, len, " (--channel-groups %" PRIu64 ")", k->limit);
+	} else if (strcmp(k->resource, "scheduled_channel_groups") == 0) {
+		snprintf(buf, len, " (--active-channel-groups %" PRIu64 ")", k->limit);
+	} else if (strcmp(k->resource, "managed") == 0) {
+		snprintf(buf, len, " (--managed deny)");
+	} else {
+		/* The video engine caps are policy keys ("video.decoders"). */
+		snprintf(buf, len, " (%s = %" PRIu64 ")", k->resource, k->limit);
+	}
+}
+
+uint64_t gs_refusals_print(const struct gs_refusals *r, const struct gs_quota *q, FILE *f)
+{
+	char limit[LIMIT_BUF];
+
+	if (!r->total)
+		return 0;
+	fprintf(f, "gpusandbox: %" PRIu64 " call%s refused:", r->total, r->total == 1 ? "" : "s");
+	for (unsigned i = 0; i < r->n_kinds; i++) {
+		const struct gs_refusal_kind *k = &r->kind[i];
+		limit_text(k, q, limit, sizeof(limit));
+		fprintf(f, "%s %s%s x%" PRIu64, i ? ";" : "", k->reason, limit, k->n);
+	}
+	if (r->other)
+		fprintf(f, "; other x%" PRIu64, r->other);
+	fprintf(f, "\n");
+	return r->total;
+}
