@@ -353,22 +353,44 @@ static struct gs_call_verdict first_verdict(struct call *c, const struct alloc_f
 	return v;
 }
 
+/* The first verdict, on the call alone: a refusal here is answered before
+ * anything more of the workload's memory is read. */
+static bool passes_first(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	struct gs_call_verdict v = first_verdict(c, f);
+
+	if (objects(&v)) {
+		*a = refuse(c, f, &v);
+		return false;
+	}
+	return true;
+}
+
+/* reconcile + the whole verdict, recorded once; false with *a when it
+ * refuses. */
+static bool passes_judged(struct call *c, struct alloc_flight *f, struct gs_call_verdict *v,
+                          struct answer *a)
+{
+	*v = judge_alloc(c, f);
+	record_alloc_verdict(c, f, v);
+	if (objects(v)) {
+		*a = refuse(c, f, v);
+		return false;
+	}
+	return true;
+}
+
 struct answer handle_alloc(struct call *c)
 {
 	struct alloc_flight f = { .file = -1 };
 	struct gs_call_verdict v;
 	struct answer a;
 
-	if (!fetch_alloc_top(c, &f, &a))
+	if (!fetch_alloc_top(c, &f, &a) || !passes_first(c, &f, &a))
 		return a;
-	v = first_verdict(c, &f);
-	if (objects(&v))
-		return refuse(c, &f, &v);
 	fetch_alloc_params(c, &f);
-	v = judge_alloc(c, &f);
-	record_alloc_verdict(c, &f, &v);
-	if (objects(&v))
-		return refuse(c, &f, &v);
+	if (!passes_judged(c, &f, &v, &a))
+		return a;
 	if (v.verdict == GS_VERDICT_CONTINUE)
 		return continue_client(c, &f);
 	return act_alloc(c, &f, v.charge);
@@ -419,13 +441,8 @@ struct answer handle_vid_heap(struct call *c)
 		c->d.has_size = true;
 		c->d.size = f.call.size;
 	}
-	v = first_verdict(c, &f);
-	if (objects(&v))
-		return refuse(c, &f, &v);
-	v = judge_alloc(c, &f);
-	record_alloc_verdict(c, &f, &v);
-	if (objects(&v))
-		return refuse(c, &f, &v);
+	if (!passes_first(c, &f, &a) || !passes_judged(c, &f, &v, &a))
+		return a;
 	return act_vid_heap(c, &f, v.charge);
 }
 
@@ -454,12 +471,7 @@ struct answer handle_alloc_object(struct call *c)
 	c->d.has_class = true;
 	c->d.cls = f.call.h_class;
 	c->d.h_client = f.call.h_client;
-	v = first_verdict(c, &f);
-	if (objects(&v))
-		return refuse(c, &f, &v);
-	v = judge_alloc(c, &f);
-	record_alloc_verdict(c, &f, &v);
-	if (objects(&v))
-		return refuse(c, &f, &v);
+	if (!passes_first(c, &f, &a) || !passes_judged(c, &f, &v, &a))
+		return a;
 	return act_alloc_object(c, &f);
 }
