@@ -302,6 +302,14 @@ struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
 	if (call->gss_legacy && !usage->client_seen)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLIENT,
 		                 "legacy control on a client not seen in this sandbox");
+	/* Without a row on the running branch gpusandbox does not know where
+	 * the params hold pointers; run flat, the driver would follow them
+	 * into the supervisor's memory. An explicit allow.control cannot make
+	 * that safe (issue #11). The bit-15 legacy path forwards opaque bytes
+	 * to GSP, which follows no pointer, so it may run. */
+	if (!call->ctrl_known && !call->gss_legacy && call->has_params && call->params_size)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "control unknown on this driver branch: its params cannot be checked");
 	/* A control whose pointers we cannot relocate would make the driver
 	 * read or write the supervisor's memory at a workload-chosen address. */
 	if (call->unrelocatable)

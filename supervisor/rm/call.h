@@ -37,6 +37,7 @@ struct gs_rm_call {
 	uint32_t           cmd;
 	bool               gss_legacy;    /* bit 15: the legacy GSS path */
 	bool               unrelocatable; /* params hold pointers we cannot move */
+	bool               ctrl_known;    /* a row on the running branch gives its layout */
 	/* A control whose params the supervisor reads or rewrites, sent with a
 	 * paramsSize that is not the running driver's size for it. */
 	bool               params_size_wrong;

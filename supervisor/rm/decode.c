@@ -162,6 +162,7 @@ const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const 
 	out->has_params = top->params != 0;
 	out->params_size = top->params_size;
 	const struct rm_ctrl_info *ci = rm_ctrl_lookup(abi, top->cmd);
+	out->ctrl_known = ci != NULL;
 	out->params_size_wrong = ci && supervisor_reads_params(top->cmd) &&
 	                         top->params_size != ci->params_size;
 	return ci;

@@ -33,12 +33,16 @@
 #define MEM_UNL GS_QUOTA_UNLIMITED
 
 #define CLS_UNKNOWN 0x1234u      /* in no table */
+/* A command number no table has (not bit 15), and a bit-15 one. */
+#define CMD_UNKNOWN 0x20807e01u
+#define CMD_UNKNOWN_GSS 0x2080fe81u
 #define CLS_CHANNEL 0xa06fu      /* KEPLER_CHANNEL_GPFIFO_A */
 #define CLS_NVDEC   0xb8b0u      /* NVB8B0_VIDEO_DECODER (GH100) */
 #define PSIZE_VIDMEM 128u        /* sizeof(NV_MEMORY_ALLOCATION_PARAMS) */
 #define PSIZE_CHANNEL 368u
 
-enum rules_kind { RULES_DEFAULT, RULES_ALL, RULES_NONE, RULES_UNKNOWN_LISTED };
+enum rules_kind { RULES_DEFAULT, RULES_ALL, RULES_NONE, RULES_UNKNOWN_LISTED,
+                  RULES_CTRL_UNKNOWN_LISTED };
 
 struct limits {
 	uint64_t mem, mem_gpu1;
@@ -242,6 +246,10 @@ static void rules_of(enum rules_kind k, struct gs_rules *r)
 		r->groups = 0;
 	else if (k == RULES_UNKNOWN_LISTED)
 		r->classes[r->n_classes++] = CLS_UNKNOWN;
+	else if (k == RULES_CTRL_UNKNOWN_LISTED) {
+		r->controls[r->n_controls++] = CMD_UNKNOWN;
+		r->controls[r->n_controls++] = CMD_UNKNOWN_GSS;
+	}
 }
 
 static void limits_of(const struct limits *l, struct gs_quota *q)
@@ -328,9 +336,18 @@ struct control_row {
 
 #define CMD_FB_INFO_V2 NV2080_CTRL_CMD_FB_GET_INFO_V2
 #define CONTROL(cmd_) .escape = NV_ESC_RM_CONTROL, .h_client = 0xc1, .h_object = 0xd0, \
-	.cmd = (cmd_), .has_params = true, .params_size = 1028
+	.cmd = (cmd_), .has_params = true, .params_size = 1028, .ctrl_known = true
 
 static const struct control_row control_rows[] = {
+	{ "unknown control allowed by number, with params", RULES_CTRL_UNKNOWN_LISTED, true,
+	  { CONTROL(CMD_UNKNOWN), .ctrl_known = false },
+	  REFUSE(NV_ERR_NOT_SUPPORTED,
+	         "control unknown on this driver branch: its params cannot be checked"), false },
+	{ "unknown control allowed by number, without params", RULES_CTRL_UNKNOWN_LISTED, true,
+	  { CONTROL(CMD_UNKNOWN), .ctrl_known = false, .has_params = false, .params_size = 0 },
+	  ALLOW, false },
+	{ "unknown bit-15 control allowed by number: opaque bytes", RULES_CTRL_UNKNOWN_LISTED, true,
+	  { CONTROL(CMD_UNKNOWN_GSS), .ctrl_known = false, .gss_legacy = true }, ALLOW, false },
 	{ "allowed control", RULES_DEFAULT, false, { CONTROL(CMD_FB_INFO_V2) }, ALLOW, false },
 	{ "FINN-serialized control", RULES_DEFAULT, false,
 	  { CONTROL(CMD_FB_INFO_V2), .finn_serialized = true },
