@@ -38,12 +38,6 @@
 #include "runner.h"
 #include "sandbox.h"
 
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
 
 #define POLICY_SUFFIX ".policy"
 #define AUDIT_SUFFIX ".jsonl"
@@ -315,7 +309,6 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
                         struct gs_error *err)
 {
 	struct worker *w = calloc(1, sizeof(*w));
-	__u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	pthread_attr_t attr;
 	pthread_t t;
 	sigset_t all, old;
@@ -330,8 +323,7 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
 	w->c = c;
 	w->listener = listener;
 	w->unverified = unverified;
-	/* As sandbox.c: synchronous wake-up where the kernel has it. */
-	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
+	gs_listener_sync_wakeup(listener);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* Signals stay with the main thread's signalfd. */

@@ -106,6 +106,10 @@ struct gs_sandbox_config {
 	const char      *id;              /* NULL: a random one */
 };
 
+/* Asks the kernel for synchronous wake-up on a listener (where it has it):
+ * every listener the supervisor serves, the CLI's and each of the agent's. */
+void gs_listener_sync_wakeup(int listener);
+
 int  gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, int listener,
                      struct gs_error *err);
 void gs_sandbox_fini(struct gs_sandbox *sb);
