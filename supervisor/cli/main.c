@@ -583,7 +583,7 @@ int main(int argc, char **argv)
 	/* managed = deny must hold for every way into GPU memory UVM has; if
 	 * the driver gives GPUs pageable memory, it cannot, and nothing
 	 * starts. */
-	if (o.quota.managed == GS_MANAGED_DENY && gs_managed_check_host(gs_find_uvm_major(), &err) < 0)
+	if (o.quota.managed == GS_MANAGED_DENY && gs_managed_check_host(gs_driver_uvm_major(), &err) < 0)
 		return report(&err, &audit), GS_EXIT_ERROR;
 	spec.argv = o.argv;
 	spec.filter = &filter_opts;

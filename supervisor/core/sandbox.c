@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "rm_decode.h"
 #include "sandbox.h"
 #include "learn.h"
@@ -27,24 +28,6 @@
 #endif
 
 #define SANDBOX_ID_BYTES 8
-#define DEVICES_LINE 128
-#define UVM_DEVICE_NAME "nvidia-uvm"
-
-/* The uvm driver's major is dynamic; /proc/devices names it. */
-unsigned gs_find_uvm_major(void)
-{
-	FILE *f = fopen("/proc/devices", "re");
-	char line[DEVICES_LINE], name[DEVICES_LINE];
-	unsigned major, found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%u %127s", &major, name) == 2 && strcmp(name, UVM_DEVICE_NAME) == 0)
-			found = major;
-	fclose(f);
-	return found;
-}
 
 void gs_sandbox_make_id(char *out, size_t len)
 {
@@ -99,7 +82,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	gs_listener_sync_wakeup(listener);
-	sb->uvm_major = gs_find_uvm_major();
+	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	return 0;
 }

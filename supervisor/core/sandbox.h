@@ -129,8 +129,6 @@ void gs_sandbox_emit_channels_may_resume(struct gs_sandbox *sb, int gpu);
  * own scheduling controls must not reach the driver. */
 bool gs_sandbox_channels_observed(const struct gs_sandbox *sb);
 
-/* The nvidia-uvm character major from /proc/devices; 0 if not loaded. */
-unsigned gs_find_uvm_major(void);
 
 /* Remembers the process of task tid as the creator of an RM client. */
 void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid);

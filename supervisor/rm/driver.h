@@ -49,6 +49,10 @@ enum gs_node_kind { GS_NODE_NONE, GS_NODE_CTL, GS_NODE_GPU, GS_NODE_UVM };
  * stand-ins at /dev/nvidia*; removes the variable from the environment.
  * Call once at start, before any thread and before the workload. */
 void gs_driver_nodes_init(void);
+
+/* The nvidia-uvm character major gs_driver_nodes_init read from
+ * /proc/devices; 0 if not loaded (or not read yet). */
+unsigned gs_driver_uvm_major(void);
 bool gs_driver_nodes_fake(void);
 
 /* What st (of an open file) is to the driver; minor (may be NULL) gets

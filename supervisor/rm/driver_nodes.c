@@ -121,6 +121,11 @@ static void record_stand_ins(void)
 	closedir(d);
 }
 
+unsigned gs_driver_uvm_major(void)
+{
+	return nodes.uvm_major;
+}
+
 void gs_driver_nodes_init(void)
 {
 	const char *fake = getenv(FAKE_ENV);
