@@ -379,7 +379,7 @@ static struct answer route_ioctl(struct gs_sandbox *sb, struct call *c,
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Another device's ioctl that merely shares the low byte. */
-	if (!fd_is_nvidia_like(sb->uvm_major, c->dup))
+	if (!fd_is_nvidia_like(c->dup))
 		return answer_continue();
 	*record = true;
 	/* An escape number we do not know, or one the 580 driver does not

@@ -140,12 +140,11 @@ static bool fd_path(pid_t pid, int fd, char *path, size_t len)
  * its answers reach only the workload, never the ledger. A file whose
  * fstat fails (a FUSE server can make it fail) is not the driver either:
  * the driver's own nodes always answer fstat. */
-bool fd_is_nvidia_like(unsigned uvm_major, int fd)
+bool fd_is_nvidia_like(int fd)
 {
 	struct stat st;
 	enum gs_node_kind k;
 
-	(void)uvm_major;
 	if (fstat(fd, &st) < 0)
 		return false;
 	k = gs_driver_node_kind(&st, NULL);

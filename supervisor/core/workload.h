@@ -46,8 +46,8 @@ int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
 
 /* Does our fd lead to the NVIDIA driver, to its UVM device, to its control
- * node? uvm_major is the nvidia-uvm major (0 if unknown). */
-bool fd_is_nvidia_like(unsigned uvm_major, int fd);
+ * node? uvm_major (fd_is_uvm) is the nvidia-uvm major, 0 if unknown. */
+bool fd_is_nvidia_like(int fd);
 bool fd_is_uvm(unsigned uvm_major, int fd);
 bool fd_is_control_file(int fd);
 
