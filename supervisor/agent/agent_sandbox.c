@@ -36,7 +36,7 @@
 #include "executor.h"
 #include "gpu_uuid.h"
 #include "runner.h"
-#include "sandbox.h"
+#include "session.h"
 
 
 #define POLICY_SUFFIX ".policy"
@@ -53,7 +53,7 @@ struct gs_agent_container {
 	struct gs_policy policy;     /* its rules outlive every call */
 	struct gs_audit audit;
 	bool audited;
-	struct gs_sandbox sb;
+	struct gs_session sb;
 };
 
 struct worker {
@@ -181,7 +181,7 @@ static bool may_hold_sys_admin(pid_t tid)
  * container must not go on, 1 when this listener must be dropped. */
 static int serve_one(struct worker *w)
 {
-	struct gs_sandbox *sb = &w->c->sb;
+	struct gs_session *sb = &w->c->sb;
 	struct gs_scratch *s = &w->scratch;
 	bool failed;
 
@@ -227,13 +227,13 @@ static int serve_one(struct worker *w)
  * container) stay in the summary, which is the safe side. */
 #define RELEASE_WAIT_STEPS 50
 #define RELEASE_WAIT_NS 20000000L  /* 20 ms: 1 s in all */
-static void reconcile_released(struct gs_sandbox *sb)
+static void reconcile_released(struct gs_session *sb)
 {
 	struct timespec step = { 0, RELEASE_WAIT_NS };
 
 	for (int i = 0; i < RELEASE_WAIT_STEPS; i++) {
 		bool charged = false;
-		gs_sandbox_reconcile(sb);
+		gs_session_reconcile(sb);
 		for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 			charged |= sb->ledger.used[g] != 0;
 		if (!charged)
@@ -246,11 +246,11 @@ static void teardown(struct gs_agent_container *c)
 {
 	reconcile_released(&c->sb);
 	/* The agent does not learn exit statuses: -1, no signal. */
-	gs_sandbox_summarize(&c->sb, -1, 0);
+	gs_session_summarize(&c->sb, -1, 0);
 	if (c->sb.audit_failed)
 		log_line(c->id, NULL, "writing the audit summary failed");
 	log_line(c->id, NULL, "torn down (every listener hung up)");
-	gs_sandbox_fini(&c->sb);
+	gs_session_fini(&c->sb);
 	if (c->audited)
 		gs_audit_close(&c->audit);
 	if (c->init_pidfd >= 0)
@@ -391,7 +391,7 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
                                                  const char *policy_name, struct gs_error *err)
 {
 	struct gs_agent_container *c = calloc(1, sizeof(*c));
-	struct gs_sandbox_config cfg = { 0 };
+	struct gs_session_config cfg = { 0 };
 
 	if (!c) {
 		gs_fail(err, ENOMEM, "allocating a container");
@@ -411,7 +411,7 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	cfg.driver = &a->driver;
 	cfg.rules = &c->policy.rules;
 	/* No listener of its own: each worker answers on its own. */
-	if (gs_sandbox_init(&c->sb, &cfg, -1, err) < 0)
+	if (gs_session_init(&c->sb, &cfg, -1, err) < 0)
 		goto fail;
 	c->sb.workload = c->init;
 	if (gs_taskset_cgroup(&c->sb.tasks, c->init) < 0) {
@@ -422,7 +422,7 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 		goto fail_sandbox;
 	return c;
 fail_sandbox:
-	gs_sandbox_fini(&c->sb);
+	gs_session_fini(&c->sb);
 	if (c->audited)
 		gs_audit_close(&c->audit);
 fail:

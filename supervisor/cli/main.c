@@ -32,7 +32,7 @@
 #include "learn.h"
 #include "quota.h"
 #include "runner.h"
-#include "sandbox.h"
+#include "session.h"
 #include "trace_out.h"
 
 #define SIZE_BUF 32
@@ -499,9 +499,9 @@ int main(int argc, char **argv)
 	struct gs_error err = { 0 };
 	/* Static: sealed by an exit handler if main returns early. */
 	static struct gs_audit audit = { .fd = -1 };
-	struct gs_sandbox sb;
+	struct gs_session sb;
 	struct gs_compute_share sm = { 0 };
-	struct gs_sandbox_config cfg = { 0 };
+	struct gs_session_config cfg = { 0 };
 	struct gs_child child = { .pid = -1, .listener = -1, .status_fd = -1 };
 	struct gs_launch_spec spec = { .forwarded = forwarded_signals, .n_forwarded = N_FORWARDED };
 	struct gs_learn *learn = NULL;
@@ -565,7 +565,7 @@ int main(int argc, char **argv)
 	 * and the workload never runs unaudited. */
 	if (o.audit_path || o.audit_fd >= 0) {
 		char id[GS_SANDBOX_ID_LEN];
-		gs_sandbox_make_id(id, sizeof(id));
+		gs_session_make_id(id, sizeof(id));
 		if ((o.audit_path ? gs_audit_open(&audit, o.audit_path, id, &err)
 		                  : gs_audit_open_fd(&audit, o.audit_fd, id, &err)) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
@@ -599,7 +599,7 @@ int main(int argc, char **argv)
 		gs_launch_kill(&child);
 		return GS_EXIT_ERROR;
 	}
-	if (gs_sandbox_init(&sb, &cfg, child.listener, &err) < 0) {
+	if (gs_session_init(&sb, &cfg, child.listener, &err) < 0) {
 		report(&err, &audit);
 		gs_launch_kill(&child);
 		return GS_EXIT_ERROR;
@@ -613,17 +613,17 @@ int main(int argc, char **argv)
 	if (cfg.audit && gs_audit_start(&audit, &start) < 0)
 		sb.audit_failed = true;
 
-	if (gs_sandbox_start(&sb, child.pid, &err) < 0) {
+	if (gs_session_start(&sb, child.pid, &err) < 0) {
 		report(&err, &audit);
 		gs_launch_kill(&child);
-		gs_sandbox_fini(&sb);
+		gs_session_fini(&sb);
 		return GS_EXIT_ERROR;
 	}
 	if (o.quota.sm_percent < GS_SM_UNLIMITED && gs_sm_start(&sm, &sb, &err) < 0) {
 		report(&err, &audit);
 		gs_launch_kill(&child);
-		gs_sandbox_stop(&sb);
-		gs_sandbox_fini(&sb);
+		gs_session_stop(&sb);
+		gs_session_fini(&sb);
 		return GS_EXIT_ERROR;
 	}
 	/* The main thread only handles signals; the notify thread serves the
@@ -661,33 +661,33 @@ int main(int argc, char **argv)
 		report(&err, &audit);
 		gs_launch_kill(&child);
 		gs_sm_stop(&sm);
-		gs_sandbox_stop(&sb);
+		gs_session_stop(&sb);
 		/* What was learned up to the failure is still true. */
 		if (learn)
 			(void)save_learned(o.learn_path, learn, &audit);
-		gs_sandbox_reconcile(&sb);
-		gs_sandbox_summarize(&sb, -1, SIGKILL);
+		gs_session_reconcile(&sb);
+		gs_session_summarize(&sb, -1, SIGKILL);
 		(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
-		gs_sandbox_fini(&sb);
+		gs_session_fini(&sb);
 		gs_audit_close(&audit);
 		return GS_EXIT_ERROR;
 	}
 	/* The init is reaped: the kernel has ended every task of the sandbox. */
 	/* Channels the duty cycle has off come back on before we go. */
 	gs_sm_stop(&sm);
-	gs_sandbox_stop(&sb);
-	gs_sandbox_reconcile(&sb);
-	gs_sandbox_print_profile(&sb);
+	gs_session_stop(&sb);
+	gs_session_reconcile(&sb);
+	gs_session_print_profile(&sb);
 	code = exit_code_of(status);
 	/* Also after a workload killed by a signal: what it needed until
 	 * then is what the file is for. */
 	if (learn && save_learned(o.learn_path, learn, &audit) < 0)
 		code = GS_EXIT_ERROR;
-	gs_sandbox_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+	gs_session_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	/* Even without --audit-log: why the workload saw out-of-memory. */
 	(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
-	gs_sandbox_fini(&sb);
+	gs_session_fini(&sb);
 	/* The seal is the log's last record: its failure counts too. */
 	if (gs_audit_close(&audit) < 0 || sb.audit_failed) {
 		fprintf(stderr, "gpusandbox: writing the audit log failed\n");

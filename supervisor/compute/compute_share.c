@@ -50,7 +50,7 @@
 #include "compute_share.h"
 #include "gpusandbox.h"
 #include "rm_own.h"
-#include "sandbox.h"
+#include "session.h"
 #include "workload.h"
 
 #define NS_PER_MS 1000000ull
@@ -105,7 +105,7 @@ static void enable_everything(struct gs_compute_share *cs);
  * never be left disabled), then stop the workload. Lock held. */
 static void sm_fail(struct gs_compute_share *cs)
 {
-	struct gs_sandbox *sb = cs->sb;
+	struct gs_session *sb = cs->sb;
 	char msg[GS_ERROR_MSG_MAX + 64];
 
 	enable_everything(cs);
@@ -121,7 +121,7 @@ static void sm_fail(struct gs_compute_share *cs)
 /* ---- the toggle ------------------------------------------------------------ */
 
 /* Our dup of fd wfd of task tid, if it is h_client's open file. */
-static int dup_if_client_file(struct gs_sandbox *sb, uint32_t h_client, pid_t tid, int wfd)
+static int dup_if_client_file(struct gs_session *sb, uint32_t h_client, pid_t tid, int wfd)
 {
 	int fd = dup_workload_fd(&sb->pidfds, tid, wfd);
 
@@ -138,7 +138,7 @@ static int dup_if_client_file(struct gs_sandbox *sb, uint32_t h_client, pid_t ti
  * file may live on in another task of the sandbox (a child that inherited
  * it). Looks through the sandbox's tasks for it and records the new route.
  * Rare, so a walk of /proc is affordable. */
-static int find_client_file(struct gs_sandbox *sb, uint32_t h_client)
+static int find_client_file(struct gs_session *sb, uint32_t h_client)
 {
 	pid_t self = getpid();
 	DIR *proc = opendir("/proc");
@@ -171,7 +171,7 @@ static int find_client_file(struct gs_sandbox *sb, uint32_t h_client)
 
 /* Our dup of the open file h_client lives on, checked to be that file; -1
  * if no task of the sandbox holds it now. */
-static int pin_client_file(struct gs_sandbox *sb, uint32_t h_client)
+static int pin_client_file(struct gs_session *sb, uint32_t h_client)
 {
 	struct ledger_route r;
 	int fd = -1;
@@ -216,7 +216,7 @@ static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, ui
 static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, uint32_t h_client,
                                         const struct ledger_channel *chs, uint32_t n, bool disable)
 {
-	struct gs_sandbox *sb = cs->sb;
+	struct gs_session *sb = cs->sb;
 	uint32_t subdev = ledger_subdevice_of(&sb->ledger, h_client, gpu);
 	int fd;
 
@@ -291,13 +291,13 @@ static bool grow_channel_buffer(struct gs_compute_share *cs, uint32_t need)
  * turned off). Lock held. Returns false if the cap cannot be kept. */
 static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 {
-	struct gs_sandbox *sb = cs->sb;
+	struct gs_session *sb = cs->sb;
 	uint32_t n;
 	struct ledger_channel batch[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
 	bool unreachable = false;
 
 	/* Never name a client whose file is gone: its handle may be reused. */
-	gs_sandbox_reconcile(sb);
+	gs_session_reconcile(sb);
 	/* The sandbox's live channel count bounds any one GPU's: no scan. */
 	if (!grow_channel_buffer(cs, sb->ledger.channels)) {
 		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
@@ -367,7 +367,7 @@ static void enable_everything(struct gs_compute_share *cs)
 	cs->err = keep;
 }
 
-/* The sandbox's event (gs_sandbox_observer), with the sandbox lock held,
+/* The sandbox's event (gs_session_observer), with the sandbox lock held,
  * after a workload call that may have made channels on gpu runnable again:
  * if the duty cycle has them off now, they are turned off again. */
 static void reassert_off_phase(void *ctx, int gpu)
@@ -450,10 +450,10 @@ static uint64_t jittered_period(struct gs_compute_share *cs, uint64_t period)
  * a client. A sample taken while the engine was idle names no process;
  * its busy time counts as ours, which can only over-throttle this
  * sandbox, never let it take more. */
-static bool sample_is_ours(const struct gs_sandbox *sb, uint32_t proc_id)
+static bool sample_is_ours(const struct gs_session *sb, uint32_t proc_id)
 {
 	return proc_id == NV2080_GPUMON_PID_INVALID || proc_id == 0 ||
-	       gs_sandbox_is_creator(sb, (pid_t)proc_id);
+	       gs_session_is_creator(sb, (pid_t)proc_id);
 }
 
 static uint32_t u32_at(const uint8_t *p, size_t off)
@@ -542,7 +542,7 @@ static void read_samples(struct gs_compute_share *cs, int gpu)
 /* Closes a window: the measured share re-tunes the duty. Lock held. */
 static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
 {
-	struct gs_sandbox *sb = cs->sb;
+	struct gs_session *sb = cs->sb;
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
 
 	read_samples(cs, gpu);
@@ -582,7 +582,7 @@ static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
 static void *duty_cycle_thread(void *arg)
 {
 	struct gs_compute_share *cs = arg;
-	struct gs_sandbox *sb = cs->sb;
+	struct gs_session *sb = cs->sb;
 	const uint64_t base_period = (uint64_t)cs->period_ms * NS_PER_MS;
 	uint64_t next_window = gs_monotonic_ns() + WINDOW_MS * NS_PER_MS;
 
@@ -676,7 +676,7 @@ static enum gs_sm_mechanism mechanism_from_env(void)
 	return GS_SM_DISABLE_CHANNELS;
 }
 
-int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_error *err)
+int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_error *err)
 {
 	sigset_t all, old;
 	const char *dbg = getenv("GPUSANDBOX_SM_DEBUG");
@@ -701,7 +701,7 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_er
 		close_own_client(cs);
 	}
 	sb->sm = cs;
-	sb->observer = (struct gs_sandbox_observer){ .channels_may_resume = reassert_off_phase,
+	sb->observer = (struct gs_session_observer){ .channels_may_resume = reassert_off_phase,
 	                                             .ctx = cs };
 	/* The thread must not take the workload's signals (signalfd). */
 	sigfillset(&all);
@@ -710,7 +710,7 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_er
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		sb->sm = NULL;
-		sb->observer = (struct gs_sandbox_observer){ 0 };
+		sb->observer = (struct gs_session_observer){ 0 };
 		close_own_client(cs);
 		free(cs->samples);
 		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");

@@ -19,7 +19,7 @@
 #include "quota.h"
 #include "sm_controller.h"
 
-struct gs_sandbox;
+struct gs_session;
 
 struct gs_sm_gpu {
 	bool                 seen;        /* had channels at some point */
@@ -53,7 +53,7 @@ enum gs_sm_mechanism {
 
 struct gs_compute_share {
 	enum gs_sm_mechanism mechanism;
-	struct gs_sandbox   *sb;
+	struct gs_session   *sb;
 	uint32_t             percent, period_ms;
 	int                  ctl_fd;      /* our own /dev/nvidiactl, for samples */
 	nv_handle_t          client;      /* our own RM client on it */
@@ -71,7 +71,7 @@ struct gs_compute_share {
 };
 
 /* Starts the duty-cycle thread for sb (sb->quota.sm_percent < 100). */
-int  gs_sm_start(struct gs_compute_share *cs, struct gs_sandbox *sb, struct gs_error *err);
+int  gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_error *err);
 /* Stops the thread and re-enables every channel it disabled that still
  * exists. Safe to call when never started. */
 void gs_sm_stop(struct gs_compute_share *cs);

@@ -165,14 +165,14 @@ static void take_usage(struct call *c, struct alloc_flight *f)
  * files: a workload that closed its fd really got its resources back. */
 static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f)
 {
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 	const struct gs_rm_call *rc = &f->call;
 	struct gs_call_verdict v;
 
 	if (rc->creates_client && !rc->via_xfer) {
 		f->usage.on_control_file = fd_is_control_file(c->dup);
 		if (f->usage.on_control_file)
-			gs_sandbox_reconcile(sb);
+			gs_session_reconcile(sb);
 	} else if (rc->kind == RM_CLASS_VIDMEM && rc->has_size && rc->params_copied &&
 	           rc->rights_copied) {
 		f->usage.client_bound = bind_client_for_charge(c, rc->h_client) == 0;
@@ -181,7 +181,7 @@ static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f
 	v = gs_verdict_of(sb->rules, &sb->quota, &f->usage, rc);
 	if (!v.needs_reconcile)
 		return v;
-	gs_sandbox_reconcile(sb);
+	gs_session_reconcile(sb);
 	take_usage(c, f);
 	return gs_verdict_of(sb->rules, &sb->quota, &f->usage, rc);
 }
@@ -252,7 +252,7 @@ static struct answer undo_and_refuse(struct call *c, struct alloc_flight *f, nv_
 static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge,
                          uint64_t before, struct answer *a)
 {
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 	const struct gs_rm_call *rc = &f->call;
 	nv_handle_t h_new = new_handle(c, f);
 	/* A device is keyed by its GPU's minor (nvidia-smi's index), which the
@@ -298,7 +298,7 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 /* act + commit for an allowed call. */
 static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t charge)
 {
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 	const struct gs_rm_call *rc = &f->call;
 	uint32_t out_psize = 0;
 	uint64_t before = ledger_used(&sb->ledger, f->usage.gpu);
@@ -337,7 +337,7 @@ static struct answer continue_client(struct call *c, struct alloc_flight *f)
 	c->sb->ledger.files[f->file].has_client = true;
 	/* RM's utilization samples name the process that created the client
 	 * (--sm attributes GPU time by it). */
-	gs_sandbox_note_creator(c->sb, c->tid);
+	gs_session_note_creator(c->sb, c->tid);
 	return answer_continue();
 }
 
@@ -401,7 +401,7 @@ struct answer handle_alloc(struct call *c)
  * workload's struct meanwhile changes nothing. */
 static struct answer act_vid_heap(struct call *c, struct alloc_flight *f, uint64_t charge)
 {
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 	struct nvos32 *top = &f->top.os32;
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before_all[GS_MAX_GPUS];
 	uint64_t before = ledger_used(&sb->ledger, f->usage.gpu);

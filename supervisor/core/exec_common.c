@@ -24,7 +24,7 @@
 #include "quota.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
-#include "sandbox.h"
+#include "session.h"
 #include "exec_int.h"
 
 /* ---- the notification --------------------------------------------------- */
@@ -67,7 +67,7 @@ void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv
  * file: with RM's default strict validation that proves the client lives
  * on this open file, which the ledger then watches for release. */
 /* The creator of a client is credited with its memory when its file
- * closes (gs_sandbox_reconcile); read once per client, from /proc. */
+ * closes (gs_session_reconcile); read once per client, from /proc. */
 static void note_client_owner(const struct call *c, nv_handle_t h_client)
 {
 	struct ledger_owner owner;
@@ -177,13 +177,13 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
 /* Before saying yes, release clients whose file was closed: a workload
  * that closed its fd really got its memory back from the driver. The
  * predicate itself (gs_over_quota) is pure; the reconcile is here, once. */
-bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes)
+bool over_quota_reconciled(struct gs_session *sb, int gpu, uint64_t bytes)
 {
 	uint64_t q = gs_quota_mem(&sb->quota, gpu);
 
 	if (!gs_over_quota(q, ledger_used(&sb->ledger, gpu), bytes))
 		return false;
-	gs_sandbox_reconcile(sb);
+	gs_session_reconcile(sb);
 	return gs_over_quota(q, ledger_used(&sb->ledger, gpu), bytes);
 }
 

@@ -123,7 +123,7 @@ static void virtualize_fb_list(const struct call *c, struct nv2080_fb_info_entry
  * scheduling. Works on our copies only. */
 static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 {
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 
 	visibility_after_control(c, top, psize);
 	switch (top->cmd) {
@@ -283,7 +283,7 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 		/* --sm: the workload must not get its channels back in an off
 		 * phase by scheduling them again. */
 		if (may_resume_channels(top->cmd))
-			gs_sandbox_emit_channels_may_resume(
+			gs_session_emit_channels_may_resume(
 				c->sb, ledger_gpu_of(&c->sb->ledger, top->h_client, top->h_object));
 	}
 	top->params = f->user_params;
@@ -297,7 +297,7 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 struct answer handle_control(struct call *c)
 {
 	struct control_flight f = { .rel = { { 0, 0 } } };
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 	struct answer a;
 
 	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) ||
@@ -322,7 +322,7 @@ struct answer handle_control(struct call *c)
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back
 	 * on in an off phase. Answered as done, without the driver. */
-	if (scheduled && gs_sandbox_channels_observed(sb)) {
+	if (scheduled && gs_session_channels_observed(sb)) {
 		restore_embedded(c, f.ci, f.rel, false);
 		f.top.status = NV_OK;
 		return answer_executed(c, f.user_params, c->scratch->params, f.psize, &f.top, sizeof(f.top), 0,

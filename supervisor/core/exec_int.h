@@ -18,7 +18,7 @@
 #include "rm_decode.h"
 #include "rm_tables.h"
 #include "scratch.h"
-#include "sandbox.h"
+#include "session.h"
 #include "verdict.h"
 #include "workload.h"
 
@@ -39,7 +39,7 @@ struct answer {
 
 /* Everything about the call in flight. */
 struct call {
-	struct gs_sandbox   *sb;
+	struct gs_session   *sb;
 	struct gs_scratch   *scratch; /* the worker's copies of nested levels */
 	pid_t                tid;
 	const struct gs_abi *abi;
@@ -69,7 +69,7 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
                                      nv_status_t st);
 /* Would charging bytes on gpu exceed the quota, even after releasing the
  * clients of closed files (reconciled explicitly, only when over)? */
-bool over_quota_reconciled(struct gs_sandbox *sb, int gpu, uint64_t bytes);
+bool over_quota_reconciled(struct gs_session *sb, int gpu, uint64_t bytes);
 void note_usage(struct call *c, int gpu, uint64_t before);
 void note_release(struct call *c, const uint64_t released[GS_MAX_GPUS],
                   const uint64_t before[GS_MAX_GPUS]);

@@ -24,7 +24,7 @@
 
 #include "exec_int.h"
 
-static struct gs_gpu_entry *entry_of(struct gs_sandbox *sb, uint32_t gpu_id)
+static struct gs_gpu_entry *entry_of(struct gs_session *sb, uint32_t gpu_id)
 {
 	for (unsigned i = 0; i < sb->n_gpu_map; i++)
 		if (sb->gpu_map[i].gpu_id == gpu_id)
@@ -47,7 +47,7 @@ static bool gpu_id_visible(struct call *c, uint32_t gpu_id)
  * instance 0, whichever it was). */
 int gpu_minor_of_instance(struct call *c, nv_handle_t client, uint32_t instance)
 {
-	struct gs_sandbox *sb = c->sb;
+	struct gs_session *sb = c->sb;
 
 	for (unsigned i = 0; i < sb->n_gpu_map; i++) {
 		struct nv0000_id_info_v2_params p = { .gpu_id = sb->gpu_map[i].gpu_id };

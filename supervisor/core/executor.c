@@ -42,7 +42,7 @@
 #include "quota.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
-#include "sandbox.h"
+#include "session.h"
 #include "exec_int.h"
 #include "exec_managed.h"
 #include "executor.h"
@@ -323,7 +323,7 @@ static void trace_call(const struct call *c, const struct answer *a)
 	fprintf(f, "]\n");
 }
 
-static void count_verdict(struct gs_sandbox *sb, const struct call *c, const struct answer *a)
+static void count_verdict(struct gs_session *sb, const struct call *c, const struct answer *a)
 {
 	switch (a->kind == ANSWER_CONTINUE ? GS_VERDICT_CONTINUE : c->d.verdict) {
 	case GS_VERDICT_DENY: sb->counts[GS_COUNT_DENIED]++; break;
@@ -354,7 +354,7 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 /* Routes an ioctl notification to its handler. Sets *record when the
  * answer is a decision to count, audit and trace; calls that are not RM
  * escapes (or not on an NVIDIA file) are answered without a record. */
-static struct answer route_ioctl(struct gs_sandbox *sb, struct call *c,
+static struct answer route_ioctl(struct gs_session *sb, struct call *c,
                                  const struct seccomp_data *data, bool *record)
 {
 	const struct rm_escape *e;
@@ -397,7 +397,7 @@ static struct answer route_ioctl(struct gs_sandbox *sb, struct call *c,
 }
 
 /* record: the verdict counted, the decision audited and traced. */
-static void record_decision(struct gs_sandbox *sb, struct call *c, const struct answer *a)
+static void record_decision(struct gs_session *sb, struct call *c, const struct answer *a)
 {
 	count_verdict(sb, c, a);
 	if (a->kind != ANSWER_CONTINUE)
@@ -413,7 +413,7 @@ static void record_decision(struct gs_sandbox *sb, struct call *c, const struct 
 
 /* Answers the trapped task (nothing to answer for ANSWER_NONE: the task
  * is gone). */
-static void send_answer(struct gs_sandbox *sb, const struct call *c, const struct answer *a,
+static void send_answer(struct gs_session *sb, const struct call *c, const struct answer *a,
                         uint64_t t0)
 {
 	if (a->kind == ANSWER_NONE)
@@ -434,7 +434,7 @@ static void send_answer(struct gs_sandbox *sb, const struct call *c, const struc
 	(void)ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
-void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch)
+void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &scratch->req->data;

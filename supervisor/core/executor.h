@@ -7,12 +7,12 @@
 #ifndef GPUSANDBOX_EXECUTOR_H
 #define GPUSANDBOX_EXECUTOR_H
 
-#include "sandbox.h"
+#include "session.h"
 #include "scratch.h"
 
 /* Decides and answers the notification in scratch->req (an ioctl, or under
  * managed = deny an mmap) with the worker's scratch; the caller holds
  * sb->lock. */
-void gs_execute_notification(struct gs_sandbox *sb, struct gs_scratch *scratch);
+void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch);
 
 #endif

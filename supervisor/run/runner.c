@@ -34,7 +34,7 @@ static bool listener_hung_up(int listener)
 
 /* Fail closed: the workload must not run on unsupervised or unaudited.
  * Its death ends the run. */
-static void notify_thread_failed(struct gs_sandbox *sb)
+static void notify_thread_failed(struct gs_session *sb)
 {
 	atomic_store(&sb->failed, true);
 	kill(sb->workload, SIGKILL);
@@ -42,11 +42,11 @@ static void notify_thread_failed(struct gs_sandbox *sb)
 
 /* The command line's runner: one thread serving one sandbox, the one
  * worker, with its own scratch (the notification, the answer, the
- * executor's copies). Made by gs_sandbox_start, so that a failure to
- * allocate is reported there; freed by gs_sandbox_stop after the join.
+ * executor's copies). Made by gs_session_start, so that a failure to
+ * allocate is reported there; freed by gs_session_stop after the join.
  * The sandbox holds only an opaque pointer to it. */
 struct gs_runner {
-	struct gs_sandbox *sb;
+	struct gs_session *sb;
 	struct gs_scratch  scratch;
 	pthread_t          thread;
 	atomic_bool        stop;
@@ -55,10 +55,10 @@ struct gs_runner {
 static void *notify_thread(void *arg)
 {
 	struct gs_runner *w = arg;
-	struct gs_sandbox *sb = w->sb;
+	struct gs_session *sb = w->sb;
 
 	while (!atomic_load(&w->stop)) {
-		int rc = gs_sandbox_handle_one(sb, &w->scratch, &sb->thread_err);
+		int rc = gs_session_handle_one(sb, &w->scratch, &sb->thread_err);
 		if (rc < 0 || sb->audit_failed) {
 			if (rc >= 0)
 				gs_fail(&sb->thread_err, 0, "writing the audit log failed; stopping the workload");
@@ -71,7 +71,7 @@ static void *notify_thread(void *arg)
 	return NULL;
 }
 
-int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err)
+int gs_session_start(struct gs_session *sb, pid_t workload, struct gs_error *err)
 {
 	struct sigaction sa = { .sa_handler = wake_handler };
 	sigset_t all, old;
@@ -110,7 +110,7 @@ int gs_sandbox_start(struct gs_sandbox *sb, pid_t workload, struct gs_error *err
 	return 0;
 }
 
-void gs_sandbox_stop(struct gs_sandbox *sb)
+void gs_session_stop(struct gs_session *sb)
 {
 	struct gs_runner *w = sb->runner;
 
@@ -124,7 +124,7 @@ void gs_sandbox_stop(struct gs_sandbox *sb)
 	sb->runner = NULL;
 }
 
-int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch, struct gs_error *err)
+int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, struct gs_error *err)
 {
 	memset(scratch->req, 0, scratch->req_size);
 	scratch->listener = sb->listener;
@@ -142,7 +142,7 @@ int gs_sandbox_handle_one(struct gs_sandbox *sb, struct gs_scratch *scratch, str
 	return 1;
 }
 
-void gs_sandbox_summarize(struct gs_sandbox *sb, int exit_status, int term_signal)
+void gs_session_summarize(struct gs_session *sb, int exit_status, int term_signal)
 {
 	int max = ledger_max_gpu(&sb->ledger);
 	unsigned n = max < 0 ? 1 : (unsigned)max + 1;

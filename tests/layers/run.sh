@@ -46,12 +46,12 @@ else bad "baseline-tree-passes" "$(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')
 # One violation of each kind, planted in one copy (each has its own line
 # in the checker's report; one run keeps the tier quick):
 # - audit/ (layer 3) includes a header of core/ (layer 4);
-echo '#include "sandbox.h"' >> "$T/tree/supervisor/audit/utf8.h"
+echo '#include "session.h"' >> "$T/tree/supervisor/audit/utf8.h"
 # - compute/ (layer 5) includes a header of run/ (layer 6), found through
 #   GS_INCLUDE_DIRS, not its own folder;
 echo '#include "runner.h"' >> "$T/tree/supervisor/compute/sm_controller.h"
 # - rm/ (layer 2) calls a function defined in run/ (layer 6);
-plant_object supervisor/rm/planted.c 'void gs_sandbox_summarize(void); void planted(void) { gs_sandbox_summarize(); }'
+plant_object supervisor/rm/planted.c 'void gs_session_summarize(void); void planted(void) { gs_session_summarize(); }'
 # - two files of core/ use each other;
 plant_object supervisor/core/ping.c 'void planted_pong(void); void planted_ping(void) { planted_pong(); }'
 plant_object supervisor/core/pong.c 'void planted_ping(void); void planted_pong(void) { planted_ping(); }'
@@ -65,7 +65,7 @@ expect_line() {
 	if printf '%s\n' "$out" | grep -q -- "$2"; then ok "$1"
 	else bad "$1" "no line matching '$2'"; fi
 }
-expect_line "upward-include" "^FAIL supervisor/audit/utf8.h includes supervisor/core/sandbox.h, a layer above it"
+expect_line "upward-include" "^FAIL supervisor/audit/utf8.h includes supervisor/core/session.h, a layer above it"
 expect_line "upward-include-by-path" "^FAIL supervisor/compute/sm_controller.h includes supervisor/run/runner.h, a layer above it"
 expect_line "upward-symbol" "^FAIL supervisor/rm/planted.c uses supervisor/run/runner.c, a layer above it"
 expect_line "circle-in-a-layer" "^FAIL files that depend on each other in a circle"

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sandbox.h - one sandbox: its listener, ledger, quota and audit log, kept
+ * session.h - one sandbox's session: its listener, ledger, quota and audit log, kept
  * in one object and not in globals, so that one supervisor process can later
  * serve many listener fds handed over by a container runtime.
  *
  * The notify loop does not care how the listener was obtained (our own
  * launcher, or SCM_RIGHTS from an OCI runtime's listenerPath).
  */
-#ifndef GPUSANDBOX_SANDBOX_H
-#define GPUSANDBOX_SANDBOX_H
+#ifndef GPUSANDBOX_SESSION_H
+#define GPUSANDBOX_SESSION_H
 
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -44,14 +44,14 @@ enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_
  * itself here (gs_sm_start); the executor only emits, so nothing below the
  * sandbox calls up into the compute share. Called with the sandbox lock
  * held, from the notify thread. */
-struct gs_sandbox_observer {
+struct gs_session_observer {
 	/* A workload call succeeded that may have made channels on gpu
 	 * runnable again (they were scheduled, or a group was enabled). */
 	void (*channels_may_resume)(void *ctx, int gpu);
 	void  *ctx;
 };
 
-struct gs_sandbox {
+struct gs_session {
 	char                 id[GS_SANDBOX_ID_LEN];
 	int                  listener;
 	struct gs_quota      quota;
@@ -84,7 +84,7 @@ struct gs_sandbox {
 	 * channel is never toggled while a call that frees it is in flight. */
 	pthread_mutex_t      lock;
 	struct gs_compute_share *sm;      /* NULL without --sm; only for the summary */
-	struct gs_sandbox_observer observer;
+	struct gs_session_observer observer;
 	pid_t                creators[GS_MAX_CREATORS];
 	unsigned             n_creators, next_creator;
 	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
@@ -92,7 +92,7 @@ struct gs_sandbox {
 	uint64_t             prof_ns[256], prof_n[256];
 };
 
-struct gs_sandbox_config {
+struct gs_session_config {
 	struct gs_quota  quota;
 	/* The driver found at start: its RM tables and its GPUs. */
 	const struct gs_driver *driver;
@@ -110,29 +110,29 @@ struct gs_sandbox_config {
  * every listener the supervisor serves, the CLI's and each of the agent's. */
 void gs_listener_sync_wakeup(int listener);
 
-int  gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, int listener,
+int  gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, int listener,
                      struct gs_error *err);
-void gs_sandbox_fini(struct gs_sandbox *sb);
+void gs_session_fini(struct gs_session *sb);
 
 /* Fills out with a random hex sandbox id. */
-void gs_sandbox_make_id(char *out, size_t len);
+void gs_session_make_id(char *out, size_t len);
 
 /* Prints the profile to stderr when GPUSANDBOX_PROFILE is set. */
-void gs_sandbox_print_profile(const struct gs_sandbox *sb);
+void gs_session_print_profile(const struct gs_session *sb);
 
 /* Releases charges of clients whose file was closed; audits the releases. */
-void gs_sandbox_reconcile(struct gs_sandbox *sb);
+void gs_session_reconcile(struct gs_session *sb);
 
 /* Tells the observer, if any, that channels on gpu may have resumed. */
-void gs_sandbox_emit_channels_may_resume(struct gs_sandbox *sb, int gpu);
+void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu);
 /* Does an observer hold channels off at times (--sm)? Then the workload's
  * own scheduling controls must not reach the driver. */
-bool gs_sandbox_channels_observed(const struct gs_sandbox *sb);
+bool gs_session_channels_observed(const struct gs_session *sb);
 
 
 /* Remembers the process of task tid as the creator of an RM client. */
-void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid);
+void gs_session_note_creator(struct gs_session *sb, pid_t tid);
 /* Did process tgid create an RM client in this sandbox? */
-bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid);
+bool gs_session_is_creator(const struct gs_session *sb, pid_t tgid);
 
 #endif

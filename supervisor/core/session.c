@@ -17,7 +17,7 @@
 
 #include "driver.h"
 #include "rm_decode.h"
-#include "sandbox.h"
+#include "session.h"
 #include "learn.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -29,7 +29,7 @@
 
 #define SANDBOX_ID_BYTES 8
 
-void gs_sandbox_make_id(char *out, size_t len)
+void gs_session_make_id(char *out, size_t len)
 {
 	unsigned char raw[SANDBOX_ID_BYTES] = { 0 };
 
@@ -52,7 +52,7 @@ void gs_listener_sync_wakeup(int listener)
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
 }
 
-int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, int listener,
+int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, int listener,
                     struct gs_error *err)
 {
 	memset(sb, 0, sizeof(*sb));
@@ -78,7 +78,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	if (cfg->id)
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
 	else
-		gs_sandbox_make_id(sb->id, sizeof(sb->id));
+		gs_session_make_id(sb->id, sizeof(sb->id));
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	gs_listener_sync_wakeup(listener);
@@ -87,7 +87,7 @@ int gs_sandbox_init(struct gs_sandbox *sb, const struct gs_sandbox_config *cfg, 
 	return 0;
 }
 
-void gs_sandbox_fini(struct gs_sandbox *sb)
+void gs_session_fini(struct gs_session *sb)
 {
 	gs_pidfd_cache_fini(&sb->pidfds);
 	ledger_fini(&sb->ledger);
@@ -97,7 +97,7 @@ void gs_sandbox_fini(struct gs_sandbox *sb)
 	sb->listener = -1;
 }
 
-void gs_sandbox_print_profile(const struct gs_sandbox *sb)
+void gs_session_print_profile(const struct gs_session *sb)
 {
 	if (!sb->profile)
 		return;
@@ -113,7 +113,7 @@ void gs_sandbox_print_profile(const struct gs_sandbox *sb)
 
 /* One FILE_CLOSE record per GPU of a reaped client, credited to the
  * process that created the client (it held the memory, not us). */
-static void note_file_close(struct gs_sandbox *sb, const struct ledger_owner *owner,
+static void note_file_close(struct gs_session *sb, const struct ledger_owner *owner,
                             const uint64_t released[GS_MAX_GPUS],
                             const uint64_t before[GS_MAX_GPUS])
 {
@@ -139,7 +139,7 @@ static void note_file_close(struct gs_sandbox *sb, const struct ledger_owner *ow
 	}
 }
 
-void gs_sandbox_reconcile(struct gs_sandbox *sb)
+void gs_session_reconcile(struct gs_session *sb)
 {
 	uint64_t released[GS_MAX_GPUS];
 	uint64_t before[GS_MAX_GPUS];
@@ -154,13 +154,13 @@ void gs_sandbox_reconcile(struct gs_sandbox *sb)
 	}
 }
 
-void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid)
+void gs_session_note_creator(struct gs_session *sb, pid_t tid)
 {
 	pid_t tgid = 0;
 	char comm[2];
 
 	gs_read_task(tid, &tgid, comm, sizeof(comm));
-	if (tgid <= 0 || gs_sandbox_is_creator(sb, tgid))
+	if (tgid <= 0 || gs_session_is_creator(sb, tgid))
 		return;
 	sb->creators[sb->next_creator] = tgid;
 	sb->next_creator = (sb->next_creator + 1) % GS_MAX_CREATORS;
@@ -168,7 +168,7 @@ void gs_sandbox_note_creator(struct gs_sandbox *sb, pid_t tid)
 		sb->n_creators++;
 }
 
-bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid)
+bool gs_session_is_creator(const struct gs_session *sb, pid_t tgid)
 {
 	for (unsigned i = 0; i < sb->n_creators; i++)
 		if (sb->creators[i] == tgid)
@@ -176,13 +176,13 @@ bool gs_sandbox_is_creator(const struct gs_sandbox *sb, pid_t tgid)
 	return false;
 }
 
-void gs_sandbox_emit_channels_may_resume(struct gs_sandbox *sb, int gpu)
+void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu)
 {
 	if (sb->observer.channels_may_resume)
 		sb->observer.channels_may_resume(sb->observer.ctx, gpu);
 }
 
-bool gs_sandbox_channels_observed(const struct gs_sandbox *sb)
+bool gs_session_channels_observed(const struct gs_session *sb)
 {
 	return sb->observer.channels_may_resume != NULL;
 }
