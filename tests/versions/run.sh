@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/versions/run.sh [VERSION...] - the size-dependent cases of the
-# adversarial and --sm tiers once per supported driver branch other than 580
+# adversarial and --sm tiers, and the replay tier, once per supported driver
+# branch other than 580
 # (which the whole suite runs), on the fake driver playing that branch.
 #
 # with-fake-nvidia takes GS_FAKE_DRIVER_VERSION as its --driver-version: the
@@ -22,8 +23,11 @@
 #   engines, policy_verdicts    classes and controls a branch lacks
 #   sm: sm50, two, fail         UTIL_SAMPLES_V2: 34000/50704 bytes on 535/550
 #                               (closed loop: the summary's open_loop is false)
-# The replay tier is not run per branch: its traces were recorded on 580 and
-# carry 580's sizes.
+#   replay (all cases)          the 580 traces replayed with each call's
+#                               params at the branch's size (replay.c): the
+#                               quota and peak checks hold; controls the
+#                               branch's tables lack (opaque GSP ones, newer
+#                               ones) are refused, tolerated and listed.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
@@ -56,6 +60,9 @@ for v in "${VERSIONS[@]}"; do
 	tally adversarial "$v" "$out"
 	out=$(GS_FAKE_DRIVER_VERSION=$v tests/sm/run.sh "${SM_CASES[@]}" 2>&1)
 	tally compute-share "$v" "$out"
+	out=$(GS_FAKE_DRIVER_VERSION=$v tests/replay/run.sh 2>&1)
+	printf '%s\n' "$out" | grep -E '^  \[' | sort -u | head -n 3
+	tally replay "$v" "$out"
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
