@@ -198,9 +198,10 @@ static struct answer handle_register_fd(struct call *c)
 		c->audit = true;
 		return answer_errno(EINVAL);
 	}
-	ctl = dup_workload_fd(&c->sb->pidfds, c->tid, top.ctl_fd);
+	/* The second fd of the call, taken by tid: checked again after. */
+	ctl = dup_trapped_fd(c, top.ctl_fd);
 	if (ctl < 0)
-		return answer_errno(EBADF);
+		return errno == ESRCH ? answer_none() : answer_errno(EBADF);
 	struct nv_ioctl_register_fd ours = { .ctl_fd = ctl };
 	int rc = exec_escape(c, NV_ESC_REGISTER_FD, sizeof(ours), &ours);
 	close(ctl);

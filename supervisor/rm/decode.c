@@ -183,6 +183,11 @@ void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *to
 	out->class_known = ci != NULL;
 	out->creates_client = rm_class_is_client(top->h_class);
 	out->kind = ci ? ci->kind : RM_CLASS_OTHER;
+	/* Without params the driver takes the device instance from the class
+	 * number: NV01_DEVICE_0 is instance 0 (deviceConstruct_IMPL,
+	 * src/nvidia/src/kernel/gpu/device.c, 580.x). */
+	if (out->kind == RM_CLASS_DEVICE)
+		out->device_instance = top->h_class - NV01_DEVICE_0;
 	/* No nested level: nothing else to copy. */
 	out->params_copied = true;
 	out->rights_copied = true;
