@@ -256,6 +256,21 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 	}
 }
 
+/* --active-channel-groups: enabling one more group past the limit is
+ * refused like an exhausted runlist. Scheduling a group that is scheduled
+ * already adds none; a channel inside a group is scheduled with it. */
+struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limits,
+                                                    const struct gs_usage *usage,
+                                                    const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (!call->schedules || !usage->target_is_group || usage->target_scheduled)
+		return v;
+	return count_clause(v, "scheduled_channel_groups", usage->scheduled_groups,
+	                    limits->active_channel_groups, "active channel group limit reached");
+}
+
 /* The clauses of an RM_CONTROL that need no ledger. */
 static struct gs_call_verdict control_call_clauses(const struct gs_rules *rules,
                                                    const struct gs_rm_call *call)

@@ -43,6 +43,11 @@ struct gs_usage {
 	uint32_t engines;           /* live objects of the call's engine */
 	/* RM_CONTROL: the driver accepted the client from this sandbox. */
 	bool     client_seen;
+	/* GPFIFO_SCHEDULE: its object is a group of the hardware's (a channel
+	 * group, or a channel outside any, which RM put in a group of its
+	 * own); whether that group is scheduled already; how many are. */
+	bool     target_is_group, target_scheduled;
+	uint32_t scheduled_groups;
 };
 
 /* The verdict. verdict is GS_VERDICT_ALLOW, _CONTINUE (the kernel runs the
@@ -84,6 +89,12 @@ struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
 struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
                                              const struct gs_usage *usage,
                                              const struct gs_rm_call *call);
+
+/* The verdict on an RM_CONTROL once its params are copied and decoded
+ * (gs_decode_control_params): --active-channel-groups. */
+struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limits,
+                                                    const struct gs_usage *usage,
+                                                    const struct gs_rm_call *call);
 
 /* The whole verdict on an RM_ALLOC or a VID_HEAP_CONTROL. */
 struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,

@@ -58,6 +58,9 @@ struct gs_rm_call {
 	bool               has_size;
 	uint64_t           size;          /* memory classes: bytes asked for */
 	uint32_t           device_instance; /* RM_CLASS_DEVICE: deviceId (0 default) */
+	/* RM_CONTROL, from our copy of its params (gs_decode_control_params):
+	 * a GPFIFO_SCHEDULE (of a group, or of a channel) that enables. */
+	bool               schedules;
 };
 
 #endif

@@ -168,6 +168,17 @@ const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const 
 	return ci;
 }
 
+/* GPFIFO_SCHEDULE takes the same params on a group (A06C) and on a
+ * channel (A06F): 2 bytes on 535..570, 3 on 580+, enable first. */
+void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint32_t len)
+{
+	const bool schedule = call->cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                      call->cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE;
+	const size_t enable = offsetof(struct nva06c_gpfifo_schedule_params, enable);
+
+	call->schedules = schedule && params && len > enable && ((const uint8_t *)params)[enable];
+}
+
 void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *top, bool via_xfer, struct gs_rm_call *out)
 {
 	const struct rm_class_info *ci = rm_class_lookup(abi, top->h_class);

@@ -35,6 +35,10 @@ void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *to
 const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const struct nvos54 *top, bool via_xfer,
                                              struct gs_rm_call *out);
 
+/* An RM_CONTROL's params, our copy (len bytes, NULL when none): what the
+ * verdict reads of them. */
+void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint32_t len);
+
 /* A VID_HEAP_CONTROL's NVOS32 (the only level: it has no pointers). */
 void gs_decode_vid_heap(const struct gs_rm_abi *abi, const struct nvos32 *top, bool via_xfer, struct gs_rm_call *out);
 

@@ -99,6 +99,14 @@ static void check_control(const uint8_t *data, size_t size)
 	    c.unrelocatable != rm_ctrl_has_unrelocatable_pointers(ABI, top.cmd) ||
 	    c.has_params != (top.params != 0) || c.params_size != top.params_size)
 		abort();
+	/* The params' decoder: only an enabling GPFIFO_SCHEDULE schedules. */
+	const uint8_t *params = size > sizeof(top) ? data + sizeof(top) : NULL;
+	uint32_t plen = size > sizeof(top) ? (uint32_t)(size - sizeof(top)) : 0;
+	gs_decode_control_params(&c, params, plen);
+	bool schedule = top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                top.cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE;
+	if (c.schedules != (schedule && plen > 0 && params[0] != 0))
+		abort();
 }
 
 static void check_alloc_object(const uint8_t *data, size_t size)

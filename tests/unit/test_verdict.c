@@ -396,6 +396,63 @@ static void check_control_row(const struct control_row *r)
 	CHECK(ok);
 }
 
+/* RM_CONTROL rows on the copied params: --active-channel-groups. */
+struct schedule_row {
+	const char       *name;
+	uint32_t          limit;          /* active_channel_groups */
+	struct gs_usage   usage;
+	struct gs_rm_call call;
+	enum gs_verdict   verdict;
+	nv_status_t       status;
+	const char       *reason;
+	bool              needs_reconcile;
+};
+
+#define SCHEDULE(cmd_) { CONTROL(cmd_), .params_size = 3, .schedules = true }
+#define GROUPS(n) { .gpu = LEDGER_NO_GPU, .target_is_group = true, .scheduled_groups = (n) }
+
+static const struct schedule_row schedule_rows[] = {
+	{ "first group under the limit", 2, GROUPS(0), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
+	  ALLOW, false },
+	{ "one more group at the limit", 2, GROUPS(2), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "active channel group limit reached"), true },
+	{ "a group scheduled already, at the limit", 2,
+	  { .gpu = LEDGER_NO_GPU, .target_is_group = true, .target_scheduled = true,
+	    .scheduled_groups = 2 }, SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE), ALLOW, false },
+	{ "a lone channel is its own group", 1, GROUPS(1), SCHEDULE(NVA06F_CTRL_CMD_GPFIFO_SCHEDULE),
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "active channel group limit reached"), true },
+	{ "a channel inside a group adds none", 1, { .gpu = LEDGER_NO_GPU, .scheduled_groups = 1 },
+	  SCHEDULE(NVA06F_CTRL_CMD_GPFIFO_SCHEDULE), ALLOW, false },
+	{ "disabling is never refused", 0, GROUPS(5),
+	  { CONTROL(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE), .params_size = 3 }, ALLOW, false },
+	{ "limit 0 refuses the first", 0, GROUPS(0), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "active channel group limit reached"), true },
+	{ "unlimited", UNL, GROUPS(UNL - 1), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE), ALLOW, false },
+};
+
+static void check_schedule_row(const struct schedule_row *r)
+{
+	struct gs_quota q;
+	struct gs_rm_call call;
+	struct gs_usage u = r->usage;
+
+	gs_quota_init(&q);
+	q.active_channel_groups = r->limit;
+	decoded(&call, &r->call);
+	struct gs_call_verdict v = gs_verdict_of_control_params(&q, &u, &call);
+	bool ok = v.verdict == r->verdict && v.status == r->status && same_text(v.reason, r->reason) &&
+	          v.needs_reconcile == r->needs_reconcile;
+	if (!ok)
+		fprintf(stderr, "schedule row \"%s\": got %s 0x%x \"%s\"\n", r->name,
+		        gs_verdict_name(v.verdict), v.status, v.reason ? v.reason : "");
+	CHECK(ok);
+	/* A refusal names the count it was checked against. */
+	CHECK(v.verdict != GS_VERDICT_DENY ||
+	      (same_text(v.resource, "scheduled_channel_groups") && v.count == u.scheduled_groups &&
+	       v.limit == r->limit));
+	CHECK(memcmp(&u, &r->usage, sizeof(u)) == 0);
+}
+
 static void check_decode(void)
 {
 	struct nvos64 top = { .h_root = 0xc1, .h_object_parent = 0xd0, .h_object_new = 0xe0,
@@ -489,6 +546,25 @@ static void check_decode(void)
 	ct.cmd |= NV_CTRL_GSS_LEGACY_MASK;
 	(void)gs_decode_control(ABI, &ct, true, &c);
 	CHECK(c.finn_serialized && c.gss_legacy && c.via_xfer);
+
+	/* GPFIFO_SCHEDULE's params: enable is the first byte, on either
+	 * object; nothing else schedules. */
+	struct nvos54 sched = { .h_client = 0xc1, .h_object = 0xd0,
+	                        .cmd = NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, .params = 0x1000,
+	                        .params_size = 3 };
+	struct nva06c_gpfifo_schedule_params sp = { .enable = 1 };
+	(void)gs_decode_control(ABI, &sched, false, &c);
+	gs_decode_control_params(&c, &sp, sizeof(sp));
+	CHECK(c.schedules);
+	gs_decode_control_params(&c, NULL, 0);
+	CHECK(!c.schedules);
+	sp.enable = 0;
+	gs_decode_control_params(&c, &sp, sizeof(sp));
+	CHECK(!c.schedules);
+	sp.enable = 1;
+	(void)gs_decode_control(ABI, &ct, false, &c);
+	gs_decode_control_params(&c, &sp, sizeof(sp));
+	CHECK(!c.schedules);
 }
 
 /* A group admits only members the running branch has; an explicit entry
@@ -546,6 +622,8 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(control_rows) / sizeof(control_rows[0]); i++)
 		check_control_row(&control_rows[i]);
+	for (size_t i = 0; i < sizeof(schedule_rows) / sizeof(schedule_rows[0]); i++)
+		check_schedule_row(&schedule_rows[i]);
 	check_decode();
 	return check_summary();
 }
