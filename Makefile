@@ -46,7 +46,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
-                   supervisor/core/exec_managed.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
+                   supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/filter.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \

@@ -107,6 +107,12 @@ struct answer handle_vid_heap(struct call *c);
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);
 
+/* RM_FREE, RM_DUP_OBJECT, RM_SHARE and REGISTER_FD (exec_handles.c). */
+struct answer handle_free(struct call *c);
+struct answer handle_dup(struct call *c);
+struct answer handle_share(struct call *c);
+struct answer handle_register_fd(struct call *c);
+
 /* GPU visibility, --gpus (exec_visibility.c). */
 bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance);
 /* The /dev/nvidiaN minor of the GPU with this device instance, or -1. */
