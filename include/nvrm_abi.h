@@ -14,6 +14,7 @@
 #ifndef GPUSANDBOX_NVRM_ABI_H
 #define GPUSANDBOX_NVRM_ABI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -139,6 +140,20 @@ _Static_assert(offsetof(struct nvos54, status) == 28, "NVOS54.status");
 /* Controls with bit 15 set take the legacy GSS path, which forwards
  * paramsSize opaque bytes and skips the CPU-side client check. */
 #define NV_CTRL_GSS_LEGACY_MASK      0x8000u
+/* Of those, bits 15:14 both set ask the driver for an administrator
+ * (rmapi_gss_legacy_control.c, RmGssLegacyRpcCmd, at 580.142): judged from
+ * the caller, who would be the supervisor. */
+#define NV_CTRL_GSS_LEGACY_ADMIN     0xc000u
+
+/* A bit-15 control that any caller may send: CPU-side RM copies its
+ * paramsSize bytes to the GSP and follows no pointer in them, so
+ * gpusandbox can perform it from its own copy on any driver branch without
+ * a parameter row. What the GSP does with it is not in the open source:
+ * it is allowed only where a policy names it. */
+static inline bool nv_ctrl_is_gsp_opaque(uint32_t cmd)
+{
+	return (cmd & NV_CTRL_GSS_LEGACY_ADMIN) == NV_CTRL_GSS_LEGACY_MASK;
+}
 #define NV_CTRL_CMD_CLASS(cmd)       ((uint32_t)(cmd) >> 16)
 
 /* NVOS05_PARAMETERS: RM_ALLOC_OBJECT, a legacy alloc with no params. */

@@ -61,7 +61,8 @@ bool gs_learn_add(struct gs_learn *l, bool is_control, uint32_t key,
 	uint32_t *n = is_control ? &l->rules.n_controls : &l->rules.n_classes;
 	uint32_t *list = is_control ? l->rules.controls : l->rules.classes;
 	struct gs_learn_origin *origin = is_control ? l->control_from : l->class_from;
-	bool known = is_control ? rm_ctrl_lookup(l->abi, key) != NULL : rm_class_lookup(l->abi, key) != NULL;
+	bool known = is_control ? rm_ctrl_lookup(l->abi, key) != NULL || nv_ctrl_is_gsp_opaque(key)
+	                        : rm_class_lookup(l->abi, key) != NULL;
 
 	/* What gpusandbox does not know it cannot perform from its own copy
 	 * (it does not know the params' size or pointers), and the parser
@@ -192,6 +193,9 @@ static void write_entry(FILE *f, const struct gs_rm_abi *abi, bool is_control, u
 	 * that nobody reads the entry as what made the call work. */
 	if (is_control && rm_ctrl_has_unrelocatable_pointers(abi, key))
 		fputs("; still refused: pointers gpusandbox cannot relocate", f);
+	/* The reviewer should know this one is a leap of faith. */
+	if (is_control && !name && nv_ctrl_is_gsp_opaque(key))
+		fputs("; bit-15 control: opaque bytes for the GSP, what it does is not in the open source", f);
 	fputc('\n', f);
 }
 

@@ -376,7 +376,11 @@ static int explicit_item(struct parser *ps, const char *v, size_t len, struct lo
 	bool found = false, twice = false;
 
 	if (parse_hex32(v, len, &key) == 0) {
-		found = is_class ? rm_class_lookup(abi, key) != NULL : rm_ctrl_lookup(abi, key) != NULL;
+		/* A bit-15 control needs no row: its bytes are opaque to the
+		 * CPU-side driver, so any number may be named (issue #11: each
+		 * branch's CUDA sends its own). */
+		found = is_class ? rm_class_lookup(abi, key) != NULL
+		                 : rm_ctrl_lookup(abi, key) != NULL || nv_ctrl_is_gsp_opaque(key);
 		if (!found)
 			return fail_at(ps, at, "%s 0x%x is unknown to gpusandbox (it cannot copy its "
 			               "parameters safely)", what, key);

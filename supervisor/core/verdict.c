@@ -441,6 +441,12 @@ struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
 	if (call->gss_legacy && !usage->client_seen)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_CLIENT,
 		                 "legacy control on a client not seen in this sandbox");
+	/* The driver asks for an administrator only of these, judging the
+	 * caller: the supervisor, not the workload. Never, whatever a policy
+	 * says. */
+	if (call->gss_legacy && (call->cmd & NV_CTRL_GSS_LEGACY_ADMIN) == NV_CTRL_GSS_LEGACY_ADMIN)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                 "administrator-only legacy control");
 	/* Without a row on the running branch gpusandbox does not know where
 	 * the params hold pointers; run flat, the driver would follow them
 	 * into the supervisor's memory. An explicit allow.control cannot make

@@ -61,12 +61,16 @@ expect_status "command-options" 0 "$B" -- sh -c 'test "$1" = --mem' sh --mem
 # Signals sent to gpusandbox reach the workload.
 # (Python, not sh: a script's background jobs start with INT and QUIT
 # ignored, and sh cannot trap a signal that was ignored on entry.)
+# The workload says when its handler is in place (a fixed sleep lost that
+# race on a loaded machine: the signal came first and killed it).
 for sig in TERM INT HUP QUIT USR1; do
+	rm -f "$T/ready-$sig"
 	"$B" -- python3 -c "import signal, sys, time
 signal.signal(signal.SIG$sig, lambda *a: sys.exit(42))
+open('$T/ready-$sig', 'w').close()
 while True: time.sleep(0.05)" &
 	pid=$!
-	sleep 0.5
+	for _ in $(seq 200); do [ -e "$T/ready-$sig" ] && break; sleep 0.05; done
 	kill -s "$sig" "$pid"
 	wait "$pid"; rc=$?
 	[ "$rc" -eq 42 ] && ok "forward-$sig" || bad "forward-$sig" "exit $rc, want 42"

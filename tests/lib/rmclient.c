@@ -465,3 +465,12 @@ uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours)
 
 	return ci && ci->params_size ? ci->params_size : ours;
 }
+
+uint32_t rmc_class_size(uint32_t cls, uint32_t ours)
+{
+	const char *version = getenv("GS_FAKE_DRIVER_VERSION");
+	const struct gs_rm_abi *abi = version ? gs_rm_abi_for_version(version) : NULL;
+	const struct rm_class_info *ci = abi ? rm_class_lookup(abi, cls) : NULL;
+
+	return ci && ci->params_size ? ci->params_size : ours;
+}

@@ -122,6 +122,8 @@ rmc_status_t rmc_control(int fd, const struct rmc_how *how, nv_handle_t h_client
  * size (the 580 layout, the largest) when the version has no tables.
  * Buffers stay our structs; only paramsSize changes. */
 uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours);
+/* The same for the params of an allocation of class cls. */
+uint32_t rmc_class_size(uint32_t cls, uint32_t ours);
 
 /* RM_VID_HEAP_CONTROL ALLOC_SIZE with attr location VIDMEM, and FREE. */
 rmc_status_t rmc_vidheap_alloc(int fd, const struct rmc_how *how, nv_handle_t h_client,

@@ -24,6 +24,15 @@
  * trace's hNew) or --default-vidmem (2 MiB), 0x3e gets a 2 MiB sysmem
  * request. Controls get zeroed buffers of paramsSize bytes.
  *
+ * Driver branches: under GS_FAKE_DRIVER_VERSION (the fake playing another
+ * branch), a non-zero paramsSize is replaced by that branch's size from
+ * gpusandbox's generated tables (rmc_class_size, rmc_ctrl_size): what that
+ * branch's CUDA would send for the same call. The dumped bytes are copied
+ * as they are; the fields the fake and gpusandbox read (memory size, owner,
+ * attributes) sit at the same offsets on every branch: 535's memory
+ * params lack only the trailing numaNode (abi-drift.md). A branch where
+ * that stopped being true would show as failed allocations here.
+ *
  * Classes or controls the driver (or the sandbox) refuses are skipped
  * gracefully: the object is remembered as missing and later lines that use
  * it are skipped too.
@@ -433,7 +442,7 @@ static void do_alloc(int ctl, int gpu_fd, const struct op *o)
 	}
 
 	s = rmc_alloc(fd, NULL, rclient, xlate(o->b, o->a, rclient), &h_new, o->cls_or_cmd,
-		      params, o->psz);
+		      params, o->psz ? rmc_class_size(o->cls_or_cmd, o->psz) : 0);
 	if (o->denied) {
 		st.denied_expected++;
 		if (s == NV_ERR_NO_MEMORY)
@@ -510,19 +519,21 @@ static void do_control(int ctl, const struct op *o)
 	nv_handle_t rclient;
 	struct obj *ob;
 	rmc_status_t s;
+	uint32_t psz;
 
 	if (map_client(o->a, &rclient) < 0) {
 		st.controls_skipped++;
 		return;
 	}
 	ob = o->b == o->a ? NULL : find_obj(o->a, o->b);
-	if ((ob && ob->missing) || o->psz > sizeof(params)) {
+	psz = o->psz ? rmc_ctrl_size(o->cls_or_cmd, o->psz) : 0;
+	if ((ob && ob->missing) || psz > sizeof(params)) {
 		st.controls_skipped++;
 		return;
 	}
-	memset(params, 0, o->psz);
+	memset(params, 0, psz);
 	s = rmc_control(fd_for(rclient, ctl), NULL, rclient, xlate(o->b, o->a, rclient), o->cls_or_cmd,
-			o->psz ? params : NULL, o->psz);
+			psz ? params : NULL, psz);
 	if (s == NV_OK)
 		st.controls_ok++;
 	else

@@ -58,6 +58,12 @@ static void test_good_files(void)
 		  GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET, GS_DEFAULT_CHANNELS, GS_DEFAULT_CHANNEL_GROUPS,
 		  GS_COUNT_UNLIMITED, GS_SM_UNLIMITED, GS_SM_PERIOD_DEFAULT_MS, GS_COUNT_UNLIMITED,
 		  GS_COUNT_UNLIMITED, 0, 4, 2, 0, NULL },
+		/* A bit-15 control in no table: opaque to the CPU-side driver,
+		 * nameable by number on any branch (issue #11). */
+		{ "allow.control = 0x2080be81\n",
+		  GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET, GS_DEFAULT_CHANNELS, GS_DEFAULT_CHANNEL_GROUPS,
+		  GS_COUNT_UNLIMITED, GS_SM_UNLIMITED, GS_SM_PERIOD_DEFAULT_MS, GS_COUNT_UNLIMITED,
+		  GS_COUNT_UNLIMITED, GS_GROUPS_DEFAULT, 0, 1, 0, NULL },
 		/* The default channel caps are lifted by name. */
 		{ "channels = unlimited\nchannel-groups = UNLIMITED\n", GS_QUOTA_UNLIMITED, GS_MEM_GPU_UNSET,
 		  GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED, GS_COUNT_UNLIMITED, GS_SM_UNLIMITED,
@@ -218,6 +224,11 @@ static void test_bad_files(void)
 		  "t.policy:1:29: error: unknown control '0xzz' (a number like 0x20801303 or a name)\n"
 		  " allow.control = 0x20801303, 0xzz\n"
 		  "                             ^\n" },
+		{ "allow.control = 0x2080c001\n",
+		  "t.policy:1:17: error: control 0x2080c001 is unknown to gpusandbox (it cannot copy its "
+		  "parameters safely)\n"
+		  " allow.control = 0x2080c001\n"
+		  "                 ^\n" },
 		{ "allow.control = NV2080_CTRL_GSS_LEGACY\n",
 		  "t.policy:1:17: error: control name 'NV2080_CTRL_GSS_LEGACY' names several; use the number\n"
 		  " allow.control = NV2080_CTRL_GSS_LEGACY\n"

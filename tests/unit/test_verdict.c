@@ -36,7 +36,8 @@
 #define CLS_UNKNOWN 0x1234u      /* in no table */
 /* A command number no table has (not bit 15), and a bit-15 one. */
 #define CMD_UNKNOWN 0x20807e01u
-#define CMD_UNKNOWN_GSS 0x2080fe81u
+#define CMD_UNKNOWN_GSS 0x2080be81u  /* bit 15, not 14: anyone may send it */
+#define CMD_ADMIN_GSS   0x2080c001u  /* bits 15:14 set: the driver asks for an admin */
 #define CLS_CHANNEL 0xa06fu      /* KEPLER_CHANNEL_GPFIFO_A */
 #define CLS_NVDEC   0xb8b0u      /* NVB8B0_VIDEO_DECODER (GH100) */
 #define PSIZE_VIDMEM 128u        /* sizeof(NV_MEMORY_ALLOCATION_PARAMS) */
@@ -250,6 +251,7 @@ static void rules_of(enum rules_kind k, struct gs_rules *r)
 	else if (k == RULES_CTRL_UNKNOWN_LISTED) {
 		r->controls[r->n_controls++] = CMD_UNKNOWN;
 		r->controls[r->n_controls++] = CMD_UNKNOWN_GSS;
+		r->controls[r->n_controls++] = CMD_ADMIN_GSS;
 	}
 }
 
@@ -349,6 +351,9 @@ static const struct control_row control_rows[] = {
 	  ALLOW, false },
 	{ "unknown bit-15 control allowed by number: opaque bytes", RULES_CTRL_UNKNOWN_LISTED, true,
 	  { CONTROL(CMD_UNKNOWN_GSS), .ctrl_known = false, .gss_legacy = true }, ALLOW, false },
+	{ "administrator-only bit-15 control, even allowed by number", RULES_CTRL_UNKNOWN_LISTED, true,
+	  { CONTROL(CMD_ADMIN_GSS), .ctrl_known = false, .gss_legacy = true },
+	  REFUSE(NV_ERR_INSUFFICIENT_PERMISSIONS, "administrator-only legacy control"), false },
 	{ "allowed control", RULES_DEFAULT, false, { CONTROL(CMD_FB_INFO_V2) }, ALLOW, false },
 	{ "FINN-serialized control", RULES_DEFAULT, false,
 	  { CONTROL(CMD_FB_INFO_V2), .finn_serialized = true },
