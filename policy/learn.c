@@ -96,6 +96,17 @@ unsigned gs_learn_count(const struct gs_learn *l)
 
 /* ---- the policy text ------------------------------------------------------- */
 
+/* A count limit with a default: written only when it differs from it. */
+static void print_count(FILE *f, const char *key, uint32_t v, uint32_t dflt)
+{
+	if (v == dflt)
+		return;
+	if (v == GS_COUNT_UNLIMITED)
+		fprintf(f, "%s = %s\n", key, GS_COUNT_UNLIMITED_WORD);
+	else
+		fprintf(f, "%s = %u\n", key, v);
+}
+
 static void write_quota(FILE *f, const struct gs_quota *q)
 {
 	const char *sep = "";
@@ -106,10 +117,10 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (q->mem_gpu[g] != GS_MEM_GPU_UNSET)
 			fprintf(f, "gpu.%u.mem = %llu\n", g, (unsigned long long)q->mem_gpu[g]);
-	if (q->channels != GS_COUNT_UNLIMITED)
-		fprintf(f, "channels = %u\n", q->channels);
-	if (q->channel_groups != GS_COUNT_UNLIMITED)
-		fprintf(f, "channel-groups = %u\n", q->channel_groups);
+	/* The defaults are left out; what differs is written, "unlimited"
+	 * included, so the file gives the run's limits back. */
+	print_count(f, "channels", q->channels, GS_DEFAULT_CHANNELS);
+	print_count(f, "channel-groups", q->channel_groups, GS_DEFAULT_CHANNEL_GROUPS);
 	if (q->active_channel_groups != GS_COUNT_UNLIMITED)
 		fprintf(f, "active-channel-groups = %u\n", q->active_channel_groups);
 	if (q->sm_percent < GS_SM_UNLIMITED)

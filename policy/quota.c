@@ -13,8 +13,8 @@
 void gs_quota_init(struct gs_quota *q)
 {
 	q->mem_per_gpu = GS_QUOTA_UNLIMITED;
-	q->channels = GS_COUNT_UNLIMITED;
-	q->channel_groups = GS_COUNT_UNLIMITED;
+	q->channels = GS_DEFAULT_CHANNELS;
+	q->channel_groups = GS_DEFAULT_CHANNEL_GROUPS;
 	q->active_channel_groups = GS_COUNT_UNLIMITED;
 	q->sm_percent = GS_SM_UNLIMITED;
 	q->sm_period_ms = GS_SM_PERIOD_DEFAULT_MS;
@@ -116,6 +116,10 @@ int gs_parse_count0(const char *s, uint32_t *out)
 	char *end;
 	unsigned long long v;
 
+	if (s && strcasecmp(s, GS_COUNT_UNLIMITED_WORD) == 0) {
+		*out = GS_COUNT_UNLIMITED;
+		return 0;
+	}
 	if (!s || !isdigit((unsigned char)s[0]))
 		return -1;
 	errno = 0;

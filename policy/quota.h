@@ -14,6 +14,23 @@
 #define GS_QUOTA_UNLIMITED UINT64_MAX
 
 #define GS_COUNT_UNLIMITED UINT32_MAX
+/* The word a count takes for "no limit" (--channels unlimited). */
+#define GS_COUNT_UNLIMITED_WORD "unlimited"
+
+/*
+ * Channels and channel groups are capped by default (issue #17 item 13).
+ * The driver allocates video memory inside RM for each channel group and
+ * channel (context buffers, instance blocks) that no RM memory object
+ * names, so --mem cannot charge it: about 6 MiB per CUDA context on an
+ * H100 (docs/gpu-results/2026-11-23-h100-held-after-free), where a context
+ * makes 4 groups and 20 channels (the H200 audit logs of 2026-11-21).
+ * Counting is exact where an estimate is not (the amount depends on the
+ * chip's engines, the driver and preemption settings), so the caps bound
+ * that memory instead: 32 contexts' worth, about 200 MiB, and leave the
+ * hardware pool that every tenant of a GPU shares. SECURITY.md says so.
+ */
+#define GS_DEFAULT_CHANNEL_GROUPS 128u
+#define GS_DEFAULT_CHANNELS       640u
 #define GS_SM_UNLIMITED 100u   /* a 100 % share is no cap */
 #define GS_SM_PERIOD_DEFAULT_MS 20u
 #define GS_SM_PERIOD_MIN_MS 5u
@@ -34,7 +51,8 @@ struct gs_quota {
 	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
 	uint64_t mem_per_gpu;
 	/* Live GPFIFO channels and channel groups (TSGs) across the sandbox;
-	 * GS_COUNT_UNLIMITED when not set. */
+	 * GS_DEFAULT_CHANNELS and GS_DEFAULT_CHANNEL_GROUPS when not set,
+	 * GS_COUNT_UNLIMITED when set to "unlimited". */
 	uint32_t channels;
 	uint32_t channel_groups;
 	/* Channel groups scheduled (GPFIFO_SCHEDULE enabled) at once. */
@@ -112,10 +130,11 @@ void gs_quota_init(struct gs_quota *q);
  * negative numbers, garbage and overflow. Returns 0 or -1. */
 int gs_parse_size(const char *s, uint64_t *out);
 
-/* Parses a positive decimal count (1..GS_COUNT_UNLIMITED-1). */
+/* Parses a positive decimal count (1..GS_COUNT_UNLIMITED-1), or
+ * "unlimited" (GS_COUNT_UNLIMITED). */
 int gs_parse_count(const char *s, uint32_t *out);
 
-/* Parses a count that may be 0 (0..GS_COUNT_UNLIMITED-1). */
+/* Parses a count that may be 0 (0..GS_COUNT_UNLIMITED-1), or "unlimited". */
 int gs_parse_count0(const char *s, uint32_t *out);
 
 /* Parses a percentage 1..100 ("50" or "50%"). */

@@ -145,9 +145,10 @@ unsigned gs_quota_limit_names(const struct gs_quota *q, char *buf, size_t len)
 		add_name(buf, len, &n, "--mem");
 	if (q->sm_percent < GS_SM_UNLIMITED)
 		add_name(buf, len, &n, "--sm");
-	if (q->channels != GS_COUNT_UNLIMITED)
+	/* The default caps are nobody's choice: not named. */
+	if (q->channels != GS_COUNT_UNLIMITED && q->channels != GS_DEFAULT_CHANNELS)
 		add_name(buf, len, &n, "--channels");
-	if (q->channel_groups != GS_COUNT_UNLIMITED)
+	if (q->channel_groups != GS_COUNT_UNLIMITED && q->channel_groups != GS_DEFAULT_CHANNEL_GROUPS)
 		add_name(buf, len, &n, "--channel-groups");
 	if (q->active_channel_groups != GS_COUNT_UNLIMITED)
 		add_name(buf, len, &n, "--active-channel-groups");

@@ -214,19 +214,20 @@ static void record_alloc_verdict(struct call *c, const struct alloc_flight *f,
  * with the workload's own nodes borrowed; other per-GPU objects may want
  * the same proof, borrowed only when the driver asks for it, to keep the
  * common path cheap. */
-static int perform_alloc(struct call *c, struct alloc_flight *f, nv_status_t *st)
+static int perform_alloc(struct call *c, struct alloc_flight *f, nv_status_t *st, bool *gone)
 {
 	struct borrowed_fds gpu_nodes = { .n = 0 };
 	int rc;
 
-	if (f->call.kind == RM_CLASS_DEVICE)
-		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
+	/* The nodes are the trapped task's, or the call is not performed. */
+	*gone = f->call.kind == RM_CLASS_DEVICE && !borrow_trapped_gpu_nodes(c, &gpu_nodes);
+	if (*gone)
+		return 0;
 	rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
 	memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
 	if (rc == 0 && *st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n &&
 	    f->call.kind == RM_CLASS_SUBDEVICE) {
-		borrow_gpu_nodes(&c->sb->pidfds, c->tid, &gpu_nodes);
-		if (gpu_nodes.n) {
+		if (borrow_trapped_gpu_nodes(c, &gpu_nodes) && gpu_nodes.n) {
 			memcpy(f->top.bytes + f->st_off, &(nv_status_t){ NV_OK }, sizeof(*st));
 			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
 			memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
@@ -316,7 +317,10 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 	 * workload's pointers. */
 	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)c->scratch->params : 0,
 	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
-	int rc_ioctl = perform_alloc(c, f, &st);
+	bool gone;
+	int rc_ioctl = perform_alloc(c, f, &st, &gone);
+	if (gone)
+		return answer_none(); /* the trapped task is gone */
 	if (rc_ioctl == 0 && st == NV_OK) {
 		if (!commit_alloc(c, f, charge, before, &a))
 			return a;
@@ -446,16 +450,33 @@ struct answer handle_vid_heap(struct call *c)
 	return act_vid_heap(c, &f, v.charge);
 }
 
-/* RM_ALLOC_OBJECT (legacy, no params): act + commit. */
+/* RM_ALLOC_OBJECT (legacy, no params): act + commit. A device made this
+ * way is the GPU of the instance its class names (decode.c): it gets the
+ * --gpus probe, the workload's own GPU nodes and the ledger key of an
+ * RM_ALLOC's device (issue #17 item 13: it skipped all three). */
 static struct answer act_alloc_object(struct call *c, struct alloc_flight *f)
 {
 	struct nvos05 *top = &f->top.os05;
 	const struct gs_rm_call *rc = &f->call;
+	const bool device = rc->kind == RM_CLASS_DEVICE;
+	struct borrowed_fds gpu_nodes = { .n = 0 };
+	int gpu = LEDGER_NO_GPU;
 
+	if (device && c->sb->quota.visible_set &&
+	    !gpu_instance_visible(c, rc->h_client, rc->device_instance))
+		return refuse_with_status(c, top, f->st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
+		                          "GPU not visible in this sandbox");
+	if (device && !borrow_trapped_gpu_nodes(c, &gpu_nodes))
+		return answer_none(); /* the trapped task is gone */
 	int rc_ioctl = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(*top), top);
-	if (rc_ioctl == 0 && top->status == NV_OK && note_client(c, top->h_root) == 0)
-		(void)ledger_add(&c->sb->ledger, rc->h_client, rc->h_parent, rc->h_object, rc->kind,
-		                 rc->h_class, LEDGER_NO_GPU, 0);
+	return_gpu_nodes(&gpu_nodes);
+	bool made = rc_ioctl == 0 && top->status == NV_OK;
+	if (made && device)
+		gpu = gpu_minor_of_instance(c, rc->h_client, rc->device_instance);
+	/* The handle the driver made (it picks one when asked for 0). */
+	if (made && note_client(c, top->h_root) == 0)
+		(void)ledger_add(&c->sb->ledger, rc->h_client, rc->h_parent, top->h_object_new, rc->kind,
+		                 rc->h_class, gpu, 0);
 	return answer_executed(c, 0, NULL, 0, top, sizeof(*top), rc_ioctl, top->status);
 }
 

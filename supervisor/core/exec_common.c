@@ -37,6 +37,39 @@ bool notif_still_valid(const struct call *c)
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
 }
 
+/* ---- reaching the trapped task again ------------------------------------- */
+
+/* A second reach into the trapped task by its tid, after the one
+ * ID_VALID of the fetch stage (issue #17 item 13): the task may have been
+ * killed meanwhile and its tid given to another process, and
+ * dup_workload_fd opens a fresh pidfd when the cached one's task is gone,
+ * which would then name that other process. So the notification is checked
+ * again after the step: still valid means the trapped task was alive all
+ * along, so the tid named it (live tids are unique). Not valid: whatever
+ * was taken is dropped, and the call ends without an answer. */
+int dup_trapped_fd(struct call *c, int wfd)
+{
+	int fd = dup_workload_fd(&c->sb->pidfds, c->tid, wfd);
+
+	if (fd >= 0 && !notif_still_valid(c)) {
+		close(fd);
+		errno = ESRCH;
+		return -1;
+	}
+	return fd;
+}
+
+/* The same for the task's GPU nodes (read from /proc/<tid>/fd and dup'd
+ * by tid): false, with nothing borrowed, when the task is gone. */
+bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b)
+{
+	borrow_gpu_nodes(&c->sb->pidfds, c->tid, b);
+	if (notif_still_valid(c))
+		return true;
+	return_gpu_nodes(b);
+	return false;
+}
+
 /* ---- issuing calls ourselves --------------------------------------------- */
 
 /* Performs an escape on our dup with a canonical request word (the driver

@@ -164,20 +164,6 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 	}
 }
 
-/* Is this a GPFIFO_SCHEDULE that enables its group, or a channel (our
- * copy of params)? Both controls take the same params. */
-static bool is_gpfifo_schedule(uint32_t cmd)
-{
-	return cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE || cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE;
-}
-
-static bool schedules_group(const struct nvos54 *top, const uint8_t *params, uint32_t psize)
-{
-	return is_gpfifo_schedule(top->cmd) &&
-	       psize >= sizeof(((const struct nva06c_gpfifo_schedule_params *)0)->enable) &&
-	       ((const struct nva06c_gpfifo_schedule_params *)(const void *)params)->enable;
-}
-
 /* Controls after which a channel may be runnable again. */
 static bool may_resume_channels(uint32_t cmd)
 {
@@ -193,6 +179,7 @@ struct control_flight {
 	struct relocation          rel[RM_EMBEDDED_MAX_PTRS];
 	uint64_t                   user_params; /* the workload's pointer */
 	uint32_t                   psize;     /* bytes of params we copied */
+	struct gs_usage            usage;     /* the snapshot the params' verdict read */
 };
 
 #define CTRL_STATUS_OFF offsetof(struct nvos54, status)
@@ -269,6 +256,50 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
 	return false;
 }
 
+/* The ledger snapshot the params' verdict reads: for a GPFIFO_SCHEDULE
+ * that enables, whether its object is a group of the hardware's (a channel
+ * group; a channel only when it is outside any group), whether that is
+ * scheduled already, and how many groups are. */
+static void take_schedule_usage(struct call *c, struct control_flight *f)
+{
+	const struct ledger *l = &c->sb->ledger;
+	const struct gs_rm_call *rc = &f->call;
+	struct gs_usage *u = &f->usage;
+
+	*u = (struct gs_usage){ .gpu = LEDGER_NO_GPU };
+	if (!rc->schedules)
+		return;
+	u->target_is_group = rc->cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                     ledger_is_lone_channel(l, rc->h_client, rc->h_object);
+	u->target_scheduled = u->target_is_group && ledger_is_scheduled(l, rc->h_client, rc->h_object);
+	u->scheduled_groups = l->scheduled_groups;
+}
+
+/* decode + reconcile + verdict on the params we copied
+ * (--active-channel-groups), taken again once after releasing closed
+ * files when that could lift a refusal; recorded; false with *a when it
+ * refuses. */
+static bool passes_params_verdict(struct call *c, struct control_flight *f, struct answer *a)
+{
+	struct gs_call_verdict v;
+
+	gs_decode_control_params(&f->call, c->scratch->params, f->psize);
+	take_schedule_usage(c, f);
+	v = gs_verdict_of_control_params(&c->sb->quota, &f->usage, &f->call);
+	if (v.needs_reconcile) {
+		gs_session_reconcile(c->sb);
+		take_schedule_usage(c, f);
+		v = gs_verdict_of_control_params(&c->sb->quota, &f->usage, &f->call);
+	}
+	if (v.verdict != GS_VERDICT_REFUSE && v.verdict != GS_VERDICT_DENY)
+		return true;
+	if (v.resource)
+		note_count(c, v.resource, (uint32_t)v.count, (uint32_t)v.count, (uint32_t)v.limit);
+	restore_embedded(c, f->ci, f->rel, false);
+	*a = refuse_control(c, f, v.status, v.verdict, v.reason);
+	return false;
+}
+
 /* act + commit: performed from our copies; then what the workload is told
  * and what is recorded (after_control), and the sandbox's event for --sm. */
 static struct answer perform_control(struct call *c, struct control_flight *f)
@@ -301,28 +332,12 @@ struct answer handle_control(struct call *c)
 	struct answer a;
 
 	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) ||
-	    !fetch_control_params(c, &f, &a))
+	    !fetch_control_params(c, &f, &a) || !passes_params_verdict(c, &f, &a))
 		return a;
-	/* A GPFIFO_SCHEDULE that enables, read from our copy, and whether its
-	 * group is scheduled already. */
-	const bool schedules = schedules_group(&f.top, c->scratch->params, f.psize) &&
-	                       (f.top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
-	                        ledger_is_lone_channel(&sb->ledger, f.top.h_client, f.top.h_object));
-	const bool scheduled = schedules &&
-	                       ledger_is_scheduled(&sb->ledger, f.top.h_client, f.top.h_object);
-	/* --active-channel-groups: enabling one more scheduled group past the
-	 * limit is refused like an exhausted runlist, decided on our copy. */
-	if (schedules && !scheduled && sb->ledger.scheduled_groups >= sb->quota.active_channel_groups) {
-		note_count(c, "scheduled_channel_groups", sb->ledger.scheduled_groups,
-		           sb->ledger.scheduled_groups, sb->quota.active_channel_groups);
-		restore_embedded(c, f.ci, f.rel, false);
-		return refuse_control(c, &f, NV_ERR_INSUFFICIENT_RESOURCES, GS_VERDICT_DENY,
-		                      "active channel group limit reached");
-	}
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back
 	 * on in an off phase. Answered as done, without the driver. */
-	if (scheduled && gs_session_channels_observed(sb)) {
+	if (f.usage.target_scheduled && gs_session_channels_observed(sb)) {
 		restore_embedded(c, f.ci, f.rel, false);
 		f.top.status = NV_OK;
 		return answer_executed(c, f.user_params, c->scratch->params, f.psize, &f.top, sizeof(f.top), 0,

@@ -54,6 +54,11 @@ struct call {
 
 
 bool notif_still_valid(const struct call *c);
+/* A second reach into the trapped task (its fd, its GPU nodes) after the
+ * fetch stage's check: checked again after, -1 (errno ESRCH) or false
+ * when the task is gone and its tid may name another process. */
+int dup_trapped_fd(struct call *c, int wfd);
+bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);
@@ -101,6 +106,12 @@ struct answer handle_vid_heap(struct call *c);
 
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);
+
+/* RM_FREE, RM_DUP_OBJECT, RM_SHARE and REGISTER_FD (exec_handles.c). */
+struct answer handle_free(struct call *c);
+struct answer handle_dup(struct call *c);
+struct answer handle_share(struct call *c);
+struct answer handle_register_fd(struct call *c);
 
 /* GPU visibility, --gpus (exec_visibility.c). */
 bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance);

@@ -13,31 +13,30 @@
  *    attached, and follow the attach order). The ledger keys a device,
  *    and everything under it, by the minor found this way, so per-GPU
  *    quotas, the memory report and the audit name the GPU --gpus names.
- * Enforcement: NV01_DEVICE_0 for a hidden GPU is refused, so nothing on it
- * can be created, raw ioctls included. The listings (CARD_INFO, probed and
- * attached ids, id info, UUID from gpuId) are filtered so programs
- * enumerate only their GPUs.
+ * Enforcement: NV01_DEVICE_0 for a hidden GPU is refused (through RM_ALLOC
+ * and RM_ALLOC_OBJECT), so nothing on it can be created, raw ioctls
+ * included. The listings (CARD_INFO, probed and attached ids, id info,
+ * UUID from gpuId) are filtered so programs enumerate only their GPUs:
+ * which ids and cards stay is the pure verdict's (gs_gpu_id_visible,
+ * gs_filter_gpu_ids, gs_card_visible in verdict.c); here is the act stage
+ * that performs the listing and applies it to our copy of the answer.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 
 #include "exec_int.h"
+#include "verdict.h"
 
-static struct gs_gpu_entry *entry_of(struct gs_session *sb, uint32_t gpu_id)
+/* The listings' verdict (verdict.c, pure) on the supervisor's own map. */
+static bool gpu_id_visible(const struct call *c, uint32_t gpu_id)
 {
-	for (unsigned i = 0; i < sb->n_gpu_map; i++)
-		if (sb->gpu_map[i].gpu_id == gpu_id)
-			return &sb->gpu_map[i];
-	return NULL;
+	return gs_gpu_id_visible(&c->sb->quota, c->sb->gpu_map, c->sb->n_gpu_map, gpu_id);
 }
 
-/* Unknown GPUs are hidden: fail closed. */
-static bool gpu_id_visible(struct call *c, uint32_t gpu_id)
+static void filter_ids(const struct call *c, uint32_t *ids, uint32_t *flags)
 {
-	struct gs_gpu_entry *e = entry_of(c->sb, gpu_id);
-
-	return e && gs_gpu_visible(&c->sb->quota, e->minor);
+	gs_filter_gpu_ids(&c->sb->quota, c->sb->gpu_map, c->sb->n_gpu_map, ids, flags);
 }
 
 /* Asked every time, never cached: RM numbers device instances in attach
@@ -69,27 +68,6 @@ bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance)
 		return true;
 	minor = gpu_minor_of_instance(c, client, instance);
 	return minor >= 0 && gs_gpu_visible(&c->sb->quota, (unsigned)minor);
-}
-
-/* Keeps the visible ids of a list, in order, and pads with INVALID;
- * flags (may be NULL) move with their ids. */
-static void filter_ids(struct call *c, uint32_t *ids, uint32_t *flags)
-{
-	unsigned out = 0;
-
-	for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++) {
-		if (ids[i] == NV0000_CTRL_GPU_INVALID_ID || !gpu_id_visible(c, ids[i]))
-			continue;
-		ids[out] = ids[i];
-		if (flags)
-			flags[out] = flags[i];
-		out++;
-	}
-	for (unsigned i = out; i < NV0000_CTRL_GPU_MAX_IDS; i++) {
-		ids[i] = NV0000_CTRL_GPU_INVALID_ID;
-		if (flags)
-			flags[i] = 0;
-	}
 }
 
 void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize)
@@ -147,11 +125,9 @@ struct answer handle_card_info(struct call *c)
 		return answer_none();
 	memset(buf, 0, c->size);
 	int rc = exec_escape(c, NV_ESC_CARD_INFO, c->size, buf);
-	if (rc == 0) {
-		for (unsigned i = 0; c->sb->quota.visible_set && i < n; i++)
-			if (cards[i].valid && !gs_gpu_visible(&c->sb->quota, cards[i].minor_number))
-				memset(&cards[i], 0, sizeof(cards[i]));
-	}
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		if (!gs_card_visible(&c->sb->quota, &cards[i]))
+			memset(&cards[i], 0, sizeof(cards[i]));
 	if (mem_write(c->tid, c->argp, buf, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.call = "CARD_INFO";

@@ -19,8 +19,9 @@
  * records its one decision and sends the answer. The calls that allocate
  * or control go through stages (docs/hacking.md): fetch, decode
  * (decode.c, pure), reconcile, verdict (verdict.c, pure), record, act and
- * commit (exec_alloc.c, exec_control.c). The small escapes below still do
- * their steps in one handler each.
+ * commit (exec_alloc.c, exec_control.c, exec_handles.c); the escape
+ * itself, trapped or carried by XFER, has its verdict here first
+ * (gs_verdict_of_escape).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -40,6 +41,7 @@
 
 #include "arch.h"
 #include "quota.h"
+#include "decode.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
 #include "session.h"
@@ -48,87 +50,15 @@
 #include "executor.h"
 #include "gpusandbox.h"
 
-/* ---- RM_ALLOC: exec_alloc.c, through the staged pipeline ------------------ */
+/* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
+/* ---- RM_CONTROL: exec_control.c ------------------------------------------ */
+/* ---- RM_FREE, RM_DUP_OBJECT, RM_SHARE, REGISTER_FD: exec_handles.c -------- */
 
-/* ---- RM_ALLOC_OBJECT: exec_alloc.c, through the staged pipeline ----------- */
+/* ---- flat escapes ---------------------------------------------------------- */
 
-/* ---- RM_FREE ------------------------------------------------------------- */
-
-static struct answer handle_free(struct call *c)
-{
-	struct nvos00 top;
-	uint64_t released[GS_MAX_GPUS] = { 0 };
-	uint64_t before[GS_MAX_GPUS];
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c))
-		return answer_none();
-	c->d.h_client = top.h_root;
-	c->d.h_object = top.h_object_old;
-	memcpy(before, c->sb->ledger.used, sizeof(before));
-	/* We free exactly the handle in our copy, so the ledger releases what
-	 * the driver released even if the workload rewrites the struct. */
-	int rc = exec_escape(c, NV_ESC_RM_FREE, sizeof(top), &top);
-	if (rc == 0 && top.status == NV_OK) {
-		ledger_free(&c->sb->ledger, top.h_root, top.h_object_old, released);
-		/* The file's client is gone: it may host a new one. */
-		if (top.h_object_old == top.h_root) {
-			int f = ledger_file_of(&c->sb->ledger, c->dup);
-			if (f >= 0)
-				c->sb->ledger.files[f].has_client = false;
-		}
-	}
-	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
-		rc = -EFAULT;
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = top.status;
-	note_release(c, released, before);
-	return answer_value(rc);
-}
-
-/* ---- RM_DUP_OBJECT ------------------------------------------------------- */
-
-static struct answer handle_dup(struct call *c)
-{
-	struct nvos55 top;
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c))
-		return answer_none();
-	c->d.h_client = top.h_client;
-	c->d.h_object = top.h_object_src;
-	/* An object of a client outside the sandbox (another sandbox shared
-	 * it with RM_SHARE) was never charged here, and its owner's sandbox
-	 * credits it back when the owner frees its handle: the dup would
-	 * hold memory no sandbox counts. Refused the way RM refuses a dup
-	 * its share policy does not allow. A client of ours whose file is
-	 * gone is dead in the driver, and its handle may already name a
-	 * foreign client: refused too. */
-	if (!ledger_has(&c->sb->ledger, top.h_client_src, top.h_client_src) ||
-	    !ledger_client_file_alive(&c->sb->ledger, top.h_client_src))
-		return refuse_with_status(c, &top, offsetof(struct nvos55, status),
-		                          NV_ERR_INSUFFICIENT_PERMISSIONS, GS_VERDICT_REFUSE,
-		                          "import of an object from a client outside the sandbox");
-	int rc = exec_escape(c, NV_ESC_RM_DUP_OBJECT, sizeof(top), &top);
-	/* The dup keeps the source's memory alive: the ledger counts handles
-	 * per allocation and releases the bytes with the last one. */
-	if (rc == 0 && top.status == NV_OK &&
-	    (note_client(c, top.h_client) < 0 || ledger_dup(&c->sb->ledger, top.h_client, top.h_parent, top.h_object, top.h_client_src,
-	               top.h_object_src) < 0)) {
-		undo_alloc(c, top.h_client, top.h_parent, top.h_object);
-		return refuse_with_status(c, &top, offsetof(struct nvos55, status), NV_ERR_NO_MEMORY,
-		                          GS_VERDICT_REFUSE, "supervisor out of memory");
-	}
-	return answer_executed(c, 0, NULL, 0, &top, sizeof(top), rc, top.status);
-}
-
-/* ---- RM_VID_HEAP_CONTROL: exec_alloc.c, through the staged pipeline ------ */
-
-/* ---- flat escapes (RM_SHARE) --------------------------------------------- */
-
+/* An escape the table marks flat (a struct without pointers and without
+ * effect on the ledger) other than RM_SHARE, which has its stages in
+ * exec_handles.c: performed from our copy. None today. */
 static struct answer handle_flat(struct call *c)
 {
 	uint8_t top[NV_ABSOLUTE_MAX_IOCTL_SIZE];
@@ -175,39 +105,6 @@ static struct answer handle_refuse_status(struct call *c)
 	                          "dma-buf export would keep memory past its charge");
 }
 
-/* ---- REGISTER_FD ---------------------------------------------------------- */
-
-/* Both fds are resolved once, into our own table: the call's file (our
- * dup) and the control file it names (another dup), so another thread's
- * dup2() cannot swap either after we looked. A control file may not be
- * linked to another: it would then reach that file's clients. */
-static struct answer handle_register_fd(struct call *c)
-{
-	struct nv_ioctl_register_fd top;
-	int ctl;
-
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c))
-		return answer_none();
-	c->d.call = "REGISTER_FD";
-	if (fd_is_control_file(c->dup)) {
-		c->d.verdict = GS_VERDICT_REFUSE;
-		c->d.reason = "a control file may not be linked to another";
-		c->d.errnum = EINVAL;
-		c->audit = true;
-		return answer_errno(EINVAL);
-	}
-	ctl = dup_workload_fd(&c->sb->pidfds, c->tid, top.ctl_fd);
-	if (ctl < 0)
-		return answer_errno(EBADF);
-	struct nv_ioctl_register_fd ours = { .ctl_fd = ctl };
-	int rc = exec_escape(c, NV_ESC_REGISTER_FD, sizeof(ours), &ours);
-	close(ctl);
-	c->d.verdict = GS_VERDICT_ALLOW;
-	return answer_value(rc);
-}
-
 /* ---- dispatch ------------------------------------------------------------ */
 
 static struct answer dispatch(struct call *c, const struct rm_escape *e)
@@ -220,7 +117,7 @@ static struct answer dispatch(struct call *c, const struct rm_escape *e)
 	case RM_ACT_EXEC_CONTROL:      return handle_control(c);
 	case RM_ACT_EXEC_DUP:          return handle_dup(c);
 	case RM_ACT_EXEC_VID_HEAP:     return handle_vid_heap(c);
-	case RM_ACT_EXEC_FLAT:         return handle_flat(c);
+	case RM_ACT_EXEC_FLAT:         return c->nr == NV_ESC_RM_SHARE ? handle_share(c) : handle_flat(c);
 	case RM_ACT_EXEC_REGISTER_FD:  return handle_register_fd(c);
 	case RM_ACT_EXEC_CARD_INFO:    return handle_card_info(c);
 	case RM_ACT_REFUSE_STATUS:     return handle_refuse_status(c);
@@ -232,34 +129,48 @@ static struct answer dispatch(struct call *c, const struct rm_escape *e)
 	return answer_errno(EINVAL);
 }
 
+static bool objects(const struct gs_call_verdict *v)
+{
+	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
+}
+
+/* The escape's verdict (gs_verdict_of_escape), on the number and size as
+ * trapped or as XFER carries them; a refusal is the driver's -EINVAL,
+ * audited. NULL with *a when refused, else the escape's table row. */
+static const struct rm_escape *judge_escape(struct call *c, uint32_t nr, uint32_t size, bool in_xfer,
+                                            struct answer *a)
+{
+	struct gs_rm_call rc;
+
+	gs_decode_escape(c->sb->rm_abi, nr, size, in_xfer, &rc);
+	struct gs_call_verdict v = gs_verdict_of_escape(&rc);
+	if (!objects(&v))
+		return rm_escape_find(c->sb->rm_abi, nr);
+	*a = refuse_escape(c, rc.inner_name ? rc.inner_name : "ESCAPE", v.reason);
+	return NULL;
+}
+
 /* XFER carries the real escape number in memory, where the workload can
  * change it after we looked. So the inner call is always performed by us
- * (never continued): the driver would otherwise read a different escape. */
+ * (never continued): the driver would otherwise read a different escape.
+ * fetch the header, decode and judge the escape it names, then that
+ * escape's own stages, on the pointer and size in our copy. */
 static struct answer handle_xfer(struct call *c)
 {
 	struct nv_ioctl_xfer x;
 	const struct rm_escape *inner;
+	struct answer a;
 
 	if (mem_read(c->tid, c->argp, &x, sizeof(x)) < 0)
 		return answer_errno(EFAULT);
 	if (!notif_still_valid(c))
 		return answer_none();
-	inner = rm_escape_find(c->sb->rm_abi, x.cmd);
 	c->d.call = "IOCTL_XFER_CMD";
 	c->nr = x.cmd;
-	/* The driver itself rejects these shapes with -EINVAL. */
-	if (!inner || inner->action == RM_ACT_REFUSE)
-		return refuse_escape(c, inner ? inner->name : "ESCAPE",
-		                     inner ? "escape the driver does not handle"
-		                           : "escape unknown to gpusandbox");
-	if (x.size > NV_ABSOLUTE_MAX_IOCTL_SIZE || !rm_escape_size_ok(inner, x.size) ||
-	    inner->action == RM_ACT_XFER)
-		return answer_errno(EINVAL);
-	if (inner->action == RM_ACT_CONTINUE)
-		return refuse_escape(c, inner->name,
-		                     "escape cannot be performed by the supervisor and XFER cannot be continued");
+	inner = judge_escape(c, x.cmd, x.size, true, &a);
+	if (!inner)
+		return a;
 	c->via_xfer = true;
-	c->nr = x.cmd;
 	c->size = x.size;
 	c->argp = x.ptr;
 	return dispatch(c, inner);
@@ -382,17 +293,11 @@ static struct answer route_ioctl(struct gs_session *sb, struct call *c,
 	if (!fd_is_nvidia_like(c->dup))
 		return answer_continue();
 	*record = true;
-	/* An escape number we do not know, or one the 580 driver does not
-	 * handle, is refused and audited: a newer driver may act on it, and
-	 * nothing examined it. */
-	if (!e || e->action == RM_ACT_REFUSE)
-		return refuse_escape(c, e ? e->name : "ESCAPE",
-		                     e ? "escape the driver does not handle"
-		                       : "escape unknown to gpusandbox");
-	/* An escape we cannot decode (a size the driver does not take for
-	 * it) is refused, as the driver would refuse it, never continued. */
-	if (!rm_escape_size_ok(e, c->size))
-		return refuse_escape(c, e->name, "escape with a size the driver does not accept");
+	/* An escape we do not know, the driver does not handle, or of a size
+	 * it does not take: refused and audited (gs_verdict_of_escape). */
+	struct answer a;
+	if (!judge_escape(c, c->nr, c->size, false, &a))
+		return a;
 	return e->action == RM_ACT_XFER ? handle_xfer(c) : dispatch(c, e);
 }
 

@@ -5,6 +5,8 @@
  * first clause that objects decides. Pure: the same inputs give the same
  * verdict, which is what lets tests/unit/test_verdict.c state it by rows.
  */
+#include <errno.h>
+
 #include "verdict.h"
 
 const char *gs_engine_resource(enum gs_engine e)
@@ -253,6 +255,143 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 		return engine_clause(v, limits, usage, call);
 	default:
 		return v;
+	}
+}
+
+/* --active-channel-groups: enabling one more group past the limit is
+ * refused like an exhausted runlist. Scheduling a group that is scheduled
+ * already adds none; a channel inside a group is scheduled with it. */
+struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limits,
+                                                    const struct gs_usage *usage,
+                                                    const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (!call->schedules || !usage->target_is_group || usage->target_scheduled)
+		return v;
+	return count_clause(v, "scheduled_channel_groups", usage->scheduled_groups,
+	                    limits->active_channel_groups, "active channel group limit reached");
+}
+
+struct gs_call_verdict gs_verdict_of_escape(const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	v.errnum = EINVAL;
+	if (!call->abi)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "call decoded without the driver's RM tables");
+	/* An escape we do not know, or one the running driver does not
+	 * handle: a newer driver may act on it, and nothing examined it. */
+	if (!call->inner_known)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "escape unknown to gpusandbox");
+	if (call->inner_action == RM_ACT_REFUSE)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "escape the driver does not handle");
+	/* What we cannot decode is refused as the driver refuses it, never
+	 * passed on. */
+	if (!call->inner_size_ok)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "escape with a size the driver does not accept");
+	if (call->via_xfer && call->inner_action == RM_ACT_XFER)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "XFER inside XFER, which the driver refuses");
+	if (call->via_xfer && call->inner_action == RM_ACT_CONTINUE)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "escape cannot be performed by the supervisor and XFER cannot be continued");
+	v.errnum = 0;
+	return v;
+}
+
+/* No tables, no facts: fail closed, as every verdict does. */
+static struct gs_call_verdict tables_clause(const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (!call->abi)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+		                 "call decoded without the driver's RM tables");
+	return v;
+}
+
+struct gs_call_verdict gs_verdict_of_handle_call(const struct gs_rm_call *call)
+{
+	return tables_clause(call);
+}
+
+/* An object of a client outside the sandbox (another sandbox shared it
+ * with RM_SHARE) was never charged here, and its owner's sandbox credits
+ * it back when the owner frees its handle: the dup would hold memory no
+ * sandbox counts. Refused the way RM refuses a dup its share policy does
+ * not allow. A client of ours whose file is gone is dead in the driver,
+ * and its handle may already name a foreign client: refused too. */
+struct gs_call_verdict gs_verdict_of_dup(const struct gs_usage *usage, const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = tables_clause(call);
+
+	if (objects(&v))
+		return v;
+	if (!usage->src_client_ours || !usage->src_client_alive)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                 "import of an object from a client outside the sandbox");
+	return v;
+}
+
+/* Linked, the control file would reach that other file's clients. The
+ * driver's answer to a link it refuses is -EINVAL (nv.c). */
+struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
+                                                 const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = tables_clause(call);
+
+	/* REGISTER_FD has no status field: every refusal is an errno. */
+	if (objects(&v)) {
+		v.errnum = EINVAL;
+		return v;
+	}
+	if (!usage->on_control_file)
+		return v;
+	v.errnum = EINVAL;
+	return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+	                 "a control file may not be linked to another");
+}
+
+/* Without --gpus every GPU is the workload's; with it, unknown GPUs are
+ * hidden: fail closed. */
+bool gs_gpu_id_visible(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,
+                       uint32_t gpu_id)
+{
+	if (!limits->visible_set)
+		return true;
+	for (unsigned i = 0; i < n; i++)
+		if (map[i].gpu_id == gpu_id)
+			return gs_gpu_visible(limits, map[i].minor);
+	return false;
+}
+
+bool gs_card_visible(const struct gs_quota *limits, const struct nv_card_info *card)
+{
+	return !card->valid || gs_gpu_visible(limits, card->minor_number);
+}
+
+void gs_filter_gpu_ids(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,
+                       uint32_t ids[NV0000_CTRL_GPU_MAX_IDS], uint32_t *flags)
+{
+	unsigned out = 0;
+
+	for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++) {
+		if (ids[i] == NV0000_CTRL_GPU_INVALID_ID || !gs_gpu_id_visible(limits, map, n, ids[i]))
+			continue;
+		ids[out] = ids[i];
+		if (flags)
+			flags[out] = flags[i];
+		out++;
+	}
+	for (unsigned i = out; i < NV0000_CTRL_GPU_MAX_IDS; i++) {
+		ids[i] = NV0000_CTRL_GPU_INVALID_ID;
+		if (flags)
+			flags[i] = 0;
 	}
 }
 

@@ -14,6 +14,7 @@
 
 #include "audit.h"
 #include "call.h"
+#include "driver.h"
 #include "groups.h"
 #include "quota.h"
 
@@ -43,6 +44,15 @@ struct gs_usage {
 	uint32_t engines;           /* live objects of the call's engine */
 	/* RM_CONTROL: the driver accepted the client from this sandbox. */
 	bool     client_seen;
+	/* GPFIFO_SCHEDULE: its object is a group of the hardware's (a channel
+	 * group, or a channel outside any, which RM put in a group of its
+	 * own); whether that group is scheduled already; how many are. */
+	bool     target_is_group, target_scheduled;
+	uint32_t scheduled_groups;
+	/* RM_DUP_OBJECT: the source client is one of this sandbox's, and the
+	 * open file it lives on is still open (else the driver has freed it
+	 * and its handle may name a foreign client). */
+	bool     src_client_ours, src_client_alive;
 };
 
 /* The verdict. verdict is GS_VERDICT_ALLOW, _CONTINUE (the kernel runs the
@@ -62,6 +72,10 @@ struct gs_call_verdict {
 	uint64_t        count, limit;
 	/* Video memory: bytes the pre-check charged (the request, rounded). */
 	uint64_t        charge;
+	/* A refusal answered with this errno rather than an RM status: the
+	 * escapes the driver itself fails that way (REGISTER_FD, an escape
+	 * it does not handle or of a size it does not take). */
+	int             errnum;
 };
 
 /* The name a counted engine resource has in records ("video.decoders"). */
@@ -84,6 +98,42 @@ struct gs_call_verdict gs_verdict_of_call(const struct gs_rules *rules,
 struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
                                              const struct gs_usage *usage,
                                              const struct gs_rm_call *call);
+
+/* The verdict on an RM_CONTROL once its params are copied and decoded
+ * (gs_decode_control_params): --active-channel-groups. */
+struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limits,
+                                                    const struct gs_usage *usage,
+                                                    const struct gs_rm_call *call);
+
+/* An escape as trapped, or as XFER carries it (gs_decode_escape): refused
+ * with -EINVAL, the driver's own answer, when gpusandbox does not know it,
+ * the driver does not handle it or not at that size, or when XFER carries
+ * one that cannot be performed by the supervisor (XFER again, or one that
+ * must be continued: the inner number sits in memory the workload can
+ * change). ALLOW: go on to the escape's own stages. */
+struct gs_call_verdict gs_verdict_of_escape(const struct gs_rm_call *call);
+
+/* RM_FREE, RM_SHARE: nothing to refuse but a call without tables. */
+struct gs_call_verdict gs_verdict_of_handle_call(const struct gs_rm_call *call);
+
+/* RM_DUP_OBJECT: only from a live client of this sandbox. */
+struct gs_call_verdict gs_verdict_of_dup(const struct gs_usage *usage, const struct gs_rm_call *call);
+
+/* REGISTER_FD: a control file may not be linked to another
+ * (usage->on_control_file: the call's own file). */
+struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
+                                                 const struct gs_rm_call *call);
+
+/* --gpus in the listings: may the workload see this gpuId (the
+ * supervisor's own map, read at start, says its minor; an id not in it is
+ * hidden), this card (CARD_INFO's entry, by minor)? A list keeps its
+ * visible ids in order, padded with NV0000_CTRL_GPU_INVALID_ID; flags
+ * (may be NULL) move with their ids. Pure. */
+bool gs_gpu_id_visible(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,
+                       uint32_t gpu_id);
+bool gs_card_visible(const struct gs_quota *limits, const struct nv_card_info *card);
+void gs_filter_gpu_ids(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,
+                       uint32_t ids[NV0000_CTRL_GPU_MAX_IDS], uint32_t *flags);
 
 /* The whole verdict on an RM_ALLOC or a VID_HEAP_CONTROL. */
 struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,

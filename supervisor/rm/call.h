@@ -58,6 +58,24 @@ struct gs_rm_call {
 	bool               has_size;
 	uint64_t           size;          /* memory classes: bytes asked for */
 	uint32_t           device_instance; /* RM_CLASS_DEVICE: deviceId (0 default) */
+	/* RM_CONTROL, from our copy of its params (gs_decode_control_params):
+	 * a GPFIFO_SCHEDULE (of a group, or of a channel) that enables. */
+	bool               schedules;
+	/* RM_FREE: the object freed is the client itself. */
+	bool               frees_client;
+	/* RM_DUP_OBJECT: the object duplicated (h_client, h_parent and
+	 * h_object name the new handle). */
+	nv_handle_t        h_client_src, h_object_src;
+	/* RM_SHARE: the share policy added to h_object. */
+	uint32_t           share_type, share_action;
+	/* REGISTER_FD: the workload's number of the control file it names. */
+	int32_t            ctl_fd;
+	/* An escape as the ABI table knows it: the trapped one, or the one
+	 * IOCTL_XFER_CMD carries (escape is then NV_ESC_IOCTL_XFER_CMD). */
+	uint32_t           inner_escape, inner_size;
+	bool               inner_known, inner_size_ok;
+	enum rm_esc_action inner_action;
+	const char        *inner_name;    /* the table's constant name, or NULL */
 };
 
 #endif

@@ -168,6 +168,86 @@ const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const 
 	return ci;
 }
 
+/* GPFIFO_SCHEDULE takes the same params on a group (A06C) and on a
+ * channel (A06F): 2 bytes on 535..570, 3 on 580+, enable first. */
+void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint32_t len)
+{
+	const bool schedule = call->cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                      call->cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE;
+	const size_t enable = offsetof(struct nva06c_gpfifo_schedule_params, enable);
+
+	call->schedules = schedule && params && len > enable && ((const uint8_t *)params)[enable];
+}
+
+void gs_decode_free(const struct gs_rm_abi *abi, const struct nvos00 *top, bool via_xfer,
+                    struct gs_rm_call *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	out->escape = NV_ESC_RM_FREE;
+	out->via_xfer = via_xfer;
+	out->h_client = top->h_root;
+	out->h_parent = top->h_object_parent;
+	out->h_object = top->h_object_old;
+	out->frees_client = top->h_object_old == top->h_root;
+}
+
+void gs_decode_dup(const struct gs_rm_abi *abi, const struct nvos55 *top, bool via_xfer,
+                   struct gs_rm_call *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	out->escape = NV_ESC_RM_DUP_OBJECT;
+	out->via_xfer = via_xfer;
+	out->h_client = top->h_client;
+	out->h_parent = top->h_parent;
+	out->h_object = top->h_object;
+	out->h_client_src = top->h_client_src;
+	out->h_object_src = top->h_object_src;
+}
+
+void gs_decode_share(const struct gs_rm_abi *abi, const struct nvos57 *top, bool via_xfer,
+                     struct gs_rm_call *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	out->escape = NV_ESC_RM_SHARE;
+	out->via_xfer = via_xfer;
+	out->h_client = top->h_client;
+	out->h_object = top->h_object;
+	out->share_type = top->policy.type;
+	out->share_action = top->policy.action;
+}
+
+void gs_decode_register_fd(const struct gs_rm_abi *abi, const struct nv_ioctl_register_fd *top,
+                           bool via_xfer, struct gs_rm_call *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	out->escape = NV_ESC_REGISTER_FD;
+	out->via_xfer = via_xfer;
+	out->ctl_fd = top->ctl_fd;
+}
+
+void gs_decode_escape(const struct gs_rm_abi *abi, uint32_t nr, uint32_t size, bool in_xfer,
+                      struct gs_rm_call *out)
+{
+	const struct rm_escape *e = rm_escape_find(abi, nr);
+
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	out->escape = in_xfer ? NV_ESC_IOCTL_XFER_CMD : nr;
+	out->via_xfer = in_xfer;
+	out->inner_escape = nr;
+	out->inner_size = size;
+	out->inner_known = e != NULL;
+	out->inner_action = e ? e->action : RM_ACT_REFUSE;
+	out->inner_name = e ? e->name : NULL;
+	/* XFER carries sizes past the 14-bit field, up to the driver's own
+	 * bound; a direct escape's size fits the field by construction. */
+	out->inner_size_ok = e && size <= NV_ABSOLUTE_MAX_IOCTL_SIZE && rm_escape_size_ok(e, size);
+}
+
 void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *top, bool via_xfer, struct gs_rm_call *out)
 {
 	const struct rm_class_info *ci = rm_class_lookup(abi, top->h_class);
@@ -183,6 +263,11 @@ void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *to
 	out->class_known = ci != NULL;
 	out->creates_client = rm_class_is_client(top->h_class);
 	out->kind = ci ? ci->kind : RM_CLASS_OTHER;
+	/* Without params the driver takes the device instance from the class
+	 * number: NV01_DEVICE_0 is instance 0 (deviceConstruct_IMPL,
+	 * src/nvidia/src/kernel/gpu/device.c, 580.x). */
+	if (out->kind == RM_CLASS_DEVICE)
+		out->device_instance = top->h_class - NV01_DEVICE_0;
 	/* No nested level: nothing else to copy. */
 	out->params_copied = true;
 	out->rights_copied = true;

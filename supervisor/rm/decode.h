@@ -35,7 +35,27 @@ void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *to
 const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const struct nvos54 *top, bool via_xfer,
                                              struct gs_rm_call *out);
 
+/* An RM_CONTROL's params, our copy (len bytes, NULL when none): what the
+ * verdict reads of them. */
+void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint32_t len);
+
 /* A VID_HEAP_CONTROL's NVOS32 (the only level: it has no pointers). */
 void gs_decode_vid_heap(const struct gs_rm_abi *abi, const struct nvos32 *top, bool via_xfer, struct gs_rm_call *out);
+
+/* The small escapes, one level each (no pointers to follow). */
+void gs_decode_free(const struct gs_rm_abi *abi, const struct nvos00 *top, bool via_xfer,
+                    struct gs_rm_call *out);
+void gs_decode_dup(const struct gs_rm_abi *abi, const struct nvos55 *top, bool via_xfer,
+                   struct gs_rm_call *out);
+void gs_decode_share(const struct gs_rm_abi *abi, const struct nvos57 *top, bool via_xfer,
+                     struct gs_rm_call *out);
+void gs_decode_register_fd(const struct gs_rm_abi *abi, const struct nv_ioctl_register_fd *top,
+                           bool via_xfer, struct gs_rm_call *out);
+
+/* An escape number and size as trapped (escape is nr), or as an
+ * IOCTL_XFER_CMD's header names them (escape is NV_ESC_IOCTL_XFER_CMD,
+ * via_xfer set): the table's facts about it, for gs_verdict_of_escape. */
+void gs_decode_escape(const struct gs_rm_abi *abi, uint32_t nr, uint32_t size, bool in_xfer,
+                      struct gs_rm_call *out);
 
 #endif

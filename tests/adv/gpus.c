@@ -5,9 +5,13 @@
  * Run on a fake with two GPUs under gpusandbox --gpus 1 (the runner passes
  * both). Lists the GPUs every way a program can (CARD_INFO, probed and
  * attached ids, id info), then tries to create a device on GPU 0 with a raw
- * RM_ALLOC, and on GPU 1, and allocates video memory there.
+ * RM_ALLOC, and on GPU 1, and allocates video memory there. Then the legacy
+ * path: an RM_ALLOC_OBJECT of NV01_DEVICE_0 takes no params, so the driver
+ * makes device instance 0 (the hidden GPU; deviceConstruct_IMPL, device.c
+ * at 580.x), and a channel group under it (issue #17 item 13: that path
+ * skipped the --gpus check). Judged by the fake's gpu0.channel_groups_peak.
  * Prints cards= card_minor= probed= attached= info_hidden= info_visible=
- * dev0= dev1= mem1= and SUMMARY.
+ * dev0= dev1= mem1= legacy_dev0= legacy_group0= and SUMMARY.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +24,9 @@
 #define H_DEV0 0x5c00f000u
 #define H_DEV1 0x5c00f001u
 #define H_MEM1 0x5c00f100u
+#define H_LEGACY_DEV0 0x5c00f200u
+#define H_LEGACY_GROUP0 0x5c00f201u
+#define TSG_PARAMS 20          /* NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS */
 #define GPU_ID_HIDDEN 0x100u   /* the fake's gpuId of GPU 0 */
 #define GPU_ID_SHOWN  0x200u   /* and of GPU 1 */
 
@@ -29,6 +36,16 @@ static unsigned count_ids(const uint32_t *ids)
 	for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++)
 		n += ids[i] != NV0000_CTRL_GPU_INVALID_ID;
 	return n;
+}
+
+/* RM_ALLOC_OBJECT of NV01_DEVICE_0: no params, instance 0. */
+static rmc_status_t legacy_device(struct rmc_session *s, nv_handle_t h)
+{
+	struct nvos05 a = { .h_root = s->client, .h_object_parent = s->client, .h_object_new = h,
+	                    .h_class = NV01_DEVICE_0 };
+	int rc = rmc_escape(s->fd, NULL, NV_ESC_RM_ALLOC_OBJECT, &a, sizeof(a));
+
+	return rc < 0 ? (rmc_status_t)-1 : a.status;
 }
 
 static rmc_status_t device(struct rmc_session *s, nv_handle_t h, uint32_t instance)
@@ -90,6 +107,12 @@ int main(void)
 	nv_handle_t h = H_MEM1;
 	st = rmc_alloc(s.fd, NULL, s.client, H_DEV1, &h, NV01_MEMORY_LOCAL_USER, &mp, 0);
 	printf("mem1=%s\n", rmc_status_str(st));
+	st = legacy_device(&s, H_LEGACY_DEV0);
+	printf("legacy_dev0=%s\n", rmc_status_str(st));
+	static uint8_t tsg[TSG_PARAMS];
+	h = H_LEGACY_GROUP0;
+	st = rmc_alloc(s.fd, NULL, s.client, H_LEGACY_DEV0, &h, KEPLER_CHANNEL_GROUP_A, tsg, 0);
+	printf("legacy_group0=%s\n", rmc_status_str(st));
 	adv_print_summary(&(struct adv_tally){ 0 });
 	return 0;
 }

@@ -36,6 +36,11 @@ QUOTA=$((1024 * MIB))
 CHANNELS=8
 CHANNEL_GROUPS=4
 ACTIVE_GROUPS=2
+# default_caps runs with no channel option, on a fake whose pool is far
+# above gpusandbox's default caps (policy/quota.h).
+DEFAULT_CHANNELS=640
+DEFAULT_CHANNEL_GROUPS=128
+DEFAULT_CAPS_POOL=2048
 
 . tests/lib/harness.sh
 harness_tmpdir "${GS_ADV_KEEP:-}" gs-adv
@@ -90,6 +95,7 @@ TESTS=(
 	"share_import|sandbox|share_import"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
+	"default_caps|sandbox|default_caps"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -114,6 +120,7 @@ TESTS=(
 	"baseline-share_import|bare|share_import"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
+	"baseline-default_caps|bare|default_caps"
 )
 # audit_hostile's fake fails video memory allocations with an errno the C
 # library has no name for.
@@ -144,7 +151,11 @@ mib() { echo "$(($1 / MIB)) MiB"; }
 # Every GPU's peak and final use must be within the quota. Sets $peak to
 # gpu0's peak. Returns 1 (with $why) on violation.
 check_driver_within() {
-	local d=$1 k v
+	local d=$1 k v ch_cap=$CHANNELS grp_cap=$CHANNEL_GROUPS
+	if [ "$prog" = default_caps ]; then
+		ch_cap=$DEFAULT_CHANNELS
+		grp_cap=$DEFAULT_CHANNEL_GROUPS
+	fi
 	peak=$(stat_of "$d" gpu0.vidmem_peak)
 	if [ ! -s "$d/stats" ] || [ -z "$peak" ]; then
 		why="no driver stats (run exit $rc): $(tail -c 300 "$d/err" | tr '\n' ' ')"
@@ -158,10 +169,10 @@ check_driver_within() {
 		fi
 	done
 	v=$(awk '$1 ~ /^gpu[0-9]+\.channels_peak$/ { s += $2 } END { print s + 0 }' "$d/stats")
-	[ "$v" -le "$CHANNELS" ] || { why="driver channels_peak $v > --channels $CHANNELS"; return 1; }
+	[ "$v" -le "$ch_cap" ] || { why="driver channels_peak $v > channel cap $ch_cap"; return 1; }
 	v=$(awk '$1 ~ /^gpu[0-9]+\.channel_groups_peak$/ { s += $2 } END { print s + 0 }' "$d/stats")
-	[ "$v" -le "$CHANNEL_GROUPS" ] ||
-		{ why="driver channel_groups_peak $v > --channel-groups $CHANNEL_GROUPS"; return 1; }
+	[ "$v" -le "$grp_cap" ] ||
+		{ why="driver channel_groups_peak $v > channel group cap $grp_cap"; return 1; }
 	return 0
 }
 
@@ -211,6 +222,12 @@ run_case() {
 	# per_gpu: a policy with its own quota for GPU 1, on two GPUs whose
 	# device instances are not their minors (unless :ordered).
 	local fake_args=() mem_args=(--mem "$QUOTA_ARG")
+	local chan_args=(--channels "$CHANNELS" --channel-groups "$CHANNEL_GROUPS"
+		--active-channel-groups "$ACTIVE_GROUPS")
+	if [ "$prog" = default_caps ]; then
+		chan_args=()
+		fake_extra=(--channels "$DEFAULT_CAPS_POOL")
+	fi
 	if [ "$prog" = per_gpu ]; then
 		fake_gpus=2
 		mem_args=()
@@ -231,9 +248,8 @@ run_case() {
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" ${fake_args[@]+"${fake_args[@]}"} \
 			${fake_extra[@]+"${fake_extra[@]}"} -- ${wrap[@]+"${wrap[@]}"} \
-			"$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} --channels "$CHANNELS" \
-			--channel-groups "$CHANNEL_GROUPS" --active-channel-groups "$ACTIVE_GROUPS" \
-			"${sb_gpus[@]}" --audit-log "$d/audit.jsonl" -- \
+			"$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} ${chan_args[@]+"${chan_args[@]}"} \
+			${sb_gpus[@]+"${sb_gpus[@]}"} --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -476,13 +492,25 @@ check_positive() {
 	gpus|gpus_uuid)
 		local k want
 		for k in cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
-			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK; do
+			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK legacy_dev0=INVALID_ARGUMENT; do
 			want=${k#*=}; k=${k%%=*}
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 		done
 		[ "$(stat_of "$d" gpu0.vidmem_peak)" = 0 ] || { why="video memory reached the hidden GPU 0"; return 1; }
+		[ "$(stat_of "$d" gpu0.channel_groups_peak)" = 0 ] ||
+			{ why="a channel group reached the hidden GPU 0 (legacy_group0=$(val_of "$d" legacy_group0))"; return 1; }
 		grep -q '"reason":"GPU not visible in this sandbox"' "$d/audit.jsonl" ||
 			{ why="no audit record names the refused device"; return 1; }
+		return 0 ;;
+	default_caps)
+		[ "$(val_of "$d" groups_ok)" = "$DEFAULT_CHANNEL_GROUPS" ] &&
+			[ "$(val_of "$d" groups_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" ch_ok)" = "$DEFAULT_CHANNELS" ] &&
+			[ "$(val_of "$d" ch_stop)" = INSUFFICIENT_RESOURCES ] ||
+			{ why="$(tr '\n' ' ' <"$d/out")"; return 1; }
+		grep -q '"reason":"channel group quota exceeded"' "$d/audit.jsonl" &&
+			grep -q '"reason":"channel quota exceeded"' "$d/audit.jsonl" ||
+			{ why="no audit record names the default caps' refusals"; return 1; }
 		return 0 ;;
 	channels)
 		local g c a r
@@ -827,6 +855,14 @@ for t in "${TESTS[@]}"; do
 			fail "$name" "without gpusandbox: connect=$(val_of "$dir" connect) peak ${v:-?}: not sensitive"
 		continue
 	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-default_caps ]; then
+		v=$(stat_of "$dir" gpu0.channel_groups_peak)
+		k=$(stat_of "$dir" gpu0.channels_peak)
+		[ -n "$v" ] && [ "$v" -gt "$DEFAULT_CHANNEL_GROUPS" ] && [ -n "$k" ] && [ "$k" -gt "$DEFAULT_CHANNELS" ] &&
+			pass "$name" ||
+			fail "$name" "without gpusandbox the driver's peaks are groups ${v:-?}, channels ${k:-?}: not sensitive"
+		continue
+	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-channels ]; then
 		v=$(stat_of "$dir" gpu0.channels_peak)
 		[ -n "$v" ] && [ "$v" -gt "$CHANNELS" ] && pass "$name" ||
@@ -852,8 +888,10 @@ for t in "${TESTS[@]}"; do
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then
-		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] && pass "$name" ||
-			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0): not sensitive"
+		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] &&
+			[ "$(val_of "$dir" legacy_dev0)" = NV_OK ] && [ "$(val_of "$dir" legacy_group0)" = NV_OK ] &&
+			[ "$(stat_of "$dir" gpu0.channel_groups_peak)" -ge 1 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0) legacy_dev0=$(val_of "$dir" legacy_dev0) legacy_group0=$(val_of "$dir" legacy_group0): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-audit_hostile ]; then

@@ -346,11 +346,22 @@ assert r["labels"] == {"team": "ml", "run.id": "t 42", "empty": ""}, r["labels"]
 p = r["policy"]
 assert p["mem"] == 4 << 30 and r["quota"] == 4 << 30, p
 assert p["mem_gpu"] == {"2": 2 << 30} and p["channels"] == 8, p    # the command line wins
-assert p["channel_groups"] is None and p["active_channel_groups"] is None, p
+assert p["channel_groups"] == 128 and p["active_channel_groups"] is None, p    # the default cap
 assert p["engines"]["video.decoders"] == 0 and p["engines"]["video.encoders"] is None, p
 assert p["groups"] == ["compute", "memory", "video"], p["groups"]
 assert p["gpus"] is None and p["managed"] == "allow-unaccounted" and p["sm"] is None, p
 PY
+# The channel caps are on by default (issue #17 item 13) and 'unlimited'
+# lifts one, on the command line or in a policy file.
+printf 'channels = unlimited\n' >"$T/unl.policy"
+expect_status "channel-caps-unlimited" 0 "$B" --policy "$T/unl.policy" --channel-groups unlimited \
+	--audit-log "$T/unl.jsonl" -- true
+python3 - "$T/unl.jsonl" 2>"$T/py" <<'PY' && ok "channel-caps-unlimited-record" || bad "channel-caps-unlimited-record" "$(tail -1 "$T/py")"
+import json, sys
+p = json.loads(open(sys.argv[1]).readline())["policy"]
+assert p["channels"] is None and p["channel_groups"] is None, p
+PY
+expect_status "channel-groups-word-125" 125 "$B" --channel-groups lots -- true
 expect_status "label-bad-key-125" 125 "$B" --label Team=x -- sh -c "touch $T/label-ran"
 grep -q "invalid --label 'Team=x': the key must be" "$T/err" && [ ! -e "$T/label-ran" ] &&
 	ok "label-bad-key-message" || bad "label-bad-key-message" "$(cat "$T/err")"

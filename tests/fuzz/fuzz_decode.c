@@ -6,7 +6,10 @@
  * bits 2-7: a size adjustment, so sizes the escape table rejects are
  * tried too), then the top-level struct, then whatever is left as the
  * params copy. A shape of 0xff, 0xfe or 0xfd decodes the rest as a
- * VID_HEAP_CONTROL, an RM_CONTROL or an RM_ALLOC_OBJECT instead. Besides not crashing (ASan/UBSan in CI), the decoder must
+ * VID_HEAP_CONTROL, an RM_CONTROL or an RM_ALLOC_OBJECT instead; 0xfc,
+ * 0xfb, 0xfa and 0xf9 as an RM_FREE, an RM_DUP_OBJECT, an RM_SHARE or a
+ * REGISTER_FD; 0xf8 as an escape number and size, direct or in XFER.
+ * Besides not crashing (ASan/UBSan in CI), the decoder must
  * keep its contract on any bytes: only the two RM_ALLOC sizes decode; the
  * record asks to copy no more than the class's size in the ABI table, and
  * nothing for a client, a process-bound or an unknown class; what was not
@@ -50,6 +53,11 @@ static void check_record(const struct gs_rm_call *c, uint32_t top_size)
 #define SHAPE_VID_HEAP     0xffu
 #define SHAPE_CONTROL      0xfeu
 #define SHAPE_ALLOC_OBJECT 0xfdu
+#define SHAPE_FREE         0xfcu
+#define SHAPE_DUP          0xfbu
+#define SHAPE_SHARE        0xfau
+#define SHAPE_REGISTER_FD  0xf9u
+#define SHAPE_ESCAPE       0xf8u
 
 /* Copies at most n bytes of the input into a zeroed struct. */
 static void fill(void *out, size_t n, const uint8_t *data, size_t size)
@@ -99,6 +107,14 @@ static void check_control(const uint8_t *data, size_t size)
 	    c.unrelocatable != rm_ctrl_has_unrelocatable_pointers(ABI, top.cmd) ||
 	    c.has_params != (top.params != 0) || c.params_size != top.params_size)
 		abort();
+	/* The params' decoder: only an enabling GPFIFO_SCHEDULE schedules. */
+	const uint8_t *params = size > sizeof(top) ? data + sizeof(top) : NULL;
+	uint32_t plen = size > sizeof(top) ? (uint32_t)(size - sizeof(top)) : 0;
+	gs_decode_control_params(&c, params, plen);
+	bool schedule = top.cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
+	                top.cmd == NVA06F_CTRL_CMD_GPFIFO_SCHEDULE;
+	if (c.schedules != (schedule && plen > 0 && params[0] != 0))
+		abort();
 }
 
 static void check_alloc_object(const uint8_t *data, size_t size)
@@ -113,6 +129,66 @@ static void check_alloc_object(const uint8_t *data, size_t size)
 	if (c.escape != NV_ESC_RM_ALLOC_OBJECT || c.h_class != top.h_class ||
 	    c.class_known != (ci != NULL) || c.kind != (ci ? ci->kind : RM_CLASS_OTHER) ||
 	    c.params_size || c.has_params)
+		abort();
+}
+
+/* The one-level escapes: every field comes from its struct, nothing is
+ * asked to be copied, and the record is a function of the bytes. */
+static void check_handle_call(uint8_t shape, const uint8_t *data, size_t size)
+{
+	union {
+		struct nvos00 fr;
+		struct nvos55 dp;
+		struct nvos57 sh;
+		struct nv_ioctl_register_fd rf;
+	} top;
+	struct gs_rm_call c, again;
+
+	fill(&top, sizeof(top), data, size);
+	for (int pass = 0; pass < 2; pass++) {
+		struct gs_rm_call *out = pass ? &again : &c;
+		if (shape == SHAPE_FREE)
+			gs_decode_free(ABI, &top.fr, pass, out);
+		else if (shape == SHAPE_DUP)
+			gs_decode_dup(ABI, &top.dp, pass, out);
+		else if (shape == SHAPE_SHARE)
+			gs_decode_share(ABI, &top.sh, pass, out);
+		else
+			gs_decode_register_fd(ABI, &top.rf, pass, out);
+	}
+	if (c.via_xfer || !again.via_xfer)
+		abort();
+	again.via_xfer = false;
+	if (memcmp(&c, &again, sizeof(c)) != 0 || c.params_size || c.has_params || c.kind != RM_CLASS_OTHER)
+		abort();
+	if (shape == SHAPE_FREE && (c.escape != NV_ESC_RM_FREE || c.h_object != top.fr.h_object_old ||
+	                            c.frees_client != (top.fr.h_object_old == top.fr.h_root)))
+		abort();
+	if (shape == SHAPE_DUP && (c.escape != NV_ESC_RM_DUP_OBJECT ||
+	                           c.h_client_src != top.dp.h_client_src ||
+	                           c.h_object_src != top.dp.h_object_src || c.h_object != top.dp.h_object))
+		abort();
+	if (shape == SHAPE_SHARE && (c.escape != NV_ESC_RM_SHARE || c.share_type != top.sh.policy.type))
+		abort();
+	if (shape == SHAPE_REGISTER_FD && (c.escape != NV_ESC_REGISTER_FD || c.ctl_fd != top.rf.ctl_fd))
+		abort();
+}
+
+/* An escape number and size: the table's facts, and a size is right only
+ * where the table says so. */
+static void check_escape(const uint8_t *data, size_t size)
+{
+	struct { uint32_t nr, size, in_xfer; } in;
+	struct gs_rm_call c;
+
+	fill(&in, sizeof(in), data, size);
+	gs_decode_escape(ABI, in.nr, in.size, in.in_xfer & 1u, &c);
+	const struct rm_escape *e = rm_escape_find(ABI, in.nr);
+	if (c.inner_known != (e != NULL) || c.inner_escape != in.nr || c.inner_size != in.size ||
+	    c.via_xfer != (in.in_xfer & 1u) ||
+	    c.escape != ((in.in_xfer & 1u) ? NV_ESC_IOCTL_XFER_CMD : in.nr))
+		abort();
+	if (c.inner_size_ok && (!e || in.size > NV_ABSOLUTE_MAX_IOCTL_SIZE || !rm_escape_size_ok(e, in.size)))
 		abort();
 }
 
@@ -133,6 +209,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	case SHAPE_ALLOC_OBJECT:
 		check_alloc_object(data + 1, size - 1);
+		return 0;
+	case SHAPE_FREE:
+	case SHAPE_DUP:
+	case SHAPE_SHARE:
+	case SHAPE_REGISTER_FD:
+		check_handle_call(shape, data + 1, size - 1);
+		return 0;
+	case SHAPE_ESCAPE:
+		check_escape(data + 1, size - 1);
 		return 0;
 	default:
 		break;

@@ -10,7 +10,16 @@
  * reason and an RM status; allow or continue only what the allowlist
  * allows; continue only a first client on a control file, never through
  * XFER; never allow video memory past its quota, nor count past a cap.
+ * Shape bit 6 makes the call an RM_CONTROL instead (an NVOS54 and three
+ * bytes of params): its two verdicts must be pure, give a refusal a reason
+ * and a status, and never let one more channel group be scheduled past
+ * --active-channel-groups. Shape bit 12 makes it an escape number and size
+ * (direct or in XFER), an RM_DUP_OBJECT and a REGISTER_FD: an escape goes
+ * on only when the table knows it at that size and the supervisor can
+ * perform it, a dup only from a live client of the sandbox, a
+ * REGISTER_FD only on a file that is not a control file.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,8 +169,109 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 		abort();
 }
 
+static void check_control_verdicts(struct cursor *cur)
+{
+	struct nvos54 top;
+	uint8_t params[sizeof(struct nva06c_gpfifo_schedule_params)];
+	struct gs_rm_call call, call_copy;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU }, u_copy;
+	struct gs_rules rules;
+	struct gs_quota q;
+
+	take(cur, &top, sizeof(top));
+	take(cur, params, sizeof(params));
+	uint32_t bits = take_u32(cur);
+	(void)gs_decode_control(ABI, &top, FLAG(bits, 0), &call);
+	gs_decode_control_params(&call, FLAG(bits, 1) ? NULL : params, sizeof(params));
+	u.client_seen = FLAG(bits, 2);
+	u.target_is_group = FLAG(bits, 3);
+	u.target_scheduled = FLAG(bits, 4);
+	u.scheduled_groups = take_u32(cur);
+	gs_quota_init(&q);
+	q.active_channel_groups = take_u32(cur);
+	gs_rules_default(&rules);
+	rules.groups = take_u32(cur);
+	memcpy(&call_copy, &call, sizeof(call));
+	memcpy(&u_copy, &u, sizeof(u));
+
+	struct gs_call_verdict first = gs_verdict_of_control(&rules, &u, &call);
+	struct gs_call_verdict v = gs_verdict_of_control_params(&q, &u, &call);
+	struct gs_call_verdict again = gs_verdict_of_control_params(&q, &u, &call);
+	if (memcmp(&call, &call_copy, sizeof(call)) != 0 || memcmp(&u, &u_copy, sizeof(u)) != 0 ||
+	    v.verdict != again.verdict || v.reason != again.reason ||
+	    first.verdict != gs_verdict_of_control(&rules, &u, &call).verdict)
+		abort();
+	const struct gs_call_verdict *each[] = { &first, &v };
+	for (unsigned i = 0; i < 2; i++) {
+		bool objects = each[i]->verdict == GS_VERDICT_REFUSE || each[i]->verdict == GS_VERDICT_DENY;
+		if (objects && (!each[i]->reason || each[i]->status == NV_OK))
+			abort();
+		if (!objects && each[i]->verdict != GS_VERDICT_ALLOW)
+			abort();
+	}
+	/* Enabling a group that is not scheduled yet is allowed only under
+	 * the limit; nothing but an enabling schedule is ever refused here. */
+	bool new_group = call.schedules && u.target_is_group && !u.target_scheduled;
+	if (v.verdict == GS_VERDICT_ALLOW && new_group && u.scheduled_groups >= q.active_channel_groups)
+		abort();
+	if (v.verdict != GS_VERDICT_ALLOW && !new_group)
+		abort();
+}
+
+#define SHAPE_CONTROL_BIT 6
+#define SHAPE_HANDLES_BIT 12
+
+static void check_handle_verdicts(struct cursor *cur)
+{
+	struct gs_rm_call esc, dup, reg;
+	struct nvos55 dp;
+	struct nv_ioctl_register_fd rf;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
+	uint32_t nr = take_u32(cur), size = take_u32(cur), bits = take_u32(cur);
+
+	gs_decode_escape(ABI, nr, size, FLAG(bits, 0), &esc);
+	take(cur, &dp, sizeof(dp));
+	gs_decode_dup(ABI, &dp, FLAG(bits, 0), &dup);
+	take(cur, &rf, sizeof(rf));
+	gs_decode_register_fd(ABI, &rf, FLAG(bits, 0), &reg);
+	u.src_client_ours = FLAG(bits, 1);
+	u.src_client_alive = FLAG(bits, 2);
+	u.on_control_file = FLAG(bits, 3);
+
+	struct gs_call_verdict v = gs_verdict_of_escape(&esc);
+	const struct rm_escape *e = rm_escape_find(ABI, nr);
+	if (v.verdict == GS_VERDICT_ALLOW &&
+	    (!e || e->action == RM_ACT_REFUSE || !esc.inner_size_ok ||
+	     (esc.via_xfer && (e->action == RM_ACT_XFER || e->action == RM_ACT_CONTINUE))))
+		abort();
+	if (v.verdict != GS_VERDICT_ALLOW && (v.verdict != GS_VERDICT_REFUSE || v.errnum != EINVAL || !v.reason))
+		abort();
+	v = gs_verdict_of_dup(&u, &dup);
+	if ((v.verdict == GS_VERDICT_ALLOW) != (u.src_client_ours && u.src_client_alive) ||
+	    (v.verdict != GS_VERDICT_ALLOW && (v.status == NV_OK || !v.reason)))
+		abort();
+	v = gs_verdict_of_register_fd(&u, &reg);
+	if ((v.verdict == GS_VERDICT_ALLOW) == u.on_control_file ||
+	    (v.verdict != GS_VERDICT_ALLOW && (v.errnum != EINVAL || !v.reason)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (size >= sizeof(uint32_t)) {
+		uint32_t shape;
+		memcpy(&shape, data, sizeof(shape));
+		struct cursor rest = { data + sizeof(shape), size - sizeof(shape) };
+		if (FLAG(shape, SHAPE_CONTROL_BIT)) {
+			check_control_verdicts(&rest);
+			return 0;
+		}
+		if (FLAG(shape, SHAPE_HANDLES_BIT)) {
+			check_handle_verdicts(&rest);
+			return 0;
+		}
+	}
+
 	struct cursor cur = { data, size };
 	struct gs_rm_call call, call_copy;
 	struct gs_usage usage, usage_copy;

@@ -278,7 +278,10 @@ static void test_policy_json(void)
 	CHECK(json_object_object_get_ex(o, "mem_gpu", &f) && json_object_object_get_ex(f, "3", &g) &&
 	      json_object_get_uint64(g) == 2ull << 30 && json_object_object_length(f) == 1);
 	CHECK(json_object_object_get_ex(o, "channels", &f) && json_object_get_int(f) == 8);
-	CHECK(json_object_object_get_ex(o, "channel_groups", &f) && f == NULL);
+	/* The default cap is a limit like any other; "unlimited" is null. */
+	CHECK(json_object_object_get_ex(o, "channel_groups", &f) &&
+	      json_object_get_int(f) == (int)GS_DEFAULT_CHANNEL_GROUPS);
+	CHECK(json_object_object_get_ex(o, "active_channel_groups", &f) && f == NULL);
 	CHECK(json_object_object_get_ex(o, "engines", &f) &&
 	      json_object_object_get_ex(f, "video.decoders", &g) && g && json_object_get_int(g) == 0);
 	CHECK(json_object_object_get_ex(o, "gpus", &f) && json_object_array_length(f) == 2 &&

@@ -77,6 +77,7 @@ static void test_parse_gpus(void)
 	uint32_t n;
 	CHECK(gs_parse_count("8", &n) == 0 && n == 8);
 	CHECK(gs_parse_count("0", &n) < 0 && gs_parse_count("8x", &n) < 0 && gs_parse_count("-1", &n) < 0);
+	CHECK(gs_parse_count("unlimited", &n) == 0 && n == GS_COUNT_UNLIMITED && gs_parse_count("unlimitedx", &n) < 0);
 	CHECK(gs_parse_percent("50", &n) == 0 && n == 50);
 	CHECK(gs_parse_percent("25%", &n) == 0 && n == 25);
 	CHECK(gs_parse_percent("100", &n) == 0 && n == 100);

@@ -8,6 +8,7 @@
  * leaves its inputs as they were. Then a few decode rows: the call record
  * made from a top-level struct and its params.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -401,6 +402,202 @@ static void check_control_row(const struct control_row *r)
 	CHECK(ok);
 }
 
+/* RM_CONTROL rows on the copied params: --active-channel-groups. */
+struct schedule_row {
+	const char       *name;
+	uint32_t          limit;          /* active_channel_groups */
+	struct gs_usage   usage;
+	struct gs_rm_call call;
+	enum gs_verdict   verdict;
+	nv_status_t       status;
+	const char       *reason;
+	bool              needs_reconcile;
+};
+
+#define SCHEDULE(cmd_) { CONTROL(cmd_), .params_size = 3, .schedules = true }
+#define GROUPS(n) { .gpu = LEDGER_NO_GPU, .target_is_group = true, .scheduled_groups = (n) }
+
+static const struct schedule_row schedule_rows[] = {
+	{ "first group under the limit", 2, GROUPS(0), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
+	  ALLOW, false },
+	{ "one more group at the limit", 2, GROUPS(2), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "active channel group limit reached"), true },
+	{ "a group scheduled already, at the limit", 2,
+	  { .gpu = LEDGER_NO_GPU, .target_is_group = true, .target_scheduled = true,
+	    .scheduled_groups = 2 }, SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE), ALLOW, false },
+	{ "a lone channel is its own group", 1, GROUPS(1), SCHEDULE(NVA06F_CTRL_CMD_GPFIFO_SCHEDULE),
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "active channel group limit reached"), true },
+	{ "a channel inside a group adds none", 1, { .gpu = LEDGER_NO_GPU, .scheduled_groups = 1 },
+	  SCHEDULE(NVA06F_CTRL_CMD_GPFIFO_SCHEDULE), ALLOW, false },
+	{ "disabling is never refused", 0, GROUPS(5),
+	  { CONTROL(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE), .params_size = 3 }, ALLOW, false },
+	{ "limit 0 refuses the first", 0, GROUPS(0), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE),
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "active channel group limit reached"), true },
+	{ "unlimited", UNL, GROUPS(UNL - 1), SCHEDULE(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE), ALLOW, false },
+};
+
+static void check_schedule_row(const struct schedule_row *r)
+{
+	struct gs_quota q;
+	struct gs_rm_call call;
+	struct gs_usage u = r->usage;
+
+	gs_quota_init(&q);
+	q.active_channel_groups = r->limit;
+	decoded(&call, &r->call);
+	struct gs_call_verdict v = gs_verdict_of_control_params(&q, &u, &call);
+	bool ok = v.verdict == r->verdict && v.status == r->status && same_text(v.reason, r->reason) &&
+	          v.needs_reconcile == r->needs_reconcile;
+	if (!ok)
+		fprintf(stderr, "schedule row \"%s\": got %s 0x%x \"%s\"\n", r->name,
+		        gs_verdict_name(v.verdict), v.status, v.reason ? v.reason : "");
+	CHECK(ok);
+	/* A refusal names the count it was checked against. */
+	CHECK(v.verdict != GS_VERDICT_DENY ||
+	      (same_text(v.resource, "scheduled_channel_groups") && v.count == u.scheduled_groups &&
+	       v.limit == r->limit));
+	CHECK(memcmp(&u, &r->usage, sizeof(u)) == 0);
+}
+
+/* Escape rows: the escape as trapped or as XFER carries it, decoded from
+ * the number and size (gs_decode_escape), then gs_verdict_of_escape. */
+struct escape_row {
+	const char     *name;
+	uint32_t        nr, size;
+	bool            in_xfer;
+	enum gs_verdict verdict;
+	const char     *reason;
+};
+
+#define ESC_UNKNOWN 0x7fu        /* in no table */
+
+static const struct escape_row escape_rows[] = {
+	{ "RM_ALLOC, NVOS64", NV_ESC_RM_ALLOC, 48, false, GS_VERDICT_ALLOW, NULL },
+	{ "RM_ALLOC through XFER", NV_ESC_RM_ALLOC, 32, true, GS_VERDICT_ALLOW, NULL },
+	{ "RM_FREE of another size", NV_ESC_RM_FREE, 20, false, GS_VERDICT_REFUSE,
+	  "escape with a size the driver does not accept" },
+	{ "RM_FREE through XFER, oversized", NV_ESC_RM_FREE, NV_ABSOLUTE_MAX_IOCTL_SIZE + 1, true,
+	  GS_VERDICT_REFUSE, "escape with a size the driver does not accept" },
+	{ "unknown escape", ESC_UNKNOWN, 16, false, GS_VERDICT_REFUSE, "escape unknown to gpusandbox" },
+	{ "unknown escape through XFER", ESC_UNKNOWN, 16, true, GS_VERDICT_REFUSE,
+	  "escape unknown to gpusandbox" },
+	{ "escape the driver does not handle", NV_ESC_RM_CONFIG_GET, 16, false, GS_VERDICT_REFUSE,
+	  "escape the driver does not handle" },
+	{ "XFER inside XFER", NV_ESC_IOCTL_XFER_CMD, 16, true, GS_VERDICT_REFUSE,
+	  "XFER inside XFER, which the driver refuses" },
+	{ "a continued escape through XFER", NV_ESC_RM_MAP_MEMORY, 56, true, GS_VERDICT_REFUSE,
+	  "escape cannot be performed by the supervisor and XFER cannot be continued" },
+	{ "REGISTER_FD", NV_ESC_REGISTER_FD, 4, false, GS_VERDICT_ALLOW, NULL },
+};
+
+static void check_escape_row(const struct escape_row *r)
+{
+	struct gs_rm_call call;
+
+	gs_decode_escape(ABI, r->nr, r->size, r->in_xfer, &call);
+	struct gs_call_verdict v = gs_verdict_of_escape(&call);
+	bool ok = v.verdict == r->verdict && same_text(v.reason, r->reason) &&
+	          v.errnum == (r->verdict == GS_VERDICT_REFUSE ? EINVAL : 0);
+	if (!ok)
+		fprintf(stderr, "escape row \"%s\": got %s \"%s\" errno %d\n", r->name,
+		        gs_verdict_name(v.verdict), v.reason ? v.reason : "", v.errnum);
+	CHECK(ok);
+	/* Without tables: refused, whatever the escape. */
+	call.abi = NULL;
+	CHECK(gs_verdict_of_escape(&call).verdict == GS_VERDICT_REFUSE);
+}
+
+/* RM_FREE, RM_SHARE, RM_DUP_OBJECT and REGISTER_FD, decoded from their
+ * structs, and their verdicts. */
+static void check_handle_calls(void)
+{
+	struct gs_rm_call c;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
+
+	struct nvos00 fr = { .h_root = 0xc1, .h_object_parent = 0xc1, .h_object_old = 0xc1 };
+	gs_decode_free(ABI, &fr, false, &c);
+	CHECK(c.escape == NV_ESC_RM_FREE && c.frees_client && c.h_client == 0xc1 && c.h_object == 0xc1);
+	CHECK(gs_verdict_of_handle_call(&c).verdict == GS_VERDICT_ALLOW);
+	fr.h_object_old = 0xe0;
+	gs_decode_free(ABI, &fr, true, &c);
+	CHECK(!c.frees_client && c.h_object == 0xe0 && c.via_xfer);
+	c.abi = NULL;
+	CHECK(gs_verdict_of_handle_call(&c).verdict == GS_VERDICT_REFUSE);
+
+	struct nvos57 sh = { .h_client = 0xc1, .h_object = 0xe0,
+	                     .policy = { .type = RS_SHARE_TYPE_ALL, .action = 1 } };
+	gs_decode_share(ABI, &sh, false, &c);
+	CHECK(c.escape == NV_ESC_RM_SHARE && c.h_object == 0xe0 && c.share_type == RS_SHARE_TYPE_ALL &&
+	      c.share_action == 1 && gs_verdict_of_handle_call(&c).verdict == GS_VERDICT_ALLOW);
+
+	struct nvos55 dp = { .h_client = 0xc1, .h_parent = 0xd0, .h_object = 0xe9,
+	                     .h_client_src = 0xc2, .h_object_src = 0xe1 };
+	gs_decode_dup(ABI, &dp, false, &c);
+	CHECK(c.escape == NV_ESC_RM_DUP_OBJECT && c.h_client_src == 0xc2 && c.h_object_src == 0xe1 &&
+	      c.h_object == 0xe9 && c.h_parent == 0xd0);
+	/* Only from a live client of this sandbox. */
+	const struct { bool ours, alive; enum gs_verdict want; } dups[] = {
+		{ true, true, GS_VERDICT_ALLOW }, { false, true, GS_VERDICT_REFUSE },
+		{ true, false, GS_VERDICT_REFUSE }, { false, false, GS_VERDICT_REFUSE },
+	};
+	for (size_t i = 0; i < sizeof(dups) / sizeof(dups[0]); i++) {
+		u.src_client_ours = dups[i].ours;
+		u.src_client_alive = dups[i].alive;
+		struct gs_call_verdict v = gs_verdict_of_dup(&u, &c);
+		CHECK(v.verdict == dups[i].want);
+		CHECK(v.verdict == GS_VERDICT_ALLOW ||
+		      (v.status == NV_ERR_INSUFFICIENT_PERMISSIONS && !v.errnum &&
+		       same_text(v.reason, "import of an object from a client outside the sandbox")));
+	}
+
+	struct nv_ioctl_register_fd rf = { .ctl_fd = 7 };
+	gs_decode_register_fd(ABI, &rf, false, &c);
+	CHECK(c.escape == NV_ESC_REGISTER_FD && c.ctl_fd == 7);
+	u.on_control_file = false;
+	CHECK(gs_verdict_of_register_fd(&u, &c).verdict == GS_VERDICT_ALLOW);
+	u.on_control_file = true;
+	struct gs_call_verdict v = gs_verdict_of_register_fd(&u, &c);
+	CHECK(v.verdict == GS_VERDICT_REFUSE && v.errnum == EINVAL &&
+	      same_text(v.reason, "a control file may not be linked to another"));
+	/* It has no status field: even the no-tables refusal is an errno. */
+	c.abi = NULL;
+	u.on_control_file = false;
+	v = gs_verdict_of_register_fd(&u, &c);
+	CHECK(v.verdict == GS_VERDICT_REFUSE && v.errnum == EINVAL);
+}
+
+/* --gpus in the listings: the supervisor's map (gpuId -> minor) and the
+ * visible set decide; an id not in the map is hidden. */
+static void check_listings(void)
+{
+	const struct gs_gpu_entry map[] = { { 0x100, 0 }, { 0x200, 1 }, { 0x300, 2 } };
+	struct gs_quota q;
+	uint32_t ids[NV0000_CTRL_GPU_MAX_IDS], flags[NV0000_CTRL_GPU_MAX_IDS];
+
+	gs_quota_init(&q);
+	CHECK(gs_gpu_id_visible(&q, map, 3, 0x100) && gs_gpu_id_visible(&q, map, 3, 0x999));
+	q.visible_set = true;
+	q.visible = 1u << 1 | 1u << 2;
+	CHECK(!gs_gpu_id_visible(&q, map, 3, 0x100) && gs_gpu_id_visible(&q, map, 3, 0x200) &&
+	      !gs_gpu_id_visible(&q, map, 3, 0x999));
+	for (unsigned i = 0; i < NV0000_CTRL_GPU_MAX_IDS; i++) {
+		ids[i] = NV0000_CTRL_GPU_INVALID_ID;
+		flags[i] = 0;
+	}
+	ids[0] = 0x100, flags[0] = 0xa;
+	ids[1] = 0x999, flags[1] = 0xb;
+	ids[2] = 0x300, flags[2] = 0xc;
+	ids[3] = 0x200, flags[3] = 0xd;
+	gs_filter_gpu_ids(&q, map, 3, ids, flags);
+	CHECK(ids[0] == 0x300 && flags[0] == 0xc && ids[1] == 0x200 && flags[1] == 0xd);
+	CHECK(ids[2] == NV0000_CTRL_GPU_INVALID_ID && flags[2] == 0 &&
+	      ids[NV0000_CTRL_GPU_MAX_IDS - 1] == NV0000_CTRL_GPU_INVALID_ID);
+	struct nv_card_info hidden = { .valid = 1, .minor_number = 0 };
+	struct nv_card_info shown = { .valid = 1, .minor_number = 2 };
+	struct nv_card_info empty = { .valid = 0, .minor_number = 0 };
+	CHECK(!gs_card_visible(&q, &hidden) && gs_card_visible(&q, &shown) && gs_card_visible(&q, &empty));
+}
+
 static void check_decode(void)
 {
 	struct nvos64 top = { .h_root = 0xc1, .h_object_parent = 0xd0, .h_object_new = 0xe0,
@@ -494,6 +691,25 @@ static void check_decode(void)
 	ct.cmd |= NV_CTRL_GSS_LEGACY_MASK;
 	(void)gs_decode_control(ABI, &ct, true, &c);
 	CHECK(c.finn_serialized && c.gss_legacy && c.via_xfer);
+
+	/* GPFIFO_SCHEDULE's params: enable is the first byte, on either
+	 * object; nothing else schedules. */
+	struct nvos54 sched = { .h_client = 0xc1, .h_object = 0xd0,
+	                        .cmd = NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, .params = 0x1000,
+	                        .params_size = 3 };
+	struct nva06c_gpfifo_schedule_params sp = { .enable = 1 };
+	(void)gs_decode_control(ABI, &sched, false, &c);
+	gs_decode_control_params(&c, &sp, sizeof(sp));
+	CHECK(c.schedules);
+	gs_decode_control_params(&c, NULL, 0);
+	CHECK(!c.schedules);
+	sp.enable = 0;
+	gs_decode_control_params(&c, &sp, sizeof(sp));
+	CHECK(!c.schedules);
+	sp.enable = 1;
+	(void)gs_decode_control(ABI, &ct, false, &c);
+	gs_decode_control_params(&c, &sp, sizeof(sp));
+	CHECK(!c.schedules);
 }
 
 /* A group admits only members the running branch has; an explicit entry
@@ -551,6 +767,12 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(control_rows) / sizeof(control_rows[0]); i++)
 		check_control_row(&control_rows[i]);
+	for (size_t i = 0; i < sizeof(schedule_rows) / sizeof(schedule_rows[0]); i++)
+		check_schedule_row(&schedule_rows[i]);
+	for (size_t i = 0; i < sizeof(escape_rows) / sizeof(escape_rows[0]); i++)
+		check_escape_row(&escape_rows[i]);
+	check_handle_calls();
+	check_listings();
 	check_decode();
 	return check_summary();
 }

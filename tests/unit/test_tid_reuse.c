@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A second pidfd_getfd after the fetch stage's NOTIF_ID_VALID must not act
+ * on a reused tid (issue #17 item 13).
+ *
+ * Task A is trapped in a real seccomp user notification holding a file at
+ * TARGET_FD; the supervisor's pidfd cache has a pidfd for it. A is then
+ * killed and reaped, and its tid given to task B (clone3 with set_tid,
+ * which root may do: the test plays a pid-cycling attacker deterministically),
+ * which holds another file at the same fd number. The baseline is
+ * dup_workload_fd by tid, as REGISTER_FD and the GPU-node borrowing used it
+ * after the only check: it reaches B's file. dup_trapped_fd and
+ * borrow_trapped_gpu_nodes (exec_common.c) check the notification again
+ * and take nothing. Needs root; says SKIP where clone3's set_tid is not
+ * available.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "exec_int.h"
+
+/* The fd number both tasks hold their file at, and their files' names. */
+#define TARGET_FD 100
+#define NAME_A "trapped-task"
+#define NAME_B "reused-tid"
+#define TRAPPED_NR SYS_kcmp   /* a syscall nothing else in the child makes */
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	                    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	                    .msg_controllen = sizeof(cbuf) };
+	int fd;
+
+	if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m))
+		return -1;
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	return fd;
+}
+
+/* A file named name at TARGET_FD. */
+static int hold_named_file(const char *name)
+{
+	int fd = memfd_create(name, 0);
+
+	return fd < 0 || dup2(fd, TARGET_FD) < 0 ? -1 : 0;
+}
+
+/* Task A: a file at TARGET_FD, a listener sent to the parent, then the
+ * trapped call, where it waits until killed. */
+static void trapped_task(int sock)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TRAPPED_NR, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (hold_named_file(NAME_A) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(1);
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	                            SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0 || send_fd(sock, listener) < 0)
+		_exit(1);
+	syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
+	_exit(0);
+}
+
+/* Task B, made with A's tid: its own file at TARGET_FD, then a byte to
+ * say it is ready, then it waits to be killed. */
+static pid_t task_with_tid(pid_t tid, int ready)
+{
+	struct clone_args args = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&tid,
+	                           .set_tid_size = 1 };
+	long pid = syscall(SYS_clone3, &args, sizeof(args));
+
+	if (pid == 0) {
+		char ok = hold_named_file(NAME_B) == 0 ? 'y' : 'n';
+		if (write(ready, &ok, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	return (pid_t)pid;
+}
+
+/* The name of the file our fd is open on contains want. */
+static bool names(int fd, const char *want)
+{
+	char link[64], path[256];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	return strstr(path, want) != NULL;
+}
+
+int main(void)
+{
+	static struct gs_session sb;
+	struct gs_scratch scratch = { 0 };
+	int sv[2], ready[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || pipe(ready) < 0)
+		return 1;
+	pid_t a = fork();
+	if (a == 0)
+		trapped_task(sv[1]);
+	int listener = recv_fd(sv[0]);
+	CHECK(listener >= 0);
+	if (gs_scratch_init(&scratch, &(struct gs_error){ 0 }) < 0)
+		return 1;
+	scratch.listener = listener;
+	CHECK(ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, scratch.req) == 0);
+	gs_pidfd_cache_init(&sb.pidfds);
+	struct call c = { .sb = &sb, .scratch = &scratch, .tid = (pid_t)scratch.req->pid, .dup = -1 };
+	CHECK(c.tid == a && notif_still_valid(&c));
+
+	/* While A waits: the tid names it, both ways. */
+	int fd = dup_trapped_fd(&c, TARGET_FD);
+	CHECK(fd >= 0 && names(fd, NAME_A));
+	close(fd);
+
+	/* A dies; B gets its tid. */
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	pid_t b = task_with_tid(c.tid, ready[1]);
+	char ok = 0;
+	if (b < 0) {
+		printf("SKIP test_tid_reuse: clone3 set_tid: %s\n", strerror(errno));
+		return 0;
+	}
+	CHECK(read(ready[0], &ok, 1) == 1 && ok == 'y' && b == c.tid);
+
+	/* Baseline: by tid alone, the cached pidfd's task is gone and a
+	 * fresh one names B. */
+	fd = dup_workload_fd(&sb.pidfds, c.tid, TARGET_FD);
+	CHECK(fd >= 0 && names(fd, NAME_B));
+	if (fd >= 0)
+		close(fd);
+	/* The fix: the notification is checked again, and nothing is taken. */
+	CHECK(!notif_still_valid(&c));
+	errno = 0;
+	CHECK(dup_trapped_fd(&c, TARGET_FD) < 0 && errno == ESRCH);
+	struct borrowed_fds nodes = { .n = 1 };
+	CHECK(!borrow_trapped_gpu_nodes(&c, &nodes) && nodes.n == 0);
+
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	gs_pidfd_cache_fini(&sb.pidfds);
+	return check_summary();
+}
