@@ -35,6 +35,11 @@ ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS) $(E
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 
+# `gpusandbox audit VIEW`: the log reader and its views (review.h).
+REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervisor/audit/review_digest.c \
+               supervisor/audit/review_filter.c supervisor/audit/review_out.c supervisor/audit/review_views.c \
+               supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c
+
 # One line per layer, bottom up (docs/hacking.md, Layers).
 SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
@@ -42,6 +47,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
+                   $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \

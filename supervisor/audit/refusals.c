@@ -47,8 +47,7 @@ void gs_refusals_note(struct gs_refusals *r, const struct gs_decision *d)
 	k->n = 1;
 }
 
-/* A size as the user writes it on the command line ("4g", "512m"). */
-static const char *option_size(uint64_t bytes, char *buf, size_t len)
+const char *gs_option_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char units[] = "kmgt";
 	unsigned u = 0;
@@ -80,7 +79,7 @@ static void limit_text(const struct gs_refusal_kind *k, const struct gs_quota *q
 	} else if (strcmp(k->resource, "vidmem") == 0) {
 		bool own = k->gpu >= 0 && (unsigned)k->gpu < GS_MAX_GPUS &&
 		           q->mem_gpu[k->gpu] != GS_MEM_GPU_UNSET;
-		option_size(k->limit, size, sizeof(size));
+		gs_option_size(k->limit, size, sizeof(size));
 		if (own)
 			snprintf(buf, len, " (gpu.%d.mem = %s)", k->gpu, size);
 		else
