@@ -7,7 +7,6 @@
 
 #define SIZE_BUF 32
 #define LIMIT_BUF 96
-#define KIB 1024ull
 
 static bool same_kind(const struct gs_refusal_kind *k, enum gs_outcome o, const char *reason,
                       const char *resource, int gpu, uint64_t limit)
@@ -45,24 +44,6 @@ void gs_refusals_note(struct gs_refusals *r, const struct gs_decision *d)
 	k->gpu = d->gpu;
 	k->limit = limit;
 	k->n = 1;
-}
-
-const char *gs_option_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char units[] = "kmgt";
-	unsigned u = 0;
-
-	if (!bytes || bytes % KIB) {
-		snprintf(buf, len, "%" PRIu64, bytes);
-		return buf;
-	}
-	bytes /= KIB;
-	while (u + 1 < sizeof(units) - 1 && bytes % KIB == 0) {
-		bytes /= KIB;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 "%c", bytes, units[u]);
-	return buf;
 }
 
 /* The option or policy line that set the limit a kind ran into. */

@@ -43,7 +43,4 @@ void gs_refusals_note(struct gs_refusals *r, const struct gs_decision *d);
 /* Prints the line, if anything was refused. Returns the count printed. */
 uint64_t gs_refusals_print(const struct gs_refusals *r, const struct gs_quota *q, FILE *f);
 
-/* A size as the user writes it on the command line ("4g", "512m"). */
-const char *gs_option_size(uint64_t bytes, char *buf, size_t len);
-
 #endif

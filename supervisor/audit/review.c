@@ -49,11 +49,11 @@ static const char usage_text[] =
 	"  --fail-on deny     exit 4 when a matching record is a refusal\n"
 	"  --interval SEC     usage: width of a time window (default 1)\n"
 	"  -o, --output FILE  write the view to FILE instead of standard output\n"
-	"Exit status: 0 records matched; 1 none matched; 2 usage error; 3 a FILE\n"
-	"could not be read; 4 --fail-on deny and a refusal matched. Malformed\n"
-	"lines are reported as FILE:LINE and skipped.\n";
+	"Exit status: 0 the view showed something; 1 nothing matched; 2 usage\n"
+	"error; 3 a FILE could not be read; 4 --fail-on deny and a refusal\n"
+	"matched. Malformed lines are reported as FILE:LINE and skipped.\n";
 
-typedef int (*view_fn)(const struct review_log *, const struct review_opts *);
+typedef long (*view_fn)(const struct review_log *, const struct review_opts *);
 
 static const struct {
 	const char *name;
@@ -202,7 +202,7 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 {
 	struct parsed p;
 	struct review_log log = { 0 };
-	uint64_t matched;
+	long shown = 0;
 	int rc = parse(&p, argc, argv);
 
 	if (rc)
@@ -216,7 +216,7 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 	}
 	review_link_suppressed(&log);
 	review_sort(&log);
-	matched = review_apply_filter(&log, &p.filter);
+	review_apply_filter(&log, &p.filter);
 	/* Opened after the logs are read: --output naming one of them must
 	 * not empty it before it is read. */
 	p.opts.out = p.output ? fopen(p.output, "we") : stdout;
@@ -225,7 +225,8 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		rc = GS_REVIEW_UNREADABLE;
 		goto out;
 	}
-	if (fn(&log, &p.opts) < 0 || fflush(p.opts.out) != 0) {
+	shown = fn(&log, &p.opts);
+	if (shown < 0 || fflush(p.opts.out) != 0) {
 		fprintf(stderr, "gpusandbox audit: cannot write the view: %m\n");
 		rc = GS_REVIEW_UNREADABLE;
 	} else if (log.unreadable) {
@@ -233,13 +234,13 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 	} else if (p.fail_on_deny && any_refusal(&log)) {
 		rc = GS_REVIEW_DENIED;
 	} else {
-		rc = matched ? GS_REVIEW_FOUND : GS_REVIEW_NOTHING;
+		rc = shown ? GS_REVIEW_FOUND : GS_REVIEW_NOTHING;
 	}
 	if (log.malformed)
 		fprintf(stderr, "gpusandbox audit: %lu malformed line%s skipped\n", log.malformed,
 		        log.malformed == 1 ? "" : "s");
-	if (!matched)
-		fprintf(stderr, "gpusandbox audit: no record matched\n");
+	if (shown == 0)
+		fprintf(stderr, "gpusandbox audit: nothing matched\n");
 out:
 	if (p.output && p.opts.out && fclose(p.opts.out) != 0 && rc == GS_REVIEW_FOUND)
 		rc = GS_REVIEW_UNREADABLE;

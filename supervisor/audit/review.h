@@ -28,8 +28,8 @@
  * ausearch's: finding nothing is not success. `verify` keeps its own
  * (audit_verify.h). */
 enum gs_review_exit {
-	GS_REVIEW_FOUND      = 0,   /* at least one record matched */
-	GS_REVIEW_NOTHING    = 1,   /* no record matched the filters */
+	GS_REVIEW_FOUND      = 0,   /* the view showed something */
+	GS_REVIEW_NOTHING    = 1,   /* nothing matched: no sandbox, refusal, row or panel */
 	GS_REVIEW_USAGE      = 2,   /* bad option, view or time */
 	GS_REVIEW_UNREADABLE = 3,   /* a FILE could not be opened or read */
 	GS_REVIEW_DENIED     = 4,   /* --fail-on deny: a matching record is a refusal */
@@ -184,24 +184,23 @@ void review_cell_bytes(struct review_cell *c, uint64_t v);   /* REVIEW_UNSET: nu
 void review_cell_ratio(struct review_cell *c, double v);     /* <0: null */
 int  review_table_write(const struct review_table *t, enum review_format fmt, FILE *out);
 void review_table_free(struct review_table *t);
-/* "3.50 GiB", "512 MiB", "4096 B". */
-const char *review_bytes_text(uint64_t v, char *buf, size_t len);
 /* Text safe for a terminal, CSV and SVG alike: controls and invalid
  * UTF-8 replaced, cut to len - 1 bytes at a character boundary. */
 void review_clean(char *dst, size_t len, const char *src);
 
-/* Views. Each returns 0, or -1 on an output or memory error. */
+/* Views. Each returns how many things it showed (sandboxes, groups,
+ * rows, panels), or -1 on an output or memory error. */
 struct review_opts {
 	enum review_format format;
 	const struct review_filter *filter;
 	double interval_s;        /* usage: bucket width */
 	FILE  *out;
 };
-int review_summary(const struct review_log *log, const struct review_opts *o);
-int review_denials(const struct review_log *log, const struct review_opts *o);
-int review_timeline(const struct review_log *log, const struct review_opts *o);
-int review_usage(const struct review_log *log, const struct review_opts *o);
-int review_plot(const struct review_log *log, const struct review_opts *o);
+long review_summary(const struct review_log *log, const struct review_opts *o);
+long review_denials(const struct review_log *log, const struct review_opts *o);
+long review_timeline(const struct review_log *log, const struct review_opts *o);
+long review_usage(const struct review_log *log, const struct review_opts *o);
+long review_plot(const struct review_log *log, const struct review_opts *o);
 
 /* The records' indices grouped by sandbox, each sandbox's in time order
  * (malloc'd; NULL when out of memory). */

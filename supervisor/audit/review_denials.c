@@ -16,14 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "refusals.h"
+#include "quota.h"
 #include "review.h"
 
 #define FIX_TEXT 256
 #define MIB (1ull << 20)
 #define GIB (1ull << 30)
-/* The smallest --mem gpusandbox takes (room for a CUDA context). */
-#define MEM_MIN (64ull * MIB)
 
 struct denial_group {
 	const struct review_rec *first;   /* the key's fields; the fix's sandbox */
@@ -72,12 +70,12 @@ static uint64_t needed_by(const struct review_rec *r)
 /* A --mem that holds `needed`: whole GiB above one GiB, else 64 MiB steps. */
 static uint64_t round_mem(uint64_t needed)
 {
-	uint64_t step = needed >= GIB ? GIB : MEM_MIN;
+	uint64_t step = needed >= GIB ? GIB : GS_MEM_MIN;
 
 	if (needed > UINT64_MAX - step)
 		return needed;
 	needed = (needed + step - 1) / step * step;
-	return needed < MEM_MIN ? MEM_MIN : needed;
+	return needed < GS_MEM_MIN ? GS_MEM_MIN : needed;
 }
 
 static bool group_allowed(const char *groups, const char *group)
@@ -293,7 +291,7 @@ static struct denial_group *group_denials(const struct review_log *log, size_t *
 	return groups;
 }
 
-int review_denials(const struct review_log *log, const struct review_opts *o)
+long review_denials(const struct review_log *log, const struct review_opts *o)
 {
 	size_t n = 0;
 	struct denial_group *groups = group_denials(log, &n);
@@ -309,5 +307,5 @@ int review_denials(const struct review_log *log, const struct review_opts *o)
 		rc = review_table_write(&t, o->format, o->out);
 	review_table_free(&t);
 	free(groups);
-	return rc;
+	return rc < 0 ? -1 : (long)n;
 }

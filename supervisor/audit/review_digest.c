@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "refusals.h"
+#include "quota.h"
 #include "review_json.h"
 
 #define NV_ERR_NO_MEMORY_TEXT "0x51"

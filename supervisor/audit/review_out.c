@@ -16,12 +16,12 @@
 #include <string.h>
 
 #include "audit.h"
+#include "quota.h"
 #include "review.h"
 
 #define TABLE_INITIAL_ROWS 64u
 #define CELL_BUF 64
 #define PERCENT 100.0
-#define KIB 1024.0
 #define COLUMN_GAP 2
 
 int review_table_init(struct review_table *t, const char *const *columns, unsigned n)
@@ -85,23 +85,6 @@ void review_table_free(struct review_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-const char *review_bytes_text(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = (double)v;
-	unsigned u = 0;
-
-	while (d >= KIB && u + 1 < sizeof(units) / sizeof(units[0])) {
-		d /= KIB;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " B", v);
-	else
-		snprintf(buf, len, "%.2f %s", d, units[u]);
-	return buf;
-}
-
 /* A cell as text for people (sizes with units) or for machines. */
 static const char *cell_text(const struct review_cell *c, bool people, char *buf, size_t len)
 {
@@ -113,7 +96,7 @@ static const char *cell_text(const struct review_cell *c, bool people, char *buf
 		return buf;
 	case CELL_BYTES:
 		if (people)
-			return review_bytes_text((uint64_t)c->i, buf, len);
+			return gs_format_size((uint64_t)c->i, buf, len);
 		snprintf(buf, len, "%" PRId64, c->i);
 		return buf;
 	case CELL_RATIO:

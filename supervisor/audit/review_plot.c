@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quota.h"
 #include "review.h"
 
 #define PANEL_W 800
@@ -32,6 +33,7 @@
 #define MAX_PANELS 32u
 #define TICKS 4
 #define HEADROOM 1.1
+#define ASKED_RANGE 4   /* the y axis stretches to 4x the usage for a refusal */
 #define US_PER_S 1e6
 #define MARK_R 6
 #define COLOUR_USAGE "#1f77b4"
@@ -46,6 +48,7 @@ struct panel {
 	double   t_max;        /* s since the sandbox's start */
 	uint64_t y_max, quota, peak;
 	uint64_t refusals;
+	uint64_t asked;        /* the most a refusal asked to reach */
 };
 
 static bool memory_record(const struct review_rec *r)
@@ -99,12 +102,18 @@ static unsigned find_panels(const struct review_log *log, struct panel *p)
 			q->peak = r->usage_after > q->peak ? r->usage_after : q->peak;
 		if (r->quota != REVIEW_UNSET)
 			q->quota = r->quota;
-		q->refusals += r->refusal;
+		if (r->refusal) {
+			q->refusals += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+			q->asked = asked(r) > q->asked ? asked(r) : q->asked;
+		}
 	}
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t top = p[i].peak;
 		if (p[i].quota != REVIEW_UNSET && p[i].quota > top)
 			top = p[i].quota;
+		/* Refusals inside the plot, unless one asked for far more. */
+		if (p[i].asked > top && p[i].asked / ASKED_RANGE <= top)
+			top = p[i].asked;
 		p[i].y_max = (uint64_t)((double)(top ? top : 1) * HEADROOM);
 		p[i].t_max = p[i].t_max > 0 ? p[i].t_max * HEADROOM : 1;
 	}
@@ -146,7 +155,7 @@ static void axes(FILE *out, const struct panel *p, double top)
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 		        MARGIN_L, y, MARGIN_L + PLOT_W, y, COLOUR_GRID);
 		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
-		        MARGIN_L - 6, y + 4, review_bytes_text(v, size, sizeof(size)));
+		        MARGIN_L - 6, y + 4, gs_format_size(v, size, sizeof(size)));
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%.1f s</text>\n",
 		        x_of(p, t), top + MARGIN_T + PLOT_H + 16, t);
 	}
@@ -167,7 +176,7 @@ static void title(FILE *out, const struct review_log *log, const struct panel *p
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"11\">", MARGIN_L, top + 36);
 	fprintf(out, "<tspan fill=\"%s\">usage</tspan>  <tspan fill=\"%s\">quota %s</tspan>  "
 	        "<tspan fill=\"%s\">%" PRIu64 " refusal%s</tspan></text>\n", COLOUR_USAGE, COLOUR_QUOTA,
-	        p->quota == REVIEW_UNSET ? "none" : review_bytes_text(p->quota, q, sizeof(q)),
+	        p->quota == REVIEW_UNSET ? "none" : gs_format_size(p->quota, q, sizeof(q)),
 	        COLOUR_REFUSAL, p->refusals, p->refusals == 1 ? "" : "s");
 }
 
@@ -204,7 +213,7 @@ static void series(FILE *out, const struct review_log *log, const struct panel *
 	}
 }
 
-int review_plot(const struct review_log *log, const struct review_opts *o)
+long review_plot(const struct review_log *log, const struct review_opts *o)
 {
 	struct panel *p = calloc(MAX_PANELS, sizeof(*p));
 	unsigned n;
@@ -229,5 +238,5 @@ int review_plot(const struct review_log *log, const struct review_opts *o)
 	}
 	fprintf(o->out, "</svg>\n");
 	free(p);
-	return ferror(o->out) ? -1 : 0;
+	return ferror(o->out) ? -1 : (long)n;
 }

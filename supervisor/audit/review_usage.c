@@ -142,7 +142,7 @@ static int process_rows(struct review_table *t, const struct review_log *log, co
 	return flush(t, log, last, &w, interval);
 }
 
-int review_usage(const struct review_log *log, const struct review_opts *o)
+long review_usage(const struct review_log *log, const struct review_opts *o)
 {
 	size_t *idx = malloc((log->n ? log->n : 1) * sizeof(*idx)), n = 0;
 	struct review_table t;
@@ -165,7 +165,8 @@ int review_usage(const struct review_log *log, const struct review_opts *o)
 	}
 	if (rc == 0)
 		rc = review_table_write(&t, o->format, o->out);
+	n = t.rows;
 	review_table_free(&t);
 	free(idx);
-	return rc;
+	return rc < 0 ? -1 : (long)n;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quota.h"
 #include "review.h"
 
 #define SUMMARY_RESOURCES 32u
@@ -208,9 +209,9 @@ static void print_block(FILE *out, const struct review_sandbox *sb, const char *
 		const struct resource_peak *p = &f->res[i];
 		bool bytes = strcmp(p->resource, "vidmem") == 0;
 		if (bytes) {
-			review_bytes_text(p->peak, a, sizeof(a));
+			gs_format_size(p->peak, a, sizeof(a));
 			if (p->quota != REVIEW_UNSET)
-				review_bytes_text(p->quota, b, sizeof(b));
+				gs_format_size(p->quota, b, sizeof(b));
 		} else {
 			snprintf(a, sizeof(a), "%" PRIu64, p->peak);
 			snprintf(b, sizeof(b), "%" PRIu64, p->quota);
@@ -247,7 +248,7 @@ static int summary_table(const struct review_opts *o, struct review_table *t,
 	return 0;
 }
 
-int review_summary(const struct review_log *log, const struct review_opts *o)
+long review_summary(const struct review_log *log, const struct review_opts *o)
 {
 	struct review_table t;
 	struct sandbox_facts *f = malloc(sizeof(*f));
@@ -259,21 +260,25 @@ int review_summary(const struct review_log *log, const struct review_opts *o)
 		free(idx);
 		return -1;
 	}
+	size_t shown = 0;
+
 	review_table_init(&t, summary_columns, S_COLUMNS);
 	for (size_t from = 0, to; from < log->n && rc == 0; from = to) {
 		uint32_t s = log->recs[idx[from]].sandbox;
 		for (to = from; to < log->n && log->recs[idx[to]].sandbox == s; to++)
 			;
 		gather(log, idx, from, to, o, f);
-		if (f->matched)
+		if (f->matched) {
 			rc = summary_table(o, &t, &log->sandboxes[s], f);
+			shown++;
+		}
 	}
 	free(idx);
 	if (rc == 0 && o->format != REVIEW_TEXT_FORMAT)
 		rc = review_table_write(&t, o->format, o->out);
 	review_table_free(&t);
 	free(f);
-	return rc;
+	return rc < 0 ? -1 : (long)shown;
 }
 
 static const char *const timeline_columns[] = {
@@ -340,10 +345,10 @@ static int timeline_row(struct review_table *t, const struct review_log *log, co
 	return 0;
 }
 
-int review_timeline(const struct review_log *log, const struct review_opts *o)
+long review_timeline(const struct review_log *log, const struct review_opts *o)
 {
 	struct review_table t;
-	int rc = 0;
+	long rc = 0, shown;
 
 	review_table_init(&t, timeline_columns, T_COLUMNS);
 	for (size_t i = 0; i < log->n && rc == 0; i++)
@@ -351,6 +356,7 @@ int review_timeline(const struct review_log *log, const struct review_opts *o)
 			rc = timeline_row(&t, log, &log->recs[i]);
 	if (rc == 0)
 		rc = review_table_write(&t, o->format, o->out);
+	shown = (long)t.rows;
 	review_table_free(&t);
-	return rc;
+	return rc < 0 ? -1 : shown;
 }
