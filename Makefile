@@ -89,6 +89,16 @@ FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit/audit_verify
                     supervisor/audit/utf8.c
 VERIFY_REPLAY := $(BUILD)/tests/fuzz/audit_verify_replay
 
+# The review views' target: the same hostile logs through every view.
+FUZZ_REVIEW_SRCS := tests/fuzz/fuzz_audit_review.c $(REVIEW_SRCS) supervisor/audit/audit_verify.c \
+                    supervisor/audit/sha256.c supervisor/audit/utf8.c policy/quota.c
+REVIEW_REPLAY := $(BUILD)/tests/fuzz/audit_review_replay
+
+$(REVIEW_REPLAY): tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) $(wildcard include/*.h policy/*.h supervisor/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) \
+		$(shell pkg-config --libs json-c)
+
 $(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) \
@@ -120,7 +130,8 @@ $(VERDICT_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS) $(FUZZ_HDRS)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS)
 
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS) \
+      $(FUZZ_REVIEW_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
@@ -133,11 +144,14 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER
 		-o $(BUILD)/fuzz/fuzz_ledger $(FUZZ_LEDGER_SRCS)
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_audit_verify $(FUZZ_VERIFY_SRCS) $(shell pkg-config --libs json-c)
+	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_audit_review $(FUZZ_REVIEW_SRCS) $(shell pkg-config --libs json-c)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
 	@echo "run: $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode"
 	@echo "run: $(BUILD)/fuzz/fuzz_verdict tests/fuzz/corpus/verdict"
 	@echo "run: $(BUILD)/fuzz/fuzz_ledger -timeout=5 tests/fuzz/corpus/ledger"
 	@echo "run: $(BUILD)/fuzz/fuzz_audit_verify -timeout=5 tests/fuzz/corpus/audit"
+	@echo "run: $(BUILD)/fuzz/fuzz_audit_review -timeout=5 tests/fuzz/corpus/review"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -156,7 +170,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh
@@ -212,6 +226,7 @@ install: $(GPUSANDBOX)
 		$(DESTDIR)$(POLICYDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	$(INSTALL) -m 755 $(GPUSANDBOX) $(DESTDIR)$(BINDIR)/gpusandbox
 	$(INSTALL) -m 644 man/gpusandbox.1 $(DESTDIR)$(MANDIR)/man1/gpusandbox.1
+	$(INSTALL) -m 644 man/gpusandbox-audit.1 $(DESTDIR)$(MANDIR)/man1/gpusandbox-audit.1
 	$(INSTALL) -m 644 man/gpusandbox.policy.5 $(DESTDIR)$(MANDIR)/man5/gpusandbox.policy.5
 	$(INSTALL) -m 644 $(EXAMPLE_POLICIES) $(DESTDIR)$(POLICYDIR)/
 	$(INSTALL) -m 644 scripts/completion/gpusandbox.bash $(DESTDIR)$(BASHCOMPDIR)/gpusandbox
@@ -221,6 +236,7 @@ install: $(GPUSANDBOX)
 # folders (bin, man1, completions) stay.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpusandbox $(DESTDIR)$(MANDIR)/man1/gpusandbox.1 \
+		$(DESTDIR)$(MANDIR)/man1/gpusandbox-audit.1 \
 		$(DESTDIR)$(MANDIR)/man5/gpusandbox.policy.5 \
 		$(addprefix $(DESTDIR)$(POLICYDIR)/,$(notdir $(EXAMPLE_POLICIES))) \
 		$(DESTDIR)$(BASHCOMPDIR)/gpusandbox $(DESTDIR)$(ZSHCOMPDIR)/_gpusandbox

@@ -39,9 +39,12 @@ enum gs_review_exit {
  * line, which the kernel bounds at about 2 MiB. Longer lines are skipped
  * and reported, never buffered whole. */
 #define REVIEW_LINE_MAX (4u << 20)
-/* Text kept from one field; longer text is cut (with "..."). */
+/* Text kept from one field; longer text is cut (with "..."). A record's
+ * digest is about 600 bytes whatever the line held. */
 #define REVIEW_TEXT 96
-#define REVIEW_LONG_TEXT 400
+#define REVIEW_NAME 48      /* a call, class, control, resource or group name */
+#define REVIEW_WORD 24      /* a verdict, outcome or event */
+#define REVIEW_LONG_TEXT 320
 #define REVIEW_ID 65
 #define REVIEW_GPUS 64u
 #define REVIEW_NO_GPU (-1)
@@ -63,17 +66,17 @@ struct review_rec {
 	int64_t  pid, tid;       /* -1: absent */
 	int      gpu;            /* REVIEW_NO_GPU: none */
 	char     time_text[32];
-	char     event_name[24];
-	char     comm[REVIEW_TEXT];
-	char     call[REVIEW_TEXT];
-	char     object[REVIEW_TEXT];   /* class or control name, or its number */
+	char     event_name[REVIEW_WORD];
+	char     comm[REVIEW_NAME];
+	char     call[REVIEW_NAME];
+	char     object[REVIEW_NAME + 16];  /* class or control name, or its number */
 	char     kind[12];              /* "class", "control", "escape" or "" */
-	char     verdict[16];
-	char     outcome[16];           /* from the record, or derived (schema 1) */
-	char     status[REVIEW_TEXT];   /* NV status name or number, errno */
-	char     resource[REVIEW_TEXT];
+	char     verdict[REVIEW_WORD];
+	char     outcome[REVIEW_WORD];  /* from the record, or derived (schema 1) */
+	char     status[REVIEW_NAME];   /* NV status name or number, errno */
+	char     resource[REVIEW_NAME];
 	char     reason[REVIEW_TEXT];
-	char     group[REVIEW_TEXT];
+	char     group[REVIEW_NAME];
 	uint64_t size, usage_before, usage_after, quota;  /* REVIEW_UNSET: absent */
 	uint64_t count, first_seq;      /* suppressed records */
 	double   share;                 /* sm_adjust: measured share; <0 absent */

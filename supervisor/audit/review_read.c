@@ -348,7 +348,8 @@ void review_sort(struct review_log *log)
 			log->recs[i].time_us = last;
 		last = log->recs[i].time_us;
 	}
-	qsort(log->recs, log->n, sizeof(*log->recs), by_time);
+	if (log->n)   /* recs is NULL for an empty log: qsort wants a pointer */
+		qsort(log->recs, log->n, sizeof(*log->recs), by_time);
 }
 
 static const struct review_log *link_log;   /* qsort has no context argument */

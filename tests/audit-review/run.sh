@@ -275,6 +275,18 @@ EOF
 	fi
 fi
 
+# ---- --help and gpusandbox-audit(1) name the same options ------------------------------
+if selected docs "${want[@]}"; then
+	help_opts=$("$GPUSANDBOX" audit --help | grep -oE -- '^  (-[a-z], )?--[a-z][a-z-]+' | grep -oE -- '--[a-z-]+' | sort -u)
+	man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH EXIT/p' man/gpusandbox-audit.1 | grep -E '^\.(B|BI|BR) ' |
+		grep -oE '\\-\\-[a-z\\-]+' | sed -e 's/\\-/-/g' | sort -u)
+	if [ -n "$help_opts" ] && [ "$help_opts" = "$man_opts" ]; then pass docs:help-matches-man; else
+		fail docs:help-matches-man "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
+	for v in summary denials timeline usage plot verify; do
+		grep -q "^\.B $v\$" man/gpusandbox-audit.1 && pass "docs:man-view-$v" || fail "docs:man-view-$v" "not in VIEWS"
+	done
+fi
+
 # ---- plot: rendered by Chromium, checked in the PNG ---------------------------------
 render() { # SVG PNG
 	timeout "$CHROMIUM_TIMEOUT" "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
