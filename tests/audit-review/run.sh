@@ -12,6 +12,8 @@
 #   python3's json module over the same files;
 # - exit statuses: 0 found, 1 nothing matched, 2 usage, 3 unreadable,
 #   4 --fail-on deny with a refusal;
+# - this build's own log: retry_loop (tests/adv) twice on the fake driver
+#   into one log; denials must count what the program saw refused;
 # - hostile input: no crash, FILE:LINE for each bad line, no terminal
 #   escape in the output, CSV cells that a spreadsheet will not run;
 # - plot: the SVG rendered to PNG by headless Chromium and checked by
@@ -19,13 +21,14 @@
 #   check shown failing on the SVG without each of them.
 #
 # Builds nothing: run `make` first. Output: PASS/FAIL per case, then
-# "N passed, M failed". Environment: GPUSANDBOX, GS_REVIEW_KEEP,
+# "N passed, M failed". Environment: GPUSANDBOX, WITH_FAKE, GS_REVIEW_KEEP,
 # GS_REVIEW_UPDATE, CHROMIUM.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 2
 
 GPUSANDBOX=${GPUSANDBOX:-build/gpusandbox}
+WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
 HERE=tests/audit-review
 LOGS=$HERE/logs
 GOLDEN=$HERE/golden
@@ -275,6 +278,41 @@ EOF
 	fi
 fi
 
+# ---- logs this build writes, on the fake driver ----------------------------------------
+# Two sandboxes of retry_loop (tests/adv) under --mem 1g append to one log;
+# the views must count the refusals the program itself saw refused.
+fake_log=$tmp/fake.jsonl
+if selected fake "${want[@]}"; then
+	refused=0 made=0
+	for i in 1 2; do
+		"$WITH_FAKE" --vidmem 16g -- "$GPUSANDBOX" --mem 1g --label "run=$i" --audit-log "$fake_log" \
+			-- build/tests/adv/retry_loop >"$tmp/fake$i.out" 2>"$tmp/fake$i.err"
+		frc=$?
+		[ "$frc" = 0 ] && made=$((made + 1))
+		[ "$frc" = 125 ] && grep -q SKIP "$tmp/fake$i.err" && made=skip
+		n=$(sed -n 's/.*refused=\([0-9]*\).*/\1/p' "$tmp/fake$i.out" | head -1)
+		refused=$((refused + ${n:-0}))
+	done
+	if [ "$made" = skip ]; then
+		echo "SKIP fake: the fake driver cannot run here"
+	elif [ "$made" != 2 ] || [ "$refused" = 0 ]; then
+		fail fake:make-log "runs: $made of 2, refused $refused: $(tail -c 300 "$tmp/fake1.err")"
+	else
+		review summary "$fake_log"
+		[ "$rc" = 0 ] && [ "$(grep -c 'chain     intact, sealed' <<<"$out")" = 2 ] &&
+			[[ $out == *"labels    run=1"* ]] && [[ $out == *"labels    run=2"* ]] &&
+			pass fake:summary-two-sandboxes || fail fake:summary-two-sandboxes "$out"
+		review denials --format csv "$fake_log"
+		got=$(printf '%s\n' "$out" | sed -n 2p | cut -d, -f1)
+		if [ "$got" = "$refused" ] && [[ $out == *'"option --mem '* ]] && [ "$(rows)" = 1 ]; then
+			pass "fake:denials-count-as-the-program-saw ($got)"
+		else
+			fail fake:denials-count-as-the-program-saw "views: $got, the program: $refused; $out"
+		fi
+		review summary --fail-on deny "$fake_log"; expect_rc fake:fail-on-deny 4
+	fi
+fi
+
 # ---- --help and gpusandbox-audit(1) name the same options ------------------------------
 if selected docs "${want[@]}"; then
 	help_opts=$("$GPUSANDBOX" audit --help | grep -oE -- '^  (-[a-z], )?--[a-z][a-z-]+' | grep -oE -- '--[a-z-]+' | sort -u)
@@ -294,7 +332,11 @@ render() { # SVG PNG
 		"file://$(realpath "$1")" >/dev/null 2>&1 && [ -s "$2" ]
 }
 if selected plot "${want[@]}"; then
-	review plot -o "$tmp/plot.svg" "$RETRY"
+	# The GPU log, and this build's own log when the fake driver made one.
+	plot_log=$RETRY
+	[ -s "$fake_log" ] && grep -q '"event":"seal"' "$fake_log" && plot_log=$fake_log
+	review plot --sandbox "$(head -n 1 "$plot_log" | sed 's/.*"sandbox":"\([^"]*\)".*/\1/')" \
+		-o "$tmp/plot.svg" "$plot_log"
 	if [ "$rc" != 0 ] || ! grep -q 'class="quota"' "$tmp/plot.svg"; then
 		fail plot:svg "exit $rc"
 	elif grep -qiE '<script|href=|xlink|@import|url\(' "$tmp/plot.svg"; then
@@ -317,7 +359,7 @@ if selected plot "${want[@]}"; then
 		check=$(python3 "$HERE/png_check.py" "$tmp/$name.png")
 		got=$?
 		if [ "$got" = "$expect" ]; then
-			pass "plot:png-check-$name (exit $got: ${check//$'\n'/; })"
+			pass "plot:png-check-$name of $(basename "$plot_log") (exit $got: ${check//$'\n'/; })"
 		else
 			fail "plot:png-check-$name" "exit $got, expected $expect: $check"
 		fi
