@@ -43,6 +43,7 @@ run_tier unit-listener build/tests/unit/test_listener
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-audit build/tests/unit/test_audit
+run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
 run_tier cli tests/cli/run.sh

@@ -111,12 +111,15 @@ void review_clean(char *dst, size_t len, const char *src)
 			n = n ? n : 1;
 		}
 		if (out + put_len + 1 > len) {
-			/* Cut: say so, at a character boundary. */
+			/* Cut: say so, at a character boundary (backing up over
+			 * the continuation bytes of a character the mark cuts). */
 			size_t mark = sizeof(CUT_MARK) - 1;
 			if (len > mark + 1) {
-				out = out + mark + 1 > len ? len - mark - 1 : out;
-				while (out && (((unsigned char)dst[out]) & 0xc0) == 0x80)
-					out--;
+				if (out + mark + 1 > len) {
+					out = len - mark - 1;
+					while (out && (((unsigned char)dst[out]) & 0xc0) == 0x80)
+						out--;
+				}
 				memcpy(dst + out, CUT_MARK, mark);
 				out += mark;
 			}
@@ -199,6 +202,8 @@ void review_digest_fields(struct review_rec *r, json_object *o)
 	take_text(r->verdict, sizeof(r->verdict), o, "verdict");
 	take_text(r->resource, sizeof(r->resource), o, "resource");
 	take_text(r->reason, sizeof(r->reason), o, "reason");
+	if (!r->reason[0])   /* an "error" record says what went wrong here */
+		take_text(r->reason, sizeof(r->reason), o, "message");
 	take_text(r->group, sizeof(r->group), o, "group");
 	status = review_json_str(o, "nv_status_name");
 	status = status ? status : review_json_str(o, "nv_status");
