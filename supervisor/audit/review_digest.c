@@ -106,7 +106,9 @@ void review_clean(char *dst, size_t len, const char *src)
 		unsigned put_len = n;
 
 		if (!n || is_control(cp)) {
-			put = "?";
+			/* A line break or tab (a command written over lines)
+			 * reads as a blank; any other control as "?". */
+			put = cp == '\n' || cp == '\t' || cp == '\r' ? " " : "?";
 			put_len = 1;
 			n = n ? n : 1;
 		}

@@ -62,6 +62,7 @@ static void test_clean(void)
 		{ "\xff\xfe", "??" },
 		{ "caf\xc3\xa9", "caf\xc3\xa9" },
 		{ "\xe2\x82", "??" },           /* a cut character */
+		{ "a\nb\tc", "a b c" },
 	};
 	char buf[REVIEW_TEXT], small[SMALL];
 
