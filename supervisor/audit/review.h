@@ -52,7 +52,7 @@ enum gs_review_exit {
 
 enum review_event {
 	REVIEW_EV_START, REVIEW_EV_DECISION, REVIEW_EV_SUPPRESSED, REVIEW_EV_SUMMARY,
-	REVIEW_EV_SM_ADJUST, REVIEW_EV_SEAL, REVIEW_EV_ERROR, REVIEW_EV_OTHER,
+	REVIEW_EV_SM_ADJUST, REVIEW_EV_SEAL, REVIEW_EV_ERROR, REVIEW_EV_USAGE, REVIEW_EV_OTHER,
 };
 
 /* A fixed-size digest of one record: what the views read. */
@@ -78,6 +78,8 @@ struct review_rec {
 	char     reason[REVIEW_TEXT];
 	char     group[REVIEW_NAME];
 	uint64_t size, usage_before, usage_after, quota;  /* REVIEW_UNSET: absent */
+	uint64_t peak;                  /* a usage record's peak since the last one */
+	char     stack[2 * REVIEW_TEXT];   /* a refusal's call stack, innermost first */
 	uint64_t count, first_seq;      /* suppressed records */
 	double   share;                 /* sm_adjust: measured share; <0 absent */
 	bool     refusal;               /* deny/refuse, or a failed or repeated refusal */
@@ -91,6 +93,7 @@ struct review_sandbox {
 	char     policy[REVIEW_LONG_TEXT];
 	char     driver[REVIEW_TEXT];
 	char     start_text[32];                /* the start record's time */
+	char     level[REVIEW_NAME];            /* the audit level (schema 3), "stacks" */
 	char     groups[REVIEW_LONG_TEXT];      /* the policy's groups, "a,b,c" */
 	int64_t  schema;                        /* 0: not said (schema 1) */
 	int64_t  start_us, end_us;              /* INT64_MIN unknown */

@@ -31,6 +31,7 @@ struct denial_group {
 	uint64_t count_times;
 	uint64_t sandboxes;
 	uint32_t last_sandbox;
+	const struct review_rec *stack;   /* the first of the group with a call stack */
 };
 
 static bool is_denial(const struct review_rec *r)
@@ -173,6 +174,8 @@ static void add_to_group(struct denial_group *g, const struct review_rec *r)
 {
 	uint64_t needed = needed_by(r);
 
+	if (!g->stack && r->stack[0])
+		g->stack = r;
 	g->count += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
 	g->needed = needed > g->needed ? needed : g->needed;
 	if (r->sandbox != g->last_sandbox) {
@@ -217,10 +220,10 @@ static int by_count(const void *a, const void *b)
 
 static const char *const denial_columns[] = {
 	"count", "outcome", "reason", "call", "object", "gpu", "resource", "limit", "needed",
-	"sandboxes", "first", "last", "fix",
+	"sandboxes", "first", "last", "fix", "stack",
 };
 enum { D_COUNT, D_OUTCOME, D_REASON, D_CALL, D_OBJECT, D_GPU, D_RESOURCE, D_LIMIT, D_NEEDED,
-       D_SANDBOXES, D_FIRST, D_LAST, D_FIX, D_COLUMNS };
+       D_SANDBOXES, D_FIRST, D_LAST, D_FIX, D_STACK, D_COLUMNS };
 _Static_assert(sizeof(denial_columns) / sizeof(denial_columns[0]) == D_COLUMNS, "columns");
 
 static int denial_row(struct review_table *t, const struct review_log *log, const struct denial_group *g)
@@ -255,6 +258,7 @@ static int denial_row(struct review_table *t, const struct review_log *log, cons
 	review_cell_text(&c[D_LAST], g->last_time);
 	review_fix_text(&log->sandboxes[r->sandbox], r, g->needed, fix, sizeof(fix));
 	review_cell_text(&c[D_FIX], fix);
+	review_cell_text(&c[D_STACK], g->stack ? g->stack->stack : "");
 	return 0;
 }
 

@@ -186,6 +186,28 @@ static void derive_outcome(struct review_rec *r, json_object *o)
 	snprintf(r->outcome, sizeof(r->outcome), "%s", out);
 }
 
+static void join_strings(char *dst, size_t len, json_object *a, const char *sep);
+
+/* Schema 3: a usage record's "used" and "peak", a refusal's "stack"
+ * (frames innermost first, as the supervisor symbolized them) or the
+ * reason there is none. */
+static void take_usage_and_stack(struct review_rec *r, json_object *o)
+{
+	json_object *frames;
+	char why[REVIEW_TEXT];
+
+	if (r->event == REVIEW_EV_USAGE) {
+		take_u64(o, "used", &r->usage_after);
+		take_u64(o, "peak", &r->peak);
+	}
+	if (json_object_object_get_ex(o, "stack", &frames))
+		join_strings(r->stack, sizeof(r->stack), frames, " \u2190 ");
+	else if (review_json_str(o, "stack_error")) {
+		take_text(why, sizeof(why), o, "stack_error");
+		snprintf(r->stack, sizeof(r->stack), "(no stack: %s)", why);
+	}
+}
+
 void review_digest_fields(struct review_rec *r, json_object *o)
 {
 	int64_t v;
@@ -218,26 +240,37 @@ void review_digest_fields(struct review_rec *r, json_object *o)
 	take_u64(o, "first_seq", &r->first_seq);
 	if (!review_json_double(o, "measured_share", &r->share))
 		r->share = -1;
+	take_usage_and_stack(r, o);
 	take_text(r->outcome, sizeof(r->outcome), o, "outcome");
 	if (!r->outcome[0] && r->verdict[0])
 		derive_outcome(r, o);
 	r->refusal = strcmp(r->verdict, "deny") == 0 || strcmp(r->verdict, "refuse") == 0;
 }
 
-/* "a,b,c" from an array of strings (other members skipped). */
+/* "a,b,c" from an array of strings (other members skipped). A member
+ * that does not fit whole ends the text with "...": a cut in the middle
+ * of a character would not be UTF-8. */
 static void join_strings(char *dst, size_t len, json_object *a, const char *sep)
 {
 	char part[REVIEW_TEXT];
 	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	size_t used = 0, sep_len = strlen(sep), mark = sizeof(CUT_MARK) - 1;
 
 	dst[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(a, i);
-		size_t used = strlen(dst);
+		size_t need;
 		if (!json_object_is_type(e, json_type_string))
 			continue;
 		review_clean(part, sizeof(part), json_object_get_string(e));
+		need = (used ? sep_len : 0) + strlen(part);
+		if (used + need + 1 > len) {
+			if (used + mark + 1 <= len)
+				memcpy(dst + used, CUT_MARK, mark + 1);
+			return;
+		}
 		snprintf(dst + used, len - used, "%s%s", used ? sep : "", part);
+		used += need;
 	}
 }
 
@@ -346,6 +379,9 @@ static void take_start(struct review_sandbox *sb, const struct review_rec *r, js
 	snprintf(sb->start_text, sizeof(sb->start_text), "%s", r->time_text);
 	if (!review_json_i64(o, "schema", &sb->schema))
 		sb->schema = 0;
+	take_text(sb->level, sizeof(sb->level), o, "level");
+	if (sb->level[0] && json_object_object_get_ex(o, "stacks", &v) && json_object_get_boolean(v))
+		snprintf(sb->level + strlen(sb->level), sizeof(sb->level) - strlen(sb->level), ", stacks");
 	if (json_object_object_get_ex(o, "command", &v))
 		join_strings(sb->command, sizeof(sb->command), v, " ");
 	if (json_object_object_get_ex(o, "labels", &v) && json_object_is_type(v, json_type_object)) {

@@ -136,10 +136,17 @@ static int write_text(const struct review_table *t, FILE *out)
 			width[c] = w > width[c] ? w : width[c];
 		}
 	for (size_t r = 0; r <= t->rows; r++) {
-		for (unsigned c = 0; c < t->n_columns; c++) {
+		/* No blanks after a row's last cell with text. */
+		unsigned end = t->n_columns;
+		while (r && end > 1 && t->cells[(r - 1) * t->n_columns + end - 1].type == CELL_NULL)
+			end--;
+		while (r && end > 1 && t->cells[(r - 1) * t->n_columns + end - 1].type == CELL_TEXT &&
+		       !t->cells[(r - 1) * t->n_columns + end - 1].text[0])
+			end--;
+		for (unsigned c = 0; c < end; c++) {
 			const char *s = r ? cell_text(&t->cells[(r - 1) * t->n_columns + c], true, buf, sizeof(buf))
 			                  : t->columns[c];
-			bool last = c + 1 == t->n_columns;
+			bool last = c + 1 == end;
 			fprintf(out, "%s%*s", s, last ? 0 : (int)(width[c] - width_of(s) + COLUMN_GAP), "");
 		}
 		fputc('\n', out);

@@ -100,6 +100,8 @@ static unsigned find_panels(const struct review_log *log, struct panel *p)
 		q->t_max = t > q->t_max ? t : q->t_max;
 		if (r->usage_after != REVIEW_UNSET && !r->refusal)
 			q->peak = r->usage_after > q->peak ? r->usage_after : q->peak;
+		if (r->peak != REVIEW_UNSET && r->peak > q->peak)
+			q->peak = r->peak;   /* a usage record's peak between two records */
 		if (r->quota != REVIEW_UNSET)
 			q->quota = r->quota;
 		if (r->refusal) {

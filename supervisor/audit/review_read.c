@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "audit_verify.h"
 #include "review.h"
 #include "review_json.h"
@@ -157,7 +158,7 @@ static enum review_event event_of(const char *name)
 		[REVIEW_EV_START] = "start",           [REVIEW_EV_DECISION] = "decision",
 		[REVIEW_EV_SUPPRESSED] = "suppressed", [REVIEW_EV_SUMMARY] = "summary",
 		[REVIEW_EV_SM_ADJUST] = "sm_adjust",   [REVIEW_EV_SEAL] = "seal",
-		[REVIEW_EV_ERROR] = "error",
+		[REVIEW_EV_ERROR] = "error",           [REVIEW_EV_USAGE] = "usage",
 	};
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(name, names[i]) == 0)
@@ -184,7 +185,7 @@ static struct review_rec *rec_new(struct review_log *log)
 	r->gpu = REVIEW_NO_GPU;
 	r->time_us = INT64_MIN;
 	r->size = r->usage_before = r->usage_after = r->quota = REVIEW_UNSET;
-	r->count = r->first_seq = REVIEW_UNSET;
+	r->count = r->first_seq = r->peak = REVIEW_UNSET;
 	r->share = -1;
 	return r;
 }
@@ -217,6 +218,10 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 		r->time_us = INT64_MIN;
 	review_digest_fields(r, o);
 	review_digest_sandbox(&log->sandboxes[sb], r, o);
+	if (r->event == REVIEW_EV_START && log->sandboxes[sb].schema > GS_AUDIT_SCHEMA)
+		fprintf(stderr, "gpusandbox audit: %s:%lu: sandbox %s: schema %lld is newer than this "
+		        "gpusandbox reads (%d): the fields it does not know are not shown\n", rd->path,
+		        rd->line, id, (long long)log->sandboxes[sb].schema, GS_AUDIT_SCHEMA);
 	check_chain(&log->sandboxes[sb], text, len, o, r);
 	return NULL;
 }
@@ -378,6 +383,7 @@ static void copy_repeated(struct review_rec *s, const struct review_rec *r)
 	s->usage_before = r->usage_before;
 	s->quota = r->quota;
 	memcpy(s->group, r->group, sizeof(s->group));
+	memcpy(s->stack, r->stack, sizeof(s->stack));
 }
 
 /* The decisions sorted by sandbox and seq, searched once per suppressed

@@ -53,11 +53,13 @@ static void note_usage(struct sandbox_facts *f, const struct review_rec *r)
 	/* A refusal's usage_after is the usage it left, not a peak reached. */
 	uint64_t u = r->usage_after;
 
-	if (r->event != REVIEW_EV_DECISION || u == REVIEW_UNSET)
+	if ((r->event != REVIEW_EV_DECISION && r->event != REVIEW_EV_USAGE) || u == REVIEW_UNSET)
 		return;
 	p = peak_of(f, resource, strcmp(resource, "vidmem") == 0 ? r->gpu : REVIEW_NO_GPU);
 	if (!p)
 		return;
+	if (r->peak != REVIEW_UNSET && r->peak > u)
+		u = r->peak;   /* a usage record: the most in use since the last one */
 	if (r->usage_before != REVIEW_UNSET && r->usage_before > u && !r->refusal)
 		u = r->usage_before;   /* a release: its peak was before it */
 	p->peak = u > p->peak ? u : p->peak;
@@ -142,10 +144,10 @@ size_t *review_by_sandbox(const struct review_log *log)
 }
 
 static const char *const summary_columns[] = {
-	"sandbox", "start", "command", "labels", "policy", "driver", "ended", "chain", "records",
+	"sandbox", "start", "command", "labels", "level", "policy", "driver", "ended", "chain", "records",
 	"refusals", "resource", "gpu", "peak", "quota", "use", "share_target", "share_achieved",
 };
-enum { S_SANDBOX, S_START, S_COMMAND, S_LABELS, S_POLICY, S_DRIVER, S_ENDED, S_CHAIN, S_RECORDS,
+enum { S_SANDBOX, S_START, S_COMMAND, S_LABELS, S_LEVEL, S_POLICY, S_DRIVER, S_ENDED, S_CHAIN, S_RECORDS,
        S_REFUSALS, S_RESOURCE, S_GPU, S_PEAK, S_QUOTA, S_USE, S_TARGET, S_ACHIEVED, S_COLUMNS };
 _Static_assert(sizeof(summary_columns) / sizeof(summary_columns[0]) == S_COLUMNS, "columns");
 
@@ -161,6 +163,7 @@ static int summary_row(struct review_table *t, const struct review_sandbox *sb, 
 	review_cell_text(&c[S_START], start);
 	review_cell_text(&c[S_COMMAND], sb->command);
 	review_cell_text(&c[S_LABELS], sb->labels);
+	review_cell_text(&c[S_LEVEL], sb->level);
 	review_cell_text(&c[S_POLICY], sb->policy);
 	review_cell_text(&c[S_DRIVER], sb->driver);
 	review_cell_text(&c[S_ENDED], f->ended);
@@ -197,6 +200,8 @@ static void print_block(FILE *out, const struct review_sandbox *sb, const char *
 	        sb->command[0] ? sb->command : "-");
 	if (sb->labels[0])
 		fprintf(out, "  labels    %s\n", sb->labels);
+	if (sb->level[0])
+		fprintf(out, "  recorded  %s\n", sb->level);
 	fprintf(out, "  policy    %s\n", sb->policy[0] ? sb->policy
 	                         : sb->has_start ? "- (not recorded: schema 1, or no limit set)"
 	                                         : "- (no start record)");
@@ -283,10 +288,10 @@ long review_summary(const struct review_log *log, const struct review_opts *o)
 
 static const char *const timeline_columns[] = {
 	"time", "sandbox", "seq", "event", "pid", "comm", "gpu", "call", "object", "size",
-	"verdict", "outcome", "status", "usage", "quota", "detail",
+	"verdict", "outcome", "status", "usage", "quota", "detail", "stack",
 };
 enum { T_TIME, T_SANDBOX, T_SEQ, T_EVENT, T_PID, T_COMM, T_GPU, T_CALL, T_OBJECT, T_SIZE,
-       T_VERDICT, T_OUTCOME, T_STATUS, T_USAGE, T_QUOTA, T_DETAIL, T_COLUMNS };
+       T_VERDICT, T_OUTCOME, T_STATUS, T_USAGE, T_QUOTA, T_DETAIL, T_STACK, T_COLUMNS };
 _Static_assert(sizeof(timeline_columns) / sizeof(timeline_columns[0]) == T_COLUMNS, "columns");
 
 /* What the record says beyond its columns, in a few words. */
@@ -303,6 +308,8 @@ static void detail_of(const struct review_log *log, const struct review_rec *r, 
 		snprintf(buf, len, "%s", !sb->has_summary ? "" : sb->signal >= 0 ? "killed by a signal" : "exited");
 	else if (r->event == REVIEW_EV_SM_ADJUST && r->share >= 0)
 		snprintf(buf, len, "measured share %.4f", r->share);
+	else if (r->event == REVIEW_EV_USAGE && r->peak != REVIEW_UNSET)
+		snprintf(buf, len, "peak since the last usage record %" PRIu64, r->peak);
 	else
 		snprintf(buf, len, "%s", r->reason);
 }
@@ -342,6 +349,7 @@ static int timeline_row(struct review_table *t, const struct review_log *log, co
 	}
 	detail_of(log, r, detail, sizeof(detail));
 	review_cell_text(&c[T_DETAIL], detail);
+	review_cell_text(&c[T_STACK], r->stack);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #   python3's json module over the same files;
 # - exit statuses: 0 found, 1 nothing matched, 2 usage, 3 unreadable,
 #   4 --fail-on deny with a refusal;
+# - schema 3 (the audit level's usage records, call stacks of refusals);
 # - this build's own log: retry_loop (tests/adv) twice on the fake driver
 #   into one log; denials must count what the program saw refused;
 # - hostile input: no crash, FILE:LINE for each bad line, no terminal
@@ -323,6 +324,45 @@ if selected docs "${want[@]}"; then
 	for v in summary denials timeline usage plot verify; do
 		grep -q "^\.B $v\$" man/gpusandbox-audit.1 && pass "docs:man-view-$v" || fail "docs:man-view-$v" "not in VIEWS"
 	done
+fi
+
+# ---- schema 3 (audit levels): usage records and call stacks --------------------------
+# Written here as the record level's writer lays them out (no chain: the
+# views do not need one), without a summary record, so that the peak can
+# only come from the usage records' "peak".
+if selected schema3 "${want[@]}"; then
+	python3 - "$tmp/schema3.jsonl" <<'EOF'
+import json, sys
+MIB = 1 << 20
+out = open(sys.argv[1], 'w')
+def rec(seq, t, event, **kw):
+    out.write(json.dumps(dict(time='2026-11-24T10:00:%02d.000000Z' % t, sandbox='5c3a', seq=seq,
+                              event=event, **kw), ensure_ascii=False) + '\n')
+rec(0, 0, 'start', schema=3, level='standard', stacks=True, command=['python3', 'train.py'],
+    policy={'mem': 1 << 30, 'groups': ['compute', 'memory', 'monitoring']})
+for i, (used, peak) in enumerate([(100, 100), (600, 950), (700, 700)]):
+    rec(1 + i, 1 + i, 'usage', device=0, resource='vidmem', used=used * MIB, peak=peak * MIB, quota=1 << 30)
+rec(4, 5, 'decision', pid=77, tid=77, comm='python3', device=0, call='RM_ALLOC', class_name='NV01_MEMORY_LOCAL_USER',
+    size=512 * MIB, verdict='deny', outcome='quota', resource='vidmem', usage_before=700 * MIB,
+    usage_after=700 * MIB, quota=1 << 30, reason='video memory quota exceeded',
+    stack=['cudaMalloc', 'at::native::empty_cuda', 'main'])
+rec(5, 6, 'suppressed', pid=77, call='RM_ALLOC', verdict='deny', outcome='quota', reason='video memory quota exceeded',
+    count=9, first_seq=4)
+EOF
+	review summary "$tmp/schema3.jsonl"
+	[[ $out == *"recorded  standard, stacks"* ]] && [[ $out == *"vidmem on GPU 0: 950.00 MiB of 1.00 GiB"* ]] &&
+		pass schema3:summary-level-and-peak-from-usage || fail schema3:summary-level-and-peak-from-usage "$out"
+	review denials --format csv "$tmp/schema3.jsonl"
+	[[ $out == *'10,"quota"'* ]] && [[ $out == *'"cudaMalloc ← at::native::empty_cuda ← main"'* ]] &&
+		pass schema3:denials-stack || fail schema3:denials-stack "$out"
+	review timeline --verdict deny --format json "$tmp/schema3.jsonl"
+	[ "$(grep -c '"stack":"cudaMalloc ← at::native::empty_cuda ← main"' <<<"$out")" = 2 ] &&
+		pass schema3:timeline-stack-also-on-the-repeats || fail schema3:timeline-stack-also-on-the-repeats "$out"
+	review plot "$tmp/schema3.jsonl"
+	# The usage records are the line: three steps after the start.
+	points=$(grep -o 'class="usage"[^>]*points="[^"]*"' <<<"$out" | grep -o ',' | wc -l)
+	[ "$rc" = 0 ] && [ "$points" -ge 8 ] && pass schema3:plot-usage-records ||
+		fail schema3:plot-usage-records "exit $rc, $points points"
 fi
 
 # ---- plot: rendered by Chromium, checked in the PNG ---------------------------------
