@@ -35,6 +35,11 @@ ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS) $(E
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 
+# `gpusandbox audit VIEW`: the log reader and its views (review.h).
+REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervisor/audit/review_digest.c \
+               supervisor/audit/review_filter.c supervisor/audit/review_out.c supervisor/audit/review_views.c \
+               supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c
+
 # One line per layer, bottom up (docs/hacking.md, Layers).
 SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
@@ -42,6 +47,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
+                   $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
@@ -62,7 +68,8 @@ GPUSANDBOX := $(BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
               $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
-              $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_profile \
+              $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_review \
+              $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
@@ -82,6 +89,16 @@ LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                     supervisor/audit/utf8.c
 VERIFY_REPLAY := $(BUILD)/tests/fuzz/audit_verify_replay
+
+# The review views' target: the same hostile logs through every view.
+FUZZ_REVIEW_SRCS := tests/fuzz/fuzz_audit_review.c $(REVIEW_SRCS) supervisor/audit/audit_verify.c \
+                    supervisor/audit/sha256.c supervisor/audit/utf8.c policy/quota.c
+REVIEW_REPLAY := $(BUILD)/tests/fuzz/audit_review_replay
+
+$(REVIEW_REPLAY): tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) $(wildcard include/*.h policy/*.h supervisor/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) \
+		$(shell pkg-config --libs json-c)
 
 $(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*/*.h)
 	@mkdir -p $(dir $@)
@@ -114,7 +131,8 @@ $(VERDICT_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS) $(FUZZ_HDRS)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS)
 
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS) \
+      $(FUZZ_REVIEW_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
@@ -127,11 +145,14 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER
 		-o $(BUILD)/fuzz/fuzz_ledger $(FUZZ_LEDGER_SRCS)
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_audit_verify $(FUZZ_VERIFY_SRCS) $(shell pkg-config --libs json-c)
+	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_audit_review $(FUZZ_REVIEW_SRCS) $(shell pkg-config --libs json-c)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
 	@echo "run: $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode"
 	@echo "run: $(BUILD)/fuzz/fuzz_verdict tests/fuzz/corpus/verdict"
 	@echo "run: $(BUILD)/fuzz/fuzz_ledger -timeout=5 tests/fuzz/corpus/ledger"
 	@echo "run: $(BUILD)/fuzz/fuzz_audit_verify -timeout=5 tests/fuzz/corpus/audit"
+	@echo "run: $(BUILD)/fuzz/fuzz_audit_review -timeout=5 tests/fuzz/corpus/review"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -150,7 +171,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh
@@ -206,6 +227,7 @@ install: $(GPUSANDBOX)
 		$(DESTDIR)$(POLICYDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	$(INSTALL) -m 755 $(GPUSANDBOX) $(DESTDIR)$(BINDIR)/gpusandbox
 	$(INSTALL) -m 644 man/gpusandbox.1 $(DESTDIR)$(MANDIR)/man1/gpusandbox.1
+	$(INSTALL) -m 644 man/gpusandbox-audit.1 $(DESTDIR)$(MANDIR)/man1/gpusandbox-audit.1
 	$(INSTALL) -m 644 man/gpusandbox.policy.5 $(DESTDIR)$(MANDIR)/man5/gpusandbox.policy.5
 	$(INSTALL) -m 644 $(EXAMPLE_POLICIES) $(DESTDIR)$(POLICYDIR)/
 	$(INSTALL) -m 644 scripts/completion/gpusandbox.bash $(DESTDIR)$(BASHCOMPDIR)/gpusandbox
@@ -215,6 +237,7 @@ install: $(GPUSANDBOX)
 # folders (bin, man1, completions) stay.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpusandbox $(DESTDIR)$(MANDIR)/man1/gpusandbox.1 \
+		$(DESTDIR)$(MANDIR)/man1/gpusandbox-audit.1 \
 		$(DESTDIR)$(MANDIR)/man5/gpusandbox.policy.5 \
 		$(addprefix $(DESTDIR)$(POLICYDIR)/,$(notdir $(EXAMPLE_POLICIES))) \
 		$(DESTDIR)$(BASHCOMPDIR)/gpusandbox $(DESTDIR)$(ZSHCOMPDIR)/_gpusandbox

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,26 @@ const char *gs_format_size(uint64_t bytes, char *buf, unsigned len)
 		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 	else
 		snprintf(buf, len, "%.2f %s", v, names[i]);
+	return buf;
+}
+
+#define OPTION_KIB 1024ull
+
+const char *gs_option_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "kmgt";
+	unsigned u = 0;
+
+	if (!bytes || bytes % OPTION_KIB) {
+		snprintf(buf, len, "%" PRIu64, bytes);
+		return buf;
+	}
+	bytes /= OPTION_KIB;
+	while (u + 1 < sizeof(units) - 1 && bytes % OPTION_KIB == 0) {
+		bytes /= OPTION_KIB;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 "%c", bytes, units[u]);
 	return buf;
 }
 

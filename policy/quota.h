@@ -6,6 +6,7 @@
 #define GPUSANDBOX_QUOTA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nvrm/groups.h" /* enum gs_engine: video.* caps are kept per engine */
@@ -149,6 +150,10 @@ int gs_parse_managed(const char *s, enum gs_managed *out);
 
 /* The policy-file spelling of a managed-memory mode. */
 const char *gs_managed_name(enum gs_managed m);
+
+/* A size as the user writes it for --mem or mem = ("4g", "512m"; bytes
+ * when not a whole number of KiB). */
+const char *gs_option_size(uint64_t bytes, char *buf, size_t len);
 
 /* Formats bytes for humans ("4.00 GiB"). */
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);

@@ -43,6 +43,7 @@ run_tier unit-listener build/tests/unit/test_listener
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-audit build/tests/unit/test_audit
+run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
 run_tier unit-tid-reuse build/tests/unit/test_tid_reuse
@@ -60,6 +61,8 @@ run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/
 run_tier trace-golden tests/trace/run.sh
 run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
 run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
+run_tier audit-review tests/audit-review/run.sh
+run_tier fuzz-audit-review build/tests/fuzz/audit_review_replay tests/fuzz/corpus/review/* tests/fuzz/corpus/audit/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 run_tier agent tests/agent/run.sh

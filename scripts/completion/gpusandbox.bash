@@ -46,7 +46,7 @@ _gpusandbox()
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(printf '%s\n' "$opts" | cut -d' ' -f1) --" -- "$cur"))
 	elif [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "run list-groups" -- "$cur") $(compgen -c -- "$cur"))
+		COMPREPLY=($(compgen -W "run list-groups audit" -- "$cur") $(compgen -c -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi

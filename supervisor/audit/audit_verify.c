@@ -169,7 +169,7 @@ static struct chain *chain_of(struct verifier *v, const char *sandbox)
 /* The record's own hash against its text: the suffix must be the last
  * thing on the line, and the SHA-256 of everything before it, closed with
  * "}", must be what it says. */
-static bool hash_matches(const char *text, size_t len, char claimed[GS_SHA256_HEX])
+bool gs_audit_hash_matches(const char *text, size_t len, char claimed[GS_SHA256_HEX])
 {
 	struct gs_sha256 s;
 	uint8_t d[GS_SHA256_BYTES];
@@ -298,7 +298,7 @@ static void verify_line(struct verifier *v, json_tokener *tok, const char *text,
 		json_object_put(o);
 		return;
 	}
-	intact = hash_matches(text, len, r.hash);
+	intact = gs_audit_hash_matches(text, len, r.hash);
 	if (!intact)
 		problem(v, r.sandbox, "record %llu (%s): its hash does not match its text: edited or forged",
 		        (unsigned long long)r.seq, r.event);
@@ -359,7 +359,7 @@ static void check_ends(struct verifier *v, char *const *heads, unsigned n_heads)
 	}
 }
 
-static int verify(int argc, char **argv)
+int gs_audit_verify(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "head", required_argument, NULL, 'H' },
@@ -414,17 +414,4 @@ static int verify(int argc, char **argv)
 	free(v.chains);
 	free(v.index);
 	return rc;
-}
-
-int gs_audit_command(int argc, char **argv)
-{
-	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
-		return verify(argc - 1, argv + 1);
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	fprintf(stderr, "gpusandbox audit: unknown or missing action%s%s (the one there is: verify)\n%s",
-	        argc >= 2 ? " " : "", argc >= 2 ? argv[1] : "", usage_text);
-	return GS_AUDIT_USAGE;
 }

@@ -7,7 +7,6 @@
 
 #define SIZE_BUF 32
 #define LIMIT_BUF 96
-#define KIB 1024ull
 
 static bool same_kind(const struct gs_refusal_kind *k, enum gs_outcome o, const char *reason,
                       const char *resource, int gpu, uint64_t limit)
@@ -47,25 +46,6 @@ void gs_refusals_note(struct gs_refusals *r, const struct gs_decision *d)
 	k->n = 1;
 }
 
-/* A size as the user writes it on the command line ("4g", "512m"). */
-static const char *option_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char units[] = "kmgt";
-	unsigned u = 0;
-
-	if (!bytes || bytes % KIB) {
-		snprintf(buf, len, "%" PRIu64, bytes);
-		return buf;
-	}
-	bytes /= KIB;
-	while (u + 1 < sizeof(units) - 1 && bytes % KIB == 0) {
-		bytes /= KIB;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 "%c", bytes, units[u]);
-	return buf;
-}
-
 /* The option or policy line that set the limit a kind ran into. */
 static void limit_text(const struct gs_refusal_kind *k, const struct gs_quota *q, char *buf,
                        size_t len)
@@ -80,7 +60,7 @@ static void limit_text(const struct gs_refusal_kind *k, const struct gs_quota *q
 	} else if (strcmp(k->resource, "vidmem") == 0) {
 		bool own = k->gpu >= 0 && (unsigned)k->gpu < GS_MAX_GPUS &&
 		           q->mem_gpu[k->gpu] != GS_MEM_GPU_UNSET;
-		option_size(k->limit, size, sizeof(size));
+		gs_option_size(k->limit, size, sizeof(size));
 		if (own)
 			snprintf(buf, len, " (gpu.%d.mem = %s)", k->gpu, size);
 		else

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
-#include "audit_verify.h"
+#include "review.h"
 #include "groups.h"
 #include "options.h"
 #include "agent/agent.h"

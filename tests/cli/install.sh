@@ -6,11 +6,12 @@
 #                       redefinition warning) and keeps the include paths;
 #                       without a level of its own the build uses 2
 #   install-files       `make install DESTDIR=... PREFIX=/usr` writes exactly
-#                       the binary, both man pages, the example policies and
+#                       the binary, the man pages, the example policies and
 #                       both completions
 #   install-man         `man gpusandbox` finds the installed page through
 #                       MANPATH (as --help's last line promises), and
-#                       `man -l` renders gpusandbox.policy(5)
+#                       `man -l` renders gpusandbox.policy(5); `man
+#                       gpusandbox-audit` finds the review tool's page
 #   completion-*        the bash completion loads in bash and offers every
 #                       long option of --help; the zsh one lists the same
 #   uninstall-clean     `make uninstall` leaves no file behind
@@ -55,6 +56,7 @@ fi
 	for p in policy/*.policy; do echo "./usr/share/gpusandbox/policy/$(basename "$p")"; done
 	echo ./usr/share/bash-completion/completions/gpusandbox
 	echo ./usr/share/man/man1/gpusandbox.1
+	echo ./usr/share/man/man1/gpusandbox-audit.1
 	echo ./usr/share/man/man5/gpusandbox.policy.5
 	echo ./usr/share/zsh/site-functions/_gpusandbox
 } | sort >"$T/want"
@@ -66,9 +68,12 @@ cmp -s "$T/files" "$T/want" && ok "install-files" || bad "install-files" "$(diff
 if MANPATH="$D/usr/share/man" MANPAGER=cat MANWIDTH=80 man gpusandbox 2>"$T/man.err" |
 	grep -q 'run a command under enforced NVIDIA GPU memory quotas' &&
 	MANPAGER=cat MANWIDTH=80 man -l "$D/usr/share/man/man5/gpusandbox.policy.5" 2>>"$T/man.err" |
-	grep -q 'mem'; then ok "install-man"; else bad "install-man" "$(head -c 300 "$T/man.err")"; fi
+	grep -q 'mem' &&
+	MANPATH="$D/usr/share/man" MANPAGER=cat MANWIDTH=80 man gpusandbox-audit 2>>"$T/man.err" |
+	grep -q 'review gpusandbox audit logs'; then ok "install-man"; else
+	bad "install-man" "$(head -c 300 "$T/man.err")"; fi
 # groff warnings (bad macros, lines it cannot set) in either page.
-if MANWIDTH=80 man --warnings -l man/gpusandbox.1 man/gpusandbox.policy.5 2>&1 >/dev/null |
+if MANWIDTH=80 man --warnings -l man/gpusandbox.1 man/gpusandbox.policy.5 man/gpusandbox-audit.1 2>&1 >/dev/null |
 	grep -v '^$' >"$T/manwarn"; [ -s "$T/manwarn" ]; then bad "man-no-warnings" "$(head -c 300 "$T/manwarn")"
 else ok "man-no-warnings"; fi
 

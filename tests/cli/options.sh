@@ -57,8 +57,8 @@ expect sub-run 7 "" "$B" run --mem 1g -- sh -c 'exit 7'
 expect sub-run-no-dashdash 4 "" "$B" run sh -c 'exit 4'
 "$B" list-groups >"$T/sub" 2>&1 && "$B" --list-groups >"$T/opt" 2>&1 && cmp -s "$T/sub" "$T/opt" &&
 	grep -q '^compute (default)$' "$T/sub" && ok "sub-list-groups" || bad "sub-list-groups" "$(head -c 200 "$T/sub")"
-# audit is a subcommand now: without its action it says which there is.
-expect sub-audit-no-action 2 "^gpusandbox audit: unknown or missing action" "$B" audit
+# audit is a subcommand: without its view it says which there are.
+expect sub-audit-no-action 2 "^gpusandbox audit: unknown or missing view" "$B" audit
 # agent and profile exist: without their required options, a usage error.
 expect sub-agent-needs-socket 125 "^gpusandbox: agent needs --socket PATH$" "$B" agent
 expect sub-profile-needs-listener 125 "^gpusandbox: profile needs --listener with an absolute path$" "$B" profile

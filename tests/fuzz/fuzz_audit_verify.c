@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	quiet(true);
-	rc = gs_audit_command(3, argv);
+	rc = gs_audit_verify(2, argv + 1);
 	quiet(false);
 	close(fd);
 	if (rc != GS_AUDIT_VERIFIED && rc != GS_AUDIT_BROKEN)

@@ -19,6 +19,7 @@
 #include "driver.h"
 #include "nvrm/rm_abi.h"
 #include "audit_verify.h"
+#include "review.h"
 #include "check.h"
 #include "sha256.h"
 #include "utf8.h"

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * review.h - `gpusandbox audit VIEW [OPTIONS] FILE...`: the reader side of
+ * the audit log (issue #15).
+ *
+ * The logs a reviewer reads may have been cut short by a crash, rotated,
+ * concatenated, edited, or written by an older gpusandbox (schema 1 had
+ * no chain and no outcome). The reader (review_read.c) never trusts them:
+ * each line is read into a bounded buffer, parsed strictly, and only a
+ * fixed-size digest of it is kept (struct review_rec); text is cleaned
+ * of terminal controls before it is stored, so no view can print what a
+ * hostile log wrote. A malformed line is reported with its file and line
+ * and the reading goes on.
+ *
+ * The views (review_views.c, review_denials.c, review_plot.c) read only
+ * these digests; review_out.c writes their tables as text, JSON or CSV.
+ */
+#ifndef GPUSANDBOX_REVIEW_H
+#define GPUSANDBOX_REVIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sha256.h"
+
+/* Exit statuses of the views (man/gpusandbox-audit.1, EXIT STATUS), like
+ * ausearch's: finding nothing is not success. `verify` keeps its own
+ * (audit_verify.h). */
+enum gs_review_exit {
+	GS_REVIEW_FOUND      = 0,   /* the view showed something */
+	GS_REVIEW_NOTHING    = 1,   /* nothing matched: no sandbox, refusal, row or panel */
+	GS_REVIEW_USAGE      = 2,   /* bad option, view or time */
+	GS_REVIEW_UNREADABLE = 3,   /* a FILE could not be opened or read */
+	GS_REVIEW_DENIED     = 4,   /* --fail-on deny: a matching record is a refusal */
+};
+
+/* The longest line read as a record: a start record holds the command
+ * line, which the kernel bounds at about 2 MiB. Longer lines are skipped
+ * and reported, never buffered whole. */
+#define REVIEW_LINE_MAX (4u << 20)
+/* Text kept from one field; longer text is cut (with "..."). A record's
+ * digest is about 600 bytes whatever the line held. */
+#define REVIEW_TEXT 96
+#define REVIEW_NAME 48      /* a call, class, control, resource or group name */
+#define REVIEW_WORD 24      /* a verdict, outcome or event */
+#define REVIEW_LONG_TEXT 320
+#define REVIEW_ID 65
+#define REVIEW_GPUS 64u
+#define REVIEW_NO_GPU (-1)
+#define REVIEW_UNSET UINT64_MAX
+
+enum review_event {
+	REVIEW_EV_START, REVIEW_EV_DECISION, REVIEW_EV_SUPPRESSED, REVIEW_EV_SUMMARY,
+	REVIEW_EV_SM_ADJUST, REVIEW_EV_SEAL, REVIEW_EV_ERROR, REVIEW_EV_USAGE, REVIEW_EV_OTHER,
+};
+
+/* A fixed-size digest of one record: what the views read. */
+struct review_rec {
+	uint32_t sandbox;        /* index into review_log.sandboxes */
+	uint32_t file, line;     /* where it was read */
+	uint64_t order;          /* read order, to keep sorting stable */
+	uint64_t seq;
+	int64_t  time_us;        /* microseconds since the epoch; INT64_MIN unknown */
+	enum review_event event;
+	int64_t  pid, tid;       /* -1: absent */
+	int      gpu;            /* REVIEW_NO_GPU: none */
+	char     time_text[32];
+	char     event_name[REVIEW_WORD];
+	char     comm[REVIEW_NAME];
+	char     call[REVIEW_NAME];
+	char     object[REVIEW_NAME + 16];  /* class or control name, or its number */
+	char     kind[12];              /* "class", "control", "escape" or "" */
+	char     verdict[REVIEW_WORD];
+	char     outcome[REVIEW_WORD];  /* from the record, or derived (schema 1) */
+	char     status[REVIEW_NAME];   /* NV status name or number, errno */
+	char     resource[REVIEW_NAME];
+	char     reason[REVIEW_TEXT];
+	char     group[REVIEW_NAME];
+	uint64_t size, usage_before, usage_after, quota;  /* REVIEW_UNSET: absent */
+	uint64_t peak;                  /* a usage record's peak since the last one */
+	char     stack[2 * REVIEW_TEXT];   /* a refusal's call stack, innermost first */
+	uint64_t count, first_seq;      /* suppressed records */
+	double   share;                 /* sm_adjust: measured share; <0 absent */
+	bool     refusal;               /* deny/refuse, or a failed or repeated refusal */
+	bool     matched;               /* passes the filters */
+};
+
+struct review_sandbox {
+	char     id[REVIEW_ID];
+	char     command[REVIEW_LONG_TEXT];
+	char     labels[REVIEW_LONG_TEXT];
+	char     policy[REVIEW_LONG_TEXT];
+	char     driver[REVIEW_TEXT];
+	char     start_text[32];                /* the start record's time */
+	char     level[REVIEW_NAME];            /* the audit level (schema 3), "stacks" */
+	char     groups[REVIEW_LONG_TEXT];      /* the policy's groups, "a,b,c" */
+	int64_t  schema;                        /* 0: not said (schema 1) */
+	int64_t  start_us, end_us;              /* INT64_MIN unknown */
+	bool     has_start, has_summary;
+	uint64_t mem_quota;                     /* REVIEW_UNSET: none */
+	uint64_t mem_gpu[REVIEW_GPUS];          /* gpu.N.mem, REVIEW_UNSET unset */
+	int64_t  exit_status, signal;           /* -1: none */
+	uint64_t peak[REVIEW_GPUS];             /* the summary record's; REVIEW_UNSET */
+	double   share_target;                  /* <0: no --sm */
+	double   share_achieved[REVIEW_GPUS];   /* <0: not measured */
+	/* The chain, checked as the records are read (audit_verify.c is the
+	 * full report; this is its verdict per sandbox). */
+	bool     chained, sealed;
+	uint64_t next_seq;
+	char     prev[GS_SHA256_HEX];
+	uint64_t chain_problems, records;
+};
+
+struct review_log {
+	struct review_rec     *recs;
+	size_t                 n, cap;
+	struct review_sandbox *sandboxes;
+	size_t                 n_sandboxes, cap_sandboxes;
+	const char *const     *files;
+	unsigned long          malformed;   /* lines reported and skipped */
+	bool                   unreadable;  /* a file could not be read */
+	uint32_t              *index;       /* sandbox id hash -> index + 1 */
+	size_t                 index_cap;
+};
+
+/* Reads every file ("-" is standard input) into log. Malformed lines are
+ * reported on stderr as FILE:LINE: and skipped. Returns 0, or -1 when out
+ * of memory; an unreadable file sets log->unreadable and the others are
+ * still read. */
+int  review_read(struct review_log *log, const char *const *files, unsigned n_files);
+void review_free(struct review_log *log);
+/* Sorts the records by time, then read order (a record of unknown time
+ * keeps its place after the record read before it). */
+void review_sort(struct review_log *log);
+/* Copies the fields a suppressed record does not repeat (GPU, comm,
+ * resource, limit, object) from the record it repeats. */
+void review_link_suppressed(struct review_log *log);
+
+/* Filters (all given ones must hold; a record without the field does not
+ * match a filter on it). */
+#define REVIEW_MAX_VALUES 16
+enum review_time_kind { REVIEW_TIME_NONE, REVIEW_TIME_ABS, REVIEW_TIME_FROM_START };
+struct review_time {
+	enum review_time_kind kind;
+	int64_t us;          /* ABS: epoch µs; FROM_START: offset from the sandbox's start */
+};
+struct review_filter {
+	const char *sandbox[REVIEW_MAX_VALUES]; unsigned n_sandbox;   /* id or a prefix */
+	int64_t     pid[REVIEW_MAX_VALUES];     unsigned n_pid;
+	const char *comm[REVIEW_MAX_VALUES];    unsigned n_comm;
+	int         gpu[REVIEW_MAX_VALUES];     unsigned n_gpu;
+	const char *verdict[REVIEW_MAX_VALUES]; unsigned n_verdict;
+	struct review_time since, until;
+	bool        record_filters;   /* pid, comm, gpu or verdict given */
+};
+/* Parses a --since/--until argument: seconds since the epoch (123 or
+ * @123.5), ISO-8601 (2026-11-23, 2026-11-23T22:24:30[.123][Z|+01:00],
+ * with a blank for the T), relative to now (now, -10m, -2h, -1d) or to
+ * each sandbox's start (+30s). Returns 0 or -1. */
+int  review_parse_time(const char *s, int64_t now_us, struct review_time *t);
+/* Parses an RFC 3339 time as the supervisor writes it. */
+bool review_parse_rfc3339(const char *s, int64_t *us);
+/* Marks the records that pass; returns how many. */
+uint64_t review_apply_filter(struct review_log *log, const struct review_filter *f);
+bool review_sandbox_matches(const struct review_filter *f, const char *id);
+
+/* Output: every view but plot builds a table, written as text, JSON or
+ * CSV by one writer, so the formats cannot disagree. */
+enum review_format { REVIEW_TEXT_FORMAT, REVIEW_JSON, REVIEW_CSV };
+enum review_cell_type { CELL_NULL, CELL_TEXT, CELL_INT, CELL_BYTES, CELL_RATIO };
+struct review_cell {
+	enum review_cell_type type;
+	char    *text;       /* CELL_TEXT (owned) */
+	int64_t  i;          /* CELL_INT, CELL_BYTES */
+	double   ratio;      /* CELL_RATIO: 0.25 is 25 % */
+};
+struct review_table {
+	const char *const *columns;
+	unsigned           n_columns;
+	struct review_cell *cells;   /* rows * n_columns */
+	size_t             rows, cap;
+};
+int  review_table_init(struct review_table *t, const char *const *columns, unsigned n);
+/* Adds a row of CELL_NULLs; returns its first cell or NULL (no memory). */
+struct review_cell *review_table_row(struct review_table *t);
+void review_cell_text(struct review_cell *c, const char *s);
+void review_cell_int(struct review_cell *c, int64_t v);
+void review_cell_bytes(struct review_cell *c, uint64_t v);   /* REVIEW_UNSET: null */
+void review_cell_ratio(struct review_cell *c, double v);     /* <0: null */
+int  review_table_write(const struct review_table *t, enum review_format fmt, FILE *out);
+void review_table_free(struct review_table *t);
+/* Text safe for a terminal, CSV and SVG alike: controls and invalid
+ * UTF-8 replaced, cut to len - 1 bytes at a character boundary. */
+void review_clean(char *dst, size_t len, const char *src);
+
+/* Views. Each returns how many things it showed (sandboxes, groups,
+ * rows, panels), or -1 on an output or memory error. */
+struct review_opts {
+	enum review_format format;
+	const struct review_filter *filter;
+	double interval_s;        /* usage: bucket width */
+	FILE  *out;
+};
+long review_summary(const struct review_log *log, const struct review_opts *o);
+long review_denials(const struct review_log *log, const struct review_opts *o);
+long review_timeline(const struct review_log *log, const struct review_opts *o);
+long review_usage(const struct review_log *log, const struct review_opts *o);
+long review_plot(const struct review_log *log, const struct review_opts *o);
+
+/* The records' indices grouped by sandbox, each sandbox's in time order
+ * (malloc'd; NULL when out of memory). */
+size_t *review_by_sandbox(const struct review_log *log);
+
+/* The option or policy line that would allow a refusal (review_denials.c). */
+void review_fix_text(const struct review_sandbox *sb, const struct review_rec *r, uint64_t needed,
+                     char *buf, size_t len);
+
+/* `gpusandbox audit VIEW ...`: argv[0] is "audit". Returns the exit status. */
+int gs_audit_command(int argc, char **argv);
+
+#endif

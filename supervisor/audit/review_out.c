@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * review_out.c - one writer for every view's table: text (aligned
+ * columns, sizes for people), JSON (an array of objects, numbers as
+ * numbers, absent as null) and CSV (RFC 4180, a header line).
+ *
+ * The cells' text was cleaned when the log was read (review_clean); CSV
+ * quotes every text cell, and one that starts with = + - @ gets a leading
+ * ' so that a spreadsheet opening the file does not run what a workload
+ * named its process.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "quota.h"
+#include "review.h"
+
+#define TABLE_INITIAL_ROWS 64u
+#define CELL_BUF 64
+#define PERCENT 100.0
+#define COLUMN_GAP 2
+
+int review_table_init(struct review_table *t, const char *const *columns, unsigned n)
+{
+	memset(t, 0, sizeof(*t));
+	t->columns = columns;
+	t->n_columns = n;
+	return 0;
+}
+
+struct review_cell *review_table_row(struct review_table *t)
+{
+	struct review_cell *row;
+
+	if (t->rows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : TABLE_INITIAL_ROWS;
+		struct review_cell *c = realloc(t->cells, cap * t->n_columns * sizeof(*c));
+		if (!c)
+			return NULL;
+		t->cells = c;
+		t->cap = cap;
+	}
+	row = &t->cells[t->rows++ * t->n_columns];
+	memset(row, 0, t->n_columns * sizeof(*row));
+	return row;
+}
+
+void review_cell_text(struct review_cell *c, const char *s)
+{
+	c->text = strdup(s ? s : "");
+	c->type = c->text ? CELL_TEXT : CELL_NULL;
+}
+
+void review_cell_int(struct review_cell *c, int64_t v)
+{
+	c->type = CELL_INT;
+	c->i = v;
+}
+
+void review_cell_bytes(struct review_cell *c, uint64_t v)
+{
+	if (v == REVIEW_UNSET || v > INT64_MAX)
+		return;
+	c->type = CELL_BYTES;
+	c->i = (int64_t)v;
+}
+
+void review_cell_ratio(struct review_cell *c, double v)
+{
+	if (!(v >= 0))
+		return;
+	c->type = CELL_RATIO;
+	c->ratio = v;
+}
+
+void review_table_free(struct review_table *t)
+{
+	for (size_t i = 0; i < t->rows * t->n_columns; i++)
+		free(t->cells[i].text);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
+}
+
+/* A cell as text for people (sizes with units) or for machines. */
+static const char *cell_text(const struct review_cell *c, bool people, char *buf, size_t len)
+{
+	switch (c->type) {
+	case CELL_TEXT:
+		return c->text;
+	case CELL_INT:
+		snprintf(buf, len, "%" PRId64, c->i);
+		return buf;
+	case CELL_BYTES:
+		if (people)
+			return gs_format_size((uint64_t)c->i, buf, len);
+		snprintf(buf, len, "%" PRId64, c->i);
+		return buf;
+	case CELL_RATIO:
+		if (people)
+			snprintf(buf, len, "%.1f%%", c->ratio * PERCENT);
+		else
+			snprintf(buf, len, "%.4f", c->ratio);
+		return buf;
+	case CELL_NULL:
+		break;
+	}
+	return people ? "-" : "";
+}
+
+/* Display width of cleaned UTF-8 text: one column per character. */
+static size_t width_of(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static int write_text(const struct review_table *t, FILE *out)
+{
+	size_t *width = calloc(t->n_columns, sizeof(*width));
+	char buf[CELL_BUF];
+
+	if (!width)
+		return -1;
+	for (unsigned c = 0; c < t->n_columns; c++)
+		width[c] = strlen(t->columns[c]);
+	for (size_t r = 0; r < t->rows; r++)
+		for (unsigned c = 0; c < t->n_columns; c++) {
+			size_t w = width_of(cell_text(&t->cells[r * t->n_columns + c], true, buf, sizeof(buf)));
+			width[c] = w > width[c] ? w : width[c];
+		}
+	for (size_t r = 0; r <= t->rows; r++) {
+		/* No blanks after a row's last cell with text. */
+		unsigned end = t->n_columns;
+		while (r && end > 1 && t->cells[(r - 1) * t->n_columns + end - 1].type == CELL_NULL)
+			end--;
+		while (r && end > 1 && t->cells[(r - 1) * t->n_columns + end - 1].type == CELL_TEXT &&
+		       !t->cells[(r - 1) * t->n_columns + end - 1].text[0])
+			end--;
+		for (unsigned c = 0; c < end; c++) {
+			const char *s = r ? cell_text(&t->cells[(r - 1) * t->n_columns + c], true, buf, sizeof(buf))
+			                  : t->columns[c];
+			bool last = c + 1 == end;
+			fprintf(out, "%s%*s", s, last ? 0 : (int)(width[c] - width_of(s) + COLUMN_GAP), "");
+		}
+		fputc('\n', out);
+	}
+	free(width);
+	return 0;
+}
+
+static json_object *cell_json(const struct review_cell *c)
+{
+	char buf[CELL_BUF];
+
+	switch (c->type) {
+	case CELL_TEXT:
+		return json_object_new_string(c->text);
+	case CELL_INT:
+	case CELL_BYTES:
+		return json_object_new_int64(c->i);
+	case CELL_RATIO:
+		snprintf(buf, sizeof(buf), "%.4f", c->ratio);
+		return json_object_new_double_s(c->ratio, buf);
+	case CELL_NULL:
+		break;
+	}
+	return NULL;
+}
+
+static int write_json(const struct review_table *t, FILE *out)
+{
+	json_object *a = json_object_new_array();
+	int rc;
+
+	if (!a)
+		return -1;
+	for (size_t r = 0; r < t->rows; r++) {
+		json_object *o = json_object_new_object();
+		for (unsigned c = 0; c < t->n_columns; c++)
+			json_object_object_add(o, t->columns[c], cell_json(&t->cells[r * t->n_columns + c]));
+		json_object_array_add(a, o);
+	}
+	rc = fprintf(out, "%s\n", json_object_to_json_string_ext(a, GS_AUDIT_JSON_FLAGS |
+	                                                              JSON_C_TO_STRING_PRETTY)) < 0;
+	json_object_put(a);
+	return rc ? -1 : 0;
+}
+
+static void csv_field(FILE *out, const struct review_cell *c)
+{
+	char buf[CELL_BUF];
+	const char *s = cell_text(c, false, buf, sizeof(buf));
+
+	if (c->type != CELL_TEXT) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	if (strchr("=+-@", s[0]) && s[0])
+		fputc('\'', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static int write_csv(const struct review_table *t, FILE *out)
+{
+	for (unsigned c = 0; c < t->n_columns; c++)
+		fprintf(out, "%s%s", c ? "," : "", t->columns[c]);
+	fputc('\n', out);
+	for (size_t r = 0; r < t->rows; r++) {
+		for (unsigned c = 0; c < t->n_columns; c++) {
+			if (c)
+				fputc(',', out);
+			csv_field(out, &t->cells[r * t->n_columns + c]);
+		}
+		fputc('\n', out);
+	}
+	return 0;
+}
+
+int review_table_write(const struct review_table *t, enum review_format fmt, FILE *out)
+{
+	int rc = fmt == REVIEW_JSON ? write_json(t, out)
+	       : fmt == REVIEW_CSV  ? write_csv(t, out)
+	                            : write_text(t, out);
+	return rc < 0 || ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * review_usage.c - `gpusandbox audit usage`: video memory per process and
+ * GPU over time.
+ *
+ * What a process holds is followed through every record of its sandbox
+ * (matching or not, so that --since does not start it from zero): an
+ * allocation adds what the sandbox's usage grew by, a release (RM_FREE,
+ * or FILE_CLOSE, credited to the process that held the memory since
+ * schema 2) takes away what it shrank by. Time is cut into --interval
+ * wide windows from the sandbox's start; each window with a matching
+ * record gives one row: what the process held at its end and at most
+ * within it, the sandbox's usage of that GPU, the quota, and how many
+ * allocations, releases and refusals it saw.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "review.h"
+
+#define US_PER_S 1e6
+
+struct window {
+	bool     active;
+	int64_t  index;
+	int64_t  held_end, held_peak;
+	uint64_t sandbox_usage, quota, allocations, releases, refusals;
+};
+
+static const struct review_log *sort_log;   /* qsort has no context argument */
+
+static int by_process(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct review_rec *rx = &sort_log->recs[x], *ry = &sort_log->recs[y];
+
+	if (rx->sandbox != ry->sandbox)
+		return rx->sandbox < ry->sandbox ? -1 : 1;
+	if (rx->pid != ry->pid)
+		return rx->pid < ry->pid ? -1 : 1;
+	if (rx->gpu != ry->gpu)
+		return rx->gpu < ry->gpu ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* A record that moves or tries to move video memory on one GPU. */
+static bool counts_memory(const struct review_rec *r)
+{
+	return r->gpu >= 0 && r->pid >= 0 && (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) &&
+	       ((r->usage_before != REVIEW_UNSET && r->usage_after != REVIEW_UNSET) ||
+	        (r->event == REVIEW_EV_SUPPRESSED && r->refusal));
+}
+
+static const char *const usage_columns[] = {
+	"sandbox", "pid", "comm", "gpu", "from_s", "to_s", "held", "held_peak", "sandbox_usage",
+	"quota", "allocations", "releases", "refusals",
+};
+enum { U_SANDBOX, U_PID, U_COMM, U_GPU, U_FROM, U_TO, U_HELD, U_PEAK, U_USAGE, U_QUOTA,
+       U_ALLOCS, U_RELEASES, U_REFUSALS, U_COLUMNS };
+_Static_assert(sizeof(usage_columns) / sizeof(usage_columns[0]) == U_COLUMNS, "columns");
+
+static int flush(struct review_table *t, const struct review_log *log, const struct review_rec *r,
+                 const struct window *w, double interval)
+{
+	struct review_cell *c;
+	char from[32], to[32];
+
+	if (!w->active)
+		return 0;
+	c = review_table_row(t);
+	if (!c)
+		return -1;
+	snprintf(from, sizeof(from), "%.3f", (double)w->index * interval);
+	snprintf(to, sizeof(to), "%.3f", (double)(w->index + 1) * interval);
+	review_cell_text(&c[U_SANDBOX], log->sandboxes[r->sandbox].id);
+	review_cell_int(&c[U_PID], r->pid);
+	review_cell_text(&c[U_COMM], r->comm);
+	review_cell_int(&c[U_GPU], r->gpu);
+	review_cell_text(&c[U_FROM], from);
+	review_cell_text(&c[U_TO], to);
+	review_cell_bytes(&c[U_HELD], w->held_end < 0 ? 0 : (uint64_t)w->held_end);
+	review_cell_bytes(&c[U_PEAK], w->held_peak < 0 ? 0 : (uint64_t)w->held_peak);
+	review_cell_bytes(&c[U_USAGE], w->sandbox_usage);
+	review_cell_bytes(&c[U_QUOTA], w->quota);
+	review_cell_int(&c[U_ALLOCS], (int64_t)w->allocations);
+	review_cell_int(&c[U_RELEASES], (int64_t)w->releases);
+	review_cell_int(&c[U_REFUSALS], (int64_t)w->refusals);
+	return 0;
+}
+
+static void step(struct window *w, const struct review_rec *r, int64_t *held)
+{
+	if (r->usage_before != REVIEW_UNSET && r->usage_after != REVIEW_UNSET && !r->refusal) {
+		int64_t delta = (int64_t)(r->usage_after - r->usage_before);
+		*held += delta;
+		if (!r->matched)
+			return;
+		w->allocations += delta > 0;
+		w->releases += delta < 0;
+	}
+	if (!r->matched)
+		return;
+	if (r->refusal)
+		w->refusals += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+	if (r->usage_after != REVIEW_UNSET)
+		w->sandbox_usage = r->usage_after;
+	if (r->quota != REVIEW_UNSET)
+		w->quota = r->quota;
+}
+
+/* One process on one GPU: idx[from, to) in time order. */
+static int process_rows(struct review_table *t, const struct review_log *log, const size_t *idx,
+                        size_t from, size_t to, double interval)
+{
+	struct window w = { .quota = REVIEW_UNSET, .sandbox_usage = REVIEW_UNSET };
+	int64_t held = 0, start = log->sandboxes[log->recs[idx[from]].sandbox].start_us;
+	const struct review_rec *last = NULL;
+
+	for (size_t i = from; i < to; i++) {
+		const struct review_rec *r = &log->recs[idx[i]];
+		int64_t at = r->time_us != INT64_MIN && start != INT64_MIN && r->time_us > start
+		                     ? r->time_us - start : 0;
+		int64_t index = at / (int64_t)(interval * US_PER_S);   /* at >= 0: from the start */
+
+		if (r->matched && (!w.active || w.index != index)) {
+			if (flush(t, log, last, &w, interval) < 0)
+				return -1;
+			/* A new window: its counts start at zero, the usage and
+			 * quota last seen carry over. */
+			w = (struct window){ .active = true, .index = index, .held_peak = held,
+			                     .sandbox_usage = w.sandbox_usage, .quota = w.quota };
+		}
+		step(&w, r, &held);
+		if (!r->matched)
+			continue;
+		w.held_end = held;
+		w.held_peak = held > w.held_peak ? held : w.held_peak;
+		last = r;
+	}
+	return flush(t, log, last, &w, interval);
+}
+
+long review_usage(const struct review_log *log, const struct review_opts *o)
+{
+	size_t *idx = malloc((log->n ? log->n : 1) * sizeof(*idx)), n = 0;
+	struct review_table t;
+	int rc = 0;
+
+	if (!idx)
+		return -1;
+	for (size_t i = 0; i < log->n; i++)
+		if (counts_memory(&log->recs[i]))
+			idx[n++] = i;
+	sort_log = log;
+	qsort(idx, n, sizeof(*idx), by_process);
+	review_table_init(&t, usage_columns, U_COLUMNS);
+	for (size_t from = 0, to; from < n && rc == 0; from = to) {
+		const struct review_rec *a = &log->recs[idx[from]];
+		for (to = from + 1; to < n && log->recs[idx[to]].sandbox == a->sandbox && log->recs[idx[to]].pid == a->pid &&
+		     log->recs[idx[to]].gpu == a->gpu; to++)
+			;
+		rc = process_rows(&t, log, idx, from, to, o->interval_s);
+	}
+	if (rc == 0)
+		rc = review_table_write(&t, o->format, o->out);
+	n = t.rows;
+	review_table_free(&t);
+	free(idx);
+	return rc < 0 ? -1 : (long)n;
+}
