@@ -86,7 +86,7 @@ static struct answer refuse(struct call *c, struct alloc_flight *f, const struct
  * is still the trapped one. False with *a when the call ends here. */
 static bool fetch_top(struct call *c, struct alloc_flight *f, struct answer *a)
 {
-	if (mem_read(c->tid, c->argp, f->top.bytes, c->size) < 0) {
+	if (fetch_top_bytes(c, f->top.bytes, c->size) < 0) {
 		*a = answer_errno(EFAULT);
 		return false;
 	}
@@ -122,9 +122,12 @@ static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
 	uint8_t *params = gs_scratch_params(c->scratch, psize > GS_ALLOC_PARAMS_DRIVER_BOUND
 	                                                        ? psize : GS_ALLOC_PARAMS_DRIVER_BOUND);
 	bool params_ok = psize <= NV_RMAPI_MAX_PARAMS_SIZE &&
-	                 mem_read(c->tid, f->addr.p_params, params, psize) == 0;
+	                 fetch_nested(c, f->addr.p_params, params, psize) == 0;
 	bool rights_ok = f->call.has_rights &&
-	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
+	                 fetch_nested(c, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
+
+	if (params_ok)
+		keep_params(c, f->addr.p_params, params, psize);
 
 	gs_decode_alloc_params(&f->call, params_ok ? c->scratch->params : NULL, params_ok ? psize : 0,
 	                       rights_ok);

@@ -37,6 +37,56 @@ bool notif_still_valid(const struct call *c)
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
 }
 
+/* ---- reading the workload ------------------------------------------------ */
+
+/* The top-level struct, read with the rest of its page into the worker's
+ * window, then copied to top: the one read of a call that decides on it,
+ * which ID_VALID (notif_still_valid, called next by every fetch) proves
+ * was made of the trapped task. */
+int fetch_top_bytes(struct call *c, void *top, size_t len)
+{
+	struct gs_scratch *s = c->scratch;
+	ssize_t got = -1;
+
+	if (len <= GS_SCRATCH_TOP_MAX)
+		got = mem_read_window(c->tid, c->argp, len, s->window.bytes, GS_SCRATCH_WINDOW_MAX,
+		                      GS_SCRATCH_PAGE);
+	if (got < 0) {
+		if (mem_read(c->tid, c->argp, top, len) < 0)
+			return -1;
+	} else {
+		memcpy(top, s->window.bytes, len);
+		s->window.addr = c->argp;
+		s->window.len = (size_t)got;
+	}
+	gs_scratch_keep(&s->top_in, GS_SCRATCH_TOP_MAX, c->argp, top, len);
+	return 0;
+}
+
+/* A second level (params, rights): from the window when it lies inside,
+ * else one exact read. Either way a copy made during this call, before
+ * the verdict that reads it; the bytes in the window were read before
+ * this call's ID_VALID, which covers them too. */
+int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len)
+{
+	const struct gs_scratch_seen *w = &c->scratch->window;
+
+	if (len == 0)
+		return 0;
+	if (w->len && addr >= w->addr && addr - w->addr <= w->len && len <= w->len - (addr - w->addr))
+		memcpy(buf, w->bytes + (addr - w->addr), len);
+	else if (mem_read(c->tid, addr, buf, len) < 0)
+		return -1;
+	return 0;
+}
+
+/* The params as read, so that answer_executed writes back only what the
+ * driver changed. */
+void keep_params(struct call *c, uint64_t addr, const void *params, size_t len)
+{
+	gs_scratch_keep(&c->scratch->params_in, GS_SCRATCH_KEEP_MAX, addr, params, len);
+}
+
 /* ---- issuing calls ourselves --------------------------------------------- */
 
 /* Performs an escape on our dup with a canonical request word (the driver
@@ -99,8 +149,10 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 	int rc;
 
 	memcpy(before, c->sb->ledger.used, sizeof(before));
+	/* One kcmp says both whether the entry is this file's client and
+	 * whether to route through it (issue #16: it was asked twice). */
 	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
-	if (rc == 0 && ledger_fd_is_client_file(&c->sb->ledger, h_client, c->dup) == 1) {
+	if (rc == 1) {
 		ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
 		note_client_owner(c, h_client);
 	}
@@ -108,7 +160,7 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 		if (released[g] && c->sb->trace)
 			fprintf(c->sb->trace, "[gpusandbox] released %llu bytes on gpu%u: stale client 0x%x\n",
 			        (unsigned long long)released[g], g, h_client);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- answering ----------------------------------------------------------- */
@@ -162,7 +214,16 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
                                      size_t nested_len, const void *top, size_t top_len, int rc,
                                      nv_status_t st)
 {
-	if (mem_write2(c->tid, nested_addr, nested, nested_len, c->argp, top, top_len) < 0 && rc == 0)
+	/* Only what differs from our reads goes back: the driver's copy-out
+	 * of unchanged bytes would leave them as they are. */
+	const struct gs_mem_out out_nested = {
+		nested_addr, nested, gs_scratch_kept(&c->scratch->params_in, nested_addr, nested_len),
+		nested_len,
+	};
+	const struct gs_mem_out out_top = {
+		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, top_len), top_len,
+	};
+	if (mem_write_changed2(c->tid, &out_nested, &out_top) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

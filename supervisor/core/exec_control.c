@@ -207,7 +207,7 @@ static struct answer refuse_control(struct call *c, struct control_flight *f, nv
  * trapped one, and the call record. */
 static bool fetch_control(struct call *c, struct control_flight *f, struct answer *a)
 {
-	if (mem_read(c->tid, c->argp, &f->top, sizeof(f->top)) < 0) {
+	if (fetch_top_bytes(c, &f->top, sizeof(f->top)) < 0) {
 		*a = answer_errno(EFAULT);
 		return false;
 	}
@@ -255,11 +255,12 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
 	/* The driver copies exactly paramsSize in and out of a control. */
 	uint8_t *params = gs_scratch_params(c->scratch, f->psize);
 	if (f->psize > NV_RMAPI_MAX_PARAMS_SIZE ||
-	    (f->psize && mem_read(c->tid, f->user_params, params, f->psize) < 0)) {
+	    fetch_nested(c, f->user_params, params, f->psize) < 0) {
 		*a = refuse_control(c, f, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                    "control params are not readable");
 		return false;
 	}
+	keep_params(c, f->user_params, params, f->psize);
 	nv_status_t rst = relocate_embedded(c, f->ci, f->psize, f->rel);
 	if (rst == NV_OK)
 		return true;

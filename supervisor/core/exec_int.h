@@ -54,6 +54,9 @@ struct call {
 
 
 bool notif_still_valid(const struct call *c);
+int fetch_top_bytes(struct call *c, void *top, size_t len);
+int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len);
+void keep_params(struct call *c, uint64_t addr, const void *params, size_t len);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);

@@ -60,7 +60,7 @@ static struct answer handle_free(struct call *c)
 	uint64_t released[GS_MAX_GPUS] = { 0 };
 	uint64_t before[GS_MAX_GPUS];
 
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
+	if (fetch_top_bytes(c, &top, sizeof(top)) < 0)
 		return answer_errno(EFAULT);
 	if (!notif_still_valid(c))
 		return answer_none();
@@ -79,7 +79,12 @@ static struct answer handle_free(struct call *c)
 				c->sb->ledger.files[f].has_client = false;
 		}
 	}
-	if (mem_write(c->tid, c->argp, &top, sizeof(top)) < 0 && rc == 0)
+	/* Only what the driver changed goes back: usually nothing, the
+	 * caller's status being NV_OK (0) already (mem_write_changed2). */
+	const struct gs_mem_out out = {
+		c->argp, &top, gs_scratch_kept(&c->scratch->top_in, c->argp, sizeof(top)), sizeof(top),
+	};
+	if (mem_write_changed2(c->tid, &out, NULL) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;
@@ -443,6 +448,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	bool record = true;
 
 	c.d.gpu = LEDGER_NO_GPU;
+	gs_scratch_forget(scratch);
 	c.abi = abi_of(data);
 	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
 		/* managed = deny traps mmap calls shaped like a UVM mapping. */

@@ -61,6 +61,14 @@ struct ledger {
 	bool                 watch_unsupported; /* epoll refused a file once */
 	struct ledger_file  *files;
 	uint32_t             n_files, cap_files;
+	/* The clients with a release watch, so that reaping walks clients,
+	 * not every object (issue #16: a new client cost time linear in all
+	 * live objects). Each such client knows its position (watch_pos). */
+	uint32_t            *watched;
+	uint32_t             n_watched, cap_watched;
+	/* Our pid, for kcmp: the ledger is used only by the process that
+	 * made it (the supervisor does not fork once a sandbox runs). */
+	pid_t                self;
 };
 
 int  ledger_init(struct ledger *l);
@@ -76,7 +84,9 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch);
  * once a client dies with its file; if the entry still describes the dead
  * one (its file was released and not reaped yet), it is reaped now and the
  * client re-registered on this file, so new charges never hang under a
- * stale entry. Returns 0, or -1 on allocation failure. */
+ * stale entry. Returns 1 when the entry is bound to fd's file (the same
+ * kcmp answers both questions, so a charge costs one), 0 when it stays on
+ * another live file, -1 on allocation failure. */
 int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS]);
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);

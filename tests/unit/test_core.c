@@ -293,14 +293,14 @@ static void test_ledger_bind_client(void)
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
 	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
 	/* Same file: nothing changes. */
-	CHECK(ledger_bind_client(&l, CLIENT, a[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
+	CHECK(ledger_bind_client(&l, CLIENT, a[0], rel) == 1 && ledger_used(&l, 0) == GiB && rel[0] == 0);
 	/* Another file while the first lives (relaxed client validation):
 	 * the charge stays. */
 	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
 	/* The first file dies and the handle turns up on another file: the
 	 * stale entry's charges go, and the client now watches the new file. */
 	close(a[0]);
-	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0);
+	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 1);
 	CHECK(rel[0] == GiB && ledger_used(&l, 0) == 0 && !ledger_has(&l, CLIENT, MEM1));
 	CHECK(ledger_has(&l, CLIENT, CLIENT));
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
