@@ -18,6 +18,9 @@
 #include "rm_decode.h"
 #include "scratch.h"
 #include "sm_controller.h"
+#include "workload.h"
+
+#include <sys/mman.h>
 
 /* The tables under test: the newest driver branch gpusandbox knows. */
 #define RM_ABI gs_rm_abi_default()
@@ -600,6 +603,66 @@ static void test_scratch_params_cleared(void)
 	gs_scratch_fini(&s);
 }
 
+/* The window read stops at the end of the page the struct ends on: it
+ * touches no page the struct does not (issue #16). Read from ourselves. */
+static void test_read_window(void)
+{
+	const size_t page = GS_SCRATCH_PAGE;
+	uint8_t *m = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t buf[GS_SCRATCH_WINDOW_MAX];
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	for (size_t i = 0; i < 3 * page; i++)
+		m[i] = (uint8_t)i;
+	/* 32 bytes at 4000: the window is the 96 bytes to the page's end. */
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 4000, 32, buf, sizeof(buf), page) == 96);
+	CHECK(memcmp(buf, m + 4000, 96) == 0);
+	/* A struct across the page boundary: up to the end of the next page. */
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 4080, 32, buf, sizeof(buf), page) ==
+	      (ssize_t)(2 * page - 4080));
+	/* The third page unreadable: a struct ending before it still reads. */
+	CHECK(mprotect(m + 2 * page, page, PROT_NONE) == 0);
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 2 * page - 64, 32, buf, sizeof(buf), page) == 64);
+	/* One that reaches into it does not. */
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 2 * page - 16, 32, buf, sizeof(buf), page) == -1);
+	munmap(m, 3 * page);
+}
+
+/* Only changed bytes are written back: a byte another thread wrote meanwhile
+ * keeps its value, and nothing changed means no write at all (a read-only
+ * page would make any write fail). */
+static void test_write_changed(void)
+{
+	const size_t page = GS_SCRATCH_PAGE;
+	uint8_t *m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t before[16], now[16];
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	memset(m, 7, 16);
+	memset(before, 7, 16);
+	memcpy(now, before, 16);
+	now[3] = now[5] = 9;
+	m[10] = 42; /* the workload's own write during the call */
+	struct gs_mem_out out = { (uintptr_t)m, now, before, 16 };
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0);
+	CHECK(m[3] == 9 && m[4] == 7 && m[5] == 9 && m[10] == 42);
+	/* Unknown before: written whole. */
+	out.before = NULL;
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0 && m[10] == 7);
+	/* Nothing changed: no write, so a read-only page is no error. */
+	CHECK(mprotect(m, page, PROT_READ) == 0);
+	memcpy(before, now, sizeof(before));
+	out.before = before;
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0);
+	now[0] = 1;
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == -1);
+	munmap(m, page);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -618,5 +681,7 @@ int main(void)
 	test_sm_decisions();
 	test_sm_convergence();
 	test_scratch_params_cleared();
+	test_read_window();
+	test_write_changed();
 	return check_summary();
 }
