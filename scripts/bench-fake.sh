@@ -4,7 +4,7 @@
 # scripts/bench-fake.sh - the supervisor's per-call cost on the fake driver
 # (issue #16). Prints figures; asserts nothing about time.
 #
-#   scripts/bench-fake.sh [--quick]
+#   [GPUSANDBOX=path] scripts/bench-fake.sh [--full]
 #
 # 1. the 2 MiB pair as CUDA makes it (RM_ALLOC 0x40, REGISTER_VIDMEM,
 #    UNREGISTER_VIDMEM, RM_FREE), native (no gpusandbox) and sandboxed,
@@ -12,8 +12,12 @@
 # 2. the supervisor's system calls per trapped call in that loop, counted by
 #    strace -c attached to every thread of the supervisor once the workload's
 #    set-up is done (RECV and SEND included);
-# 3. the pair and a new client's cost with 1k, 10k, 100k and 1M live objects
-#    (--quick: up to 100k), and with 1, 100 and 1000 other clients.
+# 3. the pair and a new client's cost end to end with 1k and 10k live
+#    objects (--full: 100k too) and with 1, 100 and 1000 other clients;
+# 4. the ledger's share in process (tests/bench/ledgerbench) with 1k, 10k,
+#    100k and 1M live objects and 1, 100 and 1000 clients: the fake itself
+#    slows down with every object it holds (a lookup is linear in it, 240 us
+#    per call at 100k natively), so end to end it cannot show 1M.
 #
 # On the FUSE fake each performed call is a FUSE round trip between three
 # processes, so the absolute figures are far above a real driver's; the
@@ -25,7 +29,8 @@ set -u
 cd "$(dirname "$0")/.."
 
 BENCH=build/tests/bench/rmbench
-GS=build/gpusandbox
+LEDGER_BENCH=build/tests/bench/ledgerbench
+GS=${GPUSANDBOX:-build/gpusandbox}   # another build: GPUSANDBOX=path
 FAKE=tests/fakedrv/with-fake-nvidia
 ROUNDS=3
 PAIRS=2000
@@ -33,12 +38,13 @@ STRACE_PAIRS=2000
 TRAPS_PER_PAIR=4
 # Time for strace to attach before the loop starts (ms).
 ATTACH_WAIT_MS=700
-LIVE_COUNTS="1000 10000 100000 1000000"
+LIVE_COUNTS="1000 10000"
+LEDGER_LIVE_COUNTS="1000 10000 100000 1000000"
 CLIENT_COUNTS="1 100 1000"
 NEW_CLIENTS=50
-[ "${1:-}" = --quick ] && LIVE_COUNTS="1000 10000 100000"
+[ "${1:-}" = --full ] && LIVE_COUNTS="1000 10000 100000"
 
-for f in "$BENCH" "$GS"; do
+for f in "$BENCH" "$LEDGER_BENCH" "$GS"; do
 	[ -x "$f" ] || { echo "bench-fake: $f missing: run make -s -j2 all tests" >&2; exit 2; }
 done
 
@@ -91,4 +97,12 @@ echo "== 3b. other live clients (median us per call)"
 for k in $CLIENT_COUNTS; do
 	echo "clients=$k native    $(native -n 500 -k "$k" -N "$NEW_CLIENTS")"
 	echo "clients=$k sandboxed $(sandboxed -n 500 -k "$k" -N "$NEW_CLIENTS")"
+done
+
+echo "== 4. the ledger's share in process (ns per operation, median of rounds)"
+for p in $LEDGER_LIVE_COUNTS; do
+	"$LEDGER_BENCH" "$p" 1
+done
+for k in $CLIENT_COUNTS; do
+	"$LEDGER_BENCH" 1000 "$k"
 done

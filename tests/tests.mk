@@ -33,13 +33,15 @@ TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
 TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 # The fake-driver microbenchmark's client (scripts/bench-fake.sh).
 TESTS_BENCH_BIN  := $(TESTS_BUILD)/bench/rmbench
+# The ledger's share, in process (the fake slows down with its objects).
+TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
 
 # The agent tier's client: static, because it runs in a busybox container.
 TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
 # tests/adv's compat_i386, linked statically for the container.
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -78,6 +80,10 @@ $(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c supervisor/core/ledger.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger.c
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

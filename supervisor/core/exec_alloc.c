@@ -174,8 +174,11 @@ static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f
 
 	if (rc->creates_client && !rc->via_xfer) {
 		f->usage.on_control_file = fd_is_control_file(c->dup);
+		/* Tidying only: no clause of a client's verdict reads the
+		 * charges, so a bounded share keeps a new client's cost flat
+		 * in the number of live clients (issue #16). */
 		if (f->usage.on_control_file)
-			gs_session_reconcile(sb);
+			gs_session_reconcile_some(sb);
 	} else if (rc->kind == RM_CLASS_VIDMEM && rc->has_size && rc->params_copied &&
 	           rc->rights_copied) {
 		f->usage.client_bound = bind_client_for_charge(c, rc->h_client) == 0;

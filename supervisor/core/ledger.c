@@ -588,25 +588,82 @@ static int watch_is_file(const struct ledger *l, const struct ledger_obj *o, int
 	return watch_is_file_at(l->self, o->watch_epfd, o->watch_tfd, fd);
 }
 
-int ledger_file_of(struct ledger *l, int fd)
+/* kcmp of fd's open file with the file a watch was made on: 0 the same,
+ * 1 or 2 fd's file orders before or after it (the kernel's order of the
+ * two files, fixed while both live), FILE_GONE when the watched file was
+ * released, -1 cannot tell. */
+#define FILE_GONE 3
+static int watch_cmp(pid_t self, int epfd, int tfd, int fd)
 {
-	uint32_t i = 0;
+	struct kcmp_epoll_slot slot = { .efd = (uint32_t)epfd, .tfd = (uint32_t)tfd, .toff = 0 };
+	long rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, fd, (unsigned long)&slot);
 
-	/* Drop files that were released; find this one. */
-	while (i < l->n_files) {
-		struct ledger_file *f = &l->files[i];
-		int same = watch_is_file_at(l->self, f->epfd, f->tfd, fd);
-		if (same == 1)
-			return (int)i;
-		if (same < 0)
-			return -1; /* kcmp unavailable: cannot tell files apart */
-		if (!watch_alive_at(l->self, f->epfd, f->tfd)) {
-			close(f->epfd);
-			l->files[i] = l->files[--l->n_files];
+	if (rc >= 0 && rc <= 2)
+		return (int)rc;
+	return rc < 0 && errno == ENOENT ? FILE_GONE : -1;
+}
+
+static void file_drop(struct ledger *l, uint32_t i)
+{
+	close(l->files[i].epfd);
+	memmove(&l->files[i], &l->files[i + 1], sizeof(l->files[0]) * (l->n_files - i - 1));
+	l->n_files--;
+}
+
+/* Drops every released file, keeping the order: run when the array has
+ * doubled since the last sweep, so that files no search meets do not pile
+ * up (amortised O(1) per new file). */
+static void files_sweep(struct ledger *l)
+{
+	for (uint32_t i = 0; i < l->n_files;)
+		if (!watch_alive_at(l->self, l->files[i].epfd, l->files[i].tfd))
+			file_drop(l, i);
+		else
+			i++;
+	l->files_swept = l->n_files;
+}
+
+/* The files are kept sorted by the kernel's order of open files (kcmp's
+ * 1 and 2), so that finding one is a binary search: O(log n) kcmps where
+ * it was one kcmp and one liveness check per known file (issue #16). A
+ * released file met on the way is dropped (it can equal no live file:
+ * its watch is gone, kcmp says ENOENT), which keeps the rest sorted.
+ * Returns the index, or -1 with *pos where it belongs. */
+static int file_search(struct ledger *l, int fd, uint32_t *pos)
+{
+	uint32_t lo = 0, hi = l->n_files;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int r = watch_cmp(l->self, l->files[mid].epfd, l->files[mid].tfd, fd);
+		if (r == FILE_GONE) {
+			file_drop(l, mid);
+			hi--;
 			continue;
 		}
-		i++;
+		if (r < 0)
+			return -2; /* kcmp unavailable: cannot tell files apart */
+		if (r == 0)
+			return (int)mid;
+		if (r == 1)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	*pos = lo;
+	return -1;
+}
+
+int ledger_file_of(struct ledger *l, int fd)
+{
+	uint32_t pos = 0;
+	int found;
+
+	if (l->n_files >= 2 * l->files_swept + INITIAL_OBJS)
+		files_sweep(l);
+	found = file_search(l, fd, &pos);
+	if (found != -1)
+		return found < 0 ? -1 : found;
 	if (l->n_files == l->cap_files) {
 		uint32_t cap = l->cap_files ? l->cap_files * 2 : INITIAL_OBJS;
 		struct ledger_file *n = realloc(l->files, sizeof(*n) * cap);
@@ -618,13 +675,15 @@ int ledger_file_of(struct ledger *l, int fd)
 	int epfd = watch_file(l, fd);
 	if (epfd < 0)
 		return -1;
-	l->files[l->n_files] = (struct ledger_file){ .epfd = epfd, .tfd = fd, .has_client = false };
 	/* A new file proves kcmp works only once compared: check now. */
 	if (watch_is_file_at(l->self, epfd, fd, fd) != 1) {
 		close(epfd);
 		return -1;
 	}
-	return (int)l->n_files++;
+	memmove(&l->files[pos + 1], &l->files[pos], sizeof(l->files[0]) * (l->n_files - pos));
+	l->files[pos] = (struct ledger_file){ .epfd = epfd, .tfd = fd, .has_client = false };
+	l->n_files++;
+	return (int)pos;
 }
 
 /* ---- public API ----------------------------------------------------------- */
@@ -791,11 +850,24 @@ unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPU
 bool ledger_reap_dead_client(struct ledger *l, uint64_t released[GS_MAX_GPUS],
                              struct ledger_owner *owner)
 {
-	for (uint32_t w = 0; w < l->n_watched; w++) {
-		uint32_t i = l->watched[w];
+	return ledger_reap_dead_client_within(l, UINT32_MAX, released, owner);
+}
+
+bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
+                                    uint64_t released[GS_MAX_GPUS], struct ledger_owner *owner)
+{
+	uint32_t n = max_checks < l->n_watched ? max_checks : l->n_watched;
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (l->reap_cursor >= l->n_watched)
+			l->reap_cursor = 0;
+		uint32_t i = l->watched[l->reap_cursor];
 		struct ledger_obj *o = &l->objs[i];
-		if (watch_alive(l, o))
+		if (watch_alive(l, o)) {
+			l->reap_cursor++;
 			continue;
+		}
+		/* The last watched client takes its place: look at it next. */
 		*owner = o->owner;
 		free_subtree(l, i, released);
 		return true;

@@ -59,13 +59,17 @@ struct ledger {
 	uint32_t             channels_peak, channel_groups_peak;
 	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
 	bool                 watch_unsupported; /* epoll refused a file once */
+	/* Sorted by the kernel's order of open files (ledger_file_of). An
+	 * index is good until the next ledger_file_of. */
 	struct ledger_file  *files;
 	uint32_t             n_files, cap_files;
+	uint32_t             files_swept;   /* n_files after the last sweep */
 	/* The clients with a release watch, so that reaping walks clients,
 	 * not every object (issue #16: a new client cost time linear in all
 	 * live objects). Each such client knows its position (watch_pos). */
 	uint32_t            *watched;
 	uint32_t             n_watched, cap_watched;
+	uint32_t             reap_cursor;  /* ledger_reap_dead_client_within */
 	/* Our pid, for kcmp: the ledger is used only by the process that
 	 * made it (the supervisor does not fork once a sandbox runs). */
 	pid_t                self;
@@ -126,6 +130,13 @@ struct ledger_owner {
  * released and naming its creator in *owner. False when none is left. */
 bool ledger_reap_dead_client(struct ledger *l, uint64_t released[GS_MAX_GPUS],
                              struct ledger_owner *owner);
+/* The same, looking at no more than max_checks watched clients, in turn
+ * from where the last such call stopped (a round robin over calls).
+ * LEDGER_REAP_SOME is the share a call that only tidies takes: 8 kcmps,
+ * about 9 us; a dead client is met within n/8 such calls. */
+#define LEDGER_REAP_SOME 8u
+bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
+                                    uint64_t released[GS_MAX_GPUS], struct ledger_owner *owner);
 void  ledger_set_client_owner(struct ledger *l, uint32_t h_client, const struct ledger_owner *owner);
 pid_t ledger_client_owner(const struct ledger *l, uint32_t h_client);
 

@@ -122,6 +122,13 @@ void gs_session_print_profile(const struct gs_session *sb);
 
 /* Releases charges of clients whose file was closed; audits the releases. */
 void gs_session_reconcile(struct gs_session *sb);
+/* A bounded share of it: up to LEDGER_REAP_SOME watched clients looked
+ * at, in turn across calls, so that a call that only tidies the ledger
+ * costs the same with 10 or 1000 clients (issue #16). Only where no
+ * verdict rests on it: a quota or limit refusal reconciles in full first
+ * (needs_reconcile, over_quota_reconciled), and an entry not yet reaped
+ * only keeps a charge (the safe side). */
+void gs_session_reconcile_some(struct gs_session *sb);
 
 /* Tells the observer, if any, that channels on gpu may have resumed. */
 void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu);

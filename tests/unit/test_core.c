@@ -320,7 +320,7 @@ static void test_ledger_bind_client(void)
 static void test_ledger_files(void)
 {
 	struct ledger l;
-	int a[2], b[2], a2;
+	int a[2], b[2], c[2], a2;
 
 	/* Files are told apart by the open file, not by the fd number. */
 	CHECK(pipe(a) == 0 && pipe(b) == 0);
@@ -330,17 +330,78 @@ static void test_ledger_files(void)
 	CHECK(fa == 0);
 	CHECK(ledger_file_of(&l, a2) == fa);
 	int fb = ledger_file_of(&l, b[0]);
-	CHECK(fb == 1 && l.n_files == 2);
+	CHECK(fb >= 0 && l.n_files == 2);
+	/* Indices hold until the next call; look a up again after b. */
+	fa = ledger_file_of(&l, a2);
+	CHECK(fa >= 0 && fa != ledger_file_of(&l, b[0]));
+	fa = ledger_file_of(&l, a2);
 	l.files[fa].has_client = true;
-	CHECK(ledger_file_of(&l, a2) == fa && l.files[fa].has_client);
+	CHECK(ledger_file_of(&l, a[0]) == fa && l.files[fa].has_client);
 	/* A released file's record goes; a new file does not inherit it. */
 	close(a[0]);
 	close(a2);
+	CHECK(pipe(c) == 0);
+	int fc = ledger_file_of(&l, c[0]);
+	CHECK(fc >= 0 && !l.files[fc].has_client);
 	fb = ledger_file_of(&l, b[0]);
-	CHECK(l.n_files == 1 && fb == 0 && !l.files[fb].has_client);
+	CHECK(fb >= 0 && !l.files[fb].has_client);
 	close(a[1]);
 	close(b[0]);
 	close(b[1]);
+	close(c[0]);
+	close(c[1]);
+	ledger_fini(&l);
+}
+
+/* Many files: each is found again by binary search, whatever the order
+ * the kernel puts them in, and released ones do not pile up. */
+#define MANY_FILES 300
+static void test_ledger_many_files(void)
+{
+	struct ledger l;
+	int p[MANY_FILES][2];
+	bool ok = true;
+
+	CHECK(ledger_init(&l) == 0);
+	for (int i = 0; i < MANY_FILES; i++) {
+		if (pipe(p[i]) < 0) {
+			CHECK(!"pipe");
+			return;
+		}
+		ok = ok && ledger_file_of(&l, p[i][0]) >= 0;
+	}
+	CHECK(ok && l.n_files == MANY_FILES);
+	/* Mark the odd ones as hosting a client, then find each again. */
+	for (int i = 1; i < MANY_FILES; i += 2) {
+		int f = ledger_file_of(&l, p[i][0]);
+		if (f >= 0)
+			l.files[f].has_client = true;
+	}
+	ok = true;
+	for (int i = 0; i < MANY_FILES; i++) {
+		int f = ledger_file_of(&l, p[i][0]);
+		ok = ok && f >= 0 && l.files[f].has_client == (i % 2 == 1);
+	}
+	CHECK(ok && l.n_files == MANY_FILES);
+	/* Release all but the last; new files come and go: the array is
+	 * swept when it doubles, so it stays bounded. */
+	for (int i = 0; i < MANY_FILES - 1; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	for (int i = 0; i < 4 * MANY_FILES; i++) {
+		int q[2];
+		if (pipe(q) < 0)
+			break;
+		(void)ledger_file_of(&l, q[0]);
+		close(q[0]);
+		close(q[1]);
+	}
+	int last = ledger_file_of(&l, p[MANY_FILES - 1][0]);
+	CHECK(last >= 0 && l.files[last].has_client);
+	CHECK(l.n_files <= 2 * l.files_swept + 64 + 1);
+	close(p[MANY_FILES - 1][0]);
+	close(p[MANY_FILES - 1][1]);
 	ledger_fini(&l);
 }
 
@@ -675,6 +736,7 @@ int main(void)
 	test_ledger_release_watch();
 	test_ledger_bind_client();
 	test_ledger_files();
+	test_ledger_many_files();
 	test_ledger_channels();
 	test_ledger_handle_zero();
 	test_ledger_channel_dups();
