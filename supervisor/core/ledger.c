@@ -45,6 +45,11 @@ struct ledger_obj {
 	int      watch_epfd;               /* clients only; -1 otherwise */
 	int      watch_tfd;                /* fd number the watch was added with */
 	uint32_t watch_pos;                /* index in l->watched while watched */
+	/* Hardware objects (channels, groups, video engines) are also on a
+	 * list of their own, so that counting or listing them does not scan
+	 * every object (issue #16: --sm at a million objects). */
+	uint32_t hw_prev, hw_next;
+	bool     on_hw_list;
 	uint8_t  kind;
 	bool     used;
 	bool     counted;    /* a live channel or channel group we count */
@@ -79,6 +84,7 @@ int ledger_init(struct ledger *l)
 	memset(l, 0, sizeof(*l));
 	l->free_obj = NONE;
 	l->free_alloc = NONE;
+	l->hw_head = l->hw_tail = NONE;
 	l->table_cap = INITIAL_TABLE;
 	l->table = malloc(sizeof(uint32_t) * l->table_cap);
 	if (!l->table)
@@ -315,6 +321,46 @@ static void count_group(struct ledger *l)
  * (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/kernel_channel.c
  * at 580.142: "Internally allocate a TSG to wrap this channel", freed
  * with the channel), so it counts a group too. */
+static bool is_hw_kind(uint8_t kind)
+{
+	return kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
+}
+
+static void hw_list_add(struct ledger *l, uint32_t idx)
+{
+	struct ledger_obj *o = &l->objs[idx];
+
+	/* At the tail: listed oldest first, as the scan of the array listed
+	 * a ledger that never reused a slot. */
+	if (o->on_hw_list)
+		return;
+	o->hw_next = NONE;
+	o->hw_prev = l->hw_tail;
+	if (l->hw_tail != NONE)
+		l->objs[l->hw_tail].hw_next = idx;
+	else
+		l->hw_head = idx;
+	l->hw_tail = idx;
+	o->on_hw_list = true;
+}
+
+static void hw_list_remove(struct ledger *l, uint32_t idx)
+{
+	struct ledger_obj *o = &l->objs[idx];
+
+	if (!o->on_hw_list)
+		return;
+	if (o->hw_prev != NONE)
+		l->objs[o->hw_prev].hw_next = o->hw_next;
+	else
+		l->hw_head = o->hw_next;
+	if (o->hw_next != NONE)
+		l->objs[o->hw_next].hw_prev = o->hw_prev;
+	else
+		l->hw_tail = o->hw_prev;
+	o->on_hw_list = false;
+}
+
 static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 {
 	if (delta > 0) {
@@ -365,6 +411,8 @@ static void hand_over(struct ledger *l, uint32_t from)
 		l->allocs[a].owner = i;
 		o->counted = o->scheduled = o->implicit_group = false;
 		o->kind = RM_CLASS_OTHER;
+		hw_list_remove(l, from);
+		hw_list_add(l, i);
 		return;
 	}
 }
@@ -475,6 +523,7 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		if (o->alloc != NONE)
 			alloc_unref(l, o->alloc, released);
 		count_object(l, o, -1);
+		hw_list_remove(l, cur);
 		if (o->watch_epfd >= 0) {
 			watched_remove(l, cur);
 			close(o->watch_epfd);
@@ -784,6 +833,8 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	if (parent_idx != NONE)
 		link_child(l, parent_idx, idx);
 	count_object(l, &l->objs[idx], +1);
+	if (is_hw_kind(l->objs[idx].kind))
+		hw_list_add(l, idx);
 	/* Groups start settling when first scheduled; channels are dated. */
 	if (kind != RM_CLASS_CHANNEL_GROUP)
 		l->objs[idx].since_ns = gs_monotonic_ns();
@@ -970,7 +1021,7 @@ uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, 
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < l->n_objs && n < max; i++) {
+	for (uint32_t i = l->hw_head; i != NONE && n < max; i = l->objs[i].hw_next) {
 		const struct ledger_obj *o = &l->objs[i];
 		if (!o->used || o->kind != RM_CLASS_CHANNEL || !o->counted || o->gpu != gpu)
 			continue;
@@ -986,7 +1037,7 @@ uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, 
 void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS])
 {
 	memset(counts, 0, sizeof(uint32_t) * GS_MAX_GPUS);
-	for (uint32_t i = 0; i < l->n_objs; i++) {
+	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next) {
 		const struct ledger_obj *o = &l->objs[i];
 		if (o->used && o->kind == RM_CLASS_CHANNEL && o->counted && o->gpu >= 0 &&
 		    (unsigned)o->gpu < GS_MAX_GPUS)
@@ -1017,7 +1068,7 @@ uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < l->n_objs; i++)
+	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next)
 		if (l->objs[i].used && l->objs[i].kind == RM_CLASS_ENGINE && match(l->objs[i].cls, arg))
 			n++;
 	return n;

@@ -70,6 +70,9 @@ struct ledger {
 	uint32_t            *watched;
 	uint32_t             n_watched, cap_watched;
 	uint32_t             reap_cursor;  /* ledger_reap_dead_client_within */
+	/* Head of the list of hardware objects (channels, channel groups,
+	 * video engines), or UINT32_MAX: what --sm and the engine caps count. */
+	uint32_t             hw_head, hw_tail;
 	/* Our pid, for kcmp: the ledger is used only by the process that
 	 * made it (the supervisor does not fork once a sandbox runs). */
 	pid_t                self;

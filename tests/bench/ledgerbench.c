@@ -14,8 +14,9 @@
  *   new_client  a new client's: find or add its file, the bounded reconcile,
  *               note the client, then free it and find its file again;
  *   full_reap   one full reconcile (every watched client looked at);
- *   engines     one count of video engines (a scan: still linear);
- *   channels    one count of channels per GPU (a scan: still linear).
+ *   engines     one count of video engines (a walk of the hardware list);
+ *   channels    one count of channels per GPU (the same list; what --sm
+ *               counts and lists every period under the session lock).
  * Prints one line of key=value; asserts nothing about time.
  */
 #define _GNU_SOURCE
