@@ -169,7 +169,7 @@ clean:
 # races of issue #17 item 13 (gs_sm_reassert, sb->sm set after the notify
 # thread starts, thread_err).
 TSAN_CASES_SM := sm50 fail
-TSAN_CASES_ADV := race_size:size client_flip audit_hostile
+TSAN_CASES_ADV := race_size:size client_flip audit_hostile slow_call
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \

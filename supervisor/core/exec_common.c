@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "gpusandbox.h"
 #include "quota.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
@@ -92,7 +93,7 @@ void keep_params(struct call *c, uint64_t addr, const void *params, size_t len)
 /* Performs an escape on our dup with a canonical request word (the driver
  * ignores direction and type bits, and FUSE stand-ins need them right).
  * Parameter blocks too big for the 14-bit size field go through XFER. */
-int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
+static int escape_ioctl(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	int rc;
 
@@ -103,6 +104,59 @@ int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 		rc = ioctl(c->dup, NV_IOC_WORD(NV_ESC_IOCTL_XFER_CMD, sizeof(x)), &x);
 	}
 	return rc < 0 ? -errno : 0;
+}
+
+/* A driver call at or above this (the command's moving average) is slow:
+ * the session lock is dropped around it and another worker takes the
+ * listener. GSP-backed controls take hundreds of us; the 2 MiB loop's
+ * controls take a few, and handing the listener over for them would
+ * break the pairing SYNC_WAKE_UP gives the fast path. */
+#define GS_SLOW_DRIVER_US 50u
+/* The average moves by 1/4 of each new sample. */
+#define GS_DRIVER_TIME_SHIFT 2u
+
+static struct gs_driver_time *driver_time_of(struct gs_session *sb, uint32_t key)
+{
+	uint32_t h = key * 0x9e3779b1u; /* Fibonacci hashing */
+	struct gs_driver_time *t = &sb->driver_time[h >> 24 & (GS_DRIVER_TIME_SLOTS - 1)];
+
+	if (t->key != key)
+		*t = (struct gs_driver_time){ .key = key, .ewma_us = 0 };
+	return t;
+}
+
+/* Performs an escape (escape_ioctl). For a call the handler marked
+ * (off_lock_key) whose command was slow before, the session lock is
+ * dropped around the driver call and the listener handed to another
+ * worker, so that one process's slow call does not hold up the others
+ * (issue #16). Safe because nothing the call uses meanwhile is shared:
+ * the dup, our copies of the struct, params and lists are the worker's
+ * (its scratch and this call), no decision is taken while the lock is
+ * out, and what follows the call (the ledger's update, the audit) runs
+ * with the lock held again. The first slow call of a command runs under
+ * the lock; it teaches the average. */
+int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
+{
+	struct gs_session *sb = c->sb;
+
+	if (!c->off_lock_key || !sb->release_receiver)
+		return escape_ioctl(c, nr, size, buf);
+	struct gs_driver_time *t = driver_time_of(sb, c->off_lock_key);
+	bool off_lock = t->ewma_us >= GS_SLOW_DRIVER_US;
+	uint64_t t0 = gs_monotonic_ns();
+
+	if (off_lock) {
+		sb->release_receiver(sb->receiver_ctx, c->scratch);
+		pthread_mutex_unlock(&sb->lock);
+	}
+	int rc = escape_ioctl(c, nr, size, buf);
+	if (off_lock)
+		pthread_mutex_lock(&sb->lock);
+	/* The slot may have gone to another command meanwhile: look again. */
+	t = driver_time_of(sb, c->off_lock_key);
+	uint32_t us = (uint32_t)((gs_monotonic_ns() - t0) / 1000u);
+	t->ewma_us = t->ewma_us - (t->ewma_us >> GS_DRIVER_TIME_SHIFT) + (us >> GS_DRIVER_TIME_SHIFT);
+	return rc;
 }
 
 /* Frees an object we just created when the driver granted more than the

@@ -277,7 +277,14 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	struct nvos54 *top = &f->top;
 
 	top->params = f->psize ? (uintptr_t)c->scratch->params : 0;
+	/* Off the lock if slow: not a control whose limit is checked before
+	 * the call and counted after it (GPFIFO_SCHEDULE), nor one after
+	 * which --sm must learn before anything else runs that channels
+	 * may have resumed. */
+	if (!is_gpfifo_schedule(top->cmd) && !may_resume_channels(top->cmd))
+		c->off_lock_key = top->cmd;
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
+	c->off_lock_key = 0;
 	if (rc == 0 && top->status == NV_OK) {
 		note_client(c, top->h_client);
 		after_control(c, top, f->psize);

@@ -50,6 +50,10 @@ struct call {
 	bool                 via_xfer;
 	struct gs_decision   d;
 	bool                 audit;   /* write d to the audit log */
+	/* Nonzero (the control's command): the driver call may run without
+	 * the session lock when it is known to be slow (exec_escape). Set only
+	 * for a call whose verdict and effects need no atomicity across it. */
+	uint32_t             off_lock_key;
 };
 
 
