@@ -111,9 +111,13 @@ static int escape_ioctl(const struct call *c, uint32_t nr, uint32_t size, void *
  * listener. GSP-backed controls take hundreds of us; the 2 MiB loop's
  * controls take a few, and handing the listener over for them would
  * break the pairing SYNC_WAKE_UP gives the fast path. */
-#define GS_SLOW_DRIVER_US 50u
-/* The average moves by 1/4 of each new sample. */
-#define GS_DRIVER_TIME_SHIFT 2u
+#define GS_SLOW_DRIVER_US 100u
+/* The average moves by 1/8 of each new sample, and a sample counts for at
+ * most 4 times the threshold: a command is slow after about three slow
+ * calls in a row, and one hiccup (a preempted fast call) does not make it
+ * slow. */
+#define GS_DRIVER_TIME_SHIFT 3u
+#define GS_DRIVER_SAMPLE_MAX_US (4u * GS_SLOW_DRIVER_US)
 
 static struct gs_driver_time *driver_time_of(struct gs_session *sb, uint32_t key)
 {
@@ -133,8 +137,8 @@ static struct gs_driver_time *driver_time_of(struct gs_session *sb, uint32_t key
  * the dup, our copies of the struct, params and lists are the worker's
  * (its scratch and this call), no decision is taken while the lock is
  * out, and what follows the call (the ledger's update, the audit) runs
- * with the lock held again. The first slow call of a command runs under
- * the lock; it teaches the average. */
+ * with the lock held again. The first slow calls of a command run under
+ * the lock; they teach the average. */
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	struct gs_session *sb = c->sb;
@@ -154,7 +158,8 @@ int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 		pthread_mutex_lock(&sb->lock);
 	/* The slot may have gone to another command meanwhile: look again. */
 	t = driver_time_of(sb, c->off_lock_key);
-	uint32_t us = (uint32_t)((gs_monotonic_ns() - t0) / 1000u);
+	uint64_t us64 = (gs_monotonic_ns() - t0) / 1000u;
+	uint32_t us = us64 < GS_DRIVER_SAMPLE_MAX_US ? (uint32_t)us64 : GS_DRIVER_SAMPLE_MAX_US;
 	t->ewma_us = t->ewma_us - (t->ewma_us >> GS_DRIVER_TIME_SHIFT) + (us >> GS_DRIVER_TIME_SHIFT);
 	return rc;
 }

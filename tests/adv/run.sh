@@ -119,7 +119,7 @@ TESTS=(
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
-SLOW_CONTROL=503c0104:1500
+SLOW_CONTROL=503c0104:1000
 SLOW_QUICK_PAIRS=20
 # audit_hostile's fake fails video memory allocations with an errno the C
 # library has no name for.

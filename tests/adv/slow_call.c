@@ -5,9 +5,9 @@
  *
  * Run on a fake that answers REGISTER_VIDMEM late (--slow-control
  * 503c0104:MS) while it serves other requests, as the real driver runs two
- * processes' calls side by side. Process A makes that call twice: the
- * first teaches the supervisor the command is slow, the second is the one
- * measured. Process B, once A is inside its second call, makes QUICK_PAIRS
+ * processes' calls side by side. Process A makes that call SLOW_CALLS
+ * times: the first ones teach the supervisor the command is slow (three
+ * in a row, exec_escape), the last is the one measured. Process B, once A is inside its second call, makes QUICK_PAIRS
  * 2 MiB allocations and frees, then looks whether A's call is still in
  * flight. It prints "overlapped=1" when B finished all of them before A's
  * slow call returned: natively always, under a supervisor that serves one
@@ -30,7 +30,7 @@
 #define REGISTER_PARAMS_SIZE    32u
 #define P2P_ALLOC_PARAMS_SIZE   4u
 #define H_P2P                   0x5c0000f0u
-#define SLOW_CALLS              2
+#define SLOW_CALLS              4
 #define QUICK_PAIRS             20
 /* Time for A's call to reach the driver before B starts. */
 #define B_START_DELAY_US        300000u
