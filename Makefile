@@ -53,7 +53,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
-                   supervisor/core/filter.c \
+                   supervisor/core/ledger_files.c supervisor/core/filter.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
@@ -82,7 +82,7 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
-FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger.c
+FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger.c supervisor/core/ledger_files.c
 LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 
 # The audit verifier's target: hostile logs.
@@ -190,7 +190,7 @@ clean:
 # races of issue #17 item 13 (gs_sm_reassert, sb->sm set after the notify
 # thread starts, thread_err).
 TSAN_CASES_SM := sm50 fail
-TSAN_CASES_ADV := race_size:size client_flip audit_hostile
+TSAN_CASES_ADV := race_size:size client_flip audit_hostile slow_call
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \

@@ -23,7 +23,7 @@ TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/adv/adv.h
 TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
                     fd_pass dup_free close_reopen client_reuse client_flip odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
                     policy_verdicts engines learn_needs managed lone_channels own_driver per_gpu audit_hostile handle_zero \
-                    dmabuf share_import group_dup dup_cross grown_tail retry_loop default_caps
+                    dmabuf share_import group_dup dup_cross grown_tail retry_loop default_caps slow_call
 # Statically linked ones: raw ioctls from a binary no preload library can
 # reach.
 TESTS_ADV_STATIC := static_raw
@@ -31,13 +31,17 @@ TESTS_ADV_STATIC := static_raw
 TESTS_ADV_BINS   := $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN) $(TESTS_ADV_STATIC))
 TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
 TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
+# The fake-driver microbenchmark's client (scripts/bench-fake.sh).
+TESTS_BENCH_BIN  := $(TESTS_BUILD)/bench/rmbench
+# The ledger's share, in process (the fake slows down with its objects).
+TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
 
 # The agent tier's client: static, because it runs in a busybox container.
 TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
 # tests/adv's compat_i386, linked statically for the container.
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -72,6 +76,16 @@ $(TESTS_AGENT_COMPAT): tests/adv/compat_i386.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ)
 $(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c supervisor/core/ledger_files.c \
+		supervisor/core/ledger.h supervisor/core/ledger_watch.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger.c \
+		supervisor/core/ledger_files.c
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -86,7 +86,7 @@ static struct answer refuse(struct call *c, struct alloc_flight *f, const struct
  * is still the trapped one. False with *a when the call ends here. */
 static bool fetch_top(struct call *c, struct alloc_flight *f, struct answer *a)
 {
-	if (mem_read(c->tid, c->argp, f->top.bytes, c->size) < 0) {
+	if (fetch_top_bytes(c, f->top.bytes, c->size) < 0) {
 		*a = answer_errno(EFAULT);
 		return false;
 	}
@@ -122,9 +122,12 @@ static void fetch_alloc_params(struct call *c, struct alloc_flight *f)
 	uint8_t *params = gs_scratch_params(c->scratch, psize > GS_ALLOC_PARAMS_DRIVER_BOUND
 	                                                        ? psize : GS_ALLOC_PARAMS_DRIVER_BOUND);
 	bool params_ok = psize <= NV_RMAPI_MAX_PARAMS_SIZE &&
-	                 mem_read(c->tid, f->addr.p_params, params, psize) == 0;
+	                 fetch_nested(c, f->addr.p_params, params, psize) == 0;
 	bool rights_ok = f->call.has_rights &&
-	                 mem_read(c->tid, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
+	                 fetch_nested(c, f->addr.p_rights, &f->rights, NV_RS_ACCESS_MASK_SIZE) == 0;
+
+	if (params_ok)
+		keep_params(c, f->addr.p_params, params, psize);
 
 	gs_decode_alloc_params(&f->call, params_ok ? c->scratch->params : NULL, params_ok ? psize : 0,
 	                       rights_ok);
@@ -171,8 +174,11 @@ static struct gs_call_verdict judge_alloc(struct call *c, struct alloc_flight *f
 
 	if (rc->creates_client && !rc->via_xfer) {
 		f->usage.on_control_file = fd_is_control_file(c->dup);
+		/* Tidying only: no clause of a client's verdict reads the
+		 * charges, so a bounded share keeps a new client's cost flat
+		 * in the number of live clients (issue #16). */
 		if (f->usage.on_control_file)
-			gs_session_reconcile(sb);
+			gs_session_reconcile_some(sb);
 	} else if (rc->kind == RM_CLASS_VIDMEM && rc->has_size && rc->params_copied &&
 	           rc->rights_copied) {
 		f->usage.client_bound = bind_client_for_charge(c, rc->h_client) == 0;

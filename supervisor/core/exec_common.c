@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "gpusandbox.h"
 #include "quota.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
@@ -70,12 +71,62 @@ bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b)
 	return false;
 }
 
+/* ---- reading the workload ------------------------------------------------ */
+
+/* The top-level struct, read with the rest of its page into the worker's
+ * window, then copied to top: the one read of a call that decides on it,
+ * which ID_VALID (notif_still_valid, called next by every fetch) proves
+ * was made of the trapped task. */
+int fetch_top_bytes(struct call *c, void *top, size_t len)
+{
+	struct gs_scratch *s = c->scratch;
+	ssize_t got = -1;
+
+	if (len <= GS_SCRATCH_TOP_MAX)
+		got = mem_read_window(c->tid, c->argp, len, s->window.bytes, GS_SCRATCH_WINDOW_MAX,
+		                      GS_SCRATCH_PAGE);
+	if (got < 0) {
+		if (mem_read(c->tid, c->argp, top, len) < 0)
+			return -1;
+	} else {
+		memcpy(top, s->window.bytes, len);
+		s->window.addr = c->argp;
+		s->window.len = (size_t)got;
+	}
+	gs_scratch_keep(&s->top_in, GS_SCRATCH_TOP_MAX, c->argp, top, len);
+	return 0;
+}
+
+/* A second level (params, rights): from the window when it lies inside,
+ * else one exact read. Either way a copy made during this call, before
+ * the verdict that reads it; the bytes in the window were read before
+ * this call's ID_VALID, which covers them too. */
+int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len)
+{
+	const struct gs_scratch_seen *w = &c->scratch->window;
+
+	if (len == 0)
+		return 0;
+	if (w->len && addr >= w->addr && addr - w->addr <= w->len && len <= w->len - (addr - w->addr))
+		memcpy(buf, w->bytes + (addr - w->addr), len);
+	else if (mem_read(c->tid, addr, buf, len) < 0)
+		return -1;
+	return 0;
+}
+
+/* The params as read, so that answer_executed writes back only what the
+ * driver changed. */
+void keep_params(struct call *c, uint64_t addr, const void *params, size_t len)
+{
+	gs_scratch_keep(&c->scratch->params_in, GS_SCRATCH_KEEP_MAX, addr, params, len);
+}
+
 /* ---- issuing calls ourselves --------------------------------------------- */
 
 /* Performs an escape on our dup with a canonical request word (the driver
  * ignores direction and type bits, and FUSE stand-ins need them right).
  * Parameter blocks too big for the 14-bit size field go through XFER. */
-int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
+static int escape_ioctl(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	int rc;
 
@@ -86,6 +137,64 @@ int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 		rc = ioctl(c->dup, NV_IOC_WORD(NV_ESC_IOCTL_XFER_CMD, sizeof(x)), &x);
 	}
 	return rc < 0 ? -errno : 0;
+}
+
+/* A driver call at or above this (the command's moving average) is slow:
+ * the session lock is dropped around it and another worker takes the
+ * listener. GSP-backed controls take hundreds of us; the 2 MiB loop's
+ * controls take a few, and handing the listener over for them would
+ * break the pairing SYNC_WAKE_UP gives the fast path. */
+#define GS_SLOW_DRIVER_US 100u
+/* The average moves by 1/8 of each new sample, and a sample counts for at
+ * most 4 times the threshold: a command is slow after about three slow
+ * calls in a row, and one hiccup (a preempted fast call) does not make it
+ * slow. */
+#define GS_DRIVER_TIME_SHIFT 3u
+#define GS_DRIVER_SAMPLE_MAX_US (4u * GS_SLOW_DRIVER_US)
+
+static struct gs_driver_time *driver_time_of(struct gs_session *sb, uint32_t key)
+{
+	uint32_t h = key * 0x9e3779b1u; /* Fibonacci hashing */
+	struct gs_driver_time *t = &sb->driver_time[h >> 24 & (GS_DRIVER_TIME_SLOTS - 1)];
+
+	if (t->key != key)
+		*t = (struct gs_driver_time){ .key = key, .ewma_us = 0 };
+	return t;
+}
+
+/* Performs an escape (escape_ioctl). For a call the handler marked
+ * (off_lock_key) whose command was slow before, the session lock is
+ * dropped around the driver call and the listener handed to another
+ * worker, so that one process's slow call does not hold up the others
+ * (issue #16). Safe because nothing the call uses meanwhile is shared:
+ * the dup, our copies of the struct, params and lists are the worker's
+ * (its scratch and this call), no decision is taken while the lock is
+ * out, and what follows the call (the ledger's update, the audit) runs
+ * with the lock held again. The first slow calls of a command run under
+ * the lock; they teach the average. */
+int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
+{
+	struct gs_session *sb = c->sb;
+
+	if (!c->off_lock_key || !sb->release_receiver)
+		return escape_ioctl(c, nr, size, buf);
+	struct gs_driver_time *t = driver_time_of(sb, c->off_lock_key);
+	bool off_lock = t->ewma_us >= GS_SLOW_DRIVER_US;
+	uint64_t t0 = gs_monotonic_ns();
+
+	if (off_lock) {
+		sb->release_receiver(sb->receiver_ctx, c->scratch);
+		pthread_mutex_unlock(&sb->lock);
+	}
+	int rc = escape_ioctl(c, nr, size, buf);
+	if (off_lock)
+		pthread_mutex_lock(&sb->lock);
+	/* The slot may have gone to another command meanwhile: look again. */
+	t = driver_time_of(sb, c->off_lock_key);
+	uint64_t us64 = (gs_monotonic_ns() - t0) / 1000u;
+	uint32_t us = us64 < GS_DRIVER_SAMPLE_MAX_US ? (uint32_t)us64 : GS_DRIVER_SAMPLE_MAX_US;
+	t->ewma_us = t->ewma_us - (t->ewma_us >> GS_DRIVER_TIME_SHIFT) + (us >> GS_DRIVER_TIME_SHIFT);
+	return rc;
 }
 
 /* Frees an object we just created when the driver granted more than the
@@ -132,8 +241,10 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 	int rc;
 
 	memcpy(before, c->sb->ledger.used, sizeof(before));
+	/* One kcmp says both whether the entry is this file's client and
+	 * whether to route through it (issue #16: it was asked twice). */
 	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
-	if (rc == 0 && ledger_fd_is_client_file(&c->sb->ledger, h_client, c->dup) == 1) {
+	if (rc == 1) {
 		ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
 		note_client_owner(c, h_client);
 	}
@@ -141,7 +252,7 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 		if (released[g] && c->sb->trace)
 			fprintf(c->sb->trace, "[gpusandbox] released %llu bytes on gpu%u: stale client 0x%x\n",
 			        (unsigned long long)released[g], g, h_client);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- answering ----------------------------------------------------------- */
@@ -195,7 +306,16 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
                                      size_t nested_len, const void *top, size_t top_len, int rc,
                                      nv_status_t st)
 {
-	if (mem_write2(c->tid, nested_addr, nested, nested_len, c->argp, top, top_len) < 0 && rc == 0)
+	/* Only what differs from our reads goes back: the driver's copy-out
+	 * of unchanged bytes would leave them as they are. */
+	const struct gs_mem_out out_nested = {
+		nested_addr, nested, gs_scratch_kept(&c->scratch->params_in, nested_addr, nested_len),
+		nested_len,
+	};
+	const struct gs_mem_out out_top = {
+		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, top_len), top_len,
+	};
+	if (mem_write_changed2(c->tid, &out_nested, &out_top) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

@@ -194,7 +194,7 @@ static struct answer refuse_control(struct call *c, struct control_flight *f, nv
  * trapped one, and the call record. */
 static bool fetch_control(struct call *c, struct control_flight *f, struct answer *a)
 {
-	if (mem_read(c->tid, c->argp, &f->top, sizeof(f->top)) < 0) {
+	if (fetch_top_bytes(c, &f->top, sizeof(f->top)) < 0) {
 		*a = answer_errno(EFAULT);
 		return false;
 	}
@@ -242,11 +242,12 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
 	/* The driver copies exactly paramsSize in and out of a control. */
 	uint8_t *params = gs_scratch_params(c->scratch, f->psize);
 	if (f->psize > NV_RMAPI_MAX_PARAMS_SIZE ||
-	    (f->psize && mem_read(c->tid, f->user_params, params, f->psize) < 0)) {
+	    fetch_nested(c, f->user_params, params, f->psize) < 0) {
 		*a = refuse_control(c, f, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                    "control params are not readable");
 		return false;
 	}
+	keep_params(c, f->user_params, params, f->psize);
 	nv_status_t rst = relocate_embedded(c, f->ci, f->psize, f->rel);
 	if (rst == NV_OK)
 		return true;
@@ -307,7 +308,14 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	struct nvos54 *top = &f->top;
 
 	top->params = f->psize ? (uintptr_t)c->scratch->params : 0;
+	/* Off the lock if slow: not a control whose limit is checked before
+	 * the call and counted after it (GPFIFO_SCHEDULE), nor one after
+	 * which --sm must learn before anything else runs that channels
+	 * may have resumed (may_resume_channels holds both). */
+	if (!may_resume_channels(top->cmd))
+		c->off_lock_key = top->cmd;
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
+	c->off_lock_key = 0;
 	if (rc == 0 && top->status == NV_OK) {
 		note_client(c, top->h_client);
 		after_control(c, top, f->psize);

@@ -26,7 +26,9 @@ static bool objects(const struct gs_call_verdict *v)
  * is still the trapped one. False with *a when the call ends here. */
 static bool fetch_flat(struct call *c, void *top, size_t len, struct answer *a)
 {
-	if (mem_read(c->tid, c->argp, top, len) < 0) {
+	/* One read of the struct's page, kept so that the answer writes back
+	 * only what the driver changed (fetch_top_bytes, exec_common.c). */
+	if (fetch_top_bytes(c, top, len) < 0) {
 		*a = answer_errno(EFAULT);
 		return false;
 	}
@@ -78,7 +80,12 @@ static struct answer act_free(struct call *c, struct nvos00 *top, const struct g
 	int rc_ioctl = exec_escape(c, NV_ESC_RM_FREE, sizeof(*top), top);
 	if (rc_ioctl == 0 && top->status == NV_OK)
 		commit_free(c, rc, released);
-	if (mem_write(c->tid, c->argp, top, sizeof(*top)) < 0 && rc_ioctl == 0)
+	/* Only what the driver changed goes back: usually nothing, the
+	 * caller's status being NV_OK (0) already (mem_write_changed2). */
+	const struct gs_mem_out out = {
+		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, sizeof(*top)), sizeof(*top),
+	};
+	if (mem_write_changed2(c->tid, &out, NULL) < 0 && rc_ioctl == 0)
 		rc_ioctl = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

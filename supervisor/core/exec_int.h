@@ -50,6 +50,10 @@ struct call {
 	bool                 via_xfer;
 	struct gs_decision   d;
 	bool                 audit;   /* write d to the audit log */
+	/* Nonzero (the control's command): the driver call may run without
+	 * the session lock when it is known to be slow (exec_escape). Set only
+	 * for a call whose verdict and effects need no atomicity across it. */
+	uint32_t             off_lock_key;
 };
 
 
@@ -59,6 +63,9 @@ bool notif_still_valid(const struct call *c);
  * when the task is gone and its tid may name another process. */
 int dup_trapped_fd(struct call *c, int wfd);
 bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b);
+int fetch_top_bytes(struct call *c, void *top, size_t len);
+int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len);
+void keep_params(struct call *c, uint64_t addr, const void *params, size_t len);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);

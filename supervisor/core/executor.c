@@ -348,6 +348,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	bool record = true;
 
 	c.d.gpu = LEDGER_NO_GPU;
+	gs_scratch_forget(scratch);
 	c.abi = abi_of(data);
 	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
 		/* managed = deny traps mmap calls shaped like a UVM mapping. */

@@ -5,19 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <linux/kcmp.h>
 #include <unistd.h>
 
 #include "gpusandbox.h"
 #include "ledger.h"
+#include "ledger_watch.h"
 
 #define NONE UINT32_MAX
 #define INITIAL_OBJS 64u
 #define INITIAL_TABLE 128u   /* power of two */
-#define FDINFO_PATH_MAX 64
-#define FDINFO_BUF 4096
 
 /* What the driver frees only with its last handle: an allocation of
  * video memory, or a hardware object (channel, channel group, video
@@ -44,6 +41,12 @@ struct ledger_obj {
 	uint32_t first_child, next_sibling, prev_sibling;
 	int      watch_epfd;               /* clients only; -1 otherwise */
 	int      watch_tfd;                /* fd number the watch was added with */
+	uint32_t watch_pos;                /* index in l->watched while watched */
+	/* Hardware objects (channels, groups, video engines) are also on a
+	 * list of their own, so that counting or listing them does not scan
+	 * every object (issue #16: --sm at a million objects). */
+	uint32_t hw_prev, hw_next;
+	bool     on_hw_list;
 	uint8_t  kind;
 	bool     used;
 	bool     counted;    /* a live channel or channel group we count */
@@ -78,11 +81,13 @@ int ledger_init(struct ledger *l)
 	memset(l, 0, sizeof(*l));
 	l->free_obj = NONE;
 	l->free_alloc = NONE;
+	l->hw_head = l->hw_tail = NONE;
 	l->table_cap = INITIAL_TABLE;
 	l->table = malloc(sizeof(uint32_t) * l->table_cap);
 	if (!l->table)
 		return -1;
 	memset(l->table, 0xff, sizeof(uint32_t) * l->table_cap);
+	l->self = getpid();
 	return 0;
 }
 
@@ -97,6 +102,7 @@ void ledger_fini(struct ledger *l)
 	free(l->objs);
 	free(l->table);
 	free(l->allocs);
+	free(l->watched);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -201,6 +207,32 @@ static uint32_t obj_new(struct ledger *l)
 	return idx;
 }
 
+/* The watched clients, in no order: added when a client gets its watch,
+ * removed (swapped with the last) when it is freed. */
+static int watched_add(struct ledger *l, uint32_t idx)
+{
+	if (l->n_watched == l->cap_watched) {
+		uint32_t cap = l->cap_watched ? l->cap_watched * 2 : INITIAL_OBJS;
+		uint32_t *n = realloc(l->watched, sizeof(*n) * cap);
+		if (!n)
+			return -1;
+		l->watched = n;
+		l->cap_watched = cap;
+	}
+	l->objs[idx].watch_pos = l->n_watched;
+	l->watched[l->n_watched++] = idx;
+	return 0;
+}
+
+static void watched_remove(struct ledger *l, uint32_t idx)
+{
+	uint32_t pos = l->objs[idx].watch_pos;
+	uint32_t last = l->watched[--l->n_watched];
+
+	l->watched[pos] = last;
+	l->objs[last].watch_pos = pos;
+}
+
 static uint32_t alloc_new(struct ledger *l, uint64_t bytes, int gpu)
 {
 	uint32_t idx;
@@ -286,6 +318,46 @@ static void count_group(struct ledger *l)
  * (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/kernel_channel.c
  * at 580.142: "Internally allocate a TSG to wrap this channel", freed
  * with the channel), so it counts a group too. */
+static bool is_hw_kind(uint8_t kind)
+{
+	return kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
+}
+
+static void hw_list_add(struct ledger *l, uint32_t idx)
+{
+	struct ledger_obj *o = &l->objs[idx];
+
+	/* At the tail: listed oldest first, as the scan of the array listed
+	 * a ledger that never reused a slot. */
+	if (o->on_hw_list)
+		return;
+	o->hw_next = NONE;
+	o->hw_prev = l->hw_tail;
+	if (l->hw_tail != NONE)
+		l->objs[l->hw_tail].hw_next = idx;
+	else
+		l->hw_head = idx;
+	l->hw_tail = idx;
+	o->on_hw_list = true;
+}
+
+static void hw_list_remove(struct ledger *l, uint32_t idx)
+{
+	struct ledger_obj *o = &l->objs[idx];
+
+	if (!o->on_hw_list)
+		return;
+	if (o->hw_prev != NONE)
+		l->objs[o->hw_prev].hw_next = o->hw_next;
+	else
+		l->hw_head = o->hw_next;
+	if (o->hw_next != NONE)
+		l->objs[o->hw_next].hw_prev = o->hw_prev;
+	else
+		l->hw_tail = o->hw_prev;
+	o->on_hw_list = false;
+}
+
 static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 {
 	if (delta > 0) {
@@ -336,6 +408,8 @@ static void hand_over(struct ledger *l, uint32_t from)
 		l->allocs[a].owner = i;
 		o->counted = o->scheduled = o->implicit_group = false;
 		o->kind = RM_CLASS_OTHER;
+		hw_list_remove(l, from);
+		hw_list_add(l, i);
 		return;
 	}
 }
@@ -446,7 +520,9 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		if (o->alloc != NONE)
 			alloc_unref(l, o->alloc, released);
 		count_object(l, o, -1);
+		hw_list_remove(l, cur);
 		if (o->watch_epfd >= 0) {
+			watched_remove(l, cur);
 			close(o->watch_epfd);
 			l->live_clients--;
 		}
@@ -462,110 +538,16 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 	}
 }
 
-/* ---- release watch -------------------------------------------------------- */
+/* ---- release watch (the primitives are in ledger_files.c) ------------------ */
 
-static int watch_file(struct ledger *l, int fd)
+static bool watch_alive(const struct ledger *l, const struct ledger_obj *o)
 {
-	struct epoll_event ev = { .events = 0 };
-	int epfd;
-
-	if (fd < 0 || l->watch_unsupported)
-		return -1;
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		return -1;
-	/* The epoll item holds no reference on the file; the kernel removes it
-	 * when the file is finally released. */
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		/* A file without poll support: keep charges until RM_FREE or
-		 * the end of the sandbox (over-charging is the safe side). */
-		l->watch_unsupported = true;
-		close(epfd);
-		return -1;
-	}
-	return epfd;
+	return ledger_watch_alive_at(l->self, o->watch_epfd, o->watch_tfd);
 }
 
-/* True while the watched file is still open somewhere. */
-static bool watch_alive(int epfd)
+static int watch_is_file(const struct ledger *l, const struct ledger_obj *o, int fd)
 {
-	char path[FDINFO_PATH_MAX], buf[FDINFO_BUF];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true; /* cannot tell: keep the charge */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	return strstr(buf, "tfd:") != NULL;
-}
-
-/* Is fd's open file the one the client's watch was registered on?
- * kcmp(KCMP_EPOLL_TFD) compares without holding anything: 1 yes, 0 no
- * (a different file, or the watched one is gone), -1 cannot tell. */
-static int watch_is_file_at(int epfd, int tfd, int fd)
-{
-	struct kcmp_epoll_slot slot = { .efd = (uint32_t)epfd, .tfd = (uint32_t)tfd, .toff = 0 };
-	pid_t self = getpid();
-	long rc;
-
-	if (epfd < 0 || tfd < 0)
-		return -1;
-	rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, fd, (unsigned long)&slot);
-	if (rc == 0)
-		return 1;
-	if (rc > 0 || errno == ENOENT)
-		return 0;
-	return -1;
-}
-
-static int watch_is_file(const struct ledger_obj *o, int fd)
-{
-	return watch_is_file_at(o->watch_epfd, o->watch_tfd, fd);
-}
-
-int ledger_file_of(struct ledger *l, int fd)
-{
-	uint32_t i = 0;
-
-	/* Drop files that were released; find this one. */
-	while (i < l->n_files) {
-		struct ledger_file *f = &l->files[i];
-		int same = watch_is_file_at(f->epfd, f->tfd, fd);
-		if (same == 1)
-			return (int)i;
-		if (same < 0)
-			return -1; /* kcmp unavailable: cannot tell files apart */
-		if (!watch_alive(f->epfd)) {
-			close(f->epfd);
-			l->files[i] = l->files[--l->n_files];
-			continue;
-		}
-		i++;
-	}
-	if (l->n_files == l->cap_files) {
-		uint32_t cap = l->cap_files ? l->cap_files * 2 : INITIAL_OBJS;
-		struct ledger_file *n = realloc(l->files, sizeof(*n) * cap);
-		if (!n)
-			return -1;
-		l->files = n;
-		l->cap_files = cap;
-	}
-	int epfd = watch_file(l, fd);
-	if (epfd < 0)
-		return -1;
-	l->files[l->n_files] = (struct ledger_file){ .epfd = epfd, .tfd = fd, .has_client = false };
-	/* A new file proves kcmp works only once compared: check now. */
-	if (watch_is_file_at(epfd, fd, fd) != 1) {
-		close(epfd);
-		return -1;
-	}
-	return (int)l->n_files++;
+	return ledger_watch_is_file_at(l->self, o->watch_epfd, o->watch_tfd, fd);
 }
 
 /* ---- public API ----------------------------------------------------------- */
@@ -582,11 +564,17 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 	l->objs[idx].client = h_client;
 	l->objs[idx].handle = h_client;
 	l->objs[idx].kind = RM_CLASS_CLIENT;
-	l->objs[idx].watch_epfd = watch_file(l, fd_for_watch);
+	l->objs[idx].watch_epfd = ledger_watch_file(l, fd_for_watch);
 	l->objs[idx].watch_tfd = fd_for_watch;
+	if (l->objs[idx].watch_epfd >= 0 && watched_add(l, idx) < 0) {
+		close(l->objs[idx].watch_epfd);
+		l->objs[idx].watch_epfd = -1;
+	}
 	if (table_insert(l, idx) < 0) {
-		if (l->objs[idx].watch_epfd >= 0)
+		if (l->objs[idx].watch_epfd >= 0) {
+			watched_remove(l, idx);
 			close(l->objs[idx].watch_epfd);
+		}
 		l->objs[idx].used = false;
 		l->objs[idx].next_sibling = l->free_obj;
 		l->free_obj = idx;
@@ -606,11 +594,18 @@ int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t rel
 		 * entry is stale only if its own file is gone; with RM's client
 		 * validation relaxed a live client may be reached through a
 		 * second file, and then its charges must stay. */
-		if (watch_is_file(o, fd) == 1 || o->watch_epfd < 0 || watch_alive(o->watch_epfd))
+		int same = watch_is_file(l, o, fd);
+		if (same == 1)
+			return 1;
+		if (o->watch_epfd < 0 || watch_alive(l, o))
 			return 0;
 		free_subtree(l, idx, released);
 	}
-	return ledger_note_client(l, h_client, fd) < 0 ? -1 : 0;
+	if (ledger_note_client(l, h_client, fd) < 0)
+		return -1;
+	/* A new entry is bound to fd when its watch was made on it. */
+	idx = lookup(l, h_client, h_client);
+	return idx != NONE && l->objs[idx].watch_epfd >= 0 ? 1 : 0;
 }
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle)
@@ -653,6 +648,8 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	if (parent_idx != NONE)
 		link_child(l, parent_idx, idx);
 	count_object(l, &l->objs[idx], +1);
+	if (is_hw_kind(l->objs[idx].kind))
+		hw_list_add(l, idx);
 	/* Groups start settling when first scheduled; channels are dated. */
 	if (kind != RM_CLASS_CHANNEL_GROUP)
 		l->objs[idx].since_ns = gs_monotonic_ns();
@@ -714,15 +711,29 @@ unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPU
 	return n;
 }
 
+/* Walks the watched clients only: a reap costs one kcmp per live client,
+ * whatever the number of objects under them. */
 bool ledger_reap_dead_client(struct ledger *l, uint64_t released[GS_MAX_GPUS],
                              struct ledger_owner *owner)
 {
-	for (uint32_t i = 0; i < l->n_objs; i++) {
+	return ledger_reap_dead_client_within(l, UINT32_MAX, released, owner);
+}
+
+bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
+                                    uint64_t released[GS_MAX_GPUS], struct ledger_owner *owner)
+{
+	uint32_t n = max_checks < l->n_watched ? max_checks : l->n_watched;
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (l->reap_cursor >= l->n_watched)
+			l->reap_cursor = 0;
+		uint32_t i = l->watched[l->reap_cursor];
 		struct ledger_obj *o = &l->objs[i];
-		if (!o->used || o->kind != RM_CLASS_CLIENT || o->watch_epfd < 0)
+		if (watch_alive(l, o)) {
+			l->reap_cursor++;
 			continue;
-		if (watch_alive(o->watch_epfd))
-			continue;
+		}
+		/* The last watched client takes its place: look at it next. */
 		*owner = o->owner;
 		free_subtree(l, i, released);
 		return true;
@@ -788,14 +799,14 @@ int ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd)
 
 	if (idx == NONE)
 		return 0;
-	return watch_is_file(&l->objs[idx], fd);
+	return watch_is_file(l, &l->objs[idx], fd);
 }
 
 bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)
 {
 	uint32_t idx = lookup(l, h_client, h_client);
 
-	return idx != NONE && (l->objs[idx].watch_epfd < 0 || watch_alive(l->objs[idx].watch_epfd));
+	return idx != NONE && (l->objs[idx].watch_epfd < 0 || watch_alive(l, &l->objs[idx]));
 }
 
 /* A channel may be toggled once the context that owns it has settled: its
@@ -825,7 +836,7 @@ uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, 
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < l->n_objs && n < max; i++) {
+	for (uint32_t i = l->hw_head; i != NONE && n < max; i = l->objs[i].hw_next) {
 		const struct ledger_obj *o = &l->objs[i];
 		if (!o->used || o->kind != RM_CLASS_CHANNEL || !o->counted || o->gpu != gpu)
 			continue;
@@ -841,7 +852,7 @@ uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, 
 void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS])
 {
 	memset(counts, 0, sizeof(uint32_t) * GS_MAX_GPUS);
-	for (uint32_t i = 0; i < l->n_objs; i++) {
+	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next) {
 		const struct ledger_obj *o = &l->objs[i];
 		if (o->used && o->kind == RM_CLASS_CHANNEL && o->counted && o->gpu >= 0 &&
 		    (unsigned)o->gpu < GS_MAX_GPUS)
@@ -872,7 +883,7 @@ uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < l->n_objs; i++)
+	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next)
 		if (l->objs[i].used && l->objs[i].kind == RM_CLASS_ENGINE && match(l->objs[i].cls, arg))
 			n++;
 	return n;

@@ -59,8 +59,23 @@ struct ledger {
 	uint32_t             channels_peak, channel_groups_peak;
 	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
 	bool                 watch_unsupported; /* epoll refused a file once */
+	/* Sorted by the kernel's order of open files (ledger_file_of). An
+	 * index is good until the next ledger_file_of. */
 	struct ledger_file  *files;
 	uint32_t             n_files, cap_files;
+	uint32_t             files_swept;   /* n_files after the last sweep */
+	/* The clients with a release watch, so that reaping walks clients,
+	 * not every object (issue #16: a new client cost time linear in all
+	 * live objects). Each such client knows its position (watch_pos). */
+	uint32_t            *watched;
+	uint32_t             n_watched, cap_watched;
+	uint32_t             reap_cursor;  /* ledger_reap_dead_client_within */
+	/* Head of the list of hardware objects (channels, channel groups,
+	 * video engines), or UINT32_MAX: what --sm and the engine caps count. */
+	uint32_t             hw_head, hw_tail;
+	/* Our pid, for kcmp: the ledger is used only by the process that
+	 * made it (the supervisor does not fork once a sandbox runs). */
+	pid_t                self;
 };
 
 int  ledger_init(struct ledger *l);
@@ -76,7 +91,9 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch);
  * once a client dies with its file; if the entry still describes the dead
  * one (its file was released and not reaped yet), it is reaped now and the
  * client re-registered on this file, so new charges never hang under a
- * stale entry. Returns 0, or -1 on allocation failure. */
+ * stale entry. Returns 1 when the entry is bound to fd's file (the same
+ * kcmp answers both questions, so a charge costs one), 0 when it stays on
+ * another live file, -1 on allocation failure. */
 int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS]);
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);
@@ -116,6 +133,13 @@ struct ledger_owner {
  * released and naming its creator in *owner. False when none is left. */
 bool ledger_reap_dead_client(struct ledger *l, uint64_t released[GS_MAX_GPUS],
                              struct ledger_owner *owner);
+/* The same, looking at no more than max_checks watched clients, in turn
+ * from where the last such call stopped (a round robin over calls).
+ * LEDGER_REAP_SOME is the share a call that only tidies takes: 8 kcmps,
+ * about 9 us; a dead client is met within n/8 such calls. */
+#define LEDGER_REAP_SOME 8u
+bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
+                                    uint64_t released[GS_MAX_GPUS], struct ledger_owner *owner);
 void  ledger_set_client_owner(struct ledger *l, uint32_t h_client, const struct ledger_owner *owner);
 pid_t ledger_client_owner(const struct ledger *l, uint32_t h_client);
 

@@ -27,7 +27,11 @@ int gs_scratch_init(struct gs_scratch *s, struct gs_error *err)
 	s->req = calloc(1, s->req_size);
 	s->resp = calloc(1, s->resp_size);
 	s->params = calloc(1, NV_RMAPI_MAX_PARAMS_SIZE);
-	ok = s->req && s->resp && s->params;
+	s->window.bytes = malloc(GS_SCRATCH_WINDOW_MAX);
+	s->top_in.bytes = malloc(GS_SCRATCH_TOP_MAX);
+	s->params_in.bytes = malloc(GS_SCRATCH_KEEP_MAX);
+	ok = s->req && s->resp && s->params && s->window.bytes && s->top_in.bytes &&
+	     s->params_in.bytes;
 	for (unsigned i = 0; i < RM_EMBEDDED_MAX_PTRS; i++) {
 		s->embedded[i] = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
 		ok = ok && s->embedded[i];
@@ -47,8 +51,34 @@ uint8_t *gs_scratch_params(struct gs_scratch *s, size_t may_write)
 	return s->params;
 }
 
+void gs_scratch_forget(struct gs_scratch *s)
+{
+	s->window.len = 0;
+	s->top_in.len = 0;
+	s->params_in.len = 0;
+}
+
+void gs_scratch_keep(struct gs_scratch_seen *seen, size_t max, uint64_t addr, const void *bytes,
+                     size_t len)
+{
+	seen->len = 0;
+	if (len == 0 || len > max)
+		return;
+	memcpy(seen->bytes, bytes, len);
+	seen->addr = addr;
+	seen->len = len;
+}
+
+const void *gs_scratch_kept(const struct gs_scratch_seen *seen, uint64_t addr, size_t len)
+{
+	return seen->len && seen->addr == addr && seen->len == len ? seen->bytes : NULL;
+}
+
 void gs_scratch_fini(struct gs_scratch *s)
 {
+	free(s->window.bytes);
+	free(s->top_in.bytes);
+	free(s->params_in.bytes);
 	free(s->req);
 	free(s->resp);
 	free(s->params);

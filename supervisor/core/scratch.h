@@ -33,7 +33,31 @@ struct gs_scratch {
 	/* How far into params an earlier call (our copy, or the driver's
 	 * copy-out) may have written; gs_scratch_params() zeroes it. */
 	size_t   params_dirty;
+	/* This call's reads of the workload, kept so that a second level can
+	 * be served from the first read and only changed bytes written back
+	 * (issue #16). Forgotten at the start of every notification
+	 * (gs_scratch_forget): nothing in them outlives the call. */
+	struct gs_scratch_seen {
+		uint64_t addr;
+		size_t   len;      /* 0: nothing kept */
+		uint8_t *bytes;
+	} window, top_in, params_in;
 };
+
+/* What is kept: the top-level struct with the rest of its page (the
+ * window), the top as read, and params up to GS_SCRATCH_KEEP_MAX bytes
+ * (larger ones are written back whole). */
+#define GS_SCRATCH_PAGE      4096u
+#define GS_SCRATCH_TOP_MAX   512u
+#define GS_SCRATCH_WINDOW_MAX (GS_SCRATCH_TOP_MAX + GS_SCRATCH_PAGE)
+#define GS_SCRATCH_KEEP_MAX  4096u
+
+void gs_scratch_forget(struct gs_scratch *s);
+/* Keeps len bytes read at addr in *seen (not kept if too large). */
+void gs_scratch_keep(struct gs_scratch_seen *seen, size_t max, uint64_t addr, const void *bytes,
+                     size_t len);
+/* The kept bytes of seen if they are exactly [addr, addr + len), else NULL. */
+const void *gs_scratch_kept(const struct gs_scratch_seen *seen, uint64_t addr, size_t len);
 
 /*
  * The driver copies its own parameter size out of our params buffer, which

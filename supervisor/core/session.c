@@ -139,7 +139,9 @@ static void note_file_close(struct gs_session *sb, const struct ledger_owner *ow
 	}
 }
 
-void gs_session_reconcile(struct gs_session *sb)
+/* Reaps dead clients, looking at up to max_checks watched clients for
+ * each one reaped (UINT32_MAX: all of them, until none is dead). */
+static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 {
 	uint64_t released[GS_MAX_GPUS];
 	uint64_t before[GS_MAX_GPUS];
@@ -148,10 +150,20 @@ void gs_session_reconcile(struct gs_session *sb)
 	for (;;) {
 		memset(released, 0, sizeof(released));
 		memcpy(before, sb->ledger.used, sizeof(before));
-		if (!ledger_reap_dead_client(&sb->ledger, released, &owner))
+		if (!ledger_reap_dead_client_within(&sb->ledger, max_checks, released, &owner))
 			return;
 		note_file_close(sb, &owner, released, before);
 	}
+}
+
+void gs_session_reconcile(struct gs_session *sb)
+{
+	reconcile_within(sb, UINT32_MAX);
+}
+
+void gs_session_reconcile_some(struct gs_session *sb)
+{
+	reconcile_within(sb, LEDGER_REAP_SOME);
 }
 
 void gs_session_note_creator(struct gs_session *sb, pid_t tid)

@@ -35,6 +35,7 @@
 
 struct gs_compute_share;
 struct gs_runner;
+struct gs_scratch;
 struct gs_learn;
 
 enum gs_count { GS_COUNT_ALLOWED, GS_COUNT_DENIED, GS_COUNT_CONTINUED, GS_COUNT_REFUSED,
@@ -50,6 +51,9 @@ struct gs_session_observer {
 	void (*channels_may_resume)(void *ctx, int gpu);
 	void  *ctx;
 };
+
+/* How many controls' driver times the session remembers (direct-mapped). */
+#define GS_DRIVER_TIME_SLOTS 256u
 
 struct gs_session {
 	char                 id[GS_SANDBOX_ID_LEN];
@@ -90,6 +94,18 @@ struct gs_session {
 	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
 	bool                 profile;
 	uint64_t             prof_ns[256], prof_n[256];
+	/* A runner with several workers (runner.c) sets this: the executor
+	 * calls it, with the lock held, before it drops the lock around a
+	 * driver call known to be slow, so that another worker takes the
+	 * listener meanwhile. NULL (the agent): the lock is never dropped. */
+	void               (*release_receiver)(void *ctx, struct gs_scratch *scratch);
+	void                *receiver_ctx;
+	/* The driver's time per control seen so far (exec_escape), by
+	 * command, to tell a slow call before it is made. Under lock. */
+	struct gs_driver_time {
+		uint32_t key;
+		uint32_t ewma_us;
+	} driver_time[GS_DRIVER_TIME_SLOTS];
 };
 
 struct gs_session_config {
@@ -122,6 +138,13 @@ void gs_session_print_profile(const struct gs_session *sb);
 
 /* Releases charges of clients whose file was closed; audits the releases. */
 void gs_session_reconcile(struct gs_session *sb);
+/* A bounded share of it: up to LEDGER_REAP_SOME watched clients looked
+ * at, in turn across calls, so that a call that only tidies the ledger
+ * costs the same with 10 or 1000 clients (issue #16). Only where no
+ * verdict rests on it: a quota or limit refusal reconciles in full first
+ * (needs_reconcile, over_quota_reconciled), and an entry not yet reaped
+ * only keeps a charge (the safe side). */
+void gs_session_reconcile_some(struct gs_session *sb);
 
 /* Tells the observer, if any, that channels on gpu may have resumed. */
 void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu);

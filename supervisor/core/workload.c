@@ -54,6 +54,27 @@ int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
+/* The top-level struct at addr and the rest of the page its last byte is
+ * on, in one process_vm_readv (issue #16: a second level is often on that
+ * page, just above the struct on the caller's stack). The window touches
+ * no page the struct does not: a fault stops the read early, and only
+ * the struct itself must be read whole. Returns the bytes read (at least
+ * need) or -1. */
+ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t cap,
+                        size_t page)
+{
+	uint64_t page_end = ((addr + need + page - 1) / page) * page;
+	size_t len = page_end - addr < cap ? (size_t)(page_end - addr) : cap;
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t got;
+
+	if (need == 0 || need > cap || addr + need < addr)
+		return -1;
+	got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	return got >= (ssize_t)need ? got : -1;
+}
+
 /* Two regions in one call: the nested params and the top-level struct go
  * back together, saving a syscall on the hot path. */
 int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
@@ -65,6 +86,49 @@ int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
 	if (l1 == 0)
 		return process_vm_writev(tid, &local[1], 1, &remote[1], 1, 0) == (ssize_t)l2 ? 0 : -1;
 	return process_vm_writev(tid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2) ? 0 : -1;
+}
+
+/* The span [*off, *off + *len) of now that differs from before; false when
+ * nothing does. */
+static bool changed_span(const uint8_t *now, const uint8_t *before, size_t len, size_t *off,
+                         size_t *span)
+{
+	size_t first = 0, last = len;
+
+	while (first < len && now[first] == before[first])
+		first++;
+	if (first == len)
+		return false;
+	while (last > first && now[last - 1] == before[last - 1])
+		last--;
+	*off = first;
+	*span = last - first;
+	return true;
+}
+
+int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_mem_out *b)
+{
+	struct iovec local[2], remote[2];
+	size_t off, span, total = 0;
+	unsigned n = 0;
+
+	for (const struct gs_mem_out *o = a; o; o = o == a ? b : NULL) {
+		if (!o->len)
+			continue;
+		if (o->before && !changed_span(o->now, o->before, o->len, &off, &span))
+			continue;
+		if (!o->before) {
+			off = 0;
+			span = o->len;
+		}
+		local[n] = (struct iovec){ (uint8_t *)o->now + off, span };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)(o->addr + off), span };
+		total += span;
+		n++;
+	}
+	if (!n)
+		return 0;
+	return process_vm_writev(tid, local, n, remote, n, 0) == (ssize_t)total ? 0 : -1;
 }
 
 int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)

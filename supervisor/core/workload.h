@@ -38,9 +38,30 @@ void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
 void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc);
 
 int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* need bytes at addr and the rest of their last page (at most cap in all,
+ * page the page size to assume); the bytes read, or -1. */
+ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t cap,
+                        size_t page);
 int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
                const void *b2, size_t l2);
 int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+
+/* One region of the workload to write back: our bytes now, and the bytes
+ * as we read them (NULL: unknown, written whole). */
+struct gs_mem_out {
+	uint64_t    addr;
+	const void *now;
+	const void *before;
+	size_t      len;
+};
+/* Writes back only what differs from what we read (issue #16: most calls
+ * change nothing but a status the caller zeroed), in at most one
+ * process_vm_writev for both regions, none when nothing changed. The
+ * workload then holds the bytes the driver's full copy-out would have left,
+ * except where another of its threads rewrote them during the call: the
+ * driver would have overwritten those, we leave them; no decision of ours
+ * ever reads them back. b may be NULL. */
+int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_mem_out *b);
 
 /* Our dup of fd wfd of task tid, or -1 with errno set. */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);

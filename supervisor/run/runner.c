@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runner.c - the command line's runner: one thread per sandbox, blocked in
- * SECCOMP_IOCTL_NOTIF_RECV, handing each notification to the executor under
- * the sandbox lock. It sits above the executor and the compute share; the
+ * runner.c - the command line's runner: a small pool of workers per
+ * sandbox, one of them at a time blocked in SECCOMP_IOCTL_NOTIF_RECV,
+ * handing each notification to the executor under the sandbox lock. It sits above the executor and the compute share; the
  * sandbox object below it knows neither.
  */
 #define _GNU_SOURCE
@@ -12,13 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "compute_share.h"
 #include "executor.h"
 #include "runner.h"
 
-/* Used only to interrupt a RECV blocked in the notify thread. */
+/* Used only to interrupt a RECV blocked in a notify thread. */
 #define GS_WAKE_SIGNAL (SIGRTMIN + 1)
+#define GS_JOIN_POLL_US 1000
 
 static void wake_handler(int sig)
 {
@@ -40,87 +42,218 @@ static void notify_thread_failed(struct gs_session *sb)
 	kill(sb->workload, SIGKILL);
 }
 
-/* The command line's runner: one thread serving one sandbox, the one
- * worker, with its own scratch (the notification, the answer, the
- * executor's copies). Made by gs_session_start, so that a failure to
- * allocate is reported there; freed by gs_session_stop after the join.
- * The sandbox holds only an opaque pointer to it. */
-struct gs_runner {
-	struct gs_session *sb;
+/* The command line's runner: a small pool of workers serving one sandbox,
+ * each with its own scratch (the notification, the answer, the executor's
+ * copies). One worker at a time holds the listener (the receiver role) and
+ * handles what it receives inline, so the common case is the one thread
+ * SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP pairs with the trapping task. A worker
+ * about to wait in the driver without the session lock (a call the
+ * executor knows to be slow, exec_escape) hands the role to an idle worker
+ * first, so that one process's slow driver call does not hold up the
+ * others of the sandbox (issue #16). Made by gs_session_start, freed by
+ * gs_session_stop after the joins; the sandbox holds an opaque pointer. */
+#define GS_RUNNER_WORKERS 4u
+
+struct gs_worker {
+	struct gs_runner  *r;
 	struct gs_scratch  scratch;
 	pthread_t          thread;
+	bool               started;
+	bool               has_role;   /* under r->role_lock */
+};
+
+struct gs_runner {
+	struct gs_session *sb;
+	struct gs_worker   w[GS_RUNNER_WORKERS];
+	pthread_mutex_t    role_lock;
+	pthread_cond_t     role_free;
+	bool               role_taken; /* under role_lock */
 	atomic_bool        stop;
 };
 
+/* Called by the executor with the session lock held, before it drops it
+ * around a slow driver call: the worker gives up the listener, and an idle
+ * one takes it. The call's dup and copies stay the worker's until its own
+ * answer, so nothing of the call outlives it. */
+static void release_receiver(void *ctx, struct gs_scratch *scratch)
+{
+	struct gs_runner *r = ctx;
+
+	for (unsigned i = 0; i < GS_RUNNER_WORKERS; i++) {
+		struct gs_worker *w = &r->w[i];
+		if (&w->scratch != scratch)
+			continue;
+		pthread_mutex_lock(&r->role_lock);
+		if (w->has_role) {
+			w->has_role = false;
+			r->role_taken = false;
+			pthread_cond_signal(&r->role_free);
+		}
+		pthread_mutex_unlock(&r->role_lock);
+		return;
+	}
+}
+
+/* Waits until the role is free (or the runner stops); true with it. */
+static bool take_role(struct gs_worker *w)
+{
+	struct gs_runner *r = w->r;
+	bool got;
+
+	pthread_mutex_lock(&r->role_lock);
+	while (r->role_taken && !atomic_load(&r->stop))
+		pthread_cond_wait(&r->role_free, &r->role_lock);
+	got = !atomic_load(&r->stop);
+	if (got)
+		r->role_taken = w->has_role = true;
+	pthread_mutex_unlock(&r->role_lock);
+	return got;
+}
+
+static bool holds_role(struct gs_worker *w)
+{
+	pthread_mutex_lock(&w->r->role_lock);
+	bool has = w->has_role;
+	pthread_mutex_unlock(&w->r->role_lock);
+	return has;
+}
+
+/* Fail closed, once, whichever worker fails first. */
+static void worker_failed(struct gs_session *sb, const struct gs_error *err)
+{
+	pthread_mutex_lock(&sb->lock);
+	if (!atomic_load(&sb->failed))
+		sb->thread_err = *err;
+	atomic_store(&sb->failed, true);
+	pthread_mutex_unlock(&sb->lock);
+	notify_thread_failed(sb);
+}
+
+static void stop_all(struct gs_runner *r)
+{
+	atomic_store(&r->stop, true);
+	pthread_mutex_lock(&r->role_lock);
+	pthread_cond_broadcast(&r->role_free);
+	pthread_mutex_unlock(&r->role_lock);
+}
+
 static void *notify_thread(void *arg)
 {
-	struct gs_runner *w = arg;
-	struct gs_session *sb = w->sb;
+	struct gs_worker *w = arg;
+	struct gs_runner *r = w->r;
+	struct gs_session *sb = r->sb;
+	struct gs_error err = { 0 };
 
-	while (!atomic_load(&w->stop)) {
-		int rc = gs_session_handle_one(sb, &w->scratch, &sb->thread_err);
-		if (rc < 0 || sb->audit_failed) {
-			if (rc >= 0)
-				gs_fail(&sb->thread_err, 0, "writing the audit log failed; stopping the workload");
-			notify_thread_failed(sb);
-			break;
+	while (take_role(w)) {
+		while (!atomic_load(&r->stop) && holds_role(w)) {
+			int rc = gs_session_handle_one(sb, &w->scratch, &err);
+			if (rc < 0 || atomic_load(&sb->audit_failed)) {
+				if (rc >= 0)
+					gs_fail(&err, 0, "writing the audit log failed; stopping the workload");
+				worker_failed(sb, &err);
+				stop_all(r);
+				return NULL;
+			}
+			if (rc == 0 && listener_hung_up(sb->listener)) {
+				stop_all(r);
+				return NULL;
+			}
 		}
-		if (rc == 0 && listener_hung_up(sb->listener))
-			break;
+		/* The role went to another worker during a slow call. */
 	}
 	return NULL;
+}
+
+static void runner_free(struct gs_runner *r)
+{
+	for (unsigned i = 0; i < GS_RUNNER_WORKERS; i++)
+		gs_scratch_fini(&r->w[i].scratch);
+	pthread_cond_destroy(&r->role_free);
+	pthread_mutex_destroy(&r->role_lock);
+	free(r);
+}
+
+static void runner_join(struct gs_runner *r)
+{
+	stop_all(r);
+	for (unsigned i = 0; i < GS_RUNNER_WORKERS; i++) {
+		struct gs_worker *w = &r->w[i];
+		if (!w->started)
+			continue;
+		/* A worker may enter RECV just after a signal: signal until it
+		 * is gone. */
+		while (pthread_tryjoin_np(w->thread, NULL) == EBUSY) {
+			pthread_kill(w->thread, GS_WAKE_SIGNAL);
+			usleep(GS_JOIN_POLL_US);
+		}
+	}
+}
+
+static int runner_start_workers(struct gs_runner *r, struct gs_error *err)
+{
+	sigset_t all, old;
+	int rc = 0;
+
+	/* The workers block every signal but the wake-up one, so the signals
+	 * meant for the workload stay pending for the main thread's signalfd. */
+	sigfillset(&all);
+	sigdelset(&all, GS_WAKE_SIGNAL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (unsigned i = 0; i < GS_RUNNER_WORKERS && !rc; i++) {
+		rc = pthread_create(&r->w[i].thread, NULL, notify_thread, &r->w[i]);
+		r->w[i].started = rc == 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!rc)
+		return 0;
+	runner_join(r);
+	return gs_fail(err, rc, "starting the notify threads");
 }
 
 int gs_session_start(struct gs_session *sb, pid_t workload, struct gs_error *err)
 {
 	struct sigaction sa = { .sa_handler = wake_handler };
-	sigset_t all, old;
-	int rc;
+	struct gs_runner *r = calloc(1, sizeof(*r));
 
-	struct gs_runner *w = calloc(1, sizeof(*w));
-
-	if (!w)
-		return gs_fail(err, ENOMEM, "allocating the notify thread");
-	w->sb = sb;
-	if (gs_scratch_init(&w->scratch, err) < 0) {
-		free(w);
-		return -1;
+	if (!r)
+		return gs_fail(err, ENOMEM, "allocating the notify threads");
+	r->sb = sb;
+	pthread_mutex_init(&r->role_lock, NULL);
+	pthread_cond_init(&r->role_free, NULL);
+	for (unsigned i = 0; i < GS_RUNNER_WORKERS; i++) {
+		r->w[i].r = r;
+		if (gs_scratch_init(&r->w[i].scratch, err) < 0) {
+			runner_free(r);
+			return -1;
+		}
 	}
 	sb->workload = workload;
-	/* No SA_RESTART: the signal must break the thread out of RECV. */
+	/* No SA_RESTART: the signal must break a worker out of RECV. */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(GS_WAKE_SIGNAL, &sa, NULL) < 0) {
-		gs_scratch_fini(&w->scratch);
-		free(w);
+		runner_free(r);
 		return gs_fail(err, errno, "sigaction");
 	}
-	/* The thread blocks every signal but the wake-up one, so the signals
-	 * meant for the workload stay pending for the main thread's signalfd. */
-	sigfillset(&all);
-	sigdelset(&all, GS_WAKE_SIGNAL);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&w->thread, NULL, notify_thread, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		gs_scratch_fini(&w->scratch);
-		free(w);
-		return gs_fail(err, rc, "starting the notify thread");
+	sb->release_receiver = release_receiver;
+	sb->receiver_ctx = r;
+	if (runner_start_workers(r, err) < 0) {
+		sb->release_receiver = NULL;
+		runner_free(r);
+		return -1;
 	}
-	sb->runner = w;
+	sb->runner = r;
 	return 0;
 }
 
 void gs_session_stop(struct gs_session *sb)
 {
-	struct gs_runner *w = sb->runner;
+	struct gs_runner *r = sb->runner;
 
-	if (!w)
+	if (!r)
 		return;
-	atomic_store(&w->stop, true);
-	pthread_kill(w->thread, GS_WAKE_SIGNAL);
-	pthread_join(w->thread, NULL);
-	gs_scratch_fini(&w->scratch);
-	free(w);
+	runner_join(r);
+	sb->release_receiver = NULL;
+	runner_free(r);
 	sb->runner = NULL;
 }
 
@@ -134,9 +267,9 @@ int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, str
 			return 0;
 		return gs_fail(err, errno, "receiving a seccomp notification");
 	}
-	sb->notifications++;
 	memset(scratch->resp, 0, scratch->resp_size);
 	pthread_mutex_lock(&sb->lock);
+	sb->notifications++;
 	gs_execute_notification(sb, scratch);
 	pthread_mutex_unlock(&sb->lock);
 	return 1;

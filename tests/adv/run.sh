@@ -96,6 +96,7 @@ TESTS=(
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
+	"slow_call|sandbox|slow_call"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -121,7 +122,12 @@ TESTS=(
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
+	"baseline-slow_call|bare|slow_call"
 )
+# slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
+# makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
+SLOW_CONTROL=503c0104:1000
+SLOW_QUICK_PAIRS=20
 # audit_hostile's fake fails video memory allocations with an errno the C
 # library has no name for.
 UNNAMED_ERRNO=200
@@ -192,6 +198,8 @@ run_case() {
 	[ "$prog" = audit_hostile ] && fake_extra=(--alloc-errno "$UNNAMED_ERRNO")
 	# handle_zero's fake names objects 0 when it picks their handle.
 	[ "$prog" = handle_zero ] && fake_extra=(--handle-zero)
+	# slow_call's fake answers REGISTER_VIDMEM late, serving the rest.
+	[ "$prog" = slow_call ] && fake_extra=(--slow-control "$SLOW_CONTROL")
 	# A 535 driver (FB_GET_INFO_V2 is 436 bytes there) decoded with the 580
 	# tables (1028): the supervisor must refuse, not pass the call with
 	# its memory report skipped.
@@ -680,6 +688,23 @@ PY
 		audit_verify "$d/audit.jsonl"
 		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
 		return 0 ;;
+	slow_call | baseline-slow_call)
+		# Another process's calls went through while one process's
+		# slow call was in the driver, by the program's account
+		# (overlapped=1: it finished before the slow call returned)
+		# and by the fake's (its pairs reached the fake while the late
+		# reply was pending). With one notify thread per sandbox
+		# (b73c4c9) both fail: overlapped=0, served_while_late=0.
+		[ "$(val_of "$d" quick_status)" = NV_OK ] && [ "$(val_of "$d" slow_status)" = NV_OK ] ||
+			{ why="calls failed: $(tr '\n' ' ' <"$d/out")"; return 1; }
+		[ "$(val_of "$d" quick_pairs)" = "$SLOW_QUICK_PAIRS" ] || { why="quick_pairs $(val_of "$d" quick_pairs)"; return 1; }
+		[ "$(val_of "$d" overlapped)" = 1 ] ||
+			{ why="the quick process waited for the slow call (overlapped=$(val_of "$d" overlapped))"; return 1; }
+		local served
+		served=$(stat_of "$d" served_while_late)
+		[ "${served:-0}" -ge $((2 * SLOW_QUICK_PAIRS)) ] ||
+			{ why="the fake served ${served:-0} ioctls while the slow reply was pending, want >= $((2 * SLOW_QUICK_PAIRS))"; return 1; }
+		return 0 ;;
 	handle_zero)
 		# The run ended (on main the supervisor spun for ever, deaf to
 		# SIGTERM), every step went through, and the driver holds nothing.
@@ -932,6 +957,12 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" grown_tail_nonzero)
 		[ -n "$v" ] && [ "$v" -ge 1 ] && pass "$name" ||
 			fail "$name" "without gpusandbox the driver read no non-zero tail (${v:-?}): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then
+		# Natively the fake serves the quick process during the slow
+		# call: the test can tell overlap from waiting.
+		check_positive "$name" "$dir" && pass "$name" || fail "$name" "without gpusandbox: $why: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "${name%_other_abi}" = baseline-fb_report ]; then

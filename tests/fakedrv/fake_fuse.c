@@ -24,6 +24,7 @@
 #include <fuse_lowlevel.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,55 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	fuse_reply_poll(req, 0);
 }
 
+/* --slow-control CMD:MS, a test knob (no driver behaviour): the answer to
+ * RM_CONTROL CMD goes back MS ms late, from a thread of its own, while the
+ * loop serves every other request, as calls of two processes overlap in
+ * the real driver. The call itself is done at once; only the reply waits. */
+static uint32_t slow_cmd;
+static unsigned slow_ms;
+
+struct late_reply {
+	fuse_req_t req;
+	int        rc;
+	uint8_t   *buf;
+	size_t     size;
+};
+
+static void *reply_late(void *arg)
+{
+	struct late_reply *l = arg;
+
+	usleep(slow_ms * 1000u);
+	fake_rm_late_reply(-1);
+	fuse_reply_ioctl(l->req, l->rc, l->buf, l->size);
+	free(l->buf);
+	free(l);
+	return NULL;
+}
+
+/* True when the reply was handed to a late thread (which owns buf then). */
+static bool replied_late(fuse_req_t req, unsigned nr, int rc, uint8_t *buf, size_t size)
+{
+	struct late_reply *l;
+	pthread_t t;
+
+	if (!slow_ms || nr != NV_ESC_RM_CONTROL || size != sizeof(struct nvos54) ||
+	    ((const struct nvos54 *)(const void *)buf)->cmd != slow_cmd)
+		return false;
+	l = malloc(sizeof(*l));
+	if (!l)
+		return false;
+	*l = (struct late_reply){ req, rc, buf, size };
+	fake_rm_late_reply(+1);
+	if (pthread_create(&t, NULL, reply_late, l) != 0) {
+		fake_rm_late_reply(-1);
+		free(l);
+		return false;
+	}
+	pthread_detach(t);
+	return true;
+}
+
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
@@ -285,6 +335,7 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	}
 	pid_t pid = fuse_req_ctx(req)->pid;
 	uint64_t addr = (uint64_t)(uintptr_t)arg;
+	fake_rm_note_ioctl_overlap();
 
 	if (of->kind == N_UVM) {
 		/* UVM commands are plain integers: no size bits, no data.
@@ -313,6 +364,8 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 	} else if (out_bufsz >= size) {
+		if (replied_late(req, NV_IOC_NR(cmd), rc, buf, size))
+			return;
 		fuse_reply_ioctl(req, rc, buf, size);
 	} else if (fake_mem_write(pid, addr, buf, size)) {
 		/* The driver copies the argument out whatever the word's
@@ -395,7 +448,7 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
-		"          [--die-with-parent] [-d] MOUNTPOINT\n"
+		"          [--slow-control CMD:MS] [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
@@ -406,6 +459,8 @@ static void usage(FILE *f, const char *prog)
 		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
 		"  --alloc-errno N  every video memory RM_ALLOC fails with errno N (1-511)\n"
 		"  --handle-zero  a handle the fake picks is 0 while 0 is free\n"
+		"  --slow-control CMD:MS  RM_CONTROL CMD (hex) is answered MS ms late while\n"
+		"              other requests are served (a test knob)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
@@ -417,7 +472,8 @@ static void usage(FILE *f, const char *prog)
 int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
-	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO };
+	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
+	       OPT_SLOW_CONTROL };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -430,6 +486,7 @@ int main(int argc, char **argv)
 		{ "reverse-instances", no_argument, NULL, OPT_REVERSE_INSTANCES },
 		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
 		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
+		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -490,6 +547,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HANDLE_ZERO:
 			cfg.handle_zero = true;
+			break;
+		case OPT_SLOW_CONTROL:
+			if (sscanf(optarg, "%x:%u", &slow_cmd, &slow_ms) != 2 || !slow_ms) {
+				fprintf(stderr, "gs-fakedrv: bad --slow-control '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'f':
 			break;  /* always in the foreground */

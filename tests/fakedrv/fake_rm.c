@@ -1045,6 +1045,21 @@ void fake_rm_file_closed(void)
 	pthread_mutex_unlock(&fake_st.lock);
 }
 
+void fake_rm_late_reply(int delta)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.late_pending += (uint64_t)(int64_t)delta;
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
+void fake_rm_note_ioctl_overlap(void)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	if (fake_st.late_pending)
+		fake_st.served_while_late++;
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
 void fake_rm_uvm_ioctl(void)
 {
 	pthread_mutex_lock(&fake_st.lock);

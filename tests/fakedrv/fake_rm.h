@@ -162,6 +162,10 @@ void fake_rm_release_file(uint64_t file);
 void fake_rm_file_opened(void);
 void fake_rm_file_closed(void);
 void fake_rm_uvm_ioctl(void);
+/* --slow-control: a late reply starts (+1) or is sent (-1); and an ioctl
+ * arrived, counted in served_while_late if one is pending. */
+void fake_rm_late_reply(int delta);
+void fake_rm_note_ioctl_overlap(void);
 
 /* Write a consistent "key value\n" snapshot; returns bytes (may truncate). */
 size_t fake_rm_format_stats(char *out, size_t cap);

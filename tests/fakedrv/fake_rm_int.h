@@ -109,6 +109,9 @@ struct fake_state {
 	uint32_t         next_client;
 	uint32_t         next_cid;
 	uint64_t         allocs_ok, allocs_failed, frees, ioctls, uvm_ioctls, controls;
+	/* --slow-control: late replies pending, and ioctls served while one
+	 * was (the fake's own account of calls that overlapped). */
+	uint64_t         late_pending, served_while_late;
 	uint64_t         files_open, file_releases;
 	uint64_t         dmabuf_held;  /* memory references taken by dma-bufs */
 	/* Alloc params the driver read past the 580 size of their class (a

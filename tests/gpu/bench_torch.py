@@ -1,7 +1,9 @@
-"""GPU tier benchmarks in PyTorch. Usage: bench_torch.py init|fill|matmul
+"""GPU tier benchmarks in PyTorch. Usage: bench_torch.py init|fill|fill64|matmul
 
 init:   seconds for CUDA init and the first allocation, in-process
 fill:   seconds to fill 32 GiB with expandable_segments (1 GiB tensors)
+fill64: seconds to fill 24 GiB in 64 MiB tensors (issue #16's figure; run
+        it with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
 matmul: bf16 8192^3 TFLOP/s in steady state, and a checksum of the result
 Prints one JSON object.
 """
@@ -25,6 +27,14 @@ elif mode == "fill":
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     held = [torch.empty(1 << 30, dtype=torch.uint8, device="cuda") for _ in range(32)]
+    torch.cuda.synchronize()
+    res["fill_s"] = time.perf_counter() - t0
+    res["reserved"] = torch.cuda.memory_reserved()
+elif mode == "fill64":
+    torch.empty(1, device="cuda")
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    held = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(24 * 16)]
     torch.cuda.synchronize()
     res["fill_s"] = time.perf_counter() - t0
     res["reserved"] = torch.cuda.memory_reserved()

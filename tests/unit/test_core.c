@@ -18,6 +18,9 @@
 #include "rm_decode.h"
 #include "scratch.h"
 #include "sm_controller.h"
+#include "workload.h"
+
+#include <sys/mman.h>
 
 /* The tables under test: the newest driver branch gpusandbox knows. */
 #define RM_ABI gs_rm_abi_default()
@@ -294,14 +297,14 @@ static void test_ledger_bind_client(void)
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
 	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
 	/* Same file: nothing changes. */
-	CHECK(ledger_bind_client(&l, CLIENT, a[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
+	CHECK(ledger_bind_client(&l, CLIENT, a[0], rel) == 1 && ledger_used(&l, 0) == GiB && rel[0] == 0);
 	/* Another file while the first lives (relaxed client validation):
 	 * the charge stays. */
 	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
 	/* The first file dies and the handle turns up on another file: the
 	 * stale entry's charges go, and the client now watches the new file. */
 	close(a[0]);
-	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0);
+	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 1);
 	CHECK(rel[0] == GiB && ledger_used(&l, 0) == 0 && !ledger_has(&l, CLIENT, MEM1));
 	CHECK(ledger_has(&l, CLIENT, CLIENT));
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
@@ -318,7 +321,7 @@ static void test_ledger_bind_client(void)
 static void test_ledger_files(void)
 {
 	struct ledger l;
-	int a[2], b[2], a2;
+	int a[2], b[2], c[2], a2;
 
 	/* Files are told apart by the open file, not by the fd number. */
 	CHECK(pipe(a) == 0 && pipe(b) == 0);
@@ -328,17 +331,78 @@ static void test_ledger_files(void)
 	CHECK(fa == 0);
 	CHECK(ledger_file_of(&l, a2) == fa);
 	int fb = ledger_file_of(&l, b[0]);
-	CHECK(fb == 1 && l.n_files == 2);
+	CHECK(fb >= 0 && l.n_files == 2);
+	/* Indices hold until the next call; look a up again after b. */
+	fa = ledger_file_of(&l, a2);
+	CHECK(fa >= 0 && fa != ledger_file_of(&l, b[0]));
+	fa = ledger_file_of(&l, a2);
 	l.files[fa].has_client = true;
-	CHECK(ledger_file_of(&l, a2) == fa && l.files[fa].has_client);
+	CHECK(ledger_file_of(&l, a[0]) == fa && l.files[fa].has_client);
 	/* A released file's record goes; a new file does not inherit it. */
 	close(a[0]);
 	close(a2);
+	CHECK(pipe(c) == 0);
+	int fc = ledger_file_of(&l, c[0]);
+	CHECK(fc >= 0 && !l.files[fc].has_client);
 	fb = ledger_file_of(&l, b[0]);
-	CHECK(l.n_files == 1 && fb == 0 && !l.files[fb].has_client);
+	CHECK(fb >= 0 && !l.files[fb].has_client);
 	close(a[1]);
 	close(b[0]);
 	close(b[1]);
+	close(c[0]);
+	close(c[1]);
+	ledger_fini(&l);
+}
+
+/* Many files: each is found again by binary search, whatever the order
+ * the kernel puts them in, and released ones do not pile up. */
+#define MANY_FILES 300
+static void test_ledger_many_files(void)
+{
+	struct ledger l;
+	int p[MANY_FILES][2];
+	bool ok = true;
+
+	CHECK(ledger_init(&l) == 0);
+	for (int i = 0; i < MANY_FILES; i++) {
+		if (pipe(p[i]) < 0) {
+			CHECK(!"pipe");
+			return;
+		}
+		ok = ok && ledger_file_of(&l, p[i][0]) >= 0;
+	}
+	CHECK(ok && l.n_files == MANY_FILES);
+	/* Mark the odd ones as hosting a client, then find each again. */
+	for (int i = 1; i < MANY_FILES; i += 2) {
+		int f = ledger_file_of(&l, p[i][0]);
+		if (f >= 0)
+			l.files[f].has_client = true;
+	}
+	ok = true;
+	for (int i = 0; i < MANY_FILES; i++) {
+		int f = ledger_file_of(&l, p[i][0]);
+		ok = ok && f >= 0 && l.files[f].has_client == (i % 2 == 1);
+	}
+	CHECK(ok && l.n_files == MANY_FILES);
+	/* Release all but the last; new files come and go: the array is
+	 * swept when it doubles, so it stays bounded. */
+	for (int i = 0; i < MANY_FILES - 1; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	for (int i = 0; i < 4 * MANY_FILES; i++) {
+		int q[2];
+		if (pipe(q) < 0)
+			break;
+		(void)ledger_file_of(&l, q[0]);
+		close(q[0]);
+		close(q[1]);
+	}
+	int last = ledger_file_of(&l, p[MANY_FILES - 1][0]);
+	CHECK(last >= 0 && l.files[last].has_client);
+	CHECK(l.n_files <= 2 * l.files_swept + 64 + 1);
+	close(p[MANY_FILES - 1][0]);
+	close(p[MANY_FILES - 1][1]);
 	ledger_fini(&l);
 }
 
@@ -601,6 +665,66 @@ static void test_scratch_params_cleared(void)
 	gs_scratch_fini(&s);
 }
 
+/* The window read stops at the end of the page the struct ends on: it
+ * touches no page the struct does not (issue #16). Read from ourselves. */
+static void test_read_window(void)
+{
+	const size_t page = GS_SCRATCH_PAGE;
+	uint8_t *m = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t buf[GS_SCRATCH_WINDOW_MAX];
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	for (size_t i = 0; i < 3 * page; i++)
+		m[i] = (uint8_t)i;
+	/* 32 bytes at 4000: the window is the 96 bytes to the page's end. */
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 4000, 32, buf, sizeof(buf), page) == 96);
+	CHECK(memcmp(buf, m + 4000, 96) == 0);
+	/* A struct across the page boundary: up to the end of the next page. */
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 4080, 32, buf, sizeof(buf), page) ==
+	      (ssize_t)(2 * page - 4080));
+	/* The third page unreadable: a struct ending before it still reads. */
+	CHECK(mprotect(m + 2 * page, page, PROT_NONE) == 0);
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 2 * page - 64, 32, buf, sizeof(buf), page) == 64);
+	/* One that reaches into it does not. */
+	CHECK(mem_read_window(getpid(), (uintptr_t)m + 2 * page - 16, 32, buf, sizeof(buf), page) == -1);
+	munmap(m, 3 * page);
+}
+
+/* Only changed bytes are written back: a byte another thread wrote meanwhile
+ * keeps its value, and nothing changed means no write at all (a read-only
+ * page would make any write fail). */
+static void test_write_changed(void)
+{
+	const size_t page = GS_SCRATCH_PAGE;
+	uint8_t *m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t before[16], now[16];
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	memset(m, 7, 16);
+	memset(before, 7, 16);
+	memcpy(now, before, 16);
+	now[3] = now[5] = 9;
+	m[10] = 42; /* the workload's own write during the call */
+	struct gs_mem_out out = { (uintptr_t)m, now, before, 16 };
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0);
+	CHECK(m[3] == 9 && m[4] == 7 && m[5] == 9 && m[10] == 42);
+	/* Unknown before: written whole. */
+	out.before = NULL;
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0 && m[10] == 7);
+	/* Nothing changed: no write, so a read-only page is no error. */
+	CHECK(mprotect(m, page, PROT_READ) == 0);
+	memcpy(before, now, sizeof(before));
+	out.before = before;
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0);
+	now[0] = 1;
+	CHECK(mem_write_changed2(getpid(), &out, NULL) == -1);
+	munmap(m, page);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -613,11 +737,14 @@ int main(void)
 	test_ledger_release_watch();
 	test_ledger_bind_client();
 	test_ledger_files();
+	test_ledger_many_files();
 	test_ledger_channels();
 	test_ledger_handle_zero();
 	test_ledger_channel_dups();
 	test_sm_decisions();
 	test_sm_convergence();
 	test_scratch_params_cleared();
+	test_read_window();
+	test_write_changed();
 	return check_summary();
 }

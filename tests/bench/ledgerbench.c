@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledgerbench.c - the ledger's share of a call, in process, with many live
+ * objects and clients (issue #16): what the fake driver cannot show, since
+ * the fake itself slows down with every object it holds.
+ *
+ *   ledgerbench OBJECTS CLIENTS
+ *
+ * Fills the ledger with OBJECTS live 4 KiB allocations under one client and
+ * CLIENTS other clients, each on its own open file (a pipe: the ledger
+ * watches any file), then times, in ns per operation (median of rounds):
+ *   pair        the ledger's work for a 2 MiB pair: bind the client for the
+ *               charge (one kcmp), add, free;
+ *   new_client  a new client's: find or add its file, the bounded reconcile,
+ *               note the client, then free it and find its file again;
+ *   full_reap   one full reconcile (every watched client looked at);
+ *   engines     one count of video engines (a walk of the hardware list);
+ *   channels    one count of channels per GPU (the same list; what --sm
+ *               counts and lists every period under the session lock).
+ * Prints one line of key=value; asserts nothing about time.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger.h"
+
+#define H_CLIENT      0xc1d00001u
+#define H_DEVICE      0x5c000001u
+#define H_FILL_BASE   0x5d000000u
+#define H_MEM         0x5c001000u
+#define H_NEW_CLIENT  0xc1e00000u
+#define H_OTHER_BASE  0xc1f00000u
+#define FILL_BYTES    4096u
+#define PAIR_BYTES    (2u << 20)
+#define ROUNDS        9
+#define OPS_PER_ROUND 2000
+#define SLOW_OPS      20
+#define FD_HEADROOM   256u
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static bool any_engine(uint32_t cls, const void *arg)
+{
+	(void)cls;
+	(void)arg;
+	return true;
+}
+
+static int new_file(void)
+{
+	int p[2];
+
+	if (pipe(p) < 0) {
+		perror("ledgerbench: pipe");
+		exit(1);
+	}
+	close(p[1]);
+	return p[0];
+}
+
+static double time_pairs(struct ledger *l, int fd, int ops)
+{
+	uint64_t rel[GS_MAX_GPUS];
+	double t0 = now_ns();
+
+	for (int i = 0; i < ops; i++) {
+		(void)ledger_bind_client(l, H_CLIENT, fd, rel);
+		(void)ledger_add(l, H_CLIENT, H_DEVICE, H_MEM, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU,
+		                 PAIR_BYTES);
+		ledger_free(l, H_CLIENT, H_MEM, rel);
+	}
+	return (now_ns() - t0) / ops;
+}
+
+static void reap_some(struct ledger *l)
+{
+	uint64_t rel[GS_MAX_GPUS] = { 0 };
+	struct ledger_owner owner;
+
+	while (ledger_reap_dead_client_within(l, LEDGER_REAP_SOME, rel, &owner))
+		;
+}
+
+static double time_new_clients(struct ledger *l, int ops)
+{
+	uint64_t rel[GS_MAX_GPUS];
+	double t = 0;
+
+	for (int i = 0; i < ops; i++) {
+		int fd = new_file();
+		double t0 = now_ns();
+		(void)ledger_file_of(l, fd);
+		reap_some(l);
+		(void)ledger_note_client(l, H_NEW_CLIENT, fd);
+		ledger_free(l, H_NEW_CLIENT, H_NEW_CLIENT, rel);
+		(void)ledger_file_of(l, fd);
+		t += now_ns() - t0;
+		close(fd);
+	}
+	return t / ops;
+}
+
+static void raise_fd_limit(unsigned need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
+		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: ledgerbench OBJECTS CLIENTS\n");
+		return 2;
+	}
+	unsigned objects = (unsigned)strtoul(argv[1], NULL, 0);
+	unsigned clients = (unsigned)strtoul(argv[2], NULL, 0);
+	double pair[ROUNDS], fresh[ROUNDS], reap[ROUNDS], eng[ROUNDS], chan[ROUNDS];
+	uint64_t rel[GS_MAX_GPUS] = { 0 };
+	uint32_t counts[GS_MAX_GPUS];
+	struct ledger l;
+
+	/* Each other client holds a file and the ledger a watch of it. */
+	raise_fd_limit(2 * clients + FD_HEADROOM);
+	if (ledger_init(&l) < 0)
+		return 1;
+	int fd = new_file();
+	ledger_note_client(&l, H_CLIENT, fd);
+	ledger_add(&l, H_CLIENT, H_CLIENT, H_DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	for (unsigned i = 0; i < objects; i++)
+		if (ledger_add(&l, H_CLIENT, H_DEVICE, H_FILL_BASE + i, RM_CLASS_VIDMEM, 0x40,
+		               LEDGER_NO_GPU, FILL_BYTES) < 0)
+			return 1;
+	for (unsigned k = 0; k < clients; k++) {
+		int cfd = new_file();
+		(void)ledger_file_of(&l, cfd);
+		ledger_note_client(&l, H_OTHER_BASE + k, cfd);
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		pair[r] = time_pairs(&l, fd, OPS_PER_ROUND);
+		fresh[r] = time_new_clients(&l, SLOW_OPS);
+		double t0 = now_ns();
+		(void)ledger_reap_dead_clients(&l, rel);
+		reap[r] = now_ns() - t0;
+		t0 = now_ns();
+		(void)ledger_count_engines(&l, any_engine, NULL);
+		eng[r] = now_ns() - t0;
+		t0 = now_ns();
+		ledger_count_channels(&l, counts);
+		chan[r] = now_ns() - t0;
+	}
+	printf("objects=%u clients=%u live=%u pair_ns=%.0f new_client_ns=%.0f full_reap_ns=%.0f "
+	       "engines_ns=%.0f channels_ns=%.0f\n",
+	       objects, clients, ledger_live_objects(&l), median(pair, ROUNDS), median(fresh, ROUNDS),
+	       median(reap, ROUNDS), median(eng, ROUNDS), median(chan, ROUNDS));
+	ledger_fini(&l);
+	return 0;
+}
