@@ -34,6 +34,16 @@ ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS) $(E
 # EXTRA_*: what `make tsan` adds to every compile and link line.
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
+# libdw (elfutils) symbolizes the call stacks of refusals (stack.c); a
+# build without it has none, and --version says so. CI has it
+# (scripts/install-deps.sh); GS_NO_LIBDW=1 builds without it.
+ifeq ($(GS_NO_LIBDW),)
+GS_HAVE_LIBDW := $(shell pkg-config --exists libdw && echo 1)
+endif
+ifeq ($(GS_HAVE_LIBDW),1)
+GS_CPPFLAGS += -DGS_HAVE_LIBDW $(shell pkg-config --cflags libdw)
+LDLIBS  += $(shell pkg-config --libs libdw)
+endif
 
 # One line per layer, bottom up (docs/hacking.md, Layers).
 SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
@@ -47,7 +57,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
-                   supervisor/core/filter.c \
+                   supervisor/core/filter.c supervisor/core/stack.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \

@@ -5,7 +5,8 @@
 set -eu
 # runc, crun, busybox-static, jq: tests/agent/run.sh runs containers under
 # `gpusandbox agent` with both runtimes, on a busybox rootfs.
-PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 man-db runc crun busybox-static jq"
+# libdw-dev: the call stacks of refused calls are symbolized with libdw.
+PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 man-db runc crun busybox-static jq"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -61,6 +61,9 @@ struct options {
 	const char     *driver_abi;     /* --driver-abi, or NULL: strict */
 	struct gs_contain contain;      /* --user, --group, --groups, --hide */
 	struct gs_audit_labels labels;  /* --label KEY=VALUE, for the start record */
+	enum gs_audit_level audit_level; /* --audit-level */
+	bool            audit_stacks;   /* --audit-stacks on|off */
+	const char     *metrics_path;   /* --metrics-file, or NULL */
 };
 
 static const char usage_text[] =
@@ -109,7 +112,16 @@ static const char usage_text[] =
 	"                     (hash-chained: see 'gpusandbox audit verify';\n"
 	"                     not \"-\": the workload shares standard output)\n"
 	"  --audit-fd N       write the audit log to open descriptor N (3 or\n"
-	"                     above) instead; the workload never inherits it\n"	"  --label KEY=VALUE  a label for the audit log's start record (repeatable;\n"
+	"                     above) instead; the workload never inherits it\n"
+	"  --audit-level LEVEL  what the audit log records: refusals (the start,\n"
+	"                     every refusal, the end), standard (also calls passed\n"
+	"                     on unexamined, releases at file close or of 256 MiB\n"
+	"                     or more, and memory in use per GPU at most 4 times a\n"
+	"                     second; the default) or all (every decision)\n"
+	"  --audit-stacks on|off  record the user-space call stack of each refused\n"
+	"                     call (default on where built with libdw)\n"
+	"  --metrics-file FILE  write Prometheus text metrics to FILE (replaced\n"
+	"                     atomically, every second and at exit)\n"	"  --label KEY=VALUE  a label for the audit log's start record (repeatable;\n"
 	"                     KEY: a-z then a-z, 0-9, '_', '.', '-'; VALUE: UTF-8)\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
 	"                     controls, and video engine caps from FILE (see\n"
@@ -208,12 +220,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 	       /* Containment (issue #17). */
 	       OPT_USER, OPT_GROUP, OPT_SUPP_GROUPS, OPT_HIDE, OPT_ALLOW_MPS,
 	       /* Issue #15. */
-	       OPT_LABEL };
+	       OPT_LABEL, OPT_AUDIT_LEVEL, OPT_AUDIT_STACKS, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
 		{ "audit-fd", required_argument, NULL, OPT_AUDIT_FD },
 		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "audit-level", required_argument, NULL, OPT_AUDIT_LEVEL },
+		{ "audit-stacks", required_argument, NULL, OPT_AUDIT_STACKS },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -244,6 +259,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->audit_fd = -1;
+	o->audit_level = GS_AUDIT_LEVEL_STANDARD;
+	o->audit_stacks = true;
 	gs_quota_init(&o->quota);
 	gs_rules_default(&o->rules);
 	opterr = 0;
@@ -285,6 +302,18 @@ static void parse_options(int argc, char **argv, struct options *o)
 				gs_die_usage("invalid --audit-fd '%s' (an open descriptor, 3 or above)", optarg);
 			o->audit_path = NULL; /* over the policy file's audit-log */
 			audit_seen |= 2;
+			break;
+		case OPT_AUDIT_LEVEL:
+			if (gs_audit_level_parse(optarg, &o->audit_level) < 0)
+				gs_die_usage("invalid --audit-level '%s' (refusals, standard or all)", optarg);
+			break;
+		case OPT_AUDIT_STACKS:
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				gs_die_usage("invalid --audit-stacks '%s' (on or off)", optarg);
+			o->audit_stacks = strcmp(optarg, "on") == 0;
+			break;
+		case OPT_METRICS:
+			o->metrics_path = optarg;
 			break;
 		case OPT_LABEL: {
 			const char *why;
@@ -569,6 +598,8 @@ int main(int argc, char **argv)
 		if ((o.audit_path ? gs_audit_open(&audit, o.audit_path, id, &err)
 		                  : gs_audit_open_fd(&audit, o.audit_fd, id, &err)) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
+		audit.level = o.audit_level;
+		cfg.stacks = o.audit_stacks;
 		cfg.audit = &audit;
 		cfg.id = audit.sandbox_id;
 	}
@@ -609,6 +640,7 @@ int main(int argc, char **argv)
 	const struct gs_audit_start start = {
 		.child = child.command_pid > 0 ? child.command_pid : child.pid, .argv = o.argv,
 		.quota = &o.quota, .rules = &o.rules, .driver = &driver, .labels = &o.labels,
+		.stacks = sb.stacks,
 	};
 	if (cfg.audit && gs_audit_start(&audit, &start) < 0)
 		sb.audit_failed = true;
