@@ -35,6 +35,7 @@
 #include "agent_sandbox.h"
 #include "executor.h"
 #include "gpu_uuid.h"
+#include "metrics.h"
 #include "runner.h"
 #include "session.h"
 
@@ -500,4 +501,30 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	}
 	h->listener = -1;
 	return 0;
+}
+
+/* Every GS_METRICS_INTERVAL_MS: each container's usage records that are
+ * due, and the metrics file of all of them (snapshots under the agent
+ * lock, so no container is freed meanwhile; written after it). */
+int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err)
+{
+	struct gs_metrics_snap *snaps = NULL;
+	unsigned n = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (metrics_path)
+		snaps = calloc(a->n_containers ? a->n_containers : 1, sizeof(*snaps));
+	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
+		if (c->audited && gs_audit_tick(&c->audit) < 0)
+			c->sb.audit_failed = true;
+		if (snaps)
+			gs_metrics_snapshot(&snaps[n++], &c->sb, c->id);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (metrics_path)
+		rc = snaps ? gs_metrics_write(metrics_path, snaps, n, err)
+		           : gs_fail(err, ENOMEM, "--metrics-file %s", metrics_path);
+	free(snaps);
+	return rc;
 }

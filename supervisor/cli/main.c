@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "filter.h"
 #include "gpu_uuid.h"
 #include "learn.h"
+#include "metrics.h"
 #include "quota.h"
 #include "runner.h"
 #include "session.h"
@@ -455,6 +457,53 @@ static int exit_code_of(int status)
 	return GS_EXIT_ERROR;
 }
 
+/* --metrics-file: the sandbox's figures now. A failed write is said once
+ * and does not stop the workload: metrics are not the audit log. */
+static void write_metrics(struct gs_session *sb, const char *path)
+{
+	static struct gs_metrics_snap snap; /* about 7 KiB */
+	static bool warned;
+	struct gs_error err = { 0 };
+	char buf[ERR_BUF];
+
+	if (!path)
+		return;
+	gs_metrics_snapshot(&snap, sb, NULL);
+	if (gs_metrics_write(path, &snap, 1, &err) < 0 && !warned) {
+		warned = true;
+		gs_error_text(&err, buf, sizeof(buf));
+		fprintf(stderr, "gpusandbox: warning: %s\n", buf);
+	}
+}
+
+/* Waits for a signal, doing every GS_METRICS_INTERVAL_MS what is due: the
+ * usage records the audit level holds back, and the metrics file. Returns
+ * read(2)'s result on sfd. */
+static ssize_t read_signal_ticking(int sfd, struct signalfd_siginfo *si, struct gs_session *sb,
+                                   const char *metrics_path)
+{
+	const bool ticking = metrics_path || sb->audit;
+	static uint64_t next_tick;
+	const uint64_t interval = (uint64_t)GS_METRICS_INTERVAL_MS * 1000000ull;
+
+	for (;;) {
+		uint64_t now = gs_monotonic_ns();
+		struct pollfd p = { sfd, POLLIN, 0 };
+
+		if (!next_tick)
+			next_tick = now + interval;
+		if (ticking && now >= next_tick) {
+			if (sb->audit && gs_audit_tick(sb->audit) < 0)
+				sb->audit_failed = true;
+			write_metrics(sb, metrics_path);
+			next_tick = now + interval;
+		}
+		int wait_ms = ticking ? (int)((next_tick - now) / 1000000ull) + 1 : -1;
+		if (poll(&p, 1, wait_ms) > 0)
+			return read(sfd, si, sizeof(*si));
+	}
+}
+
 static void report(const struct gs_error *err, struct gs_audit *audit)
 {
 	char buf[ERR_BUF];
@@ -603,6 +652,10 @@ int main(int argc, char **argv)
 		cfg.audit = &audit;
 		cfg.id = audit.sandbox_id;
 	}
+	/* The metrics file's place is checked now (a file with no samples),
+	 * so that a bad path is our error before anything runs. */
+	if (o.metrics_path && gs_metrics_write(o.metrics_path, NULL, 0, &err) < 0)
+		return report(&err, &audit), GS_EXIT_ERROR;
 	if (block_signals(&sigs) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
 		gs_fail(&err, errno, "setting up signal handling");
 		return report(&err, &audit), GS_EXIT_ERROR;
@@ -662,7 +715,7 @@ int main(int argc, char **argv)
 	 * listener. */
 	while (!child_done) {
 		struct signalfd_siginfo si;
-		ssize_t n = read(sfd, &si, sizeof(si));
+		ssize_t n = read_signal_ticking(sfd, &si, &sb, o.metrics_path);
 
 		if (n != (ssize_t)sizeof(si)) {
 			if (n < 0 && errno == EINTR)
@@ -699,6 +752,7 @@ int main(int argc, char **argv)
 			(void)save_learned(o.learn_path, learn, &audit);
 		gs_session_reconcile(&sb);
 		gs_session_summarize(&sb, -1, SIGKILL);
+		write_metrics(&sb, o.metrics_path);
 		(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 		gs_session_fini(&sb);
 		gs_audit_close(&audit);
@@ -717,6 +771,7 @@ int main(int argc, char **argv)
 		code = GS_EXIT_ERROR;
 	gs_session_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	write_metrics(&sb, o.metrics_path);
 	/* Even without --audit-log: why the workload saw out-of-memory. */
 	(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 	gs_session_fini(&sb);

@@ -299,9 +299,10 @@ else
 	bad "gpus-unknown-uuid" "exit $rc: $(head -c 300 "$T/err")"
 fi
 
-# A decision record carries every field the issue asks for (fake driver).
+# A decision record carries every field the issue asks for (fake driver);
+# --audit-level all, so that allowed calls are written too.
 if [ -x build/tests/adv/static_raw ]; then
-	tests/fakedrv/with-fake-nvidia --vidmem 16g -- "$B" --mem 1g --audit-log "$T/a3.jsonl" -- \
+	tests/fakedrv/with-fake-nvidia --vidmem 16g -- "$B" --mem 1g --audit-level all --audit-log "$T/a3.jsonl" -- \
 		build/tests/adv/static_raw >"$T/out" 2>"$T/err"
 	rc=$?
 	if [ "$rc" -eq 125 ]; then
@@ -318,6 +319,7 @@ for r in d:
     assert not miss, f"missing {miss} in {r}"
 deny = [r for r in d if r["verdict"] == "deny"]
 assert deny and all(r["nv_status"] == "0x51" for r in deny), "no deny with 0x51"
+assert [r for r in d if r["verdict"] == "allow"], "no allowed decision at --audit-level all"
 assert all(r["usage_after"] <= r["quota"] for r in d), "usage over quota"
 s = recs[-2]
 assert s["event"] == "summary" and 0 < s["peak"]["0"] <= 1 << 30, s
@@ -336,7 +338,8 @@ python3 - "$T/start.jsonl" "$(hostname)" "$("$B" --version | grep -oE '[0-9]+\.[
 	2>"$T/py" <<'PY' && ok "start-record-policy" || bad "start-record-policy" "$(tail -1 "$T/py")"
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
-assert r["event"] == "start" and r["schema"] == 2, r
+assert r["event"] == "start" and r["schema"] == 3, r
+assert r["level"] == "standard" and isinstance(r["stacks"], bool), r
 assert r["host"] == sys.argv[2] and r["version"] == sys.argv[3], (r["host"], r["version"])
 assert r["labels"] == {"team": "ml", "run.id": "t 42", "empty": ""}, r["labels"]
 p = r["policy"]
