@@ -7,9 +7,10 @@
  * and up to GS_STACK_WINDOW bytes of its stack from there with
  * process_vm_readv. A child of the supervisor then unwinds that copy with
  * libdw, by the CFI of the binaries the thread has mapped (opened
- * read-only under /proc/TID/root), and names each frame; the child runs
- * under a seccomp filter that leaves it reading files and writing its one
- * pipe, and is killed past GS_STACK_TIMEOUT_MS. Nothing here is decided
+ * read-only in the workload's root), and names each frame; the child
+ * closes every descriptor but its pipe, enters the workload's root
+ * (chroot), runs under a seccomp filter that leaves it reading files and
+ * writing that pipe, and is killed past GS_STACK_TIMEOUT_MS. Nothing here is decided
  * upon: the frames are the workload's data, recorded as text.
  */
 #define _GNU_SOURCE
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +66,8 @@ void gs_stack_read(pid_t tid, struct gs_stack *out)
 #define SYSCALL_PC 8
 /* The child's CPU time: the timeout kills it sooner, this is a backstop. */
 #define CHILD_CPU_SECONDS 1
+/* Descriptors closed one by one where close_range(2) is missing (5.9). */
+#define GS_STACK_MAX_FD 4096
 
 /* The stack pointer's DWARF register number. */
 #if defined(__x86_64__)
@@ -155,7 +159,9 @@ static int copy_stack(struct unwind *u)
 
 /* ---- the child --------------------------------------------------------------- */
 
-static pid_t child_tid;
+/* Where the workload's files are: "" once the child is in the workload's
+ * root (chroot), else "/proc/TID/root". */
+static char child_root[PATH_BUF];
 
 /* The workload's binaries, as it sees them (its root), opened read-only
  * and only if regular files: a FIFO would block the unwinder. */
@@ -167,8 +173,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	int fd;
 
 	(void)mod, (void)userdata, (void)base, (void)elfp;
-	if (name[0] != '/' || snprintf(path, sizeof(path), "/proc/%d/root%s", (int)child_tid, name) >=
-	                      (int)sizeof(path))
+	if (name[0] != '/' || snprintf(path, sizeof(path), "%s%s", child_root, name) >= (int)sizeof(path))
 		return -1;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -343,6 +348,26 @@ static int confine(int wfd)
 	return rc;
 }
 
+/* The child holds nothing of the supervisor's but its pipe, and sees only
+ * the workload's files: a bug in parsing a hostile ELF then reaches no
+ * more than the workload already has. The maps are read first, from the
+ * supervisor's /proc. Without CAP_SYS_CHROOT the files are reached
+ * through /proc/TID/root instead. */
+static void enter_workload_root(struct unwind *u, int wfd)
+{
+	char root[PATH_BUF];
+
+	if (syscall(SYS_close_range, 0, wfd - 1, 0) < 0 || syscall(SYS_close_range, wfd + 1, ~0u, 0) < 0)
+		for (int fd = 0; fd < GS_STACK_MAX_FD; fd++)
+			if (fd != wfd)
+				(void)close(fd);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)u->tid);
+	if (chdir(root) == 0 && chroot(".") == 0 && chdir("/") == 0)
+		child_root[0] = '\0';
+	else
+		snprintf(child_root, sizeof(child_root), "%s", root);
+}
+
 static _Noreturn void unwind_child(struct unwind *u, int wfd)
 {
 	static const Dwfl_Callbacks callbacks = {
@@ -354,13 +379,12 @@ static _Noreturn void unwind_child(struct unwind *u, int wfd)
 	};
 	const struct rlimit cpu = { CHILD_CPU_SECONDS, CHILD_CPU_SECONDS };
 
-	child_tid = u->tid;
 	memset(&u->msg, 0, sizeof(u->msg));
 	u->msg.err = STACK_CHILD;
 	(void)setrlimit(RLIMIT_CPU, &cpu);
 	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	if (confine(wfd) == 0 && (u->dwfl = dwfl_begin(&callbacks)) &&
-	    dwfl_linux_proc_report(u->dwfl, u->tid) == 0 && dwfl_report_end(u->dwfl, NULL, NULL) == 0 &&
+	if ((u->dwfl = dwfl_begin(&callbacks)) && dwfl_linux_proc_report(u->dwfl, u->tid) == 0 &&
+	    (enter_workload_root(u, wfd), confine(wfd) == 0) && dwfl_report_end(u->dwfl, NULL, NULL) == 0 &&
 	    dwfl_attach_state(u->dwfl, NULL, u->tid, &thread_callbacks, u)) {
 		(void)dwfl_getthread_frames(u->dwfl, u->tid, on_frame, u);
 		/* CFI gave the syscall's wrapper at most: try the frame pointers. */

@@ -47,7 +47,7 @@ TESTS=(
 	"after-seal|1|after the seal"
 	"forged-sandbox|0|verified: 5 sandboxes"
 )
-# Cases run below the table: head, head-rewrite, retry, levels, stacks, usage.
+# Cases run below the table: head, head-rewrite, retry, levels, stacks, stack-hostile, usage.
 
 harness_probe_or_skip "$@"
 
@@ -262,6 +262,37 @@ PY
 		[ "$vrc" = 0 ] && pass stacks || fail stacks "verify exit $vrc: $vout"
 	else
 		fail stacks "$(tail -1 "$tmp/stacks.py") $(tail -c 300 "$tmp/stack-on.err")"
+	fi
+fi
+
+# ---- a forged stack -----------------------------------------------------------------
+# stack_hostile makes a refused call with its stack and frame pointers in a
+# buffer of cycles, stray code addresses and junk, then a refused
+# allocation from its ordinary stack. Both refusals are recorded (the first
+# with at most 16 frames or a stack_error), the second's stack names main:
+# the unwinder survived the first.
+if selected stack-hostile "$@" && "$GPUSANDBOX" --version | grep -q 'call stacks of refusals.*: yes'; then
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$tmp/hostile.jsonl" -- \
+		build/tests/audit/stack_hostile >"$tmp/hostile.out" 2>"$tmp/hostile.err"
+	if grep -qx 'skip=1' "$tmp/hostile.out"; then
+		echo "SKIP stack-hostile: not x86-64"
+	elif grep -qx 'hostile=EINVAL ordinary=NO_MEMORY' "$tmp/hostile.out" &&
+		python3 - "$tmp/hostile.jsonl" 2>"$tmp/hostile.py" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+ref = [r for r in recs if r["event"] == "decision" and r["verdict"] == "refuse"]
+deny = [r for r in recs if r["event"] == "decision" and r["verdict"] == "deny"]
+assert len(ref) == 1 and len(deny) == 1, (ref, deny)
+h = ref[0]
+assert ("stack" in h) != ("stack_error" in h), h
+assert "stack_error" in h or (len(h["stack"]) <= 16 and all(isinstance(f, str) for f in h["stack"])), h
+assert any(f.startswith("main+") for f in deny[0]["stack"]), deny[0]
+PY
+	then
+		verify "$tmp/hostile.jsonl"
+		[ "$vrc" = 0 ] && pass stack-hostile || fail stack-hostile "verify exit $vrc: $vout"
+	else
+		fail stack-hostile "$(cat "$tmp/hostile.out") $(tail -1 "$tmp/hostile.py" 2>/dev/null) $(tail -c 300 "$tmp/hostile.err")"
 	fi
 fi
 
