@@ -353,6 +353,8 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
 	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
 		return -1;
+	if (c->policy.has_audit_level)
+		c->audit.level = c->policy.audit_level;
 	c->audited = true;
 	c->sb.audit = &c->audit;
 	/* The start record names the container's init and id. */

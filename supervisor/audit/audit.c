@@ -39,28 +39,6 @@ const char *gs_verdict_name(enum gs_verdict v)
 	return "unknown";
 }
 
-static const char *const level_names[] = {
-	[GS_AUDIT_LEVEL_REFUSALS] = "refusals",
-	[GS_AUDIT_LEVEL_STANDARD] = "standard",
-	[GS_AUDIT_LEVEL_ALL] = "all",
-};
-
-int gs_audit_level_parse(const char *s, enum gs_audit_level *level)
-{
-	for (unsigned i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
-		if (strcmp(s, level_names[i]) == 0) {
-			*level = (enum gs_audit_level)i;
-			return 0;
-		}
-	return -1;
-}
-
-const char *gs_audit_level_name(enum gs_audit_level level)
-{
-	return (unsigned)level < sizeof(level_names) / sizeof(level_names[0]) ? level_names[level]
-	                                                                       : "unknown";
-}
-
 /* DENY is the verdict of a limit (verdict.c: the memory quota and the
  * counted resources); REFUSE that of the allowlist and the sandbox's own
  * rules. An allowed call the driver failed is the driver's outcome, and its

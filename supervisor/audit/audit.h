@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "audit_policy.h"
+#include "policy.h"
 #include "gs_error.h"
 #include "quota.h"
 #include "driver.h"
@@ -79,12 +80,9 @@ struct gs_audit_repeat {
  *   in use changed, at most one per GS_AUDIT_USAGE_INTERVAL_NS;
  * - ALL: every decision, as before schema 3.
  * The chain covers what is written, whatever the level. */
-enum gs_audit_level { GS_AUDIT_LEVEL_REFUSALS, GS_AUDIT_LEVEL_STANDARD, GS_AUDIT_LEVEL_ALL };
+/* (enum gs_audit_level and its names are in policy.h, with its key.) */
 #define GS_AUDIT_RELEASE_BYTES (256ull << 20)
 #define GS_AUDIT_USAGE_INTERVAL_NS 250000000ull /* 4 per second per GPU */
-/* "refusals", "standard", "all": 0, or -1 for another word. */
-int gs_audit_level_parse(const char *s, enum gs_audit_level *level);
-const char *gs_audit_level_name(enum gs_audit_level level);
 
 /* Video memory in use on one GPU, as the decisions report it, for the
  * usage records: the value last written and the one not yet written. */

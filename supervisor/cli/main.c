@@ -208,6 +208,10 @@ static void load_policy(struct options *o, const char *path)
 		snprintf(o->policy_audit_path, sizeof(o->policy_audit_path), "%s", p->audit_log);
 		o->audit_path = o->policy_audit_path;
 	}
+	if (p->has_audit_level)
+		o->audit_level = p->audit_level;
+	if (p->has_audit_stacks)
+		o->audit_stacks = p->audit_stacks;
 	free(p);
 }
 
@@ -310,9 +314,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 				gs_die_usage("invalid --audit-level '%s' (refusals, standard or all)", optarg);
 			break;
 		case OPT_AUDIT_STACKS:
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+			if (gs_parse_on_off(optarg, &o->audit_stacks) < 0)
 				gs_die_usage("invalid --audit-stacks '%s' (on or off)", optarg);
-			o->audit_stacks = strcmp(optarg, "on") == 0;
 			break;
 		case OPT_METRICS:
 			o->metrics_path = optarg;
@@ -542,7 +545,8 @@ static int save_learned(const char *path, const struct gs_learn *l, struct gs_au
  * effective policy and what in it cannot take effect. Nothing runs. */
 static int check_only(const struct options *o)
 {
-	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path };
+	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path,
+		                           o->audit_level, o->audit_stacks };
 	unsigned warnings;
 
 	gs_check_print(stdout, &in);

@@ -40,6 +40,9 @@ expect audit-level-bad 125 "^gpusandbox: invalid --audit-level 'most' \(refusals
 	"$B" --audit-level most -- true
 expect audit-stacks-bad 125 "^gpusandbox: invalid --audit-stacks 'yes' \(on or off\)$" "$B" --audit-stacks yes -- true
 expect audit-level-ok 0 "" "$B" --audit-level refusals --audit-stacks off -- true
+printf 'audit-stacks = yes\n' >"$T/stacks.policy"
+expect policy-audit-stacks-bad 125 "^$T/stacks.policy:1:16: error: invalid audit-stacks 'yes' \(on or off\)$" \
+	"$B" --policy "$T/stacks.policy" -- true
 
 # --- units ---
 expect mem-bytes-suggests-mib 125 "^gpusandbox: --mem: '4096' is 4.00 KiB, too small to hold a CUDA context .*did you mean 4096m\?$" \

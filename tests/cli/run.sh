@@ -350,6 +350,17 @@ assert p["engines"]["video.decoders"] == 0 and p["engines"]["video.encoders"] is
 assert p["groups"] == ["compute", "memory", "video"], p["groups"]
 assert p["gpus"] is None and p["managed"] == "allow-unaccounted" and p["sm"] is None, p
 PY
+# audit-level and audit-stacks from the policy file; the command line wins.
+printf 'audit-level = all\naudit-stacks = off\n' >"$T/level.policy"
+expect_status "policy-audit-level" 0 "$B" --policy "$T/level.policy" --audit-log "$T/lv1.jsonl" -- true
+expect_status "policy-audit-level-override" 0 "$B" --policy "$T/level.policy" --audit-level refusals \
+	--audit-stacks on --audit-log "$T/lv2.jsonl" -- true
+python3 - "$T/lv1.jsonl" "$T/lv2.jsonl" 2>"$T/py" <<'PY' && ok "policy-audit-level-start" || bad "policy-audit-level-start" "$(tail -1 "$T/py")"
+import json, sys
+a, b = (json.loads(open(f).readline()) for f in sys.argv[1:3])
+assert a["level"] == "all" and a["stacks"] is False, a
+assert b["level"] == "refusals", b
+PY
 expect_status "label-bad-key-125" 125 "$B" --label Team=x -- sh -c "touch $T/label-ran"
 grep -q "invalid --label 'Team=x': the key must be" "$T/err" && [ ! -e "$T/label-ran" ] &&
 	ok "label-bad-key-message" || bad "label-bad-key-message" "$(cat "$T/err")"
