@@ -192,6 +192,11 @@ tsan:
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).
 STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic -pthread
+# libdw and what it decompresses with (pkg-config --static libdw), when
+# the build has it: the device machine may lack elfutils.
+ifeq ($(GS_HAVE_LIBDW),1)
+STATIC_LIBS := -Wl,-Bstatic -ldw -lelf -lbz2 -lz -llzma $(STATIC_LIBS)
+endif
 $(BUILD)/gpusandbox-static: $(BUILD)/supervisor/cli/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)
 
