@@ -30,6 +30,7 @@ TESTS=(
 	"end|at exit: peak, refusals by reason and decisions against the program's and the fake's counts"
 	"channels|channel counts and quota against the fake's"
 	"bad-path|a metrics file that cannot be written is an error before anything runs"
+	"share|--sm 50: the target, and the achieved share the audit summary gives"
 )
 
 # ---- the checker can fail ----------------------------------------------------------
@@ -157,6 +158,23 @@ if selected bad-path "$@"; then
 	rc=$?
 	[ "$rc" = 125 ] && [ ! -e "$tmp/ran" ] && grep -q -- "--metrics-file" "$tmp/bad.err" &&
 		pass bad-path || fail bad-path "exit $rc: $(cat "$tmp/bad.err")"
+fi
+
+# ---- the compute share: sm_workload under --sm 50 (tests/sm's program) -------------
+if selected share "$@"; then
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --busy-lag-ms 1 -- "$GPUSANDBOX" --user root --sm 50 \
+		--audit-log "$tmp/sm.jsonl" --metrics-file "$tmp/sm.prom" -- build/tests/sm/sm_workload steady 3500 2500 \
+		>"$tmp/sm.out" 2>"$tmp/sm.err"
+	rc=$?
+	target=$(value gpusandbox_compute_share_target_ratio 'sandbox="[0-9a-f]*"' "$tmp/sm.prom")
+	ach=$(value gpusandbox_compute_share_achieved_ratio 'sandbox="[0-9a-f]*",gpu="0"' "$tmp/sm.prom")
+	want=$(grep '"event":"summary"' "$tmp/sm.jsonl" | grep -oE '"achieved_share":[0-9.]+' | cut -d: -f2)
+	chk=$(python3 "$CHECK" "$tmp/sm.prom")
+	if [ "$rc" = 0 ] && [ "$target" = 0.5000 ] && [ -n "$want" ] && [ "$ach" = "$want" ] && [[ $chk == ok* ]]; then
+		pass share
+	else
+		fail share "exit $rc target=$target achieved=$ach summary=$want check: $chk $(tail -c 200 "$tmp/sm.err")"
+	fi
 fi
 
 harness_summary
