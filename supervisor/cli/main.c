@@ -601,7 +601,7 @@ int main(int argc, char **argv)
 	/* Before anything else reads the environment or the workload exists. */
 	gs_driver_nodes_init();
 	parse_options(argc, argv, &o);
-	if (gs_check_output_paths(o.audit_path, o.learn_path, o.trace_output, &err) < 0)
+	if (gs_check_output_paths(o.audit_path, o.learn_path, o.trace_output, o.metrics_path, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	if (o.check)
 		return check_only(&o);

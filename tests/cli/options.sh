@@ -40,6 +40,8 @@ expect audit-level-bad 125 "^gpusandbox: invalid --audit-level 'most' \(refusals
 	"$B" --audit-level most -- true
 expect audit-stacks-bad 125 "^gpusandbox: invalid --audit-stacks 'yes' \(on or off\)$" "$B" --audit-stacks yes -- true
 expect audit-level-ok 0 "" "$B" --audit-level refusals --audit-stacks off -- true
+expect metrics-same-as-audit 125 "^gpusandbox: --audit-log and --metrics-file name the same file \($T/same\): one would overwrite the other$" \
+	"$B" --audit-log "$T/same" --metrics-file "$T/same" -- true
 printf 'audit-stacks = yes\n' >"$T/stacks.policy"
 expect policy-audit-stacks-bad 125 "^$T/stacks.policy:1:16: error: invalid audit-stacks 'yes' \(on or off\)$" \
 	"$B" --policy "$T/stacks.policy" -- true
