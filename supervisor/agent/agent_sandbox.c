@@ -38,6 +38,7 @@
 #include "metrics.h"
 #include "runner.h"
 #include "session.h"
+#include "stack.h"
 
 
 #define POLICY_SUFFIX ".policy"
@@ -357,10 +358,12 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 		c->audit.level = c->policy.audit_level;
 	c->audited = true;
 	c->sb.audit = &c->audit;
+	/* Refusals carry their call stacks unless the policy turns them off. */
+	c->sb.stacks = (!c->policy.has_audit_stacks || c->policy.audit_stacks) && gs_stack_available();
 	/* The start record names the container's init and id. */
 	const struct gs_audit_start start = {
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
-		.driver = &a->driver,
+		.driver = &a->driver, .stacks = c->sb.stacks,
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");

@@ -15,7 +15,8 @@
 #
 #   quota-R           static_raw in a container: the fake's peak stays at 1 GiB;
 #                     the container's audit log ends with a summary in which
-#                     every charge was released
+#                     every charge was released, and its refusal's call
+#                     stack (read in the container's root) names main
 #   exec-R            init holds 768 MiB; `R exec` static_raw gets 256 MiB more
 #                     at most (one sandbox, one quota for both)
 #   noagent-R         profile names a socket nobody serves: the container is
@@ -332,8 +333,9 @@ judge() {  # judge NAME RUNTIME
 		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] &&
 			[ "$(val "$dir/container.out" realloc)" = 0x0 ] &&
 			grep -q '"event":"start"' "$dir/gs-$name.jsonl" 2>/dev/null &&
-			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$dir/gs-$name.jsonl" ||
-			why=${why:-"rc=$rc nomem=$nomem realloc=$(val "$dir/container.out" realloc), or no audit log"} ;;
+			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$dir/gs-$name.jsonl" &&
+			grep '"verdict":"deny"' "$dir/gs-$name.jsonl" | grep -q '"stack":\[[^]]*"main+0x' ||
+			why=${why:-"rc=$rc nomem=$nomem realloc=$(val "$dir/container.out" realloc), or no audit log, or no stack naming main in its deny record"} ;;
 	baseline-quota-*)
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="attack did not exceed the quota: peak=$peak rc=$rc" ;;
 	exec-*)
