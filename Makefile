@@ -34,6 +34,16 @@ ALL_CFLAGS = $(GS_CPPFLAGS) $(GS_FORTIFY) $(CPPFLAGS) $(GS_CFLAGS) $(CFLAGS) $(E
 # EXTRA_*: what `make tsan` adds to every compile and link line.
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
+# libdw (elfutils) symbolizes the call stacks of refusals (stack.c); a
+# build without it has none, and --version says so. CI has it
+# (scripts/install-deps.sh); GS_NO_LIBDW=1 builds without it.
+ifeq ($(GS_NO_LIBDW),)
+GS_HAVE_LIBDW := $(shell pkg-config --exists libdw && echo 1)
+endif
+ifeq ($(GS_HAVE_LIBDW),1)
+GS_CPPFLAGS += -DGS_HAVE_LIBDW $(shell pkg-config --cflags libdw)
+LDLIBS  += $(shell pkg-config --libs libdw)
+endif
 
 # `gpusandbox audit VIEW`: the log reader and its views (review.h).
 REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervisor/audit/review_digest.c \
@@ -53,9 +63,9 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
-                   supervisor/core/ledger_files.c supervisor/core/filter.c \
+                   supervisor/core/ledger_files.c supervisor/core/filter.c supervisor/core/stack.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
-                   supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
+                   supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
                    supervisor/cli/main.c supervisor/cli/options.c supervisor/cli/envcheck.c \
@@ -203,6 +213,11 @@ tsan:
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).
 STATIC_LIBS := -Wl,-Bstatic -lseccomp -lcap -ljson-c -Wl,-Bdynamic -pthread
+# libdw and what it decompresses with (pkg-config --static libdw), when
+# the build has it: the device machine may lack elfutils.
+ifeq ($(GS_HAVE_LIBDW),1)
+STATIC_LIBS := -Wl,-Bstatic -ldw -lelf -lbz2 -lz -llzma $(STATIC_LIBS)
+endif
 $(BUILD)/gpusandbox-static: $(BUILD)/supervisor/cli/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LIBS)
 

@@ -307,6 +307,60 @@ static int key_audit_log(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static const char *const audit_level_names[] = {
+	[GS_AUDIT_LEVEL_REFUSALS] = "refusals",
+	[GS_AUDIT_LEVEL_STANDARD] = "standard",
+	[GS_AUDIT_LEVEL_ALL] = "all",
+};
+#define N_AUDIT_LEVELS (sizeof(audit_level_names) / sizeof(audit_level_names[0]))
+
+int gs_audit_level_parse(const char *s, enum gs_audit_level *level)
+{
+	for (unsigned i = 0; i < N_AUDIT_LEVELS; i++)
+		if (strcmp(s, audit_level_names[i]) == 0) {
+			*level = (enum gs_audit_level)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *gs_audit_level_name(enum gs_audit_level level)
+{
+	return (unsigned)level < N_AUDIT_LEVELS ? audit_level_names[level] : "unknown";
+}
+
+int gs_parse_on_off(const char *s, bool *on)
+{
+	if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0)
+		return -1;
+	*on = strcmp(s, "on") == 0;
+	return 0;
+}
+
+static int key_audit_level(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_audit_level_parse(v, &ps->p->audit_level) < 0)
+		return fail_at(ps, s->value_at, "invalid audit level '%s' (refusals, standard or all)", v);
+	ps->p->has_audit_level = true;
+	return 0;
+}
+
+static int key_audit_stacks(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_parse_on_off(v, &ps->p->audit_stacks) < 0)
+		return fail_at(ps, s->value_at, "invalid audit-stacks '%s' (on or off)", v);
+	ps->p->has_audit_stacks = true;
+	return 0;
+}
+
 static int key_user(struct parser *ps, const struct stmt *s)
 {
 	return value_str(ps, s, ps->p->user, sizeof(ps->p->user));
@@ -456,6 +510,8 @@ static const struct key_def keys[] = {
 	{ "active-channel-groups", key_active, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
+	{ "audit-level", key_audit_level, false },
+	{ "audit-stacks", key_audit_stacks, false },
 	{ "run-as.user", key_user, false },
 	{ "run-as.group", key_group, false },
 	{ "run-as.groups", key_supp_groups, false },

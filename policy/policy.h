@@ -27,6 +27,15 @@
 /* run-as.user, .group, .groups: a name or number, or a list of them. */
 #define GS_POLICY_ID_MAX 256u
 
+/* What the audit log records (--audit-level, audit-level; audit.h says
+ * what each level writes). STANDARD is the default. */
+enum gs_audit_level { GS_AUDIT_LEVEL_REFUSALS, GS_AUDIT_LEVEL_STANDARD, GS_AUDIT_LEVEL_ALL };
+/* "refusals", "standard", "all": 0, or -1 for another word. */
+int gs_audit_level_parse(const char *s, enum gs_audit_level *level);
+const char *gs_audit_level_name(enum gs_audit_level level);
+/* "on" or "off": 0, or -1 for another word. */
+int gs_parse_on_off(const char *s, bool *on);
+
 struct gs_policy {
 	struct gs_quota quota;
 	struct gs_rules rules;
@@ -37,6 +46,9 @@ struct gs_policy {
 	const struct gs_rm_abi *abi;
 	bool            has_audit_log;
 	char            audit_log[PATH_MAX];
+	bool            has_audit_level, has_audit_stacks;
+	enum gs_audit_level audit_level;
+	bool            audit_stacks;
 	/* Who the workload runs as (--user, --group, --groups); "" unset.
 	 * Resolved by the launcher (contain.c), not here. */
 	char            user[GS_POLICY_ID_MAX];

@@ -7,7 +7,8 @@ set -eu
 # `gpusandbox agent` with both runtimes, on a busybox rootfs.
 # chromium: tests/audit-review/run.sh renders `gpusandbox audit plot`'s SVG
 # to PNG headless, to check what a reviewer sees.
-PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 man-db runc crun busybox-static jq chromium"
+# libdw-dev: the call stacks of refused calls are symbolized with libdw.
+PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 man-db runc crun busybox-static jq chromium"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -55,6 +55,7 @@ run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh
 run_tier audit-chain tests/audit/run.sh
+run_tier metrics tests/metrics/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy
 run_tier fuzz-decode build/tests/fuzz/decode_replay tests/fuzz/corpus/decode/*
 run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/*

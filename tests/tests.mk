@@ -103,3 +103,20 @@ $(TESTS_ADV_FORGE): tests/adv/audit_forge.c supervisor/audit/sha256.c supervisor
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) -Isupervisor/audit $(LDFLAGS) -o $@ $< supervisor/audit/sha256.c \
 		$(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+# tests/audit's programs: a known call chain (compiled -O0 -g with frame
+# pointers, so its refusal's stack names each function) and an
+# allocation loop for the record counts and the per-call cost.
+TESTS_AUDIT_BINS := $(TESTS_BUILD)/audit/stack_chain $(TESTS_BUILD)/audit/alloc_loop \
+                    $(TESTS_BUILD)/audit/stack_hostile
+TEST_CLIENT_BINS += $(TESTS_AUDIT_BINS)
+$(TESTS_BUILD)/audit/stack_chain: tests/audit/stack_chain.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -O0 -g -fno-omit-frame-pointer -fno-inline $(LDFLAGS) -o $@ $< \
+		$(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+$(TESTS_BUILD)/audit/stack_hostile: tests/audit/stack_hostile.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+$(TESTS_BUILD)/audit/alloc_loop: tests/audit/alloc_loop.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)

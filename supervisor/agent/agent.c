@@ -39,6 +39,7 @@
 #include "cmd_usage.h"
 #include "gpusandbox.h"
 #include "launch.h"
+#include "metrics.h"
 #include "profile.h"
 
 #define LISTEN_BACKLOG 128
@@ -47,7 +48,7 @@
 
 static const char agent_usage[] =
 	"Usage: gpusandbox agent --socket PATH [--policy FILE] [--policy-dir DIR]\n"
-	"                        [--audit-dir DIR] [--driver-abi ABI]\n"
+	"                        [--audit-dir DIR] [--metrics-file FILE] [--driver-abi ABI]\n"
 	"Serve the OCI seccomp listener of containers whose profile\n"
 	"(gpusandbox profile) names PATH: one sandbox per container.\n"
 	"\n"
@@ -55,11 +56,14 @@ static const char agent_usage[] =
 	"  --policy FILE      the policy of containers whose profile names none\n"
 	"  --policy-dir DIR   NAME.policy for profiles made with --policy-name NAME\n"
 	"  --audit-dir DIR    one audit log per container: DIR/ID.jsonl\n"
+	"  --metrics-file FILE  Prometheus text metrics of every container,\n"
+	"                     replaced atomically every second\n"
 	"  --driver-abi ABI   as gpusandbox run's\n";
 
 struct agent_opts {
 	const char *socket_path;
 	const char *driver_abi;
+	const char *metrics_path;  /* --metrics-file, or NULL */
 };
 
 static _Noreturn void die(const struct gs_error *err)
@@ -71,15 +75,25 @@ static _Noreturn void die(const struct gs_error *err)
 	exit(GS_EXIT_ERROR);
 }
 
+/* A problem worth a line on stderr, not the agent's end. */
+static void warn_error(const struct gs_error *err)
+{
+	char buf[ERR_BUF];
+
+	gs_error_text(err, buf, sizeof(buf));
+	fprintf(stderr, "gpusandbox agent: warning: %s\n", buf);
+}
+
 static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI };
+	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
 		{ "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
 		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -95,6 +109,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		case OPT_POLICY_DIR: a->policy_dir = optarg; break;
 		case OPT_AUDIT_DIR: a->audit_dir = optarg; break;
 		case OPT_DRIVER_ABI: o->driver_abi = optarg; break;
+		case OPT_METRICS: o->metrics_path = optarg; break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);
 		}
@@ -218,11 +233,21 @@ static void start_driver(struct gs_agent *a, const char *driver_abi)
 
 /* Serves until SIGTERM or SIGINT. Containers still running then lose their
  * listener: their trapped calls fail with ENOSYS (no restart survival yet). */
-static int serve(struct gs_agent *a, int lfd, int sfd)
+static int serve(struct gs_agent *a, int lfd, int sfd, const char *metrics_path)
 {
+	uint64_t next_tick = 0;
+
 	for (;;) {
 		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
-		if (poll(p, 2, -1) < 0) {
+		struct gs_error err = { 0 };
+		const uint64_t now = gs_monotonic_ns();
+		if (now >= next_tick) {
+			/* Metrics are not the audit log: a failed write is said. */
+			if (gs_agent_tick(a, metrics_path, &err) < 0)
+				warn_error(&err);
+			next_tick = now + (uint64_t)GS_METRICS_INTERVAL_MS * 1000000ull;
+		}
+		if (poll(p, 2, (int)((next_tick - now) / 1000000ull) + 1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -279,7 +304,7 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 		die(&err);
 	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ")\n", o.socket_path,
 	        a.trap_version);
-	rc = serve(&a, lfd, sfd);
+	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);
 	fprintf(stderr, "gpusandbox agent: stopping with %u container(s) served\n", a.n_containers);

@@ -35,8 +35,10 @@
 #include "agent_sandbox.h"
 #include "executor.h"
 #include "gpu_uuid.h"
+#include "metrics.h"
 #include "runner.h"
 #include "session.h"
+#include "stack.h"
 
 
 #define POLICY_SUFFIX ".policy"
@@ -352,12 +354,16 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
 	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
 		return -1;
+	if (c->policy.has_audit_level)
+		c->audit.level = c->policy.audit_level;
 	c->audited = true;
 	c->sb.audit = &c->audit;
+	/* Refusals carry their call stacks unless the policy turns them off. */
+	c->sb.stacks = (!c->policy.has_audit_stacks || c->policy.audit_stacks) && gs_stack_available();
 	/* The start record names the container's init and id. */
 	const struct gs_audit_start start = {
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
-		.driver = &a->driver,
+		.driver = &a->driver, .stacks = c->sb.stacks,
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
@@ -500,4 +506,30 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	}
 	h->listener = -1;
 	return 0;
+}
+
+/* Every GS_METRICS_INTERVAL_MS: each container's usage records that are
+ * due, and the metrics file of all of them (snapshots under the agent
+ * lock, so no container is freed meanwhile; written after it). */
+int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err)
+{
+	struct gs_metrics_snap *snaps = NULL;
+	unsigned n = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (metrics_path)
+		snaps = calloc(a->n_containers ? a->n_containers : 1, sizeof(*snaps));
+	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
+		if (c->audited && gs_audit_tick(&c->audit) < 0)
+			c->sb.audit_failed = true;
+		if (snaps)
+			gs_metrics_snapshot(&snaps[n++], &c->sb, c->id);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (metrics_path)
+		rc = snaps ? gs_metrics_write(metrics_path, snaps, n, err)
+		           : gs_fail(err, ENOMEM, "--metrics-file %s", metrics_path);
+	free(snaps);
+	return rc;
 }

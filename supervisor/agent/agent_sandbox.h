@@ -42,4 +42,8 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *policy_name,
                    struct gs_error *err);
 
+/* What is due every GS_METRICS_INTERVAL_MS: the containers' usage records
+ * and, with metrics_path, the metrics file of all of them. */
+int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err);
+
 #endif

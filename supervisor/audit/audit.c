@@ -59,6 +59,12 @@ enum gs_outcome gs_decision_outcome(const struct gs_decision *d)
 	return GS_OUTCOME_OK;
 }
 
+bool gs_outcome_is_refusal(enum gs_outcome o)
+{
+	return o == GS_OUTCOME_QUOTA || o == GS_OUTCOME_POLICY || o == GS_OUTCOME_DRIVER ||
+	       o == GS_OUTCOME_DEVICE_FULL;
+}
+
 const char *gs_outcome_name(enum gs_outcome o)
 {
 	switch (o) {
@@ -131,6 +137,7 @@ static void audit_init(struct gs_audit *a, int fd, const char *sandbox_id)
 
 	memset(a, 0, sizeof(*a));
 	a->fd = fd;
+	a->level = GS_AUDIT_LEVEL_STANDARD;
 	pthread_mutex_init(&a->lock, NULL);
 	/* The first record's "prev": no record before it. */
 	memset(a->prev, '0', GS_SHA256_HEX - 1);
@@ -277,6 +284,7 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 		return -1;
 	memcpy(a->prev, hash, sizeof(a->prev));
 	a->seq++;
+	a->n_written++;
 	return 0;
 }
 
@@ -339,12 +347,108 @@ static int flush_repeats_locked(struct gs_audit *a, bool all)
 	return rc;
 }
 
-static int emit(struct gs_audit *a, json_object *o)
+/* ---- usage over time (levels below all) ----------------------------------- */
+
+static int write_usage_locked(struct gs_audit *a, unsigned gpu, uint64_t now)
+{
+	struct gs_audit_usage *u = &a->usage[gpu];
+	json_object *o = record_new(a, "usage");
+	int rc;
+
+	json_object_object_add(o, "device", json_object_new_int((int)gpu));
+	json_object_object_add(o, "resource", json_object_new_string("vidmem"));
+	add_u64(o, "used", u->used);
+	/* What was in use at the most between two records, so that a spike
+	 * shorter than the interval still shows. */
+	add_u64(o, "peak", u->peak_since);
+	if (u->unlimited)
+		json_object_object_add(o, "quota", NULL);
+	else
+		add_u64(o, "quota", u->quota);
+	rc = chain_and_write(a, o);
+	json_object_put(o);
+	if (rc == 0) {
+		u->pending = false;
+		u->written_ns = now;
+		u->peak_since = u->used;
+	}
+	return rc;
+}
+
+/* Writes the GPUs' pending usage whose interval has passed (all pending
+ * ones when the run ends). */
+static int flush_usage_locked(struct gs_audit *a, bool all)
+{
+	const uint64_t now = gs_monotonic_ns();
+	int rc = 0;
+
+	if (a->level != GS_AUDIT_LEVEL_STANDARD)
+		return 0;
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		struct gs_audit_usage *u = &a->usage[g];
+		if (u->pending && (all || now - u->written_ns >= GS_AUDIT_USAGE_INTERVAL_NS) &&
+		    write_usage_locked(a, g, now) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+/* A decision's video memory figures, for the next usage record. */
+static void note_usage_locked(struct gs_audit *a, const struct gs_decision *d)
+{
+	struct gs_audit_usage *u;
+
+	if (a->level != GS_AUDIT_LEVEL_STANDARD || !d->has_usage || d->gpu < 0 ||
+	    d->gpu >= (int)GS_MAX_GPUS || (d->resource && strcmp(d->resource, "vidmem") != 0))
+		return;
+	u = &a->usage[d->gpu];
+	if (u->seen && u->used == d->usage_after && d->usage_before <= u->peak_since)
+		return;
+	if (!u->seen)
+		u->peak_since = 0;
+	u->seen = true;
+	u->pending = true;
+	u->used = d->usage_after;
+	u->quota = d->quota;
+	u->unlimited = gs_decision_unlimited(d);
+	if (d->usage_before > u->peak_since)
+		u->peak_since = d->usage_before;
+	if (d->usage_after > u->peak_since)
+		u->peak_since = d->usage_after;
+}
+
+int gs_audit_tick(struct gs_audit *a)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (!a->sealed && a->fd >= 0)
+		rc = flush_usage_locked(a, false);
+	if (rc < 0)
+		a->failed = true;
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+void gs_audit_counters(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
+                       uint64_t *below_level)
+{
+	pthread_mutex_lock(&a->lock);
+	*written = a->n_written;
+	*suppressed = a->n_suppressed;
+	*below_level = a->n_below_level;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* A record of the run as a whole (start, summary, error, sm_adjust). The
+ * summary and the seal follow every usage change. */
+static int emit(struct gs_audit *a, json_object *o, bool usage_first)
 {
 	int rc = -1;
 
 	pthread_mutex_lock(&a->lock);
-	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a, false) == 0)
+	if (!a->sealed && a->fd >= 0 && flush_repeats_locked(a, false) == 0 &&
+	    flush_usage_locked(a, usage_first) == 0)
 		rc = chain_and_write(a, o);
 	if (rc < 0)
 		a->failed = true;
@@ -406,21 +510,47 @@ static struct gs_audit_repeat *free_slot_locked(struct gs_audit *a)
 	return end_run_locked(a, slot) == 0 ? slot : NULL;
 }
 
+/* The refused thread's stack, asked for only now that the refusal is
+ * written: a folded repeat costs no unwinding. Frames are workload text. */
+static void add_stack(json_object *o, const struct gs_decision *d)
+{
+	struct gs_stack st;
+	json_object *frames;
+
+	if (!d->stack_fill)
+		return;
+	memset(&st, 0, sizeof(st));
+	d->stack_fill(d->stack_ctx, &st);
+	if (st.error) {
+		json_object_object_add(o, "stack_error", json_object_new_string(st.error));
+		return;
+	}
+	frames = json_object_new_array();
+	for (unsigned i = 0; i < st.n && i < GS_STACK_MAX_FRAMES; i++) {
+		char *clean = gs_utf8_clean(st.frame[i]);
+		json_object_array_add(frames, clean ? json_object_new_string(clean) : NULL);
+		free(clean);
+	}
+	json_object_object_add(o, "stack", frames);
+	if (st.truncated)
+		json_object_object_add(o, "stack_truncated", json_object_new_boolean(true));
+}
+
 /* A decision record, or a repeat of an open run's refusal counted
  * instead. A refusal written opens a run. */
 static int emit_decision(struct gs_audit *a, json_object *o, const struct gs_decision *d, pid_t pid)
 {
-	const enum gs_outcome out = gs_decision_outcome(d);
-	const bool refusal = out == GS_OUTCOME_QUOTA || out == GS_OUTCOME_POLICY ||
-	                     out == GS_OUTCOME_DRIVER || out == GS_OUTCOME_DEVICE_FULL;
+	const bool refusal = gs_outcome_is_refusal(gs_decision_outcome(d));
 	const uint64_t now = gs_monotonic_ns();
 	struct gs_audit_repeat k, *run;
 	int rc = -1;
 
 	repeat_key(&k, d, pid);
 	pthread_mutex_lock(&a->lock);
+	note_usage_locked(a, d);
 	if (refusal && !a->sealed && (run = find_run(a, &k, now))) {
 		run->count++;
+		a->n_suppressed++;
 		gs_format_time(run->last_time, sizeof(run->last_time));
 		pthread_mutex_unlock(&a->lock);
 		json_object_put(o);
@@ -431,14 +561,38 @@ static int emit_decision(struct gs_audit *a, json_object *o, const struct gs_dec
 		k.active = true;
 		k.first_seq = a->seq;
 		k.start_ns = now;
+		if (refusal)
+			add_stack(o, d);
 		rc = chain_and_write(a, o);
 		if (rc == 0 && refusal)
 			*run = k;
+		if (rc == 0)
+			rc = flush_usage_locked(a, false);
 	}
 	if (rc < 0)
 		a->failed = true;
 	pthread_mutex_unlock(&a->lock);
 	json_object_put(o);
+	return rc;
+}
+
+/* A decision below the log's level: not written, but its usage counts
+ * toward the next usage record. */
+static int note_unwritten(struct gs_audit *a, const struct gs_decision *d)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (!a->sealed && a->fd >= 0) {
+		a->n_below_level++;
+		note_usage_locked(a, d);
+		rc = flush_repeats_locked(a, false);
+		if (rc == 0)
+			rc = flush_usage_locked(a, false);
+	}
+	if (rc < 0)
+		a->failed = true;
+	pthread_mutex_unlock(&a->lock);
 	return rc;
 }
 
@@ -459,8 +613,12 @@ static void seal(struct gs_audit *a)
 		return;
 	}
 	rc = flush_repeats_locked(a, true);
+	if (rc == 0)
+		rc = flush_usage_locked(a, true);
 	records = a->seq;
 	add_u64(o, "records", records);
+	/* Decisions the level left out: they were made, not lost. */
+	add_u64(o, "below_level", a->n_below_level);
 	if (rc == 0)
 		rc = chain_and_write(a, o);
 	a->sealed = true;
@@ -537,19 +695,72 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 	json_object_object_add(o, "labels", gs_audit_labels_json(s->labels));
 	/* Limits with no device to act on: a clean summary means nothing. */
 	json_object_object_add(o, "nvidia_device", json_object_new_boolean(!a->no_nvidia_device));
-	return emit(a, o);
+	json_object_object_add(o, "level", json_object_new_string(gs_audit_level_name(a->level)));
+	json_object_object_add(o, "stacks", json_object_new_boolean(s->stacks));
+	return emit(a, o, false);
+}
+
+/* A call that gave back at least GS_AUDIT_RELEASE_BYTES of video memory. */
+static bool large_release(const struct gs_decision *d)
+{
+	return d->has_size && d->size >= GS_AUDIT_RELEASE_BYTES && d->has_usage &&
+	       (!d->resource || strcmp(d->resource, "vidmem") == 0) && d->usage_after < d->usage_before;
+}
+
+bool gs_audit_wants(const struct gs_audit *a, const struct gs_decision *d)
+{
+	const enum gs_outcome out = gs_decision_outcome(d);
+
+	if (a->level == GS_AUDIT_LEVEL_ALL || gs_outcome_is_refusal(out))
+		return true;
+	if (a->level == GS_AUDIT_LEVEL_REFUSALS)
+		return false;
+	switch (out) {
+	case GS_OUTCOME_CONTINUED:
+		return true; /* passed on unexamined: a reviewer wants to see it */
+	case GS_OUTCOME_RELEASED:
+		/* Memory the driver freed when its file closed (tid 0: at exit
+		 * or close), or a large free; the rest shows in usage. */
+		return d->tid == 0 || large_release(d);
+	case GS_OUTCOME_OK:
+		/* A large RM_FREE, or a call allowed with a word to say (--learn). */
+		return large_release(d) || d->reason != NULL;
+	default:
+		return true;
+	}
+}
+
+/* The name and thread group of tid: from the cache while fresh, else one
+ * read of /proc/TID/status. Called with the lock held. */
+static void task_of_locked(struct gs_audit *a, pid_t tid, pid_t *tgid, char *comm, unsigned len)
+{
+	struct gs_audit_task *t = &a->tasks[(unsigned)tid % GS_AUDIT_TASK_SLOTS];
+	const uint64_t now = gs_monotonic_ns();
+
+	if (t->tid != tid || t->read_ns == 0 || now - t->read_ns >= GS_AUDIT_TASK_TTL_NS) {
+		gs_read_task(tid, &t->tgid, t->comm, sizeof(t->comm));
+		t->tid = tid;
+		t->read_ns = now;
+	}
+	*tgid = t->tgid;
+	snprintf(comm, len, "%s", t->comm);
 }
 
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d)
 {
-	json_object *o = record_new(a, "decision");
+	json_object *o;
 	char comm[COMM_BUF];
 	const char *sname;
 	pid_t tgid, pid;
 
+	if (!gs_audit_wants(a, d))
+		return note_unwritten(a, d);
+	o = record_new(a, "decision");
 	/* tid 0: no thread made the call (memory freed when a file closed);
 	 * the record names the process that held it. */
-	gs_read_task(d->tid ? d->tid : d->pid, &tgid, comm, sizeof(comm));
+	pthread_mutex_lock(&a->lock);
+	task_of_locked(a, d->tid ? d->tid : d->pid, &tgid, comm, sizeof(comm));
+	pthread_mutex_unlock(&a->lock);
 	pid = d->pid ? d->pid : tgid;
 	json_object_object_add(o, "pid", json_object_new_int(pid));
 	json_object_object_add(o, "tid", d->tid ? json_object_new_int(d->tid) : NULL);
@@ -674,7 +885,7 @@ int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsig
 	json_object_object_add(o, "decisions", c);
 	if (sm)
 		json_object_object_add(o, "sm", sm_summary_json(sm));
-	return emit(a, o);
+	return emit(a, o, true);
 }
 
 int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj)
@@ -687,12 +898,12 @@ int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj)
 	json_object_object_add(o, "duty_before", ratio(adj->duty_before));
 	json_object_object_add(o, "duty_after", ratio(adj->duty_after));
 	json_object_object_add(o, "samples", json_object_new_int((int)adj->samples));
-	return emit(a, o);
+	return emit(a, o, false);
 }
 
 int gs_audit_error(struct gs_audit *a, const char *message)
 {
 	json_object *o = record_new(a, "error");
 	add_text(o, "message", message);
-	return emit(a, o);
+	return emit(a, o, false);
 }

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "audit_policy.h"
+#include "policy.h"
 #include "gs_error.h"
 #include "quota.h"
 #include "driver.h"
@@ -31,8 +32,12 @@
 /* The record format's version, in the start record ("schema"). A reader
  * refuses a newer one rather than misread it. */
 /* 2: the start record's policy, host and labels; outcome; suppressed
- * records; FILE_CLOSE credited to the client's creator, tid null. */
-#define GS_AUDIT_SCHEMA 2
+ * records; FILE_CLOSE credited to the client's creator, tid null.
+ * 3: the record level (start's "level"): below "all", allowed calls are
+ * not written and "usage" records give the memory in use over time; the
+ * seal counts the decisions left out ("below_level"); a refusal may carry
+ * its thread's call stack ("stack"). */
+#define GS_AUDIT_SCHEMA 3
 /* The serializer's options: one line, "/" not escaped as "\/". */
 #define GS_AUDIT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
@@ -66,8 +71,55 @@ struct gs_audit_repeat {
 	char     last_time[40];
 };
 
+/* What is written (--audit-level, the policy's audit-level):
+ * - REFUSALS: the start, every refusal (never dropped, only folded into a
+ *   suppressed count), errors, the summary and the seal;
+ * - STANDARD (the default): that, the calls passed on unexamined, releases
+ *   that matter (memory freed when its file closed, frees of at least
+ *   GS_AUDIT_RELEASE_BYTES) and "usage" records: one per GPU whose memory
+ *   in use changed, at most one per GS_AUDIT_USAGE_INTERVAL_NS;
+ * - ALL: every decision, as before schema 3.
+ * The chain covers what is written, whatever the level. */
+/* (enum gs_audit_level and its names are in policy.h, with its key.) */
+#define GS_AUDIT_RELEASE_BYTES (256ull << 20)
+#define GS_AUDIT_USAGE_INTERVAL_NS 250000000ull /* 4 per second per GPU */
+
+/* Video memory in use on one GPU, as the decisions report it, for the
+ * usage records: the value last written and the one not yet written. */
+struct gs_audit_usage {
+	bool     seen, pending, unlimited;
+	uint64_t used, quota;
+	uint64_t peak_since;        /* the most in use since the last record */
+	uint64_t written_ns;        /* CLOCK_MONOTONIC of the last record */
+};
+
+/* The command name and thread group of a task, read from /proc once and
+ * kept GS_AUDIT_TASK_TTL_NS: a record only names them, nothing is decided
+ * on them, so a name up to that old is good enough and saves the read
+ * that was most of an audited call's cost (perf.md: about 16 us). */
+#define GS_AUDIT_TASK_SLOTS 64u
+#define GS_AUDIT_TASK_TTL_NS 1000000000ull
+#define GS_AUDIT_COMM_LEN 32u
+struct gs_audit_task {
+	pid_t    tid, tgid;
+	char     comm[GS_AUDIT_COMM_LEN];
+	uint64_t read_ns;
+};
+
+/* A refused thread's user-space stack, filled by the executor when
+ * stacks are on (stack.h); frames are symbolized text, workload data. */
+#define GS_STACK_MAX_FRAMES 16u
+#define GS_STACK_FRAME_TEXT 160u
+struct gs_stack {
+	unsigned n;
+	const char *error;          /* why no stack (static text), or NULL */
+	bool     truncated;         /* more frames than GS_STACK_MAX_FRAMES */
+	char     frame[GS_STACK_MAX_FRAMES][GS_STACK_FRAME_TEXT];
+};
+
 struct gs_audit {
 	int      fd;
+	enum gs_audit_level level;
 	char     sandbox_id[33];
 	/* The notify thread and the compute-share thread both write: the
 	 * lock orders seq, the chain and the writes (a race TSan saw on seq,
@@ -81,6 +133,11 @@ struct gs_audit {
 	const struct gs_rm_abi *rm_abi; /* names of classes and controls */
 	struct gs_audit_repeat repeat[GS_AUDIT_REPEAT_RUNS];
 	pid_t    owner;         /* the supervisor: only it seals, also at exit */
+	struct gs_audit_usage usage[GS_MAX_GPUS];
+	struct gs_audit_task tasks[GS_AUDIT_TASK_SLOTS];
+	/* For the metrics (read under the lock): records written, repeats
+	 * folded into suppressed counts, decisions below the level. */
+	uint64_t n_written, n_suppressed, n_below_level;
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset
@@ -111,6 +168,11 @@ struct gs_decision {
 	const char  *group;         /* policy group of the class or control */
 	bool         has_escape;
 	uint8_t      escape;        /* the escape number (_IOC_NR) refused */
+	/* A refusal's call stack: called, with the audit lock held, only
+	 * when the refusal is written (not when it is folded into a count);
+	 * NULL for none. */
+	void       (*stack_fill)(void *ctx, struct gs_stack *out);
+	void        *stack_ctx;
 };
 
 /* Does the decision's quota mean "no limit"? Bytes use GS_QUOTA_UNLIMITED,
@@ -166,6 +228,7 @@ struct gs_audit_start {
 	const struct gs_rules *rules;     /* the effective allowlist */
 	const struct gs_driver *driver;
 	const struct gs_audit_labels *labels; /* --label; NULL for none */
+	bool                   stacks;    /* refusals carry call stacks */
 };
 int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s);
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
@@ -175,6 +238,14 @@ int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsig
                      const uint64_t counts[4], const struct gs_sm_summary *sm);
 int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj);
 int gs_audit_error(struct gs_audit *a, const char *message);
+/* Writes the usage records that are due (a runner calls it now and then,
+ * so that the last change before a quiet spell is not left unwritten). */
+int gs_audit_tick(struct gs_audit *a);
+/* Would this decision be written at the log's level? (A refusal always.) */
+bool gs_audit_wants(const struct gs_audit *a, const struct gs_decision *d);
+/* The counters the metrics show, read under the lock. */
+void gs_audit_counters(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
+                       uint64_t *below_level);
 
 const char *gs_verdict_name(enum gs_verdict v);
 
@@ -190,6 +261,8 @@ enum gs_outcome {
 	GS_OUTCOME_DEVICE_FULL, /* within quota, the driver had no memory left */
 };
 enum gs_outcome gs_decision_outcome(const struct gs_decision *d);
+/* quota, policy, driver or device_full: never dropped from the log. */
+bool gs_outcome_is_refusal(enum gs_outcome o);
 const char *gs_outcome_name(enum gs_outcome o);
 
 /* Formats now as RFC 3339 UTC with microseconds. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check_mode.h"
+#include "stack.h"
 #include "nvrm/rm_abi.h"
 #include "rm_tables.h"
 
@@ -101,6 +102,9 @@ void gs_check_print(FILE *out, const struct gs_check_input *in)
 		print_count(out, gs_engine_key((enum gs_engine)e), q->engines[e]);
 	print_gpus(out, q);
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-log", in->audit_path ? in->audit_path : "none");
+	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-level", gs_audit_level_name(in->audit_level));
+	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-stacks",
+	        !in->audit_stacks ? "off" : gs_stack_available() ? "on" : "on (unavailable: built without libdw)");
 	print_rules(out, in->rules);
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "groups.h"
+#include "policy.h"
 #include "quota.h"
 
 struct gs_check_input {
@@ -17,6 +18,8 @@ struct gs_check_input {
 	const struct gs_rules *rules;
 	const char            *policy_path;   /* NULL: no --policy */
 	const char            *audit_path;    /* NULL: no audit log */
+	enum gs_audit_level    audit_level;
+	bool                   audit_stacks;
 };
 
 /* Prints the effective policy on out. */

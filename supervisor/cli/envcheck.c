@@ -17,6 +17,7 @@
 
 #include "driver.h"
 #include "envcheck.h"
+#include "stack.h"
 #include "gpusandbox.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -111,11 +112,19 @@ static void print_driver(FILE *f)
 		fclose(v);
 }
 
+/* What this build can do that depends on an optional library. */
+static void print_features(FILE *f)
+{
+	fprintf(f, "call stacks of refusals (--audit-stacks, libdw): %s\n",
+	        gs_stack_available() ? "yes" : "no (built without libdw)");
+}
+
 /* --version's sections, in order: add a row to say more. */
 static void (*const version_sections[])(FILE *f) = {
 	print_kernel,
 	gs_driver_print_version,
 	print_driver,
+	print_features,
 };
 
 void gs_print_version(FILE *f)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "filter.h"
 #include "gpu_uuid.h"
 #include "learn.h"
+#include "metrics.h"
 #include "quota.h"
 #include "runner.h"
 #include "session.h"
@@ -61,6 +63,9 @@ struct options {
 	const char     *driver_abi;     /* --driver-abi, or NULL: strict */
 	struct gs_contain contain;      /* --user, --group, --groups, --hide */
 	struct gs_audit_labels labels;  /* --label KEY=VALUE, for the start record */
+	enum gs_audit_level audit_level; /* --audit-level */
+	bool            audit_stacks;   /* --audit-stacks on|off */
+	const char     *metrics_path;   /* --metrics-file, or NULL */
 };
 
 static const char usage_text[] =
@@ -113,7 +118,16 @@ static const char usage_text[] =
 	"                     (hash-chained: see 'gpusandbox audit verify';\n"
 	"                     not \"-\": the workload shares standard output)\n"
 	"  --audit-fd N       write the audit log to open descriptor N (3 or\n"
-	"                     above) instead; the workload never inherits it\n"	"  --label KEY=VALUE  a label for the audit log's start record (repeatable;\n"
+	"                     above) instead; the workload never inherits it\n"
+	"  --audit-level LEVEL  what the audit log records: refusals (the start,\n"
+	"                     every refusal, the end), standard (also calls passed\n"
+	"                     on unexamined, releases at file close or of 256 MiB\n"
+	"                     or more, and memory in use per GPU at most 4 times a\n"
+	"                     second; the default) or all (every decision)\n"
+	"  --audit-stacks on|off  record the user-space call stack of each refused\n"
+	"                     call (default on where built with libdw)\n"
+	"  --metrics-file FILE  write Prometheus text metrics to FILE (replaced\n"
+	"                     atomically, every second and at exit)\n"	"  --label KEY=VALUE  a label for the audit log's start record (repeatable;\n"
 	"                     KEY: a-z then a-z, 0-9, '_', '.', '-'; VALUE: UTF-8)\n"
 	"  --policy FILE      read limits, allowed groups of RM classes and\n"
 	"                     controls, and video engine caps from FILE (see\n"
@@ -198,6 +212,10 @@ static void load_policy(struct options *o, const char *path)
 		snprintf(o->policy_audit_path, sizeof(o->policy_audit_path), "%s", p->audit_log);
 		o->audit_path = o->policy_audit_path;
 	}
+	if (p->has_audit_level)
+		o->audit_level = p->audit_level;
+	if (p->has_audit_stacks)
+		o->audit_stacks = p->audit_stacks;
 	free(p);
 }
 
@@ -212,12 +230,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 	       /* Containment (issue #17). */
 	       OPT_USER, OPT_GROUP, OPT_SUPP_GROUPS, OPT_HIDE, OPT_ALLOW_MPS,
 	       /* Issue #15. */
-	       OPT_LABEL };
+	       OPT_LABEL, OPT_AUDIT_LEVEL, OPT_AUDIT_STACKS, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
 		{ "audit-fd", required_argument, NULL, OPT_AUDIT_FD },
 		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "audit-level", required_argument, NULL, OPT_AUDIT_LEVEL },
+		{ "audit-stacks", required_argument, NULL, OPT_AUDIT_STACKS },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -248,6 +269,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->audit_fd = -1;
+	o->audit_level = GS_AUDIT_LEVEL_STANDARD;
+	o->audit_stacks = true;
 	gs_quota_init(&o->quota);
 	gs_rules_default(&o->rules);
 	opterr = 0;
@@ -289,6 +312,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 				gs_die_usage("invalid --audit-fd '%s' (an open descriptor, 3 or above)", optarg);
 			o->audit_path = NULL; /* over the policy file's audit-log */
 			audit_seen |= 2;
+			break;
+		case OPT_AUDIT_LEVEL:
+			if (gs_audit_level_parse(optarg, &o->audit_level) < 0)
+				gs_die_usage("invalid --audit-level '%s' (refusals, standard or all)", optarg);
+			break;
+		case OPT_AUDIT_STACKS:
+			if (gs_parse_on_off(optarg, &o->audit_stacks) < 0)
+				gs_die_usage("invalid --audit-stacks '%s' (on or off)", optarg);
+			break;
+		case OPT_METRICS:
+			o->metrics_path = optarg;
 			break;
 		case OPT_LABEL: {
 			const char *why;
@@ -430,6 +464,53 @@ static int exit_code_of(int status)
 	return GS_EXIT_ERROR;
 }
 
+/* --metrics-file: the sandbox's figures now. A failed write is said once
+ * and does not stop the workload: metrics are not the audit log. */
+static void write_metrics(struct gs_session *sb, const char *path)
+{
+	static struct gs_metrics_snap snap; /* about 7 KiB */
+	static bool warned;
+	struct gs_error err = { 0 };
+	char buf[ERR_BUF];
+
+	if (!path)
+		return;
+	gs_metrics_snapshot(&snap, sb, NULL);
+	if (gs_metrics_write(path, &snap, 1, &err) < 0 && !warned) {
+		warned = true;
+		gs_error_text(&err, buf, sizeof(buf));
+		fprintf(stderr, "gpusandbox: warning: %s\n", buf);
+	}
+}
+
+/* Waits for a signal, doing every GS_METRICS_INTERVAL_MS what is due: the
+ * usage records the audit level holds back, and the metrics file. Returns
+ * read(2)'s result on sfd. */
+static ssize_t read_signal_ticking(int sfd, struct signalfd_siginfo *si, struct gs_session *sb,
+                                   const char *metrics_path)
+{
+	const bool ticking = metrics_path || sb->audit;
+	static uint64_t next_tick;
+	const uint64_t interval = (uint64_t)GS_METRICS_INTERVAL_MS * 1000000ull;
+
+	for (;;) {
+		uint64_t now = gs_monotonic_ns();
+		struct pollfd p = { sfd, POLLIN, 0 };
+
+		if (!next_tick)
+			next_tick = now + interval;
+		if (ticking && now >= next_tick) {
+			if (sb->audit && gs_audit_tick(sb->audit) < 0)
+				sb->audit_failed = true;
+			write_metrics(sb, metrics_path);
+			next_tick = now + interval;
+		}
+		int wait_ms = ticking ? (int)((next_tick - now) / 1000000ull) + 1 : -1;
+		if (poll(&p, 1, wait_ms) > 0)
+			return read(sfd, si, sizeof(*si));
+	}
+}
+
 static void report(const struct gs_error *err, struct gs_audit *audit)
 {
 	char buf[ERR_BUF];
@@ -468,7 +549,8 @@ static int save_learned(const char *path, const struct gs_learn *l, struct gs_au
  * effective policy and what in it cannot take effect. Nothing runs. */
 static int check_only(const struct options *o)
 {
-	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path };
+	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path,
+		                           o->audit_level, o->audit_stacks };
 	unsigned warnings;
 
 	gs_check_print(stdout, &in);
@@ -523,7 +605,7 @@ int main(int argc, char **argv)
 	/* Before anything else reads the environment or the workload exists. */
 	gs_driver_nodes_init();
 	parse_options(argc, argv, &o);
-	if (gs_check_output_paths(o.audit_path, o.learn_path, o.trace_output, &err) < 0)
+	if (gs_check_output_paths(o.audit_path, o.learn_path, o.trace_output, o.metrics_path, &err) < 0)
 		return report(&err, NULL), GS_EXIT_ERROR;
 	if (o.check)
 		return check_only(&o);
@@ -573,9 +655,15 @@ int main(int argc, char **argv)
 		if ((o.audit_path ? gs_audit_open(&audit, o.audit_path, id, &err)
 		                  : gs_audit_open_fd(&audit, o.audit_fd, id, &err)) < 0)
 			return report(&err, NULL), GS_EXIT_ERROR;
+		audit.level = o.audit_level;
+		cfg.stacks = o.audit_stacks;
 		cfg.audit = &audit;
 		cfg.id = audit.sandbox_id;
 	}
+	/* The metrics file's place is checked now (a file with no samples),
+	 * so that a bad path is our error before anything runs. */
+	if (o.metrics_path && gs_metrics_write(o.metrics_path, NULL, 0, &err) < 0)
+		return report(&err, &audit), GS_EXIT_ERROR;
 	if (block_signals(&sigs) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
 		gs_fail(&err, errno, "setting up signal handling");
 		return report(&err, &audit), GS_EXIT_ERROR;
@@ -613,6 +701,7 @@ int main(int argc, char **argv)
 	const struct gs_audit_start start = {
 		.child = child.command_pid > 0 ? child.command_pid : child.pid, .argv = o.argv,
 		.quota = &o.quota, .rules = &o.rules, .driver = &driver, .labels = &o.labels,
+		.stacks = sb.stacks,
 	};
 	if (cfg.audit && gs_audit_start(&audit, &start) < 0)
 		sb.audit_failed = true;
@@ -634,7 +723,7 @@ int main(int argc, char **argv)
 	 * listener. */
 	while (!child_done) {
 		struct signalfd_siginfo si;
-		ssize_t n = read(sfd, &si, sizeof(si));
+		ssize_t n = read_signal_ticking(sfd, &si, &sb, o.metrics_path);
 
 		if (n != (ssize_t)sizeof(si)) {
 			if (n < 0 && errno == EINTR)
@@ -671,6 +760,7 @@ int main(int argc, char **argv)
 			(void)save_learned(o.learn_path, learn, &audit);
 		gs_session_reconcile(&sb);
 		gs_session_summarize(&sb, -1, SIGKILL);
+		write_metrics(&sb, o.metrics_path);
 		(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 		gs_session_fini(&sb);
 		gs_audit_close(&audit);
@@ -689,6 +779,7 @@ int main(int argc, char **argv)
 		code = GS_EXIT_ERROR;
 	gs_session_summarize(&sb, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 	                     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	write_metrics(&sb, o.metrics_path);
 	/* Even without --audit-log: why the workload saw out-of-memory. */
 	(void)gs_refusals_print(&sb.refusals, &sb.quota, stderr);
 	gs_session_fini(&sb);

@@ -227,11 +227,12 @@ static bool is_our_stdio(const char *path)
 }
 
 int gs_check_output_paths(const char *audit, const char *learn, const char *trace_out,
-                          struct gs_error *err)
+                          const char *metrics, struct gs_error *err)
 {
 	const struct {
 		const char *opt, *path;
-	} out[] = { { "--audit-log", audit }, { "--learn", learn }, { "--trace-output", trace_out } };
+	} out[] = { { "--audit-log", audit }, { "--learn", learn }, { "--trace-output", trace_out },
+	            { "--metrics-file", metrics } };
 	const size_t n = sizeof(out) / sizeof(out[0]);
 
 	if (audit && (strcmp(audit, "-") == 0 || is_our_stdio(audit)))

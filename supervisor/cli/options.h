@@ -38,10 +38,11 @@ void gs_subcommand_dispatch(int *argc, char ***argv);
 void gs_refuse_subcommand_word(char **argv, int optind);
 
 /* The files gpusandbox writes (the audit log, --learn's policy,
- * --trace-output) are distinct from each other, and the audit log is not
- * "-" nor the file on our standard output or error, which the workload
- * shares and could write forged records into. Returns 0 or -1 with err. */
+ * --trace-output, and --metrics-file, which is renamed over) are distinct
+ * from each other, and the audit log is not "-" nor the file on our
+ * standard output or error, which the workload shares and could write
+ * forged records into. Returns 0 or -1 with err. */
 int gs_check_output_paths(const char *audit, const char *learn, const char *trace_out,
-                          struct gs_error *err);
+                          const char *metrics, struct gs_error *err);
 
 #endif

@@ -48,6 +48,7 @@
 #include "exec_int.h"
 #include "exec_managed.h"
 #include "executor.h"
+#include "stack.h"
 #include "gpusandbox.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
@@ -301,6 +302,15 @@ static struct answer route_ioctl(struct gs_session *sb, struct call *c,
 	return e->action == RM_ACT_XFER ? handle_xfer(c) : dispatch(c, e);
 }
 
+/* A refusal's call stack, read when the audit log writes the refusal
+ * (not for the repeats it folds). The thread is still blocked in its
+ * notification: the answer is sent after the record. */
+static void fill_stack(void *ctx, struct gs_stack *out)
+{
+	const struct call *c = ctx;
+	gs_stack_read(c->tid, out);
+}
+
 /* record: the verdict counted, the decision audited and traced. */
 static void record_decision(struct gs_session *sb, struct call *c, const struct answer *a)
 {
@@ -309,6 +319,10 @@ static void record_decision(struct gs_session *sb, struct call *c, const struct 
 		gs_refusals_note(&sb->refusals, &c->d);
 	if (c->audit && sb->audit) {
 		c->d.tid = c->tid;
+		if (sb->stacks && gs_outcome_is_refusal(gs_decision_outcome(&c->d))) {
+			c->d.stack_fill = fill_stack;
+			c->d.stack_ctx = c;
+		}
 		if (gs_audit_decision(sb->audit, &c->d) < 0)
 			sb->audit_failed = true;
 	}

@@ -18,6 +18,7 @@
 #include "driver.h"
 #include "rm_decode.h"
 #include "session.h"
+#include "stack.h"
 #include "learn.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -69,6 +70,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	if (cfg->learn)
 		sb->rules = &cfg->learn->rules;
 	sb->audit = cfg->audit;
+	sb->stacks = cfg->stacks && cfg->audit && gs_stack_available();
 	sb->trace = cfg->trace;
 	gs_pidfd_cache_init(&sb->pidfds);
 	/* The command line's sandbox: the workload we launched and all its

@@ -64,6 +64,7 @@ struct gs_session {
 	struct gs_learn     *learn;       /* NULL without --learn */
 	struct ledger        ledger;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
+	bool                 stacks;      /* refusals are audited with their call stacks */
 	FILE                *trace;       /* NULL without --trace */
 	struct gs_pidfd_cache pidfds;
 	struct gs_taskset    tasks;       /* which tasks are the sandbox's */
@@ -118,6 +119,7 @@ struct gs_session_config {
 	 * policy's, and rules is not used. */
 	struct gs_learn *learn;
 	struct gs_audit *audit;
+	bool             stacks;          /* audit refusals with their call stacks */
 	FILE            *trace;
 	const char      *id;              /* NULL: a random one */
 };

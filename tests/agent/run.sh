@@ -15,7 +15,8 @@
 #
 #   quota-R           static_raw in a container: the fake's peak stays at 1 GiB;
 #                     the container's audit log ends with a summary in which
-#                     every charge was released
+#                     every charge was released, and its refusal's call
+#                     stack (read in the container's root) names main
 #   exec-R            init holds 768 MiB; `R exec` static_raw gets 256 MiB more
 #                     at most (one sandbox, one quota for both)
 #   noagent-R         profile names a socket nobody serves: the container is
@@ -30,7 +31,10 @@
 #   two-runc          two containers at once under one agent, each holding
 #                     768 MiB then asking for 512 MiB more: one quota each
 #                     (each gets 256 MiB more; the fake's peak is 1.5 to 2 GiB),
-#                     both sandboxes torn down afterwards
+#                     both sandboxes torn down afterwards; while both hold
+#                     768 MiB, the agent's --metrics-file is a valid
+#                     exposition naming both containers, whose memory adds
+#                     up to the fake's
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
 #                     that quota, not the default's 1 GiB
 #   unnamed-runc      a profile naming a policy the node lacks: refused,
@@ -104,7 +108,7 @@ start_agent() {
 	mkdir -p "$D/policies"
 	printf 'mem = 512m\n' >"$D/policies/small.policy"
 	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
-		2>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" 2>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
 }
@@ -224,6 +228,12 @@ inside() {
 		for x in a b; do
 			wait_for -e "$top/$x/ctmp/go.ready" || { echo "holder $x never ready" >"$top/rc"; D=$top; return; }
 		done
+		# Both hold 768 MiB: the agent's metrics file (rewritten every
+		# second) shows each container's, beside the fake's account.
+		wait_for_metrics() { [ "$(grep -c "^gpusandbox_memory_used_bytes{.*} $((3 * CHUNK))\$" "$top/agent.prom")" = 2 ]; }
+		for ((x = 0; x < 3 * WAIT_STEPS; x++)); do wait_for_metrics 2>/dev/null && break; sleep 0.02; done
+		cp "$top/agent.prom" "$top/agent-mid.prom"
+		cp "$GS_FAKE_STATS" "$top/stats-mid"
 		for x in a b; do : >"$top/$x/ctmp/go"; done
 		for x in a b; do
 			D=$top/$x CASE=two-$x
@@ -323,8 +333,9 @@ judge() {  # judge NAME RUNTIME
 		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] &&
 			[ "$(val "$dir/container.out" realloc)" = 0x0 ] &&
 			grep -q '"event":"start"' "$dir/gs-$name.jsonl" 2>/dev/null &&
-			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$dir/gs-$name.jsonl" ||
-			why=${why:-"rc=$rc nomem=$nomem realloc=$(val "$dir/container.out" realloc), or no audit log"} ;;
+			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$dir/gs-$name.jsonl" &&
+			grep '"verdict":"deny"' "$dir/gs-$name.jsonl" | grep -q '"stack":\[[^]]*"main+0x' ||
+			why=${why:-"rc=$rc nomem=$nomem realloc=$(val "$dir/container.out" realloc), or no audit log, or no stack naming main in its deny record"} ;;
 	baseline-quota-*)
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="attack did not exceed the quota: peak=$peak rc=$rc" ;;
 	exec-*)
@@ -369,8 +380,12 @@ judge() {  # judge NAME RUNTIME
 			[ "$(grep -c '^first ok=3 ' "$dir/container.out")" = 2 ] &&
 			[ "$(grep -c '^then ok=1 refused=1 first_refusal=NO_MEMORY' "$dir/container.out")" = 2 ] &&
 			[ "$(grep -c 'torn down' "$dir/agent.err")" = 2 ] &&
-			grep -q 'stopping with 0 container' "$dir/agent.err" ||
-			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down" ;;
+			grep -q 'stopping with 0 container' "$dir/agent.err" &&
+			python3 "$ROOT/tests/metrics/check_prom.py" "$dir/agent-mid.prom" >/dev/null &&
+			[ "$(grep -cE '^gpusandbox_sandbox_info\{sandbox="[0-9a-f]+",container="gs-two-[ab]"\} 1$' "$dir/agent-mid.prom")" = 2 ] &&
+			[ "$(awk '/^gpusandbox_memory_used_bytes\{/ { n += $2 } END { print n }' "$dir/agent-mid.prom")" = \
+			  "$(awk '$1 == "gpu0.vidmem_used" { print $2 }' "$dir/stats-mid")" ] ||
+			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down; metrics: $(grep -c '^gpusandbox_memory_used_bytes' "$dir/agent-mid.prom" 2>&1) used series, $(python3 "$ROOT/tests/metrics/check_prom.py" "$dir/agent-mid.prom" 2>&1)" ;;
 	named-runc)
 		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
 			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;

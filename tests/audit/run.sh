@@ -47,6 +47,7 @@ TESTS=(
 	"after-seal|1|after the seal"
 	"forged-sandbox|0|verified: 5 sandboxes"
 )
+# Cases run below the table: head, head-rewrite, retry, levels, stacks, stack-hostile, usage.
 
 harness_probe_or_skip "$@"
 
@@ -136,8 +137,15 @@ assert sup[0]["first_seq"] == deny[0]["seq"] and sup[0]["pid"] == deny[0]["pid"]
 summary = [r for r in recs if r["event"] == "summary"][0]
 # Every refusal is accounted for: written or counted.
 assert summary["decisions"]["denied"] == len(deny) + sup[0]["count"], summary
+# The default level writes no allowed allocation; the 256 MiB held shows
+# in a usage record instead, and the seal counts what was left out.
+assert start["level"] == "standard", start
 ok = [r for r in recs if r["event"] == "decision" and r.get("class") == "0x40" and r["verdict"] == "allow"]
-assert ok and all(r["outcome"] == "ok" for r in ok), ok
+assert not ok, ok
+use = [r for r in recs if r["event"] == "usage"]
+assert any(r["used"] == 256 << 20 and r["device"] == 0 for r in use), use
+assert use[-1]["used"] == 0 and use[-1]["peak"] == 256 << 20, use
+assert recs[-1]["event"] == "seal" and recs[-1]["below_level"] >= 1, recs[-1]
 close = [r for r in recs if r.get("call") == "FILE_CLOSE"]
 assert len(close) == 1 and close[0]["pid"] == start["pid"] and close[0]["tid"] is None, close
 assert close[0]["comm"] == "retry_loop", close
@@ -155,6 +163,136 @@ PY
 			fail retry "verify: intact exit $good, without the suppressed record exit $vrc"
 	else
 		fail retry "exit $rrc: $(tail -1 "$tmp/retry.py") $(tail -c 300 "$tmp/retry.err")"
+	fi
+fi
+
+# ---- the record levels -----------------------------------------------------------
+# alloc_loop allocates and frees 2 MiB 3000 times. "all" writes every pair
+# (both decisions); "standard" none of them, but usage records at most 4 a
+# second per GPU; "refusals" only the start, the summary and the seal. The
+# seal counts what the level left out, and every log verifies.
+if selected levels "$@"; then
+	lv_ok=1
+	for lv in all standard refusals; do
+		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-level "$lv" \
+			--audit-log "$tmp/level-$lv.jsonl" -- build/tests/audit/alloc_loop 3000 \
+			>"$tmp/level-$lv.out" 2>"$tmp/level-$lv.err" || lv_ok=0
+		verify "$tmp/level-$lv.jsonl"
+		[ "$vrc" = 0 ] || lv_ok=0
+		echo "levels: $lv: $(wc -l <"$tmp/level-$lv.jsonl") records for 3000 pairs"
+	done
+	# Two pairs of 300 MiB: frees that matter (256 MiB or more) are written.
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$tmp/level-big.jsonl" \
+		-- build/tests/audit/alloc_loop 2 300 >/dev/null 2>"$tmp/level-big.err" || lv_ok=0
+	if [ "$lv_ok" = 1 ] && python3 - "$tmp" 2>"$tmp/levels.py" <<'PY'
+import json, sys
+def log(lv):
+    return [json.loads(l) for l in open(f"{sys.argv[1]}/level-{lv}.jsonl")]
+def vidmem(recs, verdict):
+    return [r for r in recs if r["event"] == "decision" and r.get("class") == "0x40" and r["verdict"] == verdict]
+def frees(recs):
+    return [r for r in recs if r["event"] == "decision" and r.get("call") == "RM_FREE" and r["verdict"] == "allow"]
+a, s, r = log("all"), log("standard"), log("refusals")
+assert [x["level"] for x in (a[0], s[0], r[0])] == ["all", "standard", "refusals"]
+assert len(vidmem(a, "allow")) == 3000 and len(frees(a)) == 3000, len(a)
+assert not [x for x in a if x["event"] == "usage"] and a[-1]["below_level"] == 0
+assert not vidmem(s, "allow") and not frees(s), "standard wrote allowed calls"
+use = [x for x in s if x["event"] == "usage"]
+assert use and use[-1]["used"] == 0 and all(x["peak"] == 2 << 20 for x in use), use
+# At most 4 a second: consecutive usage records 250 ms apart, but for the
+# last, written when the run ends whatever the interval.
+def secs(t):
+    h, m, sec = t[11:-1].split(":")
+    return int(h) * 3600 + int(m) * 60 + float(sec)
+gaps = [secs(b["time"]) - secs(x["time"]) for x, b in zip(use, use[1:])]
+assert all(g >= 0.2499 for g in gaps[:-1]), gaps
+assert s[-1]["below_level"] == 6000, s[-1]
+assert [x["event"] for x in r] == ["start", "summary", "seal"], [x["event"] for x in r]
+assert r[-1]["below_level"] == 6001, r[-1]
+b = log("big")
+assert len(frees(b)) == 2 and all(x["size"] == 300 << 20 for x in frees(b)) and not vidmem(b, "allow"), b
+for recs in (a, s, r):
+    assert recs[-2]["decisions"]["allowed"] >= 6000, recs[-2]
+PY
+	then
+		pass levels
+	else
+		fail levels "runs ok=$lv_ok: $(tail -1 "$tmp/levels.py") $(tail -c 300 "$tmp"/level-*.err)"
+	fi
+fi
+
+# ---- call stacks of refusals -------------------------------------------------------
+# stack_chain is refused from main -> level1 -> level2 -> level3 (built -g,
+# no inlining). Its deny record must carry the stack with those four names
+# in that order, innermost first; with --audit-stacks off, none. Without
+# libdw (--version says so) the record says why there is no stack.
+if selected stacks "$@"; then
+	for mode in on off; do
+		"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-stacks "$mode" \
+			--audit-log "$tmp/stack-$mode.jsonl" -- build/tests/audit/stack_chain \
+			>"$tmp/stack-$mode.out" 2>"$tmp/stack-$mode.err"
+	done
+	have=no
+	"$GPUSANDBOX" --version | grep -q 'call stacks of refusals.*: yes' && have=yes
+	if grep -qx 'refused=1' "$tmp/stack-on.out" && grep -qx 'refused=1' "$tmp/stack-off.out" &&
+		python3 - "$tmp" "$have" 2>"$tmp/stacks.py" <<'PY'
+import json, sys
+def deny(mode):
+    recs = [json.loads(l) for l in open(f"{sys.argv[1]}/stack-{mode}.jsonl")]
+    d = [r for r in recs if r["event"] == "decision" and r["verdict"] == "deny"]
+    assert len(d) == 1, d
+    return recs[0], d[0]
+start, on = deny("on")
+if sys.argv[2] == "no":
+    assert start["stacks"] is False and "stack" not in on, on
+    sys.exit(0)
+assert start["stacks"] is True, start
+stack = on["stack"]
+assert 4 <= len(stack) <= 16 and all(isinstance(f, str) for f in stack), stack
+names = [f.split("+")[0] for f in stack]
+want = ["level3", "level2", "level1", "main"]
+at = [names.index(w) for w in want]
+assert at == sorted(at) and at == list(range(at[0], at[0] + 4)), (at, stack)
+assert "stack_chain.c:" in stack[at[0]], stack
+off_start, off = deny("off")
+assert off_start["stacks"] is False and "stack" not in off and "stack_error" not in off, off
+PY
+	then
+		verify "$tmp/stack-on.jsonl"
+		[ "$vrc" = 0 ] && pass stacks || fail stacks "verify exit $vrc: $vout"
+	else
+		fail stacks "$(tail -1 "$tmp/stacks.py") $(tail -c 300 "$tmp/stack-on.err")"
+	fi
+fi
+
+# ---- a forged stack -----------------------------------------------------------------
+# stack_hostile makes a refused call with its stack and frame pointers in a
+# buffer of cycles, stray code addresses and junk, then a refused
+# allocation from its ordinary stack. Both refusals are recorded (the first
+# with at most 16 frames or a stack_error), the second's stack names main:
+# the unwinder survived the first.
+if selected stack-hostile "$@" && "$GPUSANDBOX" --version | grep -q 'call stacks of refusals.*: yes'; then
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$tmp/hostile.jsonl" -- \
+		build/tests/audit/stack_hostile >"$tmp/hostile.out" 2>"$tmp/hostile.err"
+	if grep -qx 'skip=1' "$tmp/hostile.out"; then
+		echo "SKIP stack-hostile: not x86-64"
+	elif grep -qx 'hostile=EINVAL ordinary=NO_MEMORY' "$tmp/hostile.out" &&
+		python3 - "$tmp/hostile.jsonl" 2>"$tmp/hostile.py" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+ref = [r for r in recs if r["event"] == "decision" and r["verdict"] == "refuse"]
+deny = [r for r in recs if r["event"] == "decision" and r["verdict"] == "deny"]
+assert len(ref) == 1 and len(deny) == 1, (ref, deny)
+h = ref[0]
+assert ("stack" in h) != ("stack_error" in h), h
+assert "stack_error" in h or (len(h["stack"]) <= 16 and all(isinstance(f, str) for f in h["stack"])), h
+assert any(f.startswith("main+") for f in deny[0]["stack"]), deny[0]
+PY
+	then
+		verify "$tmp/hostile.jsonl"
+		[ "$vrc" = 0 ] && pass stack-hostile || fail stack-hostile "verify exit $vrc: $vout"
+	else
+		fail stack-hostile "$(cat "$tmp/hostile.out") $(tail -1 "$tmp/hostile.py" 2>/dev/null) $(tail -c 300 "$tmp/hostile.err")"
 	fi
 fi
 

@@ -4,7 +4,9 @@
 #   build-distro-flags  `make CFLAGS='-O2 -D_FORTIFY_SOURCE=3'` into a scratch
 #                       BUILD folder builds (with WERROR=1: no fortify
 #                       redefinition warning) and keeps the include paths;
-#                       without a level of its own the build uses 2
+#                       without a level of its own the build uses 2; that
+#                       build is also made without libdw (GS_NO_LIBDW=1):
+#                       it runs, and --version says it has no call stacks
 #   install-files       `make install DESTDIR=... PREFIX=/usr` writes exactly
 #                       the binary, the man pages, the example policies and
 #                       both completions
@@ -35,8 +37,10 @@ if [[ $lines == *-Iinclude* && $lines == *-Isupervisor* && $lines == *-D_FORTIFY
 lines=$(make -n BUILD="$T/dry" all | grep -E ' -c -o .*main\.o ')
 [[ $lines == *"-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2"* ]] && ok "build-default-fortify" ||
 	bad "build-default-fortify" "$lines"
-if make -s -j2 BUILD="$T/distro" CFLAGS='-O2 -D_FORTIFY_SOURCE=3' WERROR=1 all >"$T/build.log" 2>&1 &&
-	"$T/distro/gpusandbox" -- true; then ok "build-distro-flags"; else
+if make -s -j2 BUILD="$T/distro" CFLAGS='-O2 -D_FORTIFY_SOURCE=3' WERROR=1 GS_NO_LIBDW=1 all \
+	>"$T/build.log" 2>&1 && "$T/distro/gpusandbox" -- true &&
+	"$T/distro/gpusandbox" --version | grep -qx 'call stacks of refusals (--audit-stacks, libdw): no (built without libdw)' &&
+	! ldd "$T/distro/gpusandbox" | grep -q libdw; then ok "build-distro-flags"; else
 	bad "build-distro-flags" "$(tail -c 600 "$T/build.log")"; fi
 
 # `make` alone builds the program (not a test driver).

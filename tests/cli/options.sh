@@ -35,6 +35,17 @@ expect opt-unknown-far 125 "^gpusandbox: unknown option '--xyzzy'$" "$B" --xyzzy
 expect opt-no-value 125 "^gpusandbox: option '--trace=yes' takes no value$" "$B" --trace=yes -- true
 expect opt-unknown-short 125 "^gpusandbox: unknown option '-x'$" "$B" -x -- true
 
+# --- the audit log's level and stacks ---
+expect audit-level-bad 125 "^gpusandbox: invalid --audit-level 'most' \(refusals, standard or all\)$" \
+	"$B" --audit-level most -- true
+expect audit-stacks-bad 125 "^gpusandbox: invalid --audit-stacks 'yes' \(on or off\)$" "$B" --audit-stacks yes -- true
+expect audit-level-ok 0 "" "$B" --audit-level refusals --audit-stacks off -- true
+expect metrics-same-as-audit 125 "^gpusandbox: --audit-log and --metrics-file name the same file \($T/same\): one would overwrite the other$" \
+	"$B" --audit-log "$T/same" --metrics-file "$T/same" -- true
+printf 'audit-stacks = yes\n' >"$T/stacks.policy"
+expect policy-audit-stacks-bad 125 "^$T/stacks.policy:1:16: error: invalid audit-stacks 'yes' \(on or off\)$" \
+	"$B" --policy "$T/stacks.policy" -- true
+
 # --- units ---
 expect mem-bytes-suggests-mib 125 "^gpusandbox: --mem: '4096' is 4.00 KiB, too small to hold a CUDA context .*did you mean 4096m\?$" \
 	"$B" --mem 4096 -- true

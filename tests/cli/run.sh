@@ -303,9 +303,10 @@ else
 	bad "gpus-unknown-uuid" "exit $rc: $(head -c 300 "$T/err")"
 fi
 
-# A decision record carries every field the issue asks for (fake driver).
+# A decision record carries every field the issue asks for (fake driver);
+# --audit-level all, so that allowed calls are written too.
 if [ -x build/tests/adv/static_raw ]; then
-	tests/fakedrv/with-fake-nvidia --vidmem 16g -- "$B" --mem 1g --audit-log "$T/a3.jsonl" -- \
+	tests/fakedrv/with-fake-nvidia --vidmem 16g -- "$B" --mem 1g --audit-level all --audit-log "$T/a3.jsonl" -- \
 		build/tests/adv/static_raw >"$T/out" 2>"$T/err"
 	rc=$?
 	if [ "$rc" -eq 125 ]; then
@@ -322,6 +323,7 @@ for r in d:
     assert not miss, f"missing {miss} in {r}"
 deny = [r for r in d if r["verdict"] == "deny"]
 assert deny and all(r["nv_status"] == "0x51" for r in deny), "no deny with 0x51"
+assert [r for r in d if r["verdict"] == "allow"], "no allowed decision at --audit-level all"
 assert all(r["usage_after"] <= r["quota"] for r in d), "usage over quota"
 s = recs[-2]
 assert s["event"] == "summary" and 0 < s["peak"]["0"] <= 1 << 30, s
@@ -340,7 +342,8 @@ python3 - "$T/start.jsonl" "$(hostname)" "$("$B" --version | grep -oE '[0-9]+\.[
 	2>"$T/py" <<'PY' && ok "start-record-policy" || bad "start-record-policy" "$(tail -1 "$T/py")"
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
-assert r["event"] == "start" and r["schema"] == 2, r
+assert r["event"] == "start" and r["schema"] == 3, r
+assert r["level"] == "standard" and isinstance(r["stacks"], bool), r
 assert r["host"] == sys.argv[2] and r["version"] == sys.argv[3], (r["host"], r["version"])
 assert r["labels"] == {"team": "ml", "run.id": "t 42", "empty": ""}, r["labels"]
 p = r["policy"]
@@ -362,6 +365,17 @@ p = json.loads(open(sys.argv[1]).readline())["policy"]
 assert p["channels"] is None and p["channel_groups"] is None, p
 PY
 expect_status "channel-groups-word-125" 125 "$B" --channel-groups lots -- true
+# audit-level and audit-stacks from the policy file; the command line wins.
+printf 'audit-level = all\naudit-stacks = off\n' >"$T/level.policy"
+expect_status "policy-audit-level" 0 "$B" --policy "$T/level.policy" --audit-log "$T/lv1.jsonl" -- true
+expect_status "policy-audit-level-override" 0 "$B" --policy "$T/level.policy" --audit-level refusals \
+	--audit-stacks on --audit-log "$T/lv2.jsonl" -- true
+python3 - "$T/lv1.jsonl" "$T/lv2.jsonl" 2>"$T/py" <<'PY' && ok "policy-audit-level-start" || bad "policy-audit-level-start" "$(tail -1 "$T/py")"
+import json, sys
+a, b = (json.loads(open(f).readline()) for f in sys.argv[1:3])
+assert a["level"] == "all" and a["stacks"] is False, a
+assert b["level"] == "refusals", b
+PY
 expect_status "label-bad-key-125" 125 "$B" --label Team=x -- sh -c "touch $T/label-ran"
 grep -q "invalid --label 'Team=x': the key must be" "$T/err" && [ ! -e "$T/label-ran" ] &&
 	ok "label-bad-key-message" || bad "label-bad-key-message" "$(cat "$T/err")"

@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "driver.h"
+#include "metrics.h"
 #include "nvrm/rm_abi.h"
 #include "audit_verify.h"
 #include "review.h"
@@ -369,8 +370,41 @@ static void test_repeats(void)
 	unlink(path);
 }
 
+/* Metrics label values are the exposition's escapes of valid UTF-8:
+ * backslash, double quote and newline escaped, a stray byte U+FFFD; the
+ * file is replaced whole (no temporary left). */
+static void test_metrics_labels(void)
+{
+	static struct gs_metrics_snap s;
+	char dir[] = "/tmp/gs-metrics-XXXXXX", path[64], tmp[80];
+	struct gs_error err = { 0 };
+	char *text;
+
+	snprintf(s.sandbox, sizeof(s.sandbox), "0123456789abcdef");
+	snprintf(s.container, sizeof(s.container), "a\"b\\c\nd\xff");
+	s.n_gpus = 1;
+	s.quota[0] = GS_QUOTA_UNLIMITED;
+	s.refusals.n_kinds = 1;
+	s.refusals.kind[0].outcome = GS_OUTCOME_POLICY;
+	s.refusals.kind[0].n = 3;
+	snprintf(s.refusals.kind[0].reason, sizeof(s.refusals.kind[0].reason), "say \"no\"");
+	text = gs_metrics_text(&s, 1);
+	CHECK(text && strstr(text, "container=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\"} 1\n"));
+	CHECK(text && strstr(text, "outcome=\"policy\",reason=\"say \\\"no\\\"\"} 3\n"));
+	CHECK(text && !strstr(text, "gpusandbox_memory_quota_bytes{")); /* no quota: no sample */
+	free(text);
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/m.prom", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	CHECK(gs_metrics_write(path, &s, 1, &err) == 0);
+	CHECK(access(path, R_OK) == 0 && access(tmp, F_OK) < 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_metrics_labels();
 	test_repeats();
 	test_outcome();
 	test_labels();

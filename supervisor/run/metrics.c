@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics.c - the Prometheus text exposition of the sandboxes (metrics.h).
+ *
+ * Format: https://prometheus.io/docs/instrumenting/exposition_formats/ -
+ * each family once, its # HELP and # TYPE lines first, then its samples;
+ * label values escaped (backslash, double quote, newline) and valid UTF-8;
+ * names in base units (bytes, ratios) and counters ending in _total.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metrics.h"
+#include "utf8.h"
+
+/* Readable by a node_exporter running as another user: the file holds
+ * limits and counts, not the workload's data. */
+#define METRICS_FILE_MODE 0644
+#define LABEL_BUF 512
+#define NUM_BUF 32
+
+void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->sandbox, sizeof(out->sandbox), "%s", sb->id);
+	snprintf(out->container, sizeof(out->container), "%s", container ? container : "");
+	pthread_mutex_lock(&sb->lock);
+	int max = ledger_max_gpu(&sb->ledger);
+	out->n_gpus = max < 0 ? 1 : (unsigned)max + 1;
+	for (unsigned g = 0; g < out->n_gpus; g++) {
+		out->used[g] = sb->ledger.used[g];
+		out->peak[g] = sb->ledger.peak[g];
+		out->quota[g] = gs_quota_mem(&sb->quota, (int)g);
+	}
+	out->channels = sb->ledger.channels;
+	out->channels_peak = sb->ledger.channels_peak;
+	out->channels_quota = sb->quota.channels;
+	out->groups = sb->ledger.channel_groups;
+	out->groups_peak = sb->ledger.channel_groups_peak;
+	out->groups_quota = sb->quota.channel_groups;
+	memcpy(out->decisions, sb->counts, sizeof(out->decisions));
+	out->refusals = sb->refusals;
+	out->has_sm = sb->sm != NULL;
+	if (sb->sm)
+		gs_sm_summary(sb->sm, &out->sm);
+	pthread_mutex_unlock(&sb->lock);
+	/* The audit log has its own lock; its counters need not match the
+	 * ledger's instant. */
+	out->has_audit = sb->audit != NULL;
+	if (sb->audit)
+		gs_audit_counters(sb->audit, &out->audit_written, &out->audit_suppressed,
+		                  &out->audit_below_level);
+}
+
+/* ---- formatting ------------------------------------------------------------------ */
+
+/* A growing text buffer; on allocation failure it stays failed. */
+struct text {
+	char  *buf;
+	size_t len, cap;
+	bool   failed;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = true;
+			return;
+		}
+		if (t->buf && t->len + (size_t)n < t->cap) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
+		char *b = realloc(t->buf, cap);
+		if (!b) {
+			t->failed = true;
+			return;
+		}
+		t->buf = b;
+		t->cap = cap;
+	}
+}
+
+/* A label value: valid UTF-8, with \\, \" and \n escaped. */
+static const char *label_value(const char *v, char *out, size_t len)
+{
+	char *clean = gs_utf8_clean(v ? v : "");
+	size_t o = 0;
+
+	for (const char *p = clean ? clean : ""; *p && o + 3 < len; p++) {
+		if (*p == '\\' || *p == '"') {
+			out[o++] = '\\';
+			out[o++] = *p;
+		} else if (*p == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+	free(clean);
+	return out;
+}
+
+static void family(struct text *t, const char *name, const char *type, const char *help)
+{
+	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{sandbox="...",gpu="N"} value */
+static void sample_gpu(struct text *t, const char *name, const struct gs_metrics_snap *s, unsigned gpu,
+                       uint64_t v)
+{
+	char sb[LABEL_BUF];
+	put(t, "%s{sandbox=\"%s\",gpu=\"%u\"} %" PRIu64 "\n", name, label_value(s->sandbox, sb, sizeof(sb)),
+	    gpu, v);
+}
+
+static void sample(struct text *t, const char *name, const struct gs_metrics_snap *s, uint64_t v)
+{
+	char sb[LABEL_BUF];
+	put(t, "%s{sandbox=\"%s\"} %" PRIu64 "\n", name, label_value(s->sandbox, sb, sizeof(sb)), v);
+}
+
+static void memory_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
+{
+	family(t, "gpusandbox_memory_used_bytes", "gauge", "Video memory the sandbox holds on the GPU.");
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned g = 0; g < s[i].n_gpus; g++)
+			sample_gpu(t, "gpusandbox_memory_used_bytes", &s[i], g, s[i].used[g]);
+	family(t, "gpusandbox_memory_peak_bytes", "gauge", "The most video memory the sandbox held on the GPU.");
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned g = 0; g < s[i].n_gpus; g++)
+			sample_gpu(t, "gpusandbox_memory_peak_bytes", &s[i], g, s[i].peak[g]);
+	family(t, "gpusandbox_memory_quota_bytes", "gauge",
+	       "The sandbox's video memory quota on the GPU (absent: no quota).");
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned g = 0; g < s[i].n_gpus; g++)
+			if (s[i].quota[g] != GS_QUOTA_UNLIMITED)
+				sample_gpu(t, "gpusandbox_memory_quota_bytes", &s[i], g, s[i].quota[g]);
+}
+
+/* Live, peak and quota of one counted resource. */
+static void count_families(struct text *t, const struct gs_metrics_snap *s, unsigned n, const char *base,
+                           const char *what, size_t live_off, size_t peak_off, size_t quota_off)
+{
+	char name[NUM_BUF * 2], help[LABEL_BUF];
+	static const char *const suffix[] = { "", "_peak", "_quota" };
+	static const char *const says[] = { "Live %s of the sandbox.", "The most live %s of the sandbox.",
+	                                    "The sandbox's limit on %s (absent: none)." };
+	const size_t off[] = { live_off, peak_off, quota_off };
+
+	for (unsigned k = 0; k < 3; k++) {
+		snprintf(name, sizeof(name), "%s%s", base, suffix[k]);
+		snprintf(help, sizeof(help), says[k], what);
+		family(t, name, "gauge", help);
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t v;
+			memcpy(&v, (const char *)&s[i] + off[k], sizeof(v));
+			if (k < 2 || v != GS_COUNT_UNLIMITED)
+				sample(t, name, &s[i], v);
+		}
+	}
+}
+
+static void decision_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
+{
+	static const char *const verdict[GS_COUNT_N] = { "allowed", "denied", "continued", "refused" };
+	char sb[LABEL_BUF], reason[LABEL_BUF];
+
+	family(t, "gpusandbox_decisions_total", "counter",
+	       "Trapped driver calls by verdict: allowed, denied (a limit), continued, refused (the policy).");
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned v = 0; v < GS_COUNT_N; v++)
+			put(t, "gpusandbox_decisions_total{sandbox=\"%s\",verdict=\"%s\"} %" PRIu64 "\n",
+			    label_value(s[i].sandbox, sb, sizeof(sb)), verdict[v], s[i].decisions[v]);
+	family(t, "gpusandbox_refusals_total", "counter",
+	       "Refused calls by outcome (quota, policy, device_full) and reason.");
+	for (unsigned i = 0; i < n; i++) {
+		const struct gs_refusals *r = &s[i].refusals;
+		for (unsigned k = 0; k < r->n_kinds && k < GS_REFUSAL_KINDS; k++)
+			put(t, "gpusandbox_refusals_total{sandbox=\"%s\",outcome=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+			    label_value(s[i].sandbox, sb, sizeof(sb)), gs_outcome_name(r->kind[k].outcome),
+			    label_value(r->kind[k].reason, reason, sizeof(reason)), r->kind[k].n);
+		if (r->other)
+			put(t, "gpusandbox_refusals_total{sandbox=\"%s\",outcome=\"other\",reason=\"other\"} %" PRIu64 "\n",
+			    label_value(s[i].sandbox, sb, sizeof(sb)), r->other);
+	}
+}
+
+#define PERCENT 100.0
+
+static void share_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
+{
+	char sb[LABEL_BUF];
+
+	family(t, "gpusandbox_compute_share_target_ratio", "gauge", "The --sm share of the GPU's time.");
+	for (unsigned i = 0; i < n; i++)
+		if (s[i].has_sm)
+			put(t, "gpusandbox_compute_share_target_ratio{sandbox=\"%s\"} %.4f\n",
+			    label_value(s[i].sandbox, sb, sizeof(sb)), s[i].sm.target_percent / PERCENT);
+	family(t, "gpusandbox_compute_share_achieved_ratio", "gauge",
+	       "The mean measured share over the windows the sandbox used the GPU.");
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned g = 0; s[i].has_sm && g < s[i].sm.n && g < GS_MAX_GPUS; g++)
+			if (s[i].sm.gpu[g].busy_windows)
+				put(t, "gpusandbox_compute_share_achieved_ratio{sandbox=\"%s\",gpu=\"%u\"} %.4f\n",
+				    label_value(s[i].sandbox, sb, sizeof(sb)), s[i].sm.gpu[g].gpu,
+				    s[i].sm.gpu[g].achieved_share);
+}
+
+static void audit_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
+{
+	static const struct { const char *name, *help; size_t off; } fam[] = {
+		{ "gpusandbox_audit_records_written_total", "Audit records written.",
+		  offsetof(struct gs_metrics_snap, audit_written) },
+		{ "gpusandbox_audit_records_suppressed_total",
+		  "Repeated refusals counted in a suppressed record instead of written.",
+		  offsetof(struct gs_metrics_snap, audit_suppressed) },
+		{ "gpusandbox_audit_records_below_level_total",
+		  "Decisions the audit level left out (counted, not written).",
+		  offsetof(struct gs_metrics_snap, audit_below_level) },
+	};
+	for (unsigned f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		family(t, fam[f].name, "counter", fam[f].help);
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t v;
+			memcpy(&v, (const char *)&s[i] + fam[f].off, sizeof(v));
+			if (s[i].has_audit)
+				sample(t, fam[f].name, &s[i], v);
+		}
+	}
+}
+
+char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
+{
+	struct text t = { 0 };
+	char sb[LABEL_BUF], ct[LABEL_BUF];
+
+	family(&t, "gpusandbox_sandbox_info", "gauge", "One per sandbox; its container under the agent.");
+	for (unsigned i = 0; i < n; i++)
+		put(&t, "gpusandbox_sandbox_info{sandbox=\"%s\",container=\"%s\"} 1\n",
+		    label_value(s[i].sandbox, sb, sizeof(sb)), label_value(s[i].container, ct, sizeof(ct)));
+	memory_families(&t, s, n);
+	count_families(&t, s, n, "gpusandbox_channels", "GPU channels", offsetof(struct gs_metrics_snap, channels),
+	               offsetof(struct gs_metrics_snap, channels_peak),
+	               offsetof(struct gs_metrics_snap, channels_quota));
+	count_families(&t, s, n, "gpusandbox_channel_groups", "channel groups",
+	               offsetof(struct gs_metrics_snap, groups), offsetof(struct gs_metrics_snap, groups_peak),
+	               offsetof(struct gs_metrics_snap, groups_quota));
+	decision_families(&t, s, n);
+	share_families(&t, s, n);
+	audit_families(&t, s, n);
+	if (t.failed) {
+		free(t.buf);
+		return NULL;
+	}
+	return t.buf;
+}
+
+/* PATH.tmp, written whole, then renamed over PATH: a reader sees the old
+ * file or the new one. O_EXCL after removing a stale one: a link planted
+ * at the temporary name is not followed. */
+int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
+                     struct gs_error *err)
+{
+	char *text = gs_metrics_text(snaps, n), *tmp = NULL;
+	size_t len = text ? strlen(text) : 0;
+	int fd = -1, rc = -1;
+
+	if (!text || asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		gs_fail(err, ENOMEM, "--metrics-file %s", path);
+		goto out;
+	}
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, METRICS_FILE_MODE);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fchmod(fd, METRICS_FILE_MODE) < 0) {
+		gs_fail(err, errno ? errno : EIO, "--metrics-file %s", tmp);
+		goto out;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		fd = -1;
+		gs_fail(err, errno, "--metrics-file %s", path);
+		goto out;
+	}
+	fd = -1;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 && tmp)
+		(void)unlink(tmp);
+	free(tmp);
+	free(text);
+	return rc;
+}
