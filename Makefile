@@ -49,6 +49,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/exec_managed.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/filter.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
+                   supervisor/compute/plan.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
@@ -63,7 +64,7 @@ GPUSANDBOX := $(BUILD)/gpusandbox
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
               $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
               $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_profile \
-              $(BUILD)/tests/unit/test_agent_conn
+              $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_plan
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
@@ -76,6 +77,8 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
 FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger.c
+FUZZ_PLAN_SRCS := tests/fuzz/fuzz_plan.c supervisor/compute/plan.c
+PLAN_REPLAY := $(BUILD)/tests/fuzz/plan_replay
 LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 
 # The audit verifier's target: hostile logs.
@@ -87,6 +90,10 @@ $(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard includ
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) \
 		$(shell pkg-config --libs json-c)
+
+$(PLAN_REPLAY): tests/fuzz/replay_main.c $(FUZZ_PLAN_SRCS) supervisor/compute/plan.h tests/lib/plan_invariants.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_PLAN_SRCS)
 
 $(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*/*.h)
 	@mkdir -p $(dir $@)
@@ -114,7 +121,7 @@ $(VERDICT_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS) $(FUZZ_HDRS)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERDICT_SRCS)
 
 .PHONY: fuzz
-fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS)
+fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER_SRCS) $(FUZZ_VERIFY_SRCS) $(FUZZ_PLAN_SRCS)
 	@command -v clang >/dev/null || { echo "make fuzz: clang is not installed" >&2; exit 1; }
 	@mkdir -p $(BUILD)/fuzz
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
@@ -126,12 +133,15 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_ledger $(FUZZ_LEDGER_SRCS)
 	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $(BUILD)/fuzz/fuzz_plan $(FUZZ_PLAN_SRCS)
+	clang $(filter-out -D_FORTIFY_SOURCE=%,$(ALL_CFLAGS)) -fsanitize=fuzzer,address,undefined \
 		-o $(BUILD)/fuzz/fuzz_audit_verify $(FUZZ_VERIFY_SRCS) $(shell pkg-config --libs json-c)
 	@echo "run: $(BUILD)/fuzz/fuzz_policy tests/fuzz/corpus/policy"
 	@echo "run: $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode"
 	@echo "run: $(BUILD)/fuzz/fuzz_verdict tests/fuzz/corpus/verdict"
 	@echo "run: $(BUILD)/fuzz/fuzz_ledger -timeout=5 tests/fuzz/corpus/ledger"
 	@echo "run: $(BUILD)/fuzz/fuzz_audit_verify -timeout=5 tests/fuzz/corpus/audit"
+	@echo "run: $(BUILD)/fuzz/fuzz_plan tests/fuzz/corpus/plan"
 
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
@@ -150,7 +160,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(PLAN_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
 
 check: all tests
 	./tests/run-tests.sh

@@ -59,6 +59,7 @@ run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/
 run_tier trace-golden tests/trace/run.sh
 run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
 run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
+run_tier fuzz-plan build/tests/fuzz/plan_replay tests/fuzz/corpus/plan/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 run_tier agent tests/agent/run.sh
