@@ -45,6 +45,7 @@ run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-audit build/tests/unit/test_audit
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
+run_tier unit-plan build/tests/unit/test_plan
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
