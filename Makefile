@@ -49,7 +49,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/exec_managed.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/filter.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
-                   supervisor/compute/plan.c \
+                   supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \

@@ -18,6 +18,7 @@ void gs_quota_init(struct gs_quota *q)
 	q->active_channel_groups = GS_COUNT_UNLIMITED;
 	q->sm_percent = GS_SM_UNLIMITED;
 	q->sm_period_ms = GS_SM_PERIOD_DEFAULT_MS;
+	q->sm_mode = GS_SM_MODE_CAP;
 	q->visible_set = false;
 	q->visible = 0;
 	q->n_uuids = 0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "audit.h"
+#include "coord.h"
 #include "gs_error.h"
 #include "ledger.h"
 #include "nvrm_abi.h"
@@ -39,6 +40,14 @@ struct gs_sm_gpu {
 	uint64_t             toggles;
 	double               audited_duty;
 	uint64_t             audited_ns;
+	/* The host's coordinator for this GPU (coord.h), and whether its plan
+	 * was followed at the last decision; otherwise our own period. */
+	struct gs_coord      coord;
+	bool                 coordinated;
+	uint64_t             period_start, period_len;
+	/* Samples since one named this sandbox busy on the engine. */
+	uint32_t             quiet_samples;
+	uint32_t             audited_plan_tenants, audited_plan_asked;
 };
 
 /* How the off phase is made. Only FIFO_DISABLE_CHANNELS caps anything;
@@ -55,6 +64,8 @@ struct gs_compute_share {
 	enum gs_sm_mechanism mechanism;
 	struct gs_session   *sb;
 	uint32_t             percent, period_ms;
+	enum gs_sm_mode      mode;
+	const char          *coord_dir;   /* NULL: no coordinator (coord.h) */
 	int                  ctl_fd;      /* our own /dev/nvidiactl, for samples */
 	nv_handle_t          client;      /* our own RM client on it */
 	pthread_t            thread;

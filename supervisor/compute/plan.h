@@ -32,16 +32,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "quota.h"   /* enum gs_sm_mode */
+
 #define GS_PLAN_PPM          1000000u
 #define GS_PLAN_MAX_TENANTS  16u
 /* A tenant's windows: its own, the unowned tail, and one per idle tenant
  * it may borrow from (merged when adjacent). */
 #define GS_PLAN_MAX_WINDOWS  (GS_PLAN_MAX_TENANTS + 1u)
-
-enum gs_sm_mode {
-	GS_SM_MODE_CAP,        /* never more than the share */
-	GS_SM_MODE_GUARANTEE,  /* at least the share; idle time of others lent */
-};
 
 struct gs_plan_tenant {
 	uint32_t        id;
