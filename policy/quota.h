@@ -134,6 +134,9 @@ int gs_parse_period_ms(const char *s, uint32_t *out);
 
 /* Parses "deny" or "allow-unaccounted". */
 int gs_parse_managed(const char *s, enum gs_managed *out);
+/* "cap" or "guarantee". */
+int gs_parse_sm_mode(const char *s, enum gs_sm_mode *out);
+const char *gs_sm_mode_name(enum gs_sm_mode m);
 
 /* The policy-file spelling of a managed-memory mode. */
 const char *gs_managed_name(enum gs_managed m);

@@ -94,6 +94,9 @@ static const char usage_text[] =
 	"                     the driver's measured utilization\n"
 	"  --sm-period MS     duty-cycle period for --sm, 5-1000 ms (default 20);\n"
 	"                     shorter keeps latency lower, longer is more exact\n"
+	"  --sm-mode MODE     what --sm means: cap (the default) never more than\n"
+	"                     PCT; guarantee at least PCT when others are busy,\n"
+	"                     and time other sandboxes leave idle on top\n"
 	"  --managed MODE     managed (UVM) memory, which the driver does not count\n"
 	"                     per process: allow-unaccounted (the default) lets\n"
 	"                     it run outside --mem; deny refuses every managed\n"
@@ -200,7 +203,7 @@ static void load_policy(struct options *o, const char *path)
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
+	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_SM_MODE, OPT_MANAGED,
 	       /* The policy file (issue #5). */
 	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI, OPT_AUDIT_FD,
 	       /* Issue #14. */
@@ -220,6 +223,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
 		{ "sm", required_argument, NULL, OPT_SM },
 		{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
+		{ "sm-mode", required_argument, NULL, OPT_SM_MODE },
 		{ "managed", required_argument, NULL, OPT_MANAGED },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
@@ -335,6 +339,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_SM_PERIOD:
 			if (gs_parse_period_ms(optarg, &o->quota.sm_period_ms) < 0)
 				gs_die_usage("invalid --sm-period '%s' (milliseconds, 5-1000)", optarg);
+			break;
+		case OPT_SM_MODE:
+			if (gs_parse_sm_mode(optarg, &o->quota.sm_mode) < 0)
+				gs_die_usage("invalid --sm-mode '%s' (cap or guarantee)", optarg);
 			break;
 		case OPT_MANAGED:
 			if (gs_parse_managed(optarg, &o->quota.managed) < 0)
