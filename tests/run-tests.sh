@@ -63,6 +63,7 @@ run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpu
 run_tier fuzz-plan build/tests/fuzz/plan_replay tests/fuzz/corpus/plan/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
+run_tier compute-share-multi tests/sm/multi.sh
 run_tier agent tests/agent/run.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,
 # on the fake playing it (tests/versions/run.sh says which and why).

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "coord.h"
+#include "driver.h"
 
 #define NS_PER_MS        1000000ull
 /* How often a client without a coordinator tries to reach or host one. */
 #define RETRY_MS         200u
-#define FAKE_DRIVER_ENV  "GPUSANDBOX_FAKE_DRIVER"
 #define DIR_MODE         0700
 #define LOCK_MODE        0600
 #define OTHERS_BITS      077
@@ -32,11 +32,10 @@
 const char *gs_coord_dir(void)
 {
 	const char *env = getenv(GS_COORD_DIR_ENV);
-	const char *fake = getenv(FAKE_DRIVER_ENV);
 
 	if (env && env[0] == '/')
 		return env;
-	if (fake && strcmp(fake, "1") == 0)
+	if (gs_driver_nodes_fake())
 		return NULL;
 	return GS_COORD_DIR_DEFAULT;
 }

@@ -74,7 +74,8 @@ struct gs_coord {
 
 /* The coordinator directory for this run, or NULL when there is none (the
  * fake driver's GPUs are not the host's: without GPUSANDBOX_COORD_DIR,
- * fake-driver runs coordinate with nobody). */
+ * fake-driver runs (gs_driver_nodes_fake) coordinate with nobody). Call
+ * after gs_driver_nodes_init. */
 const char *gs_coord_dir(void);
 /* Creates dir (0700, ours) if needed and checks it is a directory of our
  * euid that nobody else may enter; -1 if it cannot be used. */

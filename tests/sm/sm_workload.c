@@ -16,9 +16,15 @@
  *               get disabled channels back;
  *   handoff     the process that made the context forks a child and
  *               exits; the child, holding the file only by inheritance,
- *               goes on (gpusandbox must find the file in it).
+ *               goes on (gpusandbox must find the file in it);
+ *   tenant      one client among other sandboxes on the GPU: its share
+ *               is its client's part of the busy time, which the fake
+ *               time-slices between the clients that can run
+ *               (gpu0.client.0xH.busy_ms). With IDLE_AT_MS it stops
+ *               working then (un-schedules its group) and idles to the end.
  * Every mode also sends FIFO_DISABLE_CHANNELS itself (to turn its channels
  * back on), which the supervisor must refuse.
+ *   sm_workload tenant WARM_MS MEASURE_MS [IDLE_AT_MS]
  * Prints: share=S own_disable=STATUS SUMMARY-free lines; exit 0, or 2 when
  * set-up fails.
  */
@@ -59,11 +65,26 @@ static uint64_t stat_or_die(const char *key)
 	return v;
 }
 
-static void schedule(struct rmc_session *s)
+static void set_scheduled(struct rmc_session *s, bool on)
 {
-	struct nva06c_gpfifo_schedule_params sp = { .enable = 1 };
+	struct nva06c_gpfifo_schedule_params sp = { .enable = on };
 	(void)rmc_control(s->fd, NULL, s->client, H_GROUP, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp,
 	                  rmc_ctrl_size(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sizeof(sp)));
+}
+
+static void schedule(struct rmc_session *s)
+{
+	set_scheduled(s, true);
+}
+
+/* Our client's part of gpu0's busy time (tenant mode). */
+static uint64_t own_busy_ms(const struct rmc_session *s)
+{
+	char key[64];
+	uint64_t v = 0;
+
+	snprintf(key, sizeof(key), "gpu0.client.%#x.busy_ms", s->client);
+	return rmc_fake_stat(key, &v) < 0 ? 0 : v;
 }
 
 static uint64_t now_ms(void)
@@ -88,12 +109,16 @@ int main(int argc, char **argv)
 	struct rmc_session s[MAX_CLIENTS];
 	int clients = 1;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff WARM_MS MEASURE_MS\n");
+	if (argc != 4 && !(argc == 5 && strcmp(argv[1], "tenant") == 0)) {
+		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff|tenant WARM_MS MEASURE_MS "
+		                "[IDLE_AT_MS]\n");
 		return EXIT_SETUP;
 	}
 	const char *mode = argv[1];
 	long warm_ms = atol(argv[2]), measure_ms = atol(argv[3]);
+	const bool tenant = strcmp(mode, "tenant") == 0;
+	const long idle_at_ms = argc == 5 ? atol(argv[4]) : -1;
+	const uint64_t started = now_ms();
 	if (strcmp(mode, "two") == 0)
 		clients = 2;
 	/* handoff: the process that makes the context (A) forks a child (B)
@@ -150,7 +175,12 @@ int main(int argc, char **argv)
 	bool resched = strcmp(mode, "reschedule") == 0;
 	if (resched)
 		reschedule_for(&s[0], warm_ms);
-	else
+	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {
+		usleep((useconds_t)idle_at_ms * US_PER_MS);
+		set_scheduled(&s[0], false);  /* no more work: the GPU is idle for us */
+		printf("idle_at_ms=%llu\n", (unsigned long long)(now_ms() - started));
+		usleep((useconds_t)(warm_ms - idle_at_ms) * US_PER_MS);
+	} else
 		usleep((useconds_t)warm_ms * US_PER_MS);
 
 	/* Turning our own channels back on must be refused. */
@@ -160,15 +190,20 @@ int main(int argc, char **argv)
 	rmc_status_t own = rmc_control(s[0].fd, NULL, s[0].client, s[0].subdevice,
 	                               NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, &dc, sizeof(dc));
 
-	uint64_t b0 = stat_or_die("gpu0.busy_ms"), t0 = stat_or_die("now_ms");
+	uint64_t b0 = stat_or_die("gpu0.busy_ms"), t0 = stat_or_die("now_ms"), o0 = own_busy_ms(&s[0]);
+	uint64_t v0 = stat_or_die("gpu0.overlap_ms");
 	if (resched) {
 		reschedule_for(&s[0], measure_ms);
 	} else {
 		usleep((useconds_t)measure_ms * US_PER_MS);
 	}
-	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms");
-	double share = t1 > t0 ? (double)(b1 - b0) / (double)(t1 - t0) : -1;
-	printf("share=%.3f own_disable=%s clients=%d\n", share, rmc_status_str(own), clients);
+	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms"), o1 = own_busy_ms(&s[0]);
+	uint64_t v1 = stat_or_die("gpu0.overlap_ms");
+	double gpu = t1 > t0 ? (double)(b1 - b0) / (double)(t1 - t0) : -1;
+	double share = !tenant ? gpu : t1 > t0 ? (double)(o1 - o0) / (double)(t1 - t0) : -1;
+	double overlap = t1 > t0 ? (double)(v1 - v0) / (double)(t1 - t0) : -1;
+	printf("share=%.3f own_disable=%s clients=%d gpu_busy=%.3f overlap=%.3f\n", share,
+	       rmc_status_str(own), clients, gpu, overlap);
 	fflush(stdout);
 	return 0;
 }
