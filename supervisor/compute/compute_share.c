@@ -699,6 +699,36 @@ static void start_gpu(struct gs_compute_share *cs, unsigned gpu)
 	gs_coord_init(&s->coord, known ? cs->coord_dir : NULL, id, cs->percent, cs->mode, cs->period_ms);
 }
 
+/* The benchmark's figures: the switch's cost, the off phase's length. */
+static void note_switch(struct gs_sm_gpu *s, uint64_t t0, uint64_t t1, bool off)
+{
+	s->switch_ns_sum += t1 - t0;
+	s->switches++;
+	if (t1 - t0 > s->switch_ns_max)
+		s->switch_ns_max = t1 - t0;
+	if (off) {
+		s->off_since_ns = t1;
+	} else if (s->off_since_ns) {
+		if (t0 - s->off_since_ns > s->off_max_ns)
+			s->off_max_ns = t0 - s->off_since_ns;
+		s->off_since_ns = 0;
+	}
+}
+
+/* GPUSANDBOX_SM_DEBUG=1: one line per GPU at stop, for tests/gpu/coord_bench.sh. */
+static void print_switch_figures(const struct gs_compute_share *cs)
+{
+	for (unsigned g = 0; cs->debug && g < GS_MAX_GPUS; g++) {
+		const struct gs_sm_gpu *s = &cs->gpu[g];
+		if (!s->seen || !s->switches)
+			continue;
+		fprintf(stderr, "[gpusandbox sm] gpu%u switches %llu switch_us_mean %.1f switch_us_max %.1f "
+		        "longest_off_ms %.2f plans %u hosted %u\n", g, (unsigned long long)s->switches,
+		        (double)s->switch_ns_sum / (double)s->switches / 1e3, (double)s->switch_ns_max / 1e3,
+		        (double)s->off_max_ns / 1e6, s->coord.plans_received, s->coord.hosted_times);
+	}
+}
+
 /* One pass: every GPU's channels are switched to what its schedule says
  * now. Returns the earliest time anything changes. Lock held. */
 static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uint32_t counts[])
@@ -715,7 +745,9 @@ static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uin
 			continue;
 		bool off = counts[g] && want_off(cs, s, now, &edge);
 		if (off != s->off) {
+			uint64_t t0 = gs_monotonic_ns();
 			ok = set_gpu_channels(cs, (int)g, off);
+			note_switch(s, t0, gs_monotonic_ns(), off);
 			s->off = off;
 		}
 		if (edge < next)
@@ -848,6 +880,7 @@ void gs_sm_stop(struct gs_compute_share *cs)
 	pthread_mutex_lock(&cs->sb->lock);
 	enable_everything(cs);
 	pthread_mutex_unlock(&cs->sb->lock);
+	print_switch_figures(cs);
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (cs->gpu[g].seen)
 			gs_coord_close(&cs->gpu[g].coord);

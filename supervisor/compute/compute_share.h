@@ -48,6 +48,11 @@ struct gs_sm_gpu {
 	/* Samples since one named this sandbox busy on the engine. */
 	uint32_t             quiet_samples;
 	uint32_t             audited_plan_tenants, audited_plan_asked;
+	/* For the benchmark (GPUSANDBOX_SM_DEBUG=1, printed at stop): what a
+	 * switch of all our channels costs, and the longest off phase, the
+	 * longest a tenant waited for its window. */
+	uint64_t             switch_ns_sum, switch_ns_max, switches;
+	uint64_t             off_since_ns, off_max_ns;
 };
 
 /* How the off phase is made. Only FIFO_DISABLE_CHANNELS caps anything;
