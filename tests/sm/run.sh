@@ -17,6 +17,10 @@
 #   policy           the share comes from a policy file (sm = 40) instead;
 #   handoff          the context's creator forks and exits; its child keeps
 #                    the file by inheritance: the cap follows it there;
+#   churn            (issue #17 item 13) 1100 short-lived processes each
+#                    make a client, flushing the supervisor's ring of
+#                    1024 client creators: the share still holds (the
+#                    engine's samples name a task of the sandbox);
 #   baseline         no --sm: the share is ~1 (the cap is what lowers it);
 #   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
 #                    every channel it disabled back on, audits the error and
@@ -51,6 +55,7 @@ TESTS=(
 	"reschedule|30|reschedule|"
 	"policy|policy:40|steady|"
 	"handoff|35|handoff|"
+	"churn|25|churn|"
 	"baseline|-|steady|"
 	"fail|50|two|--fail-disable-after 5"
 )

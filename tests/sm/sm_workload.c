@@ -17,6 +17,11 @@
  *   handoff     the process that made the context forks a child and
  *               exits; the child, holding the file only by inheritance,
  *               goes on (gpusandbox must find the file in it);
+ *   churn       (issue #17 item 13) during the warm-up, CHURN_PROCS
+ *               short-lived processes each make a client and exit, more
+ *               than the supervisor's ring of GS_MAX_CREATORS creators:
+ *               if a sample naming our own process no longer counted as
+ *               ours, the loop would see no use and lift the cap;
  *   tenant      one client among other sandboxes on the GPU: its share
  *               is its client's part of the busy time, which the fake
  *               time-slices between the clients that can run
@@ -51,6 +56,7 @@
 #define EXIT_SETUP 2
 #define US_PER_MS 1000
 #define OUT_BUF 256
+#define CHURN_PROCS 1100   /* past the supervisor's 1024 creators */
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -85,6 +91,20 @@ static uint64_t own_busy_ms(const struct rmc_session *s)
 
 	snprintf(key, sizeof(key), "gpu0.client.%#x.busy_ms", s->client);
 	return rmc_fake_stat(key, &v) < 0 ? 0 : v;
+}
+
+/* Each child makes a client of its own and exits at once. */
+static void churn(void)
+{
+	for (int i = 0; i < CHURN_PROCS; i++) {
+		pid_t p = fork();
+		if (p == 0) {
+			struct rmc_session c;
+			_exit(rmc_session_open(&c, -1) == NV_OK ? 0 : 1);
+		}
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
 }
 
 static uint64_t now_ms(void)
@@ -173,7 +193,15 @@ int main(int argc, char **argv)
 	/* reschedule: the whole run, warm-up included, so the measurement sees
 	 * the loop after it has answered the attack. */
 	bool resched = strcmp(mode, "reschedule") == 0;
-	if (resched)
+	if (strcmp(mode, "churn") == 0) {
+		uint64_t t = now_ms();
+		churn();
+		long spent = (long)(now_ms() - t);
+		/* The whole warm-up after the churn: the loop has had time to
+		 * act on samples it no longer counts as ours. */
+		printf("churned=%d in %ld ms\n", CHURN_PROCS, spent);
+		usleep((useconds_t)warm_ms * US_PER_MS);
+	} else if (resched)
 		reschedule_for(&s[0], warm_ms);
 	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {
 		usleep((useconds_t)idle_at_ms * US_PER_MS);
