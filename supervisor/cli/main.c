@@ -664,12 +664,14 @@ int main(int argc, char **argv)
 	if (!child_done || atomic_load(&sb.failed)) {
 		/* Supervisor failure: fail closed. The workload must not run on
 		 * unsupervised. */
-		if (atomic_load(&sb.failed))
-			err = sb.thread_err;
-		report(&err, &audit);
 		gs_launch_kill(&child);
 		gs_sm_stop(&sm);
 		gs_session_stop(&sb);
+		/* Read only now: the threads that write it are joined (a
+		 * thread sets failed first, then thread_err). */
+		if (atomic_load(&sb.failed))
+			err = sb.thread_err;
+		report(&err, &audit);
 		/* What was learned up to the failure is still true. */
 		if (learn)
 			(void)save_learned(o.learn_path, learn, &audit);

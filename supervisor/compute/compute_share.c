@@ -860,17 +860,23 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 		cs->client = 0;
 		close_own_client(cs);
 	}
+	/* The notify thread already runs and reads these with the lock held
+	 * (gs_session_emit_channels_may_resume). */
+	pthread_mutex_lock(&sb->lock);
 	sb->sm = cs;
 	sb->observer = (struct gs_session_observer){ .channels_may_resume = reassert_off_phase,
 	                                             .ctx = cs };
+	pthread_mutex_unlock(&sb->lock);
 	/* The thread must not take the workload's signals (signalfd). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&cs->thread, NULL, duty_cycle_thread, cs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
+		pthread_mutex_lock(&sb->lock);
 		sb->sm = NULL;
 		sb->observer = (struct gs_session_observer){ 0 };
+		pthread_mutex_unlock(&sb->lock);
 		close_own_client(cs);
 		free(cs->samples);
 		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");
