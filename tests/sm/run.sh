@@ -38,7 +38,10 @@ PROG=build/tests/sm/sm_workload
 FAKE_VIDMEM=16g
 LAG_MS=1
 WARM_MS=3500
-MEASURE_MS=2500
+# Long enough for the summary's achieved share to average a few windows
+# after the warm-up (with 2.5 s it was one or two, and one window slowed by
+# a loaded machine took it past the tolerance: 0.58 for 0.50).
+MEASURE_MS=4000
 TOL=0.05
 REFUSED=status:0x1b   # NV_ERR_INSUFFICIENT_PERMISSIONS as rmc_status_str prints it
 TIMEOUT=${GS_SM_TIMEOUT:-60}
