@@ -50,6 +50,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/filter.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
+                   supervisor/compute/off_cache.c supervisor/compute/sm_figures.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
@@ -160,7 +161,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(PLAN_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(PLAN_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
 
 check: all tests
 	./tests/run-tests.sh
@@ -179,7 +180,7 @@ clean:
 # issue #17 item 13 (the observer and sb->sm set after the notify thread
 # starts, thread_err read before the threads are joined) are fixed; the
 # coordinator's cases run three supervisors with their host thread.
-TSAN_CASES_SM := sm50 fail churn reschedule
+TSAN_CASES_SM := sm50 fail churn reschedule stall
 TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
 TSAN_CASES_ADV := race_size:size client_flip audit_hostile
 .PHONY: tsan

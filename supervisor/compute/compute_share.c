@@ -87,6 +87,10 @@
 #define IDLE_SAMPLES_MIN 5u
 #define IDLE_SAMPLES_MAX 100u
 #define IDLE_FALSE_RATE 0.01
+/* How long the duty cycle waits for the sandbox lock before it turns
+ * channels off without it, and how often it tries again. */
+#define LOCK_WAIT_MS 1u
+#define LOCK_RETRY_MS 1u
 #define CTL_PATH "/dev/nvidiactl"
 #define GPU_NODE_FMT "/dev/nvidia%u"
 #define NODE_PATH_MAX 32
@@ -219,7 +223,8 @@ static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, ui
 /* Issues FIFO_DISABLE_CHANNELS for n channels of one client, in batches
  * of the most the control takes. */
 static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, uint32_t h_client,
-                                        const struct ledger_channel *chs, uint32_t n, bool disable)
+                                        const struct ledger_channel *chs, uint32_t n, bool disable,
+                                        struct gs_off_cache *record)
 {
 	struct gs_session *sb = cs->sb;
 	uint32_t subdev = ledger_subdevice_of(&sb->ledger, h_client, gpu);
@@ -270,6 +275,8 @@ static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, ui
 		}
 		for (uint32_t i = 0; i < k; i++)
 			ledger_set_sm_disabled(&sb->ledger, h_client, chs[done + i].handle, disable);
+		if (record)
+			(void)gs_off_cache_add(record, fd, h_client, subdev, chs + done, k);
 		cs->gpu[gpu].toggles++;
 		done += k;
 	}
@@ -293,14 +300,22 @@ static bool grow_channel_buffer(struct gs_compute_share *cs, uint32_t need)
 }
 
 /* Turns the channels of one GPU off (the settled ones) or on (the ones we
- * turned off). Lock held. Returns false if the cap cannot be kept. */
-static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
+ * turned off). Lock held. An off pass of the duty cycle's own records what
+ * it turned off in record (off_cache.h: only that thread touches the
+ * cache). Returns false if the cap cannot be kept. */
+static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable,
+                             struct gs_off_cache *record)
 {
 	struct gs_session *sb = cs->sb;
 	uint32_t n;
 	struct ledger_channel batch[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
 	bool unreachable = false;
 
+	/* The duty cycle's off pass records afresh what it turns off; the
+	 * dups of the last one go first, so a file the workload closed is
+	 * released now and reaped below. */
+	if (record)
+		gs_off_cache_clear(record);
 	/* Never name a client whose file is gone: its handle may be reused. */
 	gs_session_reconcile(sb);
 	/* The sandbox's live channel count bounds any one GPU's: no scan. */
@@ -328,7 +343,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 			batch[k++] = cs->chans[j];
 			cs->chans[j].client = 0;
 			if (k == NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES) {
-				enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable);
+				enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable, record);
 				if (r == TOGGLE_FAILED)
 					return false;
 				unreachable |= r == TOGGLE_UNREACHABLE;
@@ -336,7 +351,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 			}
 		}
 		if (k) {
-			enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable);
+			enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable, record);
 			if (r == TOGGLE_FAILED)
 				return false;
 			unreachable |= r == TOGGLE_UNREACHABLE;
@@ -366,7 +381,7 @@ static void enable_everything(struct gs_compute_share *cs)
 
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (cs->gpu[g].seen) {
-			(void)set_gpu_channels(cs, (int)g, false);
+			(void)set_gpu_channels(cs, (int)g, false, NULL);
 			cs->gpu[g].off = false;
 		}
 	cs->err = keep;
@@ -382,7 +397,7 @@ static void reassert_off_phase(void *ctx, int gpu)
 	if (!cs || gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS || !cs->gpu[gpu].off ||
 	    atomic_load(&cs->stop))
 		return;
-	if (!set_gpu_channels(cs, gpu, true))
+	if (!set_gpu_channels(cs, gpu, true, NULL))
 		sm_fail(cs);
 }
 
@@ -708,36 +723,6 @@ static void start_gpu(struct gs_compute_share *cs, unsigned gpu)
 	gs_coord_init(&s->coord, known ? cs->coord_dir : NULL, id, cs->percent, cs->mode, cs->period_ms);
 }
 
-/* The benchmark's figures: the switch's cost, the off phase's length. */
-static void note_switch(struct gs_sm_gpu *s, uint64_t t0, uint64_t t1, bool off)
-{
-	s->switch_ns_sum += t1 - t0;
-	s->switches++;
-	if (t1 - t0 > s->switch_ns_max)
-		s->switch_ns_max = t1 - t0;
-	if (off) {
-		s->off_since_ns = t1;
-	} else if (s->off_since_ns) {
-		if (t0 - s->off_since_ns > s->off_max_ns)
-			s->off_max_ns = t0 - s->off_since_ns;
-		s->off_since_ns = 0;
-	}
-}
-
-/* GPUSANDBOX_SM_DEBUG=1: one line per GPU at stop, for tests/gpu/coord_bench.sh. */
-static void print_switch_figures(const struct gs_compute_share *cs)
-{
-	for (unsigned g = 0; cs->debug && g < GS_MAX_GPUS; g++) {
-		const struct gs_sm_gpu *s = &cs->gpu[g];
-		if (!s->seen || !s->switches)
-			continue;
-		fprintf(stderr, "[gpusandbox sm] gpu%u switches %llu switch_us_mean %.1f switch_us_max %.1f "
-		        "longest_off_ms %.2f plans %u hosted %u\n", g, (unsigned long long)s->switches,
-		        (double)s->switch_ns_sum / (double)s->switches / 1e3, (double)s->switch_ns_max / 1e3,
-		        (double)s->off_max_ns / 1e6, s->coord.plans_received, s->coord.hosted_times);
-	}
-}
-
 /* One pass: every GPU's channels are switched to what its schedule says
  * now. Returns the earliest time anything changes. Lock held. */
 static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uint32_t counts[])
@@ -755,8 +740,8 @@ static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uin
 		bool off = counts[g] && want_off(cs, s, now, &edge);
 		if (off != s->off) {
 			uint64_t t0 = gs_monotonic_ns();
-			ok = set_gpu_channels(cs, (int)g, off);
-			note_switch(s, t0, gs_monotonic_ns(), off);
+			ok = set_gpu_channels(cs, (int)g, off, off ? &s->off_cache : NULL);
+			gs_sm_note_switch(s, t0, gs_monotonic_ns(), off);
 			s->off = off;
 		}
 		if (edge < next)
@@ -765,6 +750,56 @@ static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uin
 	if (!ok)
 		sm_fail(cs);
 	return next;
+}
+
+/* The sandbox lock, if it comes within LOCK_WAIT_MS: a notify worker may
+ * hold it in a read the workload keeps waiting (off_cache.h). */
+static bool lock_soon(pthread_mutex_t *m)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(LOCK_WAIT_MS * NS_PER_MS);
+	if (ts.tv_nsec >= (long)GS_NS_PER_S) {
+		ts.tv_sec++;
+		ts.tv_nsec -= (long)GS_NS_PER_S;
+	}
+	return pthread_mutex_timedlock(m, &ts) == 0;
+}
+
+/* Without the lock: every GPU whose schedule says off and whose channels
+ * are on is turned off from its cache. Nothing is turned on (that waits
+ * for the lock). Returns when to try again. */
+static uint64_t off_without_lock(struct gs_compute_share *cs, uint64_t now)
+{
+	uint64_t next = now + LOCK_RETRY_MS * NS_PER_MS;
+
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		struct gs_sm_gpu *s = &cs->gpu[g];
+		uint64_t edge = next;
+		if (!s->seen || !s->off_cache.n || !want_off(cs, s, now, &edge) || s->off)
+			continue;
+		(void)gs_off_cache_disable(&s->off_cache);
+		s->off_since_ns = gs_monotonic_ns();
+		s->off = true;
+		s->off_without_lock = true;
+		s->lockless_offs++;
+	}
+	return next;
+}
+
+/* After an off made without the lock, the ledger does not know what is
+ * off: a locked off pass says it again, so that the on pass finds it. */
+static bool resync_lockless(struct gs_compute_share *cs)
+{
+	bool ok = true;
+
+	for (unsigned g = 0; g < GS_MAX_GPUS && ok; g++)
+		if (cs->gpu[g].off_without_lock) {
+			ok = set_gpu_channels(cs, (int)g, true, &cs->gpu[g].off_cache);
+			cs->gpu[g].off_without_lock = false;
+		}
+	return ok;
 }
 
 static void *duty_cycle_thread(void *arg)
@@ -782,7 +817,12 @@ static void *duty_cycle_thread(void *arg)
 		for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 			if (cs->gpu[g].seen)
 				gs_coord_tick(&cs->gpu[g].coord, t);
-		pthread_mutex_lock(&sb->lock);
+		if (!lock_soon(&sb->lock)) {
+			sleep_until(off_without_lock(cs, t));
+			continue;
+		}
+		if (!resync_lockless(cs))
+			sm_fail(cs);
 		ledger_count_channels(&sb->ledger, counts);
 		uint64_t wake = atomic_load(&cs->stop) ? t : switch_gpus(cs, t, counts);
 		if (t >= next_window && !atomic_load(&cs->stop)) {
@@ -895,10 +935,12 @@ void gs_sm_stop(struct gs_compute_share *cs)
 	pthread_mutex_lock(&cs->sb->lock);
 	enable_everything(cs);
 	pthread_mutex_unlock(&cs->sb->lock);
-	print_switch_figures(cs);
+	gs_sm_print_figures(cs);
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
-		if (cs->gpu[g].seen)
+		if (cs->gpu[g].seen) {
 			gs_coord_close(&cs->gpu[g].coord);
+			gs_off_cache_fini(&cs->gpu[g].off_cache);
+		}
 	close_own_client(cs);
 	free(cs->samples);
 	cs->samples = NULL;

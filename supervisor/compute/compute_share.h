@@ -16,6 +16,7 @@
 #include "coord.h"
 #include "gs_error.h"
 #include "ledger.h"
+#include "off_cache.h"
 #include "nvrm_abi.h"
 #include "quota.h"
 #include "sm_controller.h"
@@ -24,7 +25,12 @@ struct gs_session;
 
 struct gs_sm_gpu {
 	bool                 seen;        /* had channels at some point */
-	bool                 off;         /* our phase: its channels are disabled now */
+	atomic_bool          off;         /* our phase: its channels are disabled now */
+	/* Turned off without the lock (off_cache.h): the next locked pass
+	 * tells the ledger. */
+	bool                 off_without_lock;
+	uint64_t             lockless_offs;
+	struct gs_off_cache  off_cache;
 	struct sm_controller ctl;
 	/* Our own device and subdevice on this GPU, for utilization samples. */
 	nv_handle_t          device, subdevice;
@@ -93,5 +99,11 @@ int  gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_e
 void gs_sm_stop(struct gs_compute_share *cs);
 /* Fills the summary's compute-share part. */
 void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out);
+
+/* sm_figures.c: the benchmark's figures (tests/gpu/coord_bench.sh): each
+ * switch's cost and the off phases' length, printed at stop under
+ * GPUSANDBOX_SM_DEBUG=1. */
+void gs_sm_note_switch(struct gs_sm_gpu *s, uint64_t t0, uint64_t t1, bool off);
+void gs_sm_print_figures(const struct gs_compute_share *cs);
 
 #endif

@@ -22,6 +22,14 @@
  *               than the supervisor's ring of GS_MAX_CREATORS creators:
  *               if a sample naming our own process no longer counted as
  *               ours, the loop would see no use and lift the cap;
+ *   stall       (issue #17 item 5) after the warm-up, one RM_CONTROL whose
+ *               NVOS54 lies in a page of $GS_STALL_FILE (tests/sm/stallfs:
+ *               a read of it answers only after its stall): the
+ *               supervisor's notify worker waits in its read of our memory,
+ *               holding the sandbox lock. The call is made in an on phase
+ *               (a workload on a GPU sees its work progress; here the
+ *               fake's gpu0.channels_disabled says it), and the share is
+ *               measured over it, while our channels stay scheduled;
  *   tenant      one client among other sandboxes on the GPU: its share
  *               is its client's part of the busy time, which the fake
  *               time-slices between the clients that can run
@@ -40,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +67,8 @@
 #define US_PER_MS 1000
 #define OUT_BUF 256
 #define CHURN_PROCS 1100   /* past the supervisor's 1024 creators */
+#define ON_PHASE_TRIES 2000
+#define ON_PHASE_POLL_US 200
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -91,6 +103,28 @@ static uint64_t own_busy_ms(const struct rmc_session *s)
 
 	snprintf(key, sizeof(key), "gpu0.client.%#x.busy_ms", s->client);
 	return rmc_fake_stat(key, &v) < 0 ? 0 : v;
+}
+
+/* One RM_CONTROL whose NVOS54 is in the stalling file's page, never
+ * touched by us, so the supervisor's read is the page's first. Returns
+ * whether the call went out. */
+static bool stalled_control(int fd)
+{
+	const char *path = getenv("GS_STALL_FILE");
+	int sf = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	void *page = sf >= 0 ? mmap(NULL, sizeof(struct nvos54), PROT_READ, MAP_SHARED, sf, 0) : MAP_FAILED;
+
+	if (page == MAP_FAILED) {
+		fprintf(stderr, "sm_workload: cannot map GS_STALL_FILE\n");
+		return false;
+	}
+	uint64_t off = 1;
+	for (int i = 0; i < ON_PHASE_TRIES && (rmc_fake_stat("gpu0.channels_disabled", &off) < 0 || off); i++)
+		usleep(ON_PHASE_POLL_US);
+	(void)rmc_escape(fd, NULL, NV_ESC_RM_CONTROL, page, sizeof(struct nvos54));
+	munmap(page, sizeof(struct nvos54));
+	close(sf);
+	return true;
 }
 
 /* Each child makes a client of its own and exits at once. */
@@ -222,6 +256,11 @@ int main(int argc, char **argv)
 	uint64_t v0 = stat_or_die("gpu0.overlap_ms");
 	if (resched) {
 		reschedule_for(&s[0], measure_ms);
+	} else if (strcmp(mode, "stall") == 0) {
+		uint64_t t = now_ms();
+		if (!stalled_control(s[0].fd))
+			return EXIT_SETUP;
+		printf("stalled_ms=%llu\n", (unsigned long long)(now_ms() - t));
 	} else {
 		usleep((useconds_t)measure_ms * US_PER_MS);
 	}
