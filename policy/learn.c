@@ -127,6 +127,8 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 		fprintf(f, "sm = %u\n", q->sm_percent);
 	if (q->sm_period_ms != GS_SM_PERIOD_DEFAULT_MS)
 		fprintf(f, "sm-period = %u\n", q->sm_period_ms);
+	if (q->sm_mode != GS_SM_MODE_CAP)
+		fprintf(f, "sm-mode = %s\n", gs_sm_mode_name(q->sm_mode));
 	if (q->visible_set && (q->visible || q->n_uuids)) {
 		fputs("gpus = ", f);
 		for (unsigned g = 0; g < GS_MAX_GPUS; g++)

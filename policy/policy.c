@@ -252,6 +252,17 @@ static int key_sm_period(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static int key_sm_mode(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_parse_sm_mode(v, &ps->p->quota.sm_mode) < 0)
+		return fail_at(ps, s->value_at, "invalid sm-mode '%s' (cap or guarantee)", v);
+	return 0;
+}
+
 static int key_managed(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -504,6 +515,7 @@ static const struct key_def keys[] = {
 	{ "mem", key_mem, false },
 	{ "sm", key_sm, false },
 	{ "sm-period", key_sm_period, false },
+	{ "sm-mode", key_sm_mode, false },
 	{ "managed", key_managed, false },
 	{ "channels", key_channels, false },
 	{ "channel-groups", key_groups, false },

@@ -19,6 +19,7 @@ void gs_quota_init(struct gs_quota *q)
 	q->active_channel_groups = GS_COUNT_UNLIMITED;
 	q->sm_percent = GS_SM_UNLIMITED;
 	q->sm_period_ms = GS_SM_PERIOD_DEFAULT_MS;
+	q->sm_mode = GS_SM_MODE_CAP;
 	q->visible_set = false;
 	q->visible = 0;
 	q->n_uuids = 0;
@@ -181,6 +182,26 @@ int gs_parse_managed(const char *s, enum gs_managed *out)
 			return 0;
 		}
 	return -1;
+}
+
+static const char *const sm_mode_names[] = {
+	[GS_SM_MODE_CAP] = "cap",
+	[GS_SM_MODE_GUARANTEE] = "guarantee",
+};
+
+int gs_parse_sm_mode(const char *s, enum gs_sm_mode *out)
+{
+	for (unsigned m = 0; m < sizeof(sm_mode_names) / sizeof(sm_mode_names[0]); m++)
+		if (strcmp(s, sm_mode_names[m]) == 0) {
+			*out = (enum gs_sm_mode)m;
+			return 0;
+		}
+	return -1;
+}
+
+const char *gs_sm_mode_name(enum gs_sm_mode m)
+{
+	return (unsigned)m < sizeof(sm_mode_names) / sizeof(sm_mode_names[0]) ? sm_mode_names[m] : "?";
 }
 
 const char *gs_managed_name(enum gs_managed m)

@@ -48,6 +48,12 @@ enum gs_managed {
 	GS_MANAGED_DENY,                   /* no managed ranges at all */
 };
 
+/* What --sm's percentage means (supervisor/compute/plan.h). */
+enum gs_sm_mode {
+	GS_SM_MODE_CAP = 0,    /* a hard cap: never more than the share */
+	GS_SM_MODE_GUARANTEE,  /* at least the share; time others leave idle is lent */
+};
+
 struct gs_quota {
 	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
 	uint64_t mem_per_gpu;
@@ -63,6 +69,7 @@ struct gs_quota {
 	 * duty-cycle period (compute_share.c explains the trade-off). */
 	uint32_t sm_percent;
 	uint32_t sm_period_ms;
+	enum gs_sm_mode sm_mode;   /* --sm-mode, policy key sm-mode */
 	/* GPUs the workload may see and use, by RM device instance (the
 	 * nvidia-smi index); all when visible_set is false. */
 	bool     visible_set;
@@ -147,6 +154,9 @@ int gs_parse_period_ms(const char *s, uint32_t *out);
 
 /* Parses "deny" or "allow-unaccounted". */
 int gs_parse_managed(const char *s, enum gs_managed *out);
+/* "cap" or "guarantee". */
+int gs_parse_sm_mode(const char *s, enum gs_sm_mode *out);
+const char *gs_sm_mode_name(enum gs_sm_mode m);
 
 /* The policy-file spelling of a managed-memory mode. */
 const char *gs_managed_name(enum gs_managed m);

@@ -47,6 +47,7 @@ run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
 run_tier unit-tid-reuse build/tests/unit/test_tid_reuse
+run_tier unit-plan build/tests/unit/test_plan
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
@@ -64,8 +65,10 @@ run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
 run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
 run_tier audit-review tests/audit-review/run.sh
 run_tier fuzz-audit-review build/tests/fuzz/audit_review_replay tests/fuzz/corpus/review/* tests/fuzz/corpus/audit/*
+run_tier fuzz-plan build/tests/fuzz/plan_replay tests/fuzz/corpus/plan/*
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
+run_tier compute-share-multi tests/sm/multi.sh
 run_tier agent tests/agent/run.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,
 # on the fake playing it (tests/versions/run.sh says which and why).

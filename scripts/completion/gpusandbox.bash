@@ -37,6 +37,8 @@ _gpusandbox()
 		COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
 	--managed)
 		COMPREPLY=($(compgen -W "allow-unaccounted deny" -- "$cur")); return 0 ;;
+	--sm-mode)
+		COMPREPLY=($(compgen -W "cap guarantee" -- "$cur")); return 0 ;;
 	--trace-time)
 		COMPREPLY=($(compgen -W "clock epoch relative" -- "$cur")); return 0 ;;
 	esac

@@ -901,6 +901,19 @@ int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj)
 	return emit(a, o, false);
 }
 
+int gs_audit_sm_plan(struct gs_audit *a, const struct gs_sm_plan_info *p)
+{
+	json_object *o = record_new(a, "sm_plan");
+
+	json_object_object_add(o, "gpu", json_object_new_int((int)p->gpu));
+	json_object_object_add(o, "tenants", json_object_new_int((int)p->tenants));
+	json_object_object_add(o, "asked_percent", json_object_new_int((int)p->asked_percent));
+	json_object_object_add(o, "oversubscribed", json_object_new_boolean(p->oversubscribed));
+	json_object_object_add(o, "own_share", ratio(p->own_share));
+	json_object_object_add(o, "on_share", ratio(p->on_share));
+	return emit(a, o, false);
+}
+
 int gs_audit_error(struct gs_audit *a, const char *message)
 {
 	json_object *o = record_new(a, "error");

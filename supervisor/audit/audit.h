@@ -237,6 +237,17 @@ int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsig
                      const uint64_t *peak, const uint64_t *usage, uint64_t mem_quota,
                      const uint64_t counts[4], const struct gs_sm_summary *sm);
 int gs_audit_sm_adjust(struct gs_audit *a, const struct gs_sm_adjust *adj);
+
+/* A compute-share plan from the GPU's coordinator, when the tenants or
+ * their asks change (supervisor/compute/coord.h). */
+struct gs_sm_plan_info {
+	unsigned gpu;
+	uint32_t tenants, asked_percent;
+	bool     oversubscribed;   /* asks over 100 %: every share scaled */
+	double   own_share;        /* our window alone, of the period */
+	double   on_share;         /* all we may run in (lent time included) */
+};
+int gs_audit_sm_plan(struct gs_audit *a, const struct gs_sm_plan_info *p);
 int gs_audit_error(struct gs_audit *a, const char *message);
 /* Writes the usage records that are due (a runner calls it now and then,
  * so that the last change before a quiet spell is not left unwritten). */

@@ -136,6 +136,7 @@ static json_object *sm_json(const struct gs_quota *q)
 	snprintf(buf, sizeof(buf), "%.2f", q->sm_percent / PERCENT);
 	json_object_object_add(o, "target", json_object_new_double_s(q->sm_percent / PERCENT, buf));
 	json_object_object_add(o, "period_ms", json_object_new_int((int)q->sm_period_ms));
+	json_object_object_add(o, "mode", json_object_new_string(gs_sm_mode_name(q->sm_mode)));
 	return o;
 }
 

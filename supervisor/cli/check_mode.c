@@ -91,8 +91,11 @@ void gs_check_print(FILE *out, const struct gs_check_input *in)
 	        in->policy_path ? "policy file " : "built-in defaults", in->policy_path ? in->policy_path : "");
 	print_memory(out, q);
 	if (q->sm_percent < GS_SM_UNLIMITED)
-		fprintf(out, "  %-*s %" PRIu32 " %% of GPU time, period %" PRIu32 " ms\n", KEY_WIDTH, "sm",
-		        q->sm_percent, q->sm_period_ms);
+		fprintf(out, "  %-*s %" PRIu32 " %% of GPU time (%s), period %" PRIu32 " ms\n", KEY_WIDTH,
+		        "sm", q->sm_percent,
+		        q->sm_mode == GS_SM_MODE_GUARANTEE ? "guarantee: at least, idle time of others lent"
+		                                           : "cap: at most",
+		        q->sm_period_ms);
 	else
 		fprintf(out, "  %-*s unlimited\n", KEY_WIDTH, "sm");
 	print_count(out, "channels", q->channels);
@@ -167,6 +170,11 @@ unsigned gs_check_warn(FILE *w, const struct gs_check_input *in)
 
 	if (q->sm_percent >= GS_SM_UNLIMITED && q->sm_period_ms != GS_SM_PERIOD_DEFAULT_MS) {
 		fprintf(w, "gpusandbox: warning: sm-period has no effect without sm (a share of GPU "
+		           "time under 100)\n");
+		n++;
+	}
+	if (q->sm_percent >= GS_SM_UNLIMITED && q->sm_mode != GS_SM_MODE_CAP) {
+		fprintf(w, "gpusandbox: warning: sm-mode has no effect without sm (a share of GPU "
 		           "time under 100)\n");
 		n++;
 	}

@@ -103,6 +103,9 @@ static const char usage_text[] =
 	"                     the driver's measured utilization\n"
 	"  --sm-period MS     duty-cycle period for --sm, 5-1000 ms (default 20);\n"
 	"                     shorter keeps latency lower, longer is more exact\n"
+	"  --sm-mode MODE     what --sm means: cap (the default) never more than\n"
+	"                     PCT; guarantee at least PCT when others are busy,\n"
+	"                     and time other sandboxes leave idle on top\n"
 	"  --managed MODE     managed (UVM) memory, which the driver does not count\n"
 	"                     per process: allow-unaccounted (the default) lets\n"
 	"                     it run outside --mem; deny refuses every managed\n"
@@ -222,7 +225,7 @@ static void load_policy(struct options *o, const char *path)
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_MANAGED,
+	       OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_SM_MODE, OPT_MANAGED,
 	       /* The policy file (issue #5). */
 	       OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI, OPT_AUDIT_FD,
 	       /* Issue #14. */
@@ -245,6 +248,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
 		{ "sm", required_argument, NULL, OPT_SM },
 		{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
+		{ "sm-mode", required_argument, NULL, OPT_SM_MODE },
 		{ "managed", required_argument, NULL, OPT_MANAGED },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
@@ -373,6 +377,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_SM_PERIOD:
 			if (gs_parse_period_ms(optarg, &o->quota.sm_period_ms) < 0)
 				gs_die_usage("invalid --sm-period '%s' (milliseconds, 5-1000)", optarg);
+			break;
+		case OPT_SM_MODE:
+			if (gs_parse_sm_mode(optarg, &o->quota.sm_mode) < 0)
+				gs_die_usage("invalid --sm-mode '%s' (cap or guarantee)", optarg);
 			break;
 		case OPT_MANAGED:
 			if (gs_parse_managed(optarg, &o->quota.managed) < 0)
@@ -749,12 +757,14 @@ int main(int argc, char **argv)
 	if (!child_done || atomic_load(&sb.failed)) {
 		/* Supervisor failure: fail closed. The workload must not run on
 		 * unsupervised. */
-		if (atomic_load(&sb.failed))
-			err = sb.thread_err;
-		report(&err, &audit);
 		gs_launch_kill(&child);
 		gs_sm_stop(&sm);
 		gs_session_stop(&sb);
+		/* Read only now: the threads that write it are joined (a
+		 * thread sets failed first, then thread_err). */
+		if (atomic_load(&sb.failed))
+			err = sb.thread_err;
+		report(&err, &audit);
 		/* What was learned up to the failure is still true. */
 		if (learn)
 			(void)save_learned(o.learn_path, learn, &audit);

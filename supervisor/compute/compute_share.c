@@ -82,6 +82,15 @@
 /* How long channels may be out of reach before the cap counts as lost.
  * A dying process's file is released a little after its fds are gone. */
 #define UNREACHABLE_GRACE_MS 1000u
+/* Idle detection (report_busy): at least this many samples, and enough
+ * that a busy tenant is called idle less than IDLE_FALSE_RATE of the time. */
+#define IDLE_SAMPLES_MIN 5u
+#define IDLE_SAMPLES_MAX 100u
+#define IDLE_FALSE_RATE 0.01
+/* How long the duty cycle waits for the sandbox lock before it turns
+ * channels off without it, and how often it tries again. */
+#define LOCK_WAIT_MS 1u
+#define LOCK_RETRY_MS 1u
 #define CTL_PATH "/dev/nvidiactl"
 #define GPU_NODE_FMT "/dev/nvidia%u"
 #define NODE_PATH_MAX 32
@@ -214,7 +223,8 @@ static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, ui
 /* Issues FIFO_DISABLE_CHANNELS for n channels of one client, in batches
  * of the most the control takes. */
 static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, uint32_t h_client,
-                                        const struct ledger_channel *chs, uint32_t n, bool disable)
+                                        const struct ledger_channel *chs, uint32_t n, bool disable,
+                                        struct gs_off_cache *record)
 {
 	struct gs_session *sb = cs->sb;
 	uint32_t subdev = ledger_subdevice_of(&sb->ledger, h_client, gpu);
@@ -265,6 +275,8 @@ static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, ui
 		}
 		for (uint32_t i = 0; i < k; i++)
 			ledger_set_sm_disabled(&sb->ledger, h_client, chs[done + i].handle, disable);
+		if (record)
+			(void)gs_off_cache_add(record, fd, h_client, subdev, chs + done, k);
 		cs->gpu[gpu].toggles++;
 		done += k;
 	}
@@ -288,14 +300,22 @@ static bool grow_channel_buffer(struct gs_compute_share *cs, uint32_t need)
 }
 
 /* Turns the channels of one GPU off (the settled ones) or on (the ones we
- * turned off). Lock held. Returns false if the cap cannot be kept. */
-static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
+ * turned off). Lock held. An off pass of the duty cycle's own records what
+ * it turned off in record (off_cache.h: only that thread touches the
+ * cache). Returns false if the cap cannot be kept. */
+static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable,
+                             struct gs_off_cache *record)
 {
 	struct gs_session *sb = cs->sb;
 	uint32_t n;
 	struct ledger_channel batch[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
 	bool unreachable = false;
 
+	/* The duty cycle's off pass records afresh what it turns off; the
+	 * dups of the last one go first, so a file the workload closed is
+	 * released now and reaped below. */
+	if (record)
+		gs_off_cache_clear(record);
 	/* Never name a client whose file is gone: its handle may be reused. */
 	gs_session_reconcile(sb);
 	/* The sandbox's live channel count bounds any one GPU's: no scan. */
@@ -323,7 +343,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 			batch[k++] = cs->chans[j];
 			cs->chans[j].client = 0;
 			if (k == NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES) {
-				enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable);
+				enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable, record);
 				if (r == TOGGLE_FAILED)
 					return false;
 				unreachable |= r == TOGGLE_UNREACHABLE;
@@ -331,7 +351,7 @@ static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable)
 			}
 		}
 		if (k) {
-			enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable);
+			enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable, record);
 			if (r == TOGGLE_FAILED)
 				return false;
 			unreachable |= r == TOGGLE_UNREACHABLE;
@@ -361,7 +381,7 @@ static void enable_everything(struct gs_compute_share *cs)
 
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (cs->gpu[g].seen) {
-			(void)set_gpu_channels(cs, (int)g, false);
+			(void)set_gpu_channels(cs, (int)g, false, NULL);
 			cs->gpu[g].off = false;
 		}
 	cs->err = keep;
@@ -377,7 +397,7 @@ static void reassert_off_phase(void *ctx, int gpu)
 	if (!cs || gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS || !cs->gpu[gpu].off ||
 	    atomic_load(&cs->stop))
 		return;
-	if (!set_gpu_channels(cs, gpu, true))
+	if (!set_gpu_channels(cs, gpu, true, NULL))
 		sm_fail(cs);
 }
 
@@ -445,15 +465,24 @@ static uint64_t jittered_period(struct gs_compute_share *cs, uint64_t period)
 	return (uint64_t)((double)period * (1.0 + PERIOD_JITTER * (2.0 * u - 1.0)));
 }
 
+/* Did a process of this sandbox make the work a sample names? A creator
+ * of one of its clients, or any task of the sandbox now. The creators are
+ * a ring the workload can flush by churning processes that each make a
+ * client (issue #17 item 13: 1100 of them took a --sm 25 workload to
+ * 0.34 on the fake, 0.58 on a GPU); the taskset cannot be flushed, and a
+ * process on the engine is alive. */
+static bool pid_is_sandbox(const struct gs_session *sb, pid_t pid)
+{
+	return pid > 0 && (gs_session_is_creator(sb, pid) || gs_taskset_contains(&sb->tasks, pid));
+}
+
 /* Is this sample's time ours? A sample names the process that was on the
- * engine when it was taken. Ours: a process of this sandbox that created
- * a client. A sample taken while the engine was idle names no process;
- * its busy time counts as ours, which can only over-throttle this
- * sandbox, never let it take more. */
+ * engine when it was taken. A sample taken while the engine was idle
+ * names no process; its busy time counts as ours, which can only
+ * over-throttle this sandbox, never let it take more. */
 static bool sample_is_ours(const struct gs_session *sb, uint32_t proc_id)
 {
-	return proc_id == NV2080_GPUMON_PID_INVALID || proc_id == 0 ||
-	       gs_session_is_creator(sb, (pid_t)proc_id);
+	return proc_id == NV2080_GPUMON_PID_INVALID || proc_id == 0 || pid_is_sandbox(sb, (pid_t)proc_id);
 }
 
 static uint32_t u32_at(const uint8_t *p, size_t off)
@@ -525,6 +554,12 @@ static void read_samples(struct gs_compute_share *cs, int gpu)
 		g->win_n++;
 		if (!sample_is_ours(cs->sb, pid) && util)
 			g->contended_until = gs_monotonic_ns() + CONTENDED_HOLD_MS * NS_PER_MS;
+		/* Busy: the engine was working with one of ours on it. A
+		 * sample naming no process says nothing about who. */
+		if (util && pid != NV2080_GPUMON_PID_INVALID && pid_is_sandbox(cs->sb, (pid_t)pid))
+			g->quiet_samples = 0;
+		else if (g->quiet_samples < UINT32_MAX)
+			g->quiet_samples++;
 		if (sample_is_ours(cs->sb, pid))
 			g->win_util += (double)(util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL : util) /
 			               NV2080_GPUMON_UTIL_FULL;
@@ -539,13 +574,75 @@ static void read_samples(struct gs_compute_share *cs, int gpu)
 	g->last_sample_ts = newest ? newest : 1;
 }
 
-/* Closes a window: the measured share re-tunes the duty. Lock held. */
-static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
+/* How many samples in a row must not name us before we call ourselves
+ * idle: a busy tenant on the engine a fraction w of the time goes unnamed
+ * in n samples with probability (1 - w)^n, kept under IDLE_FALSE_RATE. */
+static uint32_t idle_after_samples(double w)
+{
+	double miss = 1.0;
+	uint32_t n = 0;
+
+	while (n < IDLE_SAMPLES_MAX && (n < IDLE_SAMPLES_MIN || miss >= IDLE_FALSE_RATE)) {
+		miss *= 1.0 - w;
+		n++;
+	}
+	return n;
+}
+
+/* Tells the coordinator whether the workload used the GPU: busy unless the
+ * samples say otherwise (without samples we cannot tell, and a busy claim
+ * only keeps our own window, never takes another's). Lock held. */
+static void report_busy(struct gs_compute_share *cs, int gpu, bool has_channels)
+{
+	struct gs_sm_gpu *g = &cs->gpu[gpu];
+	double w = g->coordinated ? gs_coord_own_ppm(&g->coord) / (double)GS_PLAN_PPM : g->ctl.duty;
+	bool busy = has_channels && (g->no_samples || g->quiet_samples < idle_after_samples(w));
+
+	gs_coord_report(&g->coord, busy);
+}
+
+/* Audits the plan we follow when its shape changes, and warns once when
+ * the GPU is oversubscribed. Lock held. */
+static void note_plan(struct gs_compute_share *cs, int gpu)
+{
+	struct gs_sm_gpu *g = &cs->gpu[gpu];
+	const struct gs_coord_plan *p = &g->coord.cur;
+
+	if (!g->coordinated || (p->tenants == g->audited_plan_tenants &&
+	                        p->asked_percent == g->audited_plan_asked))
+		return;
+	if (p->asked_percent > PERCENT && g->audited_plan_asked <= PERCENT)
+		fprintf(stderr, "gpusandbox: warning: GPU %d is oversubscribed: %u tenants ask for %u %% "
+		        "of its time; every share is scaled by 100/%u\n", gpu, p->tenants,
+		        p->asked_percent, p->asked_percent);
+	g->audited_plan_tenants = p->tenants;
+	g->audited_plan_asked = p->asked_percent;
+	struct gs_sm_plan_info info = { .gpu = (unsigned)gpu, .tenants = p->tenants,
+	                                .asked_percent = p->asked_percent,
+	                                .oversubscribed = p->asked_percent > PERCENT,
+	                                .own_share = p->slot.own.len / (double)GS_PLAN_PPM,
+	                                .on_share = p->slot.on_ppm / (double)GS_PLAN_PPM };
+	if (cs->sb->audit && gs_audit_sm_plan(cs->sb->audit, &info) < 0)
+		cs->sb->audit_failed = true;
+}
+
+/* Closes a window: the measured share re-tunes the duty, unless a plan
+ * set our windows (the duty is then kept for when we run alone again: a
+ * share another tenant's window limited must not raise our own cap).
+ * Lock held. */
+static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t, bool has_channels)
 {
 	struct gs_session *sb = cs->sb;
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
 
 	read_samples(cs, gpu);
+	report_busy(cs, gpu, has_channels);
+	note_plan(cs, gpu);
+	if (g->coordinated) {
+		g->win_util = 0;
+		g->win_n = 0;
+		return;
+	}
 	unsigned need = t < g->contended_until ? CONTENDED_WINDOW_SAMPLES : MIN_WINDOW_SAMPLES;
 	if (g->no_samples || g->win_n < need)
 		return;
@@ -579,70 +676,163 @@ static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t)
 
 /* ---- the thread ------------------------------------------------------------ */
 
+/* Should GPU g's channels be off at now, and when may that next change?
+ * A plan from the GPU's coordinator decides when there is one to follow;
+ * otherwise our own hard-cap duty cycle does (coord.h: failing closed). */
+static bool want_off(struct gs_compute_share *cs, struct gs_sm_gpu *g, uint64_t now, uint64_t *edge)
+{
+	bool on;
+
+	g->coordinated = gs_coord_schedule(&g->coord, now, &on, edge);
+	if (g->coordinated)
+		return !on;
+	if (now >= g->period_start + g->period_len) {
+		g->period_start = now;
+		g->period_len = jittered_period(cs, (uint64_t)cs->period_ms * NS_PER_MS);
+	}
+	const uint64_t end = g->period_start + g->period_len;
+	const uint64_t off_at = g->period_start + (uint64_t)(g->ctl.duty * (double)g->period_len);
+	if (!sm_ctl_throttling(&g->ctl) || now < off_at) {
+		*edge = sm_ctl_throttling(&g->ctl) ? off_at : end;
+		return false;
+	}
+	*edge = end;
+	return true;
+}
+
+/* The GPU's RM id, which names it to the coordinator host-wide. */
+static bool gpu_id_of_minor(const struct gs_session *sb, unsigned minor, uint32_t *id)
+{
+	for (unsigned i = 0; i < sb->n_gpu_map; i++)
+		if (sb->gpu_map[i].minor == minor) {
+			*id = sb->gpu_map[i].gpu_id;
+			return true;
+		}
+	return false;
+}
+
+static void start_gpu(struct gs_compute_share *cs, unsigned gpu)
+{
+	struct gs_sm_gpu *s = &cs->gpu[gpu];
+	uint32_t id = 0;
+	bool known = gpu_id_of_minor(cs->sb, gpu, &id);
+
+	s->seen = true;
+	sm_ctl_init(&s->ctl, cs->percent / PERCENT);
+	s->audited_duty = s->ctl.duty;
+	gs_coord_init(&s->coord, known ? cs->coord_dir : NULL, id, cs->percent, cs->mode, cs->period_ms);
+}
+
+/* One pass: every GPU's channels are switched to what its schedule says
+ * now. Returns the earliest time anything changes. Lock held. */
+static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uint32_t counts[])
+{
+	uint64_t next = now + WINDOW_MS * NS_PER_MS;
+	bool ok = true;
+
+	for (unsigned g = 0; g < GS_MAX_GPUS && ok; g++) {
+		struct gs_sm_gpu *s = &cs->gpu[g];
+		uint64_t edge = next;
+		if (counts[g] && !s->seen)
+			start_gpu(cs, g);
+		if (!s->seen)
+			continue;
+		bool off = counts[g] && want_off(cs, s, now, &edge);
+		if (off != s->off) {
+			uint64_t t0 = gs_monotonic_ns();
+			ok = set_gpu_channels(cs, (int)g, off, off ? &s->off_cache : NULL);
+			gs_sm_note_switch(s, t0, gs_monotonic_ns(), off);
+			s->off = off;
+		}
+		if (edge < next)
+			next = edge;
+	}
+	if (!ok)
+		sm_fail(cs);
+	return next;
+}
+
+/* The sandbox lock, if it comes within LOCK_WAIT_MS: a notify worker may
+ * hold it in a read the workload keeps waiting (off_cache.h). */
+static bool lock_soon(pthread_mutex_t *m)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(LOCK_WAIT_MS * NS_PER_MS);
+	if (ts.tv_nsec >= (long)GS_NS_PER_S) {
+		ts.tv_sec++;
+		ts.tv_nsec -= (long)GS_NS_PER_S;
+	}
+	return pthread_mutex_timedlock(m, &ts) == 0;
+}
+
+/* Without the lock: every GPU whose schedule says off and whose channels
+ * are on is turned off from its cache. Nothing is turned on (that waits
+ * for the lock). Returns when to try again. */
+static uint64_t off_without_lock(struct gs_compute_share *cs, uint64_t now)
+{
+	uint64_t next = now + LOCK_RETRY_MS * NS_PER_MS;
+
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		struct gs_sm_gpu *s = &cs->gpu[g];
+		uint64_t edge = next;
+		if (!s->seen || !s->off_cache.n || !want_off(cs, s, now, &edge) || s->off)
+			continue;
+		(void)gs_off_cache_disable(&s->off_cache);
+		s->off_since_ns = gs_monotonic_ns();
+		s->off = true;
+		s->off_without_lock = true;
+		s->lockless_offs++;
+	}
+	return next;
+}
+
+/* After an off made without the lock, the ledger does not know what is
+ * off: a locked off pass says it again, so that the on pass finds it. */
+static bool resync_lockless(struct gs_compute_share *cs)
+{
+	bool ok = true;
+
+	for (unsigned g = 0; g < GS_MAX_GPUS && ok; g++)
+		if (cs->gpu[g].off_without_lock) {
+			ok = set_gpu_channels(cs, (int)g, true, &cs->gpu[g].off_cache);
+			cs->gpu[g].off_without_lock = false;
+		}
+	return ok;
+}
+
 static void *duty_cycle_thread(void *arg)
 {
 	struct gs_compute_share *cs = arg;
 	struct gs_session *sb = cs->sb;
-	const uint64_t base_period = (uint64_t)cs->period_ms * NS_PER_MS;
 	uint64_t next_window = gs_monotonic_ns() + WINDOW_MS * NS_PER_MS;
 
 	while (!atomic_load(&cs->stop)) {
-		uint64_t t0 = gs_monotonic_ns(), off_at[GS_MAX_GPUS];
-		const uint64_t period = jittered_period(cs, base_period);
 		uint32_t counts[GS_MAX_GPUS];
-		bool ok = true;
-
-		/* On phase: everything we turned off comes back. */
-		pthread_mutex_lock(&sb->lock);
-		ledger_count_channels(&sb->ledger, counts);
-		for (unsigned g = 0; g < GS_MAX_GPUS && ok; g++) {
-			struct gs_sm_gpu *s = &cs->gpu[g];
-			if (counts[g] && !s->seen) {
-				s->seen = true;
-				sm_ctl_init(&s->ctl, cs->percent / PERCENT);
-				s->audited_duty = s->ctl.duty;
-			}
-			if (s->off) {
-				ok = set_gpu_channels(cs, (int)g, false);
-				s->off = false;
-			}
-			off_at[g] = (s->seen && counts[g] && sm_ctl_throttling(&s->ctl))
-			                    ? t0 + (uint64_t)(s->ctl.duty * (double)period)
-			                    : 0;
-		}
-		if (!ok)
-			sm_fail(cs);
-		pthread_mutex_unlock(&sb->lock);
-
-		/* Off phase, GPU by GPU in the order their time comes. */
-		for (;;) {
-			int first = -1;
-			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
-				if (off_at[g] && (first < 0 || off_at[g] < off_at[first]))
-					first = (int)g;
-			if (first < 0 || atomic_load(&cs->stop))
-				break;
-			sleep_until(off_at[first]);
-			off_at[first] = 0;
-			pthread_mutex_lock(&sb->lock);
-			if (!atomic_load(&cs->stop)) {
-				cs->gpu[first].off = true;
-				if (!set_gpu_channels(cs, first, true))
-					sm_fail(cs);
-			}
-			pthread_mutex_unlock(&sb->lock);
-		}
-
 		uint64_t t = gs_monotonic_ns();
+
+		/* The coordinator first, without the sandbox lock: it never
+		 * blocks, and it needs nothing of the sandbox. */
+		for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+			if (cs->gpu[g].seen)
+				gs_coord_tick(&cs->gpu[g].coord, t);
+		if (!lock_soon(&sb->lock)) {
+			sleep_until(off_without_lock(cs, t));
+			continue;
+		}
+		if (!resync_lockless(cs))
+			sm_fail(cs);
+		ledger_count_channels(&sb->ledger, counts);
+		uint64_t wake = atomic_load(&cs->stop) ? t : switch_gpus(cs, t, counts);
 		if (t >= next_window && !atomic_load(&cs->stop)) {
-			pthread_mutex_lock(&sb->lock);
 			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 				if (cs->gpu[g].seen)
-					close_window(cs, (int)g, t);
-			pthread_mutex_unlock(&sb->lock);
+					close_window(cs, (int)g, t, counts[g] != 0);
 			next_window = t + WINDOW_MS * NS_PER_MS;
 		}
-		sleep_until(t0 + period);
+		pthread_mutex_unlock(&sb->lock);
+		sleep_until(wake < next_window ? wake : next_window);
 	}
 	return NULL;
 }
@@ -686,6 +876,16 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	cs->sb = sb;
 	cs->percent = sb->quota.sm_percent;
 	cs->period_ms = sb->quota.sm_period_ms;
+	cs->mode = sb->quota.sm_mode;
+	/* A directory we cannot trust (not ours, open to others) is not
+	 * used: this sandbox then keeps its own hard cap. */
+	cs->coord_dir = gs_coord_dir();
+	if (cs->coord_dir && gs_coord_dir_ready(cs->coord_dir) < 0) {
+		fprintf(stderr, "gpusandbox: warning: --sm: the coordinator directory %s cannot be used "
+		        "(not a directory of ours closed to others); this sandbox runs its own duty "
+		        "cycle\n", cs->coord_dir);
+		cs->coord_dir = NULL;
+	}
 	cs->debug = dbg && *dbg == '1';
 	cs->rng = gs_monotonic_ns() | 1u;
 	cs->mechanism = mechanism_from_env();
@@ -700,17 +900,23 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 		cs->client = 0;
 		close_own_client(cs);
 	}
+	/* The notify thread already runs and reads these with the lock held
+	 * (gs_session_emit_channels_may_resume). */
+	pthread_mutex_lock(&sb->lock);
 	sb->sm = cs;
 	sb->observer = (struct gs_session_observer){ .channels_may_resume = reassert_off_phase,
 	                                             .ctx = cs };
+	pthread_mutex_unlock(&sb->lock);
 	/* The thread must not take the workload's signals (signalfd). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&cs->thread, NULL, duty_cycle_thread, cs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
+		pthread_mutex_lock(&sb->lock);
 		sb->sm = NULL;
 		sb->observer = (struct gs_session_observer){ 0 };
+		pthread_mutex_unlock(&sb->lock);
 		close_own_client(cs);
 		free(cs->samples);
 		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");
@@ -729,6 +935,12 @@ void gs_sm_stop(struct gs_compute_share *cs)
 	pthread_mutex_lock(&cs->sb->lock);
 	enable_everything(cs);
 	pthread_mutex_unlock(&cs->sb->lock);
+	gs_sm_print_figures(cs);
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (cs->gpu[g].seen) {
+			gs_coord_close(&cs->gpu[g].coord);
+			gs_off_cache_fini(&cs->gpu[g].off_cache);
+		}
 	close_own_client(cs);
 	free(cs->samples);
 	cs->samples = NULL;

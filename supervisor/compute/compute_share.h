@@ -13,8 +13,10 @@
 #include <stdint.h>
 
 #include "audit.h"
+#include "coord.h"
 #include "gs_error.h"
 #include "ledger.h"
+#include "off_cache.h"
 #include "nvrm_abi.h"
 #include "quota.h"
 #include "sm_controller.h"
@@ -23,7 +25,12 @@ struct gs_session;
 
 struct gs_sm_gpu {
 	bool                 seen;        /* had channels at some point */
-	bool                 off;         /* our phase: its channels are disabled now */
+	atomic_bool          off;         /* our phase: its channels are disabled now */
+	/* Turned off without the lock (off_cache.h): the next locked pass
+	 * tells the ledger. */
+	bool                 off_without_lock;
+	uint64_t             lockless_offs;
+	struct gs_off_cache  off_cache;
 	struct sm_controller ctl;
 	/* Our own device and subdevice on this GPU, for utilization samples. */
 	nv_handle_t          device, subdevice;
@@ -39,6 +46,19 @@ struct gs_sm_gpu {
 	uint64_t             toggles;
 	double               audited_duty;
 	uint64_t             audited_ns;
+	/* The host's coordinator for this GPU (coord.h), and whether its plan
+	 * was followed at the last decision; otherwise our own period. */
+	struct gs_coord      coord;
+	bool                 coordinated;
+	uint64_t             period_start, period_len;
+	/* Samples since one named this sandbox busy on the engine. */
+	uint32_t             quiet_samples;
+	uint32_t             audited_plan_tenants, audited_plan_asked;
+	/* For the benchmark (GPUSANDBOX_SM_DEBUG=1, printed at stop): what a
+	 * switch of all our channels costs, and the longest off phase, the
+	 * longest a tenant waited for its window. */
+	uint64_t             switch_ns_sum, switch_ns_max, switches;
+	uint64_t             off_since_ns, off_max_ns;
 };
 
 /* How the off phase is made. Only FIFO_DISABLE_CHANNELS caps anything;
@@ -55,6 +75,8 @@ struct gs_compute_share {
 	enum gs_sm_mechanism mechanism;
 	struct gs_session   *sb;
 	uint32_t             percent, period_ms;
+	enum gs_sm_mode      mode;
+	const char          *coord_dir;   /* NULL: no coordinator (coord.h) */
 	int                  ctl_fd;      /* our own /dev/nvidiactl, for samples */
 	nv_handle_t          client;      /* our own RM client on it */
 	pthread_t            thread;
@@ -77,5 +99,11 @@ int  gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_e
 void gs_sm_stop(struct gs_compute_share *cs);
 /* Fills the summary's compute-share part. */
 void gs_sm_summary(const struct gs_compute_share *cs, struct gs_sm_summary *out);
+
+/* sm_figures.c: the benchmark's figures (tests/gpu/coord_bench.sh): each
+ * switch's cost and the off phases' length, printed at stop under
+ * GPUSANDBOX_SM_DEBUG=1. */
+void gs_sm_note_switch(struct gs_sm_gpu *s, uint64_t t0, uint64_t t1, bool off);
+void gs_sm_print_figures(const struct gs_compute_share *cs);
 
 #endif

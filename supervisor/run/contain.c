@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "contain.h"
+#include "coord.h"
 
 #define ID_MAP_LINE 64
 /* A masked directory is an empty read-only tmpfs nobody may enter. */
@@ -180,6 +181,19 @@ static int add_masked(struct gs_contain *c, const char *path, struct gs_error *e
 	return 0;
 }
 
+/* The compute-share coordinators' directory (coord.h): a workload that
+ * reached it could unlink another tenant's socket or pose as a host. The
+ * one this run uses is made now so that it can be masked; the default one
+ * is masked too when it exists, whatever this run uses. */
+static int mask_coordinator(struct gs_contain *c, struct gs_error *err)
+{
+	const char *dir = gs_coord_dir();
+
+	if (dir && gs_coord_dir_ready(dir) == 0 && add_masked(c, dir, err) < 0)
+		return -1;
+	return add_masked(c, GS_COORD_DIR_DEFAULT, err);
+}
+
 /* Brokers allocate GPU memory on a client's behalf outside the sandbox:
  * the MPS pipe directory (the default one and the one gpusandbox's own
  * environment names; the workload's later environment changes nothing)
@@ -197,7 +211,7 @@ static int list_masked(struct gs_contain *c, struct gs_error *err)
 	for (unsigned i = 0; i < c->n_hide_arg; i++)
 		if (add_masked(c, c->hide_arg[i], err) < 0)
 			return -1;
-	return 0;
+	return mask_coordinator(c, err);
 }
 
 int gs_contain_prepare(struct gs_contain *c, struct gs_error *err)

@@ -10,6 +10,12 @@
  * Busy time is cut into FAKE_SAMPLE_MS samples, kept in a ring of the real
  * control's size and served by PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2,
  * each naming the process on the engine at its end, as RM does.
+ *
+ * Several tenants: while the channels of several clients can run, the
+ * hardware time-slices between their groups, so each client is credited
+ * an equal part of that time (client_busy: the account the multi-sandbox
+ * tests of tests/sm judge by), and the samples name the runnable
+ * processes in turn.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -46,6 +52,72 @@ static bool channel_can_run(struct client *c, const struct obj *o)
 	return !p || p->res->kind != K_CHANNEL_GROUP || p->res->scheduled;
 }
 
+static bool client_can_run(struct client *c, unsigned gi)
+{
+	for (size_t j = 0; j < c->n; j++)
+		if (c->objs[j].res->gpu == (int)gi && channel_can_run(c, &c->objs[j]))
+			return true;
+	return false;
+}
+
+/* Credits each client its part of [from, to): equal parts among the
+ * clients running or still draining, cut where a drain ends. */
+static void integrate_shares(unsigned gi, uint64_t from, uint64_t to)
+{
+	unsigned enabled = 0;
+
+	/* Scheduling overlap: two clients' channels enabled at once (a drain
+	 * after a disable is the hardware's, not the scheduler's). */
+	for (size_t i = 0; i < fake_st.nclients; i++)
+		enabled += fake_st.clients[i]->busy[gi].running;
+	if (enabled > 1)
+		fake_st.gpu[gi].busy.overlap_ns += to - from;
+	for (uint64_t a = from; a < to;) {
+		uint64_t b = to;
+		unsigned k = 0;
+		for (size_t i = 0; i < fake_st.nclients; i++) {
+			const struct client_busy *cb = &fake_st.clients[i]->busy[gi];
+			if (!cb->running && cb->tail_to <= a)
+				continue;
+			k++;
+			if (!cb->running && cb->tail_to < b)
+				b = cb->tail_to;
+		}
+		for (size_t i = 0; k && i < fake_st.nclients; i++) {
+			struct client_busy *cb = &fake_st.clients[i]->busy[gi];
+			if (cb->running || cb->tail_to > a)
+				cb->busy_ns += (b - a) / k;
+		}
+		a = b;
+	}
+}
+
+/* Each client's state from now on, and the processes a sample may name. */
+static void update_clients(unsigned gi, uint64_t t)
+{
+	struct busy_model *m = &fake_st.gpu[gi].busy;
+
+	m->npids = 0;
+	for (size_t i = 0; i < fake_st.nclients; i++) {
+		struct client *c = fake_st.clients[i];
+		struct client_busy *cb = &c->busy[gi];
+		bool now = client_can_run(c, gi);
+		if (cb->running && !now)
+			cb->tail_to = t + (uint64_t)fake_st.cfg.busy_lag_ms * NS_PER_MS;
+		cb->running = now;
+		bool listed = false;
+		for (unsigned p = 0; p < m->npids; p++)
+			listed |= m->pids[p] == c->tgid;
+		if (now && !listed && m->npids < FAKE_SAMPLE_PIDS)
+			m->pids[m->npids++] = c->tgid;
+	}
+}
+
+uint64_t fake_client_busy_ms(const struct client *c, unsigned gi)
+{
+	return c->busy[gi].busy_ns / NS_PER_MS;
+}
+
 static bool gpu_runnable(unsigned gi, pid_t *who)
 {
 	for (size_t i = 0; i < fake_st.nclients; i++) {
@@ -75,7 +147,11 @@ static void close_samples(struct busy_model *m, uint64_t t)
 		s->ts = end;
 		s->util = (uint32_t)((b - m->slot_busy) * NV2080_GPUMON_UTIL_FULL / len);
 		/* The process on the engine when the sample was taken. */
-		s->pid = (m->runnable || end < m->tail_to) ? (uint32_t)m->pid : NV2080_GPUMON_PID_INVALID;
+		if (m->runnable && m->npids)
+			s->pid = (uint32_t)m->pids[m->samples_taken % m->npids];
+		else
+			s->pid = (m->runnable || end < m->tail_to) ? (uint32_t)m->pid : NV2080_GPUMON_PID_INVALID;
+		m->samples_taken++;
 		m->tracker = (m->tracker + 1) % NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL;
 		m->slot_busy = b;
 		m->slot_start = end;
@@ -92,6 +168,9 @@ void fake_busy_refresh(void)
 		bool now = gpu_runnable(gi, &who);
 
 		close_samples(m, t);
+		integrate_shares(gi, m->shares_at ? m->shares_at : t, t);
+		m->shares_at = t;
+		update_clients(gi, t);
 		/* Fold the time so far into acc, then start the new state. */
 		m->acc_ns = busy_at(m, t);
 		if (m->runnable) {

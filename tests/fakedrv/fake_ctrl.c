@@ -351,6 +351,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 {
 	struct sbuf b = { out, 0, cap };
 	pthread_mutex_lock(&fake_st.lock);
+	fake_busy_refresh();  /* the per-client shares up to now */
 	/* Each object once, whichever handle (the first, or a dup that
 	 * outlived it) still holds it. */
 	static unsigned pass;
@@ -384,6 +385,18 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		put(&b, "enable_calls", gi, true, g->enable_calls);
 		put(&b, "freed_while_disabled", gi, true, g->freed_while_disabled);
 		put(&b, "busy_ms", gi, true, fake_busy_ms(gi));
+		/* Time in which several clients could run at once: the
+		 * contention the compute-share coordinator removes. */
+		put(&b, "overlap_ms", gi, true, g->busy.overlap_ns / 1000000u);
+		/* Each client's time-sliced part: gpuN.client.0xHANDLE.busy_ms. */
+		for (size_t i = 0; i < fake_st.nclients; i++) {
+			const struct client *c = fake_st.clients[i];
+			char key[48];
+			if (!c->busy[gi].busy_ns && !c->busy[gi].running)
+				continue;
+			snprintf(key, sizeof(key), "client.%#x.busy_ms", c->h);
+			put(&b, key, gi, true, fake_client_busy_ms(c, gi));
+		}
 		static const char *const eng_live[FE_N] = { "nvdec_live", "nvenc_live", "nvjpg_live",
 		                                            "ofa_live" };
 		static const char *const eng_peak[FE_N] = { "nvdec_peak", "nvenc_peak", "nvjpg_peak",

@@ -58,6 +58,15 @@ struct obj {
 	struct res *res;
 };
 
+/* A client's share of a GPU's busy time (fake_busy.c): while several
+ * clients can run, the GPU time-slices between them, each getting an
+ * equal part, as the hardware scheduler does between runnable groups. */
+struct client_busy {
+	bool     running;   /* a channel of it could run at the last refresh */
+	uint64_t tail_to;   /* no longer runnable: its work drains until then */
+	uint64_t busy_ns;   /* its part of the GPU's busy time so far */
+};
+
 struct client {
 	nv_handle_t h;
 	uint64_t    file;    /* the open file it is bound to */
@@ -65,10 +74,12 @@ struct client {
 	uint32_t    next_handle;
 	struct obj *objs;
 	size_t      n, cap;
+	struct client_busy busy[FAKE_MAX_GPUS];
 };
 
 /* Busy-time model (fake_busy.c). */
 #define FAKE_SAMPLE_MS 100u
+#define FAKE_SAMPLE_PIDS 8u
 struct fake_sample {
 	uint64_t ts;
 	uint32_t util;   /* 0.01 % */
@@ -83,6 +94,14 @@ struct busy_model {
 	uint64_t slot_start, slot_busy;
 	struct fake_sample ring[NV2080_CTRL_PERF_GPUMON_SAMPLE_COUNT_PERFMON_UTIL];
 	unsigned tracker;
+	/* The processes that could run at the last refresh: a sample names
+	 * one of them in turn (time-slicing), RM naming the one on the
+	 * engine when it takes the sample. */
+	pid_t    pids[FAKE_SAMPLE_PIDS];
+	unsigned npids;
+	uint64_t samples_taken;
+	uint64_t shares_at;       /* per-client shares integrated up to here */
+	uint64_t overlap_ns;      /* time two or more clients had channels enabled at once */
 };
 
 struct gpu_acct {
@@ -128,6 +147,8 @@ uint64_t fake_now_ns(void);
 /* Re-evaluates which GPUs can run work; call after any change. */
 void     fake_busy_refresh(void);
 uint64_t fake_busy_ms(unsigned gpu);
+/* A client's part of the GPU's busy time (time-sliced), in ms. */
+uint64_t fake_client_busy_ms(const struct client *c, unsigned gpu);
 /* Fills UTIL_SAMPLES_V2 params (the played branch's layout, facts.def). */
 void     fake_busy_samples(unsigned gpu, uint8_t *p);
 

@@ -19,15 +19,20 @@ FAKEDRV_LIBS      = $(shell pkg-config --libs fuse3)
 $(FAKEDRV_BIN): $(FAKEDRV_SRCS) $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $(FAKEDRV_SRCS) $(LDFLAGS) $(FAKEDRV_LIBS) -pthread
 
+# tests/sm's stalling file system (tests/sm/stallfs.c), also a FUSE server.
+STALLFS_BIN      := tests/sm/stallfs
+$(STALLFS_BIN): tests/sm/stallfs.c $(FAKEDRV_DIR)/fakedrv.mk
+	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(FAKEDRV_LIBS)
+
 $(FAKEDRV_SELFTEST): $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_DIR)/fake_selftest.c $(LDFLAGS)
 
 .PHONY: fakedrv fakedrv-selftest fakedrv-clean
-fakedrv: $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+fakedrv: $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
 
 # Needs root and /dev/fuse; exits 125 (skip) without them.
 fakedrv-selftest: fakedrv
 	$(FAKEDRV_DIR)/run-selftest.sh --no-build
 
 fakedrv-clean:
-	rm -f $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST)
+	rm -f $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)

@@ -8,13 +8,18 @@ KIND: matmul  - bf16 8192^3 matmuls (compute-bound);
                 p50/p99/max round-trip latency in ms (what an interactive
                 or latency-sensitive job sees of the duty cycle).
 Prints one JSON line per 1-second window:
-  {"t": seconds since start, "ops": operations completed in the window}
+  {"t": seconds since start, "ops": operations completed in the window,
+   "wall": the window's end in time.time(), to line tenants up}
+Environment: SM_LOAD_WINDOW_S overrides the window (default 1 s);
+SM_LOAD_IDLE_AFTER_S stops issuing work after that many seconds and idles,
+alive, to the end (a tenant that stops working: tests/gpu/coord_bench.sh).
 and at the end {"kind", "total_ops", "seconds", "checksum"}: the checksum is
 a SHA-256 of the final result's bytes, for comparing runs bit for bit.
 Work is issued in batches and synchronised, so ops are counted when done.
 """
 import hashlib
 import json
+import os
 import sys
 import time
 
@@ -25,7 +30,8 @@ SMALL_N = 1 << 16
 SMALL_BATCH = 200
 MATMUL_BATCH = 4
 GRAPH_KERNELS = 200
-WINDOW_S = 1.0
+WINDOW_S = float(os.environ.get("SM_LOAD_WINDOW_S", "1.0"))
+IDLE_AFTER_S = float(os.environ.get("SM_LOAD_IDLE_AFTER_S", "0"))
 
 
 def setup(kind):
@@ -98,15 +104,24 @@ def main():
     torch.cuda.synchronize()
     start = time.monotonic()
     win_start, win_ops, total = start, 0, 0
+    idle_logged = False
     while True:
-        n = step()
-        torch.cuda.synchronize()
+        if IDLE_AFTER_S and time.monotonic() - start >= IDLE_AFTER_S:
+            if not idle_logged:
+                print(json.dumps({"idle_at_wall": round(time.time(), 3)}), flush=True)
+                idle_logged = True
+            time.sleep(min(WINDOW_S, max(0.0, seconds - (time.monotonic() - start))))
+            n = 0
+        else:
+            n = step()
+            torch.cuda.synchronize()
         now = time.monotonic()
         win_ops += n
         total += n
         if now - win_start >= WINDOW_S:
             print(json.dumps({"t": round(now - start, 3), "ops": win_ops,
-                              "rate": round(win_ops / (now - win_start), 2)}), flush=True)
+                              "rate": round(win_ops / (now - win_start), 2),
+                              "wall": round(time.time(), 3)}), flush=True)
             win_start, win_ops = now, 0
         if now - start >= seconds:
             break

@@ -34,7 +34,7 @@ def main():
             mine = [s.smUtil for s in samples if s.pid in pids]
             util = pynvml.nvmlDeviceGetUtilizationRates(h).gpu
             f.write(json.dumps({
-                "t": round(time.monotonic() - start, 2), "gpu_util": util,
+                "t": round(time.monotonic() - start, 2), "wall": round(time.time(), 3), "gpu_util": util,
                 "proc_util": sum(mine), "proc_samples": len(mine),
                 "sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
                 "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0, 1)}) + "\n")

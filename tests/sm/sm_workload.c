@@ -16,9 +16,28 @@
  *               get disabled channels back;
  *   handoff     the process that made the context forks a child and
  *               exits; the child, holding the file only by inheritance,
- *               goes on (gpusandbox must find the file in it).
+ *               goes on (gpusandbox must find the file in it);
+ *   churn       (issue #17 item 13) during the warm-up, CHURN_PROCS
+ *               short-lived processes each make a client and exit, more
+ *               than the supervisor's ring of GS_MAX_CREATORS creators:
+ *               if a sample naming our own process no longer counted as
+ *               ours, the loop would see no use and lift the cap;
+ *   stall       (issue #17 item 5) after the warm-up, one RM_CONTROL whose
+ *               NVOS54 lies in a page of $GS_STALL_FILE (tests/sm/stallfs:
+ *               a read of it answers only after its stall): the
+ *               supervisor's notify worker waits in its read of our memory,
+ *               holding the sandbox lock. The call is made in an on phase
+ *               (a workload on a GPU sees its work progress; here the
+ *               fake's gpu0.channels_disabled says it), and the share is
+ *               measured over it, while our channels stay scheduled;
+ *   tenant      one client among other sandboxes on the GPU: its share
+ *               is its client's part of the busy time, which the fake
+ *               time-slices between the clients that can run
+ *               (gpu0.client.0xH.busy_ms). With IDLE_AT_MS it stops
+ *               working then (un-schedules its group) and idles to the end.
  * Every mode also sends FIFO_DISABLE_CHANNELS itself (to turn its channels
  * back on), which the supervisor must refuse.
+ *   sm_workload tenant WARM_MS MEASURE_MS [IDLE_AT_MS]
  * Prints: share=S own_disable=STATUS SUMMARY-free lines; exit 0, or 2 when
  * set-up fails.
  */
@@ -29,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +66,9 @@
 #define EXIT_SETUP 2
 #define US_PER_MS 1000
 #define OUT_BUF 256
+#define CHURN_PROCS 1100   /* past the supervisor's 1024 creators */
+#define ON_PHASE_TRIES 2000
+#define ON_PHASE_POLL_US 200
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -59,11 +83,62 @@ static uint64_t stat_or_die(const char *key)
 	return v;
 }
 
-static void schedule(struct rmc_session *s)
+static void set_scheduled(struct rmc_session *s, bool on)
 {
-	struct nva06c_gpfifo_schedule_params sp = { .enable = 1 };
+	struct nva06c_gpfifo_schedule_params sp = { .enable = on };
 	(void)rmc_control(s->fd, NULL, s->client, H_GROUP, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sp,
 	                  rmc_ctrl_size(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sizeof(sp)));
+}
+
+static void schedule(struct rmc_session *s)
+{
+	set_scheduled(s, true);
+}
+
+/* Our client's part of gpu0's busy time (tenant mode). */
+static uint64_t own_busy_ms(const struct rmc_session *s)
+{
+	char key[64];
+	uint64_t v = 0;
+
+	snprintf(key, sizeof(key), "gpu0.client.%#x.busy_ms", s->client);
+	return rmc_fake_stat(key, &v) < 0 ? 0 : v;
+}
+
+/* One RM_CONTROL whose NVOS54 is in the stalling file's page, never
+ * touched by us, so the supervisor's read is the page's first. Returns
+ * whether the call went out. */
+static bool stalled_control(int fd)
+{
+	const char *path = getenv("GS_STALL_FILE");
+	int sf = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	void *page = sf >= 0 ? mmap(NULL, sizeof(struct nvos54), PROT_READ, MAP_SHARED, sf, 0) : MAP_FAILED;
+
+	if (page == MAP_FAILED) {
+		fprintf(stderr, "sm_workload: cannot map GS_STALL_FILE\n");
+		return false;
+	}
+	uint64_t off = 1;
+	for (int i = 0; i < ON_PHASE_TRIES && (rmc_fake_stat("gpu0.channels_disabled", &off) < 0 || off); i++)
+		usleep(ON_PHASE_POLL_US);
+	(void)rmc_escape(fd, NULL, NV_ESC_RM_CONTROL, page, sizeof(struct nvos54));
+	munmap(page, sizeof(struct nvos54));
+	close(sf);
+	return true;
+}
+
+/* Each child makes a client of its own and exits at once. */
+static void churn(void)
+{
+	for (int i = 0; i < CHURN_PROCS; i++) {
+		pid_t p = fork();
+		if (p == 0) {
+			struct rmc_session c;
+			_exit(rmc_session_open(&c, -1) == NV_OK ? 0 : 1);
+		}
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
 }
 
 static uint64_t now_ms(void)
@@ -88,12 +163,16 @@ int main(int argc, char **argv)
 	struct rmc_session s[MAX_CLIENTS];
 	int clients = 1;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff WARM_MS MEASURE_MS\n");
+	if (argc != 4 && !(argc == 5 && strcmp(argv[1], "tenant") == 0)) {
+		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff|tenant WARM_MS MEASURE_MS "
+		                "[IDLE_AT_MS]\n");
 		return EXIT_SETUP;
 	}
 	const char *mode = argv[1];
 	long warm_ms = atol(argv[2]), measure_ms = atol(argv[3]);
+	const bool tenant = strcmp(mode, "tenant") == 0;
+	const long idle_at_ms = argc == 5 ? atol(argv[4]) : -1;
+	const uint64_t started = now_ms();
 	if (strcmp(mode, "two") == 0)
 		clients = 2;
 	/* handoff: the process that makes the context (A) forks a child (B)
@@ -148,9 +227,22 @@ int main(int argc, char **argv)
 	/* reschedule: the whole run, warm-up included, so the measurement sees
 	 * the loop after it has answered the attack. */
 	bool resched = strcmp(mode, "reschedule") == 0;
-	if (resched)
+	if (strcmp(mode, "churn") == 0) {
+		uint64_t t = now_ms();
+		churn();
+		long spent = (long)(now_ms() - t);
+		/* The whole warm-up after the churn: the loop has had time to
+		 * act on samples it no longer counts as ours. */
+		printf("churned=%d in %ld ms\n", CHURN_PROCS, spent);
+		usleep((useconds_t)warm_ms * US_PER_MS);
+	} else if (resched)
 		reschedule_for(&s[0], warm_ms);
-	else
+	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {
+		usleep((useconds_t)idle_at_ms * US_PER_MS);
+		set_scheduled(&s[0], false);  /* no more work: the GPU is idle for us */
+		printf("idle_at_ms=%llu\n", (unsigned long long)(now_ms() - started));
+		usleep((useconds_t)(warm_ms - idle_at_ms) * US_PER_MS);
+	} else
 		usleep((useconds_t)warm_ms * US_PER_MS);
 
 	/* Turning our own channels back on must be refused. */
@@ -160,15 +252,25 @@ int main(int argc, char **argv)
 	rmc_status_t own = rmc_control(s[0].fd, NULL, s[0].client, s[0].subdevice,
 	                               NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, &dc, sizeof(dc));
 
-	uint64_t b0 = stat_or_die("gpu0.busy_ms"), t0 = stat_or_die("now_ms");
+	uint64_t b0 = stat_or_die("gpu0.busy_ms"), t0 = stat_or_die("now_ms"), o0 = own_busy_ms(&s[0]);
+	uint64_t v0 = stat_or_die("gpu0.overlap_ms");
 	if (resched) {
 		reschedule_for(&s[0], measure_ms);
+	} else if (strcmp(mode, "stall") == 0) {
+		uint64_t t = now_ms();
+		if (!stalled_control(s[0].fd))
+			return EXIT_SETUP;
+		printf("stalled_ms=%llu\n", (unsigned long long)(now_ms() - t));
 	} else {
 		usleep((useconds_t)measure_ms * US_PER_MS);
 	}
-	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms");
-	double share = t1 > t0 ? (double)(b1 - b0) / (double)(t1 - t0) : -1;
-	printf("share=%.3f own_disable=%s clients=%d\n", share, rmc_status_str(own), clients);
+	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms"), o1 = own_busy_ms(&s[0]);
+	uint64_t v1 = stat_or_die("gpu0.overlap_ms");
+	double gpu = t1 > t0 ? (double)(b1 - b0) / (double)(t1 - t0) : -1;
+	double share = !tenant ? gpu : t1 > t0 ? (double)(o1 - o0) / (double)(t1 - t0) : -1;
+	double overlap = t1 > t0 ? (double)(v1 - v0) / (double)(t1 - t0) : -1;
+	printf("share=%.3f own_disable=%s clients=%d gpu_busy=%.3f overlap=%.3f\n", share,
+	       rmc_status_str(own), clients, gpu, overlap);
 	fflush(stdout);
 	return 0;
 }
