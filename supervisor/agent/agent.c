@@ -21,7 +21,10 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,25 +219,85 @@ static void start_driver(struct gs_agent *a, const char *driver_abi)
 	a->trap_version = gs_profile_trap_version(a->driver.rm_abi);
 }
 
+/* Connections being read at once. Each is bounded in time
+ * (GS_AGENT_HELLO_TIMEOUT_MS, a deadline for the whole state, so a peer
+ * trickling one byte at a time gains nothing) and in size (agent_conn.c),
+ * and has a thread of its own, so a peer that sends nothing, garbage or too
+ * much delays no other container's start. Past this many, accepting waits
+ * for one to end (at most the timeout): only root may connect (the socket
+ * is 0600), and the bound keeps a flood from exhausting threads. */
+#define MAX_HANDSHAKES 64
+#define HANDSHAKES_FULL_POLL_MS 20
+
+struct handshake {
+	struct gs_agent *a;
+	int conn;
+};
+
+static void *handshake_main(void *arg)
+{
+	struct handshake *hs = arg;
+	struct gs_agent *a = hs->a;
+
+	handle_connection(a, hs->conn);
+	close(hs->conn);
+	free(hs);
+	atomic_fetch_sub(&a->handshakes, 1);
+	return NULL;
+}
+
+/* Reads and serves conn on a thread of its own (takes conn). */
+static void start_handshake(struct gs_agent *a, int conn)
+{
+	struct handshake *hs = malloc(sizeof(*hs));
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int rc = ENOMEM;
+
+	if (hs) {
+		hs->a = a;
+		hs->conn = conn;
+		atomic_fetch_add(&a->handshakes, 1);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* Signals stay with the main thread's signalfd. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&t, &attr, handshake_main, hs);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc == 0)
+		return;
+	/* The runtime sees the connection closed: its container does not
+	 * start (fail closed), and the agent goes on. */
+	fprintf(stderr, "gpusandbox agent: refused a connection: starting its thread: %s\n", strerror(rc));
+	if (hs) {
+		atomic_fetch_sub(&a->handshakes, 1);
+		free(hs);
+	}
+	close(conn);
+}
+
 /* Serves until SIGTERM or SIGINT. Containers still running then lose their
  * listener: their trapped calls fail with ENOSYS (no restart survival yet). */
 static int serve(struct gs_agent *a, int lfd, int sfd)
 {
 	for (;;) {
-		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[2] = { { sfd, POLLIN, 0 }, { lfd, POLLIN, 0 } };
+		bool full = atomic_load(&a->handshakes) >= MAX_HANDSHAKES;
+		if (poll(p, full ? 1 : 2, full ? HANDSHAKES_FULL_POLL_MS : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
-		if (p[1].revents & POLLIN)
+		if (p[0].revents & POLLIN)
 			return 0;
-		if (p[0].revents & POLLIN) {
+		if (!full && (p[1].revents & POLLIN)) {
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (conn < 0)
-				continue;
-			handle_connection(a, conn);
-			close(conn);
+			if (conn >= 0)
+				start_handshake(a, conn);
 		}
 	}
 }

@@ -9,6 +9,7 @@
 #define GPUSANDBOX_AGENT_SANDBOX_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "agent_conn.h"
@@ -28,6 +29,7 @@ struct gs_agent {
 	pthread_mutex_t lock;             /* the container list */
 	struct gs_agent_container *containers;
 	unsigned n_containers;
+	atomic_uint handshakes;           /* connections being read (agent.c) */
 };
 
 /* Loads and checks a policy for a container: only what the agent

@@ -38,6 +38,13 @@
 #   sysadmin-R        a container whose bounding set has CAP_SYS_ADMIN (the
 #                     driver would trust it): killed before any call reaches
 #                     the driver
+#   peers-runc        hostile peers hold connections to the agent (one sends
+#                     nothing, one trickles a byte every 100 ms, one sends
+#                     garbage, one an endless state): a container started
+#                     meanwhile runs under its quota, and finishes while the
+#                     silent and trickling peers are still held (each peer's
+#                     own clock says how long the agent kept it: about the
+#                     5 s hello timeout; the huge one was cut at the size bound)
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -50,6 +57,7 @@ cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 GS=$ROOT/build/gpusandbox
 HOLDER=$ROOT/build/tests/agent/holder
+PEER=$ROOT/build/tests/agent/peer
 COMPAT=$ROOT/build/tests/agent/compat_i386
 STATIC_RAW=$ROOT/build/tests/adv/static_raw
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
@@ -59,6 +67,8 @@ CHUNK=$((256 << 20))
 CASE_TIMEOUT=60
 WAIT_STEPS=250          # x 0.02 s: 5 s for a socket, a file, a state
 FAKE_VIDMEM=16g
+PEER_HELD_MS=4000       # the agent's hello timeout is 5 s (agent_conn.h)
+PEER_HUGE_MAX=$((8 << 20))  # the state's bound is 1 MiB, plus socket buffers
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
@@ -243,6 +253,19 @@ inside() {
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
 			run_fg '["/bin/static_raw"]' "$p" ;;
+	peers)
+		profile "$p" && start_agent || return
+		local mode pids=()
+		for mode in silent trickle garbage huge silent silent; do
+			"$PEER" "$SOCK" "$mode" >>"$D/peers.out" 2>&1 &
+			pids+=($!)
+		done
+		run_fg '["/bin/static_raw"]' "$p"
+		# Still held by the agent when the container is done?
+		local alive=0 pid
+		for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+		echo "alive_after_container=$alive" >"$D/peers.alive"
+		wait "${pids[@]}" ;;
 	killable)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -269,7 +292,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -371,6 +394,23 @@ judge() {  # judge NAME RUNTIME
 			[ "$(grep -c 'torn down' "$dir/agent.err")" = 2 ] &&
 			grep -q 'stopping with 0 container' "$dir/agent.err" ||
 			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down" ;;
+	peers-runc)
+		# The container is judged as quota-*; the peers by their own clocks.
+		local held_silent held_trickle held_garbage sent_huge alive
+		held_silent=$(grep '^peer silent ' "$dir/peers.out" | grep -o 'held_ms=[0-9]*' | sed 's/.*=//' | sort -n | head -1)
+		held_trickle=$(val <(grep '^peer trickle ' "$dir/peers.out") held_ms)
+		held_garbage=$(val <(grep '^peer garbage ' "$dir/peers.out") held_ms)
+		sent_huge=$(val <(grep '^peer huge ' "$dir/peers.out") sent)
+		alive=$(val "$dir/peers.alive" alive_after_container)
+		nomem=$(val "$dir/container.out" nomem)
+		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] &&
+			[ "$(grep -c '^peer ' "$dir/peers.out")" = 6 ] &&
+			[ "${held_silent:-0}" -ge $((PEER_HELD_MS)) ] && [ "${held_trickle:-0}" -ge $((PEER_HELD_MS)) ] &&
+			[ "${held_garbage:-99999}" -lt $((PEER_HELD_MS)) ] &&
+			[ "${sent_huge:-0}" -gt $((1 << 20)) ] && [ "$sent_huge" -lt $((PEER_HUGE_MAX)) ] &&
+			[ "${alive:-0}" -ge 4 ] &&
+			[ "$(grep -c 'refused a connection' "$dir/agent.err")" = 6 ] ||
+			why=${why:-"rc=$rc nomem=$nomem alive=$alive peers: $(tr '\n' ' ' <"$dir/peers.out")"} ;;
 	named-runc)
 		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
 			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;
@@ -406,7 +446,7 @@ for r in $RUNTIMES; do
 done
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
