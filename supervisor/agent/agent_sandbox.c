@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent_sandbox.h"
+#include "audit_policy.h"
 #include "executor.h"
 #include "gpu_uuid.h"
 #include "runner.h"
@@ -51,6 +52,7 @@ struct gs_agent_container {
 	int init_pidfd;              /* killed when supervision fails */
 	unsigned listeners;          /* workers alive; 0: torn down */
 	struct gs_policy policy;     /* its rules outlive every call */
+	struct gs_agent_k8s k8s;     /* who it is to Kubernetes, for the audit */
 	struct gs_audit audit;
 	bool audited;
 	struct gs_session sb;
@@ -340,24 +342,70 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
 	return 0;
 }
 
+/* The log's file name: POD_NAMESPACE_CONTAINER-ID.jsonl when Kubernetes
+ * names it (the kubelet's /var/log/containers convention, so the two sort
+ * alike; '_' is in no Kubernetes name, so the parts cannot run together),
+ * else ID.jsonl. A name over NAME_MAX falls back to ID.jsonl. Every part is
+ * a plain name (agent_conn.c), so the file stays in DIR. */
+static int audit_path(const struct gs_agent_container *c, char *path, size_t len)
+{
+	const struct gs_agent_k8s *k = &c->k8s;
+	char name[NAME_MAX + 1];
+	int n = -1;
+
+	if (k->pod[0] && k->pod_namespace[0] && k->container[0])
+		n = snprintf(name, sizeof(name), "%s_%s_%s-%s" AUDIT_SUFFIX, k->pod, k->pod_namespace,
+		             k->container, c->id);
+	if (n < 0 || n >= (int)sizeof(name))
+		snprintf(name, sizeof(name), "%s" AUDIT_SUFFIX, c->id);
+	return snprintf(path, len, "%s/%s", c->agent->audit_dir, name) >= (int)len ? -1 : 0;
+}
+
+/* The start record's labels: the container id, and who the container is
+ * to Kubernetes where the runtime said (labels, not new fields: the
+ * record's schema is the command line's). */
+static void audit_labels(const struct gs_agent_container *c, struct gs_audit_labels *l)
+{
+	const struct { const char *key, *value; } pairs[] = {
+		{ "container.id", c->id },
+		{ "kubernetes.pod.name", c->k8s.pod },
+		{ "kubernetes.pod.namespace", c->k8s.pod_namespace },
+		{ "kubernetes.pod.uid", c->k8s.pod_uid },
+		{ "kubernetes.container.name", c->k8s.container },
+	};
+	char kv[GS_LABEL_KEY_MAX + GS_LABEL_VALUE_MAX];
+	const char *why;
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		if (!pairs[i].value[0])
+			continue;
+		snprintf(kv, sizeof(kv), "%s=%s", pairs[i].key, pairs[i].value);
+		/* Plain names under 256 bytes (agent_conn.h): always valid. */
+		if (gs_audit_label_add(l, kv, &why) < 0)
+			log_line(c->id, NULL, why);
+	}
+}
+
 static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
+	struct gs_audit_labels labels = { 0 };
 	char path[PATH_MAX];
 	char *argv[] = { "container", c->id, NULL };
 
 	if (!a->audit_dir)
 		return 0;
-	if (snprintf(path, sizeof(path), "%s/%s" AUDIT_SUFFIX, a->audit_dir, c->id) >= (int)sizeof(path))
+	if (audit_path(c, path, sizeof(path)) < 0)
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
 	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
 		return -1;
 	c->audited = true;
 	c->sb.audit = &c->audit;
+	audit_labels(c, &labels);
 	/* The start record names the container's init and id. */
 	const struct gs_audit_start start = {
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
-		.driver = &a->driver,
+		.driver = &a->driver, .labels = &labels,
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
@@ -401,6 +449,10 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	c->init = h->init_pid;
 	c->init_pidfd = (int)syscall(SYS_pidfd_open, c->init, 0);
 	snprintf(c->id, sizeof(c->id), "%s", h->id);
+	c->k8s = h->k8s;
+	if (c->k8s.dropped[0])
+		fprintf(stderr, "gpusandbox agent: container %s: annotation %s is not a plain name: "
+		        "not recorded\n", c->id, c->k8s.dropped);
 	if (c->init_pidfd < 0) {
 		gs_fail(err, errno, "opening the container's init (pid %d)", (int)c->init);
 		goto fail;

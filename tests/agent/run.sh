@@ -45,6 +45,14 @@
 #                     silent and trickling peers are still held (each peer's
 #                     own clock says how long the agent kept it: about the
 #                     5 s hello timeout; the huge one was cut at the size bound)
+#   k8s-runc          a container whose config.json carries containerd's
+#                     annotations (io.kubernetes.cri.*, and a CRI-O key that
+#                     must lose to them): its audit log is
+#                     POD_NAMESPACE_CONTAINER-ID.jsonl and its start record's
+#                     labels name the pod, namespace, uid, container and id
+#   k8scrio-runc      CRI-O's annotations (io.kubernetes.pod.*), one of them
+#                     ("../x") not a plain name: that one is left out and
+#                     the log is ID.jsonl in the audit dir, nowhere else
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -253,6 +261,20 @@ inside() {
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
 			run_fg '["/bin/static_raw"]' "$p" ;;
+	k8s)
+		profile "$p" && start_agent || return
+		BUNDLE_EXTRA='.annotations = {
+			"io.kubernetes.cri.sandbox-name": "trainer-7f9c", "io.kubernetes.cri.sandbox-namespace": "ml",
+			"io.kubernetes.cri.sandbox-uid": "0b7e8f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c",
+			"io.kubernetes.cri.container-name": "cuda", "io.kubernetes.pod.name": "decoy" }' \
+			run_fg '["/bin/static_raw"]' "$p" ;;
+	k8scrio)
+		profile "$p" && start_agent || return
+		BUNDLE_EXTRA='.annotations = {
+			"io.kubernetes.pod.name": "infer-0", "io.kubernetes.pod.namespace": "serving",
+			"io.kubernetes.pod.uid": "5c0a2e34-8f1b-4b6d-a1e2-3f4a5b6c7d8e",
+			"io.kubernetes.container.name": "../x" }' \
+			run_fg '["/bin/static_raw"]' "$p" ;;
 	peers)
 		profile "$p" && start_agent || return
 		local mode pids=()
@@ -411,6 +433,18 @@ judge() {  # judge NAME RUNTIME
 			[ "${alive:-0}" -ge 4 ] &&
 			[ "$(grep -c 'refused a connection' "$dir/agent.err")" = 6 ] ||
 			why=${why:-"rc=$rc nomem=$nomem alive=$alive peers: $(tr '\n' ' ' <"$dir/peers.out")"} ;;
+	k8s-runc)
+		local log=$dir/trainer-7f9c_ml_cuda-gs-$name.jsonl
+		peak_within && [ "$rc" = 0 ] && [ -s "$log" ] &&
+			[ "$(head -1 "$log" | jq -c .labels)" = '{"container.id":"gs-k8s-runc","kubernetes.pod.name":"trainer-7f9c","kubernetes.pod.namespace":"ml","kubernetes.pod.uid":"0b7e8f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c","kubernetes.container.name":"cuda"}' ] ||
+			why=${why:-"rc=$rc, logs: $(cd "$dir" && ls ./*.jsonl | tr '\n' ' ') labels: $(head -1 "$log" 2>/dev/null | jq -c .labels)"} ;;
+	k8scrio-runc)
+		local log=$dir/gs-$name.jsonl
+		peak_within && [ "$rc" = 0 ] && [ -s "$log" ] && [ "$(ls "$dir"/*.jsonl | wc -l)" = 1 ] &&
+			[ "$(head -1 "$log" | jq -c .labels)" = '{"container.id":"gs-k8scrio-runc","kubernetes.pod.name":"infer-0","kubernetes.pod.namespace":"serving","kubernetes.pod.uid":"5c0a2e34-8f1b-4b6d-a1e2-3f4a5b6c7d8e"}' ] &&
+			grep -q 'annotation io.kubernetes.container.name is not a plain name' "$dir/agent.err" &&
+			[ ! -e "$dir/../x" ] && [ -z "$(find "$tmp" -name '*x-gs-*' 2>/dev/null)" ] ||
+			why=${why:-"rc=$rc, logs: $(cd "$dir" && ls ./*.jsonl | tr '\n' ' ') labels: $(head -1 "$log" 2>/dev/null | jq -c .labels)"} ;;
 	named-runc)
 		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
 			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;
@@ -446,7 +480,7 @@ for r in $RUNTIMES; do
 done
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
