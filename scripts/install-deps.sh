@@ -5,14 +5,26 @@
 set -eu
 # runc, crun, busybox-static, jq: tests/agent/run.sh runs containers under
 # `gpusandbox agent` with both runtimes, on a busybox rootfs.
-PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 man-db runc crun busybox-static jq"
+# python3-yaml: tests/deploy reads deploy/'s manifests.
+PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun busybox-static jq"
+# tests/deploy's offline schema validator (kubernetes-models, pinned in
+# tests/deploy/package-lock.json), where npm is on the machine; without it
+# that tier skips its schema part and says so.
+install_node_modules() {
+	command -v npm >/dev/null || return 0
+	deploy_tests="$(dirname "$0")/../tests/deploy"
+	[ -d "$deploy_tests/node_modules/kubernetes-models" ] && return 0
+	(cd "$deploy_tests" && npm ci --no-audit --no-fund --silent) ||
+		echo "install-deps: npm ci in tests/deploy failed: its schema checks will be skipped" >&2
+}
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+[ -z "$missing" ] && { install_node_modules; exit 0; }
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 echo "install-deps: installing:$missing" >&2
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+install_node_modules

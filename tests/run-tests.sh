@@ -62,6 +62,7 @@ run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpu
 [ -x tests/replay/run.sh ] && run_tier replay tests/replay/run.sh
 run_tier compute-share tests/sm/run.sh
 run_tier agent tests/agent/run.sh
+run_tier deploy tests/deploy/run.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,
 # on the fake playing it (tests/versions/run.sh says which and why).
 run_tier driver-branches tests/versions/run.sh
