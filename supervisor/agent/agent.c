@@ -142,21 +142,27 @@ static int listen_on(const char *path, struct gs_error *err)
 	return fd;
 }
 
-/* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be this agent's trap set.
- * Fills policy_name ("" when none). Returns 0 or -1 (err). */
+/* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be one of this agent's
+ * trap sets, with or without the mmap traps of managed = deny (which of the
+ * two in *uvm_mmap_traps; the container's policy must agree, see
+ * agent_sandbox.c). Fills policy_name ("" when none). Returns 0 or -1. */
 static int check_metadata(const struct gs_agent *a, const char *meta, char *policy_name,
-                          size_t len, struct gs_error *err)
+                          size_t len, bool *uvm_mmap_traps, struct gs_error *err)
 {
 	size_t plen = strlen(GS_PROFILE_META_PREFIX);
-	char want[GS_PROFILE_VERSION_HEX + 1];
+	char want[GS_PROFILE_VERSION_HEX + 1], want_mmap[GS_PROFILE_VERSION_HEX + 1];
 	const char *rest;
 
 	policy_name[0] = '\0';
 	snprintf(want, sizeof(want), "%016" PRIx64, a->trap_version);
+	snprintf(want_mmap, sizeof(want_mmap), "%016" PRIx64, a->trap_version_uvm_mmap);
+	*uvm_mmap_traps = strncmp(meta, GS_PROFILE_META_PREFIX, plen) == 0 &&
+	                  strncmp(meta + plen, want_mmap, GS_PROFILE_VERSION_HEX) == 0;
 	if (strncmp(meta, GS_PROFILE_META_PREFIX, plen) != 0 ||
-	    strncmp(meta + plen, want, GS_PROFILE_VERSION_HEX) != 0)
+	    (!*uvm_mmap_traps && strncmp(meta + plen, want, GS_PROFILE_VERSION_HEX) != 0))
 		return gs_fail(err, EPROTO, "the profile's listenerMetadata \"%s\" is not this agent's "
-		               "trap set (traps=%s): regenerate it with gpusandbox profile", meta, want);
+		               "trap set (traps=%s, or %s with managed = deny): regenerate it with "
+		               "gpusandbox profile", meta, want, want_mmap);
 	rest = meta + plen + GS_PROFILE_VERSION_HEX;
 	if (!rest[0])
 		return 0;
@@ -185,15 +191,16 @@ static void handle_connection(struct gs_agent *a, int conn)
 	struct gs_agent_hello h;
 	struct gs_error err = { 0 };
 	char policy_name[GS_PROFILE_POLICY_NAME_MAX], buf[ERR_BUF];
+	bool uvm_mmap_traps;
 
 	if (gs_agent_receive_hello(conn, &h, &err) < 0) {
 		gs_error_text(&err, buf, sizeof(buf));
 		fprintf(stderr, "gpusandbox agent: refused a connection: %s\n", buf);
 		return;
 	}
-	if (check_metadata(a, h.metadata, policy_name, sizeof(policy_name), &err) < 0) {
+	if (check_metadata(a, h.metadata, policy_name, sizeof(policy_name), &uvm_mmap_traps, &err) < 0) {
 		close(h.listener);
-	} else if (gs_agent_serve(a, &h, policy_name, &err) == 0) {
+	} else if (gs_agent_serve(a, &h, policy_name, uvm_mmap_traps, &err) == 0) {
 		return;
 	}
 	/* Refused: the listener is closed (its trapped calls fail with
@@ -216,7 +223,8 @@ static void start_driver(struct gs_agent *a, const char *driver_abi)
 		gs_fail(&err, ENOTSUP, "libseccomp does not know ioctl on this machine");
 		die(&err);
 	}
-	a->trap_version = gs_profile_trap_version(a->driver.rm_abi);
+	a->trap_version = gs_profile_trap_version(a->driver.rm_abi, false);
+	a->trap_version_uvm_mmap = gs_profile_trap_version(a->driver.rm_abi, true);
 }
 
 /* Connections being read at once. Each is bounded in time
@@ -340,8 +348,8 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	lfd = listen_on(o.socket_path, &err);
 	if (lfd < 0)
 		die(&err);
-	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ")\n", o.socket_path,
-	        a.trap_version);
+	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ", with managed = deny "
+	        "%016" PRIx64 ")\n", o.socket_path, a.trap_version, a.trap_version_uvm_mmap);
 	rc = serve(&a, lfd, sfd);
 	close(lfd);
 	unlink(o.socket_path);

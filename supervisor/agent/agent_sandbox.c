@@ -34,6 +34,7 @@
 
 #include "agent_sandbox.h"
 #include "audit_policy.h"
+#include "exec_managed.h"
 #include "executor.h"
 #include "gpu_uuid.h"
 #include "runner.h"
@@ -87,17 +88,19 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
 	/* What the agent does not enforce yet is refused, never ignored: the
 	 * compute share drives one workload's channels (not several
-	 * listeners'), managed = deny needs mmap traps the profile does not
-	 * emit, and who the container runs as is the runtime's business. */
+	 * listeners'), and who the container runs as is the runtime's
+	 * business. managed = deny is checked against the profile when a
+	 * container comes (it needs the profile's mmap traps). */
 	if (p->quota.sm_percent < GS_SM_UNLIMITED)
 		return gs_fail(err, ENOTSUP, "policy %s: sm is not enforced by the agent yet", path);
-	if (p->quota.managed == GS_MANAGED_DENY)
-		return gs_fail(err, ENOTSUP, "policy %s: managed = deny is not enforced by the agent yet",
-		               path);
 	if (p->user[0] || p->group[0] || p->groups[0] || p->has_audit_log)
 		return gs_fail(err, ENOTSUP, "policy %s: run-as and audit-log do not apply to containers "
 		               "(the runtime sets the user; the agent's --audit-dir the log)", path);
 	if (gs_resolve_gpu_uuids(&p->quota, err) < 0 || gs_driver_check_gpus(&a->driver, &p->quota, err) < 0)
+		return -1;
+	/* As the command line: managed = deny cannot hold where GPUs reach
+	 * pageable memory, and then no container runs under it. */
+	if (p->quota.managed == GS_MANAGED_DENY && gs_managed_check_host(gs_driver_uvm_major(), err) < 0)
 		return -1;
 	return 0;
 }
@@ -435,8 +438,27 @@ static int container_policy(struct gs_agent_container *c, const char *policy_nam
 	return gs_agent_load_policy(a, a->policy_path, &c->policy, err);
 }
 
+/* managed = deny acts on trapped mmaps: a profile without the mmap traps
+ * would let managed ranges be made unseen, and one with them under another
+ * policy would send the executor mmaps it does not decide (it refuses
+ * them, ENOSYS). Either way the container must not run. */
+static int profile_fits_policy(const struct gs_agent_container *c, bool uvm_mmap_traps,
+                               struct gs_error *err)
+{
+	bool deny = c->policy.quota.managed == GS_MANAGED_DENY;
+
+	if (deny && !uvm_mmap_traps)
+		return gs_fail(err, EPROTO, "the policy says managed = deny but the profile does not trap "
+		               "mmap: make it with gpusandbox profile --policy FILE");
+	if (!deny && uvm_mmap_traps)
+		return gs_fail(err, EPROTO, "the profile traps mmap (made for managed = deny) but the "
+		               "policy does not deny managed memory");
+	return 0;
+}
+
 static struct gs_agent_container *make_container(struct gs_agent *a, const struct gs_agent_hello *h,
-                                                 const char *policy_name, struct gs_error *err)
+                                                 const char *policy_name, bool uvm_mmap_traps,
+                                                 struct gs_error *err)
 {
 	struct gs_agent_container *c = calloc(1, sizeof(*c));
 	struct gs_session_config cfg = { 0 };
@@ -457,7 +479,7 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 		gs_fail(err, errno, "opening the container's init (pid %d)", (int)c->init);
 		goto fail;
 	}
-	if (container_policy(c, policy_name, err) < 0)
+	if (container_policy(c, policy_name, err) < 0 || profile_fits_policy(c, uvm_mmap_traps, err) < 0)
 		goto fail;
 	cfg.quota = c->policy.quota;
 	cfg.driver = &a->driver;
@@ -495,8 +517,8 @@ static struct gs_agent_container *find_container(struct gs_agent *a, const char 
 /* Under the agent lock: the container this listener belongs to, with one
  * more listener counted, or NULL (err). */
 static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_agent_hello *h,
-                                         const char *policy_name, bool *made, bool *unverified,
-                                         struct gs_error *err)
+                                         const char *policy_name, bool uvm_mmap_traps, bool *made,
+                                         bool *unverified, struct gs_error *err)
 {
 	struct gs_agent_container *c = find_container(a, h->id);
 
@@ -514,10 +536,12 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 			        h->id, (int)c->init);
 			return NULL;
 		}
+		if (profile_fits_policy(c, uvm_mmap_traps, err) < 0)
+			return NULL;
 		c->listeners++;
 		return c;
 	}
-	c = make_container(a, h, policy_name, err);
+	c = make_container(a, h, policy_name, uvm_mmap_traps, err);
 	if (!c)
 		return NULL;
 	c->listeners = 1;
@@ -529,13 +553,13 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 }
 
 int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *policy_name,
-                   struct gs_error *err)
+                   bool uvm_mmap_traps, struct gs_error *err)
 {
 	struct gs_agent_container *c;
 	bool made, unverified;
 
 	pthread_mutex_lock(&a->lock);
-	c = attach(a, h, policy_name, &made, &unverified, err);
+	c = attach(a, h, policy_name, uvm_mmap_traps, &made, &unverified, err);
 	pthread_mutex_unlock(&a->lock);
 	if (!c) {
 		close(h->listener);

@@ -53,6 +53,16 @@
 #   k8scrio-runc      CRI-O's annotations (io.kubernetes.pod.*), one of them
 #                     ("../x") not a plain name: that one is left out and
 #                     the log is ID.jsonl in the audit dir, nowhere else
+#   managed-R         a policy with managed = deny, its profile made with
+#                     --policy: tests/adv's managed in the container gets
+#                     EPERM for every mmap shaped like a UVM mapping and for
+#                     remap_file_pages, OK for other shared mappings; its
+#                     i386 calls are killed (the profile leaves x86 out: the
+#                     old mmap hides its arguments); the refusals audited
+#   baseline-managed-R  no profile: the UVM-shaped mappings and remap reach the
+#                     device (the fake's FUSE file answers ENODEV), never EPERM
+#   mmapless-runc     the same policy with a profile made without --policy
+#                     (no mmap traps): refused, the container killed
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -66,6 +76,7 @@ ROOT=$(pwd)
 GS=$ROOT/build/gpusandbox
 HOLDER=$ROOT/build/tests/agent/holder
 PEER=$ROOT/build/tests/agent/peer
+MANAGED=$ROOT/build/tests/agent/managed
 COMPAT=$ROOT/build/tests/agent/compat_i386
 STATIC_RAW=$ROOT/build/tests/adv/static_raw
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
@@ -275,6 +286,16 @@ inside() {
 			"io.kubernetes.pod.uid": "5c0a2e34-8f1b-4b6d-a1e2-3f4a5b6c7d8e",
 			"io.kubernetes.container.name": "../x" }' \
 			run_fg '["/bin/static_raw"]' "$p" ;;
+	managed)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
+		[ -n "$p" ] && { profile "$p" --policy-name deny --policy "$D/policies/deny.policy" && start_agent || return; }
+		run_fg '["/bin/managed"]' "$p" ;;
+	mmapless)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
+		profile "$p" --policy-name deny && start_agent || return
+		run_fg '["/bin/managed"]' "$p" ;;
 	peers)
 		profile "$p" && start_agent || return
 		local mode pids=()
@@ -314,7 +335,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -333,7 +354,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -433,6 +454,31 @@ judge() {  # judge NAME RUNTIME
 			[ "${alive:-0}" -ge 4 ] &&
 			[ "$(grep -c 'refused a connection' "$dir/agent.err")" = 6 ] ||
 			why=${why:-"rc=$rc nomem=$nomem alive=$alive peers: $(tr '\n' ' ' <"$dir/peers.out")"} ;;
+	managed-*)
+		local k want out=$dir/container.out log=$dir/gs-$name.jsonl
+		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM remap=EPERM file_shared=OK anon_shared=OK i386=unavailable; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val "$out" "$k")" = "$want" ] || why=${why:-"$k=$(val "$out" "$k"), want $want"}
+		done
+		for k in uvm_offset0 uvm_readonly; do
+			[ -n "$(val "$out" $k)" ] && [ "$(val "$out" $k)" != EPERM ] || why=${why:-"$k=$(val "$out" $k)"}
+		done
+		# Four refusals (three mmaps, folded into one record and a
+		# "suppressed" count, and remap_file_pages), all audited.
+		[ -n "$why" ] || { [ "$rc" = 0 ] && grep -q '"resource":"managed"' "$log" &&
+			[ "$(jq -s '[.[] | select(.event == "summary")][0].decisions.refused' "$log")" -ge 4 ] &&
+			grep -q '"managed":"deny"' "$log"; } || why=${why:-"rc=$rc, or the refusals are not audited"} ;;
+	baseline-managed-*)
+		# The fake's nvidia-uvm (a FUSE file) answers a shared mapping
+		# with ENODEV: the calls reached the device, nothing stopped them.
+		local k
+		for k in uvm_fixed uvm_hint remap; do
+			[ -n "$(val "$dir/container.out" $k)" ] && [ "$(val "$dir/container.out" $k)" != EPERM ] ||
+				why=${why:-"$k was refused without the agent: $(tr '\n' ' ' <"$dir/container.out")"}
+		done ;;
+	mmapless-runc)
+		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
+			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
 	k8s-runc)
 		local log=$dir/trainer-7f9c_ml_cuda-gs-$name.jsonl
 		peak_within && [ "$rc" = 0 ] && [ -s "$log" ] &&
@@ -472,7 +518,7 @@ want() {  # want NAME: selected by the command line?
 SELECTED=("$@")
 
 for r in $RUNTIMES; do
-	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin; do
+	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin managed baseline-managed; do
 		name=$c-$r
 		want "$name" || continue
 		run_case "$name" "$r" && judge "$name" "$r"
@@ -480,7 +526,7 @@ for r in $RUNTIMES; do
 done
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

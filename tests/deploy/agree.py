@@ -127,10 +127,21 @@ proc.send_signal(signal.SIGTERM)
 rc = proc.wait(timeout=10)
 err.seek(0)
 log = err.read()
-traps = re.search(r"traps=([0-9a-f]{16})", log)
+traps = re.search(r"traps=([0-9a-f]{16}), with managed = deny ([0-9a-f]{16})", log)
 check("agent-starts", listening and rc == 0, "rc=%s: %s" % (rc, log[-300:]))
-check("agent-trap-set", traps and all(m.startswith("gpusandbox;traps=" + traps.group(1)) for m in metas.values()),
-      "agent traps=%s, profiles %s" % (traps and traps.group(1), metas))
+
+
+def denies_managed(profile_file):
+    name = "default" if profile_file == "gpu.json" else profile_file[:-len(".json")]
+    text = cm["data"][name + ".policy"]
+    return re.search(r"^\s*managed\s*=\s*deny\s*$", text, re.M) is not None
+
+
+for f, m in metas.items():
+    want = traps and traps.group(2 if denies_managed(f) else 1)
+    check("agent-trap-set %s" % f, want and m.startswith("gpusandbox;traps=" + want),
+          "agent announced %s, profile %s" % (traps and traps.group(0), m))
+check("agent-trap-set-managed", any(denies_managed(f) for f in metas), "no policy with managed = deny is exercised")
 
 with open(os.path.join(work, "docs.json"), "w") as fh:
     json.dump([{"file": f, "doc": d} for f, d in docs], fh)
