@@ -36,13 +36,15 @@ TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
 # tests/adv's managed, linked statically for the container (managed = deny).
 TESTS_AGENT_MANAGED := $(TESTS_BUILD)/agent/managed
+# A task signalled while the agent performs its allocation (static).
+TESTS_AGENT_ABANDON := $(TESTS_BUILD)/agent/abandon
 # A hostile or slow peer of the agent's socket (runs on the host).
 TESTS_AGENT_PEER := $(TESTS_BUILD)/agent/peer
 # tests/adv's compat_i386, linked statically for the container.
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
-                    $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED)
+                    $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -71,6 +73,10 @@ $(TESTS_AGENT_HOLDER): tests/agent/holder.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_ABANDON): tests/agent/abandon.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 

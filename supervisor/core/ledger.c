@@ -529,6 +529,13 @@ static int watch_is_file(const struct ledger_obj *o, int fd)
 	return watch_is_file_at(o->watch_epfd, o->watch_tfd, fd);
 }
 
+bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	return idx != NONE && watch_is_file(&l->objs[idx], fd) == 1;
+}
+
 int ledger_file_of(struct ledger *l, int fd)
 {
 	uint32_t i = 0;

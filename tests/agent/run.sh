@@ -63,6 +63,13 @@
 #                     device (the fake's FUSE file answers ENODEV), never EPERM
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
+#   abandon-runc      runc 1.1 (no WAIT_KILLABLE_RECV): the task is signalled
+#                     while the agent performs its first allocation (the
+#                     fake sleeps in it); the kernel drops the notification
+#                     and the task retries. The agent frees the object the
+#                     task never received: the retry succeeds, and once the
+#                     task has freed every handle it was given the fake
+#                     holds no video memory; the undo is audited
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -77,6 +84,9 @@ GS=$ROOT/build/gpusandbox
 HOLDER=$ROOT/build/tests/agent/holder
 PEER=$ROOT/build/tests/agent/peer
 MANAGED=$ROOT/build/tests/agent/managed
+ABANDON=$ROOT/build/tests/agent/abandon
+ABANDON_SLEEP_MS=1500   # the fake's first allocation
+ABANDON_SIGNAL_MS=400   # the signal, well inside it
 COMPAT=$ROOT/build/tests/agent/compat_i386
 STATIC_RAW=$ROOT/build/tests/adv/static_raw
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
@@ -296,6 +306,15 @@ inside() {
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
 		profile "$p" --policy-name deny && start_agent || return
 		run_fg '["/bin/managed"]' "$p" ;;
+	abandon)
+		profile "$p" && start_agent || return
+		run_bg "[\"/bin/abandon\", \"/tmp/go\", \"$ABANDON_SIGNAL_MS\"]" "$p" ||
+			{ echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "never ready" >"$D/rc"; return; }
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used) allocs_ok=$(stat_now allocs_ok)" >"$D/after"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	peers)
 		profile "$p" && start_agent || return
 		local mode pids=()
@@ -335,7 +354,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -354,7 +373,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -365,7 +384,9 @@ val() { grep -oE "(^|[ (])$2=[^ )]*" "$1" 2>/dev/null | tail -1 | sed 's/^.*=//'
 run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
-	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+	local fake_extra=()
+	[ "$1" = abandon-runc ] && fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS")
+	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
 	[ "$rc" = "$SKIP" ] && { echo "agent: SKIP: $(tail -1 "$dir/harness.out")"; exit "$SKIP"; }
@@ -479,6 +500,14 @@ judge() {  # judge NAME RUNTIME
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
+	abandon-runc)
+		local log=$dir/gs-$name.jsonl out=$dir/container.out
+		# first: the retried call got the object; more: 3 more chunks
+		# filled the 1 GiB quota; after freeing: nothing left.
+		[ "$(val "$out" first)" = NV_OK ] && [ "$(val "$out" signals)" = 1 ] && [ "$(val "$out" more)" = 3 ] &&
+			[ "$(val "$out" freed)" = 4 ] && [ "$(val "$dir/after" vidmem_used)" = 0 ] &&
+			grep -q '"call":"RM_FREE".*abandoned the call' "$log" ||
+			why="$(cat "$out" 2>/dev/null) after: $(cat "$dir/after" 2>/dev/null); audited undo: $(grep -c 'abandoned the call' "$log" 2>/dev/null)" ;;
 	k8s-runc)
 		local log=$dir/trainer-7f9c_ml_cuda-gs-$name.jsonl
 		peak_within && [ "$rc" = 0 ] && [ -s "$log" ] &&
@@ -526,7 +555,7 @@ for r in $RUNTIMES; do
 done
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

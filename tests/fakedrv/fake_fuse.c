@@ -395,6 +395,7 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
+		"          [--alloc-sleep-ms N]\n"
 		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
@@ -406,6 +407,7 @@ static void usage(FILE *f, const char *prog)
 		"  --reverse-instances  GPU g is device instance gpus-1-g (attached last first)\n"
 		"  --alloc-errno N  every video memory RM_ALLOC fails with errno N (1-511)\n"
 		"  --handle-zero  a handle the fake picks is 0 while 0 is free\n"
+		"  --alloc-sleep-ms N  the first video memory RM_ALLOC takes N ms\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
@@ -417,7 +419,8 @@ static void usage(FILE *f, const char *prog)
 int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
-	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO };
+	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
+	       OPT_ALLOC_SLEEP };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -430,6 +433,7 @@ int main(int argc, char **argv)
 		{ "reverse-instances", no_argument, NULL, OPT_REVERSE_INSTANCES },
 		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
 		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
+		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -490,6 +494,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HANDLE_ZERO:
 			cfg.handle_zero = true;
+			break;
+		case OPT_ALLOC_SLEEP:
+			if (parse_uint(optarg, UINT_MAX, &cfg.alloc_sleep_ms)) {
+				fprintf(stderr, "gs-fakedrv: bad --alloc-sleep-ms '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'f':
 			break;  /* always in the foreground */
