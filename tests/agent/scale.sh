@@ -27,11 +27,12 @@ inside() {
 	local mode=$1 D=$2 ROOTFS=$3 sock=$2/agent.sock profile=null agent="" i
 	if [ "$mode" = agent ]; then
 		printf 'mem = 512m\n' >"$D/policy"
-		"$GS" profile --listener "$sock" >"$D/profile.json" || return 1
+		"$GS" profile --listener "$sock" >"$D/profile.json" || { echo "mode=agent profile failed"; return 1; }
 		profile=$(cat "$D/profile.json")
-		"$GS" agent --socket "$sock" --policy "$D/policy" 2>"$D/agent.err" &
+		"$GS" agent --socket "$sock" --policy "$D/policy" >/dev/null 2>"$D/agent.err" &
 		agent=$!
-		for ((i = 0; i < 250 && ! -S $sock; i++)); do sleep 0.02; done
+		trap 'kill "$agent" 2>/dev/null' EXIT
+		for ((i = 0; i < 250; i++)); do [ -S "$sock" ] && break; sleep 0.02; done
 	fi
 	mkdir -p "$D/base"
 	(cd "$D/base" && runc spec) || return 1
@@ -45,14 +46,15 @@ inside() {
 	for ((i = 0; i < N; i++)); do
 		mkdir -p "$D/c$i" && cp "$D/config.json" "$D/c$i/config.json"
 	done
-	local t0 t1 t2
+	local t0 t1 t2 starters=()
 	t0=$(now_ms)
 	for ((i = 0; i < N; i++)); do
 		( s=$(now_ms)
 		  (cd "$D/c$i" && runc --root "$D/state" run -d "scale-$i" >/dev/null 2>"$D/c$i.err" </dev/null)
 		  echo "$? $(($(now_ms) - s))" >"$D/c$i.start" ) &
+		starters+=($!)
 	done
-	wait
+	wait "${starters[@]}"  # not the agent
 	t1=$(now_ms)
 	for ((i = 0; i < WAIT_STEPS; i++)); do
 		[ -z "$(runc --root "$D/state" list -q 2>/dev/null | while read -r id; do
@@ -94,6 +96,7 @@ cp "$STATIC_RAW" "$ROOTFS/bin/"
 echo "scale: $N containers at once, runc $(runc --version | head -1 | awk '{ print $3 }'), $(nproc) CPUs"
 for mode in none agent; do
 	mkdir -p "$tmp/$mode"
-	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$0" --inside "$mode" "$tmp/$mode" "$ROOTFS" "$N" 2>&1 |
-		grep '^mode='
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$0" --inside "$mode" "$tmp/$mode" "$ROOTFS" "$N" \
+		>"$tmp/$mode.out" 2>&1
+	grep '^mode=' "$tmp/$mode.out" || { echo "scale: $mode failed:"; tail -5 "$tmp/$mode.out"; }
 done
