@@ -4,9 +4,10 @@
 # Idempotent: skips apt entirely when every package is already present.
 set -eu
 # runc, crun, busybox-static, jq: tests/agent/run.sh runs containers under
-# `gpusandbox agent` with both runtimes, on a busybox rootfs.
+# `gpusandbox agent` with both runtimes, on a busybox rootfs; podman: the
+# same through podman (--rootfs, runc underneath).
 # python3-yaml: tests/deploy reads deploy/'s manifests.
-PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun busybox-static jq"
+PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun podman busybox-static jq"
 # tests/deploy's offline schema validator (kubernetes-models, pinned in
 # tests/deploy/package-lock.json), where npm is on the machine; without it
 # that tier skips its schema part and says so.
