@@ -14,8 +14,8 @@ passed=0 failed=0
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
-[ -f "$BUILD/supervisor/core/sandbox.o" ] ||
-	{ echo "FAIL build: $BUILD/supervisor/core/sandbox.o missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ -f "$BUILD/supervisor/core/session.o" ] ||
+	{ echo "FAIL build: $BUILD/supervisor/core/session.o missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
 T=$(mktemp -d) || exit 2
 trap 'rm -rf "$T"' EXIT
 
