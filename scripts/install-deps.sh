@@ -8,13 +8,15 @@ set -eu
 # same through podman (--rootfs, runc underneath).
 # python3-yaml: tests/deploy reads deploy/'s manifests.
 PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun podman busybox-static jq"
-# tests/deploy's offline schema validator (kubernetes-models, pinned in
-# tests/deploy/package-lock.json), where npm is on the machine; without it
-# that tier skips its schema part and says so.
+# tests/deploy's offline schema validator and CEL evaluator
+# (kubernetes-models, @bufbuild/cel, pinned in tests/deploy/package-lock.json),
+# where npm is on the machine; without them that tier skips those parts and
+# says so.
 install_node_modules() {
 	command -v npm >/dev/null || return 0
 	deploy_tests="$(dirname "$0")/../tests/deploy"
-	[ -d "$deploy_tests/node_modules/kubernetes-models" ] && return 0
+	[ -d "$deploy_tests/node_modules/kubernetes-models" ] && [ -d "$deploy_tests/node_modules/@bufbuild/cel" ] &&
+		return 0
 	(cd "$deploy_tests" && npm ci --no-audit --no-fund --silent) ||
 		echo "install-deps: npm ci in tests/deploy failed: its schema checks will be skipped" >&2
 }

@@ -9,13 +9,17 @@
 #      agent's command starts and announces the profiles' trap set), under
 #      the fake driver;
 #   2. validate.cjs: each document against its kind's OpenAPI schema
-#      (kubernetes-models 4.5.1 from npm, installed in tests/deploy/node_modules
-#      by scripts/install-deps.sh where npm exists), with broken copies
-#      that must be refused. Without node or the module this part is
-#      skipped, and said so.
-# Not checked here: the admission policy's CEL (no CEL compiler offline),
-# unknown fields (the schema validator allows them), and the manifests on a
-# cluster.
+#      (kubernetes-models 4.5.1 from npm), with broken copies that must be
+#      refused;
+#   3. cel.cjs: the admission policy's CEL evaluated (@bufbuild/cel 0.6.1
+#      from npm) against 20 pods made from deploy/example-pod.yaml, each
+#      admitted, refused by the validation it must fail, or not matched.
+# 2 and 3 need node and tests/deploy/node_modules (installed by
+# scripts/install-deps.sh where npm exists); without them they are
+# skipped, and said so.
+# Not checked here: Kubernetes' own CEL environment (type checking, cost
+# limits), unknown fields (the schema validator allows them), and the
+# manifests on a cluster.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 SKIP=125
@@ -35,15 +39,20 @@ passed=$(grep -c '^PASS ' "$tmp/agree.out")
 failed=$(grep -c '^FAIL ' "$tmp/agree.out")
 [ "$rc" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 
-if ! command -v node >/dev/null || [ ! -d tests/deploy/node_modules/kubernetes-models ]; then
-	echo "deploy: SKIP schema validation: node or tests/deploy/node_modules (npm ci --prefix tests/deploy) missing"
-elif [ -s "$tmp/docs.json" ]; then
-	(cd tests/deploy && node validate.cjs "$tmp/docs.json") >"$tmp/schema.out" 2>&1
-	grep -E '^(PASS|FAIL) ' "$tmp/schema.out"
-	passed=$((passed + $(grep -c '^PASS ' "$tmp/schema.out")))
-	failed=$((failed + $(grep -c '^FAIL ' "$tmp/schema.out")))
-	grep -q ' passed, 0 failed$' "$tmp/schema.out" || [ "$(grep -c '^FAIL ' "$tmp/schema.out")" -gt 0 ] ||
-		{ echo "FAIL schema: $(tail -3 "$tmp/schema.out" | tr '\n' ' ')"; failed=$((failed + 1)); }
-fi
+node_check() {  # node_check NAME SCRIPT MODULE
+	if ! command -v node >/dev/null || [ ! -d "tests/deploy/node_modules/$3" ]; then
+		echo "deploy: SKIP $1: node or tests/deploy/node_modules/$3 (npm ci in tests/deploy) missing"
+		return
+	fi
+	[ -s "$tmp/docs.json" ] || return
+	(cd tests/deploy && node "$2" "$tmp/docs.json") >"$tmp/$1.out" 2>&1
+	grep -E '^(PASS|FAIL) ' "$tmp/$1.out"
+	passed=$((passed + $(grep -c '^PASS ' "$tmp/$1.out")))
+	failed=$((failed + $(grep -c '^FAIL ' "$tmp/$1.out")))
+	grep -q ' passed, 0 failed$' "$tmp/$1.out" || [ "$(grep -c '^FAIL ' "$tmp/$1.out")" -gt 0 ] ||
+		{ echo "FAIL $1: $(tail -3 "$tmp/$1.out" | tr '\n' ' ')"; failed=$((failed + 1)); }
+}
+node_check schema validate.cjs kubernetes-models
+node_check cel cel.cjs @bufbuild/cel
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
