@@ -70,6 +70,16 @@
 #                     task never received: the retry succeeds, and once the
 #                     task has freed every handle it was given the fake
 #                     holds no video memory; the undo is audited
+#   midcall-runc      the agent is SIGKILLed while it performs the container's
+#                     first allocation (the fake sleeps in it; its stats file
+#                     cannot be read meanwhile, which is how the harness knows
+#                     the call is in flight): the task gets ENOSYS, the call
+#                     completes in the driver (the fake's peak is that one
+#                     chunk), nothing more reaches the fake, and the chunk is
+#                     released with the container's file. The agent does not
+#                     survive restarts (docs/agent.md); this is the fail-closed
+#                     half. baseline-midcall-runc: without the profile every
+#                     call reaches the driver
 #   quota-podman      quota-R through podman 4.3 (--rootfs, --runtime runc,
 #                     --security-opt seccomp=PROFILE): podman passes the
 #                     profile's listenerPath through; baseline-quota-podman
@@ -329,6 +339,25 @@ inside() {
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
 		profile "$p" --policy-name deny && start_agent || return
 		run_fg '["/bin/managed"]' "$p" ;;
+	midcall)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_bg '["/bin/holder", "1", "/tmp/go", "2"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		if [ -n "$p" ]; then
+			# In flight: the single-threaded fake sleeps in the call, and
+			# a read of its stats waits for it.
+			local i
+			for ((i = 0; i < WAIT_STEPS; i++)); do
+				timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
+				sleep 0.02
+			done
+			kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+			echo "killed_at_step=$i" >"$D/kill"
+		fi
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		echo "ioctls=$(stat_now ioctls) allocs_ok=$(stat_now allocs_ok)" >"$D/before"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	abandon)
 		profile "$p" && start_agent || return
 		run_bg "[\"/bin/abandon\", \"/tmp/go\", \"$ABANDON_SIGNAL_MS\"]" "$p" ||
@@ -408,7 +437,7 @@ run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
 	local fake_extra=()
-	[ "$1" = abandon-runc ] && fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS")
+	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
@@ -526,6 +555,16 @@ judge() {  # judge NAME RUNTIME
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
+	midcall-runc)
+		[ "$(grep '^first' "$dir/container.out")" = "first ok=0 refused=1 first_refusal=errno:ENOSYS" ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=0 ] &&
+			[ "$(st "$dir" ioctls)" = "$(val "$dir/before" ioctls)" ] &&
+			[ "$peak" = "$CHUNK" ] && [ "$(st "$dir" gpu0.vidmem_used)" = 0 ] ||
+			why="$(tr '\n' ' ' <"$dir/container.out") $(cat "$dir/kill" 2>/dev/null); ioctls $(val "$dir/before" ioctls) -> $(st "$dir" ioctls), peak=$peak used=$(st "$dir" gpu0.vidmem_used)" ;;
+	baseline-midcall-runc)
+		[ "$(grep '^first' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=1 ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=2 ] ||
+			why="without the profile the calls did not reach the driver: $(tr '\n' ' ' <"$dir/container.out")" ;;
 	abandon-runc)
 		local log=$dir/gs-$name.jsonl out=$dir/container.out
 		# first: the retried call got the object; more: 3 more chunks
@@ -588,7 +627,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
