@@ -4,18 +4,33 @@
 # Idempotent: skips apt entirely when every package is already present.
 set -eu
 # runc, crun, busybox-static, jq: tests/agent/run.sh runs containers under
-# `gpusandbox agent` with both runtimes, on a busybox rootfs.
+# `gpusandbox agent` with both runtimes, on a busybox rootfs; podman: the
+# same through podman (--rootfs, runc underneath).
 # chromium: tests/audit-review/run.sh renders `gpusandbox audit plot`'s SVG
 # to PNG headless, to check what a reviewer sees.
 # libdw-dev: the call stacks of refused calls are symbolized with libdw.
-PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 man-db runc crun busybox-static jq chromium"
+# python3-yaml: tests/deploy reads deploy/'s manifests.
+PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun podman busybox-static jq chromium"
+# tests/deploy's offline schema validator and CEL evaluator
+# (kubernetes-models, @bufbuild/cel, pinned in tests/deploy/package-lock.json),
+# where npm is on the machine; without them that tier skips those parts and
+# says so.
+install_node_modules() {
+	command -v npm >/dev/null || return 0
+	deploy_tests="$(dirname "$0")/../tests/deploy"
+	[ -d "$deploy_tests/node_modules/kubernetes-models" ] && [ -d "$deploy_tests/node_modules/@bufbuild/cel" ] &&
+		return 0
+	(cd "$deploy_tests" && npm ci --no-audit --no-fund --silent) ||
+		echo "install-deps: npm ci in tests/deploy failed: its schema checks will be skipped" >&2
+}
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+[ -z "$missing" ] && { install_node_modules; exit 0; }
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 echo "install-deps: installing:$missing" >&2
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+install_node_modules

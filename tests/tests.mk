@@ -38,10 +38,17 @@ TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
 
 # The agent tier's client: static, because it runs in a busybox container.
 TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
+# tests/adv's managed, linked statically for the container (managed = deny).
+TESTS_AGENT_MANAGED := $(TESTS_BUILD)/agent/managed
+# A task signalled while the agent performs its allocation (static).
+TESTS_AGENT_ABANDON := $(TESTS_BUILD)/agent/abandon
+# A hostile or slow peer of the agent's socket (runs on the host).
+TESTS_AGENT_PEER := $(TESTS_BUILD)/agent/peer
 # tests/adv's compat_i386, linked statically for the container.
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT)
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
+                    $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -68,6 +75,18 @@ $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: test
 $(TESTS_AGENT_HOLDER): tests/agent/holder.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_ABANDON): tests/agent/abandon.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_PEER): tests/agent/peer.c
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $<
 
 $(TESTS_AGENT_COMPAT): tests/adv/compat_i386.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -21,7 +21,10 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,21 +157,27 @@ static int listen_on(const char *path, struct gs_error *err)
 	return fd;
 }
 
-/* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be this agent's trap set.
- * Fills policy_name ("" when none). Returns 0 or -1 (err). */
+/* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be one of this agent's
+ * trap sets, with or without the mmap traps of managed = deny (which of the
+ * two in *uvm_mmap_traps; the container's policy must agree, see
+ * agent_sandbox.c). Fills policy_name ("" when none). Returns 0 or -1. */
 static int check_metadata(const struct gs_agent *a, const char *meta, char *policy_name,
-                          size_t len, struct gs_error *err)
+                          size_t len, bool *uvm_mmap_traps, struct gs_error *err)
 {
 	size_t plen = strlen(GS_PROFILE_META_PREFIX);
-	char want[GS_PROFILE_VERSION_HEX + 1];
+	char want[GS_PROFILE_VERSION_HEX + 1], want_mmap[GS_PROFILE_VERSION_HEX + 1];
 	const char *rest;
 
 	policy_name[0] = '\0';
 	snprintf(want, sizeof(want), "%016" PRIx64, a->trap_version);
+	snprintf(want_mmap, sizeof(want_mmap), "%016" PRIx64, a->trap_version_uvm_mmap);
+	*uvm_mmap_traps = strncmp(meta, GS_PROFILE_META_PREFIX, plen) == 0 &&
+	                  strncmp(meta + plen, want_mmap, GS_PROFILE_VERSION_HEX) == 0;
 	if (strncmp(meta, GS_PROFILE_META_PREFIX, plen) != 0 ||
-	    strncmp(meta + plen, want, GS_PROFILE_VERSION_HEX) != 0)
+	    (!*uvm_mmap_traps && strncmp(meta + plen, want, GS_PROFILE_VERSION_HEX) != 0))
 		return gs_fail(err, EPROTO, "the profile's listenerMetadata \"%s\" is not this agent's "
-		               "trap set (traps=%s): regenerate it with gpusandbox profile", meta, want);
+		               "trap set (traps=%s, or %s with managed = deny): regenerate it with "
+		               "gpusandbox profile", meta, want, want_mmap);
 	rest = meta + plen + GS_PROFILE_VERSION_HEX;
 	if (!rest[0])
 		return 0;
@@ -197,15 +206,16 @@ static void handle_connection(struct gs_agent *a, int conn)
 	struct gs_agent_hello h;
 	struct gs_error err = { 0 };
 	char policy_name[GS_PROFILE_POLICY_NAME_MAX], buf[ERR_BUF];
+	bool uvm_mmap_traps;
 
 	if (gs_agent_receive_hello(conn, &h, &err) < 0) {
 		gs_error_text(&err, buf, sizeof(buf));
 		fprintf(stderr, "gpusandbox agent: refused a connection: %s\n", buf);
 		return;
 	}
-	if (check_metadata(a, h.metadata, policy_name, sizeof(policy_name), &err) < 0) {
+	if (check_metadata(a, h.metadata, policy_name, sizeof(policy_name), &uvm_mmap_traps, &err) < 0) {
 		close(h.listener);
-	} else if (gs_agent_serve(a, &h, policy_name, &err) == 0) {
+	} else if (gs_agent_serve(a, &h, policy_name, uvm_mmap_traps, &err) == 0) {
 		return;
 	}
 	/* Refused: the listener is closed (its trapped calls fail with
@@ -228,7 +238,69 @@ static void start_driver(struct gs_agent *a, const char *driver_abi)
 		gs_fail(&err, ENOTSUP, "libseccomp does not know ioctl on this machine");
 		die(&err);
 	}
-	a->trap_version = gs_profile_trap_version(a->driver.rm_abi);
+	a->trap_version = gs_profile_trap_version(a->driver.rm_abi, false);
+	a->trap_version_uvm_mmap = gs_profile_trap_version(a->driver.rm_abi, true);
+}
+
+/* Connections being read at once. Each is bounded in time
+ * (GS_AGENT_HELLO_TIMEOUT_MS, a deadline for the whole state, so a peer
+ * trickling one byte at a time gains nothing) and in size (agent_conn.c),
+ * and has a thread of its own, so a peer that sends nothing, garbage or too
+ * much delays no other container's start. Past this many, accepting waits
+ * for one to end (at most the timeout): only root may connect (the socket
+ * is 0600), and the bound keeps a flood from exhausting threads. */
+#define MAX_HANDSHAKES 64
+#define HANDSHAKES_FULL_POLL_MS 20
+
+struct handshake {
+	struct gs_agent *a;
+	int conn;
+};
+
+static void *handshake_main(void *arg)
+{
+	struct handshake *hs = arg;
+	struct gs_agent *a = hs->a;
+
+	handle_connection(a, hs->conn);
+	close(hs->conn);
+	free(hs);
+	atomic_fetch_sub(&a->handshakes, 1);
+	return NULL;
+}
+
+/* Reads and serves conn on a thread of its own (takes conn). */
+static void start_handshake(struct gs_agent *a, int conn)
+{
+	struct handshake *hs = malloc(sizeof(*hs));
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int rc = ENOMEM;
+
+	if (hs) {
+		hs->a = a;
+		hs->conn = conn;
+		atomic_fetch_add(&a->handshakes, 1);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* Signals stay with the main thread's signalfd. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&t, &attr, handshake_main, hs);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc == 0)
+		return;
+	/* The runtime sees the connection closed: its container does not
+	 * start (fail closed), and the agent goes on. */
+	fprintf(stderr, "gpusandbox agent: refused a connection: starting its thread: %s\n", strerror(rc));
+	if (hs) {
+		atomic_fetch_sub(&a->handshakes, 1);
+		free(hs);
+	}
+	close(conn);
 }
 
 /* Serves until SIGTERM or SIGINT. Containers still running then lose their
@@ -238,7 +310,10 @@ static int serve(struct gs_agent *a, int lfd, int sfd, const char *metrics_path)
 	uint64_t next_tick = 0;
 
 	for (;;) {
-		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		/* The stop signal first, so that a full handshake table polls
+		 * only it (and comes back to accept when a slot frees). */
+		struct pollfd p[2] = { { sfd, POLLIN, 0 }, { lfd, POLLIN, 0 } };
+		bool full = atomic_load(&a->handshakes) >= MAX_HANDSHAKES;
 		struct gs_error err = { 0 };
 		const uint64_t now = gs_monotonic_ns();
 		if (now >= next_tick) {
@@ -247,19 +322,20 @@ static int serve(struct gs_agent *a, int lfd, int sfd, const char *metrics_path)
 				warn_error(&err);
 			next_tick = now + (uint64_t)GS_METRICS_INTERVAL_MS * 1000000ull;
 		}
-		if (poll(p, 2, (int)((next_tick - now) / 1000000ull) + 1) < 0) {
+		int wait_ms = (int)((next_tick - now) / 1000000ull) + 1;
+		if (full && wait_ms > HANDSHAKES_FULL_POLL_MS)
+			wait_ms = HANDSHAKES_FULL_POLL_MS;
+		if (poll(p, full ? 1 : 2, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
-		if (p[1].revents & POLLIN)
+		if (p[0].revents & POLLIN)
 			return 0;
-		if (p[0].revents & POLLIN) {
+		if (!full && (p[1].revents & POLLIN)) {
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (conn < 0)
-				continue;
-			handle_connection(a, conn);
-			close(conn);
+			if (conn >= 0)
+				start_handshake(a, conn);
 		}
 	}
 }
@@ -302,8 +378,8 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	lfd = listen_on(o.socket_path, &err);
 	if (lfd < 0)
 		die(&err);
-	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ")\n", o.socket_path,
-	        a.trap_version);
+	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ", with managed = deny "
+	        "%016" PRIx64 ")\n", o.socket_path, a.trap_version, a.trap_version_uvm_mmap);
 	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);

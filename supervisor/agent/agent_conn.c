@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -138,12 +139,19 @@ static pid_t get_pid(json_object *o, const char *key)
 
 /* The container id goes into file names (the audit log): the characters
  * runc allows, and never "." or "..". */
+/* A plain name: what an id or a Kubernetes name may hold, safe in a file
+ * name. */
+static bool plain_name(const char *s, size_t max)
+{
+	size_t len = strlen(s);
+
+	return len > 0 && len < max && s[0] != '.' &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.") == len;
+}
+
 static bool id_ok(const char *id)
 {
-	size_t len = strlen(id);
-
-	return len > 0 && len < GS_AGENT_ID_MAX && id[0] != '.' &&
-	       strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.") == len;
+	return plain_name(id, GS_AGENT_ID_MAX);
 }
 
 /* The fd named seccompFd: its position in "fds" is its position in
@@ -177,6 +185,40 @@ static int pick_listener(json_object *msg, struct fds *f, struct gs_error *err)
 	return f->fd[idx];
 }
 
+/* containerd's keys first (pkg/cri/annotations: it sets them itself, over
+ * whatever the pod carries), then CRI-O's (the kubelet's labels). */
+static const struct k8s_key {
+	const char *key;
+	size_t field;
+} k8s_keys[] = {
+	{ "io.kubernetes.cri.sandbox-name", offsetof(struct gs_agent_k8s, pod) },
+	{ "io.kubernetes.cri.sandbox-namespace", offsetof(struct gs_agent_k8s, pod_namespace) },
+	{ "io.kubernetes.cri.sandbox-uid", offsetof(struct gs_agent_k8s, pod_uid) },
+	{ "io.kubernetes.cri.container-name", offsetof(struct gs_agent_k8s, container) },
+	{ "io.kubernetes.pod.name", offsetof(struct gs_agent_k8s, pod) },
+	{ "io.kubernetes.pod.namespace", offsetof(struct gs_agent_k8s, pod_namespace) },
+	{ "io.kubernetes.pod.uid", offsetof(struct gs_agent_k8s, pod_uid) },
+	{ "io.kubernetes.container.name", offsetof(struct gs_agent_k8s, container) },
+};
+
+static void fill_k8s(json_object *state, struct gs_agent_k8s *k)
+{
+	json_object *ann = NULL;
+
+	if (!json_object_object_get_ex(state, "annotations", &ann) || !json_object_is_type(ann, json_type_object))
+		return;
+	for (size_t i = 0; i < sizeof(k8s_keys) / sizeof(k8s_keys[0]); i++) {
+		char *field = (char *)k + k8s_keys[i].field;
+		const char *v = get_str(ann, k8s_keys[i].key);
+		if (!v || field[0])
+			continue;
+		if (plain_name(v, GS_AGENT_K8S_MAX))
+			snprintf(field, GS_AGENT_K8S_MAX, "%s", v);
+		else if (!k->dropped[0])
+			snprintf(k->dropped, sizeof(k->dropped), "%s", k8s_keys[i].key);
+	}
+}
+
 static int fill_hello(json_object *msg, struct gs_agent_hello *h, struct gs_error *err)
 {
 	json_object *state = NULL;
@@ -195,6 +237,7 @@ static int fill_hello(json_object *msg, struct gs_agent_hello *h, struct gs_erro
 	snprintf(h->metadata, sizeof(h->metadata), "%s", meta ? meta : "");
 	h->pid = get_pid(msg, "pid");
 	h->init_pid = get_pid(state, "pid");
+	fill_k8s(state, &h->k8s);
 	return 0;
 }
 

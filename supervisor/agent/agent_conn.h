@@ -17,6 +17,26 @@
 #define GS_AGENT_META_MAX 256
 #define GS_AGENT_STATUS_MAX 16
 
+/* Kubernetes names: a pod name is a DNS subdomain (253), the others are
+ * shorter; a uid is 36. */
+#define GS_AGENT_K8S_MAX 254
+
+/* Who the container is to Kubernetes, from the state's annotations as the
+ * CRI runtime wrote them (containerd: io.kubernetes.cri.*, CRI-O:
+ * io.kubernetes.pod.* and io.kubernetes.container.name). Each is "" when
+ * absent, or when its value is not a plain name (letters, digits, '.',
+ * '_', '-'; not starting with '.'): it goes into file names. Recorded for
+ * reading, never a ground for a decision: the runtime's word, and a
+ * runtime that copies pod annotations into the spec lets the pod's author
+ * write some of them. */
+struct gs_agent_k8s {
+	char pod[GS_AGENT_K8S_MAX];
+	char pod_namespace[GS_AGENT_K8S_MAX];
+	char pod_uid[GS_AGENT_K8S_MAX];
+	char container[GS_AGENT_K8S_MAX];
+	char dropped[GS_AGENT_META_MAX]; /* the first annotation ignored, for the log */
+};
+
 struct gs_agent_hello {
 	int   listener;                  /* the seccompFd, owned by the caller */
 	pid_t pid;                       /* the process the filter is for; 0 if unknown */
@@ -24,6 +44,7 @@ struct gs_agent_hello {
 	char  id[GS_AGENT_ID_MAX];       /* state.id */
 	char  status[GS_AGENT_STATUS_MAX];
 	char  metadata[GS_AGENT_META_MAX]; /* the profile's listenerMetadata */
+	struct gs_agent_k8s k8s;         /* state.annotations */
 };
 
 /* Reads one state message and its fds from conn, without waiting for the

@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "agent_sandbox.h"
+#include "audit_policy.h"
+#include "exec_managed.h"
 #include "executor.h"
 #include "gpu_uuid.h"
 #include "metrics.h"
@@ -53,6 +55,7 @@ struct gs_agent_container {
 	int init_pidfd;              /* killed when supervision fails */
 	unsigned listeners;          /* workers alive; 0: torn down */
 	struct gs_policy policy;     /* its rules outlive every call */
+	struct gs_agent_k8s k8s;     /* who it is to Kubernetes, for the audit */
 	struct gs_audit audit;
 	bool audited;
 	struct gs_session sb;
@@ -87,17 +90,19 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
 	/* What the agent does not enforce yet is refused, never ignored: the
 	 * compute share drives one workload's channels (not several
-	 * listeners'), managed = deny needs mmap traps the profile does not
-	 * emit, and who the container runs as is the runtime's business. */
+	 * listeners'), and who the container runs as is the runtime's
+	 * business. managed = deny is checked against the profile when a
+	 * container comes (it needs the profile's mmap traps). */
 	if (p->quota.sm_percent < GS_SM_UNLIMITED)
 		return gs_fail(err, ENOTSUP, "policy %s: sm is not enforced by the agent yet", path);
-	if (p->quota.managed == GS_MANAGED_DENY)
-		return gs_fail(err, ENOTSUP, "policy %s: managed = deny is not enforced by the agent yet",
-		               path);
 	if (p->user[0] || p->group[0] || p->groups[0] || p->has_audit_log)
 		return gs_fail(err, ENOTSUP, "policy %s: run-as and audit-log do not apply to containers "
 		               "(the runtime sets the user; the agent's --audit-dir the log)", path);
 	if (gs_resolve_gpu_uuids(&p->quota, err) < 0 || gs_driver_check_gpus(&a->driver, &p->quota, err) < 0)
+		return -1;
+	/* As the command line: managed = deny cannot hold where GPUs reach
+	 * pageable memory, and then no container runs under it. */
+	if (p->quota.managed == GS_MANAGED_DENY && gs_managed_check_host(gs_driver_uvm_major(), err) < 0)
 		return -1;
 	return 0;
 }
@@ -342,15 +347,60 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
 	return 0;
 }
 
+/* The log's file name: POD_NAMESPACE_CONTAINER-ID.jsonl when Kubernetes
+ * names it (the kubelet's /var/log/containers convention, so the two sort
+ * alike; '_' is in no Kubernetes name, so the parts cannot run together),
+ * else ID.jsonl. A name over NAME_MAX falls back to ID.jsonl. Every part is
+ * a plain name (agent_conn.c), so the file stays in DIR. */
+static int audit_path(const struct gs_agent_container *c, char *path, size_t len)
+{
+	const struct gs_agent_k8s *k = &c->k8s;
+	char name[NAME_MAX + 1];
+	int n = -1;
+
+	if (k->pod[0] && k->pod_namespace[0] && k->container[0])
+		n = snprintf(name, sizeof(name), "%s_%s_%s-%s" AUDIT_SUFFIX, k->pod, k->pod_namespace,
+		             k->container, c->id);
+	if (n < 0 || n >= (int)sizeof(name))
+		snprintf(name, sizeof(name), "%s" AUDIT_SUFFIX, c->id);
+	return snprintf(path, len, "%s/%s", c->agent->audit_dir, name) >= (int)len ? -1 : 0;
+}
+
+/* The start record's labels: the container id, and who the container is
+ * to Kubernetes where the runtime said (labels, not new fields: the
+ * record's schema is the command line's). */
+static void audit_labels(const struct gs_agent_container *c, struct gs_audit_labels *l)
+{
+	const struct { const char *key, *value; } pairs[] = {
+		{ "container.id", c->id },
+		{ "kubernetes.pod.name", c->k8s.pod },
+		{ "kubernetes.pod.namespace", c->k8s.pod_namespace },
+		{ "kubernetes.pod.uid", c->k8s.pod_uid },
+		{ "kubernetes.container.name", c->k8s.container },
+	};
+	char kv[GS_LABEL_KEY_MAX + GS_LABEL_VALUE_MAX];
+	const char *why;
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		if (!pairs[i].value[0])
+			continue;
+		snprintf(kv, sizeof(kv), "%s=%s", pairs[i].key, pairs[i].value);
+		/* Plain names under 256 bytes (agent_conn.h): always valid. */
+		if (gs_audit_label_add(l, kv, &why) < 0)
+			log_line(c->id, NULL, why);
+	}
+}
+
 static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
+	struct gs_audit_labels labels = { 0 };
 	char path[PATH_MAX];
 	char *argv[] = { "container", c->id, NULL };
 
 	if (!a->audit_dir)
 		return 0;
-	if (snprintf(path, sizeof(path), "%s/%s" AUDIT_SUFFIX, a->audit_dir, c->id) >= (int)sizeof(path))
+	if (audit_path(c, path, sizeof(path)) < 0)
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
 	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
 		return -1;
@@ -360,10 +410,11 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 	c->sb.audit = &c->audit;
 	/* Refusals carry their call stacks unless the policy turns them off. */
 	c->sb.stacks = (!c->policy.has_audit_stacks || c->policy.audit_stacks) && gs_stack_available();
+	audit_labels(c, &labels);
 	/* The start record names the container's init and id. */
 	const struct gs_audit_start start = {
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
-		.driver = &a->driver, .stacks = c->sb.stacks,
+		.driver = &a->driver, .stacks = c->sb.stacks, .labels = &labels,
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
@@ -393,8 +444,27 @@ static int container_policy(struct gs_agent_container *c, const char *policy_nam
 	return gs_agent_load_policy(a, a->policy_path, &c->policy, err);
 }
 
+/* managed = deny acts on trapped mmaps: a profile without the mmap traps
+ * would let managed ranges be made unseen, and one with them under another
+ * policy would send the executor mmaps it does not decide (it refuses
+ * them, ENOSYS). Either way the container must not run. */
+static int profile_fits_policy(const struct gs_agent_container *c, bool uvm_mmap_traps,
+                               struct gs_error *err)
+{
+	bool deny = c->policy.quota.managed == GS_MANAGED_DENY;
+
+	if (deny && !uvm_mmap_traps)
+		return gs_fail(err, EPROTO, "the policy says managed = deny but the profile does not trap "
+		               "mmap: make it with gpusandbox profile --policy FILE");
+	if (!deny && uvm_mmap_traps)
+		return gs_fail(err, EPROTO, "the profile traps mmap (made for managed = deny) but the "
+		               "policy does not deny managed memory");
+	return 0;
+}
+
 static struct gs_agent_container *make_container(struct gs_agent *a, const struct gs_agent_hello *h,
-                                                 const char *policy_name, struct gs_error *err)
+                                                 const char *policy_name, bool uvm_mmap_traps,
+                                                 struct gs_error *err)
 {
 	struct gs_agent_container *c = calloc(1, sizeof(*c));
 	struct gs_session_config cfg = { 0 };
@@ -407,11 +477,15 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	c->init = h->init_pid;
 	c->init_pidfd = (int)syscall(SYS_pidfd_open, c->init, 0);
 	snprintf(c->id, sizeof(c->id), "%s", h->id);
+	c->k8s = h->k8s;
+	if (c->k8s.dropped[0])
+		fprintf(stderr, "gpusandbox agent: container %s: annotation %s is not a plain name: "
+		        "not recorded\n", c->id, c->k8s.dropped);
 	if (c->init_pidfd < 0) {
 		gs_fail(err, errno, "opening the container's init (pid %d)", (int)c->init);
 		goto fail;
 	}
-	if (container_policy(c, policy_name, err) < 0)
+	if (container_policy(c, policy_name, err) < 0 || profile_fits_policy(c, uvm_mmap_traps, err) < 0)
 		goto fail;
 	cfg.quota = c->policy.quota;
 	cfg.driver = &a->driver;
@@ -449,8 +523,8 @@ static struct gs_agent_container *find_container(struct gs_agent *a, const char 
 /* Under the agent lock: the container this listener belongs to, with one
  * more listener counted, or NULL (err). */
 static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_agent_hello *h,
-                                         const char *policy_name, bool *made, bool *unverified,
-                                         struct gs_error *err)
+                                         const char *policy_name, bool uvm_mmap_traps, bool *made,
+                                         bool *unverified, struct gs_error *err)
 {
 	struct gs_agent_container *c = find_container(a, h->id);
 
@@ -468,10 +542,12 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 			        h->id, (int)c->init);
 			return NULL;
 		}
+		if (profile_fits_policy(c, uvm_mmap_traps, err) < 0)
+			return NULL;
 		c->listeners++;
 		return c;
 	}
-	c = make_container(a, h, policy_name, err);
+	c = make_container(a, h, policy_name, uvm_mmap_traps, err);
 	if (!c)
 		return NULL;
 	c->listeners = 1;
@@ -483,13 +559,13 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 }
 
 int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *policy_name,
-                   struct gs_error *err)
+                   bool uvm_mmap_traps, struct gs_error *err)
 {
 	struct gs_agent_container *c;
 	bool made, unverified;
 
 	pthread_mutex_lock(&a->lock);
-	c = attach(a, h, policy_name, &made, &unverified, err);
+	c = attach(a, h, policy_name, uvm_mmap_traps, &made, &unverified, err);
 	pthread_mutex_unlock(&a->lock);
 	if (!c) {
 		close(h->listener);

@@ -9,6 +9,8 @@
 #define GPUSANDBOX_AGENT_SANDBOX_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "agent_conn.h"
@@ -25,9 +27,11 @@ struct gs_agent {
 	const char *audit_dir;            /* --audit-dir: one log per container; NULL: none */
 	struct gs_driver driver;
 	uint64_t trap_version;            /* the profile this agent would write */
+	uint64_t trap_version_uvm_mmap;   /* the same with managed = deny's mmap traps */
 	pthread_mutex_t lock;             /* the container list */
 	struct gs_agent_container *containers;
 	unsigned n_containers;
+	atomic_uint handshakes;           /* connections being read (agent.c) */
 };
 
 /* Loads and checks a policy for a container: only what the agent
@@ -37,10 +41,12 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 
 /* Serves the listener of hello: joins the sandbox of its container (same
  * id and same init) or makes one, and starts a worker on the listener.
- * policy_name is from the metadata ("" for the default). Takes the
- * listener in every case (closed on failure). Returns 0 or -1 (err). */
+ * policy_name is from the metadata ("" for the default), uvm_mmap_traps
+ * whether the profile traps mmap for managed = deny: it must be so exactly
+ * when the container's policy says managed = deny. Takes the listener in
+ * every case (closed on failure). Returns 0 or -1 (err). */
 int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *policy_name,
-                   struct gs_error *err);
+                   bool uvm_mmap_traps, struct gs_error *err);
 
 /* What is due every GS_METRICS_INTERVAL_MS: the containers' usage records
  * and, with metrics_path, the metrics file of all of them. */

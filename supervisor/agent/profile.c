@@ -14,8 +14,9 @@
  * Every ABI the command line's filter covers is listed: a syscall from an
  * ABI the profile does not name is killed by the runtime's filter, and one
  * that is named but not trapped would reach the driver unchecked.
- * The UVM mmap rules of managed = deny are not emitted: the agent refuses
- * policies that need them (agent.c).
+ * Under managed = deny (--policy naming such a policy) the UVM mmap rules
+ * of filter.c are added with the same shapes; see struct gs_profile_opts
+ * for the ABIs that cannot have them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +37,7 @@
 /* Bumped whenever a rule's shape changes (not its escapes, which the hash
  * covers anyway). */
 #define PROFILE_SHAPE "gpusandbox-profile-shape-1"
+#define PROFILE_SHAPE_UVM_MMAP "uvm-mmap-1"
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 #define N_IOCTL_NR 256u
@@ -45,11 +47,16 @@
 #define ACT_NOTIFY "SCMP_ACT_NOTIFY"
 #define ACT_ERRNO "SCMP_ACT_ERRNO"
 #define OP_MASKED_EQ "SCMP_CMP_MASKED_EQ"
+#define OP_NE "SCMP_CMP_NE"
+#define OP_EQ "SCMP_CMP_EQ"
 #define FLAG_WAIT_KILLABLE "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"
 #define ARG_FD_INDEX 0
 #define ARG_REQUEST_INDEX 1
 #define ARG_SECCOMP_OP 0
 #define ARG_SECCOMP_FLAGS 1
+#define ARG_MMAP_PROT 2
+#define ARG_MMAP_FLAGS 3
+#define ARG_MMAP_OFFSET 5
 
 /* The OCI names of libseccomp's architecture tokens. */
 static const struct {
@@ -78,7 +85,14 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
-uint64_t gs_profile_trap_version(const struct gs_rm_abi *abi)
+/* Does the profile list this ABI? Not one whose mmap cannot be trapped by
+ * shape when the mmap traps are asked for (profile.h). */
+static bool abi_listed(const struct gs_abi *abi, bool trap_uvm_mmap)
+{
+	return !(trap_uvm_mmap && abi->old_mmap);
+}
+
+uint64_t gs_profile_trap_version(const struct gs_rm_abi *abi, bool trap_uvm_mmap)
 {
 	size_t n = 0;
 	const uint8_t *escapes = rm_trapped_escapes(abi, &n);
@@ -86,7 +100,10 @@ uint64_t gs_profile_trap_version(const struct gs_rm_abi *abi)
 
 	h = fnv1a(h, escapes, n);
 	for (unsigned i = 0; i < gs_abi_count(); i++)
-		h = fnv1a(h, &gs_abi_at(i)->scmp_arch, sizeof(gs_abi_at(i)->scmp_arch));
+		if (abi_listed(gs_abi_at(i), trap_uvm_mmap))
+			h = fnv1a(h, &gs_abi_at(i)->scmp_arch, sizeof(gs_abi_at(i)->scmp_arch));
+	if (trap_uvm_mmap)
+		h = fnv1a(h, PROFILE_SHAPE_UVM_MMAP, strlen(PROFILE_SHAPE_UVM_MMAP));
 	return h;
 }
 
@@ -109,6 +126,17 @@ static json_object *masked_arg(unsigned index, uint64_t mask, uint64_t datum)
 	json_object_object_add(a, "value", json_object_new_uint64(mask));
 	json_object_object_add(a, "valueTwo", json_object_new_uint64(datum));
 	json_object_object_add(a, "op", json_object_new_string(OP_MASKED_EQ));
+	return a;
+}
+
+/* {"index": i, "value": v, "op": OP}: a plain comparison. */
+static json_object *cmp_arg(unsigned index, uint64_t value, const char *op)
+{
+	json_object *a = json_object_new_object();
+
+	json_object_object_add(a, "index", json_object_new_int(index));
+	json_object_object_add(a, "value", json_object_new_uint64(value));
+	json_object_object_add(a, "op", json_object_new_string(op));
 	return a;
 }
 
@@ -145,14 +173,53 @@ static json_object *listener_refusal(void)
 	return r;
 }
 
-static void add_trap_rules(json_object *syscalls, const struct gs_rm_abi *abi)
+/* The mmap forms the listed ABIs have, by name: "mmap" on all of them
+ * (only by shape: i386's old mmap is not listed), "mmap2" where a listed
+ * ABI has it. */
+static bool listed_abi_has_mmap2(bool trap_uvm_mmap)
+{
+	for (unsigned i = 0; i < gs_abi_count(); i++)
+		if (abi_listed(gs_abi_at(i), trap_uvm_mmap) && gs_abi_at(i)->mmap2_nr >= 0)
+			return true;
+	return false;
+}
+
+/* filter.c's add_uvm_mmap_rules, in OCI: NOTIFY when PROT_WRITE is in
+ * prot, the type is shared (either spelling) without MAP_ANONYMOUS, and
+ * the offset is not 0. Each condition of one rule must hold (AND). */
+static void add_uvm_mmap_rules(json_object *syscalls, const char *name)
+{
+	static const unsigned shared_types[] = { MAP_SHARED, MAP_SHARED_VALIDATE };
+
+	for (size_t i = 0; i < sizeof(shared_types) / sizeof(shared_types[0]); i++) {
+		json_object *args = json_object_new_array();
+		json_object_array_add(args, masked_arg(ARG_MMAP_PROT, PROT_WRITE, PROT_WRITE));
+		json_object_array_add(args, masked_arg(ARG_MMAP_FLAGS, GS_FILTER_MMAP_TYPE_MASK, shared_types[i]));
+		json_object_array_add(args, cmp_arg(ARG_MMAP_OFFSET, 0, OP_NE));
+		json_object_array_add(syscalls, rule(name, ACT_NOTIFY, args));
+	}
+}
+
+/* filter.c's add_mmap_rules for the listed ABIs: remap_file_pages whole
+ * (it calls the file's mmap handler again), mmap and mmap2 by shape. */
+static void add_mmap_traps(json_object *syscalls)
+{
+	json_object_array_add(syscalls, rule("remap_file_pages", ACT_NOTIFY, json_object_new_array()));
+	add_uvm_mmap_rules(syscalls, "mmap");
+	if (listed_abi_has_mmap2(true))
+		add_uvm_mmap_rules(syscalls, "mmap2");
+}
+
+static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *o)
 {
 	size_t n = 0;
-	const uint8_t *escapes = rm_trapped_escapes(abi, &n);
+	const uint8_t *escapes = rm_trapped_escapes(o->rm_abi, &n);
 
 	for (size_t i = 0; i < n; i++)
 		json_object_array_add(syscalls, ioctl_rule(ACT_NOTIFY, escapes[i]));
 	json_object_array_add(syscalls, listener_refusal());
+	if (o->trap_uvm_mmap)
+		add_mmap_traps(syscalls);
 }
 
 static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
@@ -166,24 +233,26 @@ static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
 	return false;
 }
 
-/* A base whose default refuses, and which allowed ioctl and seccomp by
- * a rule we had to remove: allow again exactly what we do not trap. Every
- * rule is disjoint from the traps, because libseccomp lets an overlapping
- * ALLOW swallow a NOTIFY rule of the same syscall (measured with
- * libseccomp 2.5.4: an unconditional ALLOW on ioctl removes every
- * conditional NOTIFY). */
-static void add_complement_rules(json_object *syscalls, const struct gs_rm_abi *abi,
-                                 bool ioctl_allowed, bool seccomp_allowed)
+/* The syscalls the profile traps, by name: a base's rules for them are
+ * taken over (strip_trapped_names), and, under a refusing default, what
+ * the base allowed of them and we do not trap is allowed back. */
+enum { T_IOCTL, T_SECCOMP, T_MMAP, T_MMAP2, T_REMAP, N_TRAPPED };
+static const char *const trapped_names[N_TRAPPED] = {
+	[T_IOCTL] = "ioctl", [T_SECCOMP] = "seccomp", [T_MMAP] = "mmap", [T_MMAP2] = "mmap2",
+	[T_REMAP] = "remap_file_pages",
+};
+
+struct taken_over {
+	bool trapped[N_TRAPPED];   /* names the profile has rules for */
+	bool allowed[N_TRAPPED];   /* names the base allowed (its rules removed) */
+};
+
+static void seccomp_complement(json_object *syscalls)
 {
 	static const unsigned other_ops[] = { SECCOMP_SET_MODE_STRICT, SECCOMP_GET_ACTION_AVAIL,
 	                                      SECCOMP_GET_NOTIF_SIZES };
-
-	for (unsigned nr = 0; ioctl_allowed && nr < N_IOCTL_NR; nr++)
-		if (!is_trapped(abi, nr))
-			json_object_array_add(syscalls, ioctl_rule(ACT_ALLOW, nr));
-	if (!seccomp_allowed)
-		return;
 	json_object *args = json_object_new_array();
+
 	json_object_array_add(args, masked_arg(ARG_SECCOMP_FLAGS, SECCOMP_NEW_LISTENER_FLAG, 0));
 	json_object_array_add(syscalls, rule("seccomp", ACT_ALLOW, args));
 	for (size_t i = 0; i < sizeof(other_ops) / sizeof(other_ops[0]); i++) {
@@ -196,17 +265,72 @@ static void add_complement_rules(json_object *syscalls, const struct gs_rm_abi *
 	}
 }
 
+static json_object *one_arg(json_object *arg)
+{
+	json_object *args = json_object_new_array();
+
+	json_object_array_add(args, arg);
+	return args;
+}
+
+/* Every mmap that is not shaped like a UVM mapping, as rules that each
+ * contradict the trap (add_uvm_mmap_rules): no PROT_WRITE; or flags whose
+ * type bits are any value but the two shared types (every other value of
+ * the mask, one rule each); or offset 0. */
+static void mmap_complement(json_object *syscalls, const char *name)
+{
+	const uint64_t mask = GS_FILTER_MMAP_TYPE_MASK;
+
+	json_object_array_add(syscalls, rule(name, ACT_ALLOW, one_arg(masked_arg(ARG_MMAP_PROT, PROT_WRITE, 0))));
+	for (uint64_t v = mask;; v = (v - 1) & mask) {
+		if (v != MAP_SHARED && v != MAP_SHARED_VALIDATE)
+			json_object_array_add(syscalls, rule(name, ACT_ALLOW,
+			                                     one_arg(masked_arg(ARG_MMAP_FLAGS, mask, v))));
+		if (v == 0)
+			break;
+	}
+	json_object_array_add(syscalls, rule(name, ACT_ALLOW, one_arg(cmp_arg(ARG_MMAP_OFFSET, 0, OP_EQ))));
+}
+
+/* A base whose default refuses, and which allowed a trapped syscall by a
+ * rule we had to remove: allow again exactly what we do not trap. Every
+ * rule is disjoint from the traps, because libseccomp lets an overlapping
+ * ALLOW swallow a NOTIFY rule of the same syscall (measured with
+ * libseccomp 2.5.4: an unconditional ALLOW on ioctl removes every
+ * conditional NOTIFY). remap_file_pages is trapped whole: nothing is left
+ * to allow. */
+static void add_complement_rules(json_object *syscalls, const struct gs_rm_abi *abi,
+                                 const struct taken_over *t)
+{
+	for (unsigned nr = 0; t->allowed[T_IOCTL] && nr < N_IOCTL_NR; nr++)
+		if (!is_trapped(abi, nr))
+			json_object_array_add(syscalls, ioctl_rule(ACT_ALLOW, nr));
+	if (t->allowed[T_SECCOMP])
+		seccomp_complement(syscalls);
+	if (t->trapped[T_MMAP] && t->allowed[T_MMAP])
+		mmap_complement(syscalls, trapped_names[T_MMAP]);
+	if (t->trapped[T_MMAP2] && t->allowed[T_MMAP2])
+		mmap_complement(syscalls, trapped_names[T_MMAP2]);
+}
+
 static bool str_eq(json_object *o, const char *s)
 {
 	return o && json_object_is_type(o, json_type_string) && strcmp(json_object_get_string(o), s) == 0;
 }
 
-/* Takes "ioctl" and "seccomp" out of a base rule. Only an unconditional
- * ALLOW can be taken over; anything else (conditions, another action) would
- * change what the traps mean, so it is refused. Sets *allowed_* for the
- * names removed. Returns -1 (err set) on refusal. */
-static int strip_trapped_names(json_object *r, bool *allowed_ioctl, bool *allowed_seccomp,
-                               struct gs_error *err)
+static int trapped_index(const struct taken_over *t, json_object *name)
+{
+	for (int i = 0; i < N_TRAPPED; i++)
+		if (t->trapped[i] && str_eq(name, trapped_names[i]))
+			return i;
+	return -1;
+}
+
+/* Takes the trapped names out of a base rule. Only an unconditional ALLOW
+ * can be taken over; anything else (conditions, another action) would
+ * change what the traps mean, so it is refused. Marks the names removed in
+ * t->allowed. Returns -1 (err set) on refusal. */
+static int strip_trapped_names(json_object *r, struct taken_over *t, struct gs_error *err)
 {
 	json_object *names = NULL, *args = NULL, *keep;
 	bool plain_allow;
@@ -219,16 +343,16 @@ static int strip_trapped_names(json_object *r, bool *allowed_ioctl, bool *allowe
 	keep = json_object_new_array();
 	for (size_t i = 0; i < json_object_array_length(names); i++) {
 		json_object *n = json_object_array_get_idx(names, i);
-		bool io = str_eq(n, "ioctl"), sc = str_eq(n, "seccomp");
-		if ((io || sc) && !plain_allow) {
+		int k = trapped_index(t, n);
+		if (k >= 0 && !plain_allow) {
 			json_object_put(keep);
 			return gs_fail(err, EINVAL, "--base: a rule for %s other than an unconditional "
 			               "SCMP_ACT_ALLOW: gpusandbox's traps would not mean what they say",
-			               io ? "ioctl" : "seccomp");
+			               trapped_names[k]);
 		}
-		*allowed_ioctl |= io;
-		*allowed_seccomp |= sc;
-		if (!io && !sc)
+		if (k >= 0)
+			t->allowed[k] = true;
+		else
 			json_object_array_add(keep, json_object_get(n));
 	}
 	json_object_object_add(r, "names", keep);
@@ -236,8 +360,8 @@ static int strip_trapped_names(json_object *r, bool *allowed_ioctl, bool *allowe
 }
 
 /* Copies the base's rules but those for the trapped syscalls into out. */
-static int merge_base_rules(json_object *base_rules, json_object *out, bool *allowed_ioctl,
-                            bool *allowed_seccomp, struct gs_error *err)
+static int merge_base_rules(json_object *base_rules, json_object *out, struct taken_over *t,
+                            struct gs_error *err)
 {
 	for (size_t i = 0; base_rules && i < json_object_array_length(base_rules); i++) {
 		json_object *r = NULL;
@@ -248,7 +372,7 @@ static int merge_base_rules(json_object *base_rules, json_object *out, bool *all
 			return gs_fail(err, EINVAL, "--base: it already has SCMP_ACT_NOTIFY rules: one "
 			               "filter has one listener");
 		}
-		if (strip_trapped_names(r, allowed_ioctl, allowed_seccomp, err) < 0) {
+		if (strip_trapped_names(r, t, err) < 0) {
 			json_object_put(r);
 			return -1;
 		}
@@ -260,22 +384,34 @@ static int merge_base_rules(json_object *base_rules, json_object *out, bool *all
 	return 0;
 }
 
-static void add_architectures(json_object *prof)
+/* Every ABI the profile covers is listed; one it leaves out (profile.h) is
+ * taken out of a base's list too, so that its syscalls are killed rather
+ * than let through untrapped. */
+static void set_architectures(json_object *prof, bool trap_uvm_mmap)
 {
-	json_object *arches = json_object_object_get(prof, "architectures");
+	json_object *arches = json_object_object_get(prof, "architectures"), *out = json_object_new_array();
 
-	if (!arches || !json_object_is_type(arches, json_type_array)) {
-		arches = json_object_new_array();
-		json_object_object_add(prof, "architectures", arches);
+	for (size_t j = 0; arches && json_object_is_type(arches, json_type_array) &&
+	                   j < json_object_array_length(arches); j++) {
+		json_object *a = json_object_array_get_idx(arches, j);
+		bool left_out = false;
+		for (unsigned i = 0; i < gs_abi_count(); i++)
+			left_out |= !abi_listed(gs_abi_at(i), trap_uvm_mmap) &&
+			            str_eq(a, oci_arch_name(gs_abi_at(i)->scmp_arch));
+		if (!left_out)
+			json_object_array_add(out, json_object_get(a));
 	}
 	for (unsigned i = 0; i < gs_abi_count(); i++) {
 		const char *name = oci_arch_name(gs_abi_at(i)->scmp_arch);
 		bool have = false;
-		for (size_t j = 0; name && j < json_object_array_length(arches); j++)
-			have |= str_eq(json_object_array_get_idx(arches, j), name);
-		if (name && !have)
-			json_object_array_add(arches, json_object_new_string(name));
+		if (!abi_listed(gs_abi_at(i), trap_uvm_mmap))
+			continue;
+		for (size_t j = 0; j < json_object_array_length(out); j++)
+			have |= str_eq(json_object_array_get_idx(out, j), name);
+		if (!have)
+			json_object_array_add(out, json_object_new_string(name));
 	}
+	json_object_object_add(prof, "architectures", out);
 }
 
 static void set_listener(json_object *prof, const struct gs_profile_opts *o)
@@ -284,7 +420,7 @@ static void set_listener(json_object *prof, const struct gs_profile_opts *o)
 	          GS_PROFILE_POLICY_NAME_MAX];
 
 	snprintf(meta, sizeof(meta), GS_PROFILE_META_PREFIX "%016llx%s%s",
-	         (unsigned long long)gs_profile_trap_version(o->rm_abi),
+	         (unsigned long long)gs_profile_trap_version(o->rm_abi, o->trap_uvm_mmap),
 	         o->policy_name ? GS_PROFILE_META_POLICY : "", o->policy_name ? o->policy_name : "");
 	json_object_object_add(prof, "listenerPath", json_object_new_string(o->listener_path));
 	json_object_object_add(prof, "listenerMetadata", json_object_new_string(meta));
@@ -301,7 +437,8 @@ static void set_listener(json_object *prof, const struct gs_profile_opts *o)
 json_object *gs_profile_build(const struct gs_profile_opts *o, struct gs_error *err)
 {
 	json_object *prof = NULL, *syscalls = json_object_new_array();
-	bool allowed_ioctl = false, allowed_seccomp = false, default_allows = true;
+	struct taken_over t = { .trapped = { [T_IOCTL] = true, [T_SECCOMP] = true } };
+	bool default_allows = true;
 
 	for (unsigned i = 0; i < gs_abi_count(); i++)
 		if (!oci_arch_name(gs_abi_at(i)->scmp_arch)) {
@@ -323,16 +460,19 @@ json_object *gs_profile_build(const struct gs_profile_opts *o, struct gs_error *
 		prof = json_object_new_object();
 		json_object_object_add(prof, "defaultAction", json_object_new_string(ACT_ALLOW));
 	}
+	if (o->trap_uvm_mmap) {
+		t.trapped[T_MMAP] = t.trapped[T_REMAP] = true;
+		t.trapped[T_MMAP2] = listed_abi_has_mmap2(true);
+	}
 	/* Ours first: a reader sees the traps at the top. */
-	add_trap_rules(syscalls, o->rm_abi);
-	if (merge_base_rules(json_object_object_get(prof, "syscalls"), syscalls, &allowed_ioctl,
-	                     &allowed_seccomp, err) < 0)
+	add_trap_rules(syscalls, o);
+	if (merge_base_rules(json_object_object_get(prof, "syscalls"), syscalls, &t, err) < 0)
 		goto fail;
 	if (!default_allows)
-		add_complement_rules(syscalls, o->rm_abi, allowed_ioctl, allowed_seccomp);
+		add_complement_rules(syscalls, o->rm_abi, &t);
 	json_object_object_add(prof, "syscalls", syscalls);
 	syscalls = NULL;
-	add_architectures(prof);
+	set_architectures(prof, o->trap_uvm_mmap);
 	set_listener(prof, o);
 	return prof;
 fail:

@@ -30,11 +30,17 @@ struct gs_profile_opts {
 	const char *listener_path;        /* absolute path of the agent's socket */
 	const char *policy_name;          /* NULL: the agent's default policy */
 	bool wait_killable;               /* SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV */
+	/* managed = deny: the UVM mmap rules of the command line's filter.
+	 * ABIs whose mmap passes its arguments in memory (i386's old mmap)
+	 * cannot be trapped by shape, and OCI rules cannot differ per ABI,
+	 * so those ABIs are left out: their syscalls are killed. */
+	bool trap_uvm_mmap;
 	json_object *base;                /* a linux.seccomp object to merge onto; NULL: none */
 };
 
-/* The trap set's version for these tables (what listenerMetadata carries). */
-uint64_t gs_profile_trap_version(const struct gs_rm_abi *abi);
+/* The trap set's version for these tables, with or without the mmap traps
+ * of managed = deny (what listenerMetadata carries). */
+uint64_t gs_profile_trap_version(const struct gs_rm_abi *abi, bool trap_uvm_mmap);
 
 /* Is name a policy name the metadata may carry (letters, digits, '.', '_',
  * '-', not starting with '.')? */

@@ -12,11 +12,12 @@
 #include "driver.h"
 #include "cmd_usage.h"
 #include "gpusandbox.h"
+#include "policy.h"
 #include "profile.h"
 
 static const char profile_usage[] =
 	"Usage: gpusandbox profile --listener PATH [--base FILE] [--policy-name NAME]\n"
-	"                          [--wait-killable] [--driver-abi ABI]\n"
+	"                          [--policy FILE] [--wait-killable] [--driver-abi ABI]\n"
 	"Print the OCI seccomp profile (the linux.seccomp object of a runtime\n"
 	"config) that traps what gpusandbox's own filter traps and hands the\n"
 	"container's listener to `gpusandbox agent` at PATH.\n"
@@ -25,6 +26,9 @@ static const char profile_usage[] =
 	"  --base FILE        merge onto this linux.seccomp object\n"
 	"  --policy-name NAME the container's policy: NAME.policy in the agent's\n"
 	"                     --policy-dir (default: the agent's --policy)\n"
+	"  --policy FILE      the policy the agent will serve with it: with\n"
+	"                     managed = deny, trap mmap as gpusandbox run does\n"
+	"                     (32-bit x86 programs are then killed)\n"
 	"  --wait-killable    ask for SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV\n"
 	"                     (crun 1.6+, runc 1.5+; runc 1.1 refuses every flag)\n"
 	"  --driver-abi ABI   the RM tables to trap for, as in gpusandbox run\n";
@@ -38,6 +42,21 @@ static json_object *read_base(const char *path)
 		exit(GS_EXIT_ERROR);
 	}
 	return base;
+}
+
+/* Does the policy at path deny managed memory? The rest of it is the
+ * agent's business (it loads and checks it again for each container). */
+static bool policy_denies_managed(const char *path)
+{
+	static struct gs_policy p;
+	char diag[GS_POLICY_DIAG_MAX];
+
+	gs_policy_init(&p);
+	if (gs_policy_load(path, &p, diag, sizeof(diag)) < 0) {
+		fprintf(stderr, "gpusandbox: --policy %s: %s\n", path, diag);
+		exit(GS_EXIT_ERROR);
+	}
+	return p.quota.managed == GS_MANAGED_DENY;
 }
 
 /* The tables of the driver here, as the agent will choose them. */
@@ -57,11 +76,12 @@ static const struct gs_rm_abi *driver_tables(const char *driver_abi)
 
 _Noreturn void gs_profile_main(int argc, char **argv)
 {
-	enum { OPT_LISTENER = 256, OPT_BASE, OPT_POLICY_NAME, OPT_WAIT_KILLABLE, OPT_DRIVER_ABI };
+	enum { OPT_LISTENER = 256, OPT_BASE, OPT_POLICY_NAME, OPT_POLICY, OPT_WAIT_KILLABLE, OPT_DRIVER_ABI };
 	static const struct option longopts[] = {
 		{ "listener", required_argument, NULL, OPT_LISTENER },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "policy-name", required_argument, NULL, OPT_POLICY_NAME },
+		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "wait-killable", no_argument, NULL, OPT_WAIT_KILLABLE },
 		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
 		{ "help", no_argument, NULL, 'h' },
@@ -69,7 +89,7 @@ _Noreturn void gs_profile_main(int argc, char **argv)
 	};
 	struct gs_profile_opts o = { 0 };
 	struct gs_error err = { 0 };
-	const char *base_path = NULL, *driver_abi = NULL;
+	const char *base_path = NULL, *driver_abi = NULL, *policy_path = NULL;
 	json_object *prof;
 	int c;
 
@@ -86,6 +106,7 @@ _Noreturn void gs_profile_main(int argc, char **argv)
 				cmd_usage_error("invalid --policy-name '%s' (letters, digits, '.', '_', '-')", optarg);
 			o.policy_name = optarg;
 			break;
+		case OPT_POLICY: policy_path = optarg; break;
 		case OPT_WAIT_KILLABLE: o.wait_killable = true; break;
 		case OPT_DRIVER_ABI: driver_abi = optarg; break;
 		case 'h': fputs(profile_usage, stdout); exit(0);
@@ -101,6 +122,7 @@ _Noreturn void gs_profile_main(int argc, char **argv)
 		exit(GS_EXIT_ERROR);
 	}
 	o.rm_abi = driver_tables(driver_abi);
+	o.trap_uvm_mmap = policy_path && policy_denies_managed(policy_path);
 	if (base_path)
 		o.base = read_base(base_path);
 	prof = gs_profile_build(&o, &err);

@@ -290,6 +290,10 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 		                     "supervisor out of memory");
 		return false;
 	}
+	c->made.set = true;
+	c->made.client = rc->h_client;
+	c->made.parent = rc->h_parent;
+	c->made.object = h_new;
 	if (rc->kind == RM_CLASS_VIDMEM) {
 		c->d.size = bytes;
 		note_usage(c, f->usage.gpu, before);
@@ -299,6 +303,40 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 	} else if (rc->kind == RM_CLASS_ENGINE) {
 		engine_note_after(c, rc->h_class);
 	}
+	return true;
+}
+
+bool undo_abandoned_alloc(struct call *c)
+{
+	struct nvos00 f = { .h_root = c->made.client, .h_object_parent = c->made.parent,
+	                    .h_object_old = c->made.object, .status = NV_ERR_GENERIC };
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
+	int rc;
+
+	/* The task is alive (a signal, not death, abandons a wait we answer
+	 * late; a dead task's file release frees the object anyway). Its fd
+	 * is taken again: ours was closed before answering. Freed only
+	 * through the file the client lives on (the ledger's release watch,
+	 * kcmp): another file could hold a client and object of the same
+	 * handles, and freeing those would release our charge while the
+	 * object stays. Anything else leaves the charge: the safe side. */
+	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
+	if (c->dup < 0 || !ledger_client_on_file(&c->sb->ledger, c->made.client, c->dup))
+		return false;
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	rc = exec_escape(c, NV_ESC_RM_FREE, sizeof(f), &f);
+	if (rc != 0 || f.status != NV_OK)
+		return false;
+	ledger_free(&c->sb->ledger, c->made.client, c->made.object, released);
+	c->d.call = "RM_FREE";
+	c->d.verdict = GS_VERDICT_ALLOW;
+	c->d.has_class = false;
+	c->d.has_size = false;
+	c->d.has_status = true;
+	c->d.status = f.status;
+	c->d.reason = "the task abandoned the call (a signal) after it was performed: the object "
+	              "it never received is freed";
+	note_release(c, released, before);
 	return true;
 }
 

@@ -54,6 +54,12 @@ struct call {
 	 * the session lock when it is known to be slow (exec_escape). Set only
 	 * for a call whose verdict and effects need no atomicity across it. */
 	uint32_t             off_lock_key;
+	/* An object this call made and charged (RM_ALLOC performed), so that
+	 * an answer the task never receives can be undone. */
+	struct {
+		bool        set;
+		nv_handle_t client, parent, object;
+	} made;
 };
 
 
@@ -108,6 +114,11 @@ struct answer refuse_escape(struct call *c, const char *name, const char *why);
 /* RM_ALLOC, RM_ALLOC_OBJECT and VID_HEAP_CONTROL, through the staged
  * pipeline (exec_alloc.c). */
 struct answer handle_alloc(struct call *c);
+/* The answer to c could not be delivered (the task's wait was interrupted
+ * and the kernel abandoned the notification): frees the object c made and
+ * releases its charge, when the client still lives on the task's file.
+ * Returns true with c->d describing that RM_FREE, to be recorded. */
+bool undo_abandoned_alloc(struct call *c);
 struct answer handle_alloc_object(struct call *c);
 struct answer handle_vid_heap(struct call *c);
 

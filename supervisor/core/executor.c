@@ -331,12 +331,12 @@ static void record_decision(struct gs_session *sb, struct call *c, const struct 
 }
 
 /* Answers the trapped task (nothing to answer for ANSWER_NONE: the task
- * is gone). */
-static void send_answer(struct gs_session *sb, const struct call *c, const struct answer *a,
+ * is gone). Returns false when the answer could not be delivered. */
+static bool send_answer(struct gs_session *sb, const struct call *c, const struct answer *a,
                         uint64_t t0)
 {
 	if (a->kind == ANSWER_NONE)
-		return;
+		return true;
 	struct seccomp_notif_resp *resp = c->scratch->resp;
 
 	resp->id = c->scratch->req->id;
@@ -349,8 +349,9 @@ static void send_answer(struct gs_session *sb, const struct call *c, const struc
 		sb->prof_ns[c->nr & 0xff] += gs_monotonic_ns() - t0;
 		sb->prof_n[c->nr & 0xff]++;
 	}
-	/* ENOENT: the task died or was interrupted meanwhile; nothing to do. */
-	(void)ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	/* ENOENT: the task died, or a signal interrupted its wait (without
+	 * WAIT_KILLABLE_RECV) and the kernel dropped the notification. */
+	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 || errno != ENOENT;
 }
 
 void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
@@ -380,5 +381,13 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	/* Drop our reference to the workload's file before it runs again. */
 	if (c.dup >= 0)
 		close(c.dup);
-	send_answer(sb, &c, &a, t0);
+	c.dup = -1;
+	/* A performed allocation whose answer is lost would stay made and
+	 * charged, unknown to the task, which may retry it: undone. */
+	if (!send_answer(sb, &c, &a, t0) && c.made.set && undo_abandoned_alloc(&c)) {
+		a = answer_value(0);
+		record_decision(sb, &c, &a);
+	}
+	if (c.dup >= 0)
+		close(c.dup);
 }

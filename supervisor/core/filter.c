@@ -41,7 +41,7 @@
  * kernel picks the address, and a workload can predict where.
  * PROT_WRITE alone is enough to trap (VM_READ is tested by the driver, not
  * by us), which errs towards trapping. */
-#define MMAP_TYPE_AND_ANON (MAP_TYPE | MAP_ANONYMOUS)
+#define MMAP_TYPE_AND_ANON GS_FILTER_MMAP_TYPE_MASK
 
 static int add_uvm_mmap_rules(scmp_filter_ctx ctx, int syscall, struct gs_error *err)
 {

@@ -6,6 +6,7 @@
 #define GPUSANDBOX_FILTER_H
 
 #include <stdbool.h>
+#include <sys/mman.h>
 
 #include "gs_error.h"
 #include "nvrm/rm_abi.h"
@@ -14,6 +15,11 @@
  * that both trap the same calls. An ioctl is trapped by its escape number,
  * the request word's low byte (_IOC_NR): */
 #define GS_FILTER_IOCTL_NR_MASK 0xffu
+/* managed = deny: an mmap is trapped when it is shaped like a UVM mapping
+ * (filter.c says why): PROT_WRITE in prot, a shared type and no
+ * MAP_ANONYMOUS in flags (masked with GS_FILTER_MMAP_TYPE_MASK), and a
+ * non-zero offset. */
+#define GS_FILTER_MMAP_TYPE_MASK (MAP_TYPE | MAP_ANONYMOUS)
 /* seccomp(2)'s op, which the kernel reads as 32 bits: */
 #define GS_FILTER_SECCOMP_OP_MASK 0xffffffffu
 

@@ -550,6 +550,13 @@ static int watch_is_file(const struct ledger *l, const struct ledger_obj *o, int
 	return ledger_watch_is_file_at(l->self, o->watch_epfd, o->watch_tfd, fd);
 }
 
+bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	return idx != NONE && watch_is_file(l, &l->objs[idx], fd) == 1;
+}
+
 /* ---- public API ----------------------------------------------------------- */
 
 int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)

@@ -113,6 +113,10 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                uint32_t src_client, uint32_t src_handle);
 
+/* Does the ledger's client h_client live on fd's open file (its release
+ * watch is that file)? false when unknown, unwatched or another file. */
+bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd);
+
 /* Frees an object and its whole subtree (the client itself when
  * handle == h_client). Returns the bytes released on each GPU through
  * released (may be NULL). Unknown handles are ignored. */

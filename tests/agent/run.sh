@@ -42,6 +42,52 @@
 #   sysadmin-R        a container whose bounding set has CAP_SYS_ADMIN (the
 #                     driver would trust it): killed before any call reaches
 #                     the driver
+#   peers-runc        hostile peers hold connections to the agent (one sends
+#                     nothing, one trickles a byte every 100 ms, one sends
+#                     garbage, one an endless state): a container started
+#                     meanwhile runs under its quota, and finishes while the
+#                     silent and trickling peers are still held (each peer's
+#                     own clock says how long the agent kept it: about the
+#                     5 s hello timeout; the huge one was cut at the size bound)
+#   k8s-runc          a container whose config.json carries containerd's
+#                     annotations (io.kubernetes.cri.*, and a CRI-O key that
+#                     must lose to them): its audit log is
+#                     POD_NAMESPACE_CONTAINER-ID.jsonl and its start record's
+#                     labels name the pod, namespace, uid, container and id
+#   k8scrio-runc      CRI-O's annotations (io.kubernetes.pod.*), one of them
+#                     ("../x") not a plain name: that one is left out and
+#                     the log is ID.jsonl in the audit dir, nowhere else
+#   managed-R         a policy with managed = deny, its profile made with
+#                     --policy: tests/adv's managed in the container gets
+#                     EPERM for every mmap shaped like a UVM mapping and for
+#                     remap_file_pages, OK for other shared mappings; its
+#                     i386 calls are killed (the profile leaves x86 out: the
+#                     old mmap hides its arguments); the refusals audited
+#   baseline-managed-R  no profile: the UVM-shaped mappings and remap reach the
+#                     device (the fake's FUSE file answers ENODEV), never EPERM
+#   mmapless-runc     the same policy with a profile made without --policy
+#                     (no mmap traps): refused, the container killed
+#   abandon-runc      runc 1.1 (no WAIT_KILLABLE_RECV): the task is signalled
+#                     while the agent performs its first allocation (the
+#                     fake sleeps in it); the kernel drops the notification
+#                     and the task retries. The agent frees the object the
+#                     task never received: the retry succeeds, and once the
+#                     task has freed every handle it was given the fake
+#                     holds no video memory; the undo is audited
+#   midcall-runc      the agent is SIGKILLed while it performs the container's
+#                     first allocation (the fake sleeps in it; its stats file
+#                     cannot be read meanwhile, which is how the harness knows
+#                     the call is in flight): the task gets ENOSYS, the call
+#                     completes in the driver (the fake's peak is that one
+#                     chunk), nothing more reaches the fake, and the chunk is
+#                     released with the container's file. The agent does not
+#                     survive restarts (docs/agent.md); this is the fail-closed
+#                     half. baseline-midcall-runc: without the profile every
+#                     call reaches the driver
+#   quota-podman      quota-R through podman 4.3 (--rootfs, --runtime runc,
+#                     --security-opt seccomp=PROFILE): podman passes the
+#                     profile's listenerPath through; baseline-quota-podman
+#                     without the profile exceeds the quota
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -54,6 +100,11 @@ cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 GS=$ROOT/build/gpusandbox
 HOLDER=$ROOT/build/tests/agent/holder
+PEER=$ROOT/build/tests/agent/peer
+MANAGED=$ROOT/build/tests/agent/managed
+ABANDON=$ROOT/build/tests/agent/abandon
+ABANDON_SLEEP_MS=1500   # the fake's first allocation
+ABANDON_SIGNAL_MS=400   # the signal, well inside it
 COMPAT=$ROOT/build/tests/agent/compat_i386
 STATIC_RAW=$ROOT/build/tests/adv/static_raw
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
@@ -63,6 +114,8 @@ CHUNK=$((256 << 20))
 CASE_TIMEOUT=60
 WAIT_STEPS=250          # x 0.02 s: 5 s for a socket, a file, a state
 FAKE_VIDMEM=16g
+PEER_HELD_MS=4000       # the agent's hello timeout is 5 s (agent_conn.h)
+PEER_HUGE_MAX=$((8 << 20))  # the state's bound is 1 MiB, plus socket buffers
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
@@ -143,6 +196,21 @@ run_fg() {
 	rt delete -f "gs-$CASE" >/dev/null 2>&1
 }
 
+# run_podman ARGS... : podman (runc underneath) on the same rootfs, the
+# fake's files bind-mounted, the profile ($P_PODMAN) or podman's default
+# seccomp; its exit in $D/rc. No systemd, journald or network here, and
+# root lacks CAP_SYS_RESOURCE (shared/reference/container-hook.md 2.4).
+run_podman() {
+	local sc=()
+	[ -n "${P_PODMAN:-}" ] && sc=(--security-opt "seccomp=$P_PODMAN") || sc=(--security-opt seccomp=unconfined)
+	timeout 30 podman --root "$D/storage" --runroot "$D/run" --runtime runc --cgroup-manager=cgroupfs \
+		--events-backend=file run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 \
+		-v "$GS_FAKE_MOUNT/nvidiactl:/dev/nvidiactl" -v "$GS_FAKE_MOUNT/nvidia0:/dev/nvidia0" \
+		-v "$GS_FAKE_MOUNT/nvidia-uvm:/dev/nvidia-uvm" "${sc[@]}" --rootfs "$ROOTFS" "$@" \
+		>"$D/out" 2>"$D/err" </dev/null
+	echo $? >"$D/rc"
+}
+
 # run_bg ARGS_JSON PROFILE: detached; returns when it is running
 run_bg() {
 	make_bundle "$1" "$2" || return 1
@@ -186,7 +254,11 @@ inside() {
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
-		run_fg '["/bin/static_raw"]' "$p" ;;
+		if [ "$RT" = podman ]; then
+			P_PODMAN=$p run_podman /bin/static_raw
+		else
+			run_fg '["/bin/static_raw"]' "$p"
+		fi ;;
 	exec)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_bg '["/bin/holder", "3", "/tmp/go", "0"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
@@ -253,6 +325,71 @@ inside() {
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		BUNDLE_EXTRA='.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])' \
 			run_fg '["/bin/static_raw"]' "$p" ;;
+	k8s)
+		profile "$p" && start_agent || return
+		BUNDLE_EXTRA='.annotations = {
+			"io.kubernetes.cri.sandbox-name": "trainer-7f9c", "io.kubernetes.cri.sandbox-namespace": "ml",
+			"io.kubernetes.cri.sandbox-uid": "0b7e8f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c",
+			"io.kubernetes.cri.container-name": "cuda", "io.kubernetes.pod.name": "decoy" }' \
+			run_fg '["/bin/static_raw"]' "$p" ;;
+	k8scrio)
+		profile "$p" && start_agent || return
+		BUNDLE_EXTRA='.annotations = {
+			"io.kubernetes.pod.name": "infer-0", "io.kubernetes.pod.namespace": "serving",
+			"io.kubernetes.pod.uid": "5c0a2e34-8f1b-4b6d-a1e2-3f4a5b6c7d8e",
+			"io.kubernetes.container.name": "../x" }' \
+			run_fg '["/bin/static_raw"]' "$p" ;;
+	managed)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
+		[ -n "$p" ] && { profile "$p" --policy-name deny --policy "$D/policies/deny.policy" && start_agent || return; }
+		run_fg '["/bin/managed"]' "$p" ;;
+	mmapless)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
+		profile "$p" --policy-name deny && start_agent || return
+		run_fg '["/bin/managed"]' "$p" ;;
+	midcall)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_bg '["/bin/holder", "1", "/tmp/go", "2"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		if [ -n "$p" ]; then
+			# In flight: the single-threaded fake sleeps in the call, and
+			# a read of its stats waits for it.
+			local i
+			for ((i = 0; i < WAIT_STEPS; i++)); do
+				timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
+				sleep 0.02
+			done
+			kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+			echo "killed_at_step=$i" >"$D/kill"
+		fi
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		echo "ioctls=$(stat_now ioctls) allocs_ok=$(stat_now allocs_ok)" >"$D/before"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	abandon)
+		profile "$p" && start_agent || return
+		run_bg "[\"/bin/abandon\", \"/tmp/go\", \"$ABANDON_SIGNAL_MS\"]" "$p" ||
+			{ echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "never ready" >"$D/rc"; return; }
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used) allocs_ok=$(stat_now allocs_ok)" >"$D/after"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	peers)
+		profile "$p" && start_agent || return
+		local mode pids=()
+		for mode in silent trickle garbage huge silent silent; do
+			"$PEER" "$SOCK" "$mode" >>"$D/peers.out" 2>&1 &
+			pids+=($!)
+		done
+		run_fg '["/bin/static_raw"]' "$p"
+		# Still held by the agent when the container is done?
+		local alive=0 pid
+		for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+		echo "alive_after_container=$alive" >"$D/peers.alive"
+		wait "${pids[@]}" ;;
 	killable)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -279,7 +416,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -298,7 +435,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -309,7 +446,9 @@ val() { grep -oE "(^|[ (])$2=[^ )]*" "$1" 2>/dev/null | tail -1 | sed 's/^.*=//'
 run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
-	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+	local fake_extra=()
+	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
+	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
 	[ "$rc" = "$SKIP" ] && { echo "agent: SKIP: $(tail -1 "$dir/harness.out")"; exit "$SKIP"; }
@@ -330,11 +469,14 @@ judge() {  # judge NAME RUNTIME
 	case "$name" in
 	quota-*|killable-crun)
 		nomem=$(val "$dir/container.out" nomem)
+		# podman names the container by its own 64-hex id: the one log.
+		local log=$dir/gs-$name.jsonl
+		[ "$name" = quota-podman ] && log=$(ls "$dir"/*.jsonl 2>/dev/null | head -1)
 		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] &&
 			[ "$(val "$dir/container.out" realloc)" = 0x0 ] &&
-			grep -q '"event":"start"' "$dir/gs-$name.jsonl" 2>/dev/null &&
-			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$dir/gs-$name.jsonl" &&
-			grep '"verdict":"deny"' "$dir/gs-$name.jsonl" | grep -q '"stack":\[[^]]*"main+0x' ||
+			grep -q '"event":"start"' "$log" 2>/dev/null &&
+			grep -q '"event":"summary".*"usage_at_exit":{"0":0}' "$log" &&
+			grep '"verdict":"deny"' "$log" | grep -q '"stack":\[[^]]*"main+0x' ||
 			why=${why:-"rc=$rc nomem=$nomem realloc=$(val "$dir/container.out" realloc), or no audit log, or no stack naming main in its deny record"} ;;
 	baseline-quota-*)
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="attack did not exceed the quota: peak=$peak rc=$rc" ;;
@@ -386,6 +528,78 @@ judge() {  # judge NAME RUNTIME
 			[ "$(awk '/^gpusandbox_memory_used_bytes\{/ { n += $2 } END { print n }' "$dir/agent-mid.prom")" = \
 			  "$(awk '$1 == "gpu0.vidmem_used" { print $2 }' "$dir/stats-mid")" ] ||
 			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down; metrics: $(grep -c '^gpusandbox_memory_used_bytes' "$dir/agent-mid.prom" 2>&1) used series, $(python3 "$ROOT/tests/metrics/check_prom.py" "$dir/agent-mid.prom" 2>&1)" ;;
+	peers-runc)
+		# The container is judged as quota-*; the peers by their own clocks.
+		local held_silent held_trickle held_garbage sent_huge alive
+		held_silent=$(grep '^peer silent ' "$dir/peers.out" | grep -o 'held_ms=[0-9]*' | sed 's/.*=//' | sort -n | head -1)
+		held_trickle=$(val <(grep '^peer trickle ' "$dir/peers.out") held_ms)
+		held_garbage=$(val <(grep '^peer garbage ' "$dir/peers.out") held_ms)
+		sent_huge=$(val <(grep '^peer huge ' "$dir/peers.out") sent)
+		alive=$(val "$dir/peers.alive" alive_after_container)
+		nomem=$(val "$dir/container.out" nomem)
+		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] &&
+			[ "$(grep -c '^peer ' "$dir/peers.out")" = 6 ] &&
+			[ "${held_silent:-0}" -ge $((PEER_HELD_MS)) ] && [ "${held_trickle:-0}" -ge $((PEER_HELD_MS)) ] &&
+			[ "${held_garbage:-99999}" -lt $((PEER_HELD_MS)) ] &&
+			[ "${sent_huge:-0}" -gt $((1 << 20)) ] && [ "$sent_huge" -lt $((PEER_HUGE_MAX)) ] &&
+			[ "${alive:-0}" -ge 4 ] &&
+			[ "$(grep -c 'refused a connection' "$dir/agent.err")" = 6 ] ||
+			why=${why:-"rc=$rc nomem=$nomem alive=$alive peers: $(tr '\n' ' ' <"$dir/peers.out")"} ;;
+	managed-*)
+		local k want out=$dir/container.out log=$dir/gs-$name.jsonl
+		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM remap=EPERM file_shared=OK anon_shared=OK i386=unavailable; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val "$out" "$k")" = "$want" ] || why=${why:-"$k=$(val "$out" "$k"), want $want"}
+		done
+		for k in uvm_offset0 uvm_readonly; do
+			[ -n "$(val "$out" $k)" ] && [ "$(val "$out" $k)" != EPERM ] || why=${why:-"$k=$(val "$out" $k)"}
+		done
+		# Four refusals (three mmaps, folded into one record and a
+		# "suppressed" count, and remap_file_pages), all audited.
+		[ -n "$why" ] || { [ "$rc" = 0 ] && grep -q '"resource":"managed"' "$log" &&
+			[ "$(jq -s '[.[] | select(.event == "summary")][0].decisions.refused' "$log")" -ge 4 ] &&
+			grep -q '"managed":"deny"' "$log"; } || why=${why:-"rc=$rc, or the refusals are not audited"} ;;
+	baseline-managed-*)
+		# The fake's nvidia-uvm (a FUSE file) answers a shared mapping
+		# with ENODEV: the calls reached the device, nothing stopped them.
+		local k
+		for k in uvm_fixed uvm_hint remap; do
+			[ -n "$(val "$dir/container.out" $k)" ] && [ "$(val "$dir/container.out" $k)" != EPERM ] ||
+				why=${why:-"$k was refused without the agent: $(tr '\n' ' ' <"$dir/container.out")"}
+		done ;;
+	mmapless-runc)
+		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
+			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
+	midcall-runc)
+		[ "$(grep '^first' "$dir/container.out")" = "first ok=0 refused=1 first_refusal=errno:ENOSYS" ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=0 ] &&
+			[ "$(st "$dir" ioctls)" = "$(val "$dir/before" ioctls)" ] &&
+			[ "$peak" = "$CHUNK" ] && [ "$(st "$dir" gpu0.vidmem_used)" = 0 ] ||
+			why="$(tr '\n' ' ' <"$dir/container.out") $(cat "$dir/kill" 2>/dev/null); ioctls $(val "$dir/before" ioctls) -> $(st "$dir" ioctls), peak=$peak used=$(st "$dir" gpu0.vidmem_used)" ;;
+	baseline-midcall-runc)
+		[ "$(grep '^first' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=1 ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=2 ] ||
+			why="without the profile the calls did not reach the driver: $(tr '\n' ' ' <"$dir/container.out")" ;;
+	abandon-runc)
+		local log=$dir/gs-$name.jsonl out=$dir/container.out
+		# first: the retried call got the object; more: 3 more chunks
+		# filled the 1 GiB quota; after freeing: nothing left.
+		[ "$(val "$out" first)" = NV_OK ] && [ "$(val "$out" signals)" = 1 ] && [ "$(val "$out" more)" = 3 ] &&
+			[ "$(val "$out" freed)" = 4 ] && [ "$(val "$dir/after" vidmem_used)" = 0 ] &&
+			grep -q '"call":"RM_FREE".*abandoned the call' "$log" ||
+			why="$(cat "$out" 2>/dev/null) after: $(cat "$dir/after" 2>/dev/null); audited undo: $(grep -c 'abandoned the call' "$log" 2>/dev/null)" ;;
+	k8s-runc)
+		local log=$dir/trainer-7f9c_ml_cuda-gs-$name.jsonl
+		peak_within && [ "$rc" = 0 ] && [ -s "$log" ] &&
+			[ "$(head -1 "$log" | jq -c .labels)" = '{"container.id":"gs-k8s-runc","kubernetes.pod.name":"trainer-7f9c","kubernetes.pod.namespace":"ml","kubernetes.pod.uid":"0b7e8f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c","kubernetes.container.name":"cuda"}' ] ||
+			why=${why:-"rc=$rc, logs: $(cd "$dir" && ls ./*.jsonl | tr '\n' ' ') labels: $(head -1 "$log" 2>/dev/null | jq -c .labels)"} ;;
+	k8scrio-runc)
+		local log=$dir/gs-$name.jsonl
+		peak_within && [ "$rc" = 0 ] && [ -s "$log" ] && [ "$(ls "$dir"/*.jsonl | wc -l)" = 1 ] &&
+			[ "$(head -1 "$log" | jq -c .labels)" = '{"container.id":"gs-k8scrio-runc","kubernetes.pod.name":"infer-0","kubernetes.pod.namespace":"serving","kubernetes.pod.uid":"5c0a2e34-8f1b-4b6d-a1e2-3f4a5b6c7d8e"}' ] &&
+			grep -q 'annotation io.kubernetes.container.name is not a plain name' "$dir/agent.err" &&
+			[ ! -e "$dir/../x" ] && [ -z "$(find "$tmp" -name '*x-gs-*' 2>/dev/null)" ] ||
+			why=${why:-"rc=$rc, logs: $(cd "$dir" && ls ./*.jsonl | tr '\n' ' ') labels: $(head -1 "$log" 2>/dev/null | jq -c .labels)"} ;;
 	named-runc)
 		[ "$rc" = 0 ] && [ "${peak:-0}" = $((512 << 20)) ] && [ "$(val "$dir/container.out" nomem)" -ge 1 ] ||
 			why="rc=$rc peak=$peak (want the named policy's 512 MiB)" ;;
@@ -413,15 +627,22 @@ want() {  # want NAME: selected by the command line?
 SELECTED=("$@")
 
 for r in $RUNTIMES; do
-	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin; do
+	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin managed baseline-managed; do
 		name=$c-$r
 		want "$name" || continue
 		run_case "$name" "$r" && judge "$name" "$r"
 	done
 done
+if command -v podman >/dev/null && case " $RUNTIMES " in *" runc "*) true ;; *) false ;; esac; then
+	for name in quota-podman baseline-quota-podman; do
+		want "$name" && run_case "$name" podman && judge "$name" podman
+	done
+else
+	echo "agent: podman (or runc under it) is not installed: its cases are skipped"
+fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

@@ -448,7 +448,8 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
-		"          [--slow-control CMD:MS] [--die-with-parent] [-d] MOUNTPOINT\n"
+		"          [--slow-control CMD:MS] [--alloc-sleep-ms N]\n"
+		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
@@ -461,6 +462,7 @@ static void usage(FILE *f, const char *prog)
 		"  --handle-zero  a handle the fake picks is 0 while 0 is free\n"
 		"  --slow-control CMD:MS  RM_CONTROL CMD (hex) is answered MS ms late while\n"
 		"              other requests are served (a test knob)\n"
+		"  --alloc-sleep-ms N  the first video memory RM_ALLOC takes N ms\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
@@ -473,7 +475,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
-	       OPT_SLOW_CONTROL };
+	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -487,6 +489,7 @@ int main(int argc, char **argv)
 		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
 		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
 		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
+		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -551,6 +554,12 @@ int main(int argc, char **argv)
 		case OPT_SLOW_CONTROL:
 			if (sscanf(optarg, "%x:%u", &slow_cmd, &slow_ms) != 2 || !slow_ms) {
 				fprintf(stderr, "gs-fakedrv: bad --slow-control '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_ALLOC_SLEEP:
+			if (parse_uint(optarg, UINT_MAX, &cfg.alloc_sleep_ms)) {
+				fprintf(stderr, "gs-fakedrv: bad --alloc-sleep-ms '%s'\n", optarg);
 				return 2;
 			}
 			break;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 
 #include "fake_rm_int.h"
@@ -598,6 +599,13 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	if (fake_st.cfg.alloc_errno && class_lookup(a.h_class) &&
 	    class_lookup(a.h_class)->kind == K_VIDMEM)
 		return -(int)fake_st.cfg.alloc_errno;
+	if (fake_st.cfg.alloc_sleep_ms && class_lookup(a.h_class) &&
+	    class_lookup(a.h_class)->kind == K_VIDMEM) {
+		struct timespec ts = { fake_st.cfg.alloc_sleep_ms / 1000u,
+		                       (long)(fake_st.cfg.alloc_sleep_ms % 1000u) * 1000000L };
+		fake_st.cfg.alloc_sleep_ms = 0;  /* the first one only */
+		nanosleep(&ts, NULL);
+	}
 
 	nv_status_t st = NV_OK;
 	uint8_t params[FAKE_MAX_ALLOC_PARAMS];

@@ -134,6 +134,10 @@ struct fake_config {
 	 * #17 item 7). Without this the fake is 550-590, which honours it. */
 	bool     no_egm;
 	unsigned alloc_errno;        /* >0: video memory RM_ALLOCs fail with this errno */
+	/* >0: the first video memory RM_ALLOC takes this long (a large
+	 * allocation scrubbing its pages), so that a test can signal its
+	 * caller while the call is performed. */
+	unsigned alloc_sleep_ms;
 	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
 };
 

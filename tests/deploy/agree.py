@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tests/deploy/agree.py DEPLOY_DIR GPUSANDBOX WORKDIR - do deploy/'s
+manifests agree with the binary? Run under with-fake-nvidia (the agent and
+`gpusandbox profile` need a driver). Prints PASS/FAIL per check.
+
+  paths     the agent's --socket is the init container's --listener; the
+            seccomp root is mounted where the init container writes, and is
+            the kubelet's; the example pod's localhostProfile is a file the
+            init container writes and the admission policy's pattern admits
+  image     both containers run the same image, tagged with the binary's
+            version (the profile's trap set is then the agent's)
+  profiles  the init container's script, run with the node's paths moved
+            into WORKDIR: it writes gpu.json and NAME.json per policy, with
+            the socket as listenerPath and ";policy=NAME" in the metadata
+  agent     the agent container's command, paths moved into WORKDIR and the
+            ConfigMap's policies written there: the binary accepts it and
+            listens, and the trap set it announces is the one in every
+            profile the init container wrote
+  json      the documents as JSON (for the schema validator), to WORKDIR/docs.json
+"""
+import glob, json, os, re, signal, subprocess, sys, time
+import yaml
+
+deploy, gs, work = sys.argv[1], sys.argv[2], sys.argv[3]
+docs = []
+for f in sorted(glob.glob(os.path.join(deploy, "*.yaml"))):
+    with open(f) as fh:
+        for d in yaml.safe_load_all(fh):
+            if d:
+                docs.append((os.path.basename(f), d))
+by_kind = {}
+for f, d in docs:
+    by_kind.setdefault(d["kind"], []).append(d)
+passed = failed = 0
+
+
+def check(name, ok, why=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("PASS %s" % name)
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (name, why))
+
+
+def opt(cmd, flag):
+    return cmd[cmd.index(flag) + 1] if flag in cmd else None
+
+
+ds = by_kind["DaemonSet"][0]
+pod = ds["spec"]["template"]["spec"]
+agent = pod["containers"][0]
+init = pod["initContainers"][0]
+script = init["command"][-1]
+vols = {v["name"]: v for v in pod["volumes"]}
+SECCOMP_ROOT = "/var/lib/kubelet/seccomp"
+
+# paths
+sock = opt(agent["command"], "--socket")
+listeners = set(re.findall(r"--listener (\S+)", script))
+check("paths-socket", sock and listeners == {sock}, "agent --socket %s, init --listener %s" % (sock, listeners))
+sock_vol = [m for m in agent["volumeMounts"] if sock.startswith(m["mountPath"] + "/")]
+check("paths-socket-host", len(sock_vol) == 1 and vols[sock_vol[0]["name"]]["hostPath"]["path"] == sock_vol[0]["mountPath"],
+      "the socket's directory must be the same path on the host (the runtime connects there)")
+seccomp_mount = [m for m in init["volumeMounts"] if m["name"] == "seccomp-root"]
+check("paths-seccomp-root", seccomp_mount and seccomp_mount[0]["mountPath"] == SECCOMP_ROOT and
+      vols["seccomp-root"]["hostPath"]["path"] == SECCOMP_ROOT and ("dir=%s/gpusandbox" % SECCOMP_ROOT) in script,
+      "the init container must write under the kubelet's %s" % SECCOMP_ROOT)
+vap = by_kind["ValidatingAdmissionPolicy"][0]
+pattern = re.search(r"matches\('([^']*)'\)", json.dumps(vap["spec"]["validations"][0]["expression"]).replace('\\\\', '\\'))
+ex = by_kind["Pod"][0]["spec"]["securityContext"]["seccompProfile"]
+check("paths-example-profile", pattern and ex["type"] == "Localhost" and
+      re.fullmatch(pattern.group(1).lstrip("^").rstrip("$"), ex["localhostProfile"]) and
+      ex["localhostProfile"] == "gpusandbox/gpu.json",
+      "example localhostProfile %s, pattern %s" % (ex.get("localhostProfile"), pattern and pattern.group(1)))
+for bad in ("gpusandbox/../x.json", "other/gpu.json", "gpusandbox/.hidden.json", "gpusandbox/a/b.json"):
+    check("paths-pattern-refuses %s" % bad, not re.fullmatch(pattern.group(1).lstrip("^").rstrip("$"), bad), "admitted")
+binding = by_kind["ValidatingAdmissionPolicyBinding"][0]
+check("paths-binding", binding["spec"]["policyName"] == vap["metadata"]["name"], "binding names another policy")
+
+# image
+version = subprocess.run([gs, "--version"], capture_output=True, text=True).stdout.split()[1]
+images = {agent["image"], init["image"]}
+check("image", len(images) == 1 and images.pop().endswith(":" + version),
+      "images %s, binary %s" % ({agent["image"], init["image"]}, version))
+
+# profiles: the init script with the node's paths moved into work
+node = os.path.join(work, "node")
+pol_dir = os.path.join(node, "etc-policies")
+os.makedirs(pol_dir, exist_ok=True)
+cm = by_kind["ConfigMap"][0]
+for name, text in cm["data"].items():
+    with open(os.path.join(pol_dir, name), "w") as fh:
+        fh.write(text)
+moved = (script.replace(SECCOMP_ROOT, os.path.join(node, "seccomp"))
+         .replace("/etc/gpusandbox/policies", pol_dir).replace("gpusandbox profile", gs + " profile"))
+r = subprocess.run(["/bin/sh", "-ec", moved], capture_output=True, text=True)
+out = os.path.join(node, "seccomp", "gpusandbox")
+written = sorted(os.listdir(out)) if os.path.isdir(out) else []
+want = sorted(["gpu.json"] + [n[:-len(".policy")] + ".json" for n in cm["data"] if n != "default.policy"])
+check("profiles-written", r.returncode == 0 and written == want, "rc=%d wrote %s want %s %s" % (r.returncode, written, want, r.stderr[-300:]))
+metas = {}
+for f in written:
+    with open(os.path.join(out, f)) as fh:
+        p = json.load(fh)
+    metas[f] = p.get("listenerMetadata", "")
+    name = f[:-len(".json")]
+    check("profiles-%s" % f, p.get("listenerPath") == sock and metas[f].startswith("gpusandbox;traps=") and
+          (name == "gpu") == (";policy=" not in metas[f]) and (name == "gpu" or metas[f].endswith(";policy=" + name)),
+          "listenerPath %s metadata %s" % (p.get("listenerPath"), metas[f]))
+
+# agent: its command, moved, starts and listens, with the profiles' trap set
+cmd = [gs if a == "gpusandbox" else a for a in agent["command"]]
+wsock = os.path.join(work, "agent.sock")
+cmd = [a.replace(sock, wsock).replace("/etc/gpusandbox/policies", pol_dir)
+       .replace("/var/log/gpusandbox", work) for a in cmd]
+err = open(os.path.join(work, "agent.err"), "w+")
+proc = subprocess.Popen(cmd, stderr=err)
+for _ in range(250):
+    if os.path.exists(wsock):
+        break
+    time.sleep(0.02)
+listening = os.path.exists(wsock)
+proc.send_signal(signal.SIGTERM)
+rc = proc.wait(timeout=10)
+err.seek(0)
+log = err.read()
+traps = re.search(r"traps=([0-9a-f]{16}), with managed = deny ([0-9a-f]{16})", log)
+check("agent-starts", listening and rc == 0, "rc=%s: %s" % (rc, log[-300:]))
+
+
+def denies_managed(profile_file):
+    name = "default" if profile_file == "gpu.json" else profile_file[:-len(".json")]
+    text = cm["data"][name + ".policy"]
+    return re.search(r"^\s*managed\s*=\s*deny\s*$", text, re.M) is not None
+
+
+for f, m in metas.items():
+    want = traps and traps.group(2 if denies_managed(f) else 1)
+    check("agent-trap-set %s" % f, want and m.startswith("gpusandbox;traps=" + want),
+          "agent announced %s, profile %s" % (traps and traps.group(0), m))
+check("agent-trap-set-managed", any(denies_managed(f) for f in metas), "no policy with managed = deny is exercised")
+
+with open(os.path.join(work, "docs.json"), "w") as fh:
+    json.dump([{"file": f, "doc": d} for f, d in docs], fh)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
