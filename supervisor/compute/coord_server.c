@@ -37,6 +37,12 @@
 #define PROC_NS_FMT    "/proc/%d/ns/pid"
 #define PROC_PATH_MAX  64
 #define PERCENT_MAX    100u
+/* The shortest period of a shared plan. Every window edge costs the GPU
+ * about 1.1 ms of disabling or enabling channels (H100, driver 580.159,
+ * docs/gpu-results/2026-11-24-h100-coordinator): at the 20 ms a lone
+ * sandbox uses, tenants of 30/70 got 0.265/0.668 of the GPU; at 50 ms,
+ * 0.290/0.694. A longer --sm-period is kept. */
+#define SHARED_PERIOD_MIN_MS 50u
 
 struct peer {
 	int                   fd;
@@ -207,7 +213,8 @@ struct coord_server *coord_server_start(int lock_fd, const char *sock_path, uint
 	s->lock_fd = lock_fd;
 	snprintf(s->sock_path, sizeof(s->sock_path), "%s", sock_path);
 	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
-	s->period_ns = (uint64_t)period_ms * NS_PER_MS;
+	s->period_ns = (uint64_t)(period_ms > SHARED_PERIOD_MIN_MS ? period_ms : SHARED_PERIOD_MIN_MS) *
+	               NS_PER_MS;
 	s->seed = gs_monotonic_ns() ^ ((uint64_t)getpid() << 32);
 	s->k_start = gs_monotonic_ns();
 	s->k_len = gs_plan_period_ns(s->period_ns, JITTER_PPM, s->seed, 0);

@@ -28,6 +28,12 @@ B=${GPUSANDBOX:-build/gpusandbox-static}
 [ -x "$B" ] || B=build/gpusandbox
 PY=${PY:-/opt/torch/.venv/bin/python}
 S=${SECONDS_EACH:-20}
+# SM_ARGS: more options for every sandboxed tenant (e.g. "--sm-period 50ms");
+# RUNS: the runs to make (default all: alone native2 cap guarantee idle;
+# alone is always made, every ratio is against it).
+read -r -a SM_ARGS <<<"${SM_ARGS:-}"
+RUNS=${RUNS:-native2 cap guarantee idle}
+wanted() { [[ " $RUNS " == *" $1 "* ]]; }
 IDLE_AFTER=10
 # A coordinator directory of this run's own: no host left over from an
 # earlier run can take part.
@@ -46,7 +52,7 @@ tenant() {
 	if [ "$mode" = native ]; then
 		env "$@" timeout $((S + 90)) "$PY" tests/gpu/sm_load.py matmul "$S" >"$W/$tag.jsonl" 2>"$W/$tag.err" &
 	else
-		env GPUSANDBOX_SM_DEBUG=1 "$@" timeout $((S + 90)) "$B" --sm "$pct" --sm-mode "$mode" \
+		env GPUSANDBOX_SM_DEBUG=1 "$@" timeout $((S + 90)) "$B" --sm "$pct" --sm-mode "$mode" ${SM_ARGS[@]+"${SM_ARGS[@]}"} \
 			--audit-log "$W/$tag.audit.jsonl" -- "$PY" tests/gpu/sm_load.py matmul "$S" \
 			>"$W/$tag.jsonl" 2> >(grep -v 'sample ts=' >"$W/$tag.err") &
 	fi
@@ -86,14 +92,16 @@ idle_run() {
 	return "$rc"
 }
 
+echo "runs: alone $RUNS; tenant options: ${SM_ARGS[*]:-none}" | tee -a "$W/env.txt"
 step alone group alone native 100
-step native2 group native2 native 100 100
+wanted native2 && step native2 group native2 native 100 100
 for mode in cap guarantee; do
+	wanted "$mode" || continue
 	step "${mode}_30_70" group "${mode}_30_70" "$mode" 30 70
 	step "${mode}_50_50" group "${mode}_50_50" "$mode" 50 50
 	step "${mode}_25_25_50" group "${mode}_25_25_50" "$mode" 25 25 50
 done
-step idle idle_run
+wanted idle && step idle idle_run
 dmesg 2>/dev/null | grep -i -E "xid|nvrm" | tail -40 >"$W/dmesg.txt"
 echo "Xid lines in dmesg: $(grep -ci xid "$W/dmesg.txt")"
 "$PY" tests/gpu/coord_summary.py "$W" | tee "$W/summary.txt" || echo "SUMMARY FAILED: the raw files are in the archive"
