@@ -127,12 +127,17 @@ $(TESTS_ADV_FORGE): tests/adv/audit_forge.c supervisor/audit/sha256.c supervisor
 # pointers, so its refusal's stack names each function) and an
 # allocation loop for the record counts and the per-call cost.
 TESTS_AUDIT_BINS := $(TESTS_BUILD)/audit/stack_chain $(TESTS_BUILD)/audit/alloc_loop \
-                    $(TESTS_BUILD)/audit/stack_hostile
+                    $(TESTS_BUILD)/audit/stack_hostile $(TESTS_BUILD)/audit/stack_fp
 TEST_CLIENT_BINS += $(TESTS_AUDIT_BINS)
 $(TESTS_BUILD)/audit/stack_chain: tests/audit/stack_chain.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) -O0 -g -fno-omit-frame-pointer -fno-inline $(LDFLAGS) -o $@ $< \
 		$(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+# stack_fp: callers without frame pointers, a wrapper with them (see the file).
+$(TESTS_BUILD)/audit/stack_fp: tests/audit/stack_fp.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -O1 -g -fomit-frame-pointer -fasynchronous-unwind-tables -fno-inline \
+		$(LDFLAGS) -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 $(TESTS_BUILD)/audit/stack_hostile: tests/audit/stack_hostile.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)

@@ -72,6 +72,7 @@ void gs_stack_read(pid_t tid, struct gs_stack *out)
 /* The stack pointer's DWARF register number. */
 #if defined(__x86_64__)
 #define DWARF_SP 7  /* rsp */
+#define DWARF_FP 6  /* rbp: not in /proc/TID/syscall, guessed (guess_frame) */
 #elif defined(__aarch64__)
 #define DWARF_SP 31 /* sp */
 #endif
@@ -102,6 +103,7 @@ struct unwind {
 	uint8_t  window[GS_STACK_WINDOW];
 	size_t   window_len;
 	bool     thread_given;
+	uint64_t fp_guess;  /* 0: rbp unknown */
 	Dwfl    *dwfl;
 	struct stack_msg msg;
 };
@@ -229,6 +231,11 @@ static bool initial_registers(Dwfl_Thread *thread, void *arg)
 
 	if (!dwfl_thread_state_registers(thread, DWARF_SP, 1, &sp))
 		return false;
+#ifdef DWARF_FP
+	Dwarf_Word fp = u->fp_guess;
+	if (fp && !dwfl_thread_state_registers(thread, DWARF_FP, 1, &fp))
+		return false;
+#endif
 	dwfl_thread_state_register_pc(thread, u->pc);
 	return true;
 }
@@ -293,6 +300,49 @@ static bool looks_like_frame(struct unwind *u, uint64_t fp)
 
 	return memory_read(u->dwfl, fp, &next, u) && memory_read(u->dwfl, fp + 8, &ret, u) &&
 	       next > fp && (next & 7) == 0 && dwfl_addrmodule(u->dwfl, ret - 1) != NULL;
+}
+
+/* One CFI walk from the thread's sp and pc (and u->fp_guess). */
+static void walk_cfi(struct unwind *u)
+{
+	memset(&u->msg, 0, sizeof(u->msg));
+	u->msg.err = STACK_CHILD;
+	u->thread_given = false;
+	(void)dwfl_getthread_frames(u->dwfl, u->tid, on_frame, u);
+}
+
+/* A system call wrapper built with frame pointers (Ubuntu 24.04's glibc
+ * ioctl: push rbp; mov rbp, rsp; sub rsp, 0x50) has CFI that finds its
+ * caller through rbp, which /proc/TID/syscall does not give, and its
+ * caller (libcuda) keeps no frame chain for walk_frame_pointers. So try
+ * rbp at each of the first slots above sp that sit below a return
+ * address into a module, and keep the walk that goes furthest: a stale
+ * return address left in the wrapper's frame gives a short or broken
+ * walk. Only what is recorded depends on it. */
+#define FP_GUESS_SPAN  512u
+#define FP_GUESS_TRIES 8u
+static void guess_frame(struct unwind *u)
+{
+#ifdef DWARF_FP
+	struct stack_msg best = u->msg;
+	unsigned tries = 0;
+
+	for (uint64_t a = u->sp; a + 16 <= u->sp + u->window_len && a < u->sp + FP_GUESS_SPAN &&
+	                         tries < FP_GUESS_TRIES; a += 8) {
+		Dwarf_Word ret;
+		if (!memory_read(u->dwfl, a + 8, &ret, u) || ret < 2 || !dwfl_addrmodule(u->dwfl, ret - 1))
+			continue;
+		tries++;
+		u->fp_guess = a;
+		walk_cfi(u);
+		if (u->msg.n > best.n)
+			best = u->msg;
+	}
+	u->fp_guess = 0;
+	u->msg = best;
+#else
+	(void)u;
+#endif
 }
 
 static void walk_frame_pointers(struct unwind *u)
@@ -386,8 +436,11 @@ static _Noreturn void unwind_child(struct unwind *u, int wfd)
 	if ((u->dwfl = dwfl_begin(&callbacks)) && dwfl_linux_proc_report(u->dwfl, u->tid) == 0 &&
 	    (enter_workload_root(u, wfd), confine(wfd) == 0) && dwfl_report_end(u->dwfl, NULL, NULL) == 0 &&
 	    dwfl_attach_state(u->dwfl, NULL, u->tid, &thread_callbacks, u)) {
-		(void)dwfl_getthread_frames(u->dwfl, u->tid, on_frame, u);
-		/* CFI gave the syscall's wrapper at most: try the frame pointers. */
+		walk_cfi(u);
+		/* CFI gave the syscall's wrapper at most: guess its rbp, then
+		 * try the frame pointers. */
+		if (u->msg.n <= 2 && !u->msg.truncated)
+			guess_frame(u);
 		if (u->msg.n <= 2 && !u->msg.truncated)
 			walk_frame_pointers(u);
 		u->msg.err = u->msg.n ? STACK_OK : STACK_NO_FRAMES;

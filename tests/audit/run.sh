@@ -47,7 +47,7 @@ TESTS=(
 	"after-seal|1|after the seal"
 	"forged-sandbox|0|verified: 5 sandboxes"
 )
-# Cases run below the table: head, head-rewrite, retry, levels, stacks, stack-hostile, usage.
+# Cases run below the table: head, head-rewrite, retry, levels, stacks, stacks-fp, stack-hostile, usage.
 
 harness_probe_or_skip "$@"
 
@@ -262,6 +262,32 @@ PY
 		[ "$vrc" = 0 ] && pass stacks || fail stacks "verify exit $vrc: $vout"
 	else
 		fail stacks "$(tail -1 "$tmp/stacks.py") $(tail -c 300 "$tmp/stack-on.err")"
+	fi
+fi
+
+# ---- a wrapper whose CFI needs rbp -------------------------------------------------
+# stack_fp refuses a call through an ioctl wrapper shaped like Ubuntu
+# 24.04's glibc (its CFI finds the caller through rbp, which
+# /proc/TID/syscall does not give) from callers without frame pointers.
+# On an H100 PyTorch's refusal came out as "ioctl+0x3d" and one wrong frame;
+# without the rbp guess (stack.c, guess_frame) this case gives the same.
+if selected stacks-fp "$@" && "$GPUSANDBOX" --version | grep -q 'call stacks of refusals.*: yes'; then
+	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$tmp/stack-fp.jsonl" -- \
+		build/tests/audit/stack_fp >"$tmp/stack-fp.out" 2>"$tmp/stack-fp.err"
+	if grep -qx 'refused=1' "$tmp/stack-fp.out" && python3 - "$tmp/stack-fp.jsonl" 2>"$tmp/stack-fp.py" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+d = [r for r in recs if r["event"] == "decision" and r["verdict"] == "deny"]
+assert len(d) == 1, d
+stack = d[0].get("stack") or []
+names = [f.split("+")[0] for f in stack]
+want = ["fp_ioctl", "level3", "level2", "level1", "main"]
+assert names[:5] == want, stack
+PY
+	then
+		pass stacks-fp
+	else
+		fail stacks-fp "$(tail -1 "$tmp/stack-fp.py") $(tail -c 300 "$tmp/stack-fp.err")"
 	fi
 fi
 
