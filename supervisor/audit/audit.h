@@ -108,7 +108,7 @@ struct gs_audit_task {
 
 /* A refused thread's user-space stack, filled by the executor when
  * stacks are on (stack.h); frames are symbolized text, workload data. */
-#define GS_STACK_MAX_FRAMES 16u
+#define GS_STACK_MAX_FRAMES 24u  /* a PyTorch refusal: 16 frames reach cudaMalloc */
 #define GS_STACK_FRAME_TEXT 160u
 struct gs_stack {
 	unsigned n;

@@ -248,7 +248,7 @@ if sys.argv[2] == "no":
     sys.exit(0)
 assert start["stacks"] is True, start
 stack = on["stack"]
-assert 4 <= len(stack) <= 16 and all(isinstance(f, str) for f in stack), stack
+assert 4 <= len(stack) <= 24 and all(isinstance(f, str) for f in stack), stack
 names = [f.split("+")[0] for f in stack]
 want = ["level3", "level2", "level1", "main"]
 at = [names.index(w) for w in want]
@@ -295,7 +295,7 @@ fi
 # stack_hostile makes a refused call with its stack and frame pointers in a
 # buffer of cycles, stray code addresses and junk, then a refused
 # allocation from its ordinary stack. Both refusals are recorded (the first
-# with at most 16 frames or a stack_error), the second's stack names main:
+# with at most 24 frames or a stack_error), the second's stack names main:
 # the unwinder survived the first.
 if selected stack-hostile "$@" && "$GPUSANDBOX" --version | grep -q 'call stacks of refusals.*: yes'; then
 	"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --mem 1g --audit-log "$tmp/hostile.jsonl" -- \
@@ -311,7 +311,7 @@ deny = [r for r in recs if r["event"] == "decision" and r["verdict"] == "deny"]
 assert len(ref) == 1 and len(deny) == 1, (ref, deny)
 h = ref[0]
 assert ("stack" in h) != ("stack_error" in h), h
-assert "stack_error" in h or (len(h["stack"]) <= 16 and all(isinstance(f, str) for f in h["stack"])), h
+assert "stack_error" in h or (len(h["stack"]) <= 24 and all(isinstance(f, str) for f in h["stack"])), h
 assert any(f.startswith("main+") for f in deny[0]["stack"]), deny[0]
 PY
 	then
