@@ -13,6 +13,17 @@
  * when the call has params, none for a class we do not know (refused
  * before anything is copied), for a client (continued, never performed)
  * or for a process-bound class (refused). */
+/* Every decoder starts from a zeroed record naming its tables, its escape
+ * and whether it came inside an XFER: nothing of an earlier call stays. */
+static void call_begin(struct gs_rm_call *out, const struct gs_rm_abi *abi, uint32_t escape,
+                       bool via_xfer)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	out->escape = escape;
+	out->via_xfer = via_xfer;
+}
+
 static uint32_t params_to_copy(const struct gs_rm_call *c, const struct rm_class_info *ci)
 {
 	if (!ci || !c->has_params || c->creates_client || ci->kind == RM_CLASS_PROCESS_BOUND)
@@ -92,10 +103,7 @@ static bool charged_as_vidmem(const struct nvos32 *top)
 
 void gs_decode_vid_heap(const struct gs_rm_abi *abi, const struct nvos32 *top, bool via_xfer, struct gs_rm_call *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_RM_VID_HEAP_CONTROL;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_RM_VID_HEAP_CONTROL, via_xfer);
 	out->function = top->function;
 	out->h_client = top->h_root;
 	out->h_parent = top->h_object_parent;
@@ -148,10 +156,7 @@ static bool supervisor_reads_params(uint32_t cmd)
 const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const struct nvos54 *top, bool via_xfer,
                                              struct gs_rm_call *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_RM_CONTROL;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_RM_CONTROL, via_xfer);
 	out->h_client = top->h_client;
 	out->h_object = top->h_object;
 	out->cmd = top->cmd;
@@ -182,10 +187,7 @@ void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint3
 void gs_decode_free(const struct gs_rm_abi *abi, const struct nvos00 *top, bool via_xfer,
                     struct gs_rm_call *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_RM_FREE;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_RM_FREE, via_xfer);
 	out->h_client = top->h_root;
 	out->h_parent = top->h_object_parent;
 	out->h_object = top->h_object_old;
@@ -195,10 +197,7 @@ void gs_decode_free(const struct gs_rm_abi *abi, const struct nvos00 *top, bool 
 void gs_decode_dup(const struct gs_rm_abi *abi, const struct nvos55 *top, bool via_xfer,
                    struct gs_rm_call *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_RM_DUP_OBJECT;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_RM_DUP_OBJECT, via_xfer);
 	out->h_client = top->h_client;
 	out->h_parent = top->h_parent;
 	out->h_object = top->h_object;
@@ -209,10 +208,7 @@ void gs_decode_dup(const struct gs_rm_abi *abi, const struct nvos55 *top, bool v
 void gs_decode_share(const struct gs_rm_abi *abi, const struct nvos57 *top, bool via_xfer,
                      struct gs_rm_call *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_RM_SHARE;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_RM_SHARE, via_xfer);
 	out->h_client = top->h_client;
 	out->h_object = top->h_object;
 	out->share_type = top->policy.type;
@@ -222,10 +218,7 @@ void gs_decode_share(const struct gs_rm_abi *abi, const struct nvos57 *top, bool
 void gs_decode_register_fd(const struct gs_rm_abi *abi, const struct nv_ioctl_register_fd *top,
                            bool via_xfer, struct gs_rm_call *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_REGISTER_FD;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_REGISTER_FD, via_xfer);
 	out->ctl_fd = top->ctl_fd;
 }
 
@@ -234,10 +227,7 @@ void gs_decode_escape(const struct gs_rm_abi *abi, uint32_t nr, uint32_t size, b
 {
 	const struct rm_escape *e = rm_escape_find(abi, nr);
 
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = in_xfer ? NV_ESC_IOCTL_XFER_CMD : nr;
-	out->via_xfer = in_xfer;
+	call_begin(out, abi, in_xfer ? NV_ESC_IOCTL_XFER_CMD : nr, in_xfer);
 	out->inner_escape = nr;
 	out->inner_size = size;
 	out->inner_known = e != NULL;
@@ -252,10 +242,7 @@ void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *to
 {
 	const struct rm_class_info *ci = rm_class_lookup(abi, top->h_class);
 
-	memset(out, 0, sizeof(*out));
-	out->abi = abi;
-	out->escape = NV_ESC_RM_ALLOC_OBJECT;
-	out->via_xfer = via_xfer;
+	call_begin(out, abi, NV_ESC_RM_ALLOC_OBJECT, via_xfer);
 	out->h_client = top->h_root;
 	out->h_parent = top->h_object_parent;
 	out->h_object = top->h_object_new;
