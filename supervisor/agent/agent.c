@@ -273,23 +273,13 @@ static void *handshake_main(void *arg)
 static void start_handshake(struct gs_agent *a, int conn)
 {
 	struct handshake *hs = malloc(sizeof(*hs));
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, old;
 	int rc = ENOMEM;
 
 	if (hs) {
 		hs->a = a;
 		hs->conn = conn;
 		atomic_fetch_add(&a->handshakes, 1);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		/* Signals stay with the main thread's signalfd. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = pthread_create(&t, &attr, handshake_main, hs);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&attr);
+		rc = gs_agent_spawn_detached(handshake_main, hs);
 	}
 	if (rc == 0)
 		return;

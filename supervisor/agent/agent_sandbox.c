@@ -316,9 +316,6 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
                         struct gs_error *err)
 {
 	struct worker *w = calloc(1, sizeof(*w));
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, old;
 	int rc;
 
 	if (!w)
@@ -331,20 +328,31 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
 	w->listener = listener;
 	w->unverified = unverified;
 	gs_listener_sync_wakeup(listener);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* Signals stay with the main thread's signalfd. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &attr, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	rc = gs_agent_spawn_detached(worker_main, w);
 	if (rc) {
 		gs_scratch_fini(&w->scratch);
 		free(w);
 		return gs_fail(err, rc, "starting a worker");
 	}
 	return 0;
+}
+
+int gs_agent_spawn_detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Signals stay with the main thread's signalfd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return rc;
 }
 
 /* The log's file name: POD_NAMESPACE_CONTAINER-ID.jsonl when Kubernetes
