@@ -87,6 +87,15 @@
 #define IDLE_SAMPLES_MIN 5u
 #define IDLE_SAMPLES_MAX 100u
 #define IDLE_FALSE_RATE 0.01
+/* While a coordinator's plan is followed, the samples are read this often
+ * between windows, so that a tenant that wakes is reported busy at the
+ * first sample that names it (one every ~200 ms on a GPU, FAKE_SAMPLE_MS
+ * on the fake), not at the next window's edge: a wrongly lent window comes
+ * back within a sample and the plan's lead. Idle is still reported only at
+ * the edges: reported at every sample, it was called wrongly often enough
+ * to break guarantee 30/70 on the fake (the samples are not independent of
+ * the shared period's phase; docs/compute-share.md). */
+#define IDLE_POLL_MS 50u
 /* How long the duty cycle waits for the sandbox lock before it turns
  * channels off without it, and how often it tries again. */
 #define LOCK_WAIT_MS 1u
@@ -589,16 +598,38 @@ static uint32_t idle_after_samples(double w)
 	return n;
 }
 
-/* Tells the coordinator whether the workload used the GPU: busy unless the
- * samples say otherwise (without samples we cannot tell, and a busy claim
- * only keeps our own window, never takes another's). Lock held. */
+/* Does the workload use the GPU? Busy unless the samples say otherwise
+ * (without samples we cannot tell, and a busy claim only keeps our own
+ * window, never takes another's). Lock held. */
+static bool workload_busy(const struct gs_compute_share *cs, int gpu, bool has_channels)
+{
+	const struct gs_sm_gpu *g = &cs->gpu[gpu];
+	double w = g->coordinated ? gs_coord_own_ppm(&g->coord) / (double)GS_PLAN_PPM : g->ctl.duty;
+
+	return has_channels && (g->no_samples || g->quiet_samples < idle_after_samples(w));
+}
+
+/* At every window's edge, changed or not. Lock held. */
 static void report_busy(struct gs_compute_share *cs, int gpu, bool has_channels)
 {
-	struct gs_sm_gpu *g = &cs->gpu[gpu];
-	double w = g->coordinated ? gs_coord_own_ppm(&g->coord) / (double)GS_PLAN_PPM : g->ctl.duty;
-	bool busy = has_channels && (g->no_samples || g->quiet_samples < idle_after_samples(w));
+	gs_coord_report(&cs->gpu[gpu].coord, workload_busy(cs, gpu, has_channels));
+}
 
-	gs_coord_report(&g->coord, busy);
+/* Between windows, while a plan is followed: the samples read so far are
+ * added to the window (read_samples skips those already counted, so the
+ * window's figures are the same as if read at its edge), and a tenant
+ * reported idle is reported busy again at once when a sample names it.
+ * Until the next plan it runs in its own window, which is never lent away
+ * from it (plan.h: lent time is shared, not taken). Lock held. */
+static void poll_busy(struct gs_compute_share *cs, int gpu, bool has_channels)
+{
+	struct gs_sm_gpu *g = &cs->gpu[gpu];
+
+	if (!g->coordinated)
+		return;
+	read_samples(cs, gpu);
+	if (!g->coord.busy && workload_busy(cs, gpu, has_channels))
+		gs_coord_report(&g->coord, true);
 }
 
 /* Audits the plan we follow when its shape changes, and warns once when
@@ -802,11 +833,21 @@ static bool resync_lockless(struct gs_compute_share *cs)
 	return ok;
 }
 
+/* Does any GPU follow a coordinator's plan (and so poll for busy)? */
+static bool any_coordinated(const struct gs_compute_share *cs)
+{
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (cs->gpu[g].seen && cs->gpu[g].coordinated)
+			return true;
+	return false;
+}
+
 static void *duty_cycle_thread(void *arg)
 {
 	struct gs_compute_share *cs = arg;
 	struct gs_session *sb = cs->sb;
 	uint64_t next_window = gs_monotonic_ns() + WINDOW_MS * NS_PER_MS;
+	uint64_t next_poll = next_window;
 
 	while (!atomic_load(&cs->stop)) {
 		uint32_t counts[GS_MAX_GPUS];
@@ -830,9 +871,18 @@ static void *duty_cycle_thread(void *arg)
 				if (cs->gpu[g].seen)
 					close_window(cs, (int)g, t, counts[g] != 0);
 			next_window = t + WINDOW_MS * NS_PER_MS;
+			next_poll = t + IDLE_POLL_MS * NS_PER_MS;
+		} else if (t >= next_poll && !atomic_load(&cs->stop)) {
+			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+				if (cs->gpu[g].seen)
+					poll_busy(cs, (int)g, counts[g] != 0);
+			next_poll = t + IDLE_POLL_MS * NS_PER_MS;
 		}
 		pthread_mutex_unlock(&sb->lock);
-		sleep_until(wake < next_window ? wake : next_window);
+		uint64_t until = wake < next_window ? wake : next_window;
+		if (any_coordinated(cs) && next_poll < until)
+			until = next_poll;
+		sleep_until(until);
 	}
 	return NULL;
 }

@@ -13,10 +13,17 @@
 #   guar-30-70 guar-25-25-50             --sm-mode guarantee, all busy: the
 #                                        same shares (nothing idle to lend);
 #   guar-idle                            two at 50 % guarantee; A stops
-#                                        working at 2 s; from 1.3 s later B
-#                                        gets at least IDLE_GAIN of the GPU;
-#   cap-idle                             the same under cap: B keeps 50 %
-#                                        (the contrast: lending is the mode's);
+#                                        working at 2 s; B's trace (the
+#                                        fake's clock and busy time every
+#                                        25 ms) gives the hand-over: from A's
+#                                        stop to the end of the first 100 ms
+#                                        in which B had at least HANDOVER_SHARE
+#                                        of the GPU, at most HANDOVER_MAX_MS;
+#                                        over B's last 2 s at least IDLE_GAIN;
+#   cap-idle                             the same under cap: no hand-over,
+#                                        B keeps 50 % (the contrast: lending
+#                                        is the mode's, and the hand-over
+#                                        measure can fail);
 #   oversub                              60 % + 60 % (cap): scaled to 50/50,
 #                                        a warning, sm_plan oversubscribed;
 #   host-dies                            the coordinator's host (40 %) is
@@ -41,6 +48,19 @@ WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
 FAKE_VIDMEM=16g
 TOL=0.06
 IDLE_GAIN=0.85
+# The hand-over bound on the fake, whose samples come every 100 ms
+# (FAKE_SAMPLE_MS): the 7th sample in a row without A (its 50 % window,
+# compute_share.c idle_after_samples) lands at most 800 ms after the stop;
+# idle is reported at the next 1 s window edge (up to 1000 ms), then the
+# plan's lead (100 ms), A's next window (a 50 ms period, +25 % jitter) and
+# the 100 ms B's share is measured over (+ one 25 ms trace step): about
+# 2090 ms, 2300 with slack for a loaded machine. Measured: 1.17-1.22 s (the
+# edges fall at the same phase of A's stop in every run). On a GPU the
+# samples come every ~200 ms: 7 of them take ~1.4 s, plus the same rest.
+HANDOVER_SHARE=0.9
+HANDOVER_SPAN=100
+HANDOVER_MAX_MS=2300
+TAIL_MS=2000
 MAX_OVERLAP=0.05
 TIMEOUT=${GS_SM_TIMEOUT:-60}
 W=3000    # warm-up, ms
@@ -57,8 +77,8 @@ TESTS=(
 	"cap-25-25-50|yes|a:25:cap:0:$W:$M:-:- b:25:cap:200:$W:$M:-:- c:50:cap:300:$W:$M:-:-"
 	"guar-30-70|yes|a:30:guarantee:0:$W:$M:-:- b:70:guarantee:200:$W:$M:-:-"
 	"guar-25-25-50|yes|a:25:guarantee:0:$W:$M:-:- b:25:guarantee:200:$W:$M:-:- c:50:guarantee:300:$W:$M:-:-"
-	"guar-idle|yes|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:3300:2000:-:-"
-	"cap-idle|yes|a:50:cap:0:6000:500:2000:- b:50:cap:0:3300:2000:-:-"
+	"guar-idle|yes|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
+	"cap-idle|yes|a:50:cap:0:6000:500:2000:- b:50:cap:0:1500:4000:-:-"
 	"oversub|yes|a:60:cap:0:$W:$M:-:- b:60:cap:200:$W:$M:-:-"
 	"host-dies|yes|a:40:cap:0:9000:500:-:2500 b:30:cap:300:3500:2500:-:- c:25:cap:400:3500:2500:-:-"
 	"no-coord-30-70|no|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
@@ -70,6 +90,34 @@ within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = 
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 share_of() { grep -oE '(^| )share=[^ ]*' "$1" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
 overlap_of() { grep -oE '(^| )overlap=[^ ]*' "$1" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
+
+# From B's trace (tests/sm/sm_workload.c trace_own_busy): the ms from A's
+# stop (its idle_at_fake_ms) to the end of the first HANDOVER_SPAN ms,
+# wholly after the stop, in which B had at least HANDOVER_SHARE of the
+# GPU; "none" if that never came.
+handover_ms() {
+	local d=$1 idle
+	idle=$(grep -oE 'idle_at_fake_ms=[0-9]+' "$d/a.out" | sed 's/.*=//')
+	[ -n "$idle" ] || { echo none; return; }
+	awk -v idle="$idle" -v span="$HANDOVER_SPAN" -v want="$HANDOVER_SHARE" '
+		/^trace / { split($2, a, "="); split($3, b, "="); t[n] = a[2]; v[n] = b[2]; n++ }
+		END {
+			for (i = 0; i < n; i++)
+				for (j = i - 1; j >= 0 && t[j] >= idle; j--)
+					if (t[i] - t[j] >= span) {
+						if ((v[i] - v[j]) / (t[i] - t[j]) >= want) { print t[i] - idle; exit }
+						break
+					}
+			print "none"
+		}' "$d/b.out"
+}
+
+# B's share over the last TAIL_MS of its trace.
+tail_share() {
+	awk -v span="$TAIL_MS" '/^trace / { split($2, a, "="); split($3, b, "="); t[n] = a[2]; v[n] = b[2]; n++ }
+		END { for (j = n - 1; j > 0 && t[n-1] - t[j] < span; j--) ;
+		      if (n < 2 || t[n-1] <= t[j]) print -1; else printf "%.3f\n", (v[n-1] - v[j]) / (t[n-1] - t[j]) }' "$1/b.out"
+}
 
 # Each tenant's window saw little overlap, and its audit log has a plan
 # with all n tenants.
@@ -138,9 +186,17 @@ check_case() {
 	cap-50-50) on_target a 0.50 && on_target b 0.50 ;;
 	cap-25-25-50 | guar-25-25-50) on_target a 0.25 && on_target b 0.25 && on_target c 0.50 ;;
 	guar-idle)
+		handover=$(handover_ms "$d")
+		[ "$handover" != none ] && at_least "$HANDOVER_MAX_MS" "$handover" ||
+			{ why="hand-over $handover ms after A's stop, want <= $HANDOVER_MAX_MS"; return 1; }
+		share_b=$(tail_share "$d")
 		at_least "$share_b" "$IDLE_GAIN" ||
-			{ why="B got $share_b after A went idle, want >= $IDLE_GAIN"; return 1; } ;;
-	cap-idle) on_target b 0.50 ;;
+			{ why="B got $share_b over its last $TAIL_MS ms, want >= $IDLE_GAIN"; return 1; } ;;
+	cap-idle)
+		handover=$(handover_ms "$d")
+		[ "$handover" = none ] || { why="B had $HANDOVER_SHARE of a capped GPU ${handover} ms after A's stop"; return 1; }
+		share_b=$(tail_share "$d")
+		on_target b 0.50 ;;
 	oversub)
 		on_target a 0.50 && on_target b 0.50 || return 1
 		grep -q '"event":"sm_plan".*"oversubscribed":true' "$d/a.audit.jsonl" ||
@@ -161,9 +217,11 @@ check_case() {
 for t in "${TESTS[@]}"; do
 	IFS='|' read -r name coord specs <<<"$t"
 	selected "$name" "$@" || continue
+	handover=
 	run_case "$name" "$coord" "$specs"
 	if check_case "$name" "$dir" "$specs"; then
-		pass "$name ($(for s in $specs; do n=${s%%:*}; printf '%s=%s/%s ' "$n" "$(share_of "$dir/$n.out")" "$(overlap_of "$dir/$n.out")"; done)share/overlap)"
+		extra=; [ -n "${handover:-}" ] && extra=" hand-over ${handover} ms, B's last ${TAIL_MS} ms $share_b;"
+		pass "$name ($(for s in $specs; do n=${s%%:*}; printf '%s=%s/%s ' "$n" "$(share_of "$dir/$n.out")" "$(overlap_of "$dir/$n.out")"; done)share/overlap;$extra)"
 	else
 		fail "$name" "$why"
 	fi

@@ -34,7 +34,12 @@
  *               is its client's part of the busy time, which the fake
  *               time-slices between the clients that can run
  *               (gpu0.client.0xH.busy_ms). With IDLE_AT_MS it stops
- *               working then (un-schedules its group) and idles to the end.
+ *               working then (un-schedules its group), prints the fake's
+ *               clock at that instant (idle_at_fake_ms=), and idles to
+ *               the end. Over its measurement it prints a trace line every
+ *               TRACE_MS (trace now_ms=T busy_ms=B: the fake's clock and
+ *               its client's busy time), from which tests/sm/multi.sh
+ *               times the idle hand-over on the fake's account.
  * Every mode also sends FIFO_DISABLE_CHANNELS itself (to turn its channels
  * back on), which the supervisor must refuse.
  *   sm_workload tenant WARM_MS MEASURE_MS [IDLE_AT_MS]
@@ -69,6 +74,7 @@
 #define CHURN_PROCS 1100   /* past the supervisor's 1024 creators */
 #define ON_PHASE_TRIES 2000
 #define ON_PHASE_POLL_US 200
+#define TRACE_MS 25
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -103,6 +109,20 @@ static uint64_t own_busy_ms(const struct rmc_session *s)
 
 	snprintf(key, sizeof(key), "gpu0.client.%#x.busy_ms", s->client);
 	return rmc_fake_stat(key, &v) < 0 ? 0 : v;
+}
+
+/* Until the fake's clock reaches end_ms: a line every TRACE_MS with the
+ * fake's clock and our client's busy time, both the fake's account. */
+static void trace_own_busy(const struct rmc_session *s, uint64_t end_ms)
+{
+	for (;;) {
+		uint64_t t = stat_or_die("now_ms");
+		printf("trace now_ms=%llu busy_ms=%llu\n", (unsigned long long)t,
+		       (unsigned long long)own_busy_ms(s));
+		if (t >= end_ms)
+			return;
+		usleep(TRACE_MS * US_PER_MS);
+	}
 }
 
 /* One RM_CONTROL whose NVOS54 is in the stalling file's page, never
@@ -240,7 +260,8 @@ int main(int argc, char **argv)
 	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {
 		usleep((useconds_t)idle_at_ms * US_PER_MS);
 		set_scheduled(&s[0], false);  /* no more work: the GPU is idle for us */
-		printf("idle_at_ms=%llu\n", (unsigned long long)(now_ms() - started));
+		printf("idle_at_ms=%llu idle_at_fake_ms=%llu\n", (unsigned long long)(now_ms() - started),
+		       (unsigned long long)stat_or_die("now_ms"));
 		usleep((useconds_t)(warm_ms - idle_at_ms) * US_PER_MS);
 	} else
 		usleep((useconds_t)warm_ms * US_PER_MS);
@@ -261,6 +282,8 @@ int main(int argc, char **argv)
 		if (!stalled_control(s[0].fd))
 			return EXIT_SETUP;
 		printf("stalled_ms=%llu\n", (unsigned long long)(now_ms() - t));
+	} else if (tenant) {
+		trace_own_busy(&s[0], t0 + (uint64_t)measure_ms);
 	} else {
 		usleep((useconds_t)measure_ms * US_PER_MS);
 	}
