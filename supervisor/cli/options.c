@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * options.c - command-line diagnostics, subcommand words and output-file
- * checks (options.h). main.c keeps the option table and its cases; what
+ * checks (options.h). cmdline.c keeps the option table and its cases; what
  * needs more than a line of judgement lives here.
  */
 #define _GNU_SOURCE
