@@ -47,7 +47,9 @@ cd "$(dirname "$0")/../.." || exit 2
 WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
 FAKE_VIDMEM=16g
 TOL=0.06
-IDLE_GAIN=0.85
+# B's share over its last 2 s after A goes idle: 1.0 on a quiet machine,
+# 0.81 seen under a load average of 5; cap-idle (nothing lent) gives 0.52.
+IDLE_GAIN=0.75
 # The hand-over bound on the fake, whose samples come every 100 ms
 # (FAKE_SAMPLE_MS): the 7th sample in a row without A (its 50 % window,
 # compute_share.c idle_after_samples) lands at most 800 ms after the stop;
@@ -61,7 +63,9 @@ HANDOVER_SHARE=0.9
 HANDOVER_SPAN=100
 HANDOVER_MAX_MS=2300
 TAIL_MS=2000
-MAX_OVERLAP=0.05
+# 0.001-0.021 on a quiet machine, 0.052 seen under load; the baseline
+# without a coordinator overlaps about 0.21.
+MAX_OVERLAP=0.08
 TIMEOUT=${GS_SM_TIMEOUT:-60}
 W=3000    # warm-up, ms
 M=2500    # measurement, ms
