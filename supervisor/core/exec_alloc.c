@@ -86,15 +86,7 @@ static struct answer refuse(struct call *c, struct alloc_flight *f, const struct
  * is still the trapped one. False with *a when the call ends here. */
 static bool fetch_top(struct call *c, struct alloc_flight *f, struct answer *a)
 {
-	if (fetch_top_bytes(c, f->top.bytes, c->size) < 0) {
-		*a = answer_errno(EFAULT);
-		return false;
-	}
-	if (!notif_still_valid(c)) {
-		*a = answer_none();
-		return false;
-	}
-	return true;
+	return fetch_trapped_top(c, f->top.bytes, c->size, a);
 }
 
 /* fetch + decode, first level. False with *a when the call ends here. */

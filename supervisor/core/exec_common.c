@@ -97,6 +97,19 @@ int fetch_top_bytes(struct call *c, void *top, size_t len)
 	return 0;
 }
 
+bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a)
+{
+	if (fetch_top_bytes(c, top, len) < 0) {
+		*a = answer_errno(EFAULT);
+		return false;
+	}
+	if (!notif_still_valid(c)) {
+		*a = answer_none();
+		return false;
+	}
+	return true;
+}
+
 /* A second level (params, rights): from the window when it lies inside,
  * else one exact read. Either way a copy made during this call, before
  * the verdict that reads it; the bytes in the window were read before

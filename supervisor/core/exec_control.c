@@ -194,14 +194,8 @@ static struct answer refuse_control(struct call *c, struct control_flight *f, nv
  * trapped one, and the call record. */
 static bool fetch_control(struct call *c, struct control_flight *f, struct answer *a)
 {
-	if (fetch_top_bytes(c, &f->top, sizeof(f->top)) < 0) {
-		*a = answer_errno(EFAULT);
+	if (!fetch_trapped_top(c, &f->top, sizeof(f->top), a))
 		return false;
-	}
-	if (!notif_still_valid(c)) {
-		*a = answer_none();
-		return false;
-	}
 	f->ci = gs_decode_control(c->sb->rm_abi, &f->top, c->via_xfer, &f->call);
 	c->d.has_control = true;
 	c->d.control = f->call.cmd;

@@ -22,23 +22,6 @@ static bool objects(const struct gs_call_verdict *v)
 	return v->verdict == GS_VERDICT_REFUSE || v->verdict == GS_VERDICT_DENY;
 }
 
-/* fetch: the top-level struct, then proof that the task we read it from
- * is still the trapped one. False with *a when the call ends here. */
-static bool fetch_flat(struct call *c, void *top, size_t len, struct answer *a)
-{
-	/* One read of the struct's page, kept so that the answer writes back
-	 * only what the driver changed (fetch_top_bytes, exec_common.c). */
-	if (fetch_top_bytes(c, top, len) < 0) {
-		*a = answer_errno(EFAULT);
-		return false;
-	}
-	if (!notif_still_valid(c)) {
-		*a = answer_none();
-		return false;
-	}
-	return true;
-}
-
 /* A refusal shaped as the verdict says: the RM status in the struct, or
  * the errno the driver answers for this escape. Audited either way. */
 static struct answer refuse_verdict(struct call *c, void *top, size_t status_off,
@@ -100,7 +83,7 @@ struct answer handle_free(struct call *c)
 	struct gs_rm_call rc;
 	struct answer a;
 
-	if (!fetch_flat(c, &top, sizeof(top), &a))
+	if (!fetch_trapped_top(c, &top, sizeof(top), &a))
 		return a;
 	gs_decode_free(c->sb->rm_abi, &top, c->via_xfer, &rc);
 	c->d.h_client = rc.h_client;
@@ -140,7 +123,7 @@ struct answer handle_dup(struct call *c)
 	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
 	struct answer a;
 
-	if (!fetch_flat(c, &top, sizeof(top), &a))
+	if (!fetch_trapped_top(c, &top, sizeof(top), &a))
 		return a;
 	gs_decode_dup(c->sb->rm_abi, &top, c->via_xfer, &rc);
 	c->d.h_client = rc.h_client;
@@ -168,7 +151,7 @@ struct answer handle_share(struct call *c)
 	/* The escape table admits only the driver's own size. */
 	if (c->size != sizeof(top))
 		return answer_errno(EINVAL);
-	if (!fetch_flat(c, &top, sizeof(top), &a))
+	if (!fetch_trapped_top(c, &top, sizeof(top), &a))
 		return a;
 	gs_decode_share(c->sb->rm_abi, &top, c->via_xfer, &rc);
 	c->d.h_client = rc.h_client;
@@ -206,7 +189,7 @@ struct answer handle_register_fd(struct call *c)
 	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
 	struct answer a;
 
-	if (!fetch_flat(c, &top, sizeof(top), &a))
+	if (!fetch_trapped_top(c, &top, sizeof(top), &a))
 		return a;
 	gs_decode_register_fd(c->sb->rm_abi, &top, c->via_xfer, &rc);
 	u.on_control_file = fd_is_control_file(c->dup);

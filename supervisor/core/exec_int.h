@@ -70,6 +70,11 @@ bool notif_still_valid(const struct call *c);
 int dup_trapped_fd(struct call *c, int wfd);
 bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b);
 int fetch_top_bytes(struct call *c, void *top, size_t len);
+/* The fetch stage's first step for every escape: the top-level struct
+ * (fetch_top_bytes), then proof that the task it was read from is still
+ * the trapped one. False with *a (EFAULT, or no answer) when the call
+ * ends here. */
+bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a);
 int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len);
 void keep_params(struct call *c, uint64_t addr, const void *params, size_t len);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);

@@ -63,13 +63,12 @@
 static struct answer handle_flat(struct call *c)
 {
 	uint8_t top[NV_ABSOLUTE_MAX_IOCTL_SIZE];
+	struct answer a;
 
 	if (c->size > sizeof(top))
 		return answer_errno(EINVAL);
-	if (mem_read(c->tid, c->argp, top, c->size) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c))
-		return answer_none();
+	if (!fetch_trapped_top(c, top, c->size, &a))
+		return a;
 	int rc = exec_escape(c, c->nr, c->size, top);
 	if (mem_write(c->tid, c->argp, top, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
@@ -90,16 +89,15 @@ static struct answer handle_flat(struct call *c)
 static struct answer handle_refuse_status(struct call *c)
 {
 	struct nv_ioctl_export_to_dma_buf_fd top;
+	struct answer a;
 
 	if (c->size != sizeof(top) || c->nr != NV_ESC_EXPORT_TO_DMABUF_FD)
 		return answer_errno(EINVAL);
 	/* NV_ACTUAL_DEVICE_ONLY: the control device gets -EINVAL. */
 	if (fd_is_control_file(c->dup))
 		return answer_errno(EINVAL);
-	if (mem_read(c->tid, c->argp, &top, sizeof(top)) < 0)
-		return answer_errno(EFAULT);
-	if (!notif_still_valid(c))
-		return answer_none();
+	if (!fetch_trapped_top(c, &top, sizeof(top), &a))
+		return a;
 	c->d.h_client = top.h_client;
 	return refuse_with_status(c, &top, offsetof(struct nv_ioctl_export_to_dma_buf_fd, status),
 	                          NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
