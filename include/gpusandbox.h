@@ -2,8 +2,11 @@
 #ifndef GPUSANDBOX_H
 #define GPUSANDBOX_H
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #define GPUSANDBOX_VERSION "0.1.0"
 #define GS_NS_PER_S 1000000000ull
@@ -15,6 +18,22 @@ static inline uint64_t gs_monotonic_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* A small text file (/proc/TID/status, /proc/TID/syscall, fdinfo) read
+ * into buf with one read and NUL-terminated: the bytes read, or -1 when it
+ * cannot be opened or gives nothing. */
+static inline ssize_t gs_read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
 }
 
 /* Exit statuses of gpusandbox's own failures, as env(1) and timeout(1). */

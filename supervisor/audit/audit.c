@@ -97,19 +97,12 @@ void gs_read_task(pid_t tid, pid_t *tgid, char *comm, unsigned len)
 {
 	char path[PATH_BUF], buf[STATUS_BUF];
 	const char *p;
-	ssize_t n;
-	int fd;
 
 	snprintf(comm, len, "?");
 	*tgid = tid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (gs_read_text(path, buf, sizeof(buf)) < 0)
 		return;
-	buf[n] = '\0';
 	if (strncmp(buf, "Name:\t", 6) == 0) {
 		size_t l = strcspn(buf + 6, "\n");
 		if (l >= len)

@@ -19,6 +19,7 @@
 #include <linux/kcmp.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "ledger.h"
 #include "ledger_watch.h"
 
@@ -54,18 +55,10 @@ int ledger_watch_file(struct ledger *l, int fd)
 static bool watch_alive_fdinfo(int epfd)
 {
 	char path[FDINFO_PATH_MAX], buf[FDINFO_BUF];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (gs_read_text(path, buf, sizeof(buf)) < 0)
 		return true; /* cannot tell: keep the charge */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
 	return strstr(buf, "tfd:") != NULL;
 }
 

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "stack.h"
 
 #define PATH_BUF 64
@@ -118,17 +119,10 @@ static int read_syscall_regs(pid_t tid, uint64_t *sp, uint64_t *pc)
 {
 	char path[PATH_BUF], buf[SYSCALL_BUF], *p = buf, *end;
 	uint64_t v[SYSCALL_FIELDS];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (gs_read_text(path, buf, sizeof(buf)) < 0)
 		return -1;
-	buf[n] = '\0';
 	for (unsigned i = 0; i < SYSCALL_FIELDS; i++, p = end) {
 		errno = 0;
 		v[i] = strtoull(p, &end, 0);
