@@ -19,28 +19,11 @@
 
 #include "audit_verify.h"
 
+#include "fuzz_quiet.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FD_PATH_MAX 64
-
-/* The verdicts' messages are not what is tested here: stdout and stderr
- * go to /dev/null for the call and come back for the replay's report. */
-static void quiet(bool on)
-{
-	static int saved_out = -1, saved_err = -1, null = -1;
-
-	fflush(stdout);
-	fflush(stderr);
-	if (null < 0) {
-		null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		saved_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-		saved_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
-		if (null < 0 || saved_out < 0 || saved_err < 0)
-			abort();
-	}
-	dup2(on ? null : saved_out, STDOUT_FILENO);
-	dup2(on ? null : saved_err, STDERR_FILENO);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
