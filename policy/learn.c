@@ -109,8 +109,6 @@ static void print_count(FILE *f, const char *key, uint32_t v, uint32_t dflt)
 
 static void write_quota(FILE *f, const struct gs_quota *q)
 {
-	const char *sep = "";
-
 	/* Sizes in bytes: exact, and the parser takes a plain number. */
 	if (q->mem_per_gpu != GS_QUOTA_UNLIMITED)
 		fprintf(f, "mem = %llu\n", (unsigned long long)q->mem_per_gpu);
@@ -131,16 +129,7 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 		fprintf(f, "sm-mode = %s\n", gs_sm_mode_name(q->sm_mode));
 	if (q->visible_set && (q->visible || q->n_uuids)) {
 		fputs("gpus = ", f);
-		for (unsigned g = 0; g < GS_MAX_GPUS; g++)
-			if ((q->visible >> g) & 1u) {
-				fprintf(f, "%s%u", sep, g);
-				sep = ",";
-			}
-		/* UUIDs were checked by gs_parse_gpus(): "GPU-" and hex. */
-		for (uint32_t u = 0; u < q->n_uuids; u++) {
-			fprintf(f, "%s%s", sep, q->uuids[u]);
-			sep = ",";
-		}
+		gs_print_gpus(f, q);
 		fputc('\n', f);
 	}
 	for (unsigned e = 0; e < GS_ENGINE_N; e++)

@@ -257,6 +257,22 @@ int gs_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+void gs_print_gpus(FILE *f, const struct gs_quota *q)
+{
+	const char *sep = "";
+
+	for (unsigned g = 0; q->visible_set && g < GS_MAX_GPUS; g++)
+		if (q->visible & (1ull << g)) {
+			fprintf(f, "%s%u", sep, g);
+			sep = ",";
+		}
+	/* UUIDs were checked by gs_parse_gpus(): "GPU-" and hex. */
+	for (unsigned i = 0; i < q->n_uuids; i++) {
+		fprintf(f, "%s%s", sep, q->uuids[i]);
+		sep = ",";
+	}
+}
+
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len)
 {
 	static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "nvrm/groups.h" /* enum gs_engine: video.* caps are kept per engine */
 
@@ -167,6 +168,9 @@ const char *gs_option_size(uint64_t bytes, char *buf, size_t len);
 
 /* Formats bytes for humans ("4.00 GiB"). */
 const char *gs_format_size(uint64_t bytes, char *buf, unsigned len);
+/* The GPUs q names, as a gpus = line takes them: the ordinals (when
+ * visible_set), then the UUIDs, comma-separated; nothing else. */
+void gs_print_gpus(FILE *f, const struct gs_quota *q);
 
 /* The policy key of a video engine's cap ("video.decoders"), the name the
  * audit log, --check, --learn and the verdicts use for it; NULL for none. */

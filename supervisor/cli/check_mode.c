@@ -43,20 +43,10 @@ static void print_memory(FILE *out, const struct gs_quota *q)
 
 static void print_gpus(FILE *out, const struct gs_quota *q)
 {
-	const char *sep = "";
-
 	fprintf(out, "  %-*s ", KEY_WIDTH, "gpus");
 	if (!q->visible_set && !q->n_uuids)
 		fputs("all", out);
-	for (unsigned g = 0; q->visible_set && g < GS_MAX_GPUS; g++)
-		if (q->visible & (1ull << g)) {
-			fprintf(out, "%s%u", sep, g);
-			sep = ",";
-		}
-	for (unsigned i = 0; i < q->n_uuids; i++) {
-		fprintf(out, "%s%s", sep, q->uuids[i]);
-		sep = ",";
-	}
+	gs_print_gpus(out, q);
 	fputc('\n', out);
 }
 
