@@ -457,10 +457,17 @@ rmc_status_t rmc_session_open(struct rmc_session *s, int fd)
 	return rmc_session_open_client(s, fd, 0);
 }
 
-uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours)
+/* The tables of the branch the fake plays, or NULL. */
+static const struct gs_rm_abi *fake_branch_abi(void)
 {
 	const char *version = getenv("GS_FAKE_DRIVER_VERSION");
-	const struct gs_rm_abi *abi = version ? gs_rm_abi_for_version(version) : NULL;
+
+	return version ? gs_rm_abi_for_version(version) : NULL;
+}
+
+uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours)
+{
+	const struct gs_rm_abi *abi = fake_branch_abi();
 	const struct rm_ctrl_info *ci = abi ? rm_ctrl_lookup(abi, cmd) : NULL;
 
 	return ci && ci->params_size ? ci->params_size : ours;
@@ -468,8 +475,7 @@ uint32_t rmc_ctrl_size(uint32_t cmd, uint32_t ours)
 
 uint32_t rmc_class_size(uint32_t cls, uint32_t ours)
 {
-	const char *version = getenv("GS_FAKE_DRIVER_VERSION");
-	const struct gs_rm_abi *abi = version ? gs_rm_abi_for_version(version) : NULL;
+	const struct gs_rm_abi *abi = fake_branch_abi();
 	const struct rm_class_info *ci = abi ? rm_class_lookup(abi, cls) : NULL;
 
 	return ci && ci->params_size ? ci->params_size : ours;
