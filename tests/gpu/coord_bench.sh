@@ -8,7 +8,10 @@
 #   native2      two native processes time-sliced by the driver;
 #   cap / guarantee 30+70, 50+50, 25+25+50 (--sm-mode cap and guarantee);
 #   idle         guarantee 50+50, tenant 1 stops working (alive) after 10 s:
-#                how soon tenant 2 gets the GPU (0.25 s windows).
+#                how soon tenant 2 gets the GPU (0.25 s windows);
+#   fight        (only when RUNS names it) cap 30+70 where tenant 1 also
+#                churns CUDA-context processes, and fightfree, the same
+#                tenant 1 with no gpusandbox (the baseline).
 # tests/gpu/coord_summary.py then prints, per run, each tenant's GPU-time
 # share (NVML per-process utilization), its throughput as a fraction of
 # alone, their sum, the idle hand-over time, the switch cost (one
@@ -102,6 +105,24 @@ for mode in cap guarantee; do
 	step "${mode}_25_25_50" group "${mode}_25_25_50" "$mode" 25 25 50
 done
 wanted idle && step idle idle_run
+# fight: tenant 1 (cap 30) churns CUDA-context processes all along (issue
+# #13's fighting tenant); fightfree: the same tenant with no gpusandbox,
+# the baseline that shows what the cap protects tenant 2 (cap 70) from.
+if wanted fight; then
+	nvcc -o "$W/ctx_alloc" tests/gpu/ctx_alloc.c -lcuda || echo "STEP fight: no ctx_alloc"
+	fight_run() {
+		local name=$1 mode1=$2 rc=0 p
+		pids=()
+		tenant "${name}_t1" 30 "$mode1" SM_LOAD_CHURN="$W/ctx_alloc"
+		tenant "${name}_t2" 70 cap
+		for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+		wait
+		echo "$name: rc=$rc"
+		return "$rc"
+	}
+	step fight fight_run fight cap
+	step fightfree fight_run fightfree native
+fi
 dmesg 2>/dev/null | grep -i -E "xid|nvrm" | tail -40 >"$W/dmesg.txt"
 echo "Xid lines in dmesg: $(grep -ci xid "$W/dmesg.txt")"
 "$PY" tests/gpu/coord_summary.py "$W" | tee "$W/summary.txt" || echo "SUMMARY FAILED: the raw files are in the archive"

@@ -114,7 +114,7 @@ def main():
     base = alone_rate(d)
     print(f"alone: {base:.2f} matmuls/s")
     for name in ("native2", "cap_30_70", "cap_50_50", "cap_25_25_50",
-                 "guarantee_30_70", "guarantee_50_50", "guarantee_25_25_50"):
+                 "guarantee_30_70", "guarantee_50_50", "guarantee_25_25_50", "fight", "fightfree"):
         run_table(d, name, base)
     idle_table(d, base)
 

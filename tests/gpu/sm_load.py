@@ -32,6 +32,10 @@ MATMUL_BATCH = 4
 GRAPH_KERNELS = 200
 WINDOW_S = float(os.environ.get("SM_LOAD_WINDOW_S", "1.0"))
 IDLE_AFTER_S = float(os.environ.get("SM_LOAD_IDLE_AFTER_S", "0"))
+# SM_LOAD_CHURN=PROGRAM: a fighting tenant (issue #13): while the load runs,
+# a thread starts PROGRAM again and again, each a new process with a CUDA
+# context of its own (tests/gpu/ctx_alloc), churning the sandbox's clients.
+CHURN = os.environ.get("SM_LOAD_CHURN", "")
 
 
 def setup(kind):
@@ -96,8 +100,31 @@ def latency(seconds):
                       "checksum": hashlib.sha256(x.cpu().numpy().tobytes()).hexdigest()}))
 
 
+def churn(stop):
+    import subprocess
+    n = 0
+    while not stop.is_set():
+        subprocess.run([CHURN, "8"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        n += 1
+    print(json.dumps({"churned": n}), flush=True)
+
+
 def main():
     kind, seconds = sys.argv[1], float(sys.argv[2])
+    if CHURN:
+        import threading
+        stop = threading.Event()
+        t = threading.Thread(target=churn, args=(stop,), daemon=True)
+        t.start()
+        try:
+            return run(kind, seconds)
+        finally:
+            stop.set()
+            t.join()
+    return run(kind, seconds)
+
+
+def run(kind, seconds):
     if kind == "latency":
         return latency(seconds)
     step, result = setup(kind)
