@@ -101,6 +101,7 @@ TESTS=(
 	"no-coord-30-70|no|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
 	"fight-resched|yes|a:30:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
 	"fight-churn|yes|a:30:cap:0:$W:$M:-:-:tenant-churn b:70:cap:200:$W:$M:-:-"
+	"fight-churn-chan|yes|a:30:cap:0:$W:$M:-:-:tenant-churn-chan b:70:cap:200:$W:$M:-:-"
 	"fight-resched-free|yes|a:-:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
 )
 
@@ -208,6 +209,10 @@ check_case() {
 	esac
 	case $name in
 	cap-30-70 | guar-30-70) on_target a 0.30 && on_target b 0.70 ;;
+	fight-churn-chan)
+		grep -q 'stuck=0 ' "$d/a.out" ||
+			{ why="A's new processes' channels never ran: $(grep -o 'stuck=[0-9]*' "$d/a.out")"; return 1; }
+		on_target b 0.70 ;;
 	fight-resched | fight-churn)
 		on_target b 0.70 || return 1
 		at_least "$(awk -v t=0.30 -v e="$TOL" 'BEGIN { print t + e }')" "$share_a" ||

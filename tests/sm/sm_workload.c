@@ -75,6 +75,9 @@
 #define ON_PHASE_TRIES 2000
 #define ON_PHASE_POLL_US 200
 #define TRACE_MS 25
+#define CHURN_CHAN_PROCS 40
+#define CHURN_RUN_WAIT_MS 3000
+#define CHURN_RUN_POLL_MS 5
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -147,6 +150,52 @@ static bool stalled_control(int fd)
 	return true;
 }
 
+/* A client with a channel group of CHANNELS_PER_GROUP channels, scheduled. */
+static bool open_with_channels(struct rmc_session *s)
+{
+	nv_handle_t g = H_GROUP;
+	if (rmc_session_open(s, -1) != NV_OK ||
+	    rmc_alloc(s->fd, NULL, s->client, s->device, &g, KEPLER_CHANNEL_GROUP_A, group_params, 0) != NV_OK)
+		return false;
+	for (int i = 0; i < CHANNELS_PER_GROUP; i++) {
+		nv_handle_t h = H_CHAN + (nv_handle_t)i;
+		if (rmc_alloc(s->fd, NULL, s->client, H_GROUP, &h, HOPPER_CHANNEL_GPFIFO_A, chan_params, 0) != NV_OK)
+			return false;
+	}
+	schedule(s);
+	return true;
+}
+
+static uint64_t own_busy_ms(const struct rmc_session *s);
+
+/* tenant-churn-chan: each child makes a client WITH channels (a new CUDA
+ * context, as a real process churn does), waits until the fake has run
+ * them (its own busy time > 0), and exits; a child whose channels never
+ * ran within CHURN_RUN_WAIT_MS counts as stuck: the compute share lost a
+ * channel made mid-plan (seen on an H100 as a hung context). */
+static int churn_channels(void)
+{
+	int stuck = 0;
+	for (int i = 0; i < CHURN_CHAN_PROCS; i++) {
+		pid_t p = fork();
+		if (p == 0) {
+			struct rmc_session c;
+			if (!open_with_channels(&c))
+				_exit(2);
+			for (int t = 0; t < CHURN_RUN_WAIT_MS; t += CHURN_RUN_POLL_MS) {
+				if (own_busy_ms(&c) > 0)
+					_exit(0);
+				usleep(CHURN_RUN_POLL_MS * US_PER_MS);
+			}
+			_exit(1);
+		}
+		int st = 0;
+		if (p > 0 && waitpid(p, &st, 0) == p && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+			stuck++;
+	}
+	return stuck;
+}
+
 /* Each child makes a client of its own and exits at once. */
 static void churn(void)
 {
@@ -187,7 +236,7 @@ int main(int argc, char **argv)
 	 * that fights its cap the way reschedule and churn do, measured like a
 	 * tenant (its own part of the fake's busy time). */
 	if (argc != 4 && !(argc == 5 && strcmp(argv[1], "tenant") == 0)) {
-		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff|tenant|tenant-reschedule|"
+		fprintf(stderr, "usage: sm_workload steady|two|reschedule|handoff|tenant|tenant-reschedule|tenant-churn-chan|"
 		                "tenant-churn WARM_MS MEASURE_MS [IDLE_AT_MS]\n");
 		return EXIT_SETUP;
 	}
@@ -250,7 +299,17 @@ int main(int argc, char **argv)
 	/* reschedule: the whole run, warm-up included, so the measurement sees
 	 * the loop after it has answered the attack. */
 	bool resched = strcmp(mode, "reschedule") == 0 || strcmp(mode, "tenant-reschedule") == 0;
-	if (strcmp(mode, "churn") == 0 || strcmp(mode, "tenant-churn") == 0) {
+	if (strcmp(mode, "tenant-churn-chan") == 0) {
+		/* Half the warm-up first: the churn meets a plan in force. */
+		usleep((useconds_t)(warm_ms / 2) * US_PER_MS);
+		uint64_t t = now_ms();
+		int stuck = churn_channels();
+		printf("churned_with_channels=%d stuck=%d in %ld ms\n", CHURN_CHAN_PROCS, stuck,
+		       (long)(now_ms() - t));
+		long left = warm_ms - warm_ms / 2 - (long)(now_ms() - t);
+		if (left > 0)
+			usleep((useconds_t)left * US_PER_MS);
+	} else if (strcmp(mode, "churn") == 0 || strcmp(mode, "tenant-churn") == 0) {
 		uint64_t t = now_ms();
 		churn();
 		long spent = (long)(now_ms() - t);
