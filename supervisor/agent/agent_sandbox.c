@@ -34,6 +34,7 @@
 
 #include "agent_sandbox.h"
 #include "audit_policy.h"
+#include "compute_share.h"
 #include "exec_managed.h"
 #include "executor.h"
 #include "gpu_uuid.h"
@@ -59,6 +60,9 @@ struct gs_agent_container {
 	struct gs_audit audit;
 	bool audited;
 	struct gs_session sb;
+	/* sm: the command line's compute share (one duty-cycle thread per
+	 * container), a client of the GPU's coordinator like any supervisor. */
+	struct gs_compute_share sm;
 };
 
 struct worker {
@@ -88,13 +92,10 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 	gs_policy_init(p);
 	if (gs_policy_load(path, p, diag, sizeof(diag)) < 0)
 		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
-	/* What the agent does not enforce yet is refused, never ignored: the
-	 * compute share drives one workload's channels (not several
-	 * listeners'), and who the container runs as is the runtime's
-	 * business. managed = deny is checked against the profile when a
-	 * container comes (it needs the profile's mmap traps). */
-	if (p->quota.sm_percent < GS_SM_UNLIMITED)
-		return gs_fail(err, ENOTSUP, "policy %s: sm is not enforced by the agent yet", path);
+	/* What the agent does not enforce is refused, never ignored: who
+	 * the container runs as is the runtime's business. managed = deny is
+	 * checked against the profile when a container comes (it needs the
+	 * profile's mmap traps). sm is enforced (start_compute_share). */
 	if (p->user[0] || p->group[0] || p->groups[0] || p->has_audit_log)
 		return gs_fail(err, ENOTSUP, "policy %s: run-as and audit-log do not apply to containers "
 		               "(the runtime sets the user; the agent's --audit-dir the log)", path);
@@ -251,6 +252,14 @@ static void reconcile_released(struct gs_session *sb)
 
 static void teardown(struct gs_agent_container *c)
 {
+	/* First: channels the duty cycle holds off come back on, and the
+	 * container leaves its GPUs' plans, so the others re-plan now rather
+	 * than after the release wait. */
+	gs_sm_stop(&c->sm);
+	/* A compute share that could not keep its cap killed the container
+	 * itself (gs_session_kill_workload): say why here too. */
+	if (c->sm.err.msg[0])
+		log_line(c->id, &c->sm.err, "the compute share failed; the container was killed");
 	reconcile_released(&c->sb);
 	/* The agent does not learn exit statuses: -1, no signal. */
 	gs_session_summarize(&c->sb, -1, 0);
@@ -470,6 +479,18 @@ static int profile_fits_policy(const struct gs_agent_container *c, bool uvm_mmap
 	return 0;
 }
 
+/* sm in the policy: the compute share starts as the command line's does,
+ * after the start record (which holds the sm mode) and before any call of
+ * the container is served (the first listener's worker starts after). Its
+ * thread takes the sandbox lock only with a bound (compute_share.c,
+ * lock_soon), so a worker the workload stalls never holds it up. */
+static int start_compute_share(struct gs_agent_container *c, struct gs_error *err)
+{
+	if (c->policy.quota.sm_percent >= GS_SM_UNLIMITED)
+		return 0;
+	return gs_sm_start(&c->sm, &c->sb, err);
+}
+
 static struct gs_agent_container *make_container(struct gs_agent *a, const struct gs_agent_hello *h,
                                                  const char *policy_name, bool uvm_mmap_traps,
                                                  struct gs_error *err)
@@ -502,11 +523,12 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	if (gs_session_init(&c->sb, &cfg, -1, err) < 0)
 		goto fail;
 	c->sb.workload = c->init;
+	c->sb.workload_pidfd = c->init_pidfd;
 	if (gs_taskset_cgroup(&c->sb.tasks, c->init) < 0) {
 		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
 		goto fail_sandbox;
 	}
-	if (open_audit(c, err) < 0)
+	if (open_audit(c, err) < 0 || start_compute_share(c, err) < 0)
 		goto fail_sandbox;
 	return c;
 fail_sandbox:
