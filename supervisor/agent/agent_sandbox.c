@@ -47,6 +47,9 @@
 #define POLICY_SUFFIX ".policy"
 #define AUDIT_SUFFIX ".jsonl"
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
+/* How long the metrics tick waits for a container's session lock, with
+ * the agent lock held (gs_agent_tick). */
+#define METRICS_LOCK_WAIT_MS 2u
 
 struct gs_agent_container {
 	struct gs_agent_container *next;
@@ -63,6 +66,9 @@ struct gs_agent_container {
 	/* sm: the command line's compute share (one duty-cycle thread per
 	 * container), a client of the GPU's coordinator like any supervisor. */
 	struct gs_compute_share sm;
+	/* The last figures for --metrics-file (gs_agent_tick); under the
+	 * agent lock. */
+	struct gs_metrics_snap metrics;
 };
 
 struct worker {
@@ -530,6 +536,9 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	}
 	if (open_audit(c, err) < 0 || start_compute_share(c, err) < 0)
 		goto fail_sandbox;
+	/* No worker yet: the lock is free, and the tick has figures to fall
+	 * back on from the start. */
+	gs_metrics_snapshot(&c->metrics, &c->sb, c->id);
 	return c;
 fail_sandbox:
 	gs_session_fini(&c->sb);
@@ -616,7 +625,12 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 
 /* Every GS_METRICS_INTERVAL_MS: each container's usage records that are
  * due, and the metrics file of all of them (snapshots under the agent
- * lock, so no container is freed meanwhile; written after it). */
+ * lock, so no container is freed meanwhile; written after it). The agent
+ * lock is held here, and every arrival and teardown waits for it, so no
+ * session lock is waited on for long: a worker holds one while it reads
+ * its workload's memory, which the workload can stall (a page of a FUSE
+ * file it serves). A container whose lock does not come within
+ * METRICS_LOCK_WAIT_MS keeps its last figures for this write. */
 int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err)
 {
 	struct gs_metrics_snap *snaps = NULL;
@@ -629,8 +643,10 @@ int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error 
 	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
 		if (c->audited && gs_audit_tick(&c->audit) < 0)
 			c->sb.audit_failed = true;
-		if (snaps)
-			gs_metrics_snapshot(&snaps[n++], &c->sb, c->id);
+		if (!snaps)
+			continue;
+		(void)gs_metrics_snapshot_within(&c->metrics, &c->sb, c->id, METRICS_LOCK_WAIT_MS);
+		snaps[n++] = c->metrics;
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (metrics_path)

@@ -16,10 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "metrics.h"
 #include "utf8.h"
+
+#define NS_PER_MS 1000000L
+#define NS_PER_S  1000000000L
 
 /* Readable by a node_exporter running as another user: the file holds
  * limits and counts, not the workload's data. */
@@ -27,12 +31,12 @@
 #define LABEL_BUF 512
 #define NUM_BUF 32
 
-void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
+/* sb's figures; its lock held. */
+static void snapshot_locked(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->sandbox, sizeof(out->sandbox), "%s", sb->id);
 	snprintf(out->container, sizeof(out->container), "%s", container ? container : "");
-	pthread_mutex_lock(&sb->lock);
 	int max = ledger_max_gpu(&sb->ledger);
 	out->n_gpus = max < 0 ? 1 : (unsigned)max + 1;
 	for (unsigned g = 0; g < out->n_gpus; g++) {
@@ -51,13 +55,41 @@ void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, con
 	out->has_sm = sb->sm != NULL;
 	if (sb->sm)
 		gs_sm_summary(sb->sm, &out->sm);
-	pthread_mutex_unlock(&sb->lock);
-	/* The audit log has its own lock; its counters need not match the
-	 * ledger's instant. */
+}
+
+/* After the lock: the audit log has its own, and its counters need not
+ * match the ledger's instant. */
+static void snapshot_audit(struct gs_metrics_snap *out, const struct gs_session *sb)
+{
 	out->has_audit = sb->audit != NULL;
 	if (sb->audit)
 		gs_audit_counters(sb->audit, &out->audit_written, &out->audit_suppressed,
 		                  &out->audit_below_level);
+}
+
+void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
+{
+	pthread_mutex_lock(&sb->lock);
+	snapshot_locked(out, sb, container);
+	pthread_mutex_unlock(&sb->lock);
+	snapshot_audit(out, sb);
+}
+
+bool gs_metrics_snapshot_within(struct gs_metrics_snap *out, struct gs_session *sb,
+                                const char *container, unsigned wait_ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)wait_ms * NS_PER_MS;
+	until.tv_sec += until.tv_nsec / NS_PER_S;
+	until.tv_nsec %= NS_PER_S;
+	if (pthread_mutex_timedlock(&sb->lock, &until) != 0)
+		return false;
+	snapshot_locked(out, sb, container);
+	pthread_mutex_unlock(&sb->lock);
+	snapshot_audit(out, sb);
+	return true;
 }
 
 /* ---- formatting ------------------------------------------------------------------ */

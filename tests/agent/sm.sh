@@ -36,6 +36,18 @@
 #                   the driver (where a worker would kill it too) only
 #                   after its FAIL_WARM_MS warm-up; it never prints its
 #                   share, and the agent says why
+#   stall-metrics   a container at sm = 30 makes a call whose parameters lie
+#                   in a page of a FUSE file that answers after STALL_MS
+#                   (tests/sm/stallfs, bind-mounted in): its worker holds
+#                   the session lock in its read of that page. The agent's
+#                   --metrics-file tick must not wait for it with the agent
+#                   lock held (every arrival waits for that lock): a second
+#                   container started meanwhile runs to its end within
+#                   STALL_B_MAX_MS, while the first is still stalled
+#                   (it had not printed stalled_ms, at least 0.8 STALL_MS,
+#                   when the second ended). Against the agent whose tick
+#                   took the session lock unbounded, the second container
+#                   waited out the stall
 #   baseline-nocoord-30-70  cap-30-70 with an agent that has no coordinator
 #                   (no GPUSANDBOX_COORD_DIR: the fake's GPU is nobody
 #                   else's): the independent duty cycles overlap more than
@@ -48,7 +60,7 @@
 # Bands (multi.sh's, with their history there): TOL 0.06 (the coordinated
 # shares came within 0.005 of their targets on a quiet machine),
 # MAX_OVERLAP 0.08 (cap; 0.21 without a coordinator), IDLE_GAIN 0.75. Each
-# case takes about 8 s. Prints PASS/FAIL per case and "N passed, M failed";
+# case takes about 8 s (about 50 s in all). Prints PASS/FAIL per case and "N passed, M failed";
 # exits 125 (SKIP) without runc, busybox-static or jq. GS_AGENT_KEEP=1 keeps
 # the work folder.
 set -u
@@ -76,6 +88,12 @@ FAIL_AFTER=5            # fail-50: the fake's disables that succeed,
 FAIL_WARM_MS=8000       # the workload's quiet time after them,
 FAIL_KILL_MAX_MS=3000   # and the bound from the error to the summary
 STATS_IN=/fakestats     # where the container sees the fake's stats
+STALLFS=$ROOT/tests/sm/stallfs
+STALL_MS=5000           # stall-metrics: the stalled read,
+STALL_WARM_MS=300       # the first container's wait before its call,
+STALL_START_MS=1500     # when the second starts (after the first's),
+STALL_B_MAX_MS=3000     # and how long the second may take
+STALL_IN=/stall
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
@@ -103,19 +121,21 @@ make_bundle() {
 		.mounts += [ "nvidiactl", "nvidia0", "nvidia-uvm" |
 		             { destination: ("/dev/" + .), type: "bind", source: ($m + "/" + .), options: ["bind"] } ] +
 		           [ { destination: $in, type: "bind", source: $stats, options: ["bind", "ro"] } ] |
-		if $sc == null then del(.linux.seccomp) else .linux.seccomp = $sc end' \
+		if $sc == null then del(.linux.seccomp) else .linux.seccomp = $sc end |
+		'"${BUNDLE_EXTRA:-.}" \
 		"$d/bundle/config.json" >"$d/config.new" && mv "$d/config.new" "$d/bundle/config.json"
 }
 
-# container NAME POLICY WARM MEASURE: detached, its output in $D/NAME.out
+# container NAME POLICY WARM MEASURE [MODE]: sm_workload MODE (default
+# tenant), detached, its output in $D/NAME.out
 container() {
-	local name=$1 policy=$2 p=""
+	local name=$1 policy=$2 mode=${5:-tenant} p=""
 	mkdir -p "$D/$name"
 	if [ "$CASE" != baseline-nosm-30-70 ]; then
 		p=$D/$name/profile.json
 		"$GS" profile --listener "$SOCK" --policy-name "$policy" >"$p" 2>>"$D/err" || return 1
 	fi
-	make_bundle "$D/$name" "[\"/bin/sm_workload\", \"tenant\", \"$3\", \"$4\"]" "$p" || return 1
+	make_bundle "$D/$name" "[\"/bin/sm_workload\", \"$mode\", \"$3\", \"$4\"]" "$p" || return 1
 	(cd "$D/$name/bundle" && runc --root "$D/state" run -d "gs-$CASE-$name") \
 		>"$D/$name.out" 2>"$D/$name.err" </dev/null
 }
@@ -139,7 +159,7 @@ start_agent() {  # start_agent COORD(yes/no)
 		env=(GPUSANDBOX_COORD_DIR="$D/coord")
 	fi
 	env "${env[@]}" "$GS" agent --socket "$SOCK" --policy-dir "$D/policies" --audit-dir "$D" \
-		2>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" 2>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
 }
@@ -172,6 +192,19 @@ inside() {
 	fail-50)
 		start_agent no || return
 		container a g50 "$FAIL_WARM_MS" "$M" || return
+		wait_done a ;;
+	stall-metrics)
+		start_agent yes || return
+		BUNDLE_EXTRA='.process.env += [ "GS_STALL_FILE='"$STALL_IN"'" ] |
+			.mounts += [ { destination: "'"$STALL_IN"'", type: "bind", source: "'"$D/mnt/stall"'", options: ["bind"] } ]' \
+			container a a30 "$STALL_WARM_MS" 0 stall || return
+		sleep "$(awk -v m="$STALL_START_MS" 'BEGIN { printf "%.3f", m / 1000 }')"
+		local t0 t1
+		t0=$(date +%s%N)
+		container b b70 0 200 && wait_done b
+		t1=$(date +%s%N)
+		cp "$D/a.out" "$D/a-at-b-end.out"
+		echo "b_ms=$(((t1 - t0) / 1000000))" >"$D/b.time"
 		wait_done a ;;
 	leave-50-50)
 		start_agent yes || return
@@ -206,7 +239,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$TENANT" "$CLI_TENANT"; do
+for f in "$GS" "$TENANT" "$CLI_TENANT" "$STALLFS"; do
 	[ -x "$f" ] || { echo "agent-sm: $f is not built (make all tests)"; exit 2; }
 done
 
@@ -217,6 +250,7 @@ mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 cp "$TENANT" "$ROOTFS/bin/"
 : >"$ROOTFS$STATS_IN"
+: >"$ROOTFS$STALL_IN"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -281,6 +315,15 @@ judge() {
 			[ "$(st "$d" gpu0.disable_calls)" -ge 5 ] && [ "$(st "$d" gpu0.freed_while_disabled)" = 0 ] &&
 			[ "$(st "$d" clients_live)" = 0 ] ||
 			why="audited error: $(grep -c '"event":"error"' "$log" 2>/dev/null), summary ${gap:-?} ms after it, out: $(grep -v '^trace' "$d/a.out" | tr '\n' ' '), disables $(st "$d" gpu0.disable_calls), freed while disabled $(st "$d" gpu0.freed_while_disabled), clients live $(st "$d" clients_live)" ;;
+	stall-metrics)
+		local stalled b_ms
+		stalled=$(val "$d/a.out" stalled_ms)
+		b_ms=$(val "$d/b.time" b_ms)
+		[ -n "$stalled" ] && [ "$stalled" -ge $((STALL_MS * 8 / 10)) ] ||
+			why="the first container's call did not stall (stalled_ms '$stalled'): the case proves nothing"
+		[ -n "$why" ] || { [ -n "$(val "$d/b.out" share)" ] && [ "${b_ms:-99999}" -le "$STALL_B_MAX_MS" ] &&
+			! grep -q stalled_ms "$d/a-at-b-end.out"; } ||
+			why="the second container took ${b_ms:-?} ms (share '$(val "$d/b.out" share)'), the first stalled $stalled ms" ;;
 	baseline-nocoord-30-70)
 		local o
 		o=$(val "$d/a.out" overlap)
@@ -297,6 +340,7 @@ judge() {
 	done
 	[ -n "$detail" ] && detail=" (${detail}share/overlap${gain:+; B over its last $TAIL_MS ms $gain})"
 	[ -n "${gap:-}" ] && detail=" (summary $gap ms after the error)"
+	[ "$name" = stall-metrics ] && detail=" (second container $(val "$d/b.time" b_ms) ms, first stalled $(val "$d/a.out" stalled_ms) ms)"
 	[ -z "$why" ] && pass "$name$detail" || fail "$name" "$why"
 }
 
@@ -308,16 +352,33 @@ want() {
 }
 SELECTED=("$@")
 
-for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 baseline-nocoord-30-70 baseline-nosm-30-70; do
+# The stalling file system, mounted before the fake (whose mount namespace,
+# and so the containers', copies the mounts), unmounted after.
+stallfs_up() {
+	mkdir -p "$1/mnt"
+	"$STALLFS" "$1/mnt" "$STALL_MS" 2>"$1/stallfs.err" &
+	stallfs_pid=$!
+	wait_for -e "$1/mnt/stall"
+}
+stallfs_down() {
+	fusermount3 -u "$1/mnt" 2>/dev/null || umount -l "$1/mnt" 2>/dev/null
+	wait "$stallfs_pid" 2>/dev/null
+}
+
+for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics baseline-nocoord-30-70 baseline-nosm-30-70; do
 	want "$name" || continue
 	dir=$tmp/$name
 	mkdir -p "$dir"
+	if [ "$name" = stall-metrics ]; then
+		stallfs_up "$dir" || { fail "$name" "stallfs did not come up"; continue; }
+	fi
 	fake_extra=()
 	[ "$name" = fail-50 ] && fake_extra=(--fail-disable-after "$FAIL_AFTER")
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --busy-lag-ms 1 \
 		"${fake_extra[@]}" -- \
 		"$0" --inside "$name" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	rc=$?
+	[ "$name" = stall-metrics ] && stallfs_down "$dir"
 	[ "$rc" = "$SKIP" ] && skip "$(tail -1 "$dir/harness.out")"
 	judge "$name"
 done
