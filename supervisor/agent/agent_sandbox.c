@@ -47,7 +47,7 @@
 #define POLICY_SUFFIX ".policy"
 #define AUDIT_SUFFIX ".jsonl"
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
-/* How long the metrics tick waits for a container's session lock, with
+/* How long the tick waits for a container's session or audit lock, with
  * the agent lock held (gs_agent_tick). */
 #define METRICS_LOCK_WAIT_MS 2u
 
@@ -629,8 +629,10 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
  * lock is held here, and every arrival and teardown waits for it, so no
  * session lock is waited on for long: a worker holds one while it reads
  * its workload's memory, which the workload can stall (a page of a FUSE
- * file it serves). A container whose lock does not come within
- * METRICS_LOCK_WAIT_MS keeps its last figures for this write. */
+ * file it serves), and its audit lock while it reads a refused task's
+ * stack, at an address the workload chose. A container whose locks do not
+ * come within METRICS_LOCK_WAIT_MS keeps its last figures for this write,
+ * and its usage records wait for the next tick. */
 int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err)
 {
 	struct gs_metrics_snap *snaps = NULL;
@@ -641,7 +643,7 @@ int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error 
 	if (metrics_path)
 		snaps = calloc(a->n_containers ? a->n_containers : 1, sizeof(*snaps));
 	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
-		if (c->audited && gs_audit_tick(&c->audit) < 0)
+		if (c->audited && gs_audit_tick_within(&c->audit, METRICS_LOCK_WAIT_MS) < 0)
 			c->sb.audit_failed = true;
 		if (!snaps)
 			continue;

@@ -16,14 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "metrics.h"
 #include "utf8.h"
-
-#define NS_PER_MS 1000000L
-#define NS_PER_S  1000000000L
 
 /* Readable by a node_exporter running as another user: the file holds
  * limits and counts, not the workload's data. */
@@ -78,17 +75,18 @@ void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, con
 bool gs_metrics_snapshot_within(struct gs_metrics_snap *out, struct gs_session *sb,
                                 const char *container, unsigned wait_ms)
 {
-	struct timespec until;
+	struct gs_metrics_snap snap;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)wait_ms * NS_PER_MS;
-	until.tv_sec += until.tv_nsec / NS_PER_S;
-	until.tv_nsec %= NS_PER_S;
-	if (pthread_mutex_timedlock(&sb->lock, &until) != 0)
+	if (!gs_mutex_lock_within(&sb->lock, wait_ms))
 		return false;
-	snapshot_locked(out, sb, container);
+	snapshot_locked(&snap, sb, container);
 	pthread_mutex_unlock(&sb->lock);
-	snapshot_audit(out, sb);
+	/* Both or nothing: counters read as 0 would look like a reset. */
+	snap.has_audit = sb->audit != NULL;
+	if (sb->audit && !gs_audit_counters_within(sb->audit, &snap.audit_written, &snap.audit_suppressed,
+	                                           &snap.audit_below_level, wait_ms))
+		return false;
+	*out = snap;
 	return true;
 }
 

@@ -48,6 +48,11 @@
 #                   when the second ended). Against the agent whose tick
 #                   took the session lock unbounded, the second container
 #                   waited out the stall
+#   stall-audit     the same with the stack pointer in the stalling page
+#                   (tests/agent/stackstall: a refused call, whose audit
+#                   record carries the caller's stack, read from there): the
+#                   worker holds the audit log's lock too, which the tick
+#                   must not wait for either; the refusal is audited
 #   baseline-nocoord-30-70  cap-30-70 with an agent that has no coordinator
 #                   (no GPUSANDBOX_COORD_DIR: the fake's GPU is nobody
 #                   else's): the independent duty cycles overlap more than
@@ -68,6 +73,7 @@ cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 GS=$ROOT/build/gpusandbox
 TENANT=$ROOT/build/tests/agent/sm_workload
+STACKSTALL=$ROOT/build/tests/agent/stackstall
 CLI_TENANT=$ROOT/build/tests/sm/sm_workload
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
 SKIP=125
@@ -127,15 +133,17 @@ make_bundle() {
 }
 
 # container NAME POLICY WARM MEASURE [MODE]: sm_workload MODE (default
-# tenant), detached, its output in $D/NAME.out
+# tenant), or the command $ARGS (a JSON list) when set, detached, its
+# output in $D/NAME.out
 container() {
 	local name=$1 policy=$2 mode=${5:-tenant} p=""
+	local args=${ARGS:-"[\"/bin/sm_workload\", \"$mode\", \"$3\", \"$4\"]"}
 	mkdir -p "$D/$name"
 	if [ "$CASE" != baseline-nosm-30-70 ]; then
 		p=$D/$name/profile.json
 		"$GS" profile --listener "$SOCK" --policy-name "$policy" >"$p" 2>>"$D/err" || return 1
 	fi
-	make_bundle "$D/$name" "[\"/bin/sm_workload\", \"$mode\", \"$3\", \"$4\"]" "$p" || return 1
+	make_bundle "$D/$name" "$args" "$p" || return 1
 	(cd "$D/$name/bundle" && runc --root "$D/state" run -d "gs-$CASE-$name") \
 		>"$D/$name.out" 2>"$D/$name.err" </dev/null
 }
@@ -193,9 +201,11 @@ inside() {
 		start_agent no || return
 		container a g50 "$FAIL_WARM_MS" "$M" || return
 		wait_done a ;;
-	stall-metrics)
+	stall-metrics | stall-audit)
 		start_agent yes || return
-		BUNDLE_EXTRA='.process.env += [ "GS_STALL_FILE='"$STALL_IN"'" ] |
+		local args=""
+		[ "$CASE" = stall-audit ] && args='["/bin/stackstall"]'
+		ARGS=$args BUNDLE_EXTRA='.process.env += [ "GS_STALL_FILE='"$STALL_IN"'" ] |
 			.mounts += [ { destination: "'"$STALL_IN"'", type: "bind", source: "'"$D/mnt/stall"'", options: ["bind"] } ]' \
 			container a a30 "$STALL_WARM_MS" 0 stall || return
 		sleep "$(awk -v m="$STALL_START_MS" 'BEGIN { printf "%.3f", m / 1000 }')"
@@ -239,7 +249,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$TENANT" "$CLI_TENANT" "$STALLFS"; do
+for f in "$GS" "$TENANT" "$STACKSTALL" "$CLI_TENANT" "$STALLFS"; do
 	[ -x "$f" ] || { echo "agent-sm: $f is not built (make all tests)"; exit 2; }
 done
 
@@ -248,7 +258,7 @@ trap '[ -n "${GS_AGENT_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
-cp "$TENANT" "$ROOTFS/bin/"
+cp "$TENANT" "$STACKSTALL" "$ROOTFS/bin/"
 : >"$ROOTFS$STATS_IN"
 : >"$ROOTFS$STALL_IN"
 
@@ -315,7 +325,7 @@ judge() {
 			[ "$(st "$d" gpu0.disable_calls)" -ge 5 ] && [ "$(st "$d" gpu0.freed_while_disabled)" = 0 ] &&
 			[ "$(st "$d" clients_live)" = 0 ] ||
 			why="audited error: $(grep -c '"event":"error"' "$log" 2>/dev/null), summary ${gap:-?} ms after it, out: $(grep -v '^trace' "$d/a.out" | tr '\n' ' '), disables $(st "$d" gpu0.disable_calls), freed while disabled $(st "$d" gpu0.freed_while_disabled), clients live $(st "$d" clients_live)" ;;
-	stall-metrics)
+	stall-metrics | stall-audit)
 		local stalled b_ms
 		stalled=$(val "$d/a.out" stalled_ms)
 		b_ms=$(val "$d/b.time" b_ms)
@@ -323,7 +333,12 @@ judge() {
 			why="the first container's call did not stall (stalled_ms '$stalled'): the case proves nothing"
 		[ -n "$why" ] || { [ -n "$(val "$d/b.out" share)" ] && [ "${b_ms:-99999}" -le "$STALL_B_MAX_MS" ] &&
 			! grep -q stalled_ms "$d/a-at-b-end.out"; } ||
-			why="the second container took ${b_ms:-?} ms (share '$(val "$d/b.out" share)'), the first stalled $stalled ms" ;;
+			why="the second container took ${b_ms:-?} ms (share '$(val "$d/b.out" share)'), the first stalled $stalled ms"
+		if [ -z "$why" ] && [ "$name" = stall-audit ]; then
+			[ "$(val "$d/a.out" status)" = status:0x1b ] &&
+				grep '"verdict":"refuse' "$d/gs-$name-a.jsonl" | grep -q '"stack":\["main+' ||
+				why="the first container's call was not refused (status '$(val "$d/a.out" status)') and audited with its stack"
+		fi ;;
 	baseline-nocoord-30-70)
 		local o
 		o=$(val "$d/a.out" overlap)
@@ -340,7 +355,7 @@ judge() {
 	done
 	[ -n "$detail" ] && detail=" (${detail}share/overlap${gain:+; B over its last $TAIL_MS ms $gain})"
 	[ -n "${gap:-}" ] && detail=" (summary $gap ms after the error)"
-	[ "$name" = stall-metrics ] && detail=" (second container $(val "$d/b.time" b_ms) ms, first stalled $(val "$d/a.out" stalled_ms) ms)"
+	case $name in stall-*) detail=" (second container $(val "$d/b.time" b_ms) ms, first stalled $(val "$d/a.out" stalled_ms) ms)" ;; esac
 	[ -z "$why" ] && pass "$name$detail" || fail "$name" "$why"
 }
 
@@ -365,11 +380,11 @@ stallfs_down() {
 	wait "$stallfs_pid" 2>/dev/null
 }
 
-for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics baseline-nocoord-30-70 baseline-nosm-30-70; do
+for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics stall-audit baseline-nocoord-30-70 baseline-nosm-30-70; do
 	want "$name" || continue
 	dir=$tmp/$name
 	mkdir -p "$dir"
-	if [ "$name" = stall-metrics ]; then
+	if [ "${name#stall-}" != "$name" ]; then
 		stallfs_up "$dir" || { fail "$name" "stallfs did not come up"; continue; }
 	fi
 	fake_extra=()
@@ -378,7 +393,7 @@ for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics baseline-noc
 		"${fake_extra[@]}" -- \
 		"$0" --inside "$name" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	rc=$?
-	[ "$name" = stall-metrics ] && stallfs_down "$dir"
+	[ "${name#stall-}" != "$name" ] && stallfs_down "$dir"
 	[ "$rc" = "$SKIP" ] && skip "$(tail -1 "$dir/harness.out")"
 	judge "$name"
 done
