@@ -3,6 +3,8 @@
 #define GPUSANDBOX_H
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -18,6 +20,21 @@ static inline uint64_t gs_monotonic_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Takes m if it comes within ms; whether it did. For a lock that a worker
+ * may hold while the workload makes it wait (a read of workload memory a
+ * FUSE file of its own backs), taken by a thread that must not wait on the
+ * workload. */
+static inline bool gs_mutex_lock_within(pthread_mutex_t *m, unsigned ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)(ms % 1000u) * 1000000L;
+	until.tv_sec += (time_t)(ms / 1000u) + until.tv_nsec / (long)GS_NS_PER_S;
+	until.tv_nsec %= (long)GS_NS_PER_S;
+	return pthread_mutex_timedlock(m, &until) == 0;
 }
 
 /* A small text file (/proc/TID/status, /proc/TID/syscall, fdinfo) read

@@ -46,9 +46,14 @@ TESTS_AGENT_ABANDON := $(TESTS_BUILD)/agent/abandon
 TESTS_AGENT_PEER := $(TESTS_BUILD)/agent/peer
 # tests/adv's compat_i386, linked statically for the container.
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
+# tests/sm's sm_workload, linked statically for the container (agent --sm).
+TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
+# A refused call made with its stack pointer in a stalling page (static).
+TESTS_AGENT_STACKSTALL := $(TESTS_BUILD)/agent/stackstall
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
-                    $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON)
+                    $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
+                    $(TESTS_AGENT_STACKSTALL)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -95,6 +100,14 @@ $(TESTS_AGENT_COMPAT): tests/adv/compat_i386.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ)
 $(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_STACKSTALL): tests/agent/stackstall.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_SM): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -34,6 +34,7 @@
 
 #include "agent_sandbox.h"
 #include "audit_policy.h"
+#include "compute_share.h"
 #include "exec_managed.h"
 #include "executor.h"
 #include "gpu_uuid.h"
@@ -46,6 +47,9 @@
 #define POLICY_SUFFIX ".policy"
 #define AUDIT_SUFFIX ".jsonl"
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
+/* How long the tick waits for a container's session or audit lock, with
+ * the agent lock held (gs_agent_tick). */
+#define METRICS_LOCK_WAIT_MS 2u
 
 struct gs_agent_container {
 	struct gs_agent_container *next;
@@ -59,6 +63,12 @@ struct gs_agent_container {
 	struct gs_audit audit;
 	bool audited;
 	struct gs_session sb;
+	/* sm: the command line's compute share (one duty-cycle thread per
+	 * container), a client of the GPU's coordinator like any supervisor. */
+	struct gs_compute_share sm;
+	/* The last figures for --metrics-file (gs_agent_tick); under the
+	 * agent lock. */
+	struct gs_metrics_snap metrics;
 };
 
 struct worker {
@@ -88,13 +98,10 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 	gs_policy_init(p);
 	if (gs_policy_load(path, p, diag, sizeof(diag)) < 0)
 		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
-	/* What the agent does not enforce yet is refused, never ignored: the
-	 * compute share drives one workload's channels (not several
-	 * listeners'), and who the container runs as is the runtime's
-	 * business. managed = deny is checked against the profile when a
-	 * container comes (it needs the profile's mmap traps). */
-	if (p->quota.sm_percent < GS_SM_UNLIMITED)
-		return gs_fail(err, ENOTSUP, "policy %s: sm is not enforced by the agent yet", path);
+	/* What the agent does not enforce is refused, never ignored: who
+	 * the container runs as is the runtime's business. managed = deny is
+	 * checked against the profile when a container comes (it needs the
+	 * profile's mmap traps). sm is enforced (start_compute_share). */
 	if (p->user[0] || p->group[0] || p->groups[0] || p->has_audit_log)
 		return gs_fail(err, ENOTSUP, "policy %s: run-as and audit-log do not apply to containers "
 		               "(the runtime sets the user; the agent's --audit-dir the log)", path);
@@ -251,6 +258,14 @@ static void reconcile_released(struct gs_session *sb)
 
 static void teardown(struct gs_agent_container *c)
 {
+	/* First: channels the duty cycle holds off come back on, and the
+	 * container leaves its GPUs' plans, so the others re-plan now rather
+	 * than after the release wait. */
+	gs_sm_stop(&c->sm);
+	/* A compute share that could not keep its cap killed the container
+	 * itself (gs_session_kill_workload): say why here too. */
+	if (c->sm.err.msg[0])
+		log_line(c->id, &c->sm.err, "the compute share failed; the container was killed");
 	reconcile_released(&c->sb);
 	/* The agent does not learn exit statuses: -1, no signal. */
 	gs_session_summarize(&c->sb, -1, 0);
@@ -470,6 +485,18 @@ static int profile_fits_policy(const struct gs_agent_container *c, bool uvm_mmap
 	return 0;
 }
 
+/* sm in the policy: the compute share starts as the command line's does,
+ * after the start record (which holds the sm mode) and before any call of
+ * the container is served (the first listener's worker starts after). Its
+ * thread takes the sandbox lock only with a bound (compute_share.c,
+ * lock_soon), so a worker the workload stalls never holds it up. */
+static int start_compute_share(struct gs_agent_container *c, struct gs_error *err)
+{
+	if (c->policy.quota.sm_percent >= GS_SM_UNLIMITED)
+		return 0;
+	return gs_sm_start(&c->sm, &c->sb, err);
+}
+
 static struct gs_agent_container *make_container(struct gs_agent *a, const struct gs_agent_hello *h,
                                                  const char *policy_name, bool uvm_mmap_traps,
                                                  struct gs_error *err)
@@ -502,12 +529,16 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	if (gs_session_init(&c->sb, &cfg, -1, err) < 0)
 		goto fail;
 	c->sb.workload = c->init;
+	c->sb.workload_pidfd = c->init_pidfd;
 	if (gs_taskset_cgroup(&c->sb.tasks, c->init) < 0) {
 		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
 		goto fail_sandbox;
 	}
-	if (open_audit(c, err) < 0)
+	if (open_audit(c, err) < 0 || start_compute_share(c, err) < 0)
 		goto fail_sandbox;
+	/* No worker yet: the lock is free, and the tick has figures to fall
+	 * back on from the start. */
+	gs_metrics_snapshot(&c->metrics, &c->sb, c->id);
 	return c;
 fail_sandbox:
 	gs_session_fini(&c->sb);
@@ -594,7 +625,14 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 
 /* Every GS_METRICS_INTERVAL_MS: each container's usage records that are
  * due, and the metrics file of all of them (snapshots under the agent
- * lock, so no container is freed meanwhile; written after it). */
+ * lock, so no container is freed meanwhile; written after it). The agent
+ * lock is held here, and every arrival and teardown waits for it, so no
+ * session lock is waited on for long: a worker holds one while it reads
+ * its workload's memory, which the workload can stall (a page of a FUSE
+ * file it serves), and its audit lock while it reads a refused task's
+ * stack, at an address the workload chose. A container whose locks do not
+ * come within METRICS_LOCK_WAIT_MS keeps its last figures for this write,
+ * and its usage records wait for the next tick. */
 int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err)
 {
 	struct gs_metrics_snap *snaps = NULL;
@@ -605,10 +643,12 @@ int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error 
 	if (metrics_path)
 		snaps = calloc(a->n_containers ? a->n_containers : 1, sizeof(*snaps));
 	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
-		if (c->audited && gs_audit_tick(&c->audit) < 0)
+		if (c->audited && gs_audit_tick_within(&c->audit, METRICS_LOCK_WAIT_MS) < 0)
 			c->sb.audit_failed = true;
-		if (snaps)
-			gs_metrics_snapshot(&snaps[n++], &c->sb, c->id);
+		if (!snaps)
+			continue;
+		(void)gs_metrics_snapshot_within(&c->metrics, &c->sb, c->id, METRICS_LOCK_WAIT_MS);
+		snaps[n++] = c->metrics;
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (metrics_path)

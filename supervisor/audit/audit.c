@@ -410,11 +410,10 @@ static void note_usage_locked(struct gs_audit *a, const struct gs_decision *d)
 		u->peak_since = d->usage_after;
 }
 
-int gs_audit_tick(struct gs_audit *a)
+static int tick_locked(struct gs_audit *a)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&a->lock);
 	if (!a->sealed && a->fd >= 0)
 		rc = flush_usage_locked(a, false);
 	if (rc < 0)
@@ -423,14 +422,42 @@ int gs_audit_tick(struct gs_audit *a)
 	return rc;
 }
 
-void gs_audit_counters(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
-                       uint64_t *below_level)
+int gs_audit_tick(struct gs_audit *a)
 {
 	pthread_mutex_lock(&a->lock);
+	return tick_locked(a);
+}
+
+int gs_audit_tick_within(struct gs_audit *a, unsigned wait_ms)
+{
+	if (!gs_mutex_lock_within(&a->lock, wait_ms))
+		return 1;
+	return tick_locked(a);
+}
+
+static void counters_locked(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
+                            uint64_t *below_level)
+{
 	*written = a->n_written;
 	*suppressed = a->n_suppressed;
 	*below_level = a->n_below_level;
 	pthread_mutex_unlock(&a->lock);
+}
+
+void gs_audit_counters(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
+                       uint64_t *below_level)
+{
+	pthread_mutex_lock(&a->lock);
+	counters_locked(a, written, suppressed, below_level);
+}
+
+bool gs_audit_counters_within(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
+                              uint64_t *below_level, unsigned wait_ms)
+{
+	if (!gs_mutex_lock_within(&a->lock, wait_ms))
+		return false;
+	counters_locked(a, written, suppressed, below_level);
+	return true;
 }
 
 /* A record of the run as a whole (start, summary, error, sm_adjust). The

@@ -252,11 +252,20 @@ int gs_audit_error(struct gs_audit *a, const char *message);
 /* Writes the usage records that are due (a runner calls it now and then,
  * so that the last change before a quiet spell is not left unwritten). */
 int gs_audit_tick(struct gs_audit *a);
+/* The same, waiting at most wait_ms for the log's lock: a worker holds it
+ * while it reads a refused task's call stack (stack.c), which the workload
+ * can stall (its stack pointer in a page of a FUSE file of its own).
+ * 1 when the lock did not come (nothing done). */
+int gs_audit_tick_within(struct gs_audit *a, unsigned wait_ms);
 /* Would this decision be written at the log's level? (A refusal always.) */
 bool gs_audit_wants(const struct gs_audit *a, const struct gs_decision *d);
 /* The counters the metrics show, read under the lock. */
 void gs_audit_counters(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
                        uint64_t *below_level);
+/* The same within wait_ms (see gs_audit_tick_within); false, nothing
+ * read, when the lock did not come. */
+bool gs_audit_counters_within(struct gs_audit *a, uint64_t *written, uint64_t *suppressed,
+                              uint64_t *below_level, unsigned wait_ms);
 
 const char *gs_verdict_name(enum gs_verdict v);
 

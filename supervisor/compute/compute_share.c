@@ -132,7 +132,7 @@ static void sm_fail(struct gs_compute_share *cs)
 		sb->audit_failed = true;
 	if (!atomic_exchange(&sb->failed, true))
 		sb->thread_err = cs->err;
-	kill(sb->workload, SIGKILL);
+	gs_session_kill_workload(sb);
 	atomic_store(&cs->stop, true);
 }
 

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +60,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 {
 	memset(sb, 0, sizeof(*sb));
 	sb->listener = listener;
+	sb->workload_pidfd = -1;
 	sb->quota = cfg->quota;
 	sb->rm_abi = cfg->driver->rm_abi;
 	/* The GPU map is the supervisor's own, read at start (driver.c). */
@@ -97,6 +100,14 @@ void gs_session_fini(struct gs_session *sb)
 	if (sb->listener >= 0)
 		close(sb->listener);
 	sb->listener = -1;
+}
+
+void gs_session_kill_workload(const struct gs_session *sb)
+{
+	if (sb->workload_pidfd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, sb->workload_pidfd, SIGKILL, NULL, 0);
+	else if (sb->workload > 0)
+		(void)kill(sb->workload, SIGKILL);
 }
 
 void gs_session_print_profile(const struct gs_session *sb)

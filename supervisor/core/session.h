@@ -81,6 +81,11 @@ struct gs_session {
 	 * compute share), which then kills the workload. */
 	atomic_bool          failed;
 	pid_t                workload;      /* killed if supervision fails */
+	/* >= 0: the workload is killed through this pidfd instead (the
+	 * agent's: a container's init is not our child, so its pid can be
+	 * reused once it is reaped). Not owned: its holder closes it after
+	 * every thread that may kill (the compute share's) is stopped. */
+	int                  workload_pidfd;
 	struct gs_error      thread_err;    /* why it failed */
 	struct gs_gpu_entry  gpu_map[GS_MAX_GPUS];
 	unsigned             n_gpu_map;
@@ -147,6 +152,9 @@ void gs_session_reconcile(struct gs_session *sb);
  * (needs_reconcile, over_quota_reconciled), and an entry not yet reaped
  * only keeps a charge (the safe side). */
 void gs_session_reconcile_some(struct gs_session *sb);
+
+/* Failing closed: SIGKILL to the workload (its pidfd when it has one). */
+void gs_session_kill_workload(const struct gs_session *sb);
 
 /* Tells the observer, if any, that channels on gpu may have resumed. */
 void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu);

@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -473,40 +472,54 @@ static void stack_from_msg(struct gs_stack *out, const struct stack_msg *msg)
 	}
 }
 
-void gs_stack_read(pid_t tid, struct gs_stack *out)
+/* The unwinding child of one copied stack: its answer, within
+ * GS_STACK_TIMEOUT_MS. */
+static uint32_t unwind_copy(struct unwind *u, struct gs_stack *out)
 {
-	static struct unwind u; /* 64 KiB; one refusal at a time, under the sandbox lock */
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct stack_msg msg;
-	uint32_t err = STACK_ARCH;
+	uint32_t err;
 	int pfd[2];
 	pid_t child;
 
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return STACK_CHILD;
+	child = fork();
+	if (child == 0) {
+		close(pfd[0]);
+		unwind_child(u, pfd[1]);
+	}
+	close(pfd[1]);
+	err = child < 0 ? STACK_CHILD : await_child(child, pfd[0], &msg);
+	close(pfd[0]);
+	if (err == STACK_OK)
+		stack_from_msg(out, &msg);
+	return err;
+}
+
+void gs_stack_read(pid_t tid, struct gs_stack *out)
+{
+	uint32_t err = STACK_ARCH;
+
 	memset(out, 0, sizeof(*out));
 #ifdef DWARF_SP
-	pthread_mutex_lock(&lock);
-	memset(&u, 0, offsetof(struct unwind, window));
-	u.tid = tid;
-	u.window_len = 0;
-	if (read_syscall_regs(tid, &u.sp, &u.pc) < 0)
-		err = STACK_NOT_BLOCKED;
-	else if (copy_stack(&u) < 0)
-		err = STACK_UNREADABLE;
-	else if (pipe2(pfd, O_CLOEXEC) < 0)
+	/* Its own copy per call (64 KiB), not one shared under a lock: the
+	 * copy is a read of the workload's memory at the stack pointer it
+	 * chose, which it can stall (a page of a FUSE file it serves), and
+	 * one stalled read must hold up no other sandbox's refusals (the
+	 * agent's containers each have workers of their own). */
+	struct unwind *u = calloc(1, sizeof(*u));
+
+	if (u)
+		u->tid = tid;
+	if (!u)
 		err = STACK_CHILD;
-	else {
-		child = fork();
-		if (child == 0) {
-			close(pfd[0]);
-			unwind_child(&u, pfd[1]);
-		}
-		close(pfd[1]);
-		err = child < 0 ? STACK_CHILD : await_child(child, pfd[0], &msg);
-		close(pfd[0]);
-		if (err == STACK_OK)
-			stack_from_msg(out, &msg);
-	}
-	pthread_mutex_unlock(&lock);
+	else if (read_syscall_regs(tid, &u->sp, &u->pc) < 0)
+		err = STACK_NOT_BLOCKED;
+	else if (copy_stack(u) < 0)
+		err = STACK_UNREADABLE;
+	else
+		err = unwind_copy(u, out);
+	free(u);
 #else
 	(void)tid;
 #endif

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "metrics.h"
 #include "utf8.h"
 
@@ -27,12 +28,12 @@
 #define LABEL_BUF 512
 #define NUM_BUF 32
 
-void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
+/* sb's figures; its lock held. */
+static void snapshot_locked(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->sandbox, sizeof(out->sandbox), "%s", sb->id);
 	snprintf(out->container, sizeof(out->container), "%s", container ? container : "");
-	pthread_mutex_lock(&sb->lock);
 	int max = ledger_max_gpu(&sb->ledger);
 	out->n_gpus = max < 0 ? 1 : (unsigned)max + 1;
 	for (unsigned g = 0; g < out->n_gpus; g++) {
@@ -51,13 +52,42 @@ void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, con
 	out->has_sm = sb->sm != NULL;
 	if (sb->sm)
 		gs_sm_summary(sb->sm, &out->sm);
-	pthread_mutex_unlock(&sb->lock);
-	/* The audit log has its own lock; its counters need not match the
-	 * ledger's instant. */
+}
+
+/* After the lock: the audit log has its own, and its counters need not
+ * match the ledger's instant. */
+static void snapshot_audit(struct gs_metrics_snap *out, const struct gs_session *sb)
+{
 	out->has_audit = sb->audit != NULL;
 	if (sb->audit)
 		gs_audit_counters(sb->audit, &out->audit_written, &out->audit_suppressed,
 		                  &out->audit_below_level);
+}
+
+void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, const char *container)
+{
+	pthread_mutex_lock(&sb->lock);
+	snapshot_locked(out, sb, container);
+	pthread_mutex_unlock(&sb->lock);
+	snapshot_audit(out, sb);
+}
+
+bool gs_metrics_snapshot_within(struct gs_metrics_snap *out, struct gs_session *sb,
+                                const char *container, unsigned wait_ms)
+{
+	struct gs_metrics_snap snap;
+
+	if (!gs_mutex_lock_within(&sb->lock, wait_ms))
+		return false;
+	snapshot_locked(&snap, sb, container);
+	pthread_mutex_unlock(&sb->lock);
+	/* Both or nothing: counters read as 0 would look like a reset. */
+	snap.has_audit = sb->audit != NULL;
+	if (sb->audit && !gs_audit_counters_within(sb->audit, &snap.audit_written, &snap.audit_suppressed,
+	                                           &snap.audit_below_level, wait_ms))
+		return false;
+	*out = snap;
+	return true;
 }
 
 /* ---- formatting ------------------------------------------------------------------ */

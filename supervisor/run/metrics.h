@@ -42,6 +42,11 @@ struct gs_metrics_snap {
 /* Takes sb's figures under its lock (the compute share's too, which the
  * lock covers). container NULL or "" outside the agent. */
 void gs_metrics_snapshot(struct gs_metrics_snap *out, struct gs_session *sb, const char *container);
+/* The same, waiting at most wait_ms for sb's lock: a worker holds it while
+ * it reads the workload's memory, a read the workload can make wait as long
+ * as it likes. False (out untouched) when the lock did not come. */
+bool gs_metrics_snapshot_within(struct gs_metrics_snap *out, struct gs_session *sb,
+                                const char *container, unsigned wait_ms);
 /* Writes the exposition of n snapshots to path: PATH.tmp then rename. */
 int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
                      struct gs_error *err);
