@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# tests/gpu/agent_container.sh [--runtime R] [--mem SIZE] [--wait-killable] -- CMD [ARG...]
+# tests/gpu/agent_container.sh [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] -- CMD [ARG...]
 #
 # GPU tier (and a fake-driver dry run): runs CMD in an OCI container under
 # `gpusandbox agent` with a policy of mem = SIZE (default 4g), the way the
@@ -9,6 +9,10 @@
 #
 #   tests/gpu/agent_container.sh --mem 4g -- python3 tests/gpu/torch_quota.py
 #   tests/gpu/agent_container.sh --mem 4g -- nvidia-smi
+#
+# --sm PCT adds `sm = PCT` to that policy (the compute share, following the
+# GPU's coordinator; GPUSANDBOX_COORD_DIR in this script's environment
+# reaches the agent).
 #
 # The container's root is an empty folder with the host's /usr, /bin, /sbin,
 # /lib*, /etc, /opt, /home, /root and this repository bind-mounted
@@ -24,14 +28,16 @@ ROOT=$(pwd)
 GS=${GS:-$ROOT/build/gpusandbox}
 runtime=${RUNTIME:-}
 mem=4g
+sm=
 killable=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runtime) runtime=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
+	--sm) sm=$2; shift 2 ;;
 	--wait-killable) killable=(--wait-killable); shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--wait-killable] -- CMD [ARG...]" >&2; exit 125 ;;
+	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] -- CMD [ARG...]" >&2; exit 125 ;;
 	esac
 done
 [ $# -gt 0 ] || { echo "$0: no CMD" >&2; exit 125; }
@@ -48,6 +54,7 @@ cleanup() {
 trap cleanup EXIT
 sock=$tmp/agent.sock
 printf 'mem = %s\n' "$mem" >"$tmp/policy"
+[ -n "$sm" ] && printf 'sm = %s\n' "$sm" >>"$tmp/policy"
 mkdir -p "$tmp/bundle/rootfs" "$tmp/audit"
 
 "$GS" profile --listener "$sock" "${killable[@]}" >"$tmp/profile.json" || exit 125
@@ -88,4 +95,9 @@ echo "--- agent log" >&2
 cat "$tmp/agent.err" >&2
 echo "--- audit: last record" >&2
 tail -n 1 "$tmp"/audit/*.jsonl >&2 2>/dev/null
+if [ -n "$sm" ]; then
+	echo "--- audit: compute share" >&2
+	grep -h '"event":"sm_plan"' "$tmp"/audit/*.jsonl | tail -n 1 | cut -c1-400 >&2
+	grep -h '"event":"summary"' "$tmp"/audit/*.jsonl | grep -o '"sm":{.*}' | cut -c1-300 >&2
+fi
 exit "$rc"
