@@ -191,10 +191,16 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
 
+# One sampler per GPU per process, against the fake (tests/sm/run.sh).
+SAMPLER_SHARE := $(BUILD)/tests/sm/sampler_share
+$(SAMPLER_SHARE): tests/sm/sampler_share.c $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
+
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(PLAN_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(PLAN_REPLAY) $(SAMPLER_SHARE) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
 
 check: all tests
 	./tests/run-tests.sh

@@ -183,4 +183,15 @@ for t in "${TESTS[@]}"; do
 		fail "$name" "$why"
 	fi
 done
+
+# One sampler per GPU per process (supervisor/compute/sampler.h), on the
+# fake's count of live RM clients: tests/sm/sampler_share.c.
+if selected sampler-share "$@"; then
+	out=$(timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- build/tests/sm/sampler_share 2>&1)
+	if [ $? = 0 ] && grep -q '^[0-9]* passed, 0 failed$' <<<"$out"; then
+		pass "sampler-share ($(grep -c '^session:' <<<"$out") sessions, one RM client)"
+	else
+		fail sampler-share "$(tr '\n' ' ' <<<"$out" | tail -c 600)"
+	fi
+fi
 harness_summary
