@@ -13,11 +13,17 @@
  * channel back on the runlist is followed by our own disable while the
  * phase is off (reassert_off_phase, told by the sandbox's observer event).
  *
- * The duty is closed-loop. Once a second the thread reads the driver's
+ * The duty is closed-loop. Once a second the thread takes the driver's
  * engine-utilization samples (PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, the
- * source of NVML's per-process utilization) through its own RM client,
- * keeps the samples of this sandbox, and feeds the measured share to
- * sm_controller.c, which moves the duty until the share meets the target.
+ * source of NVML's per-process utilization) from the process's sampler of
+ * the GPU (sampler.c), keeps the samples of this sandbox (idle_report.c),
+ * and feeds the measured share to sm_controller.c, which moves the duty
+ * until the share meets the target. With several sandboxes on a GPU, a
+ * coordinator's plan (coord.h) sets the windows instead, and the samples
+ * also say whether the workload is idle (idle_rule.h).
+ *
+ * This file is the thread and its life; the channel switch and failing
+ * closed are actuator.c's.
  *
  * Safety rules, each from a measured failure or from the threat model:
  * - A channel is toggled only after its group was scheduled and had
