@@ -25,7 +25,9 @@
  *   its window at half speed, w' the guarded part of the period its own
  *   window is; it happens once per 1 / (q w') samples. For w = 0.5 and
  *   q = 0.1 on a GPU (s = 0.2): ~1.0 s at half speed every ~5 s, about
- *   5 % of its window; q = 0 costs nothing.
+ *   5 % of its window; q = 0 costs nothing. A tenant that left the plan
+ *   (its plan went stale: it runs its own hard cap) may run in another's
+ *   window meanwhile; a sample naming it there costs that owner the same.
  * - Counted (the fallback, and the only rule without a coordinator): idle
  *   after n samples in a row naming none of its tasks, n the fewest (at
  *   least GS_IDLE_SAMPLES_MIN) that a busy tenant on the engine a fraction
@@ -52,9 +54,11 @@
 #define GS_IDLE_SAMPLES_MAX     100u
 #define GS_IDLE_FALSE_RATE      0.01
 #define GS_TS_CONTRADICTIONS_MAX 2u
-/* Spans kept: a period makes at most two (an on-run and an own window);
- * at a 50 ms period (a plan's shortest) 256 cover 6 s, and samples
- * are read every 50 ms while a plan is followed. */
+/* Spans kept per ring: a period adds at most one to each (its on-run,
+ * its own window). A plan's period is at least 37.5 ms (50 ms - 25 %), so
+ * 256 cover over 9 s, and samples are read every 50 ms while a plan is
+ * followed; alone, at the shortest --sm-period (5 ms), 1.28 s of runs,
+ * against a read every second. */
 #define GS_SPAN_RING            256u
 
 /* A GPU clock put on CLOCK_MONOTONIC: mono = gpu - offset, within err. */
