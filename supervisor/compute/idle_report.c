@@ -38,10 +38,9 @@
  * host. Samples before that may name a borrower in our window. */
 #define ALONE_AFTER_MS 250u
 /* The timed rule needs an own window that can hold an instant clear of
- * both guards in its shortest period (the plan's jitter: -25 %):
+ * both guards in its shortest period (the plan's jitter below its base):
  * at least this many guards long. Narrower windows use the counted rule. */
 #define TIMED_MIN_GUARDS 3u
-#define SHORTEST_PERIOD_PART 0.75
 
 struct cs_idle {
 	struct gs_sampler  *sampler;
@@ -199,7 +198,8 @@ static bool timed_rule_applies(const struct gs_sm_gpu *g)
 {
 	if (!g->idle || !g->idle->last_timed || !g->coordinated)
 		return false;
-	double shortest = (double)g->coord.cur.period_ns * SHORTEST_PERIOD_PART;
+	const struct gs_coord_plan *p = &g->coord.cur;
+	double shortest = (double)p->period_ns * (GS_PLAN_PPM - p->jitter_ppm) / GS_PLAN_PPM;
 	double own_ns = shortest * gs_coord_own_ppm(&g->coord) / (double)GS_PLAN_PPM;
 	return own_ns >= (double)(TIMED_MIN_GUARDS * SWITCH_GUARD_NS);
 }

@@ -67,8 +67,9 @@ IDLE_GAIN=0.75
 # 100 ms B's share is measured over (+ one 25 ms trace step). The counted
 # fallback (guar-idle-untimed): the 7th sample (700-800 ms), the next 1 s
 # window edge, and the same rest: about 2090 ms. 2300 covers both with
-# slack for a loaded machine. Measured on 2026-11-24: guar-idle 291-607 ms
-# (5 runs), before the timed rule 1.17-1.22 s. On a GPU (a sample every
+# slack for a loaded machine. Measured on 2026-11-24: guar-idle 267-901 ms
+# (8 runs), guar-idle-untimed 1182-1213 ms (5); before the timed rule
+# guar-idle took 1.17-1.22 s. On a GPU (a sample every
 # ~200 ms) the simulation gives a mean of 423 ms after the stop, p95 1391.
 # UNTIMED_MIN_MS: the counted rule cannot call A idle before 7 samples.
 UNTIMED_MIN_MS=700
