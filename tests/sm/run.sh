@@ -32,8 +32,13 @@
 #   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
 #                    every channel it disabled back on, audits the error and
 #                    stops the workload (exit 125); the fake must see no
-#                    channel destroyed while still disabled.
-# Every case also checks that the workload's own FIFO_DISABLE_CHANNELS is
+#                    channel destroyed while still disabled;
+#   sampler-share    tests/sm/sampler_share.c: four sessions of one process
+#                    take GPU 0's utilization sampler (sampler.h): the fake
+#                    sees one RM client, the sampler's, until the last lets
+#                    go, and every sample they read was put on
+#                    CLOCK_MONOTONIC (none in the future).
+# Every case but sampler-share also checks that the workload's own FIFO_DISABLE_CHANNELS is
 # refused (INSUFFICIENT_PERMISSIONS), and the sandboxed ones that the audit
 # log holds sm_adjust records and the summary's achieved share.
 set -u
