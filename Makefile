@@ -66,7 +66,8 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/ledger_files.c supervisor/core/filter.c supervisor/core/stack.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
-                   supervisor/compute/off_cache.c supervisor/compute/sm_figures.c \
+                   supervisor/compute/off_cache.c supervisor/compute/sm_figures.c supervisor/compute/actuator.c \
+                   supervisor/compute/idle_report.c supervisor/compute/idle_rule.c supervisor/compute/sampler.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
@@ -82,7 +83,8 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
               $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_review \
               $(BUILD)/tests/unit/test_profile \
-              $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan
+              $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
+              $(BUILD)/tests/unit/test_idle_rule
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
@@ -189,10 +191,16 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
 
+# One sampler per GPU per process, against the fake (tests/sm/run.sh).
+SAMPLER_SHARE := $(BUILD)/tests/sm/sampler_share
+$(SAMPLER_SHARE): tests/sm/sampler_share.c $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
+
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(PLAN_REPLAY) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
+tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(PLAN_REPLAY) $(SAMPLER_SHARE) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
 
 check: all tests
 	./tests/run-tests.sh

@@ -667,6 +667,20 @@ struct nv2080_perfmon_util_samples_v2 {
 _Static_assert(sizeof(struct nv2080_perfmon_util_samples_v2) == 55888, "UTIL_SAMPLES_V2 size");
 _Static_assert(offsetof(struct nv2080_perfmon_util_samples_v2, samples) == 16, "UTIL_SAMPLES_V2.samples");
 
+/* TIMER_GET_TIME on a subdevice (8 bytes): the GPU's PTIMER in ns
+ * (subdevice_ctrl_timer_kernel.c, subdeviceCtrlCmdTimerGetTime_IMPL:
+ * tmrGetCurrentTime, answered by the kernel RM, 580.95.05). RM loads
+ * PTIMER with the host's wall clock at init and lets it run
+ * (tmrSetCurrentTime_GV100/_GH100, timer_gv100.c/timer_gh100.c, 580.95.05),
+ * so it is neither CLOCK_MONOTONIC nor kept in step with CLOCK_REALTIME:
+ * the utilization samples' timestamps (ns, ctrl2080gpumon.h) are put on
+ * CLOCK_MONOTONIC by bracketing this control (supervisor/compute/sampler.c). */
+struct nv2080_timer_get_time_params {
+	uint64_t time_nsec;
+};
+_Static_assert(sizeof(struct nv2080_timer_get_time_params) == 8, "TIMER_GET_TIME size");
+_Static_assert(offsetof(struct nv2080_timer_get_time_params, time_nsec) == 0, "TIMER_GET_TIME.time_nsec");
+
 /* ---- /dev/nvidia-uvm --------------------------------------------------- */
 /* /dev/nvidia-uvm is minor 0 of the uvm major; minor 1 is nvidia-uvm-tools. */
 #define NV_UVM_DEVICE_MINOR 0u

@@ -13,11 +13,17 @@
  * channel back on the runlist is followed by our own disable while the
  * phase is off (reassert_off_phase, told by the sandbox's observer event).
  *
- * The duty is closed-loop. Once a second the thread reads the driver's
+ * The duty is closed-loop. Once a second the thread takes the driver's
  * engine-utilization samples (PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, the
- * source of NVML's per-process utilization) through its own RM client,
- * keeps the samples of this sandbox, and feeds the measured share to
- * sm_controller.c, which moves the duty until the share meets the target.
+ * source of NVML's per-process utilization) from the process's sampler of
+ * the GPU (sampler.c), keeps the samples of this sandbox (idle_report.c),
+ * and feeds the measured share to sm_controller.c, which moves the duty
+ * until the share meets the target. With several sandboxes on a GPU, a
+ * coordinator's plan (coord.h) sets the windows instead, and the samples
+ * also say whether the workload is idle (idle_rule.h).
+ *
+ * This file is the thread and its life; the channel switch and failing
+ * closed are actuator.c's.
  *
  * Safety rules, each from a measured failure or from the threat model:
  * - A channel is toggled only after its group was scheduled and had
@@ -37,23 +43,17 @@
  *   cannot be kept, and the workload is killed: fail closed.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "compute_share.h"
+#include "compute_internal.h"
 #include "gpusandbox.h"
-#include "rm_own.h"
 #include "session.h"
-#include "workload.h"
 
-#define NS_PER_MS 1000000ull
 /* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
  * driver takes a utilization sample every ~200 ms, a multiple of the
  * usual periods: with a fixed period every sample would land at the same
@@ -62,13 +62,9 @@
 #define PERIOD_JITTER 0.25
 /* Samples naming another process mean the GPU is shared. Each sample
  * credits the whole interval to one process, so a shared GPU needs many
- * samples per measurement: CONTENDED_WINDOW_SAMPLES, for CONTENDED_HOLD_MS
- * after the last foreign sample. */
+ * samples per measurement: CONTENDED_WINDOW_SAMPLES, for a while after
+ * the last foreign sample (idle_report.c). */
 #define CONTENDED_WINDOW_SAMPLES 25u
-#define CONTENDED_HOLD_MS 30000u
-/* A context's channel groups must have been scheduled this long before
- * their channels are toggled (see above). */
-#define SETTLE_MS 500u
 /* How often the duty is re-tuned, and the fewest samples that make a
  * measurement. */
 #define WINDOW_MS 1000u
@@ -79,33 +75,17 @@
 #define AUDIT_DUTY_STEP 0.05
 /* Windows left out of the achieved-share figure while the loop settles. */
 #define WARMUP_WINDOWS 3u
-/* How long channels may be out of reach before the cap counts as lost.
- * A dying process's file is released a little after its fds are gone. */
-#define UNREACHABLE_GRACE_MS 1000u
-/* Idle detection (report_busy): at least this many samples, and enough
- * that a busy tenant is called idle less than IDLE_FALSE_RATE of the time. */
-#define IDLE_SAMPLES_MIN 5u
-#define IDLE_SAMPLES_MAX 100u
-#define IDLE_FALSE_RATE 0.01
 /* While a coordinator's plan is followed, the samples are read this often
- * between windows, so that a tenant that wakes is reported busy at the
- * first sample that names it (one every ~200 ms on a GPU, FAKE_SAMPLE_MS
- * on the fake), not at the next window's edge: a wrongly lent window comes
- * back within a sample and the plan's lead. Idle is still reported only at
- * the edges: reported at every sample, it was called wrongly often enough
- * to break guarantee 30/70 on the fake (the samples are not independent of
- * the shared period's phase; docs/compute-share.md). */
+ * between windows (idle_report.c cs_poll_busy), so that a tenant that
+ * wakes is reported busy at the first sample that names it (one every
+ * ~200 ms on a GPU, FAKE_SAMPLE_MS on the fake), and one whose own window
+ * went unused is reported idle at the first sample that shows it, not at
+ * the next window's edge. */
 #define IDLE_POLL_MS 50u
 /* How long the duty cycle waits for the sandbox lock before it turns
  * channels off without it, and how often it tries again. */
 #define LOCK_WAIT_MS 1u
 #define LOCK_RETRY_MS 1u
-#define CTL_PATH "/dev/nvidiactl"
-#define GPU_NODE_FMT "/dev/nvidia%u"
-#define NODE_PATH_MAX 32
-#define INITIAL_CHANNELS 64u
-#define PROC_PATH_MAX 64
-#define OWN_HANDLE_BASE 0xc5d00000u   /* device/subdevice handles in our client */
 #define PERCENT 100.0
 
 static void sleep_until(uint64_t t)
@@ -113,352 +93,6 @@ static void sleep_until(uint64_t t)
 	struct timespec ts = { (time_t)(t / GS_NS_PER_S), (long)(t % GS_NS_PER_S) };
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
-}
-
-/* ---- failing closed -------------------------------------------------------- */
-
-static void enable_everything(struct gs_compute_share *cs);
-
-/* The cap can no longer be kept: turn the channels back on (a workload must
- * never be left disabled), then stop the workload. Lock held. */
-static void sm_fail(struct gs_compute_share *cs)
-{
-	struct gs_session *sb = cs->sb;
-	char msg[GS_ERROR_MSG_MAX + 64];
-
-	enable_everything(cs);
-	gs_error_text(&cs->err, msg, sizeof(msg));
-	if (sb->audit && gs_audit_error(sb->audit, msg) < 0)
-		sb->audit_failed = true;
-	if (!atomic_exchange(&sb->failed, true))
-		sb->thread_err = cs->err;
-	gs_session_kill_workload(sb);
-	atomic_store(&cs->stop, true);
-}
-
-/* ---- the toggle ------------------------------------------------------------ */
-
-/* Our dup of fd wfd of task tid, if it is h_client's open file. */
-static int dup_if_client_file(struct gs_session *sb, uint32_t h_client, pid_t tid, int wfd)
-{
-	int fd = dup_workload_fd(&sb->pidfds, tid, wfd);
-
-	/* The fd number may have been closed and reused for another file
-	 * since the call that recorded it. */
-	if (fd >= 0 && ledger_fd_is_client_file(&sb->ledger, h_client, fd) != 1) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* The recorded route is gone (the task exited, or closed that fd), but the
- * file may live on in another task of the sandbox (a child that inherited
- * it). Looks through the sandbox's tasks for it and records the new route.
- * Rare, so a walk of /proc is affordable. */
-static int find_client_file(struct gs_session *sb, uint32_t h_client)
-{
-	pid_t self = getpid();
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	int found = -1;
-
-	while (proc && found < 0 && (de = readdir(proc))) {
-		pid_t pid = (pid_t)atoi(de->d_name);
-		char dir[PROC_PATH_MAX];
-		if (pid <= 0 || pid == self || !gs_taskset_contains(&sb->tasks, pid))
-			continue;
-		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-		DIR *fds = opendir(dir);
-		struct dirent *fe;
-		while (fds && found < 0 && (fe = readdir(fds))) {
-			int wfd = atoi(fe->d_name);
-			if (fe->d_name[0] < '0' || fe->d_name[0] > '9')
-				continue;
-			found = dup_if_client_file(sb, h_client, pid, wfd);
-			if (found >= 0)
-				ledger_set_route(&sb->ledger, h_client, pid, wfd);
-		}
-		if (fds)
-			closedir(fds);
-	}
-	if (proc)
-		closedir(proc);
-	return found;
-}
-
-/* Our dup of the open file h_client lives on, checked to be that file; -1
- * if no task of the sandbox holds it now. */
-static int pin_client_file(struct gs_session *sb, uint32_t h_client)
-{
-	struct ledger_route r;
-	int fd = -1;
-
-	if (ledger_client_route(&sb->ledger, h_client, &r) == 0 && r.wfd >= 0)
-		fd = dup_if_client_file(sb, h_client, r.tid, r.wfd);
-	if (fd < 0 && ledger_client_file_alive(&sb->ledger, h_client))
-		fd = find_client_file(sb, h_client);
-	return fd;
-}
-
-enum toggle_result { TOGGLE_OK, TOGGLE_GONE, TOGGLE_UNREACHABLE, TOGGLE_FAILED };
-
-/* Research mechanisms (GPUSANDBOX_SM_MECHANISM): the control each one
- * sends, per channel group or per channel, for the off and on phases. */
-
-static nv_status_t research_toggle(const struct gs_compute_share *cs, int fd, uint32_t h_client,
-                                   const struct ledger_channel *ch, bool disable)
-{
-	struct nva06c_gpfifo_schedule_params sched = { .enable = !disable };
-	struct nva06c_preempt_params pre = { .b_wait = 1 };
-
-	switch (cs->mechanism) {
-	case GS_SM_GROUP_SCHEDULE:
-		return rm_own_control(fd, h_client, ch->parent, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sched,
-		                      sizeof(sched));
-	case GS_SM_GROUP_PREEMPT:
-		return disable ? rm_own_control(fd, h_client, ch->parent, NVA06C_CTRL_CMD_PREEMPT, &pre,
-		                                sizeof(pre))
-		               : NV_OK;
-	case GS_SM_CHANNEL_SCHEDULE:
-		return rm_own_control(fd, h_client, ch->handle, NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, &sched,
-		                      sizeof(sched));
-	case GS_SM_DISABLE_CHANNELS:
-		break;
-	}
-	return NV_ERR_NOT_SUPPORTED;
-}
-
-/* Issues FIFO_DISABLE_CHANNELS for n channels of one client, in batches
- * of the most the control takes. */
-static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, uint32_t h_client,
-                                        const struct ledger_channel *chs, uint32_t n, bool disable,
-                                        struct gs_off_cache *record)
-{
-	struct gs_session *sb = cs->sb;
-	uint32_t subdev = ledger_subdevice_of(&sb->ledger, h_client, gpu);
-	int fd;
-
-	if (!subdev) {
-		gs_fail(&cs->err, 0,
-		        "--sm: client 0x%x has channels on GPU %d but no subdevice to stop them with",
-		        h_client, gpu);
-		return TOGGLE_FAILED;
-	}
-	fd = pin_client_file(sb, h_client);
-	if (fd < 0)
-		return ledger_client_file_alive(&sb->ledger, h_client) ? TOGGLE_UNREACHABLE
-		                                                        : TOGGLE_GONE;
-	if (cs->mechanism != GS_SM_DISABLE_CHANNELS) {
-		for (uint32_t i = 0; i < n; i++) {
-			nv_status_t st = research_toggle(cs, fd, h_client, &chs[i], disable);
-			if (st != NV_OK) {
-				close(fd);
-				gs_fail(&cs->err, 0, "--sm research mechanism %d failed: status 0x%x",
-				        (int)cs->mechanism, st);
-				return TOGGLE_FAILED;
-			}
-			ledger_set_sm_disabled(&sb->ledger, h_client, chs[i].handle, disable);
-		}
-		cs->gpu[gpu].toggles++;
-		close(fd);
-		return TOGGLE_OK;
-	}
-	for (uint32_t done = 0; done < n;) {
-		struct nv2080_fifo_disable_channels p = { .b_disable = disable };
-		uint32_t k = n - done;
-		if (k > NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES)
-			k = NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES;
-		p.num_channels = k;
-		for (uint32_t i = 0; i < k; i++) {
-			p.h_client_list[i] = h_client;
-			p.h_channel_list[i] = chs[done + i].handle;
-		}
-		nv_status_t st = rm_own_control(fd, h_client, subdev,
-		                                NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, &p, sizeof(p));
-		if (st != NV_OK) {
-			close(fd);
-			gs_fail(&cs->err, 0, "--sm: FIFO_DISABLE_CHANNELS(%s) on GPU %d failed: status 0x%x",
-			        disable ? "off" : "on", gpu, st);
-			return TOGGLE_FAILED;
-		}
-		for (uint32_t i = 0; i < k; i++)
-			ledger_set_sm_disabled(&sb->ledger, h_client, chs[done + i].handle, disable);
-		if (record)
-			(void)gs_off_cache_add(record, fd, h_client, subdev, chs + done, k);
-		cs->gpu[gpu].toggles++;
-		done += k;
-	}
-	close(fd);
-	return TOGGLE_OK;
-}
-
-static bool grow_channel_buffer(struct gs_compute_share *cs, uint32_t need)
-{
-	if (need <= cs->cap_chans)
-		return true;
-	uint32_t cap = cs->cap_chans ? cs->cap_chans : INITIAL_CHANNELS;
-	while (cap < need)
-		cap *= 2;
-	struct ledger_channel *n = realloc(cs->chans, sizeof(*n) * cap);
-	if (!n)
-		return false;
-	cs->chans = n;
-	cs->cap_chans = cap;
-	return true;
-}
-
-/* Turns the channels of one GPU off (the settled ones) or on (the ones we
- * turned off). Lock held. An off pass of the duty cycle's own records what
- * it turned off in record (off_cache.h: only that thread touches the
- * cache). Returns false if the cap cannot be kept. */
-static bool set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable,
-                             struct gs_off_cache *record)
-{
-	struct gs_session *sb = cs->sb;
-	uint32_t n;
-	struct ledger_channel batch[NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES];
-	bool unreachable = false;
-
-	/* The duty cycle's off pass records afresh what it turns off; the
-	 * dups of the last one go first, so a file the workload closed is
-	 * released now and reaped below. */
-	if (record)
-		gs_off_cache_clear(record);
-	/* Never name a client whose file is gone: its handle may be reused. */
-	gs_session_reconcile(sb);
-	/* The sandbox's live channel count bounds any one GPU's: no scan. */
-	if (!grow_channel_buffer(cs, sb->ledger.channels)) {
-		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
-		return false;
-	}
-	n = ledger_list_channels(&sb->ledger, gpu, gs_monotonic_ns(), SETTLE_MS * NS_PER_MS, cs->chans,
-	                         cs->cap_chans);
-	/* Keep the channels this toggle is about, then take them client by
-	 * client (a control names channels of clients on its own file). Off
-	 * means every settled channel, even one we believe off already: a
-	 * workload call may have put it back (reassert_off_phase). */
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (disable ? cs->chans[i].settled : cs->chans[i].sm_disabled)
-			cs->chans[m++] = cs->chans[i];
-	for (uint32_t i = 0; i < m; i++) {
-		uint32_t client = cs->chans[i].client, k = 0;
-		if (!client)
-			continue;
-		for (uint32_t j = i; j < m; j++) {
-			if (cs->chans[j].client != client)
-				continue;
-			batch[k++] = cs->chans[j];
-			cs->chans[j].client = 0;
-			if (k == NV2080_CTRL_FIFO_DISABLE_CHANNELS_MAX_ENTRIES) {
-				enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable, record);
-				if (r == TOGGLE_FAILED)
-					return false;
-				unreachable |= r == TOGGLE_UNREACHABLE;
-				k = 0;
-			}
-		}
-		if (k) {
-			enum toggle_result r = toggle_client(cs, gpu, client, batch, k, disable, record);
-			if (r == TOGGLE_FAILED)
-				return false;
-			unreachable |= r == TOGGLE_UNREACHABLE;
-		}
-	}
-	if (!unreachable) {
-		cs->unreachable_since_ns = 0;
-		return true;
-	}
-	/* A file no workload task holds by the fd we know: it may be on its
-	 * way out (process exit), or hidden (passed away, or kept only by a
-	 * mapping). Past the grace period the cap is lost. */
-	uint64_t t = gs_monotonic_ns();
-	if (!cs->unreachable_since_ns)
-		cs->unreachable_since_ns = t;
-	if (t - cs->unreachable_since_ns < UNREACHABLE_GRACE_MS * NS_PER_MS)
-		return true;
-	gs_fail(&cs->err, 0, "--sm: channels on GPU %d are held by a file gpusandbox cannot reach; "
-	        "the compute cap cannot be kept", gpu);
-	return false;
-}
-
-/* Best effort, lock held: used on the way out, never fails closed again. */
-static void enable_everything(struct gs_compute_share *cs)
-{
-	struct gs_error keep = cs->err;
-
-	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
-		if (cs->gpu[g].seen) {
-			(void)set_gpu_channels(cs, (int)g, false, NULL);
-			cs->gpu[g].off = false;
-		}
-	cs->err = keep;
-}
-
-/* The sandbox's event (gs_session_observer), with the sandbox lock held,
- * after a workload call that may have made channels on gpu runnable again:
- * if the duty cycle has them off now, they are turned off again. */
-static void reassert_off_phase(void *ctx, int gpu)
-{
-	struct gs_compute_share *cs = ctx;
-
-	if (!cs || gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS || !cs->gpu[gpu].off ||
-	    atomic_load(&cs->stop))
-		return;
-	if (!set_gpu_channels(cs, gpu, true, NULL))
-		sm_fail(cs);
-}
-
-/* ---- measuring ------------------------------------------------------------- */
-
-/* Our own device and subdevice on GPU gpu (a minor, as the ledger keys
- * GPUs), for the samples. The device is made with the GPU's device
- * instance, which follows attach order, not the minor. The driver lets a
- * process make a device only while it has the GPU's node open, so the
- * nodes are opened around the allocation and closed again. */
-static bool open_sampler(struct gs_compute_share *cs, int gpu)
-{
-	struct gs_sm_gpu *g = &cs->gpu[gpu];
-	int nodes[GS_MAX_GPUS];
-	unsigned n_nodes = 0;
-	nv_status_t st;
-
-	if (g->subdevice)
-		return true;
-	if (g->no_samples || cs->ctl_fd < 0)
-		return false;
-	for (unsigned m = 0; m < GS_MAX_GPUS; m++) {
-		char path[NODE_PATH_MAX];
-		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
-		int fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd >= 0)
-			nodes[n_nodes++] = fd;
-	}
-	struct nv0080_alloc_params dp = { 0 };
-	if (gs_gpu_instance_of_minor(cs->ctl_fd, cs->client, cs->sb->gpu_map, cs->sb->n_gpu_map,
-	                             (unsigned)gpu, &dp.device_id) < 0) {
-		for (unsigned i = 0; i < n_nodes; i++)
-			close(nodes[i]);
-		g->no_samples = true;
-		return false;
-	}
-	struct nv2080_alloc_params sp = { .sub_device_id = 0 };
-	/* Handles in our own client: the gpu index keeps them unique. */
-	nv_handle_t dev = OWN_HANDLE_BASE + (uint32_t)gpu * 2u;
-	nv_handle_t sub = dev + 1u;
-	st = rm_own_alloc(cs->ctl_fd, cs->client, cs->client, &dev, NV01_DEVICE_0, &dp, sizeof(dp));
-	if (st == NV_OK)
-		st = rm_own_alloc(cs->ctl_fd, cs->client, dev, &sub, NV20_SUBDEVICE_0, &sp, sizeof(sp));
-	for (unsigned i = 0; i < n_nodes; i++)
-		close(nodes[i]);
-	if (st != NV_OK) {
-		g->no_samples = true;
-		return false;
-	}
-	g->device = dev;
-	g->subdevice = sub;
-	return true;
 }
 
 /* A period length with jitter (xorshift: no need for a good generator, only
@@ -472,164 +106,6 @@ static uint64_t jittered_period(struct gs_compute_share *cs, uint64_t period)
 	cs->rng = x;
 	double u = (double)(x >> 11) / (double)(1ull << 53);  /* [0, 1) */
 	return (uint64_t)((double)period * (1.0 + PERIOD_JITTER * (2.0 * u - 1.0)));
-}
-
-/* Did a process of this sandbox make the work a sample names? A creator
- * of one of its clients, or any task of the sandbox now. The creators are
- * a ring the workload can flush by churning processes that each make a
- * client (issue #17 item 13: 1100 of them took a --sm 25 workload to
- * 0.34 on the fake, 0.58 on a GPU); the taskset cannot be flushed, and a
- * process on the engine is alive. */
-static bool pid_is_sandbox(const struct gs_session *sb, pid_t pid)
-{
-	return pid > 0 && (gs_session_is_creator(sb, pid) || gs_taskset_contains(&sb->tasks, pid));
-}
-
-/* Is this sample's time ours? A sample names the process that was on the
- * engine when it was taken. A sample taken while the engine was idle
- * names no process; its busy time counts as ours, which can only
- * over-throttle this sandbox, never let it take more. */
-static bool sample_is_ours(const struct gs_session *sb, uint32_t proc_id)
-{
-	return proc_id == NV2080_GPUMON_PID_INVALID || proc_id == 0 || pid_is_sandbox(sb, (pid_t)proc_id);
-}
-
-static uint32_t u32_at(const uint8_t *p, size_t off)
-{
-	uint32_t v;
-	memcpy(&v, p + off, sizeof(v));
-	return v;
-}
-
-static uint64_t u64_at(const uint8_t *p, size_t off)
-{
-	uint64_t v;
-	memcpy(&v, p + off, sizeof(v));
-	return v;
-}
-
-/* The running driver's layout of UTIL_SAMPLES_V2 (nvrm/v<branch>/facts.def):
- * 535 and 550 have 4 and 6 engines of 116 bytes per sample, 570+ 6 of 128,
- * so a 580-shaped request is refused there and --sm would run open-loop.
- * A layout that does not fit our buffer or its own size is not used. */
-static bool util_layout(const struct gs_rm_abi *abi, uint32_t f[GS_FACT_COUNT])
-{
-	for (int i = 0; i < GS_FACT_COUNT; i++)
-		f[i] = gs_rm_abi_fact(abi, (enum gs_rm_fact)i);
-	uint64_t samples_end = (uint64_t)f[GS_FACT_UTIL_SAMPLES_OFF] +
-	                       (uint64_t)f[GS_FACT_UTIL_SAMPLE_COUNT] * f[GS_FACT_UTIL_SAMPLE_SIZE];
-	uint64_t gr_end = (uint64_t)f[GS_FACT_UTIL_SAMPLE_GR_OFF] +
-	                  f[GS_FACT_UTIL_ENGINE_PROC_ID_OFF] + sizeof(uint32_t);
-	return f[GS_FACT_UTIL_SAMPLES_SIZE] <= sizeof(struct nv2080_perfmon_util_samples_v2) &&
-	       samples_end <= f[GS_FACT_UTIL_SAMPLES_SIZE] &&
-	       gr_end <= f[GS_FACT_UTIL_SAMPLE_SIZE] &&
-	       f[GS_FACT_UTIL_SAMPLE_TS_OFF] + sizeof(uint64_t) <= f[GS_FACT_UTIL_SAMPLE_SIZE];
-}
-
-/* Adds the samples taken since the last read to the window. */
-static void read_samples(struct gs_compute_share *cs, int gpu)
-{
-	struct gs_sm_gpu *g = &cs->gpu[gpu];
-	uint8_t *p = (uint8_t *)cs->samples;
-	uint64_t newest = g->last_sample_ts;
-	uint32_t f[GS_FACT_COUNT];
-	const uint8_t type = NV2080_CTRL_GPUMON_SAMPLE_TYPE_PERFMON_UTIL;
-
-	if (!open_sampler(cs, gpu))
-		return;
-	if (!util_layout(cs->sb->rm_abi, f)) {
-		g->no_samples = true;
-		return;
-	}
-	memset(p, 0, f[GS_FACT_UTIL_SAMPLES_SIZE]);
-	memcpy(p + offsetof(struct nv2080_perfmon_util_samples_v2, type), &type, sizeof(type));
-	memcpy(p + offsetof(struct nv2080_perfmon_util_samples_v2, buf_size), &f[GS_FACT_UTIL_BUFFER_SIZE],
-	       sizeof(uint32_t));
-	if (rm_own_control(cs->ctl_fd, cs->client, g->subdevice,
-	                   NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, p,
-	                   f[GS_FACT_UTIL_SAMPLES_SIZE]) != NV_OK) {
-		g->no_samples = true;
-		return;
-	}
-	for (uint32_t i = 0; i < f[GS_FACT_UTIL_SAMPLE_COUNT]; i++) {
-		const uint8_t *s = p + f[GS_FACT_UTIL_SAMPLES_OFF] + (size_t)i * f[GS_FACT_UTIL_SAMPLE_SIZE];
-		uint64_t ts = u64_at(s, f[GS_FACT_UTIL_SAMPLE_TS_OFF]);
-		uint32_t util = u32_at(s, f[GS_FACT_UTIL_SAMPLE_GR_OFF] + f[GS_FACT_UTIL_ENGINE_UTIL_OFF]);
-		uint32_t pid = u32_at(s, f[GS_FACT_UTIL_SAMPLE_GR_OFF] + f[GS_FACT_UTIL_ENGINE_PROC_ID_OFF]);
-		if (!ts || ts <= g->last_sample_ts)
-			continue;
-		if (ts > newest)
-			newest = ts;
-		g->win_n++;
-		if (!sample_is_ours(cs->sb, pid) && util)
-			g->contended_until = gs_monotonic_ns() + CONTENDED_HOLD_MS * NS_PER_MS;
-		/* Busy: the engine was working with one of ours on it. A
-		 * sample naming no process says nothing about who. */
-		if (util && pid != NV2080_GPUMON_PID_INVALID && pid_is_sandbox(cs->sb, (pid_t)pid))
-			g->quiet_samples = 0;
-		else if (g->quiet_samples < UINT32_MAX)
-			g->quiet_samples++;
-		if (sample_is_ours(cs->sb, pid))
-			g->win_util += (double)(util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL : util) /
-			               NV2080_GPUMON_UTIL_FULL;
-		if (cs->debug)
-			fprintf(stderr, "[gpusandbox sm] gpu%d sample ts=%llu gr.util=%u gr.pid=%u\n", gpu,
-			        (unsigned long long)ts, util, pid);
-	}
-	/* The first read only marks where we start: older samples predate
-	 * the window. */
-	if (!g->last_sample_ts)
-		g->win_util = 0, g->win_n = 0;
-	g->last_sample_ts = newest ? newest : 1;
-}
-
-/* How many samples in a row must not name us before we call ourselves
- * idle: a busy tenant on the engine a fraction w of the time goes unnamed
- * in n samples with probability (1 - w)^n, kept under IDLE_FALSE_RATE. */
-static uint32_t idle_after_samples(double w)
-{
-	double miss = 1.0;
-	uint32_t n = 0;
-
-	while (n < IDLE_SAMPLES_MAX && (n < IDLE_SAMPLES_MIN || miss >= IDLE_FALSE_RATE)) {
-		miss *= 1.0 - w;
-		n++;
-	}
-	return n;
-}
-
-/* Does the workload use the GPU? Busy unless the samples say otherwise
- * (without samples we cannot tell, and a busy claim only keeps our own
- * window, never takes another's). Lock held. */
-static bool workload_busy(const struct gs_compute_share *cs, int gpu, bool has_channels)
-{
-	const struct gs_sm_gpu *g = &cs->gpu[gpu];
-	double w = g->coordinated ? gs_coord_own_ppm(&g->coord) / (double)GS_PLAN_PPM : g->ctl.duty;
-
-	return has_channels && (g->no_samples || g->quiet_samples < idle_after_samples(w));
-}
-
-/* At every window's edge, changed or not. Lock held. */
-static void report_busy(struct gs_compute_share *cs, int gpu, bool has_channels)
-{
-	gs_coord_report(&cs->gpu[gpu].coord, workload_busy(cs, gpu, has_channels));
-}
-
-/* Between windows, while a plan is followed: the samples read so far are
- * added to the window (read_samples skips those already counted, so the
- * window's figures are the same as if read at its edge), and a tenant
- * reported idle is reported busy again at once when a sample names it.
- * Until the next plan it runs in its own window, which is never lent away
- * from it (plan.h: lent time is shared, not taken). Lock held. */
-static void poll_busy(struct gs_compute_share *cs, int gpu, bool has_channels)
-{
-	struct gs_sm_gpu *g = &cs->gpu[gpu];
-
-	if (!g->coordinated)
-		return;
-	read_samples(cs, gpu);
-	if (!g->coord.busy && workload_busy(cs, gpu, has_channels))
-		gs_coord_report(&g->coord, true);
 }
 
 /* Audits the plan we follow when its shape changes, and warns once when
@@ -666,8 +142,8 @@ static void close_window(struct gs_compute_share *cs, int gpu, uint64_t t, bool 
 	struct gs_session *sb = cs->sb;
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
 
-	read_samples(cs, gpu);
-	report_busy(cs, gpu, has_channels);
+	cs_read_samples(cs, gpu);
+	cs_report_busy(cs, gpu, has_channels);
 	note_plan(cs, gpu);
 	if (g->coordinated) {
 		g->win_util = 0;
@@ -752,6 +228,9 @@ static void start_gpu(struct gs_compute_share *cs, unsigned gpu)
 	sm_ctl_init(&s->ctl, cs->percent / PERCENT);
 	s->audited_duty = s->ctl.duty;
 	gs_coord_init(&s->coord, known ? cs->coord_dir : NULL, id, cs->percent, cs->mode, cs->period_ms);
+	cs_idle_start(cs, (int)gpu, known, id);
+	/* The workload's channels run until our first off. */
+	cs_idle_note_switch(cs, (int)gpu, false, gs_monotonic_ns());
 }
 
 /* One pass: every GPU's channels are switched to what its schedule says
@@ -769,17 +248,22 @@ static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uin
 		if (!s->seen)
 			continue;
 		bool off = counts[g] && want_off(cs, s, now, &edge);
+		cs_idle_note_plan(cs, (int)g, now);
 		if (off != s->off) {
 			uint64_t t0 = gs_monotonic_ns();
-			ok = set_gpu_channels(cs, (int)g, off, off ? &s->off_cache : NULL);
-			gs_sm_note_switch(s, t0, gs_monotonic_ns(), off);
+			ok = cs_set_gpu_channels(cs, (int)g, off, off ? &s->off_cache : NULL);
+			uint64_t t1 = gs_monotonic_ns();
+			gs_sm_note_switch(s, t0, t1, off);
+			/* Surely off only from the switch's start, surely on
+			 * only from its end. */
+			cs_idle_note_switch(cs, (int)g, off, off ? t0 : t1);
 			s->off = off;
 		}
 		if (edge < next)
 			next = edge;
 	}
 	if (!ok)
-		sm_fail(cs);
+		cs_fail(cs);
 	return next;
 }
 
@@ -810,6 +294,7 @@ static uint64_t off_without_lock(struct gs_compute_share *cs, uint64_t now)
 		uint64_t edge = next;
 		if (!s->seen || !s->off_cache.n || !want_off(cs, s, now, &edge) || s->off)
 			continue;
+		cs_idle_note_switch(cs, (int)g, true, gs_monotonic_ns());
 		(void)gs_off_cache_disable(&s->off_cache);
 		s->off_since_ns = gs_monotonic_ns();
 		s->off = true;
@@ -827,7 +312,7 @@ static bool resync_lockless(struct gs_compute_share *cs)
 
 	for (unsigned g = 0; g < GS_MAX_GPUS && ok; g++)
 		if (cs->gpu[g].off_without_lock) {
-			ok = set_gpu_channels(cs, (int)g, true, &cs->gpu[g].off_cache);
+			ok = cs_set_gpu_channels(cs, (int)g, true, &cs->gpu[g].off_cache);
 			cs->gpu[g].off_without_lock = false;
 		}
 	return ok;
@@ -863,7 +348,7 @@ static void *duty_cycle_thread(void *arg)
 			continue;
 		}
 		if (!resync_lockless(cs))
-			sm_fail(cs);
+			cs_fail(cs);
 		ledger_count_channels(&sb->ledger, counts);
 		uint64_t wake = atomic_load(&cs->stop) ? t : switch_gpus(cs, t, counts);
 		if (t >= next_window && !atomic_load(&cs->stop)) {
@@ -875,7 +360,7 @@ static void *duty_cycle_thread(void *arg)
 		} else if (t >= next_poll && !atomic_load(&cs->stop)) {
 			for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 				if (cs->gpu[g].seen)
-					poll_busy(cs, (int)g, counts[g] != 0);
+					cs_poll_busy(cs, (int)g, counts[g] != 0);
 			next_poll = t + IDLE_POLL_MS * NS_PER_MS;
 		}
 		pthread_mutex_unlock(&sb->lock);
@@ -885,17 +370,6 @@ static void *duty_cycle_thread(void *arg)
 		sleep_until(until);
 	}
 	return NULL;
-}
-
-static void close_own_client(struct gs_compute_share *cs)
-{
-	if (cs->ctl_fd < 0)
-		return;
-	if (cs->client)
-		(void)rm_own_free(cs->ctl_fd, cs->client, cs->client, cs->client);
-	close(cs->ctl_fd);
-	cs->ctl_fd = -1;
-	cs->client = 0;
 }
 
 static enum gs_sm_mechanism mechanism_from_env(void)
@@ -939,22 +413,14 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	cs->debug = dbg && *dbg == '1';
 	cs->rng = gs_monotonic_ns() | 1u;
 	cs->mechanism = mechanism_from_env();
-	cs->samples = malloc(sizeof(*cs->samples));
-	if (!cs->samples)
-		return gs_fail(err, ENOMEM, "--sm: allocating the sample buffer");
-	/* Our own client only reads samples; without it the loop runs open
-	 * (duty = target), which still caps, less exactly. */
-	cs->ctl_fd = open(CTL_PATH, O_RDWR | O_CLOEXEC);
-	if (cs->ctl_fd >= 0 &&
-	    rm_own_alloc(cs->ctl_fd, 0, 0, &cs->client, NV01_ROOT_CLIENT, &cs->client, 0) != NV_OK) {
-		cs->client = 0;
-		close_own_client(cs);
-	}
+	/* The samples come from the process's sampler of each GPU, opened
+	 * when the GPU is first seen (idle_report.c); without one the loop
+	 * runs open (duty = target), which still caps, less exactly. */
 	/* The notify thread already runs and reads these with the lock held
 	 * (gs_session_emit_channels_may_resume). */
 	pthread_mutex_lock(&sb->lock);
 	sb->sm = cs;
-	sb->observer = (struct gs_session_observer){ .channels_may_resume = reassert_off_phase,
+	sb->observer = (struct gs_session_observer){ .channels_may_resume = cs_reassert_off_phase,
 	                                             .ctx = cs };
 	pthread_mutex_unlock(&sb->lock);
 	/* The thread must not take the workload's signals (signalfd). */
@@ -967,8 +433,6 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 		sb->sm = NULL;
 		sb->observer = (struct gs_session_observer){ 0 };
 		pthread_mutex_unlock(&sb->lock);
-		close_own_client(cs);
-		free(cs->samples);
 		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");
 	}
 	cs->started = true;
@@ -983,17 +447,15 @@ void gs_sm_stop(struct gs_compute_share *cs)
 	pthread_join(cs->thread, NULL);
 	cs->started = false;
 	pthread_mutex_lock(&cs->sb->lock);
-	enable_everything(cs);
+	cs_enable_everything(cs);
 	pthread_mutex_unlock(&cs->sb->lock);
 	gs_sm_print_figures(cs);
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (cs->gpu[g].seen) {
 			gs_coord_close(&cs->gpu[g].coord);
 			gs_off_cache_fini(&cs->gpu[g].off_cache);
+			cs_idle_stop(cs, (int)g);
 		}
-	close_own_client(cs);
-	free(cs->samples);
-	cs->samples = NULL;
 	free(cs->chans);
 	cs->chans = NULL;
 	cs->cap_chans = 0;

@@ -22,6 +22,7 @@
 #include "sm_controller.h"
 
 struct gs_session;
+struct cs_idle;
 
 struct gs_sm_gpu {
 	bool                 seen;        /* had channels at some point */
@@ -32,8 +33,9 @@ struct gs_sm_gpu {
 	uint64_t             lockless_offs;
 	struct gs_off_cache  off_cache;
 	struct sm_controller ctl;
-	/* Our own device and subdevice on this GPU, for utilization samples. */
-	nv_handle_t          device, subdevice;
+	/* The samples of this GPU that name our tasks, and the idle report
+	 * (idle_report.c); the process's sampler of the GPU is in there. */
+	struct cs_idle      *idle;
 	bool                 no_samples;  /* the driver gave none: open loop */
 	uint64_t             last_sample_ts;
 	uint64_t             contended_until; /* another process was seen on the GPU */
@@ -51,8 +53,6 @@ struct gs_sm_gpu {
 	struct gs_coord      coord;
 	bool                 coordinated;
 	uint64_t             period_start, period_len;
-	/* Samples since one named this sandbox busy on the engine. */
-	uint32_t             quiet_samples;
 	uint32_t             audited_plan_tenants, audited_plan_asked;
 	/* For the benchmark (GPUSANDBOX_SM_DEBUG=1, printed at stop): what a
 	 * switch of all our channels costs, and the longest off phase, the
@@ -77,8 +77,6 @@ struct gs_compute_share {
 	uint32_t             percent, period_ms;
 	enum gs_sm_mode      mode;
 	const char          *coord_dir;   /* NULL: no coordinator (coord.h) */
-	int                  ctl_fd;      /* our own /dev/nvidiactl, for samples */
-	nv_handle_t          client;      /* our own RM client on it */
 	pthread_t            thread;
 	bool                 started;
 	atomic_bool          stop;
@@ -89,7 +87,6 @@ struct gs_compute_share {
 	struct gs_sm_gpu     gpu[GS_MAX_GPUS];
 	struct ledger_channel *chans;
 	uint32_t             cap_chans;
-	struct nv2080_perfmon_util_samples_v2 *samples;
 };
 
 /* Starts the duty-cycle thread for sb (sb->quota.sm_percent < 100). */

@@ -178,7 +178,7 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 /* Highest GPU index that was ever charged, or -1. */
 int ledger_max_gpu(const struct ledger *l);
 
-/* ---- for the compute-share controller (compute_share.c) ---- */
+/* ---- for the compute-share actuator (compute/actuator.c) ---- */
 
 /* How the supervisor can reach a client's open file again: a workload task
  * and fd number that last used it, to be checked against the release

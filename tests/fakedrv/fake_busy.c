@@ -9,7 +9,8 @@
  * after a disable (a kernel runs to its preemption point): --busy-lag-ms.
  * Busy time is cut into FAKE_SAMPLE_MS samples, kept in a ring of the real
  * control's size and served by PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2,
- * each naming the process on the engine at its end, as RM does.
+ * each naming the process on the engine at its end, as RM does, and
+ * stamped with that instant on the GPU's PTIMER (fake_ptimer_ns).
  *
  * Several tenants: while the channels of several clients can run, the
  * hardware time-slices between their groups, so each client is credited
@@ -30,6 +31,26 @@ uint64_t fake_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The GPU's PTIMER at CLOCK_MONOTONIC instant mono. RM loads PTIMER with
+ * the host's wall clock (ns since 1970) when it initializes the GPU and
+ * lets it run (tmrSetCurrentTime_GV100/_GH100, timer_gv100.c and
+ * timer_gh100.c, open-gpu-kernel-modules 580.95.05); TIMER_GET_TIME reads
+ * it (tmrGetCurrentTime, subdevice_ctrl_timer_kernel.c), and the
+ * utilization samples are stamped with it. So here: the wall clock at the
+ * fake's first use, running with CLOCK_MONOTONIC from then, which is
+ * neither clock later (the wall clock may be stepped). */
+uint64_t fake_ptimer_ns(uint64_t mono)
+{
+	static uint64_t offset;
+
+	if (!offset) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		offset = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - fake_now_ns();
+	}
+	return mono + offset;
 }
 
 /* Busy time of the GPU up to t, from the model's state. */
@@ -144,7 +165,7 @@ static void close_samples(struct busy_model *m, uint64_t t)
 	while (m->slot_start + len <= t) {
 		uint64_t end = m->slot_start + len, b = busy_at(m, end);
 		struct fake_sample *s = &m->ring[m->tracker];
-		s->ts = end;
+		s->ts = fake_st.cfg.untimed_samples ? end : fake_ptimer_ns(end);
 		s->util = (uint32_t)((b - m->slot_busy) * NV2080_GPUMON_UTIL_FULL / len);
 		/* The process on the engine when the sample was taken. */
 		if (m->runnable && m->npids)

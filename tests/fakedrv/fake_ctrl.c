@@ -157,6 +157,18 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			fake_st.gpu[gpu].enable_calls++;
 		return NV_OK;
 	}
+	case NV2080_CTRL_CMD_TIMER_GET_TIME: {
+		/* The GPU's PTIMER (fake_ptimer_ns), the clock the samples'
+		 * timestamps are on. */
+		struct nv2080_timer_get_time_params *p = params;
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(*p))
+			return NV_ERR_INVALID_PARAM_STRUCT;
+		p->time_nsec = fake_ptimer_ns(fake_now_ns());
+		*dirty = true;
+		return NV_OK;
+	}
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2: {
 		/* The played branch's size: 34000 on 535, 50704 on 550. */
 		uint32_t buf_size;
@@ -302,6 +314,7 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
+	case NV2080_CTRL_CMD_TIMER_GET_TIME:
 		/* Known controls have fixed sizes; a NULL or short buffer
 		 * is the caller's error, as the driver's size check says. */
 		if (!params) {

@@ -466,6 +466,8 @@ static void usage(FILE *f, const char *prog)
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
+		"  --untimed-samples  utilization samples are stamped on a clock\n"
+		"              TIMER_GET_TIME does not read (CLOCK_MONOTONIC, not PTIMER)\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
 		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS, FAKE_DEFAULT_DRIVER_VERSION);
@@ -475,13 +477,14 @@ int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
-	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP };
+	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
 		{ "die-with-parent", no_argument, NULL, OPT_DIE_WITH_PARENT },
 		{ "no-egm", no_argument, NULL, OPT_NO_EGM },
+		{ "untimed-samples", no_argument, NULL, OPT_UNTIMED_SAMPLES },
 		{ "busy-lag-ms", required_argument, NULL, OPT_LAG },
 		{ "fail-disable-after", required_argument, NULL, OPT_FAIL_DISABLE },
 		{ "driver-version", required_argument, NULL, OPT_DRIVER_VERSION },
@@ -519,6 +522,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DIE_WITH_PARENT:
 			die_with_parent = true;
+			break;
+		case OPT_UNTIMED_SAMPLES:
+			cfg.untimed_samples = true;
 			break;
 		case OPT_NO_EGM:
 			cfg.no_egm = true;

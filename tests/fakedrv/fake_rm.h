@@ -133,6 +133,10 @@ struct fake_config {
 	 * bit set is placed by its location alone, as video memory (issue
 	 * #17 item 7). Without this the fake is 550-590, which honours it. */
 	bool     no_egm;
+	/* Samples stamped on CLOCK_MONOTONIC instead of PTIMER: a driver
+	 * whose sample clock TIMER_GET_TIME does not read, so that the
+	 * supervisor's mapping of it must fail and fall back (tests/sm). */
+	bool     untimed_samples;
 	unsigned alloc_errno;        /* >0: video memory RM_ALLOCs fail with this errno */
 	/* >0: the first video memory RM_ALLOC takes this long (a large
 	 * allocation scrubbing its pages), so that a test can signal its

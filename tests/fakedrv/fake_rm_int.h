@@ -144,6 +144,9 @@ extern struct fake_state fake_st;
 
 /* fake_busy.c */
 uint64_t fake_now_ns(void);
+/* The GPU's PTIMER (ns) at a CLOCK_MONOTONIC instant: samples and
+ * TIMER_GET_TIME. */
+uint64_t fake_ptimer_ns(uint64_t mono);
 /* Re-evaluates which GPUs can run work; call after any change. */
 void     fake_busy_refresh(void);
 uint64_t fake_busy_ms(unsigned gpu);

@@ -20,6 +20,14 @@
 #                                        in which B had at least HANDOVER_SHARE
 #                                        of the GPU, at most HANDOVER_MAX_MS;
 #                                        over B's last 2 s at least IDLE_GAIN;
+#   guar-idle-untimed                    the same with samples the supervisor
+#                                        cannot put on its clock (the fake's
+#                                        --untimed-samples): the counted
+#                                        rule, no sooner than its 7 samples;
+#                                        guar-idle must have used the timed
+#                                        rule (its own-window evidence, in
+#                                        the figures GPUSANDBOX_SM_DEBUG=1
+#                                        prints at stop), this one never;
 #   cap-idle                             the same under cap: no hand-over,
 #                                        B keeps 50 % (the contrast: lending
 #                                        is the mode's, and the hand-over
@@ -51,14 +59,20 @@ TOL=0.06
 # 0.81 seen under a load average of 5; cap-idle (nothing lent) gives 0.52.
 IDLE_GAIN=0.75
 # The hand-over bound on the fake, whose samples come every 100 ms
-# (FAKE_SAMPLE_MS): the 7th sample in a row without A (its 50 % window,
-# compute_share.c idle_after_samples) lands at most 800 ms after the stop;
-# idle is reported at the next 1 s window edge (up to 1000 ms), then the
-# plan's lead (100 ms), A's next window (a 50 ms period, +25 % jitter) and
-# the 100 ms B's share is measured over (+ one 25 ms trace step): about
-# 2090 ms, 2300 with slack for a loaded machine. Measured: 1.17-1.22 s (the
-# edges fall at the same phase of A's stop in every run). On a GPU the
-# samples come every ~200 ms: 7 of them take ~1.4 s, plus the same rest.
+# (FAKE_SAMPLE_MS). The timed rule (supervisor/compute/idle_rule.h) calls
+# A idle at the first sample inside A's own window (guarded: ~0.42 of a
+# 50 ms +-25 % period for 50 %) naming none of its tasks: tests/unit/
+# test_idle_rule simulates it at a mean of 284 ms after the stop, p95
+# 1050, max 2229. Then the poll (50 ms), the plan's lead (100 ms) and the
+# 100 ms B's share is measured over (+ one 25 ms trace step). The counted
+# fallback (guar-idle-untimed): the 7th sample (700-800 ms), the next 1 s
+# window edge, and the same rest: about 2090 ms. 2300 covers both with
+# slack for a loaded machine. Measured on 2026-11-24: guar-idle 267-901 ms
+# (8 runs), guar-idle-untimed 1182-1213 ms (5); before the timed rule
+# guar-idle took 1.17-1.22 s. On a GPU (a sample every
+# ~200 ms) the simulation gives a mean of 423 ms after the stop, p95 1391.
+# UNTIMED_MIN_MS: the counted rule cannot call A idle before 7 samples.
+UNTIMED_MIN_MS=700
 HANDOVER_SHARE=0.9
 HANDOVER_SPAN=100
 HANDOVER_MAX_MS=2300
@@ -95,6 +109,7 @@ TESTS=(
 	"guar-30-70|yes|a:30:guarantee:0:$W:$M:-:- b:70:guarantee:200:$W:$M:-:-"
 	"guar-25-25-50|yes|a:25:guarantee:0:$W:$M:-:- b:25:guarantee:200:$W:$M:-:- c:50:guarantee:300:$W:$M:-:-"
 	"guar-idle|yes|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
+	"guar-idle-untimed|yes|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
 	"cap-idle|yes|a:50:cap:0:6000:500:2000:- b:50:cap:0:1500:4000:-:-"
 	"oversub|yes|a:60:cap:0:$W:$M:-:- b:60:cap:200:$W:$M:-:-"
 	"host-dies|yes|a:40:cap:0:9000:500:-:2500 b:30:cap:300:3500:2500:-:- c:25:cap:400:3500:2500:-:-"
@@ -159,14 +174,17 @@ coordinated() {
 run_case() {
 	local name=$1 coord=$2 specs=$3 d="$tmp/$1"
 	rm -rf "$d"; mkdir -p "$d"
-	local env=()
+	local env=() fake=()
 	if [ "$coord" = yes ]; then
 		mkdir -m 0700 "$d/coord"
 		env=(GPUSANDBOX_COORD_DIR="$d/coord")
 	fi
+	# The idle cases read which idle rule ran from the figures at stop.
+	case $name in guar-idle*) env+=(GPUSANDBOX_SM_DEBUG=1) ;; esac
+	case $name in *-untimed) fake=(--untimed-samples) ;; esac
 	# shellcheck disable=SC2086 # specs is a word list
 	env "${env[@]}" GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" \
-		--busy-lag-ms 1 -- tests/sm/tenants.sh "$d" $specs >"$d/log" 2>&1
+		--busy-lag-ms 1 "${fake[@]}" -- tests/sm/tenants.sh "$d" $specs >"$d/log" 2>&1
 	dir=$d
 }
 
@@ -197,13 +215,33 @@ on_target() {
 	within "${!v}" "$target" "$TOL" || { why="$name got ${!v}, want $target +- $TOL"; return 1; }
 }
 
+# Which idle rule called A idle, from A's figures at stop (sm_figures.c):
+# guar-idle the timed one (samples timed, evidence in its own window, no
+# contradiction of the clock); guar-idle-untimed the counted one (samples
+# untimed, no evidence), and no sooner than its UNTIMED_MIN_MS.
+idle_rule_used() {
+	local name=$1 d=$2 fig
+	fig=$(grep -oE 'samples_timed [a-z]+ idle_own_evidence [0-9]+ clock_contradictions [0-9]+' "$d/a.err" | tail -1)
+	[ -n "$fig" ] || { why="no idle figures in A's stderr"; return 1; }
+	set -- $fig
+	case $name in
+	guar-idle)
+		[ "$2" = yes ] && [ "$4" -ge 1 ] && [ "$6" = 0 ] ||
+			{ why="the timed rule did not run: $fig"; return 1; } ;;
+	guar-idle-untimed)
+		[ "$2" = no ] && [ "$4" = 0 ] || { why="untimed samples were timed: $fig"; return 1; }
+		at_least "$handover" "$UNTIMED_MIN_MS" ||
+			{ why="the counted rule handed over after $handover ms, before its $UNTIMED_MIN_MS"; return 1; } ;;
+	esac
+}
+
 check_case() {
 	local name=$1 d=$2 specs=$3
 	local n; n=$(wc -w <<<"$specs")
 	check_tenants "$d" "$specs" || return 1
 	case $name in
 	no-coord-* | fight-resched-free) ;;
-	guar-idle | cap-idle) grep -q '"tenants":2,' "$d/b.audit.jsonl" || { why="B never had a 2-tenant plan"; return 1; } ;;
+	guar-idle | guar-idle-untimed | cap-idle) grep -q '"tenants":2,' "$d/b.audit.jsonl" || { why="B never had a 2-tenant plan"; return 1; } ;;
 	host-dies) coordinated "$d" "$specs" 2 || return 1 ;;
 	*) coordinated "$d" "$specs" "$n" || return 1 ;;
 	esac
@@ -222,13 +260,14 @@ check_case() {
 			{ why="with no gpusandbox for A, B still got $share_b: the fake cannot show what the cap protects"; return 1; } ;;
 	cap-50-50) on_target a 0.50 && on_target b 0.50 ;;
 	cap-25-25-50 | guar-25-25-50) on_target a 0.25 && on_target b 0.25 && on_target c 0.50 ;;
-	guar-idle)
+	guar-idle | guar-idle-untimed)
 		handover=$(handover_ms "$d")
 		[ "$handover" != none ] && at_least "$HANDOVER_MAX_MS" "$handover" ||
 			{ why="hand-over $handover ms after A's stop, want <= $HANDOVER_MAX_MS"; return 1; }
 		share_b=$(tail_share "$d")
 		at_least "$share_b" "$IDLE_GAIN" ||
-			{ why="B got $share_b over its last $TAIL_MS ms, want >= $IDLE_GAIN"; return 1; } ;;
+			{ why="B got $share_b over its last $TAIL_MS ms, want >= $IDLE_GAIN"; return 1; }
+		idle_rule_used "$name" "$d" ;;
 	cap-idle)
 		handover=$(handover_ms "$d")
 		[ "$handover" = none ] || { why="B had $HANDOVER_SHARE of a capped GPU ${handover} ms after A's stop"; return 1; }

@@ -32,8 +32,13 @@
 #   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
 #                    every channel it disabled back on, audits the error and
 #                    stops the workload (exit 125); the fake must see no
-#                    channel destroyed while still disabled.
-# Every case also checks that the workload's own FIFO_DISABLE_CHANNELS is
+#                    channel destroyed while still disabled;
+#   sampler-share    tests/sm/sampler_share.c: four sessions of one process
+#                    take GPU 0's utilization sampler (sampler.h): the fake
+#                    sees one RM client, the sampler's, until the last lets
+#                    go, and every sample they read was put on
+#                    CLOCK_MONOTONIC (none in the future).
+# Every case but sampler-share also checks that the workload's own FIFO_DISABLE_CHANNELS is
 # refused (INSUFFICIENT_PERMISSIONS), and the sandboxed ones that the audit
 # log holds sm_adjust records and the summary's achieved share.
 set -u
@@ -183,4 +188,15 @@ for t in "${TESTS[@]}"; do
 		fail "$name" "$why"
 	fi
 done
+
+# One sampler per GPU per process (supervisor/compute/sampler.h), on the
+# fake's count of live RM clients: tests/sm/sampler_share.c.
+if selected sampler-share "$@"; then
+	out=$(timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- build/tests/sm/sampler_share 2>&1)
+	if [ $? = 0 ] && grep -q '^[0-9]* passed, 0 failed$' <<<"$out"; then
+		pass "sampler-share ($(grep -c '^session:' <<<"$out") sessions, one RM client)"
+	else
+		fail sampler-share "$(tr '\n' ' ' <<<"$out" | tail -c 600)"
+	fi
+fi
 harness_summary
