@@ -23,6 +23,7 @@
 #define GPUSANDBOX_LEDGER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -53,11 +54,25 @@ struct ledger {
 	uint64_t             used[GS_MAX_GPUS];
 	uint64_t             peak[GS_MAX_GPUS];
 	uint32_t             live_clients;
-	/* Live hardware channels and channel groups (dups not counted; a
-	 * channel outside any group counts the group RM makes for it). */
-	uint32_t             channels, channel_groups;
-	uint32_t             channels_peak, channel_groups_peak;
-	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
+	/* The quota kinds counted as objects come and go, by enum
+	 * gs_quota_kind (the others are counted when asked: exec_usage.c):
+	 * live hardware channels and channel groups (dups not counted; a
+	 * channel outside any group counts the group RM makes for it), and
+	 * the groups last scheduled on; with their peaks. The names are the
+	 * same numbers. */
+	union {
+		uint32_t         count[GS_QK_N];
+		struct {
+			uint32_t channels, channel_groups;
+			uint32_t scheduled_groups;  /* TSGs last scheduled on */
+		};
+	};
+	union {
+		uint32_t         count_peak[GS_QK_N];
+		struct {
+			uint32_t channels_peak, channel_groups_peak;
+		};
+	};
 	bool                 watch_unsupported; /* epoll refused a file once */
 	/* Sorted by the kernel's order of open files (ledger_file_of). An
 	 * index is good until the next ledger_file_of. */
@@ -77,6 +92,15 @@ struct ledger {
 	 * made it (the supervisor does not fork once a sandbox runs). */
 	pid_t                self;
 };
+
+#define LEDGER_NAME_IS_ROW(name, array, k) \
+	_Static_assert(offsetof(struct ledger, name) == offsetof(struct ledger, array[k]), \
+	               #name " is not the row " #k)
+LEDGER_NAME_IS_ROW(channels, count, GS_QK_CHANNELS);
+LEDGER_NAME_IS_ROW(channel_groups, count, GS_QK_CHANNEL_GROUPS);
+LEDGER_NAME_IS_ROW(scheduled_groups, count, GS_QK_ACTIVE_CHANNEL_GROUPS);
+LEDGER_NAME_IS_ROW(channels_peak, count_peak, GS_QK_CHANNELS);
+LEDGER_NAME_IS_ROW(channel_groups_peak, count_peak, GS_QK_CHANNEL_GROUPS);
 
 int  ledger_init(struct ledger *l);
 void ledger_fini(struct ledger *l);

@@ -229,14 +229,14 @@ static const struct row rows[] = {
 	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) },
 	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"), false, 0 },
 	{ "video decoder through RM_ALLOC_OBJECT at the cap", RULES_ALL,
-	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 1 }, { .gpu = LEDGER_NO_GPU, .engines = 1 },
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 1 }, { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 1 },
 	  { ALLOC_OBJECT(CLS_NVDEC, RM_CLASS_ENGINE) },
 	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
 	{ "channel through RM_ALLOC_OBJECT: no cap here, the driver requires its params", RULES_DEFAULT,
 	  { MEM_UNL, GS_MEM_GPU_UNSET, 0, 0, UNL }, IDLE,
 	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) }, ALLOW, false, 0 },
 	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2 },
-	  { .gpu = LEDGER_NO_GPU, .engines = 1 }, NVDEC, ALLOW, false, 0 },
+	  { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 1 }, NVDEC, ALLOW, false, 0 },
 };
 
 static void rules_of(enum rules_kind k, struct gs_rules *r)
