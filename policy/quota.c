@@ -62,6 +62,20 @@ static const struct gs_quota_kind_row kind_rows[GS_QK_N] = {
 	ENGINE_ROW(GS_ENGINE_NVENC, "video.encoders"),
 	ENGINE_ROW(GS_ENGINE_NVJPG, "video.jpeg"),
 	ENGINE_ROW(GS_ENGINE_OFA, "video.ofa"),
+	/* Each RM client holds driver state in kernel memory (its resource
+	 * server tree) that no quota charges; a sandbox has one per control
+	 * file it opened (client_clauses, verdict.c). */
+	[GS_QK_CLIENTS] = {
+		.key = "clients", .option = "clients", .record_key = "clients",
+		.resource = "clients", .refusal = "client quota exceeded",
+		.help = "at most N RM clients at once (one per open\n"
+		        "/dev/nvidiactl that made one); each holds driver\n"
+		        "state in kernel memory outside --mem. The next\n"
+		        "fails with NV_ERR_INSUFFICIENT_RESOURCES",
+		.dflt = GS_COUNT_UNLIMITED, .counts_on = GS_COUNT_ON_CLIENT,
+		.counted_by = GS_COUNTED_CLIENT_FILES, .engine = GS_ENGINE_NONE,
+		.flags = GS_QK_COUNT_IF_CAPPED,
+	},
 };
 
 const struct gs_quota_kind_row *gs_quota_kind_row(enum gs_quota_kind k)

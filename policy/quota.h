@@ -73,7 +73,8 @@ enum gs_quota_kind {
 	GS_QK_VIDEO_ENCODERS = GS_QK_ENGINE_FIRST + GS_ENGINE_NVENC,
 	GS_QK_VIDEO_JPEG = GS_QK_ENGINE_FIRST + GS_ENGINE_NVJPG,
 	GS_QK_VIDEO_OFA = GS_QK_ENGINE_FIRST + GS_ENGINE_OFA,
-	GS_QK_N = GS_QK_ENGINE_FIRST + GS_ENGINE_N
+	GS_QK_CLIENTS = GS_QK_ENGINE_FIRST + GS_ENGINE_N,
+	GS_QK_N
 };
 
 /* What adds one to a kind's count: the events the verdict stage tells
@@ -84,17 +85,22 @@ enum gs_count_event {
 	GS_COUNT_ON_GROUP = 1u << 2,           /* a channel group */
 	GS_COUNT_ON_SCHEDULE = 1u << 3,        /* GPFIFO_SCHEDULE enabling an unscheduled group */
 	GS_COUNT_ON_ENGINE = 1u << 4,          /* a video engine object of the row's engine */
+	GS_COUNT_ON_CLIENT = 1u << 5,          /* an RM client, on a control file */
 };
 
 enum gs_quota_kind_flag {
 	GS_QK_ZERO_OK = 1u << 0,       /* 0 is a cap (none at all), not an error */
 	GS_QK_VIDEO_CAP = 1u << 1,     /* one of the "video caps": the start record's "engines" */
+	/* Counted, judged and recorded only under a cap: counting costs a
+	 * walk, and an uncapped kind adds nothing to the records. */
+	GS_QK_COUNT_IF_CAPPED = 1u << 2,
 };
 
 /* How the supervisor counts a kind (count_of_kind, exec_policy.c). */
 enum gs_count_source {
 	GS_COUNTED_BY_LEDGER = 0,  /* the ledger's count[kind], kept as objects come and go */
 	GS_COUNTED_ENGINE_OBJECTS, /* live objects of the row's engine, counted when asked */
+	GS_COUNTED_CLIENT_FILES,   /* control files holding a client, counted when asked */
 };
 
 /* One quota kind. */

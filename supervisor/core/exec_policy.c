@@ -52,6 +52,8 @@ uint32_t count_of_kind(struct call *c, enum gs_quota_kind k)
 		struct engine_of want = { c->sb->rm_abi, row->engine };
 		return ledger_count_engines(l, same_engine, &want);
 	}
+	case GS_COUNTED_CLIENT_FILES:
+		return ledger_client_files(l);
 	}
 	return UINT32_MAX; /* not reached: every source is a case (-Wswitch) */
 }
@@ -61,7 +63,8 @@ void take_counts(struct call *c, const struct gs_rm_call *rc, struct gs_usage *u
 	struct gs_count_events ev = gs_call_count_events(rc, u);
 
 	for (int k = 0; k < GS_QK_N; k++)
-		if (gs_kind_counts_on((enum gs_quota_kind)k, ev))
+		if (gs_kind_counts_on((enum gs_quota_kind)k, ev) &&
+		    gs_kind_counted(&c->sb->quota, (enum gs_quota_kind)k))
 			u->count[k] = count_of_kind(c, (enum gs_quota_kind)k);
 }
 

@@ -205,11 +205,19 @@ static struct gs_call_verdict count_clause(struct gs_call_verdict v,
 	return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES, row->refusal);
 }
 
+bool gs_kind_counted(const struct gs_quota *limits, enum gs_quota_kind k)
+{
+	return !(gs_quota_kind_row(k)->flags & GS_QK_COUNT_IF_CAPPED) ||
+	       limits->count[k] != GS_COUNT_UNLIMITED;
+}
+
 struct gs_count_events gs_call_count_events(const struct gs_rm_call *call, const struct gs_usage *usage)
 {
 	struct gs_count_events ev = { 0, GS_ENGINE_NONE };
 
-	if (call->schedules) {
+	if (call->creates_client) {
+		ev.events = GS_COUNT_ON_CLIENT;
+	} else if (call->schedules) {
 		/* Scheduling a group that is scheduled already adds none; a
 		 * channel inside a group is scheduled with it. */
 		if (usage->target_is_group && !usage->target_scheduled)
@@ -235,7 +243,8 @@ bool gs_kind_counts_on(enum gs_quota_kind k, struct gs_count_events ev)
 }
 
 /* Every kind the call counts against, in the table's order: the first
- * names the decision's resource, and the first that is full refuses. */
+ * names the decision's resource, and the first that is full refuses. A
+ * kind counted only under a cap is left out while it has none. */
 static struct gs_call_verdict count_clauses(struct gs_call_verdict v, const struct gs_quota *limits,
                                             const struct gs_usage *usage,
                                             const struct gs_rm_call *call)
@@ -244,7 +253,8 @@ static struct gs_call_verdict count_clauses(struct gs_call_verdict v, const stru
 	struct gs_call_verdict named = v;
 
 	for (int k = 0; k < GS_QK_N; k++) {
-		if (!gs_kind_counts_on((enum gs_quota_kind)k, ev))
+		if (!gs_kind_counts_on((enum gs_quota_kind)k, ev) ||
+		    !gs_kind_counted(limits, (enum gs_quota_kind)k))
 			continue;
 		struct gs_call_verdict w = count_clause(v, gs_quota_kind_row((enum gs_quota_kind)k),
 		                                        usage->count[k], limits->count[k]);
@@ -267,8 +277,10 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 		return call->kind == RM_CLASS_VIDMEM ? vidmem_clauses(v, limits, usage, call) : v;
 	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)
 		return call->kind == RM_CLASS_ENGINE ? count_clauses(v, limits, usage, call) : v;
-	if (call->creates_client)
-		return client_clauses(v, usage);
+	if (call->creates_client) {
+		v = client_clauses(v, usage);
+		return objects(&v) ? v : count_clauses(v, limits, usage, call);
+	}
 	if (!call->params_copied)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
 		                 "alloc params are not readable");

@@ -168,6 +168,10 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 	enum gs_engine e = c->kind == RM_CLASS_ENGINE ? gs_class_engine(ABI, c->h_class) : GS_ENGINE_NONE;
 	if (e != GS_ENGINE_NONE && u->count[gs_quota_kind_of_engine(e)] >= q->engines[e])
 		abort();
+	/* A client only under --clients, where it is set. */
+	if (c->creates_client && q->count[GS_QK_CLIENTS] != GS_COUNT_UNLIMITED &&
+	    u->count[GS_QK_CLIENTS] >= q->count[GS_QK_CLIENTS])
+		abort();
 }
 
 static void check_control_verdicts(struct cursor *cur)
