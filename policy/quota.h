@@ -78,7 +78,7 @@ enum gs_quota_kind {
 };
 
 /* What adds one to a kind's count: the events the verdict stage tells
- * apart (verdict.c, counted_kinds). */
+ * apart (gs_call_count_events, verdict.c). */
 enum gs_count_event {
 	GS_COUNT_ON_GROUPED_CHANNEL = 1u << 0, /* a channel under a channel group */
 	GS_COUNT_ON_LONE_CHANNEL = 1u << 1,    /* a channel outside any: RM makes a group for it */
@@ -110,7 +110,7 @@ struct gs_quota_kind_row {
 	const char *record_key; /* in the start record's policy ("channel_groups") */
 	const char *resource;   /* decisions name it so (audit, --trace, refusals) */
 	const char *refusal;    /* the reason a refusal gives */
-	const char *help;       /* --help's text, lines of at most HELP_TEXT_WIDTH */
+	const char *help;       /* --help's text, lines from its column 21 (test_quota_kinds) */
 	uint32_t    dflt;       /* the limit when not set */
 	unsigned    counts_on;  /* enum gs_count_event: what adds one */
 	enum gs_count_source counted_by;

@@ -55,7 +55,8 @@ struct ledger {
 	uint64_t             peak[GS_MAX_GPUS];
 	uint32_t             live_clients;
 	/* The quota kinds counted as objects come and go, by enum
-	 * gs_quota_kind (the others are counted when asked: exec_usage.c):
+	 * gs_quota_kind (the others are counted when asked: count_of_kind,
+	 * exec_policy.c):
 	 * live hardware channels and channel groups (dups not counted; a
 	 * channel outside any group counts the group RM makes for it), and
 	 * the groups last scheduled on; with their peaks. The names are the

@@ -9,11 +9,6 @@
 
 #include "verdict.h"
 
-const char *gs_engine_resource(enum gs_engine e)
-{
-	return gs_engine_key(e);
-}
-
 uint64_t gs_round_up(uint64_t v, uint64_t to)
 {
 	return v > UINT64_MAX - (to - 1) ? UINT64_MAX : (v + to - 1) / to * to;

@@ -99,8 +99,6 @@ bool gs_kind_counts_on(enum gs_quota_kind k, struct gs_count_events ev);
 /* Is kind k counted under these limits (GS_QK_COUNT_IF_CAPPED)? */
 bool gs_kind_counted(const struct gs_quota *limits, enum gs_quota_kind k);
 
-/* The name a counted engine resource has in records ("video.decoders"). */
-const char *gs_engine_resource(enum gs_engine e);
 
 uint64_t gs_round_up(uint64_t v, uint64_t to);
 
