@@ -107,6 +107,17 @@ static void print_count(FILE *f, const char *key, uint32_t v, uint32_t dflt)
 		fprintf(f, "%s = %u\n", key, v);
 }
 
+/* The quota kinds' limits (the video caps, or the others: the caps are
+ * written after gpus, where they always were). */
+static void print_counts(FILE *f, const struct gs_quota *q, bool video)
+{
+	for (unsigned k = 0; k < GS_QK_N; k++) {
+		const struct gs_quota_kind_row *row = gs_quota_kind_row((enum gs_quota_kind)k);
+		if (!(row->flags & GS_QK_VIDEO_CAP) == !video)
+			print_count(f, row->key, q->count[k], row->dflt);
+	}
+}
+
 static void write_quota(FILE *f, const struct gs_quota *q)
 {
 	/* Sizes in bytes: exact, and the parser takes a plain number. */
@@ -117,10 +128,7 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 			fprintf(f, "gpu.%u.mem = %llu\n", g, (unsigned long long)q->mem_gpu[g]);
 	/* The defaults are left out; what differs is written, "unlimited"
 	 * included, so the file gives the run's limits back. */
-	print_count(f, "channels", q->channels, GS_DEFAULT_CHANNELS);
-	print_count(f, "channel-groups", q->channel_groups, GS_DEFAULT_CHANNEL_GROUPS);
-	if (q->active_channel_groups != GS_COUNT_UNLIMITED)
-		fprintf(f, "active-channel-groups = %u\n", q->active_channel_groups);
+	print_counts(f, q, false);
 	if (q->sm_percent < GS_SM_UNLIMITED)
 		fprintf(f, "sm = %u\n", q->sm_percent);
 	if (q->sm_period_ms != GS_SM_PERIOD_DEFAULT_MS)
@@ -132,9 +140,7 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 		gs_print_gpus(f, q);
 		fputc('\n', f);
 	}
-	for (unsigned e = 0; e < GS_ENGINE_N; e++)
-		if (q->engines[e] != GS_COUNT_UNLIMITED)
-			fprintf(f, "%s = %u\n", gs_engine_key((enum gs_engine)e), q->engines[e]);
+	print_counts(f, q, true);
 	if (q->managed != GS_MANAGED_ALLOW_UNACCOUNTED)
 		fprintf(f, "managed = %s\n", gs_managed_name(q->managed));
 }

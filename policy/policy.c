@@ -274,21 +274,6 @@ static int key_managed(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
-static int key_channels(struct parser *ps, const struct stmt *s)
-{
-	return set_count(ps, s, &ps->p->quota.channels, false);
-}
-
-static int key_groups(struct parser *ps, const struct stmt *s)
-{
-	return set_count(ps, s, &ps->p->quota.channel_groups, false);
-}
-
-static int key_active(struct parser *ps, const struct stmt *s)
-{
-	return set_count(ps, s, &ps->p->quota.active_channel_groups, false);
-}
-
 static int key_gpus(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -386,15 +371,6 @@ static int key_supp_groups(struct parser *ps, const struct stmt *s)
 {
 	return value_str(ps, s, ps->p->groups, sizeof(ps->p->groups));
 }
-
-static int engine_key(struct parser *ps, const struct stmt *s, enum gs_engine e)
-{
-	return set_count(ps, s, &ps->p->quota.engines[e], true);
-}
-static int key_decoders(struct parser *ps, const struct stmt *s) { return engine_key(ps, s, GS_ENGINE_NVDEC); }
-static int key_encoders(struct parser *ps, const struct stmt *s) { return engine_key(ps, s, GS_ENGINE_NVENC); }
-static int key_jpeg(struct parser *ps, const struct stmt *s) { return engine_key(ps, s, GS_ENGINE_NVJPG); }
-static int key_ofa(struct parser *ps, const struct stmt *s) { return engine_key(ps, s, GS_ENGINE_OFA); }
 
 /* allow = GROUP, ...: replaces the default groups ("none" for no group). */
 static int allow_item(struct parser *ps, const char *v, size_t len, struct loc at)
@@ -517,9 +493,6 @@ static const struct key_def keys[] = {
 	{ "sm-period", key_sm_period, false },
 	{ "sm-mode", key_sm_mode, false },
 	{ "managed", key_managed, false },
-	{ "channels", key_channels, false },
-	{ "channel-groups", key_groups, false },
-	{ "active-channel-groups", key_active, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
 	{ "audit-level", key_audit_level, false },
@@ -530,10 +503,6 @@ static const struct key_def keys[] = {
 	{ "allow", key_allow, false },
 	{ "allow.class", key_allow_class, true },
 	{ "allow.control", key_allow_control, true },
-	{ "video.decoders", key_decoders, false },
-	{ "video.encoders", key_encoders, false },
-	{ "video.jpeg", key_jpeg, false },
-	{ "video.ofa", key_ofa, false },
 };
 
 /* gpu.N.mem: N is a GPU index (the nvidia-smi index, as for gpus). The
@@ -577,16 +546,19 @@ static int remember_def(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* The keys of keys[], then those of the quota kinds. */
 static const char *key_name(size_t i, const void *ctx)
 {
 	(void)ctx;
-	return keys[i].key;
+	return i < N_KEYS ? keys[i].key : gs_quota_kind_row((enum gs_quota_kind)(i - N_KEYS))->key;
 }
 
 /* An unknown key, with the known one it is closest to. */
 static int unknown_key(struct parser *ps, const struct stmt *s)
 {
-	const char *near = gs_suggest(s->key, sizeof(keys) / sizeof(keys[0]), key_name, NULL);
+	const char *near = gs_suggest(s->key, N_KEYS + GS_QK_N, key_name, NULL);
 
 	if (!near && strncmp(s->key, GPU_KEY_PREFIX, strlen(GPU_KEY_PREFIX)) == 0)
 		near = "gpu.N.mem";
@@ -610,7 +582,15 @@ static int apply(struct parser *ps, struct stmt *s)
 		}
 		memcpy(s->key, raw, sizeof(raw));
 	}
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	/* A quota kind's limit: a count, 0 where its row allows none. */
+	int kind = gs_quota_kind_by_key(s->key);
+	if (kind >= 0) {
+		if (remember_def(ps, s) < 0)
+			return -1;
+		return set_count(ps, s, &ps->p->quota.count[kind],
+		                 gs_quota_kind_row((enum gs_quota_kind)kind)->flags & GS_QK_ZERO_OK);
+	}
+	for (size_t i = 0; i < N_KEYS; i++) {
 		if (strcmp(keys[i].key, s->key) != 0)
 			continue;
 		if (!keys[i].repeatable && remember_def(ps, s) < 0)

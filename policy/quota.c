@@ -11,12 +11,115 @@
 
 #define KIB_SHIFT 10u
 
+/* ---- the quota kinds ---------------------------------------------------------- */
+
+#define ENGINE_ROW(e, key_) \
+	[GS_QK_ENGINE_FIRST + (e)] = { \
+		.key = key_, .record_key = key_, .resource = key_, \
+		.refusal = "video engine quota exceeded", .dflt = GS_COUNT_UNLIMITED, \
+		.counts_on = GS_COUNT_ON_ENGINE, .counted_by = GS_COUNTED_ENGINE_OBJECTS, .engine = (e), .flags = GS_QK_ZERO_OK | GS_QK_VIDEO_CAP, \
+	}
+
+/* One row per kind: adding a kind is a row here, its enum value, its
+ * way of counting (counted_by, and for a new one a case in count_of_kind,
+ * supervisor/core/exec_policy.c) and its
+ * hand-written documentation (docs/hacking.md, "A quota kind"). Channels
+ * and groups are capped by default (GS_DEFAULT_CHANNELS says why). */
+static const struct gs_quota_kind_row kind_rows[GS_QK_N] = {
+	[GS_QK_CHANNELS] = {
+		.key = "channels", .option = "channels", .record_key = "channels",
+		.resource = "channels", .refusal = "channel quota exceeded",
+		.help = "at most N live GPFIFO channels in the whole sandbox;\n"
+		        "channels are a finite hardware pool shared by all\n"
+		        "tenants of a GPU. The next one fails like an\n"
+		        "exhausted pool (NV_ERR_INSUFFICIENT_RESOURCES).\n"
+		        "Default 640; N may be 'unlimited'.",
+		.dflt = GS_DEFAULT_CHANNELS,
+		.counts_on = GS_COUNT_ON_GROUPED_CHANNEL | GS_COUNT_ON_LONE_CHANNEL,
+		.engine = GS_ENGINE_NONE,
+	},
+	[GS_QK_CHANNEL_GROUPS] = {
+		.key = "channel-groups", .option = "channel-groups", .record_key = "channel_groups",
+		.resource = "channel_groups", .refusal = "channel group quota exceeded",
+		.help = "at most N live channel groups (TSGs); default 128,\n"
+		        "which bounds the memory RM allocates for them\n"
+		        "outside --mem; N may be 'unlimited'",
+		.dflt = GS_DEFAULT_CHANNEL_GROUPS,
+		/* kchannelConstruct_IMPL makes a group for a lone channel
+		 * (ledger.c, count_object). */
+		.counts_on = GS_COUNT_ON_GROUP | GS_COUNT_ON_LONE_CHANNEL,
+		.engine = GS_ENGINE_NONE,
+	},
+	[GS_QK_ACTIVE_CHANNEL_GROUPS] = {
+		.key = "active-channel-groups", .option = "active-channel-groups",
+		.record_key = "active_channel_groups", .resource = "scheduled_channel_groups",
+		.refusal = "active channel group limit reached",
+		.help = "at most N channel groups scheduled at once\n"
+		        "(GPFIFO_SCHEDULE enabled)",
+		.dflt = GS_COUNT_UNLIMITED, .counts_on = GS_COUNT_ON_SCHEDULE, .engine = GS_ENGINE_NONE,
+	},
+	ENGINE_ROW(GS_ENGINE_NVDEC, "video.decoders"),
+	ENGINE_ROW(GS_ENGINE_NVENC, "video.encoders"),
+	ENGINE_ROW(GS_ENGINE_NVJPG, "video.jpeg"),
+	ENGINE_ROW(GS_ENGINE_OFA, "video.ofa"),
+	/* Each RM client holds driver state in kernel memory (its resource
+	 * server tree) that no quota charges; a sandbox has one per control
+	 * file it opened (client_clauses, verdict.c). */
+	[GS_QK_CLIENTS] = {
+		.key = "clients", .option = "clients", .record_key = "clients",
+		.resource = "clients", .refusal = "client quota exceeded",
+		.help = "at most N RM clients at once (one per open\n"
+		        "/dev/nvidiactl that made one); each holds driver\n"
+		        "state in kernel memory outside --mem. The next\n"
+		        "fails with NV_ERR_INSUFFICIENT_RESOURCES",
+		.dflt = GS_COUNT_UNLIMITED, .counts_on = GS_COUNT_ON_CLIENT,
+		.counted_by = GS_COUNTED_CLIENT_FILES, .engine = GS_ENGINE_NONE,
+		.flags = GS_QK_COUNT_IF_CAPPED,
+	},
+};
+
+const struct gs_quota_kind_row *gs_quota_kind_row(enum gs_quota_kind k)
+{
+	return &kind_rows[k];
+}
+
+static const char *row_key(const struct gs_quota_kind_row *r) { return r->key; }
+static const char *row_option(const struct gs_quota_kind_row *r) { return r->option; }
+static const char *row_resource(const struct gs_quota_kind_row *r) { return r->resource; }
+
+static int kind_named(const char *name, const char *(*field)(const struct gs_quota_kind_row *))
+{
+	for (int k = 0; name && k < GS_QK_N; k++)
+		if (field(&kind_rows[k]) && strcmp(field(&kind_rows[k]), name) == 0)
+			return k;
+	return -1;
+}
+
+int gs_quota_kind_by_key(const char *key)
+{
+	return kind_named(key, row_key);
+}
+
+int gs_quota_kind_by_option(const char *option)
+{
+	return kind_named(option, row_option);
+}
+
+int gs_quota_kind_by_resource(const char *resource)
+{
+	return kind_named(resource, row_resource);
+}
+
+int gs_parse_kind_count(enum gs_quota_kind k, const char *s, uint32_t *out)
+{
+	return kind_rows[k].flags & GS_QK_ZERO_OK ? gs_parse_count0(s, out) : gs_parse_count(s, out);
+}
+
 void gs_quota_init(struct gs_quota *q)
 {
 	q->mem_per_gpu = GS_QUOTA_UNLIMITED;
-	q->channels = GS_DEFAULT_CHANNELS;
-	q->channel_groups = GS_DEFAULT_CHANNEL_GROUPS;
-	q->active_channel_groups = GS_COUNT_UNLIMITED;
+	for (unsigned k = 0; k < GS_QK_N; k++)
+		q->count[k] = kind_rows[k].dflt;
 	q->sm_percent = GS_SM_UNLIMITED;
 	q->sm_period_ms = GS_SM_PERIOD_DEFAULT_MS;
 	q->sm_mode = GS_SM_MODE_CAP;
@@ -25,8 +128,6 @@ void gs_quota_init(struct gs_quota *q)
 	q->n_uuids = 0;
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		q->mem_gpu[g] = GS_MEM_GPU_UNSET;
-	for (unsigned e = 0; e < GS_ENGINE_N; e++)
-		q->engines[e] = GS_COUNT_UNLIMITED;
 	q->managed = GS_MANAGED_ALLOW_UNACCOUNTED;
 }
 
@@ -363,14 +464,7 @@ int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len)
 	return 0;
 }
 
-static const char *const engine_keys[GS_ENGINE_N] = {
-	[GS_ENGINE_NVDEC] = "video.decoders",
-	[GS_ENGINE_NVENC] = "video.encoders",
-	[GS_ENGINE_NVJPG] = "video.jpeg",
-	[GS_ENGINE_OFA] = "video.ofa",
-};
-
 const char *gs_engine_key(enum gs_engine e)
 {
-	return e >= 0 && e < GS_ENGINE_N ? engine_keys[e] : NULL;
+	return e >= 0 && e < GS_ENGINE_N ? kind_rows[gs_quota_kind_of_engine(e)].key : NULL;
 }

@@ -55,16 +55,104 @@ enum gs_sm_mode {
 	GS_SM_MODE_GUARANTEE,  /* at least the share; time others leave idle is lent */
 };
 
+/*
+ * The count kinds: a quota kind is a row of the table in quota.c
+ * (gs_quota_kind_row), and everything that sets, judges, counts or shows a
+ * limit loops over the rows (docs/hacking.md, "A quota kind"). The order
+ * is the table's: --help, --check and the start record list them so, and
+ * a call that counts against two kinds (a channel outside any group) is
+ * judged on the first one first. Video memory is not a row: it is bytes,
+ * per GPU, with a per-GPU key (gs_quota_mem).
+ */
+enum gs_quota_kind {
+	GS_QK_CHANNELS,
+	GS_QK_CHANNEL_GROUPS,
+	GS_QK_ACTIVE_CHANNEL_GROUPS,
+	GS_QK_ENGINE_FIRST,  /* one row per enum gs_engine, in its order */
+	GS_QK_VIDEO_DECODERS = GS_QK_ENGINE_FIRST + GS_ENGINE_NVDEC,
+	GS_QK_VIDEO_ENCODERS = GS_QK_ENGINE_FIRST + GS_ENGINE_NVENC,
+	GS_QK_VIDEO_JPEG = GS_QK_ENGINE_FIRST + GS_ENGINE_NVJPG,
+	GS_QK_VIDEO_OFA = GS_QK_ENGINE_FIRST + GS_ENGINE_OFA,
+	GS_QK_CLIENTS = GS_QK_ENGINE_FIRST + GS_ENGINE_N,
+	GS_QK_N
+};
+
+/* What adds one to a kind's count: the events the verdict stage tells
+ * apart (gs_call_count_events, verdict.c). */
+enum gs_count_event {
+	GS_COUNT_ON_GROUPED_CHANNEL = 1u << 0, /* a channel under a channel group */
+	GS_COUNT_ON_LONE_CHANNEL = 1u << 1,    /* a channel outside any: RM makes a group for it */
+	GS_COUNT_ON_GROUP = 1u << 2,           /* a channel group */
+	GS_COUNT_ON_SCHEDULE = 1u << 3,        /* GPFIFO_SCHEDULE enabling an unscheduled group */
+	GS_COUNT_ON_ENGINE = 1u << 4,          /* a video engine object of the row's engine */
+	GS_COUNT_ON_CLIENT = 1u << 5,          /* an RM client, on a control file */
+};
+
+enum gs_quota_kind_flag {
+	GS_QK_ZERO_OK = 1u << 0,       /* 0 is a cap (none at all), not an error */
+	GS_QK_VIDEO_CAP = 1u << 1,     /* one of the "video caps": the start record's "engines" */
+	/* Counted, judged and recorded only under a cap: counting costs a
+	 * walk, and an uncapped kind adds nothing to the records. */
+	GS_QK_COUNT_IF_CAPPED = 1u << 2,
+};
+
+/* How the supervisor counts a kind (count_of_kind, exec_policy.c). */
+enum gs_count_source {
+	GS_COUNTED_BY_LEDGER = 0,  /* the ledger's count[kind], kept as objects come and go */
+	GS_COUNTED_ENGINE_OBJECTS, /* live objects of the row's engine, counted when asked */
+	GS_COUNTED_CLIENT_FILES,   /* control files holding a client, counted when asked */
+};
+
+/* One quota kind. */
+struct gs_quota_kind_row {
+	const char *key;        /* policy key ("channel-groups", "video.jpeg") */
+	const char *option;     /* the option without "--", or NULL: policy file only */
+	const char *record_key; /* in the start record's policy ("channel_groups") */
+	const char *resource;   /* decisions name it so (audit, --trace, refusals) */
+	const char *refusal;    /* the reason a refusal gives */
+	const char *help;       /* --help's text, lines from its column 21 (test_quota_kinds) */
+	uint32_t    dflt;       /* the limit when not set */
+	unsigned    counts_on;  /* enum gs_count_event: what adds one */
+	enum gs_count_source counted_by;
+	enum gs_engine engine;  /* GS_COUNT_ON_ENGINE: which engine, else GS_ENGINE_NONE */
+	unsigned    flags;      /* enum gs_quota_kind_flag */
+};
+
+/* The row of kind k (0 <= k < GS_QK_N); the table has one per kind. */
+const struct gs_quota_kind_row *gs_quota_kind_row(enum gs_quota_kind k);
+/* The kind whose policy key, option or resource is name; -1 if none. */
+int gs_quota_kind_by_key(const char *key);
+int gs_quota_kind_by_option(const char *option);
+int gs_quota_kind_by_resource(const char *resource);
+/* The kind of engine e's cap. */
+static inline enum gs_quota_kind gs_quota_kind_of_engine(enum gs_engine e)
+{
+	return (enum gs_quota_kind)(GS_QK_ENGINE_FIRST + (int)e);
+}
+/* Parses a count for kind k: 1.. or "unlimited", and 0 where the row
+ * allows it. */
+int gs_parse_kind_count(enum gs_quota_kind k, const char *s, uint32_t *out);
+
 struct gs_quota {
 	/* Bytes of video memory per GPU; GS_QUOTA_UNLIMITED when not set. */
 	uint64_t mem_per_gpu;
-	/* Live GPFIFO channels and channel groups (TSGs) across the sandbox;
-	 * GS_DEFAULT_CHANNELS and GS_DEFAULT_CHANNEL_GROUPS when not set,
-	 * GS_COUNT_UNLIMITED when set to "unlimited". */
-	uint32_t channels;
-	uint32_t channel_groups;
-	/* Channel groups scheduled (GPFIFO_SCHEDULE enabled) at once. */
-	uint32_t active_channel_groups;
+	/* The count limits, one per row of the quota kind table (enum
+	 * gs_quota_kind, gs_quota_kind_row): each is its row's default until
+	 * set, GS_COUNT_UNLIMITED when set to "unlimited". The names are the
+	 * same numbers for the code that reads one kind. */
+	union {
+		uint32_t count[GS_QK_N];
+		struct {
+			/* Live GPFIFO channels and channel groups (TSGs). */
+			uint32_t channels;
+			uint32_t channel_groups;
+			/* Channel groups scheduled (GPFIFO_SCHEDULE enabled) at once. */
+			uint32_t active_channel_groups;
+			/* Live video engine objects (NVDEC, NVENC, NVJPG, OFA), by
+			 * enum gs_engine. 0 is a valid cap: none at all. */
+			uint32_t engines[GS_ENGINE_N];
+		};
+	};
 	/* --sm: the workload's share of GPU time on each of its GPUs, in
 	 * percent (1..100); GS_SM_UNLIMITED when not set. sm_period_ms is the
 	 * duty-cycle period (compute_share.c explains the trade-off). */
@@ -82,13 +170,19 @@ struct gs_quota {
 	/* Per-GPU video memory (policy key gpu.N.mem), by RM device instance;
 	 * GS_MEM_GPU_UNSET where mem_per_gpu applies. */
 	uint64_t mem_gpu[GS_MAX_GPUS];
-	/* Live video engine objects (NVDEC, NVENC, NVJPG, OFA) across the
-	 * sandbox, by enum gs_engine; GS_COUNT_UNLIMITED when not set. 0 is a
-	 * valid cap: none at all. */
-	uint32_t engines[GS_ENGINE_N];
 	/* Managed memory: --managed, policy key managed. */
 	enum gs_managed managed;
 };
+
+/* The names and the rows are the same numbers. */
+#define GS_QUOTA_NAME_IS_ROW(name, k) \
+	_Static_assert(offsetof(struct gs_quota, name) == offsetof(struct gs_quota, count[k]), \
+	               #name " is not the row " #k)
+GS_QUOTA_NAME_IS_ROW(channels, GS_QK_CHANNELS);
+GS_QUOTA_NAME_IS_ROW(channel_groups, GS_QK_CHANNEL_GROUPS);
+GS_QUOTA_NAME_IS_ROW(active_channel_groups, GS_QK_ACTIVE_CHANNEL_GROUPS);
+GS_QUOTA_NAME_IS_ROW(engines[GS_ENGINE_NVDEC], GS_QK_VIDEO_DECODERS);
+GS_QUOTA_NAME_IS_ROW(engines[GS_ENGINE_OFA], GS_QK_VIDEO_OFA);
 
 /* The smallest video memory quota accepted (--mem, mem =, gpu.N.mem =).
  * A CUDA context takes its own buffers from the quota before the program

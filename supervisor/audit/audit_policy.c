@@ -148,12 +148,12 @@ json_object *gs_audit_policy_json(const struct gs_quota *q, const struct gs_rule
 
 	json_object_object_add(o, "mem", bytes_or_null(q->mem_per_gpu));
 	json_object_object_add(o, "mem_gpu", mem_gpu_json(q));
-	json_object_object_add(o, "channels", count_or_null(q->channels));
-	json_object_object_add(o, "channel_groups", count_or_null(q->channel_groups));
-	json_object_object_add(o, "active_channel_groups", count_or_null(q->active_channel_groups));
-	for (int e = 0; e < GS_ENGINE_N; e++)
-		json_object_object_add(engines, gs_engine_key((enum gs_engine)e),
-		                       count_or_null(q->engines[e]));
+	/* Each quota kind under its row's name; the video caps together. */
+	for (int k = 0; k < GS_QK_N; k++) {
+		const struct gs_quota_kind_row *row = gs_quota_kind_row((enum gs_quota_kind)k);
+		json_object_object_add(row->flags & GS_QK_VIDEO_CAP ? engines : o, row->record_key,
+		                       count_or_null(q->count[k]));
+	}
 	json_object_object_add(o, "engines", engines);
 	gpus_json(o, q);
 	for (int g = 0; g < GS_GROUP_N; g++)

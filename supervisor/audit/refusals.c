@@ -46,6 +46,19 @@ void gs_refusals_note(struct gs_refusals *r, const struct gs_decision *d)
 	k->n = 1;
 }
 
+/* A quota kind's limit: its option, or its policy key where it has none
+ * (the video engine caps: "video.decoders = 1"). */
+static void count_limit_text(const struct gs_refusal_kind *k, char *buf, size_t len)
+{
+	int kind = gs_quota_kind_by_resource(k->resource);
+	const struct gs_quota_kind_row *row = kind < 0 ? NULL : gs_quota_kind_row((enum gs_quota_kind)kind);
+
+	if (row && row->option)
+		snprintf(buf, len, " (--%s %" PRIu64 ")", row->option, k->limit);
+	else
+		snprintf(buf, len, " (%s = %" PRIu64 ")", row ? row->key : k->resource, k->limit);
+}
+
 /* The option or policy line that set the limit a kind ran into. */
 static void limit_text(const struct gs_refusal_kind *k, const struct gs_quota *q, char *buf,
                        size_t len)
@@ -65,17 +78,10 @@ static void limit_text(const struct gs_refusal_kind *k, const struct gs_quota *q
 			snprintf(buf, len, " (gpu.%d.mem = %s)", k->gpu, size);
 		else
 			snprintf(buf, len, " (--mem %s, GPU %d)", size, k->gpu);
-	} else if (strcmp(k->resource, "channels") == 0) {
-		snprintf(buf, len, " (--channels %" PRIu64 ")", k->limit);
-	} else if (strcmp(k->resource, "channel_groups") == 0) {
-		snprintf(buf, len, " (--channel-groups %" PRIu64 ")", k->limit);
-	} else if (strcmp(k->resource, "scheduled_channel_groups") == 0) {
-		snprintf(buf, len, " (--active-channel-groups %" PRIu64 ")", k->limit);
 	} else if (strcmp(k->resource, "managed") == 0) {
 		snprintf(buf, len, " (--managed deny)");
 	} else {
-		/* The video engine caps are policy keys ("video.decoders"). */
-		snprintf(buf, len, " (%s = %" PRIu64 ")", k->resource, k->limit);
+		count_limit_text(k, buf, len);
 	}
 }
 

@@ -127,12 +127,8 @@ static void policy_fix(const struct review_sandbox *sb, const struct review_rec 
 static void quota_fix(const struct review_sandbox *sb, const struct review_rec *r, uint64_t needed,
                       char *buf, size_t len)
 {
-	static const struct { const char *resource, *option; } counts[] = {
-		{ "channels", "--channels" },
-		{ "channel_groups", "--channel-groups" },
-		{ "scheduled_channel_groups", "--active-channel-groups" },
-	};
 	char size[REVIEW_TEXT];
+	int kind;
 
 	if (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) {
 		gs_option_size(round_mem(needed), size, sizeof(size));
@@ -146,14 +142,15 @@ static void quota_fix(const struct review_sandbox *sb, const struct review_rec *
 		snprintf(buf, len, "option --managed allow-unaccounted (managed memory then runs outside --mem)");
 		return;
 	}
-	for (unsigned i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-		if (strcmp(r->resource, counts[i].resource) == 0) {
-			snprintf(buf, len, "option %s %" PRIu64 " (policy: %s = %" PRIu64 ")", counts[i].option,
-			         needed, counts[i].option + 2, needed);
-			return;
-		}
-	/* The video engine caps are policy keys ("video.decoders"). */
-	snprintf(buf, len, "%s = %" PRIu64 " (policy file)", r->resource, needed);
+	/* A quota kind: its option where it has one, else its policy key
+	 * (the video engine caps: "video.decoders"). */
+	kind = gs_quota_kind_by_resource(r->resource);
+	const struct gs_quota_kind_row *row = kind < 0 ? NULL : gs_quota_kind_row((enum gs_quota_kind)kind);
+	if (row && row->option)
+		snprintf(buf, len, "option --%s %" PRIu64 " (policy: %s = %" PRIu64 ")", row->option, needed,
+		         row->key, needed);
+	else
+		snprintf(buf, len, "%s = %" PRIu64 " (policy file)", row ? row->key : r->resource, needed);
 }
 
 void review_fix_text(const struct review_sandbox *sb, const struct review_rec *r, uint64_t needed,

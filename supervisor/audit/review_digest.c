@@ -290,7 +290,6 @@ static void policy_member(char *part, size_t len, const char *key, json_object *
 {
 	char text[POLICY_PART], size[REVIEW_TEXT];
 	static const struct { const char *json, *policy; } names[] = {
-		{ "channel_groups", "channel-groups" }, { "active_channel_groups", "active-channel-groups" },
 		{ "groups", "allow" }, { "allow_classes", "allow.class" }, { "allow_controls", "allow.control" },
 		{ "gpu_uuids", "gpus" },
 	};
@@ -300,6 +299,10 @@ static void policy_member(char *part, size_t len, const char *key, json_object *
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(key, names[i].json) == 0)
 			name = names[i].policy;
+	/* A quota kind's limit: the start record names it by its row. */
+	for (int k = 0; k < GS_QK_N; k++)
+		if (strcmp(key, gs_quota_kind_row((enum gs_quota_kind)k)->record_key) == 0)
+			name = gs_quota_kind_row((enum gs_quota_kind)k)->key;
 	if (json_object_is_type(v, json_type_int) && strcmp(key, "mem") == 0) {
 		uint64_t b = json_object_get_uint64(v);
 		snprintf(part, len, "mem=%s", gs_option_size(b, size, sizeof(size)));

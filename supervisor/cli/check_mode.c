@@ -88,11 +88,8 @@ void gs_check_print(FILE *out, const struct gs_check_input *in)
 		        q->sm_period_ms);
 	else
 		fprintf(out, "  %-*s unlimited\n", KEY_WIDTH, "sm");
-	print_count(out, "channels", q->channels);
-	print_count(out, "channel-groups", q->channel_groups);
-	print_count(out, "active-channel-groups", q->active_channel_groups);
-	for (unsigned e = 0; e < GS_ENGINE_N; e++)
-		print_count(out, gs_engine_key((enum gs_engine)e), q->engines[e]);
+	for (unsigned k = 0; k < GS_QK_N; k++)
+		print_count(out, gs_quota_kind_row((enum gs_quota_kind)k)->key, q->count[k]);
 	print_gpus(out, q);
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-log", in->audit_path ? in->audit_path : "none");
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-level", gs_audit_level_name(in->audit_level));

@@ -16,7 +16,8 @@
 #include "groups.h"
 #include "options.h"
 
-static const char usage_text[] =
+/* The usage text up to the quota kinds' options. */
+static const char usage_head[] =
 	"Usage: gpusandbox [run] [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       gpusandbox --check [OPTIONS]\n"
 	"       gpusandbox list-groups\n"
@@ -34,17 +35,10 @@ static const char usage_text[] =
 	"                     is 4 GiB), at least 64m, room for a CUDA context. A\n"
 	"                     refused allocation fails like a full GPU\n"
 	"                     (NV_ERR_NO_MEMORY).\n"
-	"  --channels N       at most N live GPFIFO channels in the whole sandbox;\n"
-	"                     channels are a finite hardware pool shared by all\n"
-	"                     tenants of a GPU. The next one fails like an\n"
-	"                     exhausted pool (NV_ERR_INSUFFICIENT_RESOURCES).\n"
-	"                     Default 640; N may be 'unlimited'.\n"
-	"  --channel-groups N at most N live channel groups (TSGs); default 128,\n"
-	"                     which bounds the memory RM allocates for them\n"
-	"                     outside --mem; N may be 'unlimited'\n"
-	"  --active-channel-groups N\n"
-	"                     at most N channel groups scheduled at once\n"
-	"                     (GPFIFO_SCHEDULE enabled)\n"
+	;
+
+/* The options that follow the quota kinds' (printed from their rows). */
+static const char usage_tail[] =
 	"  --sm PCT           the workload's share of GPU time on each of its GPUs,\n"
 	"                     1-100 (percent); enforced by switching its channels\n"
 	"                     off and on with the driver's own control, tuned to\n"
@@ -171,8 +165,8 @@ static void load_policy(struct gs_cli_options *o, const char *path)
 }
 
 enum long_option {
-	OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP, OPT_CHANNELS, OPT_GROUPS,
-	OPT_GPUS, OPT_ACTIVE, OPT_SM, OPT_SM_PERIOD, OPT_SM_MODE, OPT_MANAGED,
+	OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP,
+	OPT_GPUS, OPT_SM, OPT_SM_PERIOD, OPT_SM_MODE, OPT_MANAGED,
 	/* The policy file (issue #5). */
 	OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI, OPT_AUDIT_FD,
 	/* Issue #14. */
@@ -180,12 +174,15 @@ enum long_option {
 	/* Containment (issue #17). */
 	OPT_USER, OPT_GROUP, OPT_SUPP_GROUPS, OPT_HIDE, OPT_ALLOW_MPS,
 	/* Issue #15. */
-	OPT_LABEL, OPT_AUDIT_LEVEL, OPT_AUDIT_STACKS, OPT_METRICS
+	OPT_LABEL, OPT_AUDIT_LEVEL, OPT_AUDIT_STACKS, OPT_METRICS,
+	/* One per quota kind with an option: OPT_KIND + enum gs_quota_kind. */
+	OPT_KIND
 };
 
-/* The option table; gs_option_error (options.c) reads it for its
- * diagnostics, so every spelling the user may write is here once. */
-static const struct option longopts[] = {
+/* The option table (build_longopts: these, then the quota kinds');
+ * gs_option_error (options.c) reads it for its diagnostics, so every
+ * spelling the user may write is there once. */
+static const struct option fixed_longopts[] = {
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "audit-log", required_argument, NULL, OPT_AUDIT },
 	{ "audit-fd", required_argument, NULL, OPT_AUDIT_FD },
@@ -193,10 +190,7 @@ static const struct option longopts[] = {
 	{ "audit-level", required_argument, NULL, OPT_AUDIT_LEVEL },
 	{ "audit-stacks", required_argument, NULL, OPT_AUDIT_STACKS },
 	{ "metrics-file", required_argument, NULL, OPT_METRICS },
-	{ "channels", required_argument, NULL, OPT_CHANNELS },
-	{ "channel-groups", required_argument, NULL, OPT_GROUPS },
 	{ "gpus", required_argument, NULL, OPT_GPUS },
-	{ "active-channel-groups", required_argument, NULL, OPT_ACTIVE },
 	{ "sm", required_argument, NULL, OPT_SM },
 	{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
 	{ "sm-mode", required_argument, NULL, OPT_SM_MODE },
@@ -217,8 +211,53 @@ static const struct option longopts[] = {
 	{ "dump-filter", no_argument, NULL, OPT_DUMP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
 };
+#define N_FIXED_LONGOPTS (sizeof(fixed_longopts) / sizeof(fixed_longopts[0]))
+static struct option longopts[N_FIXED_LONGOPTS + GS_QK_N + 1];
+
+static void build_longopts(void)
+{
+	size_t n = N_FIXED_LONGOPTS;
+
+	memcpy(longopts, fixed_longopts, sizeof(fixed_longopts));
+	for (int k = 0; k < GS_QK_N; k++) {
+		const char *name = gs_quota_kind_row((enum gs_quota_kind)k)->option;
+		if (name)
+			longopts[n++] = (struct option){ name, required_argument, NULL, OPT_KIND + k };
+	}
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* The option column of --help, and the indent of the lines after it. */
+#define HELP_COLUMN 21
+
+/* A quota kind's entry in --help: "  --key N", its text beside it from
+ * the help column, or below when the option is too long for it. */
+static void print_kind_help(FILE *out, const struct gs_quota_kind_row *row)
+{
+	int n = fprintf(out, "  --%s N", row->option);
+
+	if (n >= HELP_COLUMN) {
+		fputc('\n', out);
+		n = 0;
+	}
+	for (const char *line = row->help; *line; n = 0) {
+		size_t len = strcspn(line, "\n");
+		fprintf(out, "%*s%.*s\n", HELP_COLUMN - n, "", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+}
+
+static void print_usage(FILE *out)
+{
+	fputs(usage_head, out);
+	for (int k = 0; k < GS_QK_N; k++) {
+		const struct gs_quota_kind_row *row = gs_quota_kind_row((enum gs_quota_kind)k);
+		if (row->option)
+			print_kind_help(out, row);
+	}
+	fputs(usage_tail, out);
+}
 
 /* "+": stop at the first non-option, so COMMAND's own options are its;
  * ":": a missing value is told apart from an unknown option. */
@@ -289,24 +328,22 @@ static void parse_gpus_option(struct gs_cli_options *o, struct parse_state *ps)
 /* The quota options (policy/quota.h). Returns false for any other. */
 static bool parse_quota_option(int c, struct gs_cli_options *o, struct parse_state *ps)
 {
+	if (c >= OPT_KIND && c < OPT_KIND + GS_QK_N) {
+		enum gs_quota_kind k = (enum gs_quota_kind)(c - OPT_KIND);
+		const struct gs_quota_kind_row *row = gs_quota_kind_row(k);
+		char msg[GS_ERROR_MSG_MAX];
+		if (gs_parse_kind_count(k, optarg, &o->quota.count[k]) == 0)
+			return true;
+		snprintf(msg, sizeof(msg), "invalid --%s count '%s' (a %snumber)", row->option, optarg,
+		         row->flags & GS_QK_ZERO_OK ? "" : "positive ");
+		gs_die_usage("%s", msg);
+	}
 	switch (c) {
 	case OPT_MEM:
 		parse_mem_option(o);
 		return true;
-	case OPT_CHANNELS:
-		if (gs_parse_count(optarg, &o->quota.channels) < 0)
-			gs_die_usage("invalid --channels count '%s' (a positive number)", optarg);
-		return true;
 	case OPT_GPUS:
 		parse_gpus_option(o, ps);
-		return true;
-	case OPT_ACTIVE:
-		if (gs_parse_count(optarg, &o->quota.active_channel_groups) < 0)
-			gs_die_usage("invalid --active-channel-groups count '%s' (a positive number)", optarg);
-		return true;
-	case OPT_GROUPS:
-		if (gs_parse_count(optarg, &o->quota.channel_groups) < 0)
-			gs_die_usage("invalid --channel-groups count '%s' (a positive number)", optarg);
 		return true;
 	case OPT_SM:
 		if (gs_parse_percent(optarg, &o->quota.sm_percent) < 0)
@@ -452,7 +489,7 @@ static void parse_mode_option(int c, char **argv, struct gs_cli_options *o)
 		o->driver_abi = optarg;
 		break;
 	case 'h':
-		fputs(usage_text, stdout);
+		print_usage(stdout);
 		exit(0);
 	case OPT_VERSION:
 		gs_print_version(stdout);
@@ -482,6 +519,7 @@ void gs_parse_command_line(int argc, char **argv, struct gs_cli_options *o)
 	int c;
 
 	options_defaults(o);
+	build_longopts();
 	opterr = 0;
 	read_policy_option(argc, argv, o);
 	optind = 0; /* glibc: a full rescan */

@@ -148,19 +148,23 @@ unsigned gs_quota_limit_names(const struct gs_quota *q, char *buf, size_t len)
 	bool engines = false;
 
 	buf[0] = '\0';
-	for (unsigned e = 0; e < GS_ENGINE_N; e++)
-		engines |= q->engines[e] != GS_COUNT_UNLIMITED;
 	if (gs_quota_has_mem(q))
 		add_name(buf, len, &n, "--mem");
 	if (q->sm_percent < GS_SM_UNLIMITED)
 		add_name(buf, len, &n, "--sm");
-	/* The default caps are nobody's choice: not named. */
-	if (q->channels != GS_COUNT_UNLIMITED && q->channels != GS_DEFAULT_CHANNELS)
-		add_name(buf, len, &n, "--channels");
-	if (q->channel_groups != GS_COUNT_UNLIMITED && q->channel_groups != GS_DEFAULT_CHANNEL_GROUPS)
-		add_name(buf, len, &n, "--channel-groups");
-	if (q->active_channel_groups != GS_COUNT_UNLIMITED)
-		add_name(buf, len, &n, "--active-channel-groups");
+	for (unsigned k = 0; k < GS_QK_N; k++) {
+		const struct gs_quota_kind_row *row = gs_quota_kind_row((enum gs_quota_kind)k);
+		char option[LINE_MAX_LEN];
+		/* The default caps are nobody's choice: not named. */
+		if (q->count[k] == GS_COUNT_UNLIMITED || q->count[k] == row->dflt)
+			continue;
+		if (row->flags & GS_QK_VIDEO_CAP || !row->option) {
+			engines = true;
+			continue;
+		}
+		snprintf(option, sizeof(option), "--%s", row->option);
+		add_name(buf, len, &n, option);
+	}
 	if (q->visible_set || q->n_uuids)
 		add_name(buf, len, &n, "--gpus");
 	if (q->managed == GS_MANAGED_DENY)

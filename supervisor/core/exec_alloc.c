@@ -140,15 +140,9 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)
 	                                     : LEDGER_NO_GPU;
 	u->mem_used = ledger_used(l, u->gpu);
-	u->channels = l->channels;
-	u->channel_groups = l->channel_groups;
 	u->parent_is_group = rc->kind == RM_CLASS_CHANNEL &&
 	                     ledger_is_channel_group(l, rc->h_client, rc->h_parent);
-	if (rc->kind == RM_CLASS_ENGINE) {
-		struct engine_of want = { c->sb->rm_abi, gs_class_engine(c->sb->rm_abi, rc->h_class) };
-		u->engines = want.engine == GS_ENGINE_NONE ? 0
-		                                           : ledger_count_engines(l, same_engine, &want);
-	}
+	take_counts(c, rc, u);
 }
 
 /* reconcile + verdict. The ledger is brought up to date with the driver
@@ -289,11 +283,11 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 	if (rc->kind == RM_CLASS_VIDMEM) {
 		c->d.size = bytes;
 		note_usage(c, f->usage.gpu, before);
-	} else if (rc->kind == RM_CLASS_CHANNEL || rc->kind == RM_CLASS_CHANNEL_GROUP) {
-		c->d.usage_after = rc->kind == RM_CLASS_CHANNEL ? sb->ledger.channels
-		                                                : sb->ledger.channel_groups;
-	} else if (rc->kind == RM_CLASS_ENGINE) {
-		engine_note_after(c, rc->h_class);
+	} else if (c->d.resource) {
+		/* The kind the record names (channels, groups, an engine). */
+		int k = gs_quota_kind_by_resource(c->d.resource);
+		if (k >= 0)
+			c->d.usage_after = count_of_kind(c, (enum gs_quota_kind)k);
 	}
 	return true;
 }

@@ -153,10 +153,11 @@ static void after_control(struct call *c, struct nvos54 *top, uint32_t psize)
 		/* 2 bytes on 535..570, 3 on 580+: enable is the first either way. */
 		if (psize >= sizeof(((struct nva06c_gpfifo_schedule_params *)0)->enable)) {
 			const struct nva06c_gpfifo_schedule_params *p = (const void *)c->scratch->params;
-			uint32_t before = sb->ledger.scheduled_groups;
+			const enum gs_quota_kind k = GS_QK_ACTIVE_CHANNEL_GROUPS;
+			uint32_t before = sb->ledger.count[k];
 			ledger_set_scheduled(&sb->ledger, top->h_client, top->h_object, p->enable != 0);
-			note_count(c, "scheduled_channel_groups", before, sb->ledger.scheduled_groups,
-			           sb->quota.active_channel_groups);
+			note_count(c, gs_quota_kind_row(k)->resource, before, sb->ledger.count[k],
+			           sb->quota.count[k]);
 		}
 		break;
 	default:
@@ -257,7 +258,7 @@ static bool fetch_control_params(struct call *c, struct control_flight *f, struc
  * scheduled already, and how many groups are. */
 static void take_schedule_usage(struct call *c, struct control_flight *f)
 {
-	const struct ledger *l = &c->sb->ledger;
+	struct ledger *l = &c->sb->ledger;
 	const struct gs_rm_call *rc = &f->call;
 	struct gs_usage *u = &f->usage;
 
@@ -267,7 +268,7 @@ static void take_schedule_usage(struct call *c, struct control_flight *f)
 	u->target_is_group = rc->cmd == NVA06C_CTRL_CMD_GPFIFO_SCHEDULE ||
 	                     ledger_is_lone_channel(l, rc->h_client, rc->h_object);
 	u->target_scheduled = u->target_is_group && ledger_is_scheduled(l, rc->h_client, rc->h_object);
-	u->scheduled_groups = l->scheduled_groups;
+	take_counts(c, rc, u);
 }
 
 /* decode + reconcile + verdict on the params we copied

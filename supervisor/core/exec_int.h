@@ -103,8 +103,11 @@ void note_count(struct call *c, const char *resource, uint32_t before, uint32_t 
 /* --learn: admits key, which the allowlist alone refused, when gpusandbox
  * knows it; the record then says that only learning let it through. */
 bool policy_learns(struct call *c, bool is_control, uint32_t key);
-/* After an accepted engine allocation: the count in the audit record. */
-void engine_note_after(struct call *c, uint32_t cls);
+/* The live count of quota kind k, counted as its row says. */
+uint32_t count_of_kind(struct call *c, enum gs_quota_kind k);
+/* usage's counts of the kinds the call rc counts against (its events,
+ * gs_call_count_events, read from usage as filled so far). */
+void take_counts(struct call *c, const struct gs_rm_call *rc, struct gs_usage *u);
 /* ledger_count_engines' matcher: a class of the given engine, looked up in
  * the sandbox's driver tables. */
 struct engine_of {

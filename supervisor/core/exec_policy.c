@@ -2,8 +2,8 @@
 /*
  * exec_policy.c - what the executor does around the policy's verdicts
  * (verdict.c decides them): --learn admitting what the allowlist alone
- * refused, the engine count after an accepted engine object, and the
- * answer to an escape gpusandbox does not know. Each refusal is shaped
+ * refused, the live count of a quota kind (its row says how to count
+ * it), and the answer to an escape gpusandbox does not know. Each refusal is shaped
  * like the driver's own answer and audited.
  */
 #define _GNU_SOURCE
@@ -40,13 +40,32 @@ bool same_engine(uint32_t cls, const void *arg)
 	return gs_class_engine(want->rm_abi, cls) == want->engine;
 }
 
-void engine_note_after(struct call *c, uint32_t cls)
+uint32_t count_of_kind(struct call *c, enum gs_quota_kind k)
 {
-	enum gs_engine e = gs_class_engine(c->sb->rm_abi, cls);
-	struct engine_of want = { c->sb->rm_abi, e };
+	const struct gs_quota_kind_row *row = gs_quota_kind_row(k);
+	struct ledger *l = &c->sb->ledger;
 
-	if (e != GS_ENGINE_NONE)
-		c->d.usage_after = ledger_count_engines(&c->sb->ledger, same_engine, &want);
+	switch (row->counted_by) {
+	case GS_COUNTED_BY_LEDGER:
+		return l->count[k];
+	case GS_COUNTED_ENGINE_OBJECTS: {
+		struct engine_of want = { c->sb->rm_abi, row->engine };
+		return ledger_count_engines(l, same_engine, &want);
+	}
+	case GS_COUNTED_CLIENT_FILES:
+		return ledger_client_files(l);
+	}
+	return UINT32_MAX; /* not reached: every source is a case (-Wswitch) */
+}
+
+void take_counts(struct call *c, const struct gs_rm_call *rc, struct gs_usage *u)
+{
+	struct gs_count_events ev = gs_call_count_events(rc, u);
+
+	for (int k = 0; k < GS_QK_N; k++)
+		if (gs_kind_counts_on((enum gs_quota_kind)k, ev) &&
+		    gs_kind_counted(&c->sb->quota, (enum gs_quota_kind)k))
+			u->count[k] = count_of_kind(c, (enum gs_quota_kind)k);
 }
 
 struct answer refuse_escape(struct call *c, const char *name, const char *why)

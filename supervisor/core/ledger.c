@@ -306,10 +306,11 @@ static bool is_group_handle(const struct ledger *l, uint32_t client, uint32_t ha
 	return p != NONE && l->objs[p].kind == RM_CLASS_CHANNEL_GROUP;
 }
 
-static void count_group(struct ledger *l)
+/* One more of a kind the ledger counts (ledger.h: count), with its peak. */
+static void count_up(struct ledger *l, enum gs_quota_kind k)
 {
-	if (++l->channel_groups > l->channel_groups_peak)
-		l->channel_groups_peak = l->channel_groups;
+	if (++l->count[k] > l->count_peak[k])
+		l->count_peak[k] = l->count[k];
 }
 
 /* Channels and channel groups are a finite hardware pool: count the live
@@ -362,15 +363,14 @@ static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 {
 	if (delta > 0) {
 		if (o->kind == RM_CLASS_CHANNEL) {
-			if (++l->channels > l->channels_peak)
-				l->channels_peak = l->channels;
+			count_up(l, GS_QK_CHANNELS);
 			o->counted = true;
 			if (!o->has_parent || !is_group_handle(l, o->client, o->parent)) {
 				o->implicit_group = true;
-				count_group(l);
+				count_up(l, GS_QK_CHANNEL_GROUPS);
 			}
 		} else if (o->kind == RM_CLASS_CHANNEL_GROUP) {
-			count_group(l);
+			count_up(l, GS_QK_CHANNEL_GROUPS);
 			o->counted = true;
 		}
 		return;
@@ -378,11 +378,11 @@ static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 	if (!o->counted)
 		return;
 	if (o->kind == RM_CLASS_CHANNEL)
-		l->channels--;
+		l->count[GS_QK_CHANNELS]--;
 	if (o->kind == RM_CLASS_CHANNEL_GROUP || o->implicit_group)
-		l->channel_groups--;
+		l->count[GS_QK_CHANNEL_GROUPS]--;
 	if (o->scheduled)
-		l->scheduled_groups--;
+		l->count[GS_QK_ACTIVE_CHANNEL_GROUPS]--;
 	o->counted = o->scheduled = o->implicit_group = false;
 }
 
@@ -461,9 +461,9 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 	if (on && !o->since_ns)
 		o->since_ns = gs_monotonic_ns();
 	if (on)
-		l->scheduled_groups++;
+		count_up(l, GS_QK_ACTIVE_CHANNEL_GROUPS);
 	else
-		l->scheduled_groups--;
+		l->count[GS_QK_ACTIVE_CHANNEL_GROUPS]--;
 }
 
 static void link_child(struct ledger *l, uint32_t parent, uint32_t child)

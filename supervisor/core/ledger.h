@@ -23,6 +23,7 @@
 #define GPUSANDBOX_LEDGER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -53,11 +54,26 @@ struct ledger {
 	uint64_t             used[GS_MAX_GPUS];
 	uint64_t             peak[GS_MAX_GPUS];
 	uint32_t             live_clients;
-	/* Live hardware channels and channel groups (dups not counted; a
-	 * channel outside any group counts the group RM makes for it). */
-	uint32_t             channels, channel_groups;
-	uint32_t             channels_peak, channel_groups_peak;
-	uint32_t             scheduled_groups;  /* TSGs last scheduled on */
+	/* The quota kinds counted as objects come and go, by enum
+	 * gs_quota_kind (the others are counted when asked: count_of_kind,
+	 * exec_policy.c):
+	 * live hardware channels and channel groups (dups not counted; a
+	 * channel outside any group counts the group RM makes for it), and
+	 * the groups last scheduled on; with their peaks. The names are the
+	 * same numbers. */
+	union {
+		uint32_t         count[GS_QK_N];
+		struct {
+			uint32_t channels, channel_groups;
+			uint32_t scheduled_groups;  /* TSGs last scheduled on */
+		};
+	};
+	union {
+		uint32_t         count_peak[GS_QK_N];
+		struct {
+			uint32_t channels_peak, channel_groups_peak;
+		};
+	};
 	bool                 watch_unsupported; /* epoll refused a file once */
 	/* Sorted by the kernel's order of open files (ledger_file_of). An
 	 * index is good until the next ledger_file_of. */
@@ -77,6 +93,15 @@ struct ledger {
 	 * made it (the supervisor does not fork once a sandbox runs). */
 	pid_t                self;
 };
+
+#define LEDGER_NAME_IS_ROW(name, array, k) \
+	_Static_assert(offsetof(struct ledger, name) == offsetof(struct ledger, array[k]), \
+	               #name " is not the row " #k)
+LEDGER_NAME_IS_ROW(channels, count, GS_QK_CHANNELS);
+LEDGER_NAME_IS_ROW(channel_groups, count, GS_QK_CHANNEL_GROUPS);
+LEDGER_NAME_IS_ROW(scheduled_groups, count, GS_QK_ACTIVE_CHANNEL_GROUPS);
+LEDGER_NAME_IS_ROW(channels_peak, count_peak, GS_QK_CHANNELS);
+LEDGER_NAME_IS_ROW(channel_groups_peak, count_peak, GS_QK_CHANNEL_GROUPS);
 
 int  ledger_init(struct ledger *l);
 void ledger_fini(struct ledger *l);
@@ -211,6 +236,12 @@ void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS])
 void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_channel, bool disabled);
 /* A subdevice of GPU gpu under h_client, or 0. */
 uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu);
+
+/* RM clients: the workload's control files that hold one, or are
+ * creating one, and are still open (a released file's client is gone
+ * with it). A liveness check per known file; drops none, so indices into
+ * files stay good. */
+uint32_t ledger_client_files(const struct ledger *l);
 
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);

@@ -140,6 +140,15 @@ static void files_sweep(struct ledger *l)
 	l->files_swept = l->n_files;
 }
 
+uint32_t ledger_client_files(const struct ledger *l)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < l->n_files; i++)
+		n += l->files[i].has_client && ledger_watch_alive_at(l->self, l->files[i].epfd, l->files[i].tfd);
+	return n;
+}
+
 /* The files are kept sorted by the kernel's order of open files (kcmp's
  * 1 and 2), so that finding one is a binary search: O(log n) kcmps where
  * it was one kcmp and one liveness check per known file (issue #16). A

@@ -9,11 +9,6 @@
 
 #include "verdict.h"
 
-const char *gs_engine_resource(enum gs_engine e)
-{
-	return gs_engine_key(e);
-}
-
 uint64_t gs_round_up(uint64_t v, uint64_t to)
 {
 	return v > UINT64_MAX - (to - 1) ? UINT64_MAX : (v + to - 1) / to * to;
@@ -190,10 +185,11 @@ static struct gs_call_verdict vidmem_clauses(struct gs_call_verdict v, const str
 /* A count against its cap: channels and groups come from a finite
  * hardware pool, video engines from a few instances. The driver's own
  * answer when the pool is empty is INSUFFICIENT_RESOURCES. */
-static struct gs_call_verdict count_clause(struct gs_call_verdict v, const char *resource,
-                                           uint32_t live, uint32_t limit, const char *why)
+static struct gs_call_verdict count_clause(struct gs_call_verdict v,
+                                           const struct gs_quota_kind_row *row, uint32_t live,
+                                           uint32_t limit)
 {
-	v.resource = resource;
+	v.resource = row->resource;
 	v.count = live;
 	v.limit = limit;
 	if (live < limit)
@@ -201,20 +197,68 @@ static struct gs_call_verdict count_clause(struct gs_call_verdict v, const char 
 	/* Objects of a closed file are gone in the driver: count them out
 	 * before refusing. */
 	v.needs_reconcile = true;
-	return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES, why);
+	return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES, row->refusal);
 }
 
-/* A video engine object against its engine's cap (video.* keys). */
-static struct gs_call_verdict engine_clause(struct gs_call_verdict v, const struct gs_quota *limits,
+bool gs_kind_counted(const struct gs_quota *limits, enum gs_quota_kind k)
+{
+	return !(gs_quota_kind_row(k)->flags & GS_QK_COUNT_IF_CAPPED) ||
+	       limits->count[k] != GS_COUNT_UNLIMITED;
+}
+
+struct gs_count_events gs_call_count_events(const struct gs_rm_call *call, const struct gs_usage *usage)
+{
+	struct gs_count_events ev = { 0, GS_ENGINE_NONE };
+
+	if (call->creates_client) {
+		ev.events = GS_COUNT_ON_CLIENT;
+	} else if (call->schedules) {
+		/* Scheduling a group that is scheduled already adds none; a
+		 * channel inside a group is scheduled with it. */
+		if (usage->target_is_group && !usage->target_scheduled)
+			ev.events = GS_COUNT_ON_SCHEDULE;
+	} else if (call->kind == RM_CLASS_CHANNEL) {
+		/* Outside a channel group the channel brings the group RM
+		 * makes for it (kernel_channel.c). */
+		ev.events = usage->parent_is_group ? GS_COUNT_ON_GROUPED_CHANNEL : GS_COUNT_ON_LONE_CHANNEL;
+	} else if (call->kind == RM_CLASS_CHANNEL_GROUP) {
+		ev.events = GS_COUNT_ON_GROUP;
+	} else if (call->kind == RM_CLASS_ENGINE) {
+		ev.engine = gs_class_engine(call->abi, call->h_class);
+		ev.events = ev.engine == GS_ENGINE_NONE ? 0 : GS_COUNT_ON_ENGINE;
+	}
+	return ev;
+}
+
+bool gs_kind_counts_on(enum gs_quota_kind k, struct gs_count_events ev)
+{
+	const struct gs_quota_kind_row *row = gs_quota_kind_row(k);
+
+	return (row->counts_on & ev.events) && row->engine == ev.engine;
+}
+
+/* Every kind the call counts against, in the table's order: the first
+ * names the decision's resource, and the first that is full refuses. A
+ * kind counted only under a cap is left out while it has none. */
+static struct gs_call_verdict count_clauses(struct gs_call_verdict v, const struct gs_quota *limits,
                                             const struct gs_usage *usage,
                                             const struct gs_rm_call *call)
 {
-	enum gs_engine e = gs_class_engine(call->abi, call->h_class);
+	struct gs_count_events ev = gs_call_count_events(call, usage);
+	struct gs_call_verdict named = v;
 
-	if (e == GS_ENGINE_NONE)
-		return v;
-	return count_clause(v, gs_engine_resource(e), usage->engines, limits->engines[e],
-	                    "video engine quota exceeded");
+	for (int k = 0; k < GS_QK_N; k++) {
+		if (!gs_kind_counts_on((enum gs_quota_kind)k, ev) ||
+		    !gs_kind_counted(limits, (enum gs_quota_kind)k))
+			continue;
+		struct gs_call_verdict w = count_clause(v, gs_quota_kind_row((enum gs_quota_kind)k),
+		                                        usage->count[k], limits->count[k]);
+		if (objects(&w))
+			return w;
+		if (!named.resource)
+			named = w;
+	}
+	return named;
 }
 
 struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,
@@ -227,9 +271,11 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
 		return call->kind == RM_CLASS_VIDMEM ? vidmem_clauses(v, limits, usage, call) : v;
 	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)
-		return call->kind == RM_CLASS_ENGINE ? engine_clause(v, limits, usage, call) : v;
-	if (call->creates_client)
-		return client_clauses(v, usage);
+		return call->kind == RM_CLASS_ENGINE ? count_clauses(v, limits, usage, call) : v;
+	if (call->creates_client) {
+		v = client_clauses(v, usage);
+		return objects(&v) ? v : count_clauses(v, limits, usage, call);
+	}
 	if (!call->params_copied)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
 		                 "alloc params are not readable");
@@ -239,22 +285,9 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 	switch (call->kind) {
 	case RM_CLASS_VIDMEM:
 		return vidmem_clauses(v, limits, usage, call);
-	case RM_CLASS_CHANNEL:
-		v = count_clause(v, "channels", usage->channels, limits->channels,
-		                 "channel quota exceeded");
-		/* Outside a channel group the channel brings the group RM
-		 * makes for it (kernel_channel.c): that group is counted too. */
-		if (objects(&v) || usage->parent_is_group || usage->channel_groups < limits->channel_groups)
-			return v;
-		return count_clause(v, "channel_groups", usage->channel_groups, limits->channel_groups,
-		                    "channel group quota exceeded");
-	case RM_CLASS_CHANNEL_GROUP:
-		return count_clause(v, "channel_groups", usage->channel_groups,
-		                    limits->channel_groups, "channel group quota exceeded");
-	case RM_CLASS_ENGINE:
-		return engine_clause(v, limits, usage, call);
 	default:
-		return v;
+		/* Channels, groups, engines: their quota kinds' counts. */
+		return count_clauses(v, limits, usage, call);
 	}
 }
 
@@ -267,10 +300,9 @@ struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limit
 {
 	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
 
-	if (!call->schedules || !usage->target_is_group || usage->target_scheduled)
+	if (!call->schedules)
 		return v;
-	return count_clause(v, "scheduled_channel_groups", usage->scheduled_groups,
-	                    limits->active_channel_groups, "active channel group limit reached");
+	return count_clauses(v, limits, usage, call);
 }
 
 struct gs_call_verdict gs_verdict_of_escape(const struct gs_rm_call *call)

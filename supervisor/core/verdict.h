@@ -36,19 +36,27 @@ struct gs_usage {
 	bool     client_bound;
 	int      gpu;
 	uint64_t mem_used;
-	/* Counted resources across the sandbox. */
-	uint32_t channels, channel_groups;
+	/* The live count of each quota kind the call counts against
+	 * (gs_call_count_events), by enum gs_quota_kind; the others are not
+	 * taken. The names are the same numbers. */
+	union {
+		uint32_t count[GS_QK_N];
+		struct {
+			uint32_t channels, channel_groups;
+			/* GPFIFO_SCHEDULE: how many groups are scheduled. */
+			uint32_t scheduled_groups;
+		};
+	};
 	/* A channel's parent is a channel group: otherwise RM makes one for
 	 * the channel, which counts against --channel-groups. */
 	bool     parent_is_group;
-	uint32_t engines;           /* live objects of the call's engine */
 	/* RM_CONTROL: the driver accepted the client from this sandbox. */
 	bool     client_seen;
 	/* GPFIFO_SCHEDULE: its object is a group of the hardware's (a channel
 	 * group, or a channel outside any, which RM put in a group of its
-	 * own); whether that group is scheduled already; how many are. */
+	 * own); whether that group is scheduled already (how many are: in
+	 * count). */
 	bool     target_is_group, target_scheduled;
-	uint32_t scheduled_groups;
 	/* RM_DUP_OBJECT: the source client is one of this sandbox's, and the
 	 * open file it lives on is still open (else the driver has freed it
 	 * and its handle may name a foreign client). */
@@ -78,8 +86,19 @@ struct gs_call_verdict {
 	int             errnum;
 };
 
-/* The name a counted engine resource has in records ("video.decoders"). */
-const char *gs_engine_resource(enum gs_engine e);
+/* What a call adds one to (enum gs_count_event), and for a video engine
+ * object which engine's: the quota kinds whose rows count on that are the
+ * ones it is judged against (and whose counts take_usage takes). Pure. */
+struct gs_count_events {
+	unsigned       events;
+	enum gs_engine engine;
+};
+struct gs_count_events gs_call_count_events(const struct gs_rm_call *call, const struct gs_usage *usage);
+/* Does kind k count on these events? */
+bool gs_kind_counts_on(enum gs_quota_kind k, struct gs_count_events ev);
+/* Is kind k counted under these limits (GS_QK_COUNT_IF_CAPPED)? */
+bool gs_kind_counted(const struct gs_quota *limits, enum gs_quota_kind k);
+
 
 uint64_t gs_round_up(uint64_t v, uint64_t to);
 

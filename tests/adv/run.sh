@@ -41,6 +41,10 @@ ACTIVE_GROUPS=2
 DEFAULT_CHANNELS=640
 DEFAULT_CHANNEL_GROUPS=128
 DEFAULT_CAPS_POOL=2048
+# --clients for the clients test (the quota kind added as a row), and how
+# many clients it tries at most (MAX_FILES in clients.c).
+CLIENTS=3
+CLIENT_FILES=8
 
 . tests/lib/harness.sh
 harness_tmpdir "${GS_ADV_KEEP:-}" gs-adv
@@ -97,6 +101,7 @@ TESTS=(
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
 	"slow_call|sandbox|slow_call"
+	"clients|sandbox|clients"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -123,6 +128,7 @@ TESTS=(
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
 	"baseline-slow_call|bare|slow_call"
+	"baseline-clients|bare|clients"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -219,6 +225,7 @@ run_case() {
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
+	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
 	[ "$name" = user_nobody ] && sb_gpus=(--user 65534 --group 65534)
 	if [ "$prog" = gpus ]; then
@@ -688,6 +695,23 @@ PY
 		audit_verify "$d/audit.jsonl"
 		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
 		return 0 ;;
+	clients)
+		# The cap holds, and follows the driver: a closed file's client
+		# and an RM_FREEd one make room. The driver's own peak judges.
+		[ "$(val_of "$d" fill_ok)" = "$CLIENTS" ] && [ "$(val_of "$d" fill_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" after_close)" = 1 ] && [ "$(val_of "$d" after_free)" = 1 ] &&
+			ge "$(val_of "$d" race_ok)" 1 && ge "$(val_of "$d" race_refused)" 1 ||
+			{ why="$(tr '\n' ' ' <"$d/out")"; return 1; }
+		local peak_clients
+		peak_clients=$(stat_of "$d" clients_peak)
+		[ -n "$peak_clients" ] && [ "$peak_clients" -le "$CLIENTS" ] ||
+			{ why="the driver had ${peak_clients:-?} clients at once, cap $CLIENTS"; return 1; }
+		grep -q '"reason":"client quota exceeded"' "$d/audit.jsonl" &&
+			grep -q '"resource":"clients"' "$d/audit.jsonl" ||
+			{ why="no audit record names the client refusal"; return 1; }
+		grep -q "client quota exceeded (--clients $CLIENTS) x" "$d/err" ||
+			{ why="the line at exit does not name --clients: $(grep refused "$d/err")"; return 1; }
+		return 0 ;;
 	slow_call | baseline-slow_call)
 		# Another process's calls went through while one process's
 		# slow call was in the driver, by the program's account
@@ -957,6 +981,14 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" grown_tail_nonzero)
 		[ -n "$v" ] && [ "$v" -ge 1 ] && pass "$name" ||
 			fail "$name" "without gpusandbox the driver read no non-zero tail (${v:-?}): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-clients ]; then
+		# Natively every client is granted: the driver holds all of them.
+		v=$(stat_of "$dir" clients_peak)
+		[ "$(val_of "$dir" fill_ok)" = "$CLIENT_FILES" ] && [ -n "$v" ] && [ "$v" -ge "$CLIENT_FILES" ] &&
+			pass "$name" ||
+			fail "$name" "without gpusandbox: fill_ok=$(val_of "$dir" fill_ok) clients_peak=${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then

@@ -278,6 +278,15 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\
 	grep -oE '\\-\\-[a-z\\-]+' | sed -e 's/\\-/-/g' | sort -u)
 if [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man"; else
 	bad "help-matches-man" "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
+# Every key --check prints (each quota kind's row among them, the video
+# caps that have no option too) has its entry in gpusandbox.policy(5).
+man_keys=$(sed -n '/^\.SH KEYS/,/^\.SH [^K]/p' man/gpusandbox.policy.5 | grep -E '^\.BI ' |
+	awk '{ print $2 }' | sed -e 's/\\-/-/g' | sort -u)
+check_keys=$("$B" --check 2>/dev/null | awk '/^  [a-z]/ { print $1 }' | sort -u)
+missing=$(comm -23 <(echo "$check_keys") <(echo "$man_keys"))
+if [ -n "$man_keys" ] && [ "$(echo "$check_keys" | wc -l)" -ge 10 ] && [ -z "$missing" ]; then
+	ok "check-keys-in-policy-man"; else
+	bad "check-keys-in-policy-man" "not in gpusandbox.policy(5): $(echo $missing) (--check: $(echo $check_keys))"; fi
 # The same for the agent's subcommands and their man sections.
 for sub in agent profile; do
 	SEC=$(echo "$sub" | tr a-z A-Z)

@@ -424,6 +424,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		objects += fake_st.clients[i]->n;
 	put(&b, "now_ms", 0, false, fake_now_ns() / 1000000u);
 	put(&b, "clients_live", 0, false, fake_st.nclients);
+	put(&b, "clients_peak", 0, false, fake_st.clients_peak);
 	put(&b, "objects_live", 0, false, objects);
 	put(&b, "allocs_ok", 0, false, fake_st.allocs_ok);
 	put(&b, "allocs_failed", 0, false, fake_st.allocs_failed);

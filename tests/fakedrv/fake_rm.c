@@ -373,6 +373,8 @@ static nv_status_t alloc_client(const struct fake_caller *who, nv_handle_t want,
 	c->file = who->file;
 	c->tgid = tgid_of(who->pid);
 	fake_st.clients[fake_st.nclients++] = c;
+	if (fake_st.nclients > fake_st.clients_peak)
+		fake_st.clients_peak = fake_st.nclients;
 	*out = want;
 	return NV_OK;
 }

@@ -125,6 +125,7 @@ struct fake_state {
 	struct gpu_acct  gpu[FAKE_MAX_GPUS];
 	struct client  **clients;
 	size_t           nclients, cap;
+	size_t           clients_peak;  /* most clients live at once */
 	uint32_t         next_client;
 	uint32_t         next_cid;
 	uint64_t         allocs_ok, allocs_failed, frees, ioctls, uvm_ioctls, controls;

@@ -106,9 +106,8 @@ static void make_usage(struct cursor *cur, struct gs_usage *u)
 	u->parent_is_group = FLAG(bits, 4);
 	u->gpu = (int)(take_u32(cur) % (GS_MAX_GPUS + 2)) - 1; /* LEDGER_NO_GPU .. past the end */
 	u->mem_used = take_u64(cur);
-	u->channels = take_u32(cur);
-	u->channel_groups = take_u32(cur);
-	u->engines = take_u32(cur);
+	for (unsigned k = 0; k < GS_QK_N; k++)
+		u->count[k] = take_u32(cur);
 }
 
 static void make_limits(struct cursor *cur, struct gs_quota *q)
@@ -116,10 +115,8 @@ static void make_limits(struct cursor *cur, struct gs_quota *q)
 	gs_quota_init(q);
 	q->mem_per_gpu = take_u64(cur);
 	q->mem_gpu[0] = take_u64(cur);
-	q->channels = take_u32(cur);
-	q->channel_groups = take_u32(cur);
-	for (unsigned e = 0; e < GS_ENGINE_N; e++)
-		q->engines[e] = take_u32(cur);
+	for (unsigned k = 0; k < GS_QK_N; k++)
+		q->count[k] = take_u32(cur);
 }
 
 static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules *r,
@@ -166,6 +163,14 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 	/* A channel outside any group brings the group RM makes for it. */
 	if (c->escape == NV_ESC_RM_ALLOC && c->kind == RM_CLASS_CHANNEL &&
 	    (u->channels >= q->channels || (!u->parent_is_group && u->channel_groups >= q->channel_groups)))
+		abort();
+	/* A video engine object only under its engine's cap. */
+	enum gs_engine e = c->kind == RM_CLASS_ENGINE ? gs_class_engine(ABI, c->h_class) : GS_ENGINE_NONE;
+	if (e != GS_ENGINE_NONE && u->count[gs_quota_kind_of_engine(e)] >= q->engines[e])
+		abort();
+	/* A client only under --clients, where it is set. */
+	if (c->creates_client && q->count[GS_QK_CLIENTS] != GS_COUNT_UNLIMITED &&
+	    u->count[GS_QK_CLIENTS] >= q->count[GS_QK_CLIENTS])
 		abort();
 }
 

@@ -336,11 +336,18 @@ static void test_ledger_files(void)
 	fa = ledger_file_of(&l, a2);
 	CHECK(fa >= 0 && fa != ledger_file_of(&l, b[0]));
 	fa = ledger_file_of(&l, a2);
+	CHECK(ledger_client_files(&l) == 0);
 	l.files[fa].has_client = true;
 	CHECK(ledger_file_of(&l, a[0]) == fa && l.files[fa].has_client);
-	/* A released file's record goes; a new file does not inherit it. */
+	/* --clients counts the open files holding a client: a, not b; a
+	 * while either of its fds is open, and not once both are closed
+	 * (before any sweep drops its record). */
+	CHECK(ledger_client_files(&l) == 1);
 	close(a[0]);
+	CHECK(ledger_client_files(&l) == 1);
 	close(a2);
+	CHECK(ledger_client_files(&l) == 0 && l.n_files == 2);
+	/* A released file's record goes; a new file does not inherit it. */
 	CHECK(pipe(c) == 0);
 	int fc = ledger_file_of(&l, c[0]);
 	CHECK(fc >= 0 && !l.files[fc].has_client);

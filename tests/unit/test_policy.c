@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -533,6 +534,68 @@ static void test_suggest(void)
 	CHECK(gs_suggest("", n, word_at, words) == NULL || strlen(gs_suggest("", n, word_at, words)) <= 2);
 }
 
+/* ---- the quota kinds' table ----------------------------------------------------- */
+
+/* --help puts a kind's text from column 21 of an 80-column terminal. */
+#define HELP_LINE_MAX (80 - 21 - 1)
+
+static void check_help_lines(const char *help)
+{
+	for (const char *line = help; *line;) {
+		size_t len = strcspn(line, "\n");
+		CHECK(len > 0 && len <= HELP_LINE_MAX);
+		line += len + (line[len] == '\n');
+	}
+}
+
+/* One kind's limit set from a policy line: a count, and 0 only where
+ * the row says 0 is a cap. */
+static void check_kind_key(enum gs_quota_kind k, const struct gs_quota_kind_row *row)
+{
+	char text[128], diag[GS_POLICY_DIAG_MAX];
+	struct gs_policy p;
+
+	snprintf(text, sizeof(text), "%s = 3\n", row->key);
+	gs_policy_init(&p);
+	CHECK(p.quota.count[k] == row->dflt);
+	CHECK(gs_policy_parse("t.policy", text, strlen(text), &p, diag, sizeof(diag)) == 0);
+	CHECK(p.quota.count[k] == 3);
+	snprintf(text, sizeof(text), "%s = 0\n", row->key);
+	gs_policy_init(&p);
+	CHECK((gs_policy_parse("t.policy", text, strlen(text), &p, diag, sizeof(diag)) == 0) ==
+	      !!(row->flags & GS_QK_ZERO_OK));
+}
+
+/* Every row is complete and found by each of its names; the named
+ * accessors of struct gs_quota are their rows' numbers. */
+static void test_quota_kinds(void)
+{
+	struct gs_quota q;
+
+	for (int k = 0; k < GS_QK_N; k++) {
+		const struct gs_quota_kind_row *row = gs_quota_kind_row((enum gs_quota_kind)k);
+		CHECK(row->key && row->record_key && row->resource && row->refusal);
+		CHECK(row->counts_on != 0);
+		CHECK(gs_quota_kind_by_key(row->key) == k);
+		CHECK(gs_quota_kind_by_resource(row->resource) == k);
+		CHECK(!row->option || gs_quota_kind_by_option(row->option) == k);
+		/* An option has its --help text; a policy-only kind has none. */
+		CHECK(!row->option == !row->help);
+		if (row->help)
+			check_help_lines(row->help);
+		CHECK(!(row->counts_on & GS_COUNT_ON_ENGINE) == (row->engine == GS_ENGINE_NONE));
+		CHECK(row->engine == GS_ENGINE_NONE || (int)gs_quota_kind_of_engine(row->engine) == k);
+		CHECK(row->engine == GS_ENGINE_NONE || strcmp(gs_engine_key(row->engine), row->key) == 0);
+		check_kind_key((enum gs_quota_kind)k, row);
+	}
+	CHECK(gs_quota_kind_by_key("mem") < 0 && gs_quota_kind_by_resource("vidmem") < 0);
+	gs_quota_init(&q);
+	q.count[GS_QK_CHANNEL_GROUPS] = 5;
+	q.count[GS_QK_VIDEO_JPEG] = 0;
+	CHECK(q.channel_groups == 5 && q.engines[GS_ENGINE_NVJPG] == 0);
+	CHECK(q.channels == GS_DEFAULT_CHANNELS && q.active_channel_groups == GS_COUNT_UNLIMITED);
+}
+
 int main(void)
 {
 	test_mem_quota();
@@ -544,5 +607,6 @@ int main(void)
 	test_nul_byte();
 	test_verdicts();
 	test_tables();
+	test_quota_kinds();
 	return check_summary();
 }

@@ -109,6 +109,13 @@ static void test_fixes(void)
 	strcpy(r.resource, "video.jpeg");
 	review_fix_text(&sb, &r, 2, fix, sizeof(fix));
 	CHECK(strcmp(fix, "video.jpeg = 2 (policy file)") == 0);
+	/* Every quota kind's fix names its row's option, or its key. */
+	strcpy(r.resource, "scheduled_channel_groups");
+	review_fix_text(&sb, &r, 3, fix, sizeof(fix));
+	CHECK(strcmp(fix, "option --active-channel-groups 3 (policy: active-channel-groups = 3)") == 0);
+	strcpy(r.resource, "clients");
+	review_fix_text(&sb, &r, 4, fix, sizeof(fix));
+	CHECK(strcmp(fix, "option --clients 4 (policy: clients = 4)") == 0);
 
 	memset(&r, 0, sizeof(r));
 	strcpy(r.outcome, "policy");

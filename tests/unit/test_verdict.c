@@ -49,6 +49,7 @@ enum rules_kind { RULES_DEFAULT, RULES_ALL, RULES_NONE, RULES_UNKNOWN_LISTED,
 struct limits {
 	uint64_t mem, mem_gpu1;
 	uint32_t channels, channel_groups, nvdec;
+	uint32_t clients;  /* --clients, or NO_CAP */
 };
 
 struct row {
@@ -65,7 +66,9 @@ struct row {
 	uint64_t           charge;
 };
 
-#define NO_LIMITS { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL }
+/* A row without --clients (0 is no valid value of it). */
+#define NO_CAP 0u
+#define NO_LIMITS { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }
 #define IDLE { .gpu = LEDGER_NO_GPU }
 #define ON_FREE_CONTROL_FILE { .on_control_file = true, .file_known = true, .gpu = LEDGER_NO_GPU }
 #define GPU0(used) { .client_bound = true, .gpu = 0, .mem_used = (used) }
@@ -118,6 +121,24 @@ static const struct row rows[] = {
 	  false, 0 },
 	{ "first client on a control file", RULES_DEFAULT, NO_LIMITS, ON_FREE_CONTROL_FILE, CLIENT,
 	  GS_VERDICT_CONTINUE, NV_OK, "client allocation runs in the workload's context", false, 0 },
+	{ "client under --clients", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL, 2 },
+	  { .on_control_file = true, .file_known = true, .gpu = LEDGER_NO_GPU,
+	    .count[GS_QK_CLIENTS] = 1 }, CLIENT,
+	  GS_VERDICT_CONTINUE, NV_OK, "client allocation runs in the workload's context", false, 0 },
+	{ "client at --clients", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL, 2 },
+	  { .on_control_file = true, .file_known = true, .gpu = LEDGER_NO_GPU,
+	    .count[GS_QK_CLIENTS] = 2 }, CLIENT,
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "client quota exceeded"), true, 0 },
+	{ "client without --clients: not counted", RULES_DEFAULT, NO_LIMITS,
+	  { .on_control_file = true, .file_known = true, .gpu = LEDGER_NO_GPU,
+	    .count[GS_QK_CLIENTS] = UINT32_MAX }, CLIENT,
+	  GS_VERDICT_CONTINUE, NV_OK, "client allocation runs in the workload's context", false, 0 },
+	{ "second client on one control file, at --clients", RULES_DEFAULT,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL, 1 },
+	  { .on_control_file = true, .file_known = true, .file_has_client = true,
+	    .gpu = LEDGER_NO_GPU, .count[GS_QK_CLIENTS] = 1 }, CLIENT,
+	  REFUSE(NV_ERR_NOT_SUPPORTED, "one client per open control file: open /dev/nvidiactl again"),
+	  false, 0 },
 	{ "class bound to the calling process", RULES_ALL, NO_LIMITS, IDLE,
 	  { CALL(NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, RM_CLASS_PROCESS_BOUND), .has_params = true },
 	  REFUSE(NV_ERR_NOT_SUPPORTED, "class bound to the calling process"), false, 0 },
@@ -157,50 +178,50 @@ static const struct row rows[] = {
 	{ "video memory, no quota, size saturates", RULES_DEFAULT, NO_LIMITS, GPU0(0),
 	  VIDMEM(UINT64_MAX - 1), ALLOW, false, UINT64_MAX },
 	{ "video memory rounded to the granule", RULES_DEFAULT,
-	  { 64 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDMEM(MIB + 1),
+	  { 64 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, GPU0(0), VIDMEM(MIB + 1),
 	  ALLOW, false, 2 * MIB },
 	{ "video memory fills the quota exactly", RULES_DEFAULT,
-	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(2 * MIB), VIDMEM(2 * MIB),
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, GPU0(2 * MIB), VIDMEM(2 * MIB),
 	  ALLOW, false, 2 * MIB },
 	{ "video memory one granule over", RULES_DEFAULT,
-	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(4 * MIB), VIDMEM(1),
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, GPU0(4 * MIB), VIDMEM(1),
 	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 2 * MIB },
 	{ "video memory larger than the quota", RULES_DEFAULT,
-	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDMEM(UINT64_MAX),
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, GPU0(0), VIDMEM(UINT64_MAX),
 	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, UINT64_MAX },
 	{ "video memory, the GPU's own quota wins", RULES_DEFAULT,
-	  { MEM_UNL, 2 * MIB, UNL, UNL, UNL }, { .client_bound = true, .gpu = 1, .mem_used = 0 },
+	  { MEM_UNL, 2 * MIB, UNL, UNL, UNL, NO_CAP }, { .client_bound = true, .gpu = 1, .mem_used = 0 },
 	  VIDMEM(3 * MIB), DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 4 * MIB },
-	{ "channel under the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, UNL, UNL },
+	{ "channel under the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, UNL, UNL, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .channels = 1 }, CHANNEL, ALLOW, false, 0 },
-	{ "channel at the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, UNL, UNL },
+	{ "channel at the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, UNL, UNL, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .channels = 2 }, CHANNEL,
 	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "channel quota exceeded"), true, 0 },
-	{ "channel group at the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL },
+	{ "channel group at the cap", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .channel_groups = 1 }, GROUP,
 	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "channel group quota exceeded"), true, 0 },
 	{ "channel group cap does not count channels", RULES_DEFAULT,
-	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL },
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .channels = 9, .parent_is_group = true }, CHANNEL, ALLOW, false, 0 },
 	{ "channel in a group, group cap full", RULES_DEFAULT,
-	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL },
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .channel_groups = 1, .parent_is_group = true }, CHANNEL, ALLOW,
 	  false, 0 },
 	{ "lone channel brings RM's group: group cap full", RULES_DEFAULT,
-	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL }, { .gpu = LEDGER_NO_GPU, .channel_groups = 1 },
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, 1, UNL, NO_CAP }, { .gpu = LEDGER_NO_GPU, .channel_groups = 1 },
 	  CHANNEL, DENY(NV_ERR_INSUFFICIENT_RESOURCES, "channel group quota exceeded"), true, 0 },
-	{ "lone channel under both caps", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, 2, UNL },
+	{ "lone channel under both caps", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, 2, 2, UNL, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .channels = 1, .channel_groups = 1 }, CHANNEL, ALLOW, false, 0 },
-	{ "video decoder, cap 0", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 0 }, IDLE,
+	{ "video decoder, cap 0", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 0, NO_CAP }, IDLE,
 	  NVDEC, DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
 	{ "VID_HEAP ALLOC_SIZE over the quota", RULES_DEFAULT,
-	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(4 * MIB), VIDHEAP_VIDMEM(MIB),
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, GPU0(4 * MIB), VIDHEAP_VIDMEM(MIB),
 	  DENY(NV_ERR_NO_MEMORY, "video memory quota exceeded"), true, 2 * MIB },
 	{ "VID_HEAP ALLOC_SIZE within the quota", RULES_DEFAULT,
-	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, GPU0(0), VIDHEAP_VIDMEM(MIB),
+	  { 4 * MIB, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, GPU0(0), VIDHEAP_VIDMEM(MIB),
 	  ALLOW, false, 2 * MIB },
 	{ "VID_HEAP ALLOC_SIZE of system memory is not charged", RULES_DEFAULT,
-	  { 0, GS_MEM_GPU_UNSET, UNL, UNL, UNL }, IDLE,
+	  { 0, GS_MEM_GPU_UNSET, UNL, UNL, UNL, NO_CAP }, IDLE,
 	  { .escape = NV_ESC_RM_VID_HEAP_CONTROL, .function = NVOS32_FUNCTION_ALLOC_SIZE,
 	    .h_class = NV01_MEMORY_SYSTEM, .class_known = true, .kind = RM_CLASS_SYSMEM,
 	    .params_copied = true, .rights_copied = true, .has_size = true, .size = MIB },
@@ -229,14 +250,14 @@ static const struct row rows[] = {
 	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) },
 	  REFUSE(NV_ERR_INVALID_CLASS, "class not allowed by the policy"), false, 0 },
 	{ "video decoder through RM_ALLOC_OBJECT at the cap", RULES_ALL,
-	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 1 }, { .gpu = LEDGER_NO_GPU, .engines = 1 },
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 1, NO_CAP }, { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 1 },
 	  { ALLOC_OBJECT(CLS_NVDEC, RM_CLASS_ENGINE) },
 	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
 	{ "channel through RM_ALLOC_OBJECT: no cap here, the driver requires its params", RULES_DEFAULT,
-	  { MEM_UNL, GS_MEM_GPU_UNSET, 0, 0, UNL }, IDLE,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, 0, 0, UNL, NO_CAP }, IDLE,
 	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) }, ALLOW, false, 0 },
-	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2 },
-	  { .gpu = LEDGER_NO_GPU, .engines = 1 }, NVDEC, ALLOW, false, 0 },
+	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2, NO_CAP },
+	  { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 1 }, NVDEC, ALLOW, false, 0 },
 };
 
 static void rules_of(enum rules_kind k, struct gs_rules *r)
@@ -263,6 +284,7 @@ static void limits_of(const struct limits *l, struct gs_quota *q)
 	q->channels = l->channels;
 	q->channel_groups = l->channel_groups;
 	q->engines[GS_ENGINE_NVDEC] = l->nvdec;
+	q->count[GS_QK_CLIENTS] = l->clients == NO_CAP ? GS_COUNT_UNLIMITED : l->clients;
 }
 
 static bool same_text(const char *a, const char *b)
