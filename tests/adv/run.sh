@@ -64,6 +64,7 @@ TESTS=(
 	"close_reopen|sandbox|close_reopen"
 	"client_reuse|sandbox|client_reuse"
 	"client_flip|sandbox|client_flip"
+	"io_uring|sandbox|io_uring"
 	"odd_size|sandbox|odd_size"
 	"compat_i386|sandbox|compat_i386"
 	"kill_super|sandbox|kill_super"
@@ -123,6 +124,7 @@ TESTS=(
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
 	"baseline-slow_call|bare|slow_call"
+	"baseline-io_uring|bare|io_uring"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -623,6 +625,11 @@ check_positive() {
 		ge "$(val_of "$d" flip_refused)" 100 && ge "$peak" $((768 * MIB)) ||
 			{ why="not exercised: flip_refused=$(val_of "$d" flip_refused) peak=$(mib "$peak")"; return 1; }
 		return 0 ;;
+	io_uring)
+		[ "$(val_of "$d" setup)" = ENOSYS ] && [ "$(val_of "$d" enter)" = ENOSYS ] &&
+			[ "$(val_of "$d" register)" = ENOSYS ] ||
+			{ why="io_uring reached the kernel: $(head -1 "$d/out")"; return 1; }
+		return 0 ;;
 	odd_size)
 		[ "$(val_of "$d" nv_errno)" = EINVAL ] && [ "$(val_of "$d" null_errno)" = ENOTTY ] &&
 			[ "$(val_of "$d" uvm_rc)" = 0 ] && [ "$(val_of "$d" os_desc_status)" = 0x56 ] &&
@@ -957,6 +964,12 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" grown_tail_nonzero)
 		[ -n "$v" ] && [ "$v" -ge 1 ] && pass "$name" ||
 			fail "$name" "without gpusandbox the driver read no non-zero tail (${v:-?}): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-io_uring ]; then
+		# Natively the ring is made: what the sandbox's ENOSYS takes away.
+		[ "$(val_of "$dir" setup)" = OK ] && [ "$(val_of "$dir" enter)" = EBADF ] && pass "$name" ||
+			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive (io_uring disabled here?)"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then
