@@ -26,7 +26,7 @@
 #include "taskset.h"
 
 /* Tasks sharing one fd table, at most (more: fail closed). */
-#define GS_QUIESCE_MAX_SHARERS 1024
+#define GS_QUIESCE_MAX_SHARERS 4096
 /* How long the sharers may take to stop, and the caller to leave its
  * continued ioctl, before the call is refused or the worker goes on. */
 #define GS_QUIESCE_STOP_MS 2000

