@@ -60,7 +60,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
-                   supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/exec_control.c \
+                   supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/ledger_files.c supervisor/core/filter.c supervisor/core/stack.c \
@@ -84,7 +84,8 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_review \
               $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
-              $(BUILD)/tests/unit/test_idle_rule
+              $(BUILD)/tests/unit/test_idle_rule \
+              $(BUILD)/tests/unit/test_quiesce
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
@@ -221,7 +222,7 @@ clean:
 # coordinator's cases run three supervisors with their host thread.
 TSAN_CASES_SM := sm50 fail churn reschedule stall
 TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
-TSAN_CASES_ADV := race_size:size client_flip audit_hostile slow_call
+TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \

@@ -10,7 +10,8 @@
  *    are trapped too;
  *  - seccomp(SET_MODE_FILTER) asking for a new listener fails with EBUSY,
  *    so that nothing in the container can install a listener of its own
- *    once the agent's is gone.
+ *    once the agent's is gone;
+ *  - io_uring's system calls fail with ENOSYS (filter.c says why).
  * Every ABI the command line's filter covers is listed: a syscall from an
  * ABI the profile does not name is killed by the runtime's filter, and one
  * that is named but not trapped would reach the driver unchecked.
@@ -36,7 +37,7 @@
 
 /* Bumped whenever a rule's shape changes (not its escapes, which the hash
  * covers anyway). */
-#define PROFILE_SHAPE "gpusandbox-profile-shape-1"
+#define PROFILE_SHAPE "gpusandbox-profile-shape-2"
 #define PROFILE_SHAPE_UVM_MMAP "uvm-mmap-1"
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
@@ -210,6 +211,16 @@ static void add_mmap_traps(json_object *syscalls)
 		add_uvm_mmap_rules(syscalls, "mmap2");
 }
 
+/* filter.c's add_iouring_refusal: each refused whole. */
+static void add_iouring_refusal(json_object *syscalls)
+{
+	for (int i = 0; i < GS_FILTER_IOURING_N; i++) {
+		json_object *r = rule(gs_filter_iouring_names[i], ACT_ERRNO, json_object_new_array());
+		json_object_object_add(r, "errnoRet", json_object_new_int(GS_FILTER_IOURING_ERRNO));
+		json_object_array_add(syscalls, r);
+	}
+}
+
 static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *o)
 {
 	size_t n = 0;
@@ -218,6 +229,7 @@ static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *
 	for (size_t i = 0; i < n; i++)
 		json_object_array_add(syscalls, ioctl_rule(ACT_NOTIFY, escapes[i]));
 	json_object_array_add(syscalls, listener_refusal());
+	add_iouring_refusal(syscalls);
 	if (o->trap_uvm_mmap)
 		add_mmap_traps(syscalls);
 }
@@ -236,11 +248,19 @@ static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
 /* The syscalls the profile traps, by name: a base's rules for them are
  * taken over (strip_trapped_names), and, under a refusing default, what
  * the base allowed of them and we do not trap is allowed back. */
-enum { T_IOCTL, T_SECCOMP, T_MMAP, T_MMAP2, T_REMAP, N_TRAPPED };
-static const char *const trapped_names[N_TRAPPED] = {
+enum { T_IOCTL, T_SECCOMP, T_MMAP, T_MMAP2, T_REMAP, T_IOURING0, N_TRAPPED = T_IOURING0 + GS_FILTER_IOURING_N };
+_Static_assert(GS_FILTER_IOURING_N == 3, "the io_uring entries of taken_over.trapped");
+static const char *const trapped_names[T_IOURING0] = {
 	[T_IOCTL] = "ioctl", [T_SECCOMP] = "seccomp", [T_MMAP] = "mmap", [T_MMAP2] = "mmap2",
 	[T_REMAP] = "remap_file_pages",
 };
+
+/* io_uring's names are filter.h's; they are refused whole: nothing of
+ * them is allowed back. */
+static const char *trapped_name(int i)
+{
+	return i >= T_IOURING0 ? gs_filter_iouring_names[i - T_IOURING0] : trapped_names[i];
+}
 
 struct taken_over {
 	bool trapped[N_TRAPPED];   /* names the profile has rules for */
@@ -321,7 +341,7 @@ static bool str_eq(json_object *o, const char *s)
 static int trapped_index(const struct taken_over *t, json_object *name)
 {
 	for (int i = 0; i < N_TRAPPED; i++)
-		if (t->trapped[i] && str_eq(name, trapped_names[i]))
+		if (t->trapped[i] && str_eq(name, trapped_name(i)))
 			return i;
 	return -1;
 }
@@ -348,7 +368,7 @@ static int strip_trapped_names(json_object *r, struct taken_over *t, struct gs_e
 			json_object_put(keep);
 			return gs_fail(err, EINVAL, "--base: a rule for %s other than an unconditional "
 			               "SCMP_ACT_ALLOW: gpusandbox's traps would not mean what they say",
-			               trapped_names[k]);
+			               trapped_name(k));
 		}
 		if (k >= 0)
 			t->allowed[k] = true;
@@ -437,7 +457,9 @@ static void set_listener(json_object *prof, const struct gs_profile_opts *o)
 json_object *gs_profile_build(const struct gs_profile_opts *o, struct gs_error *err)
 {
 	json_object *prof = NULL, *syscalls = json_object_new_array();
-	struct taken_over t = { .trapped = { [T_IOCTL] = true, [T_SECCOMP] = true } };
+	struct taken_over t = { .trapped = { [T_IOCTL] = true, [T_SECCOMP] = true,
+	                                     [T_IOURING0] = true, [T_IOURING0 + 1] = true,
+	                                     [T_IOURING0 + 2] = true } };
 	bool default_allows = true;
 
 	for (unsigned i = 0; i < gs_abi_count(); i++)

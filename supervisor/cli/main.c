@@ -353,14 +353,17 @@ static int launch_supervised(struct run *r)
 	return RUN_GOES_ON;
 }
 
-/* Reaps what SIGCHLD announced; true once COMMAND's process is gone. */
+/* Reaps what SIGCHLD announced; true once COMMAND's process is gone.
+ * __WNOTHREAD: only this thread's children (the init). A wait of the
+ * whole process would also take the ptrace stops of the tasks a
+ * quiesce holds (quiesce.c): they are traced by another thread of ours. */
 static bool reap_children(struct run *r)
 {
 	bool child_done = false;
 	pid_t p;
 	int st;
 
-	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+	while ((p = waitpid(-1, &st, WNOHANG | __WNOTHREAD)) > 0)
 		if (p == r->child.pid) {
 			r->status = gs_launch_command_status(&r->child, st);
 			child_done = true;

@@ -15,6 +15,7 @@
 
 #include "arch.h"
 #include "nvrm_abi.h"
+#include "quiesce.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
 #include "scratch.h"
@@ -60,6 +61,9 @@ struct call {
 		bool        set;
 		nv_handle_t client, parent, object;
 	} made;
+	/* The fd table held still for a continued client (quiesce.h), let go
+	 * once the answer is in; NULL when nothing is held. */
+	struct gs_quiesce   *quiesce;
 };
 
 

@@ -380,9 +380,15 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	if (c.dup >= 0)
 		close(c.dup);
 	c.dup = -1;
+	/* From here this task's call is answered: no longer held (quiesce). */
+	atomic_store(&scratch->trapped_tid, 0);
+	bool sent = send_answer(sb, &c, &a, t0);
+	/* A held fd table is let go once a continued caller has left its
+	 * ioctl (or at once when nothing was continued). */
+	gs_quiesce_end(c.quiesce, sent && a.kind == ANSWER_CONTINUE);
 	/* A performed allocation whose answer is lost would stay made and
 	 * charged, unknown to the task, which may retry it: undone. */
-	if (!send_answer(sb, &c, &a, t0) && c.made.set && undo_abandoned_alloc(&c)) {
+	if (!sent && c.made.set && undo_abandoned_alloc(&c)) {
 		a = answer_value(0);
 		record_decision(sb, &c, &a);
 	}

@@ -112,6 +112,28 @@ static int add_listener_refusal(scmp_filter_ctx ctx, struct gs_error *err)
 	return 0;
 }
 
+/* io_uring runs a task's requests on io-wq worker threads that act on its
+ * fd table (IORING_OP_CLOSE, fixed files, ...) and cannot be stopped with
+ * ptrace: the quiesce that holds the fd table still while a client
+ * allocation is continued (quiesce.c) could not hold them. Nothing
+ * gpusandbox runs needs it (CUDA does not use it). */
+const char *const gs_filter_iouring_names[GS_FILTER_IOURING_N] = {
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+};
+
+static int add_iouring_refusal(scmp_filter_ctx ctx, struct gs_error *err)
+{
+	for (int i = 0; i < GS_FILTER_IOURING_N; i++) {
+		int nr = seccomp_syscall_resolve_name(gs_filter_iouring_names[i]);
+		int rc = nr == __NR_SCMP_ERROR ? -ENOSYS
+		                               : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(GS_FILTER_IOURING_ERRNO),
+		                                                  nr, 0);
+		if (rc < 0)
+			return gs_fail(err, -rc, "seccomp_rule_add(%s)", gs_filter_iouring_names[i]);
+	}
+	return 0;
+}
+
 /* One ABI's rules in a context of its own: libseccomp adds a rule to every
  * architecture of a context, and i386's "mmap" needs other rules than
  * x86_64's. The contexts are merged afterwards. */
@@ -152,7 +174,7 @@ static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
 			goto fail;
 		}
 	}
-	if (add_listener_refusal(ctx, err) < 0)
+	if (add_listener_refusal(ctx, err) < 0 || add_iouring_refusal(ctx, err) < 0)
 		goto fail;
 	if (opts->trap_uvm_mmap && add_mmap_rules(ctx, abi, err) < 0)
 		goto fail;

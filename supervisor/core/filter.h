@@ -22,6 +22,12 @@
 #define GS_FILTER_MMAP_TYPE_MASK (MAP_TYPE | MAP_ANONYMOUS)
 /* seccomp(2)'s op, which the kernel reads as 32 bits: */
 #define GS_FILTER_SECCOMP_OP_MASK 0xffffffffu
+/* io_uring's system calls are refused whole, with ENOSYS, the answer of
+ * a kernel without io_uring that programs fall back from (filter.c says
+ * why). By name, for libseccomp and the OCI profile alike. */
+#define GS_FILTER_IOURING_ERRNO ENOSYS
+#define GS_FILTER_IOURING_N 3
+extern const char *const gs_filter_iouring_names[GS_FILTER_IOURING_N];
 
 /* What the filter traps beyond the RM escapes. */
 struct gs_filter_opts {

@@ -7,6 +7,7 @@
 #define GPUSANDBOX_SCRATCH_H
 
 #include <linux/seccomp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,10 @@ struct gs_scratch {
 	 * goes: a sandbox of the agent has one per process the runtime
 	 * started (the container's init, each exec), a worker per listener. */
 	int                        listener;
+	/* The task whose notification this worker received and has not yet
+	 * answered (0: none). Set after RECV, cleared under the session lock
+	 * before the answer is sent, read by quiesce (gs_session.task_held). */
+	atomic_int                 trapped_tid;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
 	/* How far into params an earlier call (our copy, or the driver's

@@ -89,6 +89,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	gs_listener_sync_wakeup(listener);
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
+	sb->quiesce_off = getenv("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
 	return 0;
 }
 

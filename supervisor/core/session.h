@@ -106,6 +106,14 @@ struct gs_session {
 	 * listener meanwhile. NULL (the agent): the lock is never dropped. */
 	void               (*release_receiver)(void *ctx, struct gs_scratch *scratch);
 	void                *receiver_ctx;
+	/* The same runner: is this task's trapped call received by one of
+	 * its workers and not yet answered (quiesce.h, gs_task_held_fn)?
+	 * NULL (the agent): one worker per listener, none is. */
+	bool               (*task_held)(void *ctx, pid_t tid);
+	/* GPUSANDBOX_TEST_NO_QUIESCE in the supervisor's own environment: the
+	 * tests' baseline of client_fdswap, a continued client without its
+	 * fd table held still. Never for use. */
+	bool                 quiesce_off;
 	/* The driver's time per control seen so far (exec_escape), by
 	 * command, to tell a slow call before it is made. Under lock. */
 	struct gs_driver_time {

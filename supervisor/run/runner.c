@@ -94,6 +94,20 @@ static void release_receiver(void *ctx, struct gs_scratch *scratch)
 	}
 }
 
+/* gs_session.task_held: has one of the workers received tid's call and
+ * not yet answered it? Read without the role lock: each worker sets its
+ * own trapped_tid after RECV and clears it under the session lock before
+ * answering, which the asker holds. */
+static bool runner_task_held(void *ctx, pid_t tid)
+{
+	struct gs_runner *r = ctx;
+
+	for (unsigned i = 0; i < GS_RUNNER_WORKERS; i++)
+		if (atomic_load(&r->w[i].scratch.trapped_tid) == tid)
+			return true;
+	return false;
+}
+
 /* Waits until the role is free (or the runner stops); true with it. */
 static bool take_role(struct gs_worker *w)
 {
@@ -235,9 +249,11 @@ int gs_session_start(struct gs_session *sb, pid_t workload, struct gs_error *err
 		return gs_fail(err, errno, "sigaction");
 	}
 	sb->release_receiver = release_receiver;
+	sb->task_held = runner_task_held;
 	sb->receiver_ctx = r;
 	if (runner_start_workers(r, err) < 0) {
 		sb->release_receiver = NULL;
+		sb->task_held = NULL;
 		runner_free(r);
 		return -1;
 	}
@@ -253,6 +269,7 @@ void gs_session_stop(struct gs_session *sb)
 		return;
 	runner_join(r);
 	sb->release_receiver = NULL;
+	sb->task_held = NULL;
 	runner_free(r);
 	sb->runner = NULL;
 }
@@ -267,10 +284,13 @@ int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, str
 			return 0;
 		return gs_fail(err, errno, "receiving a seccomp notification");
 	}
+	/* The task is in the kernel's killable seccomp wait until answered. */
+	atomic_store(&scratch->trapped_tid, (int)scratch->req->pid);
 	memset(scratch->resp, 0, scratch->resp_size);
 	pthread_mutex_lock(&sb->lock);
 	sb->notifications++;
 	gs_execute_notification(sb, scratch);
+	atomic_store(&scratch->trapped_tid, 0);
 	pthread_mutex_unlock(&sb->lock);
 	return 1;
 }

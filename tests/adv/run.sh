@@ -68,6 +68,10 @@ TESTS=(
 	"close_reopen|sandbox|close_reopen"
 	"client_reuse|sandbox|client_reuse"
 	"client_flip|sandbox|client_flip"
+	"client_fdswap:thread|sandbox|client_fdswap thread"
+	"client_fdswap:proc|sandbox|client_fdswap proc"
+	"client_fdswap:busy|sandbox|client_fdswap busy"
+	"io_uring|sandbox|io_uring"
 	"odd_size|sandbox|odd_size"
 	"compat_i386|sandbox|compat_i386"
 	"kill_super|sandbox|kill_super"
@@ -129,6 +133,9 @@ TESTS=(
 	"baseline-default_caps|bare|default_caps"
 	"baseline-slow_call|bare|slow_call"
 	"baseline-clients|bare|clients"
+	"baseline-io_uring|bare|io_uring"
+	"baseline-client_fdswap:thread|sandbox|client_fdswap thread"
+	"baseline-client_fdswap:proc|sandbox|client_fdswap proc"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -253,6 +260,11 @@ run_case() {
 	# own_driver talks to a look-alike driver mounted beside the fake
 	# (with-lookalike), which gpusandbox must not take for the driver.
 	local wrap=()
+	# client_fdswap's baseline: gpusandbox with the fd-table quiesce of
+	# continued client allocations turned off, in the supervisor's own
+	# environment (GPUSANDBOX_TEST_NO_QUIESCE, read at start).
+	local sb_env=()
+	[ "${name%:*}" = baseline-client_fdswap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
 	# audit_forge guess: the workload guesses where its log is.
 	[ "$prog" = audit_forge ] && [ "${1:-}" = guess ] && set -- "$d/audit.jsonl"
 	if [ "$prog" = own_driver ]; then
@@ -263,7 +275,7 @@ run_case() {
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" ${fake_args[@]+"${fake_args[@]}"} \
 			${fake_extra[@]+"${fake_extra[@]}"} -- ${wrap[@]+"${wrap[@]}"} \
-			"$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} ${chan_args[@]+"${chan_args[@]}"} \
+			${sb_env[@]+"${sb_env[@]}"} "$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} ${chan_args[@]+"${chan_args[@]}"} \
 			${sb_gpus[@]+"${sb_gpus[@]}"} --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
@@ -630,6 +642,25 @@ check_positive() {
 		ge "$(val_of "$d" flip_refused)" 100 && ge "$peak" $((768 * MIB)) ||
 			{ why="not exercised: flip_refused=$(val_of "$d" flip_refused) peak=$(mib "$peak")"; return 1; }
 		return 0 ;;
+	io_uring)
+		[ "$(val_of "$d" setup)" = ENOSYS ] && [ "$(val_of "$d" enter)" = ENOSYS ] &&
+			[ "$(val_of "$d" register)" = ENOSYS ] ||
+			{ why="io_uring reached the kernel: $(head -1 "$d/out")"; return 1; }
+		return 0 ;;
+	client_fdswap:busy)
+		# A many-threaded process still makes every client it asks
+		# for while its other threads' calls are in flight.
+		[ "$(val_of "$d" made)" = 300 ] && [ "$(val_of "$d" refused)" = 0 ] ||
+			{ why="clients refused under load: $(grep -o 'attempts=.*' "$d/out") $(grep -o '"reason":"[^"]*"' "$d/audit.jsonl" | sort | uniq -c | tr '\n' ' ')"; return 1; }
+		return 0 ;;
+	client_fdswap:thread | client_fdswap:proc)
+		# Every attempt ran, and some client allocations were continued
+		# (the fast path and the quiesced one both ran); the quota
+		# check above is the assertion.
+		[ "$(val_of "$d" attempts)" = 6000 ] && ge "$(val_of "$d" made)" 1 &&
+			ge "$(val_of "$d" refused)" 1 && ge "$peak" $((768 * MIB)) ||
+			{ why="not exercised: $(grep -o 'attempts=.*' "$d/out") peak=$(mib "$peak")"; return 1; }
+		return 0 ;;
 	odd_size)
 		[ "$(val_of "$d" nv_errno)" = EINVAL ] && [ "$(val_of "$d" null_errno)" = ENOTTY ] &&
 			[ "$(val_of "$d" uvm_rc)" = 0 ] && [ "$(val_of "$d" os_desc_status)" = 0x56 ] &&
@@ -991,6 +1022,12 @@ for t in "${TESTS[@]}"; do
 			fail "$name" "without gpusandbox: fill_ok=$(val_of "$dir" fill_ok) clients_peak=${v:-?}: not sensitive"
 		continue
 	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-io_uring ]; then
+		# Natively the ring is made: what the sandbox's ENOSYS takes away.
+		[ "$(val_of "$dir" setup)" = OK ] && [ "$(val_of "$dir" enter)" = EBADF ] && pass "$name" ||
+			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive (io_uring disabled here?)"
+		continue
+	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then
 		# Natively the fake serves the quick process during the slow
 		# call: the test can tell overlap from waiting.
@@ -1012,6 +1049,13 @@ for t in "${TESTS[@]}"; do
 		else
 			pass "$name"
 		fi
+		continue
+	fi
+	if [ "${name%:*}" = baseline-client_fdswap ]; then
+		# The same attack with the quiesce off must win on the fake.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "quiesce off: driver peak ${v:-?}, $(grep -o 'attempts=.*' "$dir/out"): not sensitive"
 		continue
 	fi
 	if ! check_driver_within "$dir"; then

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * quiesce.c - stops the tasks that share a trapped task's fd table for
+ * the time a continued call needs (quiesce.h says why).
+ *
+ * The order, and why each step is there:
+ *  1. every task sharing the caller's fd table is found (kcmp KCMP_FILES
+ *     over /proc) and seized and interrupted (PTRACE_SEIZE, then
+ *     PTRACE_INTERRUPT: no signal is sent, nothing the workload sees
+ *     changes but the time), until each is stopped (waitid) or held in a
+ *     trapped call another worker has received; the search is repeated
+ *     until it finds no new task, since one not yet stopped could clone
+ *     another that shares the table;
+ *  2. the caller is seized too (it is trapped: nothing happens to it);
+ *  3. the executor checks the file behind the number and answers;
+ *  4. after a CONTINUE the kernel took, the caller is interrupted and its
+ *     stop awaited: it stops only on its way back to user space, after
+ *     the ioctl, so after the kernel's fdget. The interrupt is sent after
+ *     the answer: a pending interrupt would otherwise end an interruptible
+ *     seccomp wait (a kernel without WAIT_KILLABLE_RECV) and the kernel
+ *     would drop the notification. Once the answer is in, the wait sees
+ *     it first (do_wait_for_common checks the completion before signals);
+ *  5. each stopped task is detached (a signal it stopped for is given
+ *     back: PTRACE_DETACH's data), then the thread that traced them exits,
+ *     and the kernel detaches whatever did not stop (exit_ptrace), its
+ *     pending signals kept.
+ * The sandbox's other waits must not take these stops: the command line's
+ * main thread reaps with __WNOTHREAD (main.c).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <linux/kcmp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "quiesce.h"
+
+#define PROC_PATH_MAX 64
+#define NS_PER_MS 1000000ull
+/* Polling for stops: from POLL_MIN_US, doubling up to POLL_MAX_US. */
+#define POLL_MIN_US 50
+#define POLL_MAX_US 2000
+/* A task still traced (EPERM) may be one the previous quiesce's thread is
+ * still letting go as it exits: asked again for this long. */
+#define SEIZE_RETRY_MS 100
+/* A stop's status in waitid's si_status: (event << 8) | signal. */
+#define STOP_EVENT_SHIFT 8
+#define STOP_SIGNAL_MASK 0xff
+
+/* One seized task, as its reports said. */
+enum tracee_state { TRACEE_RUNNING, TRACEE_STOPPED, TRACEE_GONE };
+struct tracee {
+	pid_t             tid;
+	enum tracee_state state;
+	int               stop_status; /* si_status of its stop */
+};
+
+enum quiesce_state { Q_WORKING, Q_READY, Q_FAILED };
+enum quiesce_go { GO_WAIT, GO_CONTINUED, GO_RELEASE };
+
+struct gs_quiesce {
+	pthread_t                    thread;
+	pid_t                        caller;
+	const struct gs_quiesce_who *who;   /* valid until gs_quiesce_begin returns */
+	pthread_mutex_t              m;
+	pthread_cond_t               cv;
+	enum quiesce_state           state; /* under m */
+	enum quiesce_go              go;    /* under m */
+	bool                         done;  /* under m: the tracing thread is finishing */
+	bool                         orphaned; /* under m: it frees q itself */
+	const char                  *why;
+	int                          n;     /* tasks seized, not counting the caller */
+	struct tracee                t[GS_QUIESCE_MAX_SHARERS];
+	struct tracee                caller_t;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t parse_pid(const char *s)
+{
+	long v = 0;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > INT32_MAX / 10)
+			return 0;
+		v = v * 10 + (*s - '0');
+	}
+	return (pid_t)v;
+}
+
+/* 1: other shares tid's fd table; 0: not (or gone); -1: cannot tell. A
+ * task we may not compare cannot be a sandbox's (they run under the
+ * supervisor's uid or user namespace, or under the agent's root, with no
+ * way to gain privilege: no_new_privs); one that is fails closed. */
+static int shares_files(pid_t tid, pid_t tgid, pid_t other, const struct gs_taskset *tasks)
+{
+	long r = syscall(SYS_kcmp, tid, other, KCMP_FILES, 0, 0);
+
+	if (r == 0)
+		return 1;
+	if (r > 0 || errno == ESRCH)
+		return 0;
+	if (errno == EPERM && !gs_taskset_contains(tasks, tgid))
+		return 0;
+	return -1;
+}
+
+/* Adds the threads of process pid that share tid's table; the new count,
+ * or -1. A process that went away meanwhile has none. */
+static int scan_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pid_t *out,
+                        int max, int n)
+{
+	char path[PROC_PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return n;
+	while (n >= 0 && (e = readdir(d))) {
+		pid_t t = parse_pid(e->d_name);
+		int r = t > 0 && t != tid ? shares_files(tid, pid, t, tasks) : 0;
+		if (r < 0 || (r > 0 && n >= max)) {
+			err = r < 0 ? errno : E2BIG;
+			n = -1;
+		} else if (r > 0) {
+			out[n++] = t;
+		}
+	}
+	closedir(d);
+	if (n < 0)
+		errno = err;
+	return n;
+}
+
+int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
+{
+	struct dirent *e;
+	DIR *d;
+	int n = 0, err = 0;
+
+	/* kcmp must work at all: without it nothing can be told. */
+	if (syscall(SYS_kcmp, tid, tid, KCMP_FILES, 0, 0) != 0)
+		return -1;
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while (n >= 0 && (e = readdir(d))) {
+		pid_t pid = parse_pid(e->d_name);
+		if (pid > 0)
+			n = scan_process(tid, pid, tasks, out, max, n);
+	}
+	err = errno;
+	closedir(d);
+	if (n < 0)
+		errno = err;
+	return n;
+}
+
+static bool seized_already(const struct gs_quiesce *q, pid_t t)
+{
+	for (int i = 0; i < q->n; i++)
+		if (q->t[i].tid == t)
+			return true;
+	return false;
+}
+
+/* PTRACE_SEIZE, asked again for a while when t is traced already. */
+static int seize(pid_t t)
+{
+	uint64_t until = now_ns() + SEIZE_RETRY_MS * NS_PER_MS;
+	unsigned poll_us = POLL_MIN_US;
+
+	while (ptrace(PTRACE_SEIZE, t, 0, 0) < 0) {
+		if (errno != EPERM || now_ns() > until)
+			return -1;
+		usleep(poll_us);
+		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
+	}
+	return 0;
+}
+
+/* Seizes and interrupts t. 0, 1 when t is gone, -1 with q->why. */
+static int seize_and_interrupt(struct gs_quiesce *q, pid_t t)
+{
+	if (q->n >= GS_QUIESCE_MAX_SHARERS) {
+		q->why = "too many tasks share the caller's fd table";
+		return -1;
+	}
+	if (seize(t) < 0) {
+		if (errno == ESRCH)
+			return 1;
+		q->why = "cannot stop a task that shares the caller's fd table "
+		         "(ptrace not permitted, or it is traced already)";
+		return -1;
+	}
+	q->t[q->n++] = (struct tracee){ .tid = t, .state = TRACEE_RUNNING };
+	/* Only fails when t is dying: then it is no danger either. */
+	(void)ptrace(PTRACE_INTERRUPT, t, 0, 0);
+	return 0;
+}
+
+/* Has the tracee stopped (or ended) since it was seized? Takes the
+ * report; true once it has. */
+static bool reported_stop(struct tracee *t)
+{
+	siginfo_t si = { 0 };
+
+	if (t->state != TRACEE_RUNNING)
+		return true;
+	if (waitid(P_PID, (id_t)t->tid, &si, WSTOPPED | WEXITED | WNOHANG | __WALL) < 0) {
+		if (errno == ECHILD) /* not ours any more: gone */
+			t->state = TRACEE_GONE;
+	} else if (si.si_pid == t->tid) {
+		t->state = si.si_code == CLD_TRAPPED || si.si_code == CLD_STOPPED ? TRACEE_STOPPED
+		                                                                 : TRACEE_GONE;
+		t->stop_status = si.si_status;
+	}
+	return t->state != TRACEE_RUNNING;
+}
+
+/* Step 5 for one tracee: a stopped one is let go now, with the signal it
+ * stopped for (a signal-delivery stop) handed back; an event stop (our
+ * interrupt, a group stop) has none to give. */
+static void let_go(const struct tracee *t)
+{
+	int sig = t->stop_status >> STOP_EVENT_SHIFT ? 0 : t->stop_status & STOP_SIGNAL_MASK;
+
+	if (t->state == TRACEE_STOPPED)
+		(void)ptrace(PTRACE_DETACH, t->tid, 0, (void *)(intptr_t)sig);
+}
+
+/* Until every seized task is stopped or held; false past the deadline. */
+static bool all_quiet(struct gs_quiesce *q, uint64_t deadline)
+{
+	unsigned poll_us = POLL_MIN_US;
+
+	for (;;) {
+		bool all = true;
+		for (int i = 0; i < q->n; i++)
+			if (!reported_stop(&q->t[i]) &&
+			    !(q->who->held && q->who->held(q->who->held_ctx, q->t[i].tid)))
+				all = false;
+		if (all)
+			return true;
+		if (now_ns() > deadline)
+			return false;
+		usleep(poll_us);
+		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
+	}
+}
+
+/* Step 1 (see the top of the file); NULL or why not. */
+static const char *stop_sharers(struct gs_quiesce *q)
+{
+	uint64_t deadline = now_ns() + GS_QUIESCE_STOP_MS * NS_PER_MS;
+	pid_t found[GS_QUIESCE_MAX_SHARERS];
+
+	for (;;) {
+		int fresh = 0, n;
+
+		n = gs_fd_sharers(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS);
+		for (int i = 0; i < n && !q->why; i++)
+			if (!seized_already(q, found[i]) && seize_and_interrupt(q, found[i]) == 0)
+				fresh++;
+		if (n < 0)
+			return "cannot tell which tasks share the caller's fd table (kcmp)";
+		if (q->why)
+			return q->why;
+		if (!all_quiet(q, deadline))
+			return "a task that shares the caller's fd table did not stop in time";
+		if (fresh == 0)
+			return NULL;
+	}
+}
+
+static void publish(struct gs_quiesce *q, enum quiesce_state s, const char *why)
+{
+	pthread_mutex_lock(&q->m);
+	q->state = s;
+	q->why = why;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->m);
+}
+
+static enum quiesce_go wait_go(struct gs_quiesce *q)
+{
+	pthread_mutex_lock(&q->m);
+	while (q->go == GO_WAIT)
+		pthread_cond_wait(&q->cv, &q->m);
+	enum quiesce_go go = q->go;
+	pthread_mutex_unlock(&q->m);
+	return go;
+}
+
+/* Step 4: the caller stops on its way back to user space, or ends. No
+ * bound here: until then the sharers stay stopped (fail closed); the
+ * worker stops waiting for this thread after GS_QUIESCE_CALLER_MS. */
+static void wait_caller_out(struct tracee *caller)
+{
+	unsigned poll_us = POLL_MIN_US;
+
+	(void)ptrace(PTRACE_INTERRUPT, caller->tid, 0, 0);
+	while (!reported_stop(caller)) {
+		usleep(poll_us);
+		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
+	}
+}
+
+static void quiesce_free(struct gs_quiesce *q)
+{
+	pthread_cond_destroy(&q->cv);
+	pthread_mutex_destroy(&q->m);
+	free(q);
+}
+
+static void *tracing_thread(void *arg)
+{
+	struct gs_quiesce *q = arg;
+	const char *why = stop_sharers(q);
+	bool orphaned;
+
+	if (!why && seize(q->caller) < 0)
+		why = errno == ESRCH ? "the caller is gone"
+		                     : "cannot seize the caller (ptrace not permitted, or traced already)";
+	q->caller_t = (struct tracee){ .tid = why ? 0 : q->caller, .state = TRACEE_RUNNING };
+	publish(q, why ? Q_FAILED : Q_READY, why);
+	if (!why && wait_go(q) == GO_CONTINUED)
+		wait_caller_out(&q->caller_t);
+	for (int i = 0; i < q->n; i++)
+		let_go(&q->t[i]);
+	let_go(&q->caller_t);
+	pthread_mutex_lock(&q->m);
+	q->done = true;
+	orphaned = q->orphaned;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->m);
+	if (orphaned)
+		quiesce_free(q);
+	/* Step 5: returning ends the thread, which detaches every tracee. */
+	return NULL;
+}
+
+int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_quiesce **qp,
+                     const char **why)
+{
+	pid_t probe[1];
+	int n = gs_fd_sharers(caller, who->tasks, probe, 1);
+
+	*qp = NULL;
+	/* The common case: a table nobody else holds. The caller is trapped,
+	 * so no task can come to share it (only a sharer can clone one). */
+	if (n == 0)
+		return 0;
+	if (n < 0 && errno != E2BIG) {
+		*why = "cannot tell which tasks share the caller's fd table (kcmp)";
+		return -1;
+	}
+	struct gs_quiesce *q = calloc(1, sizeof(*q));
+	if (!q) {
+		*why = "out of memory";
+		return -1;
+	}
+	q->caller = caller;
+	q->who = who;
+	pthread_mutex_init(&q->m, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	if (pthread_create(&q->thread, NULL, tracing_thread, q) != 0) {
+		quiesce_free(q);
+		*why = "cannot start the thread that stops the fd table's sharers";
+		return -1;
+	}
+	pthread_mutex_lock(&q->m);
+	while (q->state == Q_WORKING)
+		pthread_cond_wait(&q->cv, &q->m);
+	pthread_mutex_unlock(&q->m);
+	q->who = NULL;
+	if (q->state == Q_FAILED) {
+		*why = q->why;
+		gs_quiesce_end(q, false);
+		return -1;
+	}
+	*qp = q;
+	return 0;
+}
+
+/* Waits for the tracing thread until deadline; true when it is done. */
+static bool wait_done(struct gs_quiesce *q, uint64_t deadline)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline / 1000000000ull),
+		               .tv_nsec = (long)(deadline % 1000000000ull) };
+	bool done;
+
+	pthread_mutex_lock(&q->m);
+	while (!q->done && pthread_cond_timedwait(&q->cv, &q->m, &ts) != ETIMEDOUT)
+		;
+	done = q->done;
+	if (!done)
+		q->orphaned = true;
+	pthread_mutex_unlock(&q->m);
+	return done;
+}
+
+void gs_quiesce_end(struct gs_quiesce *q, bool continued)
+{
+	struct timespec now;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->m);
+	if (q->go == GO_WAIT)
+		q->go = continued ? GO_CONTINUED : GO_RELEASE;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->m);
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t deadline = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
+	                    GS_QUIESCE_CALLER_MS * NS_PER_MS;
+	if (!wait_done(q, deadline)) {
+		/* The caller is still in its ioctl: the thread keeps the
+		 * sharers stopped until it leaves, and frees q then. */
+		pthread_detach(q->thread);
+		return;
+	}
+	pthread_join(q->thread, NULL);
+	quiesce_free(q);
+}

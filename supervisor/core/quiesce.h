@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * quiesce.h - holding a trapped task's fd table still across a CONTINUE.
+ *
+ * A continued call is run by the kernel after our answer, and the kernel
+ * resolves its fd NUMBER again then: any other task that shares the
+ * caller's fd table (a thread, a CLONE_FILES process of another tgid) can
+ * dup2 another file onto the number in between. For the one call whose
+ * safety rests on the file behind the number (a continued client
+ * allocation: SECURITY.md, "Client allocation is continued"), every such
+ * task is stopped first (ptrace), the file is checked, the call continued,
+ * and the sharers are let go only once the caller has left the ioctl, so
+ * past the kernel's fdget.
+ *
+ * The ptrace work is done by a short-lived thread of its own: when a
+ * thread that traces tasks exits, the kernel detaches every one of them,
+ * whatever state they are in (a tracee that never stopped cannot be
+ * detached by PTRACE_DETACH), with their pending signals kept.
+ */
+#ifndef GPUSANDBOX_QUIESCE_H
+#define GPUSANDBOX_QUIESCE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "taskset.h"
+
+/* Tasks sharing one fd table, at most (more: fail closed). */
+#define GS_QUIESCE_MAX_SHARERS 4096
+/* How long the sharers may take to stop, and the caller to leave its
+ * continued ioctl, before the call is refused or the worker goes on. */
+#define GS_QUIESCE_STOP_MS 2000
+#define GS_QUIESCE_CALLER_MS 5000
+
+/* Is tid's trapped call received by another worker and not yet answered?
+ * Such a task is in the kernel's seccomp wait (killable: it cannot be
+ * interrupted), and its answer needs the session lock the caller of
+ * gs_quiesce_begin holds, so it cannot touch the fd table meanwhile; once
+ * answered it stops before it returns to user space (the interrupt is
+ * pending). NULL: no other worker shares this listener. */
+typedef bool (*gs_task_held_fn)(void *ctx, pid_t tid);
+
+struct gs_quiesce_who {
+	const struct gs_taskset *tasks; /* the sandbox's: a task of it we cannot compare fails closed */
+	gs_task_held_fn          held;
+	void                    *held_ctx;
+};
+
+/* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)
+ * over every task in /proc. Up to max into out; returns how many there
+ * are, or -1 with errno when it cannot be told (no kcmp, a task of the
+ * sandbox that cannot be compared, more than max). */
+int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max);
+
+struct gs_quiesce;
+
+/* Stops every task that shares caller's fd table (repeating until no new
+ * one appears: a task not yet stopped may clone another) and seizes the
+ * caller. Returns 0 with *q (NULL when the caller shares its table with
+ * no task: nothing to hold, the common case), or -1 with *why when a
+ * sharer cannot be stopped (already traced, not permitted, too slow). */
+int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_quiesce **q,
+                     const char **why);
+
+/* After the answer: when it was a CONTINUE the kernel took, waits (bounded)
+ * until the caller has left the ioctl, then lets every task go. q NULL:
+ * nothing. */
+void gs_quiesce_end(struct gs_quiesce *q, bool continued);
+
+#endif

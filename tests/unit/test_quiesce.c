@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_quiesce.c - the tasks that share a caller's fd table (quiesce.c).
+ *
+ * A child process starts a thread, a CLONE_FILES process of another tgid
+ * and a plain fork (a copy of the table, not a share), and sleeps; its
+ * children are told apart by gs_fd_sharers: exactly the thread and the
+ * CLONE_FILES process, not the fork, the child's own tid or this process.
+ * A lone process has none. gs_quiesce_begin then holds both sharers in a
+ * ptrace stop ('t' in /proc/TID/stat) and gs_quiesce_end lets them run
+ * again; with a sharer traced by someone else it fails closed, with a
+ * reason.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "quiesce.h"
+#include "taskset.h"
+
+#define STACK_SIZE (64 * 1024)
+#define POLL_US 1000
+#define POLL_TRIES 2000
+
+enum { T_MAIN, T_THREAD, T_CLONED, T_FORKED, N_TIDS };
+
+static int report_fd;
+
+static int sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void *thread_main(void *arg)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	(void)!write(report_fd, &tid, sizeof(tid));
+	return (void *)(intptr_t)sleeper(arg);
+}
+
+/* The child: reports its tid, its thread's, its CLONE_FILES process's
+ * and its fork's, then sleeps. */
+static _Noreturn void family(int fd)
+{
+	pid_t me = getpid(), cloned, forked;
+	char *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	pthread_t th;
+
+	report_fd = fd;
+	(void)!write(fd, &me, sizeof(me));
+	pthread_create(&th, NULL, thread_main, NULL);
+	usleep(POLL_US * 10); /* the thread reports second */
+	cloned = clone(sleeper, stack + STACK_SIZE, CLONE_FILES | SIGCHLD, NULL);
+	(void)!write(fd, &cloned, sizeof(cloned));
+	forked = fork();
+	if (forked == 0)
+		sleeper(NULL);
+	(void)!write(fd, &forked, sizeof(forked));
+	sleeper(NULL);
+	_exit(0);
+}
+
+static bool has(const pid_t *list, int n, pid_t t)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == t)
+			return true;
+	return false;
+}
+
+/* The state letter of /proc/TID/stat ('t': stopped by a tracer). */
+static char state_of(pid_t tid)
+{
+	char path[64], buf[512], st = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f) && strrchr(buf, ')'))
+		sscanf(strrchr(buf, ')') + 1, " %c", &st);
+	if (f)
+		fclose(f);
+	return st;
+}
+
+static bool becomes(pid_t tid, bool stopped)
+{
+	for (int i = 0; i < POLL_TRIES; i++) {
+		if ((state_of(tid) == 't') == stopped)
+			return true;
+		usleep(POLL_US);
+	}
+	return false;
+}
+
+static void test_lone_process(const struct gs_taskset *ts)
+{
+	pid_t out[4];
+	pid_t lone = fork();
+
+	if (lone == 0)
+		sleeper(NULL);
+	usleep(POLL_US * 10);
+	CHECK(gs_fd_sharers(lone, ts, out, 4) == 0);
+	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce *q = (struct gs_quiesce *)1;
+	const char *why = NULL;
+	CHECK(gs_quiesce_begin(lone, &who, &q, &why) == 0 && q == NULL);
+	kill(lone, SIGKILL);
+	waitpid(lone, NULL, 0);
+}
+
+static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
+{
+	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce *q = NULL;
+	const char *why = NULL;
+
+	CHECK(gs_quiesce_begin(tid[T_MAIN], &who, &q, &why) == 0 && q != NULL);
+	CHECK(state_of(tid[T_THREAD]) == 't' && state_of(tid[T_CLONED]) == 't');
+	CHECK(state_of(tid[T_FORKED]) != 't');
+	gs_quiesce_end(q, false);
+	CHECK(becomes(tid[T_THREAD], false) && becomes(tid[T_CLONED], false));
+}
+
+/* A sharer traced by another process cannot be stopped by us: refused. */
+static void test_traced_elsewhere(const struct gs_taskset *ts, const pid_t *tid)
+{
+	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce *q = NULL;
+	const char *why = NULL;
+	int go[2];
+	char c = 0;
+
+	if (pipe(go) < 0)
+		return;
+	pid_t tracer = fork();
+	if (tracer == 0) {
+		c = ptrace(PTRACE_SEIZE, tid[T_CLONED], 0, 0) == 0 ? 'y' : 'n';
+		(void)!write(go[1], &c, 1);
+		sleeper(NULL);
+	}
+	CHECK(read(go[0], &c, 1) == 1 && c == 'y');
+	CHECK(gs_quiesce_begin(tid[T_MAIN], &who, &q, &why) < 0 && q == NULL && why != NULL);
+	if (why)
+		printf("traced elsewhere: %s\n", why);
+	/* Nothing stays stopped after the refusal. */
+	CHECK(becomes(tid[T_THREAD], false));
+	kill(tracer, SIGKILL);
+	waitpid(tracer, NULL, 0);
+	close(go[0]);
+	close(go[1]);
+}
+
+int main(void)
+{
+	struct gs_taskset ts;
+	pid_t tid[N_TIDS], out[8];
+	int fds[2];
+
+	/* The children's orphans come back to us: the process tree holds. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	gs_taskset_process_tree(&ts, getpid());
+	test_lone_process(&ts);
+	if (pipe(fds) < 0)
+		return 1;
+	pid_t child = fork();
+	if (child == 0)
+		family(fds[1]);
+	for (int i = 0; i < N_TIDS; i++)
+		CHECK(read(fds[0], &tid[i], sizeof(pid_t)) == (ssize_t)sizeof(pid_t));
+	int n = gs_fd_sharers(tid[T_MAIN], &ts, out, 8);
+	CHECK(n == 2 && has(out, n, tid[T_THREAD]) && has(out, n, tid[T_CLONED]));
+	CHECK(!has(out, n > 0 ? n : 0, tid[T_FORKED]) && !has(out, n > 0 ? n : 0, tid[T_MAIN]) &&
+	      !has(out, n > 0 ? n : 0, getpid()));
+	/* Seen from a sharer, the caller is one. */
+	n = gs_fd_sharers(tid[T_CLONED], &ts, out, 8);
+	CHECK(n == 2 && has(out, n, tid[T_MAIN]) && has(out, n, tid[T_THREAD]));
+	/* More than max: fail closed (E2BIG), never a short list. */
+	CHECK(gs_fd_sharers(tid[T_MAIN], &ts, out, 1) == -1);
+	test_hold_and_release(&ts, tid);
+	test_traced_elsewhere(&ts, tid);
+	kill(tid[T_FORKED], SIGKILL);
+	kill(tid[T_CLONED], SIGKILL);
+	kill(child, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0)
+		;
+	return check_summary();
+}
