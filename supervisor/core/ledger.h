@@ -34,6 +34,25 @@
 struct ledger_obj;
 struct ledger_alloc;
 
+/* One change of the ledger, as a journal outside the process records it
+ * (the agent's state memfd, agent_state.c): replaying the changes in order
+ * on an empty ledger (ledger_replay) rebuilds its objects, charges and
+ * counts, without release watches (a watch is a file of this process). */
+enum ledger_op {
+	LEDGER_OP_NOTE_CLIENT = 1,   /* client */
+	LEDGER_OP_ADD,               /* client, parent, handle, kind, cls, gpu, bytes */
+	LEDGER_OP_DUP,               /* client, parent, handle, src_client, src_handle */
+	LEDGER_OP_FREE,              /* client, handle (and its subtree) */
+	LEDGER_OP_SCHEDULED,         /* client, handle (a group), on */
+};
+struct ledger_change {
+	uint32_t op, kind, on;
+	uint32_t client, parent, handle, cls, src_client, src_handle;
+	int32_t  gpu;
+	uint64_t bytes;
+};
+typedef void (*ledger_journal_fn)(void *ctx, const struct ledger_change *ch);
+
 /* An open control file of the workload, known by a release watch. */
 struct ledger_file {
 	int  epfd;       /* epoll set holding the file (no reference) */
@@ -76,6 +95,9 @@ struct ledger {
 	/* Our pid, for kcmp: the ledger is used only by the process that
 	 * made it (the supervisor does not fork once a sandbox runs). */
 	pid_t                self;
+	/* Told of every change after it is made (NULL: nobody listens). */
+	ledger_journal_fn    journal;
+	void                *journal_ctx;
 };
 
 int  ledger_init(struct ledger *l);
@@ -211,6 +233,15 @@ void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS])
 void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_channel, bool disabled);
 /* A subdevice of GPU gpu under h_client, or 0. */
 uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu);
+
+/* Applies one journalled change (see struct ledger_change). 0, or -1 on
+ * allocation failure. The journal is not told. */
+int ledger_replay(struct ledger *l, const struct ledger_change *ch);
+
+/* The changes that rebuild the ledger as it is now, parents before
+ * children and a dup after the handle it shares with: a snapshot that
+ * replaces a journal. */
+void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
 
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);

@@ -160,10 +160,30 @@ start_agent() {
 	printf 'mem = 1g\n' >"$D/policy"
 	mkdir -p "$D/policies"
 	printf 'mem = 512m\n' >"$D/policies/small.policy"
+	# A restarted agent appends to the same log (stop_agent counts it).
 	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
-		--metrics-file "$D/agent.prom" 2>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
+}
+
+start_keeper() {
+	"$GS" keeper --socket "$KSOCK" 2>>"$D/keeper.err" &
+	KEEPER=$!
+	wait_for -S "$KSOCK"
+}
+
+# The agent SIGKILLed while the fake sleeps in the container's first
+# allocation (the single-threaded fake's stats cannot be read meanwhile).
+kill_agent_midcall() {
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
+		sleep 0.02
+	done
+	rm -f "$SOCK"
+	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+	echo "killed_at_step=$i" >"$D/kill"
 }
 
 # Teardown follows the runtime's exit (when the last listener hangs up,
@@ -182,6 +202,14 @@ stop_agent() {
 	kill "$AGENT" 2>/dev/null
 	wait "$AGENT" 2>/dev/null
 	AGENT=
+}
+
+stop_all() {
+	stop_agent
+	[ -n "${KEEPER:-}" ] || return 0
+	kill "$KEEPER" 2>/dev/null
+	wait "$KEEPER" 2>/dev/null
+	KEEPER=
 }
 
 rt() { "$RT" --root "$D/state" "$@"; }
@@ -244,10 +272,13 @@ profile() {  # profile OUT [profile options]
 inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
-	AGENT=
-	trap stop_agent EXIT
+	KSOCK=$D/keeper.sock
+	AGENT= KEEPER=
+	trap stop_all EXIT
 	[ "$RT" = crun ] && { crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; }; }
 	local base=${CASE#baseline-} p=""
+	BASELINE=
+	[ "$base" != "$CASE" ] && BASELINE=1
 	base=${base%-"$RT"}
 	[ "$CASE" = runc-flags ] && base=flags
 	case "$CASE" in baseline-*) ;; *) p=$D/profile.json ;; esac
@@ -368,6 +399,51 @@ inside() {
 		: >"$D/ctmp/go"
 		wait_stopped
 		echo 0 >"$D/rc" ;;
+	restart)
+		# With a keeper (baseline: without), the agent killed in the
+		# middle of the init's first allocation and started again; then
+		# an exec'd process fills the quota, then the init asks for more.
+		# The baseline has the profile too: what it lacks is the keeper.
+		p=$D/profile.json
+		profile "$p" || return
+		[ -n "$BASELINE" ] || start_keeper || return
+		start_agent || return
+		run_bg '["/bin/holder", "3", "/tmp/go", "2"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		kill_agent_midcall
+		start_agent || return
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used) allocs_ok=$(stat_now allocs_ok)" >"$D/before"
+		rt exec "gs-$CASE" /bin/static_raw >"$D/exec.out" 2>"$D/exec.err"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	keeperkill)
+		# The keeper killed, then the agent: nothing holds the listener.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		kill -KILL "$KEEPER"; wait "$KEEPER" 2>/dev/null; KEEPER=
+		echo "allocs_ok=$(stat_now allocs_ok) ioctls=$(stat_now ioctls)" >"$D/before"
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	keeperpeer)
+		# Hostile peers on the keeper's socket while it holds a
+		# container; then the agent is restarted and must resume it.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "3", "/tmp/go", "2"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		# 0666 for the test only, so that another uid can reach the
+		# keeper's own check (SO_PEERCRED) rather than the file mode.
+		chmod 0666 "$KSOCK"
+		chmod o+x "$D" "$(dirname "$D")"
+		python3 "$ROOT/tests/agent/keeper_peer.py" "$KSOCK" "gs-$CASE" >"$D/peers.out" 2>&1
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		start_agent || return
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	abandon)
 		profile "$p" && start_agent || return
 		run_bg "[\"/bin/abandon\", \"/tmp/go\", \"$ABANDON_SIGNAL_MS\"]" "$p" ||
@@ -447,7 +523,7 @@ run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
 	local fake_extra=()
-	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
+	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
@@ -580,6 +656,46 @@ judge() {  # judge NAME RUNTIME
 		[ "$(grep '^first' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=1 ] &&
 			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=2 ] ||
 			why="without the profile the calls did not reach the driver: $(tr '\n' ' ' <"$dir/container.out")" ;;
+	restart-runc)
+		# By the fake: after the restart exactly the three chunks the
+		# init asked for are held (the interrupted call made once, no
+		# object leaked); the exec'd process gets the one chunk left
+		# under 1 GiB; the init's last two: one, then NO_MEMORY. One
+		# sandbox, resumed, never a second.
+		[ "$(grep '^first' "$dir/container.out")" = "first ok=3 refused=0 first_refusal=none" ] &&
+			[ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
+			[ "$(val "$dir/exec.out" allocated)" = 1 ] && [ "$(val "$dir/exec.out" nomem)" -ge 1 ] &&
+			[ "$(grep '^then' "$dir/container.out")" = "then ok=1 refused=1 first_refusal=NO_MEMORY" ] &&
+			peak_within && [ "$(st "$dir" gpu0.vidmem_used)" = 0 ] &&
+			[ "$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err")" = 1 ] &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
+			why=${why:-"$(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) before: $(cat "$dir/before" 2>/dev/null) $(cat "$dir/kill" 2>/dev/null) peak=$peak used=$(st "$dir" gpu0.vidmem_used) sandboxes=$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err") resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
+	baseline-restart-runc)
+		# Without a keeper the init loses its GPU (ENOSYS), and the
+		# restarted agent gives an exec'd process a fresh quota: the
+		# fake holds more than 1 GiB for the container.
+		[ "$(grep '^first' "$dir/container.out" | grep -o 'first_refusal=.*')" = "first_refusal=errno:ENOSYS" ] &&
+			[ "$(val "$dir/exec.out" allocated)" -ge 4 ] && [ "${peak:-0}" -gt "$QUOTA" ] ||
+			why="$(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) peak=$peak" ;;
+	keeperkill-runc)
+		local b_allocs b_ioctls
+		b_allocs=$(val "$dir/before" allocs_ok)
+		b_ioctls=$(val "$dir/before" ioctls)
+		[ "$(val "$dir/container.out" first_refusal)" = "errno:ENOSYS" ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=0 ] &&
+			[ "$(st "$dir" allocs_ok)" = "$b_allocs" ] && [ "$(st "$dir" ioctls)" = "$b_ioctls" ] &&
+			[ "$peak" = "$CHUNK" ] ||
+			why="then: $(grep '^then' "$dir/container.out"); allocs_ok $b_allocs -> $(st "$dir" allocs_ok), ioctls $b_ioctls -> $(st "$dir" ioctls)" ;;
+	keeperpeer-runc)
+		# The peers got nothing and changed nothing: the restarted agent
+		# resumed the container with its charges (one chunk more, then
+		# NO_MEMORY, by the fake's peak).
+		[ "$(grep -c '^peer .* ok$' "$dir/peers.out")" = 4 ] &&
+			[ "$(grep -c 'refused a peer' "$dir/keeper.err")" -ge 1 ] &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
+			[ "$(grep '^then' "$dir/container.out")" = "then ok=1 refused=1 first_refusal=NO_MEMORY" ] &&
+			[ "$peak" = "$QUOTA" ] ||
+			why="peers: $(tr '\n' ' ' <"$dir/peers.out") then: $(grep '^then' "$dir/container.out") peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
 	abandon-runc)
 		local log=$dir/gs-$name.jsonl out=$dir/container.out
 		# first: the retried call got the object; more: 3 more chunks
@@ -642,7 +758,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

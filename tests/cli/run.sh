@@ -279,7 +279,7 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\
 if [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man"; else
 	bad "help-matches-man" "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
 # The same for the agent's subcommands and their man sections.
-for sub in agent profile; do
+for sub in agent keeper profile; do
 	SEC=$(echo "$sub" | tr a-z A-Z)
 	help_opts=$("$B" "$sub" --help | grep -E -- "^  --" | grep -oE -- "^  --[a-z][a-z-]+" | sed "s/^ *//" | sort -u)
 	man_opts=$(sed -n "/^\.SH $SEC\$/,/^\.SH [^$(echo "$SEC" | cut -c1)]/p" man/gpusandbox.1 |
