@@ -22,6 +22,8 @@ static int connect_to(const char *path, struct gs_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { KEEPER_RECV_TIMEOUT_S, 0 };
+	struct ucred cred = { .uid = (uid_t)-1 };
+	socklen_t len = sizeof(cred);
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -32,6 +34,13 @@ static int connect_to(const char *path, struct gs_error *err)
 		return gs_fail(err, errno, "socket");
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		gs_fail(err, errno, "connecting to the keeper at %s", path);
+		close(fd);
+		return -1;
+	}
+	/* The keeper holds every container's listener: it must be root's
+	 * (ours), not whatever else could have made a socket at path. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
+		gs_fail(err, EPERM, "the keeper at %s is not of our uid (uid %d)", path, (int)cred.uid);
 		close(fd);
 		return -1;
 	}
