@@ -419,7 +419,21 @@ static void audit_labels(const struct gs_agent_container *c, struct gs_audit_lab
 	}
 }
 
-static int open_audit(struct gs_agent_container *c, struct gs_error *err)
+/* A resumed container's log goes on: its chain is taken up after the dead
+ * agent's last record (no second start record), or, when that agent sealed
+ * it, a new chain begins under a new sandbox id. True when it goes on. */
+static bool audit_goes_on(struct gs_agent_container *c, const char *path)
+{
+	int rc = gs_audit_resume_chain(&c->audit, path);
+
+	if (rc == GS_AUDIT_CHAIN_SEALED) {
+		gs_session_make_id(c->sb.id, sizeof(c->sb.id));
+		snprintf(c->audit.sandbox_id, sizeof(c->audit.sandbox_id), "%s", c->sb.id);
+	}
+	return rc == GS_AUDIT_CHAIN_GOES_ON;
+}
+
+static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
 	struct gs_audit_labels labels = { 0 };
@@ -438,6 +452,8 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 	c->sb.audit = &c->audit;
 	/* Refusals carry their call stacks unless the policy turns them off. */
 	c->sb.stacks = (!c->policy.has_audit_stacks || c->policy.audit_stacks) && gs_stack_available();
+	if (resumed && audit_goes_on(c, path))
+		return 0;
 	audit_labels(c, &labels);
 	/* The start record names the container's init and id. */
 	const struct gs_audit_start start = {
@@ -565,7 +581,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 	}
 	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
-	if (open_audit(c, err) < 0)
+	if (open_audit(c, o->resumed != NULL, err) < 0)
 		goto fail_state;
 	if (c->stateful)
 		gs_state_attach(&c->state, &c->sb.ledger);

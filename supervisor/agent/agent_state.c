@@ -289,14 +289,23 @@ void gs_state_slot_release(struct gs_agent_state *st, int slot)
 	st->taken[slot] = false;
 }
 
+/* The crc covers the fixed fields and the part of top in use (kept short:
+ * it is computed twice per call). */
+static uint32_t slot_crc(const struct gs_state_slot *s)
+{
+	uint32_t len = s->top_len <= GS_STATE_TOP_MAX ? s->top_len : GS_STATE_TOP_MAX;
+
+	return gs_state_crc(s, offsetof(struct gs_state_slot, top) + len);
+}
+
 static void slot_seal(struct gs_state_slot *s)
 {
-	s->crc = gs_state_crc(s, offsetof(struct gs_state_slot, crc));
+	s->crc = slot_crc(s);
 }
 
 bool gs_state_slot_valid(const struct gs_state_slot *s)
 {
-	return s->crc == gs_state_crc(s, offsetof(struct gs_state_slot, crc));
+	return s->top_len <= GS_STATE_TOP_MAX && s->crc == slot_crc(s);
 }
 
 void gs_state_received(struct gs_agent_state *st, int slot, const struct seccomp_notif *req)
@@ -351,6 +360,6 @@ void gs_state_answered(struct gs_agent_state *st, int slot)
 {
 	if (slot == GS_STATE_NO_SLOT)
 		return;
+	/* One aligned store: a FREE slot is never read, whatever its crc. */
 	st->slots[slot].phase = GS_SLOT_FREE;
-	slot_seal(&st->slots[slot]);
 }

@@ -67,6 +67,23 @@
 #                     device (the fake's FUSE file answers ENODEV), never EPERM
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
+#   restart-runc      the agent, started with --keeper, is SIGKILLed while it
+#                     performs the init's first allocation (the fake sleeps
+#                     in it) and started again on the same keeper: the
+#                     call completes once (the fake holds exactly the three
+#                     chunks asked for: the dead agent's object freed, the
+#                     call performed again), an exec'd process gets the one
+#                     chunk left under 1 GiB, the init one more then
+#                     NO_MEMORY; one sandbox, resumed; the audit log one
+#                     intact chain. baseline-restart-runc: the same
+#                     without a keeper: ENOSYS, and a fresh quota for the
+#                     exec'd process (the fake holds more than 1 GiB)
+#   keeperkill-runc   the keeper killed, then the agent: the container's
+#                     later calls fail with ENOSYS, none reaches the fake
+#   keeperpeer-runc   peers of another uid (HELLO, DROP of the container)
+#                     and root peers sending garbage or a wrong magic with
+#                     fds get nothing from the keeper; the agent restarted
+#                     after them resumes the container with its charges
 #   abandon-runc      runc 1.1 (no WAIT_KILLABLE_RECV): the task is signalled
 #                     while the agent performs its first allocation (the
 #                     fake sleeps in it); the kernel drops the notification
@@ -80,8 +97,8 @@
 #                     the call is in flight): the task gets ENOSYS, the call
 #                     completes in the driver (the fake's peak is that one
 #                     chunk), nothing more reaches the fake, and the chunk is
-#                     released with the container's file. The agent does not
-#                     survive restarts (docs/agent.md); this is the fail-closed
+#                     released with the container's file. Without a keeper the
+#                     agent does not survive restarts; this is the fail-closed
 #                     half. baseline-midcall-runc: without the profile every
 #                     call reaches the driver
 #   quota-podman      quota-R through podman 4.3 (--rootfs, --runtime runc,
@@ -661,15 +678,19 @@ judge() {  # judge NAME RUNTIME
 		# init asked for are held (the interrupted call made once, no
 		# object leaked); the exec'd process gets the one chunk left
 		# under 1 GiB; the init's last two: one, then NO_MEMORY. One
-		# sandbox, resumed, never a second.
+		# sandbox, resumed, never a second; its audit log one intact
+		# chain across the restart, the undo in it.
 		[ "$(grep '^first' "$dir/container.out")" = "first ok=3 refused=0 first_refusal=none" ] &&
 			[ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
 			[ "$(val "$dir/exec.out" allocated)" = 1 ] && [ "$(val "$dir/exec.out" nomem)" -ge 1 ] &&
 			[ "$(grep '^then' "$dir/container.out")" = "then ok=1 refused=1 first_refusal=NO_MEMORY" ] &&
 			peak_within && [ "$(st "$dir" gpu0.vidmem_used)" = 0 ] &&
 			[ "$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err")" = 1 ] &&
-			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
-			why=${why:-"$(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) before: $(cat "$dir/before" 2>/dev/null) $(cat "$dir/kill" 2>/dev/null) peak=$peak used=$(st "$dir" gpu0.vidmem_used) sandboxes=$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err") resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
+			[ "$(grep -c '"event":"start"' "$dir/gs-$name.jsonl")" = 1 ] &&
+			grep -q '"call":"RM_FREE".*"the agent restarted while it performed' "$dir/gs-$name.jsonl" &&
+			"$GS" audit verify "$dir/gs-$name.jsonl" >/dev/null 2>&1 ||
+			why=${why:-"audit: $("$GS" audit verify "$dir/gs-$name.jsonl" 2>&1 | tail -1); $(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) before: $(cat "$dir/before" 2>/dev/null) $(cat "$dir/kill" 2>/dev/null) peak=$peak used=$(st "$dir" gpu0.vidmem_used) sandboxes=$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err") resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
 	baseline-restart-runc)
 		# Without a keeper the init loses its GPU (ENOSYS), and the
 		# restarted agent gives an exec'd process a fresh quota: the

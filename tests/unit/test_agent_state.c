@@ -9,8 +9,8 @@
  * every charge and count. A record with a bad crc ends the journal; a
  * snapshot too large for an area marks the state unresumable; a damaged
  * header is refused; a slot's record goes RECEIVED -> PERFORMING ->
- * ANSWERING -> FREE with a good crc at each step, and a damaged one is
- * not valid.
+ * ANSWERING -> FREE with a good crc at each step, and one damaged in its
+ * fields or its copy of the top-level struct is not valid.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -178,8 +178,13 @@ static void check_slot(void)
 	gs_state_before_answer(&w);
 	CHECK(st.slots[0].phase == GS_SLOT_ANSWERING && gs_state_slot_valid(&st.slots[0]));
 	gs_state_answered(&st, w.slot);
-	CHECK(st.slots[0].phase == GS_SLOT_FREE && gs_state_slot_valid(&st.slots[0]));
+	CHECK(st.slots[0].phase == GS_SLOT_FREE);
+	gs_state_before_answer(&w);
 	st.slots[0].id++;
+	CHECK(!gs_state_slot_valid(&st.slots[0]));
+	st.slots[0].id--;
+	CHECK(gs_state_slot_valid(&st.slots[0]));
+	st.slots[0].top[1] ^= 1;
 	CHECK(!gs_state_slot_valid(&st.slots[0]));
 	gs_state_close(&st);
 }
