@@ -15,7 +15,7 @@
 #include "keeper_link.h"
 #include "keeper_proto.h"
 
-/* Not one message from a keeper arrives for ever. */
+/* How long a message to or from the keeper may take. */
 #define KEEPER_RECV_TIMEOUT_S 10
 
 static int connect_to(const char *path, struct gs_error *err)
@@ -44,7 +44,11 @@ static int connect_to(const char *path, struct gs_error *err)
 		close(fd);
 		return -1;
 	}
+	/* A keeper that stops reading must not stall the agent (its sends
+	 * are made under the agent's lock): a send that times out loses the
+	 * keeper, said once. */
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
