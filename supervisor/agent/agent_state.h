@@ -26,6 +26,7 @@
 
 #include <linux/seccomp.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -56,6 +57,16 @@ struct gs_state_ident {
 	struct gs_agent_k8s k8s;
 	uint32_t crc;
 };
+
+/* The layout is pinned: a test (tests/agent/run.sh restartstale-runc)
+ * edits the trap set of a held state as an older agent would have written
+ * it, and the crc is CRC-32 (IEEE, as zlib's crc32) of the bytes before it. */
+#define GS_STATE_IDENT_TRAPS_AT 248u
+#define GS_STATE_IDENT_CRC_AT 1532u
+_Static_assert(offsetof(struct gs_state_ident, trap_version) == GS_STATE_IDENT_TRAPS_AT,
+               "the ident's trap set is where tests/agent/run.sh edits it");
+_Static_assert(offsetof(struct gs_state_ident, crc) == GS_STATE_IDENT_CRC_AT,
+               "the ident's crc is where tests/agent/run.sh rewrites it");
 
 struct gs_state_header {
 	struct gs_state_ident ident;

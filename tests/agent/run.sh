@@ -78,6 +78,9 @@
 #                     intact chain. baseline-restart-runc: the same
 #                     without a keeper: ENOSYS, and a fresh quota for the
 #                     exec'd process (the fake holds more than 1 GiB)
+#   restartstale-runc the state the keeper holds names another trap set (as
+#                     an agent of another version writes it): the restarted
+#                     agent kills the container; nothing more reaches the fake
 #   keeperkill-runc   the keeper killed, then the agent: the container's
 #                     later calls fail with ENOSYS, none reaches the fake
 #   keeperpeer-runc   peers of another uid (HELLO, DROP of the container)
@@ -177,7 +180,9 @@ start_agent() {
 	printf 'mem = 1g\n' >"$D/policy"
 	mkdir -p "$D/policies"
 	printf 'mem = 512m\n' >"$D/policies/small.policy"
-	# A restarted agent appends to the same log (stop_agent counts it).
+	# A restarted agent appends to the same log (stop_agent counts it),
+	# and is waited for by its own socket, not a dead one's.
+	rm -f "$SOCK"
 	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
 		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
 	AGENT=$!
@@ -198,7 +203,6 @@ kill_agent_midcall() {
 		timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
 		sleep 0.02
 	done
-	rm -f "$SOCK"
 	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 	echo "killed_at_step=$i" >"$D/kill"
 }
@@ -431,6 +435,39 @@ inside() {
 		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
 		echo "vidmem_used=$(stat_now gpu0.vidmem_used) allocs_ok=$(stat_now allocs_ok)" >"$D/before"
 		rt exec "gs-$CASE" /bin/static_raw >"$D/exec.out" 2>"$D/exec.err"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	restartstale)
+		# The held state says another trap set (as an agent of another
+		# version would have written it): the next agent kills the
+		# container instead of resuming it. The memfd is reached as
+		# root reaches any process's fds (/proc/PID/fd of the keeper).
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		local f memfd=""
+		for f in /proc/"$KEEPER"/fd/*; do
+			case "$(readlink "$f")" in *memfd:gpusandbox-state*) memfd=$f ;; esac
+		done
+		python3 -c '
+import sys, struct, zlib
+TRAPS, CRC = 248, 1532   # agent_state.h GS_STATE_IDENT_TRAPS_AT, _CRC_AT
+with open(sys.argv[1], "r+b") as f:
+    h = bytearray(f.read(CRC + 4))
+    (t,) = struct.unpack_from("<Q", h, TRAPS)
+    struct.pack_into("<Q", h, TRAPS, t ^ 1)
+    struct.pack_into("<I", h, CRC, zlib.crc32(bytes(h[:CRC])))
+    f.seek(0)
+    f.write(h)
+' "$memfd" || { echo "no state memfd in the keeper" >"$D/rc"; return; }
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		# allocs before the new agent; ioctls after it (it probes the
+		# driver at start, and has resumed or killed before it listens).
+		local allocs
+		allocs=$(stat_now allocs_ok)
+		start_agent || return
+		echo "allocs_ok=$allocs ioctls=$(stat_now ioctls)" >"$D/before"
 		: >"$D/ctmp/go"
 		wait_stopped
 		echo 0 >"$D/rc" ;;
@@ -698,6 +735,14 @@ judge() {  # judge NAME RUNTIME
 		[ "$(grep '^first' "$dir/container.out" | grep -o 'first_refusal=.*')" = "first_refusal=errno:ENOSYS" ] &&
 			[ "$(val "$dir/exec.out" allocated)" -ge 4 ] && [ "${peak:-0}" -gt "$QUOTA" ] ||
 			why="$(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) peak=$peak" ;;
+	restartstale-runc)
+		# Killed at resume: its later calls never ran (no "then" line),
+		# and nothing more reached the fake after the restart.
+		[ "$(grep -c '^then' "$dir/container.out")" = 0 ] &&
+			grep -q "cannot be resumed: it runs under trap set" "$dir/agent.err" &&
+			[ "$(st "$dir" allocs_ok)" = "$(val "$dir/before" allocs_ok)" ] &&
+			[ "$(st "$dir" ioctls)" = "$(val "$dir/before" ioctls)" ] ||
+			why="$(tr '\n' ' ' <"$dir/container.out"); agent: $(grep -m1 'resume' "$dir/agent.err"); allocs_ok $(val "$dir/before" allocs_ok) -> $(st "$dir" allocs_ok)" ;;
 	keeperkill-runc)
 		local b_allocs b_ioctls
 		b_allocs=$(val "$dir/before" allocs_ok)
@@ -779,7 +824,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
