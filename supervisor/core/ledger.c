@@ -471,9 +471,6 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 	if (!is_schedulable(l, o) || !o->counted || o->scheduled == on)
 		return;
 	o->scheduled = on;
-	const struct ledger_change ch = { .op = LEDGER_OP_SCHEDULED, .client = h_client,
-	                                  .handle = h_group, .on = on };
-	journal(l, &ch);
 	/* Only the first schedule starts the settling time: a workload that
 	 * re-schedules must not keep its channels "new" forever. */
 	if (on && !o->since_ns)
@@ -482,6 +479,9 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 		l->scheduled_groups++;
 	else
 		l->scheduled_groups--;
+	const struct ledger_change ch = { .op = LEDGER_OP_SCHEDULED, .client = h_client,
+	                                  .handle = h_group, .on = on };
+	journal(l, &ch);
 }
 
 static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
