@@ -216,7 +216,7 @@ static int handle_peer(struct keeper *k, int peer)
  * listeners (and answer the containers' calls) or drop them. */
 static void accept_peer(struct keeper *k, int lfd)
 {
-	struct ucred cred;
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t len = sizeof(cred);
 	int peer = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
