@@ -180,6 +180,22 @@ static int resolve_in_flight(struct gs_agent_container *c, const struct gs_kept_
 	return 0;
 }
 
+/* The clients' release watches the keeper held go back to their clients
+ * (the keeper keeps its copies). */
+static void adopt_watches(struct gs_agent_container *c, struct gs_kept_container *kc)
+{
+	unsigned adopted = 0;
+
+	for (unsigned i = 0; i < kc->n_w; i++) {
+		int fd = kc->w[i].epfd;
+		kc->w[i].epfd = -1;
+		adopted += ledger_adopt_watch(&c->sb.ledger, kc->w[i].client, fd, (int)kc->w[i].tfd) == 0;
+	}
+	if (kc->n_w)
+		fprintf(stderr, "gpusandbox agent: container %s: %u of %u client release watch(es) taken "
+		        "back\n", c->id, adopted, kc->n_w);
+}
+
 /* 2-3: the sandbox, its ledger rebuilt; listed in the agent with one
  * listener counted per worker to come. NULL (err) when it cannot be. */
 static struct gs_agent_container *rebuild(struct gs_agent *a, struct gs_kept_container *kc,
@@ -210,6 +226,7 @@ static struct gs_agent_container *rebuild(struct gs_agent *a, struct gs_kept_con
 		agent_release(c);
 		return NULL;
 	}
+	adopt_watches(c, kc);
 	return c;
 }
 
@@ -253,6 +270,7 @@ static void resume_one(struct gs_agent *a, struct gs_kept_container *kc)
 		kc->memfd = -1;
 	}
 	if (c && resolve_in_flight(c, kc, &err) == 0) {
+		/* The files closed while no agent ran release their charges. */
 		gs_session_reconcile(&c->sb);
 		fprintf(stderr, "gpusandbox agent: container %s: resumed sandbox %s (%u listener(s), %" PRIu64
 		        " bytes charged on gpu0)\n", c->id, c->sb.id, kc->n, c->sb.ledger.used[0]);

@@ -539,6 +539,23 @@ static int container_state(struct gs_agent_container *c, const struct container_
 	return 0;
 }
 
+/* A client's release watch goes to the keeper too (its epoll set holds no
+ * reference on the file), so that after a restart the ledger still learns
+ * of the files closed meanwhile. Under the sandbox lock. */
+static void keep_client_watch(void *ctx, uint32_t client, bool gone)
+{
+	struct gs_agent_container *c = ctx;
+	int tfd, epfd;
+
+	if (gone) {
+		gs_keeper_link_unwatch(c->agent->keeper, c->id, client);
+		return;
+	}
+	epfd = ledger_client_watch(&c->sb.ledger, client, &tfd);
+	if (epfd >= 0)
+		gs_keeper_link_watch(c->agent->keeper, c->id, client, tfd, epfd);
+}
+
 struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct container_origin *o,
                                                 struct gs_error *err)
 {
@@ -583,8 +600,11 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 		goto fail_sandbox;
 	if (open_audit(c, o->resumed != NULL, err) < 0)
 		goto fail_state;
-	if (c->stateful)
+	if (c->stateful) {
 		gs_state_attach(&c->state, &c->sb.ledger);
+		c->state.on_client = keep_client_watch;
+		c->state.on_client_ctx = c;
+	}
 	return c;
 fail_state:
 	if (c->stateful && !o->resumed)

@@ -245,6 +245,11 @@ static void journal_change(void *ctx, const struct ledger_change *ch)
 	struct gs_agent_state *st = ctx;
 	struct gs_state_rec *r;
 
+	if (st->on_client && ch->op == LEDGER_OP_NOTE_CLIENT)
+		st->on_client(st->on_client_ctx, ch->client, false);
+	else if (st->on_client && ch->op == LEDGER_OP_FREE && ch->client == ch->handle)
+		st->on_client(st->on_client_ctx, ch->client, true);
+
 	if (st->hdr->unresumable)
 		return;
 	if (st->n_in_area >= AREA_RECS) {

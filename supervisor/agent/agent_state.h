@@ -112,6 +112,10 @@ struct gs_agent_state {
 	uint64_t next_seq;
 	uint32_t n_in_area;              /* records in the active area */
 	const struct ledger *ledger;     /* for snapshots */
+	/* Told when a client is noted (gone: false) or freed (true), so that
+	 * its release watch is kept outside the agent too; NULL: nobody. */
+	void   (*on_client)(void *ctx, uint32_t client, bool gone);
+	void    *on_client_ctx;
 	bool     taken[GS_STATE_SLOTS];  /* this agent's workers (under the container's lock) */
 };
 

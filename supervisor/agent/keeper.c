@@ -56,11 +56,17 @@ struct kept_listener {
 	uint32_t index;
 };
 
+/* A client's release watch: index is the client, aux the fd number. */
 struct kept {
 	char id[GS_AGENT_ID_MAX];
 	int pidfd, memfd;
 	struct kept_listener *l;
 	unsigned n, cap;
+	struct kept_watch {
+		int fd;
+		uint32_t client, tfd;
+	} *w;
+	unsigned n_w, cap_w;
 };
 
 struct keeper {
@@ -92,9 +98,12 @@ static void drop(struct keeper *k, struct kept *c)
 	for (unsigned i = 0; i < c->n; i++)
 		close(c->l[i].fd);
 	k->n_listeners -= c->n;
+	for (unsigned i = 0; i < c->n_w; i++)
+		close(c->w[i].fd);
 	close(c->pidfd);
 	close(c->memfd);
 	free(c->l);
+	free(c->w);
 	*c = k->c[--k->n];
 }
 
@@ -147,6 +156,39 @@ static void add_listener(struct keeper *k, const struct gs_keeper_msg *m, int fd
 	k->n_listeners++;
 }
 
+static void unwatch(struct kept *c, uint32_t client)
+{
+	for (unsigned i = 0; i < c->n_w; i++)
+		if (c->w[i].client == client) {
+			close(c->w[i].fd);
+			c->w[i] = c->w[--c->n_w];
+			return;
+		}
+}
+
+/* A client's watch; a newer one of the same client replaces it. */
+static void add_watch(struct keeper *k, const struct gs_keeper_msg *m, int fd)
+{
+	struct kept *c = find(k, m->id);
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	unwatch(c, m->index);
+	if (c->n_w == c->cap_w) {
+		unsigned cap = c->cap_w ? c->cap_w * 2 : 8;
+		struct kept_watch *n = realloc(c->w, sizeof(*n) * cap);
+		if (!n) {
+			close(fd);
+			return;
+		}
+		c->w = n;
+		c->cap_w = cap;
+	}
+	c->w[c->n_w++] = (struct kept_watch){ fd, m->index, m->aux };
+}
+
 /* Everything held, to a (restarted) agent; then END with the previous
  * agent's pidfd, so that it waits for that one to be gone before it
  * answers any call (two agents must never serve one listener). */
@@ -168,6 +210,14 @@ static int send_all(struct keeper *k, int peer)
 			if (gs_keeper_send(peer, &m, &c->l[j].fd, 1) < 0)
 				return -1;
 		}
+		for (unsigned j = 0; j < c->n_w; j++) {
+			m.op = GS_KEEPER_WATCH;
+			m.index = c->w[j].client;
+			m.aux = c->w[j].tfd;
+			if (gs_keeper_send(peer, &m, &c->w[j].fd, 1) < 0)
+				return -1;
+		}
+		m.aux = 0;
 	}
 	memset(&m, 0, sizeof(m));
 	m.op = GS_KEEPER_END;
@@ -199,6 +249,13 @@ static int handle_peer(struct keeper *k, int peer)
 		return 0;
 	case GS_KEEPER_CONTAINER: add_container(k, &m, fds); return 0;
 	case GS_KEEPER_LISTENER: add_listener(k, &m, fds[0]); return 0;
+	case GS_KEEPER_WATCH: add_watch(k, &m, fds[0]); return 0;
+	case GS_KEEPER_UNWATCH: {
+		struct kept *c = find(k, m.id);
+		if (c)
+			unwatch(c, m.index);
+		return 0;
+	}
 	case GS_KEEPER_DROP: {
 		struct kept *c = find(k, m.id);
 		if (c)

@@ -79,6 +79,20 @@ static int add_listener(struct gs_kept_container *c, int fd, uint32_t index)
 	return 0;
 }
 
+static int add_watch(struct gs_kept_container *c, int fd, uint32_t client, uint32_t tfd)
+{
+	if (c->n_w == c->cap_w) {
+		unsigned cap = c->cap_w ? c->cap_w * 2 : 8;
+		struct gs_kept_watch *w = realloc(c->w, sizeof(*w) * cap);
+		if (!w)
+			return -1;
+		c->w = w;
+		c->cap_w = cap;
+	}
+	c->w[c->n_w++] = (struct gs_kept_watch){ fd, client, tfd };
+	return 0;
+}
+
 /* One message of the keeper's answer to HELLO. 1: more, 0: END, -1. */
 static int take_one(int fd, struct gs_kept_container **held, int *old_agent, struct gs_error *err)
 {
@@ -107,6 +121,13 @@ static int take_one(int fd, struct gs_kept_container **held, int *old_agent, str
 		if (!c || add_listener(c, fds[0], m.index) < 0) {
 			close(fds[0]);
 			return gs_fail(err, EPROTO, "the keeper sent a listener of no container");
+		}
+		return 1;
+	case GS_KEEPER_WATCH:
+		c = find(*held, m.id);
+		if (!c || add_watch(c, fds[0], m.index, m.aux) < 0) {
+			close(fds[0]);
+			return gs_fail(err, EPROTO, "the keeper sent a watch of no container");
 		}
 		return 1;
 	case GS_KEEPER_END:
@@ -165,6 +186,10 @@ void gs_kept_free(struct gs_kept_container *held)
 			close(held->pidfd);
 		if (held->memfd >= 0)
 			close(held->memfd);
+		for (unsigned i = 0; i < held->n_w; i++)
+			if (held->w[i].epfd >= 0)
+				close(held->w[i].epfd);
+		free(held->w);
 		free(held->fds);
 		free(held->index);
 		free(held);
@@ -208,6 +233,22 @@ void gs_keeper_link_listener(struct gs_keeper_link *k, const char *id, uint32_t 
 void gs_keeper_link_drop(struct gs_keeper_link *k, const char *id)
 {
 	struct gs_keeper_msg m = { .op = GS_KEEPER_DROP };
+
+	set_id(&m, id);
+	send_or_lose(k, &m, NULL, 0);
+}
+
+void gs_keeper_link_watch(struct gs_keeper_link *k, const char *id, uint32_t client, int tfd, int epfd)
+{
+	struct gs_keeper_msg m = { .op = GS_KEEPER_WATCH, .index = client, .aux = (uint32_t)tfd };
+
+	set_id(&m, id);
+	send_or_lose(k, &m, &epfd, 1);
+}
+
+void gs_keeper_link_unwatch(struct gs_keeper_link *k, const char *id, uint32_t client)
+{
+	struct gs_keeper_msg m = { .op = GS_KEEPER_UNWATCH, .index = client };
 
 	set_id(&m, id);
 	send_or_lose(k, &m, NULL, 0);

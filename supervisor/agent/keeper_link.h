@@ -28,6 +28,12 @@ struct gs_kept_container {
 	unsigned n, cap;
 	int *fds;
 	uint32_t *index;
+	/* The clients' release watches: epoll sets, -1 where taken. */
+	unsigned n_w, cap_w;
+	struct gs_kept_watch {
+		int epfd;
+		uint32_t client, tfd;
+	} *w;
 };
 
 /* Connects to the keeper at path, says HELLO and takes back every
@@ -44,5 +50,9 @@ void gs_kept_free(struct gs_kept_container *held);
 void gs_keeper_link_container(struct gs_keeper_link *k, const char *id, int init_pidfd, int memfd);
 void gs_keeper_link_listener(struct gs_keeper_link *k, const char *id, uint32_t index, int listener);
 void gs_keeper_link_drop(struct gs_keeper_link *k, const char *id);
+/* A client's release watch (the epoll set, which holds no reference on
+ * the client's file), or its end. */
+void gs_keeper_link_watch(struct gs_keeper_link *k, const char *id, uint32_t client, int tfd, int epfd);
+void gs_keeper_link_unwatch(struct gs_keeper_link *k, const char *id, uint32_t client);
 
 #endif

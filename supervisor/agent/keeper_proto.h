@@ -13,6 +13,14 @@
  *                               state memfd
  *                    LISTENER   id, index; fds: a listener of that container
  *                    DROP       id: the container is gone
+ *                    WATCH      id, index (an RM client), aux (the fd number
+ *                               it was added with); fds: the epoll set
+ *                               that watches the client's file (it holds no
+ *                               reference on the file: the file still
+ *                               closes with the workload)
+ *                    UNWATCH    id, index: the client is gone
+ * The keeper's answer to HELLO gives each container's WATCHes after its
+ * LISTENERs.
  */
 #ifndef GPUSANDBOX_KEEPER_PROTO_H
 #define GPUSANDBOX_KEEPER_PROTO_H
@@ -30,10 +38,12 @@ enum gs_keeper_op {
 	GS_KEEPER_LISTENER,
 	GS_KEEPER_DROP,
 	GS_KEEPER_END,
+	GS_KEEPER_WATCH,
+	GS_KEEPER_UNWATCH,
 };
 
 struct gs_keeper_msg {
-	uint32_t magic, op, index, nfds;
+	uint32_t magic, op, index, aux, nfds;
 	char     id[GS_AGENT_ID_MAX];
 };
 

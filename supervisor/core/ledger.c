@@ -592,6 +592,40 @@ static void adopt_watch(struct ledger *l, uint32_t idx, int fd)
 		close(o->watch_epfd);
 		o->watch_epfd = -1;
 	}
+	/* Told as a client noted again: whoever keeps watches learns it. */
+	const struct ledger_change ch = { .op = LEDGER_OP_NOTE_CLIENT, .client = o->client };
+	if (o->watch_epfd >= 0)
+		journal(l, &ch);
+}
+
+int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
+		return -1;
+	*tfd = l->objs[idx].watch_tfd;
+	return l->objs[idx].watch_epfd;
+}
+
+int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+	struct ledger_obj *o = idx != NONE ? &l->objs[idx] : NULL;
+
+	if (!o || o->kind != RM_CLASS_CLIENT || o->watch_epfd >= 0) {
+		close(epfd);
+		return -1;
+	}
+	o->watch_epfd = epfd;
+	o->watch_tfd = tfd;
+	o->resumed = false;
+	if (watched_add(l, idx) < 0) {
+		o->watch_epfd = -1;
+		close(epfd);
+		return -1;
+	}
+	return 0;
 }
 
 static int note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)

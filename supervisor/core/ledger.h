@@ -238,6 +238,15 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
  * allocation failure. The journal is not told. */
 int ledger_replay(struct ledger *l, const struct ledger_change *ch);
 
+/* The release watch of client h_client: its epoll set (-1 when none) and,
+ * in *tfd, the fd number the file was added with. */
+int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd);
+/* A client rebuilt by ledger_replay gets back the watch an earlier
+ * process made (an epoll set holds no reference on the file, so one kept
+ * elsewhere still tells whether the file was released). Takes epfd:
+ * closed when the client is unknown or watched already. 0 or -1. */
+int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd);
+
 /* The changes that rebuild the ledger as it is now, parents before
  * children and a dup after the handle it shares with: a snapshot that
  * replaces a journal. */

@@ -78,6 +78,10 @@
 #                     intact chain. baseline-restart-runc: the same
 #                     without a keeper: ENOSYS, and a fresh quota for the
 #                     exec'd process (the fake holds more than 1 GiB)
+#   restartrelease-runc  an exec'd process holding 512 MiB exits while no
+#                     agent runs: the restarted agent takes the clients'
+#                     release watches back from the keeper and releases its
+#                     charge (the init then gets 768 MiB more, by the fake)
 #   restartstale-runc the state the keeper holds names another trap set (as
 #                     an agent of another version writes it): the restarted
 #                     agent kills the container; nothing more reaches the fake
@@ -438,6 +442,25 @@ inside() {
 		: >"$D/ctmp/go"
 		wait_stopped
 		echo 0 >"$D/rc" ;;
+	restartrelease)
+		# An exec'd process holding 512 MiB exits while no agent runs:
+		# its file's release frees the memory in the driver, and the
+		# restarted agent must learn it (the client's release watch,
+		# kept by the keeper) or the container keeps paying for it.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		rt exec "gs-$CASE" /bin/holder 2 /tmp/go2 0 >"$D/exec.out" 2>"$D/exec.err" &
+		local ex=$!
+		wait_for -e "$D/ctmp/go2.ready" || { echo "exec'd holder never ready" >"$D/rc"; return; }
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		: >"$D/ctmp/go2"
+		wait "$ex"
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used)" >"$D/before"
+		start_agent || return
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	restartstale)
 		# The held state says another trap set (as an agent of another
 		# version would have written it): the next agent kills the
@@ -735,6 +758,17 @@ judge() {  # judge NAME RUNTIME
 		[ "$(grep '^first' "$dir/container.out" | grep -o 'first_refusal=.*')" = "first_refusal=errno:ENOSYS" ] &&
 			[ "$(val "$dir/exec.out" allocated)" -ge 4 ] && [ "${peak:-0}" -gt "$QUOTA" ] ||
 			why="$(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) peak=$peak" ;;
+	restartrelease-runc)
+		# By the fake: the exec'd holder's 512 MiB were freed while no
+		# agent ran (256 MiB held then); after the restart the init gets
+		# 3 chunks more (1 GiB in all), not 1 as with the dead client
+		# still charged; peak 1 GiB.
+		[ "$(grep '^first' "$dir/exec.out")" = "first ok=2 refused=0 first_refusal=none" ] &&
+			[ "$(val "$dir/before" vidmem_used)" = "$CHUNK" ] &&
+			[ "$(grep '^then' "$dir/container.out")" = "then ok=3 refused=0 first_refusal=none" ] &&
+			[ "$peak" = "$QUOTA" ] &&
+			grep -q '2 of 2 client release watch(es) taken back' "$dir/agent.err" ||
+			why="exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) init: $(tr '\n' ' ' <"$dir/container.out") before: $(cat "$dir/before" 2>/dev/null) peak=$peak; $(grep -m1 'taken back' "$dir/agent.err")" ;;
 	restartstale-runc)
 		# Killed at resume: its later calls never ran (no "then" line),
 		# and nothing more reached the fake after the restart.
@@ -824,7 +858,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
