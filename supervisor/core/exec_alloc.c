@@ -135,6 +135,11 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 	if (rc->creates_client && u->on_control_file) {
 		f->file = ledger_file_of(l, c->dup);
 		u->file_known = f->file >= 0;
+		/* After an agent restart the files' index is new: a file may
+		 * hold a client rebuilt from the journal (then it keeps that). */
+		if (u->file_known && !l->files[f->file].has_client &&
+		    ledger_file_may_hold_resumed_client(l, c->dup))
+			l->files[f->file].has_client = true;
 		u->file_has_client = u->file_known && l->files[f->file].has_client;
 	}
 	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)

@@ -54,6 +54,7 @@ struct ledger_obj {
 	bool     scheduled;  /* channel group: last GPFIFO_SCHEDULE enabled */
 	bool     sm_disabled; /* channel: disabled by the compute-share controller */
 	bool     resumed;    /* client: rebuilt from a journal, no release watch yet */
+	bool     adopted;    /* client: rebuilt, its watch handed back (ledger_adopt_watch) */
 	uint64_t since_ns;   /* channel: created; group: last scheduled (CLOCK_MONOTONIC) */
 	/* Clients: the workload task and fd number of the last call that
 	 * reached the driver through this client's file. */
@@ -544,6 +545,8 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 			close(o->watch_epfd);
 			l->live_clients--;
 		}
+		l->n_resumed -= o->resumed;
+		l->n_adopted -= o->adopted;
 		table_remove(l, o->client, o->handle);
 		o->used = false;
 		o->next_sibling = l->free_obj;
@@ -586,6 +589,7 @@ static void adopt_watch(struct ledger *l, uint32_t idx, int fd)
 	struct ledger_obj *o = &l->objs[idx];
 
 	o->resumed = false;
+	l->n_resumed--;
 	o->watch_epfd = ledger_watch_file(l, fd);
 	o->watch_tfd = fd;
 	if (o->watch_epfd >= 0 && watched_add(l, idx) < 0) {
@@ -617,15 +621,31 @@ int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd)
 		close(epfd);
 		return -1;
 	}
-	o->watch_epfd = epfd;
-	o->watch_tfd = tfd;
-	o->resumed = false;
 	if (watched_add(l, idx) < 0) {
-		o->watch_epfd = -1;
 		close(epfd);
 		return -1;
 	}
+	o->watch_epfd = epfd;
+	o->watch_tfd = tfd;
+	if (o->resumed) {
+		o->resumed = false;
+		l->n_resumed--;
+	}
+	o->adopted = true;
+	l->n_adopted++;
 	return 0;
+}
+
+bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd)
+{
+	if (l->n_resumed)
+		return true;
+	for (uint32_t i = 0; l->n_adopted && i < l->n_watched; i++) {
+		const struct ledger_obj *o = &l->objs[l->watched[i]];
+		if (o->adopted && watch_is_file(l, o, fd) != 0)
+			return true;   /* this file, or cannot tell */
+	}
+	return false;
 }
 
 static int note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
@@ -1015,8 +1035,10 @@ int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 		rc = note_client(l, ch->client, -1) < 0 ? -1 : 0;
 		if (rc == 0) {
 			uint32_t idx = lookup(l, ch->client, ch->client);
-			if (idx != NONE)
+			if (idx != NONE && !l->objs[idx].resumed) {
 				l->objs[idx].resumed = true;
+				l->n_resumed++;
+			}
 		}
 		break;
 	case LEDGER_OP_ADD:

@@ -98,6 +98,9 @@ struct ledger {
 	/* Told of every change after it is made (NULL: nobody listens). */
 	ledger_journal_fn    journal;
 	void                *journal_ctx;
+	/* Clients rebuilt by ledger_replay: still without a release watch
+	 * (n_resumed), and with one handed back (n_adopted). */
+	uint32_t             n_resumed, n_adopted;
 };
 
 int  ledger_init(struct ledger *l);
@@ -246,6 +249,13 @@ int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd);
  * elsewhere still tells whether the file was released). Takes epfd:
  * closed when the client is unknown or watched already. 0 or -1. */
 int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd);
+
+/* May fd's file hold a client rebuilt from a journal? The files' index
+ * (which file has a client: a client is continued only on a file that has
+ * none, SECURITY.md) does not survive the agent. True when a rebuilt
+ * client's handed-back watch is that file, or when some rebuilt client has
+ * no watch yet (its file is unknown: every file may be it). */
+bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd);
 
 /* The changes that rebuild the ledger as it is now, parents before
  * children and a dup after the handle it shares with: a snapshot that

@@ -10,11 +10,15 @@
  * snapshot too large for an area marks the state unresumable; a damaged
  * header is refused; a slot's record goes RECEIVED -> PERFORMING ->
  * ANSWERING -> FREE with a good crc at each step, and one damaged in its
- * fields or its copy of the top-level struct is not valid.
+ * fields or its copy of the top-level struct is not valid. After a
+ * restart the files' index is new: a file may hold a rebuilt client, which
+ * forbids continuing another client on it; until a rebuilt client has its
+ * release watch back every file may, then only its own file does.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "agent/agent_state.h"
@@ -189,8 +193,41 @@ static void check_slot(void)
 	gs_state_close(&st);
 }
 
+/* The one-client-per-file rule across a restart (ledger.h). */
+static void check_resumed_files(void)
+{
+	const struct ledger_change note = { .op = LEDGER_OP_NOTE_CLIENT, .client = 0xc1 };
+	struct epoll_event ev = { .events = 0 };
+	struct ledger l;
+	int mine[2], other[2], epfd;
+
+	CHECK(pipe(mine) == 0 && pipe(other) == 0);
+	ledger_init(&l);
+	CHECK(ledger_replay(&l, &note) == 0);
+	CHECK(l.n_resumed == 1);
+	CHECK(ledger_file_may_hold_resumed_client(&l, other[0]));   /* its file is unknown */
+	/* The watch an earlier process made on the client's file. */
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, mine[0], &ev) == 0);
+	CHECK(ledger_adopt_watch(&l, 0xc1, epfd, mine[0]) == 0);
+	CHECK(l.n_resumed == 0 && l.n_adopted == 1);
+	CHECK(ledger_file_may_hold_resumed_client(&l, mine[0]));
+	CHECK(!ledger_file_may_hold_resumed_client(&l, other[0]));
+	/* A second watch for the same client is refused (and closed). */
+	CHECK(ledger_adopt_watch(&l, 0xc1, epoll_create1(EPOLL_CLOEXEC), 0) < 0);
+	/* The file closes: the client is reaped, no file holds it. */
+	close(mine[0]);
+	CHECK(ledger_reap_dead_clients(&l, NULL) == 1);
+	CHECK(l.n_adopted == 0 && !ledger_file_may_hold_resumed_client(&l, other[0]));
+	ledger_fini(&l);
+	close(mine[1]);
+	close(other[0]);
+	close(other[1]);
+}
+
 int main(void)
 {
+	check_resumed_files();
 	check_journal();
 	check_overflow();
 	check_slot();
