@@ -55,7 +55,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c \
-                   supervisor/audit/audit.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
+                   supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c \
@@ -71,6 +71,8 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
+                   supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
+                   supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c \
                    supervisor/cli/main.c supervisor/cli/cmdline.c supervisor/cli/options.c supervisor/cli/envcheck.c \
                    supervisor/cli/trace_out.c supervisor/cli/check_mode.c
 # Everything but main: linked into the unit tests too.
@@ -85,7 +87,8 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \
-              $(BUILD)/tests/unit/test_quiesce
+              $(BUILD)/tests/unit/test_quiesce \
+              $(BUILD)/tests/unit/test_agent_state
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

@@ -47,6 +47,7 @@ run_tier unit-audit build/tests/unit/test_audit
 run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
+run_tier unit-agent-state build/tests/unit/test_agent_state
 run_tier unit-tid-reuse build/tests/unit/test_tid_reuse
 run_tier unit-plan build/tests/unit/test_plan
 run_tier cli tests/cli/run.sh

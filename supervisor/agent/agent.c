@@ -37,10 +37,12 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agent_resume.h"
 #include "agent_sandbox.h"
 #include "arch.h"
 #include "cmd_usage.h"
 #include "gpusandbox.h"
+#include "keeper_link.h"
 #include "launch.h"
 #include "metrics.h"
 #include "profile.h"
@@ -51,7 +53,8 @@
 
 static const char agent_usage[] =
 	"Usage: gpusandbox agent --socket PATH [--policy FILE] [--policy-dir DIR]\n"
-	"                        [--audit-dir DIR] [--metrics-file FILE] [--driver-abi ABI]\n"
+	"                        [--audit-dir DIR] [--metrics-file FILE] [--keeper PATH]\n"
+	"                        [--driver-abi ABI]\n"
 	"Serve the OCI seccomp listener of containers whose profile\n"
 	"(gpusandbox profile) names PATH: one sandbox per container.\n"
 	"\n"
@@ -61,12 +64,16 @@ static const char agent_usage[] =
 	"  --audit-dir DIR    one audit log per container: DIR/ID.jsonl\n"
 	"  --metrics-file FILE  Prometheus text metrics of every container,\n"
 	"                     replaced atomically every second\n"
+	"  --keeper PATH      hand every container's listeners and state to the\n"
+	"                     gpusandbox keeper on PATH, and resume the containers\n"
+	"                     it holds at start: they survive an agent restart\n"
 	"  --driver-abi ABI   as gpusandbox run's\n";
 
 struct agent_opts {
 	const char *socket_path;
 	const char *driver_abi;
 	const char *metrics_path;  /* --metrics-file, or NULL */
+	const char *keeper_path;   /* --keeper, or NULL */
 };
 
 static _Noreturn void die(const struct gs_error *err)
@@ -89,7 +96,8 @@ static void warn_error(const struct gs_error *err)
 
 static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS };
+	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS,
+	       OPT_KEEPER };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -97,6 +105,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		{ "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
 		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS },
+		{ "keeper", required_argument, NULL, OPT_KEEPER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -113,6 +122,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		case OPT_AUDIT_DIR: a->audit_dir = optarg; break;
 		case OPT_DRIVER_ABI: o->driver_abi = optarg; break;
 		case OPT_METRICS: o->metrics_path = optarg; break;
+		case OPT_KEEPER: o->keeper_path = optarg; break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);
 		}
@@ -294,7 +304,8 @@ static void start_handshake(struct gs_agent *a, int conn)
 }
 
 /* Serves until SIGTERM or SIGINT. Containers still running then lose their
- * listener: their trapped calls fail with ENOSYS (no restart survival yet). */
+ * listener (their trapped calls fail with ENOSYS) unless a keeper holds it:
+ * the next agent resumes them. */
 static int serve(struct gs_agent *a, int lfd, int sfd, const char *metrics_path)
 {
 	uint64_t next_tick = 0;
@@ -328,6 +339,22 @@ static int serve(struct gs_agent *a, int lfd, int sfd, const char *metrics_path)
 				start_handshake(a, conn);
 		}
 	}
+}
+
+/* --keeper: every container the keeper holds is resumed (or killed)
+ * before the socket is served; no keeper there is the agent's error (the
+ * containers would not survive the next restart, silently). */
+static void resume_from_keeper(struct gs_agent *a, const char *path)
+{
+	static struct gs_keeper_link link;
+	struct gs_kept_container *held;
+	struct gs_error err = { 0 };
+	int old_agent;
+
+	if (gs_keeper_link_open(&link, path, &held, &old_agent, &err) < 0)
+		die(&err);
+	a->keeper = &link;
+	gs_agent_resume(a, held, old_agent);
 }
 
 _Noreturn void gs_agent_main(int argc, char **argv)
@@ -365,6 +392,8 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 		gs_fail(&err, errno, "setting up signal handling");
 		die(&err);
 	}
+	if (o.keeper_path)
+		resume_from_keeper(&a, o.keeper_path);
 	lfd = listen_on(o.socket_path, &err);
 	if (lfd < 0)
 		die(&err);

@@ -32,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent_sandbox.h"
+#include "agent_int.h"
+#include "keeper_link.h"
 #include "audit_policy.h"
-#include "compute_share.h"
 #include "exec_managed.h"
 #include "executor.h"
 #include "gpu_uuid.h"
@@ -51,37 +51,7 @@
  * the agent lock held (gs_agent_tick). */
 #define METRICS_LOCK_WAIT_MS 2u
 
-struct gs_agent_container {
-	struct gs_agent_container *next;
-	struct gs_agent *agent;
-	char id[GS_AGENT_ID_MAX];
-	pid_t init;                  /* state.pid: the container's init */
-	int init_pidfd;              /* killed when supervision fails */
-	unsigned listeners;          /* workers alive; 0: torn down */
-	struct gs_policy policy;     /* its rules outlive every call */
-	struct gs_agent_k8s k8s;     /* who it is to Kubernetes, for the audit */
-	struct gs_audit audit;
-	bool audited;
-	struct gs_session sb;
-	/* sm: the command line's compute share (one duty-cycle thread per
-	 * container), a client of the GPU's coordinator like any supervisor. */
-	struct gs_compute_share sm;
-	/* The last figures for --metrics-file (gs_agent_tick); under the
-	 * agent lock. */
-	struct gs_metrics_snap metrics;
-};
-
-struct worker {
-	struct gs_agent_container *c;
-	int listener;
-	/* Joined by container id alone (crun 1.8.1 names no pid for an
-	 * exec'd process): its first caller must be of the container's
-	 * cgroup before anything is performed for it. */
-	bool unverified;
-	struct gs_scratch scratch;
-};
-
-static void log_line(const char *id, const struct gs_error *err, const char *what)
+void agent_log_line(const char *id, const struct gs_error *err, const char *what)
 {
 	char buf[ERR_BUF] = "";
 
@@ -116,10 +86,10 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 
 /* Fail closed: a container whose calls can no longer be judged (or
  * audited) is killed, init and all (its pid namespace goes with it). */
-static void kill_container(struct gs_agent_container *c)
+void agent_kill_container(struct gs_agent_container *c)
 {
 	if (!atomic_exchange(&c->sb.failed, true))
-		log_line(c->id, &c->sb.thread_err, "supervision failed; killing the container");
+		agent_log_line(c->id, &c->sb.thread_err, "supervision failed; killing the container");
 	if (c->init_pidfd >= 0)
 		(void)syscall(SYS_pidfd_send_signal, c->init_pidfd, SIGKILL, NULL, 0);
 }
@@ -173,7 +143,7 @@ static void refuse_stranger(struct worker *w)
  * and a tid can be reused. */
 #define CAP_LINE "CapBnd:"
 #define STATUS_LINE 256
-static bool may_hold_sys_admin(pid_t tid)
+bool agent_may_hold_sys_admin(pid_t tid)
 {
 	char path[64], line[STATUS_LINE];
 	unsigned long long bnd = ~0ull;
@@ -193,11 +163,12 @@ static bool may_hold_sys_admin(pid_t tid)
 
 /* One call from one listener, under the sandbox lock. Returns -1 when the
  * container must not go on, 1 when this listener must be dropped. */
+static int serve_received(struct worker *w);
+
 static int serve_one(struct worker *w)
 {
 	struct gs_session *sb = &w->c->sb;
 	struct gs_scratch *s = &w->scratch;
-	bool failed;
 
 	memset(s->req, 0, s->req_size);
 	s->listener = w->listener;
@@ -207,7 +178,24 @@ static int serve_one(struct worker *w)
 			return 0;
 		return gs_fail(&sb->thread_err, errno, "receiving a seccomp notification");
 	}
-	if (may_hold_sys_admin((pid_t)s->req->pid)) {
+	/* Before anything else: RECV marked it sent, and after a restart
+	 * only this record names it (agent_resume.c). */
+	if (w->c->stateful)
+		gs_state_received(&w->c->state, w->slot.slot, s->req);
+	int rc = serve_received(w);
+	if (w->c->stateful)
+		gs_state_answered(&w->c->state, w->slot.slot);
+	return rc;
+}
+
+/* serve_one's call, received. */
+static int serve_received(struct worker *w)
+{
+	struct gs_session *sb = &w->c->sb;
+	struct gs_scratch *s = &w->scratch;
+	bool failed;
+
+	if (agent_may_hold_sys_admin((pid_t)s->req->pid)) {
 		/* Gone meanwhile: nothing to answer. */
 		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) < 0)
 			return 0;
@@ -265,24 +253,26 @@ static void teardown(struct gs_agent_container *c)
 	/* A compute share that could not keep its cap killed the container
 	 * itself (gs_session_kill_workload): say why here too. */
 	if (c->sm.err.msg[0])
-		log_line(c->id, &c->sm.err, "the compute share failed; the container was killed");
+		agent_log_line(c->id, &c->sm.err, "the compute share failed; the container was killed");
 	reconcile_released(&c->sb);
 	/* The agent does not learn exit statuses: -1, no signal. */
 	gs_session_summarize(&c->sb, -1, 0);
 	if (c->sb.audit_failed)
-		log_line(c->id, NULL, "writing the audit summary failed");
-	log_line(c->id, NULL, "torn down (every listener hung up)");
+		agent_log_line(c->id, NULL, "writing the audit summary failed");
+	agent_log_line(c->id, NULL, "torn down (every listener hung up)");
 	gs_session_fini(&c->sb);
 	if (c->audited)
 		gs_audit_close(&c->audit);
 	if (c->init_pidfd >= 0)
 		close(c->init_pidfd);
+	if (c->stateful)
+		gs_state_close(&c->state);
 	free(c);
 }
 
 /* The last worker out unlinks and frees its container, under the agent
  * lock, so that a listener arriving meanwhile makes a new sandbox. */
-static void release(struct gs_agent_container *c)
+void agent_release(struct gs_agent_container *c)
 {
 	struct gs_agent *a = c->agent;
 	bool last;
@@ -296,6 +286,9 @@ static void release(struct gs_agent_container *c)
 				break;
 			}
 		a->n_containers--;
+		/* The keeper lets its fds go (a restart must not resume it). */
+		if (a->keeper)
+			gs_keeper_link_drop(a->keeper, c->id);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (last)
@@ -310,7 +303,7 @@ static void *worker_main(void *arg)
 	while ((rc = wait_listener(w->listener)) > 0) {
 		int served = serve_one(w);
 		if (served < 0 || atomic_load(&w->c->sb.failed)) {
-			kill_container(w->c);
+			agent_kill_container(w->c);
 			break;
 		}
 		if (served > 0)
@@ -318,17 +311,22 @@ static void *worker_main(void *arg)
 	}
 	if (rc < 0) {
 		gs_fail(&w->c->sb.thread_err, errno, "waiting on the listener");
-		kill_container(w->c);
+		agent_kill_container(w->c);
 	}
 	close(w->listener);
 	gs_scratch_fini(&w->scratch);
-	release(w->c);
+	if (w->c->stateful) {
+		pthread_mutex_lock(&w->c->sb.lock);
+		gs_state_slot_release(&w->c->state, w->slot.slot);
+		pthread_mutex_unlock(&w->c->sb.lock);
+	}
+	agent_release(w->c);
 	free(w);
 	return NULL;
 }
 
-static int start_worker(struct gs_agent_container *c, int listener, bool unverified,
-                        struct gs_error *err)
+int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t index, bool unverified,
+                       struct gs_error *err)
 {
 	struct worker *w = calloc(1, sizeof(*w));
 	int rc;
@@ -342,6 +340,21 @@ static int start_worker(struct gs_agent_container *c, int listener, bool unverif
 	w->c = c;
 	w->listener = listener;
 	w->unverified = unverified;
+	w->slot.slot = GS_STATE_NO_SLOT;
+	if (c->stateful) {
+		/* Its call in flight goes into a slot of the state memfd; the
+		 * executor says which handle an RM_ALLOC is making. */
+		w->slot.st = &c->state;
+		pthread_mutex_lock(&c->sb.lock);
+		w->slot.slot = gs_state_slot_claim(&c->state, index);
+		pthread_mutex_unlock(&c->sb.lock);
+		if (w->slot.slot == GS_STATE_NO_SLOT)
+			agent_log_line(c->id, NULL, "no state slot left for a listener: a call it has in "
+			               "flight when the agent restarts stays unanswered");
+		w->scratch.before_alloc = gs_state_before_alloc;
+		w->scratch.before_answer = gs_state_before_answer;
+		w->scratch.flight_ctx = &w->slot;
+	}
 	gs_listener_sync_wakeup(listener);
 	rc = gs_agent_spawn_detached(worker_main, w);
 	if (rc) {
@@ -410,11 +423,25 @@ static void audit_labels(const struct gs_agent_container *c, struct gs_audit_lab
 		snprintf(kv, sizeof(kv), "%s=%s", pairs[i].key, pairs[i].value);
 		/* Plain names under 256 bytes (agent_conn.h): always valid. */
 		if (gs_audit_label_add(l, kv, &why) < 0)
-			log_line(c->id, NULL, why);
+			agent_log_line(c->id, NULL, why);
 	}
 }
 
-static int open_audit(struct gs_agent_container *c, struct gs_error *err)
+/* A resumed container's log goes on: its chain is taken up after the dead
+ * agent's last record (no second start record), or, when that agent sealed
+ * it, a new chain begins under a new sandbox id. True when it goes on. */
+static bool audit_goes_on(struct gs_agent_container *c, const char *path)
+{
+	int rc = gs_audit_resume_chain(&c->audit, path);
+
+	if (rc == GS_AUDIT_CHAIN_SEALED) {
+		gs_session_make_id(c->sb.id, sizeof(c->sb.id));
+		snprintf(c->audit.sandbox_id, sizeof(c->audit.sandbox_id), "%s", c->sb.id);
+	}
+	return rc == GS_AUDIT_CHAIN_GOES_ON;
+}
+
+static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
 	struct gs_audit_labels labels = { 0 };
@@ -433,6 +460,8 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 	c->sb.audit = &c->audit;
 	/* Refusals carry their call stacks unless the policy turns them off. */
 	c->sb.stacks = (!c->policy.has_audit_stacks || c->policy.audit_stacks) && gs_stack_available();
+	if (resumed && audit_goes_on(c, path))
+		return 0;
 	audit_labels(c, &labels);
 	/* The start record names the container's init and id. */
 	const struct gs_audit_start start = {
@@ -447,24 +476,23 @@ static int open_audit(struct gs_agent_container *c, struct gs_error *err)
 /* The policy of a new container: NAME.policy in --policy-dir when the
  * metadata names one, else --policy; neither is an error (no container
  * runs without limits it was meant to have). */
-static int container_policy(struct gs_agent_container *c, const char *policy_name,
-                            struct gs_error *err)
+static int container_policy(struct gs_agent_container *c, const char *policy_name, char *path,
+                            size_t len, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
-	char path[PATH_MAX];
 
 	if (policy_name[0]) {
 		if (!a->policy_dir)
 			return gs_fail(err, ENOENT, "the profile names policy %s but the agent has no "
 			               "--policy-dir", policy_name);
-		if (snprintf(path, sizeof(path), "%s/%s" POLICY_SUFFIX, a->policy_dir, policy_name) >=
-		    (int)sizeof(path))
+		if (snprintf(path, len, "%s/%s" POLICY_SUFFIX, a->policy_dir, policy_name) >= (int)len)
 			return gs_fail(err, ENAMETOOLONG, "the policy's path is too long");
-		return gs_agent_load_policy(a, path, &c->policy, err);
-	}
-	if (!a->policy_path)
+	} else if (!a->policy_path) {
 		return gs_fail(err, ENOENT, "the profile names no policy and the agent has no --policy");
-	return gs_agent_load_policy(a, a->policy_path, &c->policy, err);
+	} else if (snprintf(path, len, "%s", a->policy_path) >= (int)len) {
+		return gs_fail(err, ENAMETOOLONG, "the policy's path is too long");
+	}
+	return gs_agent_load_policy(a, path, &c->policy, err);
 }
 
 /* managed = deny acts on trapped mmaps: a profile without the mmap traps
@@ -489,7 +517,9 @@ static int profile_fits_policy(const struct gs_agent_container *c, bool uvm_mmap
  * after the start record (which holds the sm mode) and before any call of
  * the container is served (the first listener's worker starts after). Its
  * thread takes the sandbox lock only with a bound (compute_share.c,
- * lock_soon), so a worker the workload stalls never holds it up. */
+ * lock_soon), so a worker the workload stalls never holds it up. A
+ * container resumed after a restart starts it again: the coordinator
+ * re-plans it as a newcomer. */
 static int start_compute_share(struct gs_agent_container *c, struct gs_error *err)
 {
 	if (c->policy.quota.sm_percent >= GS_SM_UNLIMITED)
@@ -497,12 +527,64 @@ static int start_compute_share(struct gs_agent_container *c, struct gs_error *er
 	return gs_sm_start(&c->sm, &c->sb, err);
 }
 
-static struct gs_agent_container *make_container(struct gs_agent *a, const struct gs_agent_hello *h,
-                                                 const char *policy_name, bool uvm_mmap_traps,
-                                                 struct gs_error *err)
+/* With a keeper: the container's state memfd, made when its sandbox is
+ * (new), or the one it was resumed from, checked against the policy now
+ * on disk (a changed policy is applied from now on, and said). */
+static int container_state(struct gs_agent_container *c, const struct container_origin *o,
+                           const char *policy_path, struct gs_error *err)
 {
+	const struct gs_agent *a = c->agent;
+	struct gs_state_ident ident = { 0 };
+	uint64_t hash = gs_state_hash_file(policy_path);
+
+	if (!a->keeper)
+		return 0;
+	if (o->resumed) {
+		c->state = *o->resumed;
+		c->stateful = true;
+		if (c->state.hdr->ident.policy_hash != hash)
+			agent_log_line(c->id, NULL, "its policy changed on disk while no agent ran: the new "
+			               "text applies from now on");
+		return 0;
+	}
+	snprintf(ident.id, sizeof(ident.id), "%s", c->id);
+	snprintf(ident.sandbox_id, sizeof(ident.sandbox_id), "%s", c->sb.id);
+	snprintf(ident.policy_name, sizeof(ident.policy_name), "%s", o->policy_name);
+	ident.init_pid = c->init;
+	ident.policy_hash = hash;
+	ident.uvm_mmap_traps = o->uvm_mmap_traps;
+	ident.trap_version = o->uvm_mmap_traps ? a->trap_version_uvm_mmap : a->trap_version;
+	ident.k8s = c->k8s;
+	if (gs_state_create(&c->state, &ident, err) < 0)
+		return -1;
+	c->stateful = true;
+	return 0;
+}
+
+/* A client's release watch goes to the keeper too (its epoll set holds no
+ * reference on the file), so that after a restart the ledger still learns
+ * of the files closed meanwhile. Under the sandbox lock. */
+static void keep_client_watch(void *ctx, uint32_t client, bool gone)
+{
+	struct gs_agent_container *c = ctx;
+	int tfd, epfd;
+
+	if (gone) {
+		gs_keeper_link_unwatch(c->agent->keeper, c->id, client);
+		return;
+	}
+	epfd = ledger_client_watch(&c->sb.ledger, client, &tfd);
+	if (epfd >= 0)
+		gs_keeper_link_watch(c->agent->keeper, c->id, client, tfd, epfd);
+}
+
+struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct container_origin *o,
+                                                struct gs_error *err)
+{
+	const struct gs_agent_hello *h = o->h;
 	struct gs_agent_container *c = calloc(1, sizeof(*c));
 	struct gs_session_config cfg = { 0 };
+	char policy_path[PATH_MAX];
 
 	if (!c) {
 		gs_fail(err, ENOMEM, "allocating a container");
@@ -510,7 +592,7 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 	}
 	c->agent = a;
 	c->init = h->init_pid;
-	c->init_pidfd = (int)syscall(SYS_pidfd_open, c->init, 0);
+	c->init_pidfd = o->init_pidfd >= 0 ? o->init_pidfd : (int)syscall(SYS_pidfd_open, c->init, 0);
 	snprintf(c->id, sizeof(c->id), "%s", h->id);
 	c->k8s = h->k8s;
 	if (c->k8s.dropped[0])
@@ -520,11 +602,14 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 		gs_fail(err, errno, "opening the container's init (pid %d)", (int)c->init);
 		goto fail;
 	}
-	if (container_policy(c, policy_name, err) < 0 || profile_fits_policy(c, uvm_mmap_traps, err) < 0)
+	if (container_policy(c, o->policy_name, policy_path, sizeof(policy_path), err) < 0 ||
+	    profile_fits_policy(c, o->uvm_mmap_traps, err) < 0)
 		goto fail;
 	cfg.quota = c->policy.quota;
 	cfg.driver = &a->driver;
 	cfg.rules = &c->policy.rules;
+	/* A resumed container keeps its sandbox id (its audit log goes on). */
+	cfg.id = o->resumed ? o->resumed->hdr->ident.sandbox_id : NULL;
 	/* No listener of its own: each worker answers on its own. */
 	if (gs_session_init(&c->sb, &cfg, -1, err) < 0)
 		goto fail;
@@ -534,18 +619,31 @@ static struct gs_agent_container *make_container(struct gs_agent *a, const struc
 		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
 		goto fail_sandbox;
 	}
-	if (open_audit(c, err) < 0 || start_compute_share(c, err) < 0)
+	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
+	if (open_audit(c, o->resumed != NULL, err) < 0)
+		goto fail_state;
+	if (c->stateful) {
+		gs_state_attach(&c->state, &c->sb.ledger);
+		c->state.on_client = keep_client_watch;
+		c->state.on_client_ctx = c;
+	}
+	if (start_compute_share(c, err) < 0)
+		goto fail_state;
 	/* No worker yet: the lock is free, and the tick has figures to fall
 	 * back on from the start. */
 	gs_metrics_snapshot(&c->metrics, &c->sb, c->id);
 	return c;
+fail_state:
+	if (c->stateful && !o->resumed)
+		gs_state_close(&c->state);
 fail_sandbox:
 	gs_session_fini(&c->sb);
 	if (c->audited)
 		gs_audit_close(&c->audit);
 fail:
-	if (c->init_pidfd >= 0)
+	/* A pidfd the caller gave stays the caller's (to kill with). */
+	if (c->init_pidfd >= 0 && o->init_pidfd < 0)
 		close(c->init_pidfd);
 	free(c);
 	return NULL;
@@ -586,7 +684,8 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 		c->listeners++;
 		return c;
 	}
-	c = make_container(a, h, policy_name, uvm_mmap_traps, err);
+	const struct container_origin o = { h, policy_name, uvm_mmap_traps, NULL, -1 };
+	c = agent_make_container(a, &o, err);
 	if (!c)
 		return NULL;
 	c->listeners = 1;
@@ -594,6 +693,8 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 	a->containers = c;
 	a->n_containers++;
 	*made = true;
+	if (a->keeper)
+		gs_keeper_link_container(a->keeper, c->id, c->init_pidfd, c->state.memfd);
 	return c;
 }
 
@@ -603,8 +704,16 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	struct gs_agent_container *c;
 	bool made, unverified;
 
+	uint32_t index = 0;
+
 	pthread_mutex_lock(&a->lock);
 	c = attach(a, h, policy_name, uvm_mmap_traps, &made, &unverified, err);
+	if (c && c->stateful) {
+		/* The keeper holds the listener from now on (in order after its
+		 * container: both under the agent lock). */
+		index = c->state.hdr->next_listener_index++;
+		gs_keeper_link_listener(a->keeper, c->id, index, h->listener);
+	}
 	pthread_mutex_unlock(&a->lock);
 	if (!c) {
 		close(h->listener);
@@ -613,10 +722,10 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	if (made)
 		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d\n", c->id, c->sb.id,
 		        (int)c->init);
-	if (start_worker(c, h->listener, unverified, err) < 0) {
+	if (agent_start_worker(c, h->listener, index, unverified, err) < 0) {
 		close(h->listener);
-		kill_container(c);
-		release(c);
+		agent_kill_container(c);
+		agent_release(c);
 		return -1;
 	}
 	h->listener = -1;

@@ -19,6 +19,7 @@
 #include "policy.h"
 
 struct gs_agent_container;
+struct gs_keeper_link;
 
 /* What every container of one agent shares. */
 struct gs_agent {
@@ -32,6 +33,7 @@ struct gs_agent {
 	struct gs_agent_container *containers;
 	unsigned n_containers;
 	atomic_uint handshakes;           /* connections being read (agent.c) */
+	struct gs_keeper_link *keeper;    /* --keeper; NULL: no restart survival */
 };
 
 /* Loads and checks a policy for a container: only what the agent

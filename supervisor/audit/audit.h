@@ -231,6 +231,14 @@ struct gs_audit_start {
 	bool                   stacks;    /* refusals carry call stacks */
 };
 int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s);
+
+/* After gs_audit_open of a log a dead supervisor of the same sandbox was
+ * writing (an agent resuming a container): GOES_ON when the chain is taken
+ * up after that sandbox's last whole record (no start record is written
+ * then), SEALED when that record is its seal (a new chain needs a new
+ * sandbox id), NONE when the log holds no record of it (audit_resume.c). */
+enum { GS_AUDIT_CHAIN_NONE, GS_AUDIT_CHAIN_GOES_ON, GS_AUDIT_CHAIN_SEALED };
+int gs_audit_resume_chain(struct gs_audit *a, const char *path);
 int gs_audit_decision(struct gs_audit *a, const struct gs_decision *d);
 /* peak/usage arrays are indexed by GPU, n_gpus entries. */
 int gs_audit_summary(struct gs_audit *a, int exit_status, int term_signal, unsigned n_gpus,

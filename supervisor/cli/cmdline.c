@@ -23,7 +23,7 @@ static const char usage_head[] =
 	"       gpusandbox list-groups\n"
 	"       gpusandbox audit VIEW [OPTIONS] FILE...  (summary, denials, timeline,\n"
 	"                  usage, plot, verify: gpusandbox audit --help)\n"
-	"       gpusandbox agent|profile [SUBCOMMAND OPTIONS]\n"
+	"       gpusandbox agent|keeper|profile [SUBCOMMAND OPTIONS]\n"
 	"Run COMMAND under a supervisor that enforces GPU quotas at the NVIDIA\n"
 	"driver's ioctl boundary. The workload cannot bypass it: static binaries\n"
 	"and raw ioctls are held to the same limits as CUDA programs.\n"
@@ -120,10 +120,10 @@ static const char usage_tail[] =
 	"Exit status: COMMAND's status, or 128+N if it was killed by signal N;\n"
 	"125 if gpusandbox itself failed, 126 if COMMAND cannot be executed,\n"
 	"127 if COMMAND was not found; 2 for a subcommand this build lacks.\n"
-	"A first argument naming a subcommand (run, list-groups, agent, profile;\n"
-	"audit is reserved) is that subcommand: to run a program of that name,\n"
-	"put -- before it (gpusandbox -- audit). agent and profile serve\n"
-	"containers: gpusandbox agent --help, gpusandbox profile --help.\n"
+	"A first argument naming a subcommand (run, list-groups, agent, keeper,\n"
+	"profile; audit is reserved) is that subcommand: to run a program of that\n"
+	"name, put -- before it (gpusandbox -- audit). agent, keeper and profile\n"
+	"serve containers: gpusandbox agent --help, keeper --help, profile --help.\n"
 	"\n"
 	"See gpusandbox(1).\n";
 

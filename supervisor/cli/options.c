@@ -19,6 +19,7 @@
 #include "groups.h"
 #include "options.h"
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/profile.h"
 #include "suggest.h"
 
@@ -135,6 +136,7 @@ static const struct subcommand subcommands[] = {
 	{ "list-groups", run_list_groups, false },
 	{ "audit", run_audit, false },
 	{ "agent", gs_agent_main, false },
+	{ "keeper", gs_keeper_main, false },
 	{ "profile", gs_profile_main, false },
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

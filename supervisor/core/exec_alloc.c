@@ -138,6 +138,11 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 	if (rc->creates_client && u->on_control_file) {
 		f->file = ledger_file_of(l, c->dup);
 		u->file_known = f->file >= 0;
+		/* After an agent restart the files' index is new: a file may
+		 * hold a client rebuilt from the journal (then it keeps that). */
+		if (u->file_known && !l->files[f->file].has_client &&
+		    ledger_file_may_hold_resumed_client(l, c->dup))
+			l->files[f->file].has_client = true;
 		u->file_has_client = u->file_known && l->files[f->file].has_client;
 	}
 	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)
@@ -329,6 +334,38 @@ bool undo_abandoned_alloc(struct call *c)
 	return true;
 }
 
+bool undo_resumed_alloc(struct call *c)
+{
+	struct nvos00 f = { .h_root = c->made.client, .h_object_parent = c->made.parent,
+	                    .h_object_old = c->made.object, .status = NV_ERR_GENERIC };
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
+	int rc;
+
+	/* No release watch survives the agent, so the file is not checked by
+	 * kcmp here: RM's strict client validation makes an RM_FREE of the
+	 * client's object succeed only on the file the client lives on, and
+	 * client handles are unique in RM while the client lives. A task
+	 * that is gone leaves its file's release to free the object. */
+	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
+	if (c->dup < 0)
+		return false;
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	rc = exec_escape(c, NV_ESC_RM_FREE, sizeof(f), &f);
+	if (rc != 0 || f.status != NV_OK)
+		return false;
+	ledger_free(&c->sb->ledger, c->made.client, c->made.object, released);
+	c->d.call = "RM_FREE";
+	c->d.verdict = GS_VERDICT_ALLOW;
+	c->d.has_status = true;
+	c->d.status = f.status;
+	c->d.h_client = c->made.client;
+	c->d.h_object = c->made.object;
+	c->d.reason = "the agent restarted while it performed this allocation: the object is freed "
+	              "(and the call performed again if the task still waits)";
+	note_release(c, released, before);
+	return true;
+}
+
 /* act + commit for an allowed call. */
 static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t charge)
 {
@@ -351,6 +388,14 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)c->scratch->params : 0,
 	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
 	bool gone;
+	if (c->scratch->before_alloc) {
+		const struct gs_alloc_note note = {
+			.client = rc->h_client, .parent = rc->h_parent, .object = rc->h_object,
+			.preexisting = ledger_has(&sb->ledger, rc->h_client, rc->h_object),
+			.top = f->top.bytes, .top_len = c->size,
+		};
+		c->scratch->before_alloc(c->scratch->flight_ctx, &note);
+	}
 	int rc_ioctl = perform_alloc(c, f, &st, &gone);
 	if (gone)
 		return answer_none(); /* the trapped task is gone */

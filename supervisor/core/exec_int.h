@@ -68,6 +68,9 @@ struct call {
 
 
 bool notif_still_valid(const struct call *c);
+/* The RM_ALLOC a dead agent was performing (c->made): freed through the
+ * task's fd c->wfd, and from the ledger. True when freed (c->d says so). */
+bool undo_resumed_alloc(struct call *c);
 /* A second reach into the trapped task (its fd, its GPU nodes) after the
  * fetch stage's check: checked again after, -1 (errno ESRCH) or false
  * when the task is gone and its tid may name another process. */

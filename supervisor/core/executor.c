@@ -347,9 +347,32 @@ static bool send_answer(struct gs_session *sb, const struct call *c, const struc
 		sb->prof_ns[c->nr & 0xff] += gs_monotonic_ns() - t0;
 		sb->prof_n[c->nr & 0xff]++;
 	}
+	if (c->scratch->before_answer)
+		c->scratch->before_answer(c->scratch->flight_ctx);
 	/* ENOENT: the task died, or a signal interrupted its wait (without
 	 * WAIT_KILLABLE_RECV) and the kernel dropped the notification. */
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 || errno != ENOENT;
+}
+
+bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
+                             const struct gs_resumed_alloc *r)
+{
+	struct call c = { .sb = sb, .scratch = scratch, .tid = r->tid, .wfd = r->wfd, .dup = -1,
+	                  .audit = true };
+	struct answer a = answer_value(0);
+	bool undone;
+
+	c.d.gpu = LEDGER_NO_GPU;
+	c.made.set = true;
+	c.made.client = r->client;
+	c.made.parent = r->parent;
+	c.made.object = r->object;
+	undone = undo_resumed_alloc(&c);
+	if (undone)
+		record_decision(sb, &c, &a);
+	if (c.dup >= 0)
+		close(c.dup);
+	return undone;
 }
 
 void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)

@@ -15,4 +15,16 @@
  * sb->lock. */
 void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch);
 
+/* For an agent resuming a container (agent_resume.c): an RM_ALLOC a dead
+ * agent performed for task tid on its fd wfd, whose answer the task never
+ * had. Frees the object through the task's file and from the ledger, and
+ * audits it as an RM_FREE; the caller holds sb->lock. True when freed. */
+struct gs_resumed_alloc {
+	pid_t    tid;
+	int      wfd;
+	uint32_t client, parent, object;
+};
+bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
+                             const struct gs_resumed_alloc *r);
+
 #endif

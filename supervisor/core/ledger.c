@@ -53,6 +53,8 @@ struct ledger_obj {
 	bool     implicit_group; /* channel: counts the group RM made for it */
 	bool     scheduled;  /* channel group: last GPFIFO_SCHEDULE enabled */
 	bool     sm_disabled; /* channel: disabled by the compute-share controller */
+	bool     resumed;    /* client: rebuilt from a journal, no release watch yet */
+	bool     adopted;    /* client: rebuilt, its watch handed back (ledger_adopt_watch) */
 	uint64_t since_ns;   /* channel: created; group: last scheduled (CLOCK_MONOTONIC) */
 	/* Clients: the workload task and fd number of the last call that
 	 * reached the driver through this client's file. */
@@ -62,6 +64,20 @@ struct ledger_obj {
 	 * driver frees when its file closes. */
 	struct ledger_owner owner;
 };
+
+/* Tells the journal, if any, of a change just made. */
+static void journal(const struct ledger *l, const struct ledger_change *ch)
+{
+	if (l->journal)
+		l->journal(l->journal_ctx, ch);
+}
+
+static void journal_free(const struct ledger *l, uint32_t client, uint32_t handle)
+{
+	const struct ledger_change ch = { .op = LEDGER_OP_FREE, .client = client, .handle = handle };
+
+	journal(l, &ch);
+}
 
 static uint64_t key_of(uint32_t client, uint32_t handle)
 {
@@ -464,6 +480,9 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 		count_up(l, GS_QK_ACTIVE_CHANNEL_GROUPS);
 	else
 		l->count[GS_QK_ACTIVE_CHANNEL_GROUPS]--;
+	const struct ledger_change ch = { .op = LEDGER_OP_SCHEDULED, .client = h_client,
+	                                  .handle = h_group, .on = on };
+	journal(l, &ch);
 }
 
 static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
@@ -526,6 +545,8 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 			close(o->watch_epfd);
 			l->live_clients--;
 		}
+		l->n_resumed -= o->resumed;
+		l->n_adopted -= o->adopted;
 		table_remove(l, o->client, o->handle);
 		o->used = false;
 		o->next_sibling = l->free_obj;
@@ -559,12 +580,83 @@ bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd)
 
 /* ---- public API ----------------------------------------------------------- */
 
-int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
+/* A client rebuilt from a journal (ledger_replay) has no release watch.
+ * The callers of ledger_note_client call it after the driver accepted a
+ * call on the client through fd (RM's strict client validation: the
+ * client's own file), so that file is watched from now on. */
+static void adopt_watch(struct ledger *l, uint32_t idx, int fd)
+{
+	struct ledger_obj *o = &l->objs[idx];
+
+	o->resumed = false;
+	l->n_resumed--;
+	o->watch_epfd = ledger_watch_file(l, fd);
+	o->watch_tfd = fd;
+	if (o->watch_epfd >= 0 && watched_add(l, idx) < 0) {
+		close(o->watch_epfd);
+		o->watch_epfd = -1;
+	}
+	/* Told as a client noted again: whoever keeps watches learns it. */
+	const struct ledger_change ch = { .op = LEDGER_OP_NOTE_CLIENT, .client = o->client };
+	if (o->watch_epfd >= 0)
+		journal(l, &ch);
+}
+
+int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd)
 {
 	uint32_t idx = lookup(l, h_client, h_client);
 
-	if (idx != NONE)
+	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
+		return -1;
+	*tfd = l->objs[idx].watch_tfd;
+	return l->objs[idx].watch_epfd;
+}
+
+int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+	struct ledger_obj *o = idx != NONE ? &l->objs[idx] : NULL;
+
+	if (!o || o->kind != RM_CLASS_CLIENT || o->watch_epfd >= 0) {
+		close(epfd);
+		return -1;
+	}
+	if (watched_add(l, idx) < 0) {
+		close(epfd);
+		return -1;
+	}
+	o->watch_epfd = epfd;
+	o->watch_tfd = tfd;
+	if (o->resumed) {
+		o->resumed = false;
+		l->n_resumed--;
+	}
+	o->adopted = true;
+	l->n_adopted++;
+	return 0;
+}
+
+bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd)
+{
+	if (l->n_resumed)
+		return true;
+	for (uint32_t i = 0; l->n_adopted && i < l->n_watched; i++) {
+		const struct ledger_obj *o = &l->objs[l->watched[i]];
+		if (o->adopted && watch_is_file(l, o, fd) != 0)
+			return true;   /* this file, or cannot tell */
+	}
+	return false;
+}
+
+static int note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx != NONE) {
+		if (l->objs[idx].resumed && l->objs[idx].watch_epfd < 0 && fd_for_watch >= 0)
+			adopt_watch(l, idx, fd_for_watch);
 		return 0;
+	}
 	idx = obj_new(l);
 	if (idx == NONE)
 		return -1;
@@ -591,6 +683,16 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 	return 1;
 }
 
+int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
+{
+	int rc = note_client(l, h_client, fd_for_watch);
+	const struct ledger_change ch = { .op = LEDGER_OP_NOTE_CLIENT, .client = h_client };
+
+	if (rc == 1)
+		journal(l, &ch);
+	return rc;
+}
+
 int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS])
 {
 	uint32_t idx = lookup(l, h_client, h_client);
@@ -607,6 +709,7 @@ int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t rel
 		if (o->watch_epfd < 0 || watch_alive(l, o))
 			return 0;
 		free_subtree(l, idx, released);
+		journal_free(l, h_client, h_client);
 	}
 	if (ledger_note_client(l, h_client, fd) < 0)
 		return -1;
@@ -626,13 +729,13 @@ int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 	return idx == NONE ? LEDGER_NO_GPU : l->objs[idx].gpu;
 }
 
-int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
-               enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
+static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+                   enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
 {
-	uint32_t parent_idx, idx;
+	uint32_t parent_idx, idx = lookup(l, h_client, handle);
 
-	if (lookup(l, h_client, handle) != NONE)
-		ledger_free(l, h_client, handle, NULL);
+	if (idx != NONE)
+		free_subtree(l, idx, NULL);
 	parent_idx = lookup(l, h_client, h_parent);
 	idx = obj_new(l);
 	if (idx == NONE)
@@ -675,6 +778,19 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	return 0;
 }
 
+int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+               enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
+{
+	const struct ledger_change ch = { .op = LEDGER_OP_ADD, .client = h_client, .parent = h_parent,
+	                                  .handle = handle, .kind = kind, .cls = cls, .gpu = gpu,
+	                                  .bytes = bytes };
+
+	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, bytes) < 0)
+		return -1;
+	journal(l, &ch);
+	return 0;
+}
+
 int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                uint32_t src_client, uint32_t src_handle)
 {
@@ -687,7 +803,7 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	if (kind == RM_CLASS_DEVICE || kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP ||
 	    kind == RM_CLASS_ENGINE)
 		kind = RM_CLASS_OTHER;
-	if (ledger_add(l, h_client, h_parent, handle, kind, cls, gpu, 0) < 0)
+	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, 0) < 0)
 		return -1;
 	/* Look src up again: ledger_add may have grown the object array. */
 	src = lookup(l, src_client, src_handle);
@@ -696,6 +812,10 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 		l->objs[idx].alloc = l->objs[src].alloc;
 		l->allocs[l->objs[src].alloc].refs++;
 	}
+	const struct ledger_change ch = { .op = LEDGER_OP_DUP, .client = h_client, .parent = h_parent,
+	                                  .handle = handle, .src_client = src_client,
+	                                  .src_handle = src_handle };
+	journal(l, &ch);
 	return 0;
 }
 
@@ -704,8 +824,10 @@ void ledger_free(struct ledger *l, uint32_t h_client, uint32_t handle,
 {
 	uint32_t idx = lookup(l, h_client, handle);
 
-	if (idx != NONE)
+	if (idx != NONE) {
 		free_subtree(l, idx, released);
+		journal_free(l, h_client, handle);
+	}
 }
 
 unsigned ledger_reap_dead_clients(struct ledger *l, uint64_t released[GS_MAX_GPUS])
@@ -742,7 +864,9 @@ bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
 		}
 		/* The last watched client takes its place: look at it next. */
 		*owner = o->owner;
+		const uint32_t client = o->client;
 		free_subtree(l, i, released);
+		journal_free(l, client, client);
 		return true;
 	}
 	return false;
@@ -894,4 +1018,105 @@ uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls
 		if (l->objs[i].used && l->objs[i].kind == RM_CLASS_ENGINE && match(l->objs[i].cls, arg))
 			n++;
 	return n;
+}
+
+/* ---- replay and snapshot (the agent's state journal) ----------------------- */
+
+int ledger_replay(struct ledger *l, const struct ledger_change *ch)
+{
+	ledger_journal_fn saved = l->journal;
+	int rc = 0;
+
+	l->journal = NULL;
+	switch (ch->op) {
+	case LEDGER_OP_NOTE_CLIENT:
+		/* No file to watch: the client's charges stay until it is
+		 * freed through the supervisor (the safe side). */
+		rc = note_client(l, ch->client, -1) < 0 ? -1 : 0;
+		if (rc == 0) {
+			uint32_t idx = lookup(l, ch->client, ch->client);
+			if (idx != NONE && !l->objs[idx].resumed) {
+				l->objs[idx].resumed = true;
+				l->n_resumed++;
+			}
+		}
+		break;
+	case LEDGER_OP_ADD:
+		rc = add_obj(l, ch->client, ch->parent, ch->handle, (enum rm_class_kind)ch->kind, ch->cls,
+		             ch->gpu, ch->bytes);
+		break;
+	case LEDGER_OP_DUP:
+		rc = ledger_dup(l, ch->client, ch->parent, ch->handle, ch->src_client, ch->src_handle);
+		break;
+	case LEDGER_OP_FREE:
+		ledger_free(l, ch->client, ch->handle, NULL);
+		break;
+	case LEDGER_OP_SCHEDULED:
+		ledger_set_scheduled(l, ch->client, ch->handle, ch->on != 0);
+		break;
+	default:
+		rc = -1;
+	}
+	l->journal = saved;
+	return rc;
+}
+
+/* One object as the changes that make it: a client, an object with its own
+ * charge, or a dup of the first handle met on the same allocation. first
+ * maps an allocation to that handle's object (NONE: not met yet). */
+static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, ledger_journal_fn emit,
+                         void *ctx)
+{
+	const struct ledger_obj *o = &l->objs[idx];
+	struct ledger_change ch = { .client = o->client, .parent = o->parent, .handle = o->handle,
+	                            .kind = o->kind, .cls = o->cls, .gpu = o->gpu };
+
+	if (o->kind == RM_CLASS_CLIENT && o->client == o->handle && !o->has_parent) {
+		ch.op = LEDGER_OP_NOTE_CLIENT;
+	} else if (o->alloc != NONE && first[o->alloc] != NONE) {
+		ch.op = LEDGER_OP_DUP;
+		ch.src_client = l->objs[first[o->alloc]].client;
+		ch.src_handle = l->objs[first[o->alloc]].handle;
+	} else {
+		ch.op = LEDGER_OP_ADD;
+		if (o->alloc != NONE) {
+			ch.bytes = l->allocs[o->alloc].bytes;
+			first[o->alloc] = idx;
+		}
+	}
+	emit(ctx, &ch);
+	if (o->scheduled) {
+		struct ledger_change sch = { .op = LEDGER_OP_SCHEDULED, .client = o->client,
+		                             .handle = o->handle, .on = 1 };
+		emit(ctx, &sch);
+	}
+}
+
+/* Depth first from each root, without recursion (the workload sets the
+ * depth): a child after its parent. */
+void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
+{
+	uint32_t *first = malloc(sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
+
+	if (!first)
+		return;
+	memset(first, 0xff, sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
+	for (uint32_t root = 0; root < l->n_objs; root++) {
+		if (!l->objs[root].used || l->objs[root].has_parent)
+			continue;
+		uint32_t cur = root;
+		for (;;) {
+			snapshot_obj(l, cur, first, emit, ctx);
+			if (l->objs[cur].first_child != NONE) {
+				cur = l->objs[cur].first_child;
+				continue;
+			}
+			while (cur != root && l->objs[cur].next_sibling == NONE)
+				cur = lookup(l, l->objs[cur].client, l->objs[cur].parent);
+			if (cur == root || cur == NONE)
+				break;
+			cur = l->objs[cur].next_sibling;
+		}
+	}
+	free(first);
 }

@@ -35,6 +35,25 @@
 struct ledger_obj;
 struct ledger_alloc;
 
+/* One change of the ledger, as a journal outside the process records it
+ * (the agent's state memfd, agent_state.c): replaying the changes in order
+ * on an empty ledger (ledger_replay) rebuilds its objects, charges and
+ * counts, without release watches (a watch is a file of this process). */
+enum ledger_op {
+	LEDGER_OP_NOTE_CLIENT = 1,   /* client */
+	LEDGER_OP_ADD,               /* client, parent, handle, kind, cls, gpu, bytes */
+	LEDGER_OP_DUP,               /* client, parent, handle, src_client, src_handle */
+	LEDGER_OP_FREE,              /* client, handle (and its subtree) */
+	LEDGER_OP_SCHEDULED,         /* client, handle (a group), on */
+};
+struct ledger_change {
+	uint32_t op, kind, on;
+	uint32_t client, parent, handle, cls, src_client, src_handle;
+	int32_t  gpu;
+	uint64_t bytes;
+};
+typedef void (*ledger_journal_fn)(void *ctx, const struct ledger_change *ch);
+
 /* An open control file of the workload, known by a release watch. */
 struct ledger_file {
 	int  epfd;       /* epoll set holding the file (no reference) */
@@ -92,6 +111,12 @@ struct ledger {
 	/* Our pid, for kcmp: the ledger is used only by the process that
 	 * made it (the supervisor does not fork once a sandbox runs). */
 	pid_t                self;
+	/* Told of every change after it is made (NULL: nobody listens). */
+	ledger_journal_fn    journal;
+	void                *journal_ctx;
+	/* Clients rebuilt by ledger_replay: still without a release watch
+	 * (n_resumed), and with one handed back (n_adopted). */
+	uint32_t             n_resumed, n_adopted;
 };
 
 #define LEDGER_NAME_IS_ROW(name, array, k) \
@@ -242,6 +267,31 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
  * with it). A liveness check per known file; drops none, so indices into
  * files stay good. */
 uint32_t ledger_client_files(const struct ledger *l);
+
+/* Applies one journalled change (see struct ledger_change). 0, or -1 on
+ * allocation failure. The journal is not told. */
+int ledger_replay(struct ledger *l, const struct ledger_change *ch);
+
+/* The release watch of client h_client: its epoll set (-1 when none) and,
+ * in *tfd, the fd number the file was added with. */
+int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd);
+/* A client rebuilt by ledger_replay gets back the watch an earlier
+ * process made (an epoll set holds no reference on the file, so one kept
+ * elsewhere still tells whether the file was released). Takes epfd:
+ * closed when the client is unknown or watched already. 0 or -1. */
+int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd);
+
+/* May fd's file hold a client rebuilt from a journal? The files' index
+ * (which file has a client: a client is continued only on a file that has
+ * none, SECURITY.md) does not survive the agent. True when a rebuilt
+ * client's handed-back watch is that file, or when some rebuilt client has
+ * no watch yet (its file is unknown: every file may be it). */
+bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd);
+
+/* The changes that rebuild the ledger as it is now, parents before
+ * children and a dup after the handle it shares with: a snapshot that
+ * replaces a journal. */
+void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
 
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);

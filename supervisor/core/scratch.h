@@ -8,6 +8,7 @@
 
 #include <linux/seccomp.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,15 @@
  * about 4 MiB in all). It belongs to whoever runs calls (a worker), not to
  * a sandbox: a worker runs one call at a time, whichever sandbox it is
  * for, and nothing in it outlives the call. */
+/* An RM_ALLOC about to be performed: the handle being made, whether the
+ * ledger had it already, and our copy of the top-level struct. */
+struct gs_alloc_note {
+	uint32_t    client, parent, object;
+	bool        preexisting;
+	const void *top;
+	size_t      top_len;
+};
+
 struct gs_scratch {
 	/* The notification being handled and its answer, sized by the
 	 * running kernel (it may know bigger structs than our headers). */
@@ -33,6 +43,14 @@ struct gs_scratch {
 	 * answered (0: none). Set after RECV, cleared under the session lock
 	 * before the answer is sent, read by quiesce (gs_session.task_held). */
 	atomic_int                 trapped_tid;
+	/* The call in flight, told to whoever records it (the agent's state
+	 * memfd, agent_state.c, so that a restarted agent can finish or undo
+	 * it); NULL: nobody. before_alloc: an RM_ALLOC is about to be
+	 * performed, with the handle being made; before_answer: the answer
+	 * is about to be sent. */
+	void (*before_alloc)(void *ctx, const struct gs_alloc_note *note);
+	void (*before_answer)(void *ctx);
+	void  *flight_ctx;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
 	/* How far into params an earlier call (our copy, or the driver's

@@ -67,6 +67,30 @@
 #                     device (the fake's FUSE file answers ENODEV), never EPERM
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
+#   restart-runc      the agent, started with --keeper, is SIGKILLed while it
+#                     performs the init's first allocation (the fake sleeps
+#                     in it) and started again on the same keeper: the
+#                     call completes once (the fake holds exactly the three
+#                     chunks asked for: the dead agent's object freed, the
+#                     call performed again), an exec'd process gets the one
+#                     chunk left under 1 GiB, the init one more then
+#                     NO_MEMORY; one sandbox, resumed; the audit log one
+#                     intact chain. baseline-restart-runc: the same
+#                     without a keeper: ENOSYS, and a fresh quota for the
+#                     exec'd process (the fake holds more than 1 GiB)
+#   restartrelease-runc  an exec'd process holding 512 MiB exits while no
+#                     agent runs: the restarted agent takes the clients'
+#                     release watches back from the keeper and releases its
+#                     charge (the init then gets 768 MiB more, by the fake)
+#   restartstale-runc the state the keeper holds names another trap set (as
+#                     an agent of another version writes it): the restarted
+#                     agent kills the container; nothing more reaches the fake
+#   keeperkill-runc   the keeper killed, then the agent: the container's
+#                     later calls fail with ENOSYS, none reaches the fake
+#   keeperpeer-runc   peers of another uid (HELLO, DROP of the container)
+#                     and root peers sending garbage or a wrong magic with
+#                     fds get nothing from the keeper; the agent restarted
+#                     after them resumes the container with its charges
 #   abandon-runc      runc 1.1 (no WAIT_KILLABLE_RECV): the task is signalled
 #                     while the agent performs its first allocation (the
 #                     fake sleeps in it); the kernel drops the notification
@@ -80,8 +104,8 @@
 #                     the call is in flight): the task gets ENOSYS, the call
 #                     completes in the driver (the fake's peak is that one
 #                     chunk), nothing more reaches the fake, and the chunk is
-#                     released with the container's file. The agent does not
-#                     survive restarts (docs/agent.md); this is the fail-closed
+#                     released with the container's file. Without a keeper the
+#                     agent does not survive restarts; this is the fail-closed
 #                     half. baseline-midcall-runc: without the profile every
 #                     call reaches the driver
 #   quota-podman      quota-R through podman 4.3 (--rootfs, --runtime runc,
@@ -160,10 +184,31 @@ start_agent() {
 	printf 'mem = 1g\n' >"$D/policy"
 	mkdir -p "$D/policies"
 	printf 'mem = 512m\n' >"$D/policies/small.policy"
+	# A restarted agent appends to the same log (stop_agent counts it),
+	# and is waited for by its own socket, not a dead one's.
+	rm -f "$SOCK"
 	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
-		--metrics-file "$D/agent.prom" 2>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
+}
+
+start_keeper() {
+	"$GS" keeper --socket "$KSOCK" 2>>"$D/keeper.err" &
+	KEEPER=$!
+	wait_for -S "$KSOCK"
+}
+
+# The agent SIGKILLed while the fake sleeps in the container's first
+# allocation (the single-threaded fake's stats cannot be read meanwhile).
+kill_agent_midcall() {
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
+		sleep 0.02
+	done
+	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+	echo "killed_at_step=$i" >"$D/kill"
 }
 
 # Teardown follows the runtime's exit (when the last listener hangs up,
@@ -182,6 +227,14 @@ stop_agent() {
 	kill "$AGENT" 2>/dev/null
 	wait "$AGENT" 2>/dev/null
 	AGENT=
+}
+
+stop_all() {
+	stop_agent
+	[ -n "${KEEPER:-}" ] || return 0
+	kill "$KEEPER" 2>/dev/null
+	wait "$KEEPER" 2>/dev/null
+	KEEPER=
 }
 
 rt() { "$RT" --root "$D/state" "$@"; }
@@ -244,10 +297,13 @@ profile() {  # profile OUT [profile options]
 inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
-	AGENT=
-	trap stop_agent EXIT
+	KSOCK=$D/keeper.sock
+	AGENT= KEEPER=
+	trap stop_all EXIT
 	[ "$RT" = crun ] && { crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; }; }
 	local base=${CASE#baseline-} p=""
+	BASELINE=
+	[ "$base" != "$CASE" ] && BASELINE=1
 	base=${base%-"$RT"}
 	[ "$CASE" = runc-flags ] && base=flags
 	case "$CASE" in baseline-*) ;; *) p=$D/profile.json ;; esac
@@ -368,6 +424,103 @@ inside() {
 		: >"$D/ctmp/go"
 		wait_stopped
 		echo 0 >"$D/rc" ;;
+	restart)
+		# With a keeper (baseline: without), the agent killed in the
+		# middle of the init's first allocation and started again; then
+		# an exec'd process fills the quota, then the init asks for more.
+		# The baseline has the profile too: what it lacks is the keeper.
+		p=$D/profile.json
+		profile "$p" || return
+		[ -n "$BASELINE" ] || start_keeper || return
+		start_agent || return
+		run_bg '["/bin/holder", "3", "/tmp/go", "2"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		kill_agent_midcall
+		start_agent || return
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used) allocs_ok=$(stat_now allocs_ok)" >"$D/before"
+		rt exec "gs-$CASE" /bin/static_raw >"$D/exec.out" 2>"$D/exec.err"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	restartrelease)
+		# An exec'd process holding 512 MiB exits while no agent runs:
+		# its file's release frees the memory in the driver, and the
+		# restarted agent must learn it (the client's release watch,
+		# kept by the keeper) or the container keeps paying for it.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		rt exec "gs-$CASE" /bin/holder 2 /tmp/go2 0 >"$D/exec.out" 2>"$D/exec.err" &
+		local ex=$!
+		wait_for -e "$D/ctmp/go2.ready" || { echo "exec'd holder never ready" >"$D/rc"; return; }
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		: >"$D/ctmp/go2"
+		wait "$ex"
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used)" >"$D/before"
+		start_agent || return
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	restartstale)
+		# The held state says another trap set (as an agent of another
+		# version would have written it): the next agent kills the
+		# container instead of resuming it. The memfd is reached as
+		# root reaches any process's fds (/proc/PID/fd of the keeper).
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		local f memfd=""
+		for f in /proc/"$KEEPER"/fd/*; do
+			case "$(readlink "$f")" in *memfd:gpusandbox-state*) memfd=$f ;; esac
+		done
+		python3 -c '
+import sys, struct, zlib
+TRAPS, CRC = 248, 1532   # agent_state.h GS_STATE_IDENT_TRAPS_AT, _CRC_AT
+with open(sys.argv[1], "r+b") as f:
+    h = bytearray(f.read(CRC + 4))
+    (t,) = struct.unpack_from("<Q", h, TRAPS)
+    struct.pack_into("<Q", h, TRAPS, t ^ 1)
+    struct.pack_into("<I", h, CRC, zlib.crc32(bytes(h[:CRC])))
+    f.seek(0)
+    f.write(h)
+' "$memfd" || { echo "no state memfd in the keeper" >"$D/rc"; return; }
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		# allocs before the new agent; ioctls after it (it probes the
+		# driver at start, and has resumed or killed before it listens).
+		local allocs
+		allocs=$(stat_now allocs_ok)
+		start_agent || return
+		echo "allocs_ok=$allocs ioctls=$(stat_now ioctls)" >"$D/before"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	keeperkill)
+		# The keeper killed, then the agent: nothing holds the listener.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		kill -KILL "$KEEPER"; wait "$KEEPER" 2>/dev/null; KEEPER=
+		echo "allocs_ok=$(stat_now allocs_ok) ioctls=$(stat_now ioctls)" >"$D/before"
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
+	keeperpeer)
+		# Hostile peers on the keeper's socket while it holds a
+		# container; then the agent is restarted and must resume it.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/holder", "3", "/tmp/go", "2"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		# 0666 for the test only, so that another uid can reach the
+		# keeper's own check (SO_PEERCRED) rather than the file mode.
+		chmod 0666 "$KSOCK"
+		chmod o+x "$D" "$(dirname "$D")"
+		python3 "$ROOT/tests/agent/keeper_peer.py" "$KSOCK" "gs-$CASE" >"$D/peers.out" 2>&1
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		start_agent || return
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	abandon)
 		profile "$p" && start_agent || return
 		run_bg "[\"/bin/abandon\", \"/tmp/go\", \"$ABANDON_SIGNAL_MS\"]" "$p" ||
@@ -447,7 +600,7 @@ run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
 	local fake_extra=()
-	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
+	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
@@ -580,6 +733,69 @@ judge() {  # judge NAME RUNTIME
 		[ "$(grep '^first' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=1 ] &&
 			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=2 ] ||
 			why="without the profile the calls did not reach the driver: $(tr '\n' ' ' <"$dir/container.out")" ;;
+	restart-runc)
+		# By the fake: after the restart exactly the three chunks the
+		# init asked for are held (the interrupted call made once, no
+		# object leaked); the exec'd process gets the one chunk left
+		# under 1 GiB; the init's last two: one, then NO_MEMORY. One
+		# sandbox, resumed, never a second; its audit log one intact
+		# chain across the restart, the undo in it.
+		[ "$(grep '^first' "$dir/container.out")" = "first ok=3 refused=0 first_refusal=none" ] &&
+			[ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
+			[ "$(val "$dir/exec.out" allocated)" = 1 ] && [ "$(val "$dir/exec.out" nomem)" -ge 1 ] &&
+			[ "$(grep '^then' "$dir/container.out")" = "then ok=1 refused=1 first_refusal=NO_MEMORY" ] &&
+			peak_within && [ "$(st "$dir" gpu0.vidmem_used)" = 0 ] &&
+			[ "$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err")" = 1 ] &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
+			[ "$(grep -c '"event":"start"' "$dir/gs-$name.jsonl")" = 1 ] &&
+			grep -q '"call":"RM_FREE".*"the agent restarted while it performed' "$dir/gs-$name.jsonl" &&
+			"$GS" audit verify "$dir/gs-$name.jsonl" >/dev/null 2>&1 ||
+			why=${why:-"audit: $("$GS" audit verify "$dir/gs-$name.jsonl" 2>&1 | tail -1); $(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) before: $(cat "$dir/before" 2>/dev/null) $(cat "$dir/kill" 2>/dev/null) peak=$peak used=$(st "$dir" gpu0.vidmem_used) sandboxes=$(grep -c ': sandbox [0-9a-f]*, init pid' "$dir/agent.err") resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
+	baseline-restart-runc)
+		# Without a keeper the init loses its GPU (ENOSYS), and the
+		# restarted agent gives an exec'd process a fresh quota: the
+		# fake holds more than 1 GiB for the container.
+		[ "$(grep '^first' "$dir/container.out" | grep -o 'first_refusal=.*')" = "first_refusal=errno:ENOSYS" ] &&
+			[ "$(val "$dir/exec.out" allocated)" -ge 4 ] && [ "${peak:-0}" -gt "$QUOTA" ] ||
+			why="$(tr '\n' ' ' <"$dir/container.out") exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) peak=$peak" ;;
+	restartrelease-runc)
+		# By the fake: the exec'd holder's 512 MiB were freed while no
+		# agent ran (256 MiB held then); after the restart the init gets
+		# 3 chunks more (1 GiB in all), not 1 as with the dead client
+		# still charged; peak 1 GiB.
+		[ "$(grep '^first' "$dir/exec.out")" = "first ok=2 refused=0 first_refusal=none" ] &&
+			[ "$(val "$dir/before" vidmem_used)" = "$CHUNK" ] &&
+			[ "$(grep '^then' "$dir/container.out")" = "then ok=3 refused=0 first_refusal=none" ] &&
+			[ "$peak" = "$QUOTA" ] &&
+			grep -q '2 of 2 client release watch(es) taken back' "$dir/agent.err" ||
+			why="exec: $(tr '\n' ' ' <"$dir/exec.out" 2>/dev/null) init: $(tr '\n' ' ' <"$dir/container.out") before: $(cat "$dir/before" 2>/dev/null) peak=$peak; $(grep -m1 'taken back' "$dir/agent.err")" ;;
+	restartstale-runc)
+		# Killed at resume: its later calls never ran (no "then" line),
+		# and nothing more reached the fake after the restart.
+		[ "$(grep -c '^then' "$dir/container.out")" = 0 ] &&
+			grep -q "cannot be resumed: it runs under trap set" "$dir/agent.err" &&
+			[ "$(st "$dir" allocs_ok)" = "$(val "$dir/before" allocs_ok)" ] &&
+			[ "$(st "$dir" ioctls)" = "$(val "$dir/before" ioctls)" ] ||
+			why="$(tr '\n' ' ' <"$dir/container.out"); agent: $(grep -m1 'resume' "$dir/agent.err"); allocs_ok $(val "$dir/before" allocs_ok) -> $(st "$dir" allocs_ok)" ;;
+	keeperkill-runc)
+		local b_allocs b_ioctls
+		b_allocs=$(val "$dir/before" allocs_ok)
+		b_ioctls=$(val "$dir/before" ioctls)
+		[ "$(val "$dir/container.out" first_refusal)" = "errno:ENOSYS" ] &&
+			[ "$(grep '^then' "$dir/container.out" | grep -o 'ok=[0-9]*')" = ok=0 ] &&
+			[ "$(st "$dir" allocs_ok)" = "$b_allocs" ] && [ "$(st "$dir" ioctls)" = "$b_ioctls" ] &&
+			[ "$peak" = "$CHUNK" ] ||
+			why="then: $(grep '^then' "$dir/container.out"); allocs_ok $b_allocs -> $(st "$dir" allocs_ok), ioctls $b_ioctls -> $(st "$dir" ioctls)" ;;
+	keeperpeer-runc)
+		# The peers got nothing and changed nothing: the restarted agent
+		# resumed the container with its charges (one chunk more, then
+		# NO_MEMORY, by the fake's peak).
+		[ "$(grep -c '^peer .* ok$' "$dir/peers.out")" = 4 ] &&
+			[ "$(grep -c 'refused a peer' "$dir/keeper.err")" -ge 1 ] &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
+			[ "$(grep '^then' "$dir/container.out")" = "then ok=1 refused=1 first_refusal=NO_MEMORY" ] &&
+			[ "$peak" = "$QUOTA" ] ||
+			why="peers: $(tr '\n' ' ' <"$dir/peers.out") then: $(grep '^then' "$dir/container.out") peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
 	abandon-runc)
 		local log=$dir/gs-$name.jsonl out=$dir/container.out
 		# first: the retried call got the object; more: 3 more chunks
@@ -642,7 +858,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

@@ -17,6 +17,9 @@ manifests agree with the binary? Run under with-fake-nvidia (the agent and
             ConfigMap's policies written there: the binary accepts it and
             listens, and the trap set it announces is the one in every
             profile the init container wrote
+  keeper    the keeper's DaemonSet (its own, OnDelete) listens where the
+            agent's --keeper points, in the same host folder; the agent's
+            DaemonSet rolls; the keeper's command starts
   json      the documents as JSON (for the schema validator), to WORKDIR/docs.json
 """
 import glob, json, os, re, signal, subprocess, sys, time
@@ -49,7 +52,10 @@ def opt(cmd, flag):
     return cmd[cmd.index(flag) + 1] if flag in cmd else None
 
 
-ds = by_kind["DaemonSet"][0]
+ds = [d for d in by_kind["DaemonSet"] if d["metadata"]["name"] == "gpusandbox-agent"][0]
+kds = [d for d in by_kind["DaemonSet"] if d["metadata"]["name"] == "gpusandbox-keeper"]
+keeper = kds[0]["spec"]["template"]["spec"]["containers"][0] if kds else {"command": [], "image": "", "volumeMounts": []}
+kvols = {v["name"]: v for v in kds[0]["spec"]["template"]["spec"]["volumes"]} if kds else {}
 pod = ds["spec"]["template"]["spec"]
 agent = pod["containers"][0]
 init = pod["initContainers"][0]
@@ -77,14 +83,28 @@ check("paths-example-profile", pattern and ex["type"] == "Localhost" and
       "example localhostProfile %s, pattern %s" % (ex.get("localhostProfile"), pattern and pattern.group(1)))
 for bad in ("gpusandbox/../x.json", "other/gpu.json", "gpusandbox/.hidden.json", "gpusandbox/a/b.json"):
     check("paths-pattern-refuses %s" % bad, not re.fullmatch(pattern.group(1).lstrip("^").rstrip("$"), bad), "admitted")
+# keeper: the agent's --keeper is the keeper's --socket, in a folder that
+# is the same host path for both (the agent connects there); the keeper
+# is in a DaemonSet of its own (an agent pod's restart or upgrade must not
+# take it), and the agent's may then roll.
+ksock = opt(keeper["command"], "--socket")
+check("keeper-socket", kds and ksock and opt(agent["command"], "--keeper") == ksock,
+      "agent --keeper %s, keeper --socket %s" % (opt(agent["command"], "--keeper"), ksock))
+kmount = [m for m in keeper["volumeMounts"] if ksock and ksock.startswith(m["mountPath"] + "/")]
+check("keeper-socket-host", len(kmount) == 1 and kvols[kmount[0]["name"]]["hostPath"]["path"] ==
+      kmount[0]["mountPath"] and kmount[0]["mountPath"] == sock_vol[0]["mountPath"],
+      "the keeper's socket folder must be the agent's, on the host")
+check("keeper-own-daemonset", kds and kds[0]["spec"]["updateStrategy"]["type"] == "OnDelete" and
+      ds["spec"]["updateStrategy"]["type"] == "RollingUpdate",
+      "the keeper is replaced only on delete; the agent rolls")
 binding = by_kind["ValidatingAdmissionPolicyBinding"][0]
 check("paths-binding", binding["spec"]["policyName"] == vap["metadata"]["name"], "binding names another policy")
 
 # image
 version = subprocess.run([gs, "--version"], capture_output=True, text=True).stdout.split()[1]
-images = {agent["image"], init["image"]}
+images = {agent["image"], init["image"], keeper["image"]}
 check("image", len(images) == 1 and images.pop().endswith(":" + version),
-      "images %s, binary %s" % ({agent["image"], init["image"]}, version))
+      "images %s, binary %s" % ({agent["image"], init["image"], keeper["image"]}, version))
 
 # profiles: the init script with the node's paths moved into work
 node = os.path.join(work, "node")
@@ -111,10 +131,20 @@ for f in written:
           (name == "gpu") == (";policy=" not in metas[f]) and (name == "gpu" or metas[f].endswith(";policy=" + name)),
           "listenerPath %s metadata %s" % (p.get("listenerPath"), metas[f]))
 
-# agent: its command, moved, starts and listens, with the profiles' trap set
+# keeper, then agent: their commands, moved, start and listen (the agent
+# needs its keeper), with the profiles' trap set
+wksock = os.path.join(work, "keeper.sock")
+kcmd = [gs if a == "gpusandbox" else a.replace(ksock or "-", wksock) for a in keeper["command"]]
+kerr = open(os.path.join(work, "keeper.err"), "w+")
+kproc = subprocess.Popen(kcmd, stderr=kerr)
+for _ in range(250):
+    if os.path.exists(wksock):
+        break
+    time.sleep(0.02)
+check("keeper-starts", os.path.exists(wksock), "the keeper's command did not listen")
 cmd = [gs if a == "gpusandbox" else a for a in agent["command"]]
 wsock = os.path.join(work, "agent.sock")
-cmd = [a.replace(sock, wsock).replace("/etc/gpusandbox/policies", pol_dir)
+cmd = [a.replace(sock, wsock).replace("/etc/gpusandbox/policies", pol_dir).replace(ksock or "-", wksock)
        .replace("/var/log/gpusandbox", work) for a in cmd]
 err = open(os.path.join(work, "agent.err"), "w+")
 proc = subprocess.Popen(cmd, stderr=err)
@@ -125,6 +155,8 @@ for _ in range(250):
 listening = os.path.exists(wsock)
 proc.send_signal(signal.SIGTERM)
 rc = proc.wait(timeout=10)
+kproc.send_signal(signal.SIGTERM)
+kproc.wait(timeout=10)
 err.seek(0)
 log = err.read()
 traps = re.search(r"traps=([0-9a-f]{16}), with managed = deny ([0-9a-f]{16})", log)
