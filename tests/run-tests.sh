@@ -50,6 +50,7 @@ run_tier unit-agent-conn build/tests/unit/test_agent_conn
 run_tier unit-agent-state build/tests/unit/test_agent_state
 run_tier unit-tid-reuse build/tests/unit/test_tid_reuse
 run_tier unit-plan build/tests/unit/test_plan
+run_tier unit-idle-rule build/tests/unit/test_idle_rule
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh
