@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tests/gpu/agent_restart.sh [--runtime R] [--mem SIZE] [--kill-after S] -- CMD [ARG...]
+#
+# issue #12's restart survival on a real GPU: as tests/gpu/agent_container.sh
+# (CMD in an OCI container under `gpusandbox agent`, mem = SIZE), but with
+# `gpusandbox keeper` holding the container, and the agent killed with
+# SIGKILL S seconds (default 2) after the container starts, while CMD works
+# the GPU; a new agent on the same keeper then resumes the container. What
+# it prints is the container's own output (CMD) and both agents' logs.
+#
+# The text below is agent_container.sh's.
+#
+# GPU tier (and a fake-driver dry run): runs CMD in an OCI container under
+# `gpusandbox agent` with a policy of mem = SIZE (default 4g), the way the
+# issue's GPU check asks (PyTorch in a container, nvidia-smi inside):
+#
+#   tests/gpu/agent_container.sh --mem 4g -- python3 tests/gpu/torch_quota.py
+#   tests/gpu/agent_container.sh --mem 4g -- nvidia-smi
+#
+# --sm PCT adds `sm = PCT` to that policy (the compute share, following the
+# GPU's coordinator; GPUSANDBOX_COORD_DIR in this script's environment
+# reaches the agent).
+#
+# The container's root is an empty folder with the host's /usr, /bin, /sbin,
+# /lib*, /etc, /opt, /home, /root and this repository bind-mounted
+# read-only (no image needed: the host's own PyTorch and nvidia-smi run
+# inside), every /dev/nvidia* bound in and allowed by the device cgroup.
+# The runtime is R (default: runc, else crun, from PATH; RUNTIME=/path/to/runc
+# works too: runc needs only libseccomp.so.2). Prints the agent's log and
+# the audit log's last record after CMD. Exit status: CMD's (the runtime's
+# when it fails), 125 when something here cannot be set up.
+set -u
+cd "$(dirname "$0")/../.." || exit 125
+ROOT=$(pwd)
+GS=${GS:-$ROOT/build/gpusandbox}
+runtime=${RUNTIME:-}
+mem=4g
+sm=
+kill_after=2
+killable=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runtime) runtime=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--sm) sm=$2; shift 2 ;;
+	--kill-after) kill_after=$2; shift 2 ;;
+	--wait-killable) killable=(--wait-killable); shift ;;
+	--) shift; break ;;
+	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] -- CMD [ARG...]" >&2; exit 125 ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "$0: no CMD" >&2; exit 125; }
+[ -n "$runtime" ] || runtime=$(command -v runc || command -v crun) ||
+	{ echo "$0: neither runc nor crun found (RUNTIME=/path/to/runc)" >&2; exit 125; }
+command -v jq >/dev/null || { echo "$0: jq is needed" >&2; exit 125; }
+
+tmp=$(mktemp -d /tmp/gs-agent-gpu.XXXXXX)
+agent=
+cleanup() {
+	[ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
+	[ -n "${keeper:-}" ] && kill "$keeper" 2>/dev/null && wait "$keeper" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+sock=$tmp/agent.sock
+printf 'mem = %s\n' "$mem" >"$tmp/policy"
+[ -n "$sm" ] && printf 'sm = %s\n' "$sm" >>"$tmp/policy"
+mkdir -p "$tmp/bundle/rootfs" "$tmp/audit"
+
+"$GS" profile --listener "$sock" "${killable[@]}" >"$tmp/profile.json" || exit 125
+"$GS" keeper --socket "$tmp/keeper.sock" 2>"$tmp/keeper.err" &
+keeper=$!
+for _ in $(seq 250); do [ -S "$tmp/keeper.sock" ] && break; sleep 0.02; done
+"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" --keeper "$tmp/keeper.sock" 2>"$tmp/agent.err" &
+agent=$!
+for _ in $(seq 250); do [ -S "$sock" ] && break; sleep 0.02; done
+[ -S "$sock" ] || { cat "$tmp/agent.err" >&2; exit 125; }
+
+(cd "$tmp/bundle" && "$runtime" spec) || exit 125
+binds=()
+for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt /home /root "$ROOT"; do
+	[ -e "$d" ] && binds+=("$d")
+done
+nodes=()
+for n in /dev/nvidia*; do
+	[ -e "$n" ] && [ ! -d "$n" ] && nodes+=("$n")
+done
+jq --argjson args "$(printf '%s\n' "$@" | jq -R . | jq -s .)" --arg cwd "$ROOT" --arg path "$PATH" \
+	--argjson binds "$(printf '%s\n' "${binds[@]}" | jq -R . | jq -s .)" \
+	--argjson nodes "$(printf '%s\n' "${nodes[@]}" | jq -R 'select(. != "")' | jq -s .)" \
+	--slurpfile sc "$tmp/profile.json" '
+	.process.terminal = false | .process.args = $args | .process.cwd = $cwd |
+	.process.env += ["PATH=" + $path, "HOME=/root"] |
+	.root = { path: "rootfs", readonly: false } |
+	.mounts += [ $binds[] | { destination: ., type: "bind", source: ., options: ["rbind", "ro"] } ] +
+	           [ $nodes[] | { destination: ., type: "bind", source: ., options: ["bind"] } ] +
+	           [ { destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev"] } ] |
+	.linux.resources.devices = [ { allow: true, access: "rwm" } ] |
+	.linux.namespaces |= map(select(.type != "network")) |
+	.linux.seccomp = $sc[0]' "$tmp/bundle/config.json" >"$tmp/config.new" &&
+	mv "$tmp/config.new" "$tmp/bundle/config.json" || exit 125
+
+(cd "$tmp/bundle" && "$runtime" --root "$tmp/state" run "gs-gpu-$$") &
+ctr=$!
+sleep "$kill_after"
+kill -KILL "$agent"; wait "$agent" 2>/dev/null
+echo "agent killed (SIGKILL) ${kill_after} s after the start" >&2
+"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" --keeper "$tmp/keeper.sock" 2>"$tmp/agent2.err" &
+agent=$!
+wait "$ctr"
+rc=$?
+"$runtime" --root "$tmp/state" delete -f "gs-gpu-$$" >/dev/null 2>&1
+sleep 0.2
+echo "--- first agent's log" >&2
+cat "$tmp/agent.err" >&2
+echo "--- second agent's log" >&2
+cat "$tmp/agent2.err" >&2
+echo "--- keeper's log" >&2
+cat "$tmp/keeper.err" >&2
+echo "--- audit verify" >&2
+for f in "$tmp"/audit/*.jsonl; do "$GS" audit verify "$f" >&2; done
+echo "--- audit: last record" >&2
+tail -n 1 "$tmp"/audit/*.jsonl >&2 2>/dev/null
+if [ -n "$sm" ]; then
+	echo "--- audit: compute share" >&2
+	grep -h '"event":"sm_plan"' "$tmp"/audit/*.jsonl | tail -n 1 | cut -c1-400 >&2
+	grep -h '"event":"summary"' "$tmp"/audit/*.jsonl | grep -o '"sm":{.*}' | cut -c1-300 >&2
+fi
+exit "$rc"
