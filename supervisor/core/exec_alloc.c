@@ -300,13 +300,35 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 	return true;
 }
 
-bool undo_abandoned_alloc(struct call *c)
+/* Frees the object c->made names through c->dup (the task's own file, taken
+ * again by the caller), releases its charge, and makes the call's record
+ * that RM_FREE, saying why. false when the driver would not free it: the
+ * charge then stays, the safe side. */
+static bool free_made_object(struct call *c, const char *why)
 {
 	struct nvos00 f = { .h_root = c->made.client, .h_object_parent = c->made.parent,
 	                    .h_object_old = c->made.object, .status = NV_ERR_GENERIC };
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
-	int rc;
 
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	if (exec_escape(c, NV_ESC_RM_FREE, sizeof(f), &f) != 0 || f.status != NV_OK)
+		return false;
+	ledger_free(&c->sb->ledger, c->made.client, c->made.object, released);
+	c->d.call = "RM_FREE";
+	c->d.verdict = GS_VERDICT_ALLOW;
+	c->d.has_class = false;
+	c->d.has_size = false;
+	c->d.has_status = true;
+	c->d.status = f.status;
+	c->d.h_client = c->made.client;
+	c->d.h_object = c->made.object;
+	c->d.reason = why;
+	note_release(c, released, before);
+	return true;
+}
+
+bool undo_abandoned_alloc(struct call *c)
+{
 	/* The task is alive (a signal, not death, abandons a wait we answer
 	 * late; a dead task's file release frees the object anyway). Its fd
 	 * is taken again: ours was closed before answering. Freed only
@@ -317,30 +339,12 @@ bool undo_abandoned_alloc(struct call *c)
 	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
 	if (c->dup < 0 || !ledger_client_on_file(&c->sb->ledger, c->made.client, c->dup))
 		return false;
-	memcpy(before, c->sb->ledger.used, sizeof(before));
-	rc = exec_escape(c, NV_ESC_RM_FREE, sizeof(f), &f);
-	if (rc != 0 || f.status != NV_OK)
-		return false;
-	ledger_free(&c->sb->ledger, c->made.client, c->made.object, released);
-	c->d.call = "RM_FREE";
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_class = false;
-	c->d.has_size = false;
-	c->d.has_status = true;
-	c->d.status = f.status;
-	c->d.reason = "the task abandoned the call (a signal) after it was performed: the object "
-	              "it never received is freed";
-	note_release(c, released, before);
-	return true;
+	return free_made_object(c, "the task abandoned the call (a signal) after it was performed: "
+	                           "the object it never received is freed");
 }
 
 bool undo_resumed_alloc(struct call *c)
 {
-	struct nvos00 f = { .h_root = c->made.client, .h_object_parent = c->made.parent,
-	                    .h_object_old = c->made.object, .status = NV_ERR_GENERIC };
-	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
-	int rc;
-
 	/* No release watch survives the agent, so the file is not checked by
 	 * kcmp here: RM's strict client validation makes an RM_FREE of the
 	 * client's object succeed only on the file the client lives on, and
@@ -349,21 +353,9 @@ bool undo_resumed_alloc(struct call *c)
 	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
 	if (c->dup < 0)
 		return false;
-	memcpy(before, c->sb->ledger.used, sizeof(before));
-	rc = exec_escape(c, NV_ESC_RM_FREE, sizeof(f), &f);
-	if (rc != 0 || f.status != NV_OK)
-		return false;
-	ledger_free(&c->sb->ledger, c->made.client, c->made.object, released);
-	c->d.call = "RM_FREE";
-	c->d.verdict = GS_VERDICT_ALLOW;
-	c->d.has_status = true;
-	c->d.status = f.status;
-	c->d.h_client = c->made.client;
-	c->d.h_object = c->made.object;
-	c->d.reason = "the agent restarted while it performed this allocation: the object is freed "
-	              "(and the call performed again if the task still waits)";
-	note_release(c, released, before);
-	return true;
+	return free_made_object(c, "the agent restarted while it performed this allocation: the "
+	                           "object is freed (and the call performed again if the task still "
+	                           "waits)");
 }
 
 /* act + commit for an allowed call. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# tests/gpu/agent_container.sh [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] -- CMD [ARG...]
+# tests/gpu/agent_container.sh [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable]
+#                              [--restart-after S] -- CMD [ARG...]
 #
 # GPU tier (and a fake-driver dry run): runs CMD in an OCI container under
 # `gpusandbox agent` with a policy of mem = SIZE (default 4g), the way the
@@ -13,6 +14,14 @@
 # --sm PCT adds `sm = PCT` to that policy (the compute share, following the
 # GPU's coordinator; GPUSANDBOX_COORD_DIR in this script's environment
 # reaches the agent).
+#
+# --restart-after S (issue #12's restart survival): a `gpusandbox keeper`
+# holds the container, and the agent is killed with SIGKILL S seconds after
+# the container starts, while CMD works the GPU; a new agent on the same
+# keeper resumes the container. Both agents' logs, the keeper's, and
+# `audit verify` of the log are printed after CMD:
+#
+#   tests/gpu/agent_container.sh --mem 4g --restart-after 7 -- python3 tests/gpu/torch_restart.py
 #
 # The container's root is an empty folder with the host's /usr, /bin, /sbin,
 # /lib*, /etc, /opt, /home, /root and this repository bind-mounted
@@ -29,15 +38,18 @@ GS=${GS:-$ROOT/build/gpusandbox}
 runtime=${RUNTIME:-}
 mem=4g
 sm=
+restart_after=
 killable=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runtime) runtime=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--sm) sm=$2; shift 2 ;;
+	--restart-after) restart_after=$2; shift 2 ;;
 	--wait-killable) killable=(--wait-killable); shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] -- CMD [ARG...]" >&2; exit 125 ;;
+	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] [--restart-after S] -- CMD [ARG...]" >&2
+	   exit 125 ;;
 	esac
 done
 [ $# -gt 0 ] || { echo "$0: no CMD" >&2; exit 125; }
@@ -49,6 +61,7 @@ tmp=$(mktemp -d /tmp/gs-agent-gpu.XXXXXX)
 agent=
 cleanup() {
 	[ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
+	[ -n "$keeper_pid" ] && kill "$keeper_pid" 2>/dev/null && wait "$keeper_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -58,7 +71,14 @@ printf 'mem = %s\n' "$mem" >"$tmp/policy"
 mkdir -p "$tmp/bundle/rootfs" "$tmp/audit"
 
 "$GS" profile --listener "$sock" "${killable[@]}" >"$tmp/profile.json" || exit 125
-"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" 2>"$tmp/agent.err" &
+keeper=() keeper_pid=
+if [ -n "$restart_after" ]; then
+	"$GS" keeper --socket "$tmp/keeper.sock" 2>"$tmp/keeper.err" &
+	keeper_pid=$!
+	for _ in $(seq 250); do [ -S "$tmp/keeper.sock" ] && break; sleep 0.02; done
+	keeper=(--keeper "$tmp/keeper.sock")
+fi
+"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" "${keeper[@]}" 2>"$tmp/agent.err" &
 agent=$!
 for _ in $(seq 250); do [ -S "$sock" ] && break; sleep 0.02; done
 [ -S "$sock" ] || { cat "$tmp/agent.err" >&2; exit 125; }
@@ -87,12 +107,30 @@ jq --argjson args "$(printf '%s\n' "$@" | jq -R . | jq -s .)" --arg cwd "$ROOT" 
 	.linux.seccomp = $sc[0]' "$tmp/bundle/config.json" >"$tmp/config.new" &&
 	mv "$tmp/config.new" "$tmp/bundle/config.json" || exit 125
 
-(cd "$tmp/bundle" && "$runtime" --root "$tmp/state" run "gs-gpu-$$")
+(cd "$tmp/bundle" && "$runtime" --root "$tmp/state" run "gs-gpu-$$") &
+ctr=$!
+if [ -n "$restart_after" ]; then
+	sleep "$restart_after"
+	kill -KILL "$agent"; wait "$agent" 2>/dev/null
+	echo "agent killed (SIGKILL) ${restart_after} s after the start" >&2
+	"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" "${keeper[@]}" \
+		2>"$tmp/agent2.err" &
+	agent=$!
+fi
+wait "$ctr"
 rc=$?
 "$runtime" --root "$tmp/state" delete -f "gs-gpu-$$" >/dev/null 2>&1
 sleep 0.2
 echo "--- agent log" >&2
 cat "$tmp/agent.err" >&2
+if [ -n "$restart_after" ]; then
+	echo "--- the second agent's log" >&2
+	cat "$tmp/agent2.err" >&2
+	echo "--- the keeper's log" >&2
+	cat "$tmp/keeper.err" >&2
+	echo "--- audit verify" >&2
+	for f in "$tmp"/audit/*.jsonl; do "$GS" audit verify "$f" >&2; done
+fi
 echo "--- audit: last record" >&2
 tail -n 1 "$tmp"/audit/*.jsonl >&2 2>/dev/null
 if [ -n "$sm" ]; then
