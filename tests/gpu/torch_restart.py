@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# torch_restart.py: PyTorch's side of tests/gpu/agent_container.sh --restart-after. Allocates
-# 1 GiB tensors one every 0.5 s until the quota refuses one (the agent is
+# torch_restart.py: PyTorch's side of tests/gpu/agent_container.sh
+# --restart-after S. Allocates 1 GiB tensors one every 0.5 s until the quota refuses one (the agent is
 # killed and restarted meanwhile), then frees them and allocates again.
 # Prints one JSON line: how many GiB before the out-of-memory error, whether
 # the refusal was torch.OutOfMemoryError, the total the memory report shows,
