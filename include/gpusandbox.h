@@ -6,12 +6,32 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #define GPUSANDBOX_VERSION "0.1.0"
 #define GS_NS_PER_S 1000000000ull
+
+/* Room for one more item in a growing array of count n: when n has
+ * reached cap, arr is reallocated to twice cap (first when empty) and cap
+ * raised. True when there is room; false when out of memory, with arr and
+ * cap as they were. A macro, so that each array keeps its own item, count
+ * and capacity types; its arguments are plain lvalues, read more than once. */
+#define GS_ROOM_FOR_ONE(arr, n, cap, first) __extension__({                          \
+	bool gs_room_ = (n) < (cap);                                                  \
+	if (!gs_room_) {                                                              \
+		__typeof__(cap) gs_cap_ = (cap) ? (cap) * 2 : (first);                \
+		__typeof__(arr) gs_arr_ = realloc((arr), sizeof(*(arr)) * gs_cap_);   \
+		if (gs_arr_) {                                                        \
+			(arr) = gs_arr_;                                              \
+			(cap) = gs_cap_;                                              \
+			gs_room_ = true;                                              \
+		}                                                                     \
+	}                                                                             \
+	gs_room_;                                                                     \
+})
 
 /* CLOCK_MONOTONIC in nanoseconds: the one clock the supervisor times
  * things with (profiles, channel ages, the duty cycle). */

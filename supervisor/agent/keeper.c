@@ -113,17 +113,11 @@ static void add_container(struct keeper *k, const struct gs_keeper_msg *m, const
 
 	if (c)
 		drop(k, c);  /* a new sandbox for a reused id */
-	if (k->n == k->cap) {
-		unsigned cap = k->cap ? k->cap * 2 : 16;
-		struct kept *n = realloc(k->c, sizeof(*n) * cap);
-		if (!n) {
-			close(fds[0]);
-			close(fds[1]);
-			say("out of memory: container %s not kept", m->id);
-			return;
-		}
-		k->c = n;
-		k->cap = cap;
+	if (!GS_ROOM_FOR_ONE(k->c, k->n, k->cap, 16)) {
+		close(fds[0]);
+		close(fds[1]);
+		say("out of memory: container %s not kept", m->id);
+		return;
 	}
 	c = &k->c[k->n++];
 	memset(c, 0, sizeof(*c));
@@ -140,15 +134,9 @@ static void add_listener(struct keeper *k, const struct gs_keeper_msg *m, int fd
 		close(fd);
 		return;
 	}
-	if (c->n == c->cap) {
-		unsigned cap = c->cap ? c->cap * 2 : 4;
-		struct kept_listener *n = realloc(c->l, sizeof(*n) * cap);
-		if (!n) {
-			close(fd);
-			return;
-		}
-		c->l = n;
-		c->cap = cap;
+	if (!GS_ROOM_FOR_ONE(c->l, c->n, c->cap, 4)) {
+		close(fd);
+		return;
 	}
 	c->l[c->n].fd = fd;
 	c->l[c->n].index = m->index;
@@ -176,15 +164,9 @@ static void add_watch(struct keeper *k, const struct gs_keeper_msg *m, int fd)
 		return;
 	}
 	unwatch(c, m->index);
-	if (c->n_w == c->cap_w) {
-		unsigned cap = c->cap_w ? c->cap_w * 2 : 8;
-		struct kept_watch *n = realloc(c->w, sizeof(*n) * cap);
-		if (!n) {
-			close(fd);
-			return;
-		}
-		c->w = n;
-		c->cap_w = cap;
+	if (!GS_ROOM_FOR_ONE(c->w, c->n_w, c->cap_w, 8)) {
+		close(fd);
+		return;
 	}
 	c->w[c->n_w++] = (struct kept_watch){ fd, m->index, m->aux };
 }

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "keeper_link.h"
 #include "keeper_proto.h"
 
@@ -81,14 +82,8 @@ static int add_listener(struct gs_kept_container *c, int fd, uint32_t index)
 
 static int add_watch(struct gs_kept_container *c, int fd, uint32_t client, uint32_t tfd)
 {
-	if (c->n_w == c->cap_w) {
-		unsigned cap = c->cap_w ? c->cap_w * 2 : 8;
-		struct gs_kept_watch *w = realloc(c->w, sizeof(*w) * cap);
-		if (!w)
-			return -1;
-		c->w = w;
-		c->cap_w = cap;
-	}
+	if (!GS_ROOM_FOR_ONE(c->w, c->n_w, c->cap_w, 8))
+		return -1;
 	c->w[c->n_w++] = (struct gs_kept_watch){ fd, client, tfd };
 	return 0;
 }

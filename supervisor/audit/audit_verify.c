@@ -28,6 +28,7 @@
 
 #include "audit.h"
 #include "audit_verify.h"
+#include "gpusandbox.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -152,14 +153,8 @@ static struct chain *chain_of(struct verifier *v, const char *sandbox)
 	slot = slot_of(v, sandbox);
 	if (v->index[slot])
 		return &v->chains[v->index[slot] - 1];
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : INDEX_INITIAL;
-		struct chain *c = realloc(v->chains, cap * sizeof(*c));
-		if (!c)
-			return NULL;
-		v->chains = c;
-		v->cap = cap;
-	}
+	if (!GS_ROOM_FOR_ONE(v->chains, v->n, v->cap, INDEX_INITIAL))
+		return NULL;
 	memset(&v->chains[v->n], 0, sizeof(v->chains[0]));
 	snprintf(v->chains[v->n].sandbox, sizeof(v->chains[0].sandbox), "%s", sandbox);
 	v->index[slot] = (uint32_t)++v->n;

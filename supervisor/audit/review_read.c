@@ -19,6 +19,7 @@
 
 #include "audit.h"
 #include "audit_verify.h"
+#include "gpusandbox.h"
 #include "review.h"
 #include "review_json.h"
 
@@ -113,14 +114,8 @@ static long sandbox_of(struct review_log *log, const char *id)
 	slot = slot_of(log, id);
 	if (log->index[slot])
 		return (long)log->index[slot] - 1;
-	if (log->n_sandboxes == log->cap_sandboxes) {
-		size_t cap = log->cap_sandboxes ? log->cap_sandboxes * 2 : INDEX_INITIAL;
-		struct review_sandbox *s = realloc(log->sandboxes, cap * sizeof(*s));
-		if (!s)
-			return -1;
-		log->sandboxes = s;
-		log->cap_sandboxes = cap;
-	}
+	if (!GS_ROOM_FOR_ONE(log->sandboxes, log->n_sandboxes, log->cap_sandboxes, INDEX_INITIAL))
+		return -1;
 	sandbox_init(&log->sandboxes[log->n_sandboxes], id);
 	log->index[slot] = (uint32_t)++log->n_sandboxes;
 	return (long)log->n_sandboxes - 1;
@@ -170,14 +165,8 @@ static struct review_rec *rec_new(struct review_log *log)
 {
 	struct review_rec *r;
 
-	if (log->n == log->cap) {
-		size_t cap = log->cap ? log->cap * 2 : INDEX_INITIAL;
-		r = realloc(log->recs, cap * sizeof(*r));
-		if (!r)
-			return NULL;
-		log->recs = r;
-		log->cap = cap;
-	}
+	if (!GS_ROOM_FOR_ONE(log->recs, log->n, log->cap, INDEX_INITIAL))
+		return NULL;
 	r = &log->recs[log->n];
 	memset(r, 0, sizeof(*r));
 	r->order = log->n++;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "off_cache.h"
 #include "rm_own.h"
 
@@ -23,15 +24,7 @@ void gs_off_cache_clear(struct gs_off_cache *c)
 
 static bool grow(struct gs_off_cache *c)
 {
-	if (c->n < c->cap)
-		return true;
-	uint32_t cap = c->cap ? c->cap * 2 : INITIAL_ENTRIES;
-	struct gs_off_entry *e = realloc(c->e, sizeof(*e) * cap);
-	if (!e)
-		return false;
-	c->e = e;
-	c->cap = cap;
-	return true;
+	return GS_ROOM_FOR_ONE(c->e, c->n, c->cap, INITIAL_ENTRIES);
 }
 
 int gs_off_cache_add(struct gs_off_cache *c, int fd, nv_handle_t client, nv_handle_t subdevice,

@@ -200,14 +200,8 @@ static uint32_t obj_new(struct ledger *l)
 		idx = l->free_obj;
 		l->free_obj = l->objs[idx].next_sibling;
 	} else {
-		if (l->n_objs == l->cap_objs) {
-			uint32_t cap = l->cap_objs ? l->cap_objs * 2 : INITIAL_OBJS;
-			struct ledger_obj *n = realloc(l->objs, sizeof(*n) * cap);
-			if (!n)
-				return NONE;
-			l->objs = n;
-			l->cap_objs = cap;
-		}
+		if (!GS_ROOM_FOR_ONE(l->objs, l->n_objs, l->cap_objs, INITIAL_OBJS))
+			return NONE;
 		idx = l->n_objs++;
 	}
 	memset(&l->objs[idx], 0, sizeof(l->objs[idx]));
@@ -227,14 +221,8 @@ static uint32_t obj_new(struct ledger *l)
  * removed (swapped with the last) when it is freed. */
 static int watched_add(struct ledger *l, uint32_t idx)
 {
-	if (l->n_watched == l->cap_watched) {
-		uint32_t cap = l->cap_watched ? l->cap_watched * 2 : INITIAL_OBJS;
-		uint32_t *n = realloc(l->watched, sizeof(*n) * cap);
-		if (!n)
-			return -1;
-		l->watched = n;
-		l->cap_watched = cap;
-	}
+	if (!GS_ROOM_FOR_ONE(l->watched, l->n_watched, l->cap_watched, INITIAL_OBJS))
+		return -1;
 	l->objs[idx].watch_pos = l->n_watched;
 	l->watched[l->n_watched++] = idx;
 	return 0;
@@ -257,14 +245,8 @@ static uint32_t alloc_new(struct ledger *l, uint64_t bytes, int gpu)
 		idx = l->free_alloc;
 		l->free_alloc = (uint32_t)l->allocs[idx].bytes;
 	} else {
-		if (l->n_allocs == l->cap_allocs) {
-			uint32_t cap = l->cap_allocs ? l->cap_allocs * 2 : INITIAL_OBJS;
-			struct ledger_alloc *n = realloc(l->allocs, sizeof(*n) * cap);
-			if (!n)
-				return NONE;
-			l->allocs = n;
-			l->cap_allocs = cap;
-		}
+		if (!GS_ROOM_FOR_ONE(l->allocs, l->n_allocs, l->cap_allocs, INITIAL_OBJS))
+			return NONE;
 		idx = l->n_allocs++;
 	}
 	l->allocs[idx].bytes = bytes;

@@ -190,14 +190,8 @@ int ledger_file_of(struct ledger *l, int fd)
 	found = file_search(l, fd, &pos);
 	if (found != -1)
 		return found < 0 ? -1 : found;
-	if (l->n_files == l->cap_files) {
-		uint32_t cap = l->cap_files ? l->cap_files * 2 : INITIAL_FILES;
-		struct ledger_file *n = realloc(l->files, sizeof(*n) * cap);
-		if (!n)
-			return -1;
-		l->files = n;
-		l->cap_files = cap;
-	}
+	if (!GS_ROOM_FOR_ONE(l->files, l->n_files, l->cap_files, INITIAL_FILES))
+		return -1;
 	int epfd = ledger_watch_file(l, fd);
 	if (epfd < 0)
 		return -1;
