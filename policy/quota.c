@@ -270,6 +270,15 @@ int gs_parse_period_ms(const char *s, uint32_t *out)
 	return parse_bounded(s, "ms", GS_SM_PERIOD_MIN_MS, GS_SM_PERIOD_MAX_MS, out);
 }
 
+/* The index of s in names (an enum's names, indexed by its values), or -1. */
+static int name_index(const char *const *names, unsigned n, const char *s)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (names[i] && strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 static const char *const managed_names[] = {
 	[GS_MANAGED_ALLOW_UNACCOUNTED] = "allow-unaccounted",
 	[GS_MANAGED_DENY] = "deny",
@@ -277,12 +286,11 @@ static const char *const managed_names[] = {
 
 int gs_parse_managed(const char *s, enum gs_managed *out)
 {
-	for (unsigned m = 0; m < sizeof(managed_names) / sizeof(managed_names[0]); m++)
-		if (strcmp(s, managed_names[m]) == 0) {
-			*out = (enum gs_managed)m;
-			return 0;
-		}
-	return -1;
+	int m = name_index(managed_names, sizeof(managed_names) / sizeof(managed_names[0]), s);
+	if (m < 0)
+		return -1;
+	*out = (enum gs_managed)m;
+	return 0;
 }
 
 static const char *const sm_mode_names[] = {
@@ -292,12 +300,11 @@ static const char *const sm_mode_names[] = {
 
 int gs_parse_sm_mode(const char *s, enum gs_sm_mode *out)
 {
-	for (unsigned m = 0; m < sizeof(sm_mode_names) / sizeof(sm_mode_names[0]); m++)
-		if (strcmp(s, sm_mode_names[m]) == 0) {
-			*out = (enum gs_sm_mode)m;
-			return 0;
-		}
-	return -1;
+	int m = name_index(sm_mode_names, sizeof(sm_mode_names) / sizeof(sm_mode_names[0]), s);
+	if (m < 0)
+		return -1;
+	*out = (enum gs_sm_mode)m;
+	return 0;
 }
 
 const char *gs_sm_mode_name(enum gs_sm_mode m)
