@@ -27,7 +27,14 @@
  *
  * Each attempt uses a fresh control file (its client, if one was made,
  * goes with it when it is closed). Stops early once the fake's own
- * account shows a win. Prints attempts= made= refused= won= and SUMMARY.
+ * account shows a win. Every CALM_EVERY-th attempt is made while the
+ * swapper, still running and still sharing the fd table, holds off with
+ * the fresh file on N and the client class set: a legitimate client
+ * allocation through the quiesce, which must be made. (Racing, a client
+ * is made only when the swapper happens to stop between its class write
+ * and its next dup2; PTRACE_INTERRUPT mostly stops it right after a dup2,
+ * so on a loaded 2-core machine some runs made none in 24000.) Prints
+ * attempts= made= refused= won= calm= calm_made= and SUMMARY.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -45,11 +52,7 @@
 #include "adv.h"
 
 #define TRIES 6000
-/* A loaded machine can make every attempt of TRIES meet the swapped file
- * (each is then refused, which holds the quota but exercises nothing the
- * test is for): go on until one client was made through the quiesce, up
- * to this many. Seen once in a full suite: made=0 of 6000. */
-#define TRIES_MAX (4 * TRIES)
+#define CALM_EVERY 500
 #define HOLD_CHUNKS 3
 #define H_SWAP0 0x5c10e000u
 /* The fd numbers the attack uses: N for the calls, FRESH_SLOT for the
@@ -65,6 +68,11 @@
 
 /* In shared memory (see main): the swapper of another tgid writes it. */
 static volatile struct nvos64 *call;
+/* Also shared: hold tells the swapper to hold off, held that it does. */
+struct swap_ctl {
+	atomic_int hold, held;
+};
+static struct swap_ctl *ctl;
 static struct nv_memory_allocation_params gib;
 static atomic_bool stop;
 static int session_fd;
@@ -74,6 +82,15 @@ static int swap_loop(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		if (atomic_load(&ctl->hold)) {
+			dup2(FRESH_SLOT, FD_N);
+			call->h_class = NV01_ROOT;
+			atomic_store(&ctl->held, 1);
+			while (atomic_load(&ctl->hold))
+				;  /* spinning: a live sharer the quiesce must stop */
+			atomic_store(&ctl->held, 0);
+			continue;
+		}
 		dup2(FRESH_SLOT, FD_N);
 		call->h_class = NV01_ROOT;
 		dup2(session_fd, FD_N);
@@ -157,12 +174,26 @@ static int attempt(int i, int *refused)
 	return made;
 }
 
+/* One attempt while the swapper holds off (fresh file on N, client class),
+ * still alive and sharing the fd table. */
+static int calm_attempt(int i, int *refused)
+{
+	atomic_store(&ctl->hold, 1);
+	while (!atomic_load(&ctl->held))
+		sched_yield();
+	int made = attempt(i, refused);
+	atomic_store(&ctl->hold, 0);
+	while (atomic_load(&ctl->held))
+		sched_yield();
+	return made;
+}
+
 int main(int argc, char **argv)
 {
 	bool as_proc = argc > 1 && strcmp(argv[1], "proc") == 0;
 	struct rmc_session s;
 	struct adv_tally t = { 0 };
-	int made = 0, refused = 0, i, won = 0;
+	int made = 0, refused = 0, i, won = 0, calm = 0, calm_made = 0;
 	pthread_t swap;
 	pid_t swap_pid = -1;
 
@@ -177,7 +208,8 @@ int main(int argc, char **argv)
 	}
 	rmc_fill_vidmem_params(&gib, s.client, 4 * ADV_CHUNK);
 	call = mmap(NULL, sizeof(*call), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (call == MAP_FAILED) {
+	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (call == MAP_FAILED || ctl == MAP_FAILED) {
 		printf("client_fdswap: setup failed\n");
 		return ADV_EXIT_SETUP;
 	}
@@ -197,7 +229,12 @@ int main(int argc, char **argv)
 	} else {
 		pthread_create(&swap, NULL, swapper_thread, NULL);
 	}
-	for (i = 0; (i < TRIES || (made == 0 && i < TRIES_MAX)) && !won; i++) {
+	for (i = 0; i < TRIES && !won; i++) {
+		if (i % CALM_EVERY == CALM_EVERY - 1) {
+			calm_made += calm_attempt(i, &refused);
+			calm++;
+			continue;
+		}
 		made += attempt(i, &refused);
 		if (i % CHECK_EVERY == 0)
 			won = driver_over_quota();
@@ -210,8 +247,8 @@ int main(int argc, char **argv)
 		pthread_join(swap, NULL);
 	}
 	won = won || driver_over_quota();
-	printf("swapper=%s attempts=%d made=%d refused=%d won=%d\n", as_proc ? "proc" : "thread", i,
-	       made, refused, won);
+	printf("swapper=%s attempts=%d made=%d refused=%d won=%d calm=%d calm_made=%d\n",
+	       as_proc ? "proc" : "thread", i, made + calm_made, refused, won, calm, calm_made);
 	adv_print_summary(&t);
 	return 0;
 }
