@@ -316,10 +316,15 @@ static void count_up(struct ledger *l, enum gs_quota_kind k)
  * channel allocated outside any channel group gets one RM makes for it
  * (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/kernel_channel.c
  * at 580.142: "Internally allocate a TSG to wrap this channel", freed
- * with the channel), so it counts a group too. */
+ * with the channel), so it counts a group too.
+ * The hardware list holds these, the video engines, and the subdevices
+ * --sm stops channels through (ledger_subdevice_of, at every window
+ * edge under the session lock): what is walked often, apart from the
+ * millions of memory objects a workload may hold. */
 static bool is_hw_kind(uint8_t kind)
 {
-	return kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
+	return kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE ||
+	       kind == RM_CLASS_SUBDEVICE;
 }
 
 static void hw_list_add(struct ledger *l, uint32_t idx)
@@ -983,7 +988,7 @@ void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_chan
 
 uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
 {
-	for (uint32_t i = 0; i < l->n_objs; i++) {
+	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next) {
 		const struct ledger_obj *o = &l->objs[i];
 		if (o->used && o->client == h_client && o->kind == RM_CLASS_SUBDEVICE && o->gpu == gpu)
 			return o->handle;

@@ -33,6 +33,7 @@
 #define H_DEVICE      0x5c000001u
 #define H_FILL_BASE   0x5d000000u
 #define H_MEM         0x5c001000u
+#define H_SUBDEVICE   0x5c002000u
 #define H_NEW_CLIENT  0xc1e00000u
 #define H_OTHER_BASE  0xc1f00000u
 #define FILL_BYTES    4096u
@@ -141,7 +142,7 @@ int main(int argc, char **argv)
 	}
 	unsigned objects = (unsigned)strtoul(argv[1], NULL, 0);
 	unsigned clients = (unsigned)strtoul(argv[2], NULL, 0);
-	double pair[ROUNDS], fresh[ROUNDS], reap[ROUNDS], eng[ROUNDS], chan[ROUNDS];
+	double pair[ROUNDS], fresh[ROUNDS], reap[ROUNDS], eng[ROUNDS], chan[ROUNDS], subdev[ROUNDS];
 	uint64_t rel[GS_MAX_GPUS] = { 0 };
 	uint32_t counts[GS_MAX_GPUS];
 	struct ledger l;
@@ -157,6 +158,10 @@ int main(int argc, char **argv)
 		if (ledger_add(&l, H_CLIENT, H_DEVICE, H_FILL_BASE + i, RM_CLASS_VIDMEM, 0x40,
 		               LEDGER_NO_GPU, FILL_BYTES) < 0)
 			return 1;
+	/* Made after the fill, so that a walk of every object meets it last:
+	 * --sm looks it up at every window edge (ledger_subdevice_of). */
+	if (ledger_add(&l, H_CLIENT, H_DEVICE, H_SUBDEVICE, RM_CLASS_SUBDEVICE, 0x2080, 0, 0) < 0)
+		return 1;
 	for (unsigned k = 0; k < clients; k++) {
 		int cfd = new_file();
 		(void)ledger_file_of(&l, cfd);
@@ -174,11 +179,15 @@ int main(int argc, char **argv)
 		t0 = now_ns();
 		ledger_count_channels(&l, counts);
 		chan[r] = now_ns() - t0;
+		t0 = now_ns();
+		if (ledger_subdevice_of(&l, H_CLIENT, 0) != H_SUBDEVICE)
+			return 1;
+		subdev[r] = now_ns() - t0;
 	}
 	printf("objects=%u clients=%u live=%u pair_ns=%.0f new_client_ns=%.0f full_reap_ns=%.0f "
-	       "engines_ns=%.0f channels_ns=%.0f\n",
+	       "engines_ns=%.0f channels_ns=%.0f subdevice_ns=%.0f\n",
 	       objects, clients, ledger_live_objects(&l), median(pair, ROUNDS), median(fresh, ROUNDS),
-	       median(reap, ROUNDS), median(eng, ROUNDS), median(chan, ROUNDS));
+	       median(reap, ROUNDS), median(eng, ROUNDS), median(chan, ROUNDS), median(subdev, ROUNDS));
 	ledger_fini(&l);
 	return 0;
 }
