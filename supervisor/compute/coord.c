@@ -141,8 +141,12 @@ static void try_host(struct gs_coord *c)
 static bool plan_valid(const struct gs_coord_plan *p)
 {
 	if (p->period_ns < PERIOD_MIN_NS || p->period_ns > PERIOD_MAX_NS ||
-	    p->jitter_ppm >= GS_PLAN_PPM || p->slot.n_win > GS_PLAN_MAX_WINDOWS)
+	    p->jitter_ppm >= GS_PLAN_PPM || p->slot.n_win > GS_PLAN_MAX_WINDOWS ||
+	    p->n_starts > GS_PLAN_MAX_STARTS)
 		return false;
+	for (uint32_t i = 0; i < p->n_starts; i++)
+		if (p->starts[i] >= GS_PLAN_PPM)
+			return false;
 	for (uint32_t i = 0; i < p->slot.n_win; i++)
 		if ((uint64_t)p->slot.win[i].offset + p->slot.win[i].len > GS_PLAN_PPM)
 			return false;
@@ -241,6 +245,19 @@ static uint32_t next_boundary(const struct gs_plan_slot *s, uint32_t pos)
 	return best;
 }
 
+/* The first edge after raw position pos of a period rotated by rot (plan
+ * position = raw + rot, modulo the period): a window boundary, the raw
+ * place where the plan wraps to its start, or the period's end. */
+static uint32_t next_edge_raw(const struct gs_plan_slot *s, uint32_t pos, uint32_t rot)
+{
+	uint32_t wrap = GS_PLAN_PPM - rot;   /* raw place of plan position 0 */
+
+	if (pos < wrap)
+		return next_boundary(s, pos + rot) - rot;
+	uint32_t b = next_boundary(s, pos - wrap) + wrap;
+	return b < GS_PLAN_PPM ? b : GS_PLAN_PPM;
+}
+
 bool gs_coord_schedule(struct gs_coord *c, uint64_t now, bool *on, uint64_t *edge)
 {
 	if (!c->enabled || c->fd < 0 || !c->have_cur ||
@@ -252,11 +269,12 @@ bool gs_coord_schedule(struct gs_coord *c, uint64_t now, bool *on, uint64_t *edg
 		return false;
 	advance_cursor(c, now);
 	uint32_t pos = (uint32_t)((unsigned __int128)(now - c->k_start) * GS_PLAN_PPM / c->k_len);
-	uint32_t b = next_boundary(&c->cur.slot, pos);
+	uint32_t rot = gs_plan_rotation_ppm(c->cur.seed, c->k, c->cur.starts, c->cur.n_starts);
+	uint32_t b = next_edge_raw(&c->cur.slot, pos, rot);
 	uint64_t t = c->k_start + (uint64_t)(((unsigned __int128)b * c->k_len + GS_PLAN_PPM - 1) / GS_PLAN_PPM);
 	uint64_t stale = c->heard_ns + GS_COORD_PLAN_TTL_MS * NS_PER_MS + 1;
 
-	*on = gs_plan_slot_on(&c->cur.slot, pos);
+	*on = gs_plan_slot_on(&c->cur.slot, (uint32_t)(((uint64_t)pos + rot) % GS_PLAN_PPM));
 	if (c->have_next && c->next.from_ns < t)
 		t = c->next.from_ns;
 	*edge = t < stale ? t : stale;

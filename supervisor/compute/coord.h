@@ -53,6 +53,8 @@ struct gs_coord_plan {
 	uint32_t              tenants;      /* in the plan */
 	uint32_t              asked_percent;
 	struct gs_plan_slot   slot;         /* ours */
+	uint32_t              n_starts;     /* where a period may start */
+	uint32_t              starts[GS_PLAN_MAX_STARTS];   /* (gs_plan_rotation_ppm) */
 };
 
 struct gs_coord {
@@ -101,7 +103,10 @@ struct coord_server *coord_server_start(int lock_fd, const char *sock_path, uint
 void coord_server_stop(struct coord_server *s);
 
 /* The wire format, one datagram each (SOCK_SEQPACKET). */
-#define GS_COORD_MAGIC 0x47534331u   /* "GSC1" */
+/* "GSC2": the plan carries its starts. A supervisor of another version
+ * sends datagrams of another size, and the host drops it: it keeps its
+ * own hard cap (fails closed). */
+#define GS_COORD_MAGIC 0x47534332u
 struct coord_report_msg {
 	uint32_t magic;
 	uint32_t percent;

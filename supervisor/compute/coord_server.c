@@ -38,11 +38,15 @@
 #define PROC_PATH_MAX  64
 #define PERCENT_MAX    100u
 /* The shortest period of a shared plan. Every window edge costs the GPU
- * about 1.1 ms of disabling or enabling channels (H100, driver 580.159,
- * docs/gpu-results/2026-11-24-h100-coordinator): at the 20 ms a lone
- * sandbox uses, tenants of 30/70 got 0.265/0.668 of the GPU; at 50 ms,
- * 0.290/0.694. A longer --sm-period is kept. */
-#define SHARED_PERIOD_MIN_MS 50u
+ * about 1.1-1.4 ms of disabling or enabling channels (H100, driver
+ * 580.159, docs/gpu-results/2026-11-24-h100-coordinator and
+ * -rotated-plan): at 20 ms, tenants of 30/70 got 0.265/0.668 of the GPU;
+ * at 50 ms, 0.287/0.693 and 25/25/50 summed to 0.945-0.980; at 100 ms,
+ * with the plan rotated at its starts (plan.h), 30/70, 50/50 and
+ * 25/25/50 were each within 0.8 points in both modes, sums 0.984-0.992.
+ * The price is the wait for a window: up to 2 (1 - share) x 125 ms
+ * (180 ms seen for 25 %). A longer --sm-period is kept. */
+#define SHARED_PERIOD_MIN_MS 100u
 
 struct peer {
 	int                   fd;
@@ -156,8 +160,10 @@ static void send_plans(struct coord_server *s, uint64_t now)
 			.magic = GS_COORD_MAGIC,
 			.plan = { .from_ns = s->plan_from_ns, .anchor_ns = s->k_start, .anchor_k = s->k,
 			          .seed = s->seed, .period_ns = s->period_ns, .jitter_ppm = JITTER_PPM,
-			          .tenants = n, .asked_percent = plan.asked_percent, .slot = plan.slot[j] },
+			          .tenants = n, .asked_percent = plan.asked_percent, .slot = plan.slot[j],
+			          .n_starts = plan.n_starts },
 		};
+		memcpy(m.plan.starts, plan.starts, sizeof(m.plan.starts));
 		if (send(s->peers[idx[j]].fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 			drop_peer(s, idx[j]);
 	}

@@ -101,12 +101,20 @@ void cs_idle_note_plan(struct gs_compute_share *cs, int gpu, uint64_t now)
 
 	if (!g->idle || !g->coordinated || !own->len || now < c->k_start)
 		return;
-	uint64_t from = c->k_start + (uint64_t)((unsigned __int128)own->offset * c->k_len / GS_PLAN_PPM);
-	uint64_t to = c->k_start + (uint64_t)((unsigned __int128)(own->offset + own->len) * c->k_len / GS_PLAN_PPM);
-	/* A plan adopted inside the period rules only from then. */
-	if (from < c->cur.from_ns)
-		from = c->cur.from_ns;
-	gs_span_add(&g->idle->own, from, to);
+	/* The period is rotated (plan.h); at a start, so the own window comes
+	 * whole, but the pieces are taken as they come. */
+	struct gs_plan_window piece[2];
+	unsigned n = gs_plan_window_raw(*own, gs_plan_rotation_ppm(c->cur.seed, c->k, c->cur.starts,
+	                                                              c->cur.n_starts), piece);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t from = c->k_start + (uint64_t)((unsigned __int128)piece[i].offset * c->k_len / GS_PLAN_PPM);
+		uint64_t to = c->k_start +
+		              (uint64_t)((unsigned __int128)(piece[i].offset + piece[i].len) * c->k_len / GS_PLAN_PPM);
+		/* A plan adopted inside the period rules only from then. */
+		if (from < c->cur.from_ns)
+			from = c->cur.from_ns;
+		gs_span_add(&g->idle->own, from, to);
+	}
 }
 
 /* Did a process of this sandbox make the work a sample names? A creator
@@ -222,6 +230,13 @@ static void report(struct gs_compute_share *cs, int gpu, bool busy)
 
 	if (g->idle && busy && !g->idle->reported_busy)
 		g->idle->alone_since = gs_monotonic_ns() + ALONE_AFTER_MS * NS_PER_MS;
+	/* Which rule called it, for tests/sm/multi.sh: the counted one only
+	 * after its n quiet samples in a row, however they fell around the
+	 * workload's stop. */
+	if (cs->debug && g->idle && !busy && g->idle->reported_busy)
+		fprintf(stderr, "[gpusandbox sm] gpu%d reported idle: rule %s quiet %u quiet_own %u\n", gpu,
+		        timed_rule_applies(g) && gs_idle_rule_timed_ok(&g->idle->rule) ? "timed" : "counted",
+		        g->idle->rule.quiet, g->idle->rule.quiet_own);
 	if (g->idle)
 		g->idle->reported_busy = busy;
 	gs_coord_report(&g->coord, busy);

@@ -58,11 +58,21 @@ void gs_span_close(struct gs_span_ring *r, uint64_t to)
 		r->to[i] = to > r->from[i] ? to : r->from[i];
 }
 
+/* Is [from, to) one of the newest two spans? A period adds up to two
+ * (a rotated own window cut in two, plan.h), again at every tick. */
+static bool recent(const struct gs_span_ring *r, uint64_t from, uint64_t to)
+{
+	for (unsigned k = 0; k < r->n && k < 2; k++) {
+		unsigned i = (r->head + GS_SPAN_RING - 1 - k) % GS_SPAN_RING;
+		if (r->from[i] == from && r->to[i] == to)
+			return true;
+	}
+	return false;
+}
+
 void gs_span_add(struct gs_span_ring *r, uint64_t from, uint64_t to)
 {
-	unsigned i = newest(r);
-
-	if (to <= from || (r->n && r->from[i] == from && r->to[i] == to))
+	if (to <= from || recent(r, from, to))
 		return;
 	r->from[r->head] = from;
 	r->to[r->head] = to;

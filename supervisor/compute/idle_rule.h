@@ -54,11 +54,12 @@
 #define GS_IDLE_SAMPLES_MAX     100u
 #define GS_IDLE_FALSE_RATE      0.01
 #define GS_TS_CONTRADICTIONS_MAX 2u
-/* Spans kept per ring: a period adds at most one to each (its on-run,
- * its own window). A plan's period is at least 37.5 ms (50 ms - 25 %), so
- * 256 cover over 9 s, and samples are read every 50 ms while a plan is
- * followed; alone, at the shortest --sm-period (5 ms), 1.28 s of runs,
- * against a read every second. */
+/* Spans kept per ring: a period adds at most two to each (its on-runs,
+ * its own window, cut in two where the rotated period wraps, plan.h). A
+ * plan's period is at least 75 ms (100 ms - 25 %), so 256 cover over 9 s,
+ * and samples are read every 50 ms while a plan is followed; alone, at
+ * the shortest --sm-period (5 ms), 1.28 s of runs, against a read every
+ * second. */
 #define GS_SPAN_RING            256u
 
 /* A GPU clock put on CLOCK_MONOTONIC: mono = gpu - offset, within err. */
@@ -87,7 +88,7 @@ struct gs_span_ring {
 void gs_span_open(struct gs_span_ring *r, uint64_t from);
 /* Closes the newest span if open. */
 void gs_span_close(struct gs_span_ring *r, uint64_t to);
-/* Adds [from, to) unless it is the newest span already. */
+/* Adds [from, to) unless it is one of the newest two spans already. */
 void gs_span_add(struct gs_span_ring *r, uint64_t from, uint64_t to);
 /* Is t inside a span, at least guard from both its ends (an open span's
  * end is now)? */

@@ -77,6 +77,11 @@ int gs_plan_make(const struct gs_plan_tenant *t, uint32_t n, struct gs_plan *pla
 		pos += len;
 	}
 	const struct gs_plan_window tail = { pos, GS_PLAN_PPM - pos };
+	for (uint32_t i = 0; i < n; i++)
+		if (plan->slot[i].own.len)
+			plan->starts[plan->n_starts++] = plan->slot[i].own.offset;
+	if (tail.len)
+		plan->starts[plan->n_starts++] = tail.offset;
 	for (uint32_t i = 0; i < n; i++) {
 		struct gs_plan_slot *s = &plan->slot[i];
 		for (uint32_t j = 0; j < n; j++)
@@ -104,6 +109,33 @@ static uint64_t mix64(uint64_t x)
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	return x ^ (x >> 31);
+}
+
+/* A constant of its own so the rotation does not follow the jitter. */
+#define ROTATION_SALT 0x726f746174696f6eull   /* "rotation" */
+
+uint32_t gs_plan_rotation_ppm(uint64_t seed, uint64_t k, const uint32_t *starts, uint32_t n)
+{
+	if (!n || !starts)
+		return 0;
+	uint32_t r = starts[mix64(seed ^ mix64(k ^ ROTATION_SALT)) % n];
+	return r < GS_PLAN_PPM ? r : 0;
+}
+
+unsigned gs_plan_window_raw(struct gs_plan_window w, uint32_t rot, struct gs_plan_window out[2])
+{
+	if (!w.len)
+		return 0;
+	rot %= GS_PLAN_PPM;
+	/* Plan position p is raw position p - rot, modulo the period. */
+	uint32_t start = w.offset >= rot ? w.offset - rot : w.offset + (GS_PLAN_PPM - rot);
+	if ((uint64_t)start + w.len <= GS_PLAN_PPM) {
+		out[0] = (struct gs_plan_window){ start, w.len };
+		return 1;
+	}
+	out[0] = (struct gs_plan_window){ start, GS_PLAN_PPM - start };
+	out[1] = (struct gs_plan_window){ 0, w.len - (GS_PLAN_PPM - start) };
+	return 2;
 }
 
 uint64_t gs_plan_period_ns(uint64_t base_ns, uint32_t jitter_ppm, uint64_t seed, uint64_t k)

@@ -59,9 +59,15 @@ struct gs_plan_slot {
 	uint32_t              on_ppm;              /* sum of win[]: its cap this plan */
 };
 
+/* The places a period may start at (gs_plan_rotation_ppm): every own
+ * window's start, and the unowned tail's. */
+#define GS_PLAN_MAX_STARTS   (GS_PLAN_MAX_TENANTS + 1u)
+
 struct gs_plan {
 	uint32_t            n;
 	struct gs_plan_slot slot[GS_PLAN_MAX_TENANTS];
+	uint32_t            starts[GS_PLAN_MAX_STARTS];   /* ppm, increasing */
+	uint32_t            n_starts;
 	uint32_t            asked_percent;   /* sum of the asks */
 	bool                oversubscribed;  /* asked_percent > 100: shares scaled */
 };
@@ -79,6 +85,30 @@ uint32_t gs_plan_share_ppm(const struct gs_plan_tenant *t, uint32_t n, uint32_t 
  * come at a fixed rate: with a fixed period they would meet the same
  * tenant every time. */
 uint64_t gs_plan_period_ns(uint64_t base_ns, uint32_t jitter_ppm, uint64_t seed, uint64_t k);
+
+/* Period k's rotation (ppm), drawn from (seed, k) alone like its length:
+ * one of the plan's starts (every own window's start, the tail's), so
+ * that no window is cut. Period k's raw position x (ppm from its start)
+ * is plan position (x + rotation) mod GS_PLAN_PPM, for every tenant
+ * alike, so the windows stay disjoint. Why: the driver's utilization
+ * samples come at a fixed rate, and with windows at a fixed place in
+ * every period a sample's place in the plan only random-walks with the
+ * jitter; at a period near the sample interval, several samples in a row
+ * then miss a busy tenant's window far more often than the counted idle
+ * rule's (1 - w)^n assumes (tests/unit/test_idle_rule simulates it).
+ * Rotated, a 50/50 plan puts a sample in either window with probability
+ * 1/2 in every period, whatever the last one did. A rotation inside a
+ * window would spread the samples evenly for any shares, but cuts that
+ * window in two: one more switch (~1.2 ms on an H100) per period, which
+ * cost 30/70, 50/50 and 25/25/50 about 1.3 points of their sums on the
+ * H100 (docs/compute-share.md). Where a period's last window and the
+ * next period's first are one tenant's, its channels are not switched
+ * at all. 0 when n is 0. */
+uint32_t gs_plan_rotation_ppm(uint64_t seed, uint64_t k, const uint32_t *starts, uint32_t n);
+
+/* The raw pieces (ppm of the period, at most 2) of plan window w in a
+ * period rotated by rot; returns how many. */
+unsigned gs_plan_window_raw(struct gs_plan_window w, uint32_t rot, struct gs_plan_window out[2]);
 
 /* Is position pos (ppm of the period) inside one of slot's windows? */
 bool gs_plan_slot_on(const struct gs_plan_slot *s, uint32_t pos_ppm);

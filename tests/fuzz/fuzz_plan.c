@@ -51,6 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t len = gs_plan_period_ns(PERIOD_NS, JITTER_PPM, seed, k);
 		if (len < PERIOD_NS * 3 / 4 || len > PERIOD_NS * 5 / 4)
 			abort();
+		/* The rotation is one of the plan's starts. */
+		if (rc == 0) {
+			uint32_t r = gs_plan_rotation_ppm(seed, k, p.starts, p.n_starts), m = 0;
+			while (m < p.n_starts && p.starts[m] != r)
+				m++;
+			if (m == p.n_starts)
+				abort();
+		}
 	}
 	return 0;
 }

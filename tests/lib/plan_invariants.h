@@ -73,6 +73,19 @@ static inline const char *plan_invariant_violation(const struct gs_plan_tenant *
 					return "a tenant runs in a busy tenant's own window";
 		}
 	}
+	/* The starts a period may be rotated to: increasing, within the
+	 * period, and none inside an own window (no window is cut). */
+	if (p->n_starts > GS_PLAN_MAX_STARTS)
+		return "too many starts";
+	for (uint32_t k = 0; k < p->n_starts; k++) {
+		if (p->starts[k] >= GS_PLAN_PPM || (k && p->starts[k] <= p->starts[k - 1]))
+			return "the starts are not increasing within the period";
+		for (uint32_t i = 0; i < n; i++) {
+			const struct gs_plan_window o = p->slot[i].own;
+			if (p->starts[k] > o.offset && p->starts[k] < plan_inv_end(o))
+				return "a start cuts an own window";
+		}
+	}
 	return NULL;
 }
 

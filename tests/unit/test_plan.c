@@ -161,6 +161,71 @@ static void test_period_jitter(void)
 	      gs_plan_period_ns(base, 250000, 42, 2) != gs_plan_period_ns(base, 250000, 43, 2));
 }
 
+/* The rotation: one of the plan's starts, the same everywhere, each as
+ * often; no own window is cut by it; a window's raw pieces cover exactly
+ * its length, never past the period, and map back onto the window. */
+static void test_rotation(void)
+{
+	const struct gs_plan_tenant t[3] = {
+		{ .id = 1, .percent = 25, .mode = GS_SM_MODE_CAP, .busy = true },
+		{ .id = 2, .percent = 25, .mode = GS_SM_MODE_GUARANTEE, .busy = false },
+		{ .id = 3, .percent = 40, .mode = GS_SM_MODE_GUARANTEE, .busy = true },
+	};
+	const unsigned k_max = 20000;
+	unsigned hist[GS_PLAN_MAX_STARTS] = { 0 };
+	struct gs_plan plan;
+
+	CHECK(gs_plan_make(t, 3, &plan) == 0);
+	/* Three own windows and the 10 % tail. */
+	CHECK(plan.n_starts == 4 && plan.starts[0] == 0 && plan.starts[1] == 250000 &&
+	      plan.starts[2] == 500000 && plan.starts[3] == 900000);
+	for (unsigned k = 0; k < k_max; k++) {
+		uint32_t r = gs_plan_rotation_ppm(42, k, plan.starts, plan.n_starts);
+		unsigned which = 0;
+		while (which < plan.n_starts && plan.starts[which] != r)
+			which++;
+		CHECK(which < plan.n_starts && r == gs_plan_rotation_ppm(42, k, plan.starts, plan.n_starts));
+		hist[which < plan.n_starts ? which : 0]++;
+		struct gs_plan_window out[2];
+		for (unsigned i = 0; i < plan.n; i++)
+			CHECK(gs_plan_window_raw(plan.slot[i].own, r, out) == 1);
+	}
+	for (unsigned b = 0; b < plan.n_starts; b++)   /* 5000 expected each */
+		CHECK(hist[b] > 4500 && hist[b] < 5500);
+	/* The invariant catches a start that would cut a window. */
+	CHECK(plan_invariant_violation(t, 3, &plan) == NULL);
+	struct gs_plan bad = plan;
+	bad.starts[1] = 100000;
+	CHECK(plan_invariant_violation(t, 3, &bad) != NULL);
+	CHECK(gs_plan_rotation_ppm(42, 1, plan.starts, plan.n_starts) !=
+	              gs_plan_rotation_ppm(43, 1, plan.starts, plan.n_starts) ||
+	      gs_plan_rotation_ppm(42, 2, plan.starts, plan.n_starts) !=
+	              gs_plan_rotation_ppm(43, 2, plan.starts, plan.n_starts) ||
+	      gs_plan_rotation_ppm(42, 3, plan.starts, plan.n_starts) !=
+	              gs_plan_rotation_ppm(43, 3, plan.starts, plan.n_starts));
+	CHECK(gs_plan_rotation_ppm(42, 1, NULL, 0) == 0);
+	CHECK(gs_plan_make(NULL, 0, &plan) == 0 && plan.n_starts == 1 && plan.starts[0] == 0);
+
+	struct gs_plan_window w = { 300000, 400000 }, out[2];
+	CHECK(gs_plan_window_raw(w, 0, out) == 1 && out[0].offset == 300000 && out[0].len == 400000);
+	CHECK(gs_plan_window_raw(w, 100000, out) == 1 && out[0].offset == 200000 && out[0].len == 400000);
+	/* Rotated by 500000: plan 300000..700000 is raw 800000..1000000 and 0..200000. */
+	CHECK(gs_plan_window_raw(w, 500000, out) == 2 && out[0].offset == 800000 &&
+	      out[0].len == 200000 && out[1].offset == 0 && out[1].len == 200000);
+	CHECK(gs_plan_window_raw((struct gs_plan_window){ 0, 0 }, 5, out) == 0);
+	for (uint32_t rot = 0; rot < GS_PLAN_PPM; rot += 7919) {
+		uint32_t len = 0;
+		unsigned n = gs_plan_window_raw(w, rot, out);
+		for (unsigned i = 0; i < n; i++) {
+			len += out[i].len;
+			CHECK((uint64_t)out[i].offset + out[i].len <= GS_PLAN_PPM);
+			uint32_t back = (uint32_t)(((uint64_t)out[i].offset + rot) % GS_PLAN_PPM);
+			CHECK(back >= w.offset && back < w.offset + w.len);
+		}
+		CHECK(len == w.len);
+	}
+}
+
 int main(void)
 {
 	test_cap_pair();
@@ -171,5 +236,6 @@ int main(void)
 	test_invalid();
 	test_invariants_grid();
 	test_period_jitter();
+	test_rotation();
 	return check_summary();
 }
