@@ -15,6 +15,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "compute_internal.h"
 #include "gpusandbox.h"
@@ -144,6 +145,16 @@ static bool names_us(const struct gs_session *sb, const struct gs_util_sample *s
 	return s->util && s->pid != NV2080_GPUMON_PID_INVALID && pid_is_sandbox(sb, (pid_t)s->pid);
 }
 
+/* The wall clock, seconds: the debug lines are lined up with a
+ * workload's time.time() by the GPU benchmarks. */
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* One sample into the window's figures and the idle rule. */
 static void take_sample(struct gs_compute_share *cs, int gpu, const struct gs_util_sample *s,
                         uint64_t err_ns, uint64_t now)
@@ -164,9 +175,9 @@ static void take_sample(struct gs_compute_share *cs, int gpu, const struct gs_ut
 		g->win_util += (double)(s->util > NV2080_GPUMON_UTIL_FULL ? NV2080_GPUMON_UTIL_FULL : s->util) /
 		               NV2080_GPUMON_UTIL_FULL;
 	if (cs->debug)
-		fprintf(stderr, "[gpusandbox sm] gpu%d sample ts=%llu gr.util=%u gr.pid=%u at=%lld ms %s\n", gpu,
-		        (unsigned long long)s->ts, s->util, s->pid,
-		        s->timed ? (long long)(now - s->mono) / (long long)NS_PER_MS : -1ll,
+		fprintf(stderr, "[gpusandbox sm] gpu%d sample ts=%llu gr.util=%u gr.pid=%u at=%lld ms wall=%.3f %s\n",
+		        gpu, (unsigned long long)s->ts, s->util, s->pid,
+		        s->timed ? (long long)(now - s->mono) / (long long)NS_PER_MS : -1ll, wall_s(),
 		        kind == GS_SAMPLE_QUIET_OWN ? "quiet-own" : kind == GS_SAMPLE_NAMES_US_OFF ? "names-us-off"
 		        : ours ? "names-us" : "quiet");
 }
@@ -234,9 +245,9 @@ static void report(struct gs_compute_share *cs, int gpu, bool busy)
 	 * after its n quiet samples in a row, however they fell around the
 	 * workload's stop. */
 	if (cs->debug && g->idle && !busy && g->idle->reported_busy)
-		fprintf(stderr, "[gpusandbox sm] gpu%d reported idle: rule %s quiet %u quiet_own %u\n", gpu,
-		        timed_rule_applies(g) && gs_idle_rule_timed_ok(&g->idle->rule) ? "timed" : "counted",
-		        g->idle->rule.quiet, g->idle->rule.quiet_own);
+		fprintf(stderr, "[gpusandbox sm] gpu%d reported idle: rule %s quiet %u quiet_own %u wall=%.3f\n",
+		        gpu, timed_rule_applies(g) && gs_idle_rule_timed_ok(&g->idle->rule) ? "timed" : "counted",
+		        g->idle->rule.quiet, g->idle->rule.quiet_own, wall_s());
 	if (g->idle)
 		g->idle->reported_busy = busy;
 	gs_coord_report(&g->coord, busy);

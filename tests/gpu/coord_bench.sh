@@ -57,7 +57,7 @@ tenant() {
 	else
 		env GPUSANDBOX_SM_DEBUG=1 "$@" timeout $((S + 90)) "$B" --sm "$pct" --sm-mode "$mode" ${SM_ARGS[@]+"${SM_ARGS[@]}"} \
 			--audit-log "$W/$tag.audit.jsonl" -- "$PY" tests/gpu/sm_load.py matmul "$S" \
-			>"$W/$tag.jsonl" 2> >(grep -v 'sample ts=' >"$W/$tag.err") &
+			>"$W/$tag.jsonl" 2> >(tee >(grep 'sample ts=' >"$W/$tag.samples") | grep -v 'sample ts=' >"$W/$tag.err") &
 	fi
 	local p=$!
 	pids+=("$p")
