@@ -24,6 +24,7 @@ import sys
 
 SETTLE_S = 2.0
 HANDOVER_LEVEL = 0.9
+REPORT_RE = re.compile(r"reported idle: rule (\w+) quiet (\d+) quiet_own \d+ wall=([\d.]+)")
 SWITCH_RE = re.compile(r"switches (\d+) switch_us_mean ([\d.]+) switch_us_max ([\d.]+) "
                        r"longest_off_ms ([\d.]+) plans (\d+) hosted (\d+)")
 
@@ -107,6 +108,20 @@ def idle_table(d, base):
     print(f"idle: tenant 2 at {before:.3f} of alone before tenant 1 stopped, {late:.3f} from 2 s after;")
     print("  reached %.1f of alone %s" % (HANDOVER_LEVEL, f"{reached:.2f} s after the stop"
                                           if reached is not None else "never"))
+    # Tenant 1's supervisor says when (wall clock) and by which rule it
+    # reported the workload idle (GPUSANDBOX_SM_DEBUG=1): the part of the
+    # hand-over that is the idle rule's; the rest is the plan's 100 ms
+    # lead and tenant 2's 0.25 s measurement windows.
+    try:
+        with open(os.path.join(d, "idle_t1.err")) as f:
+            reps = [REPORT_RE.search(line) for line in f]
+    except OSError:
+        reps = []
+    reps = [(m.group(1), int(m.group(2)), float(m.group(3))) for m in reps if m]
+    first = next((r for r in reps if r[2] >= at), None)
+    if first:
+        print(f"  tenant 1 reported idle {first[2] - at:.2f} s after the stop "
+              f"({first[0]} rule, after {first[1]} samples not naming it)")
 
 
 def main():
