@@ -134,8 +134,8 @@ TESTS=(
 	"baseline-slow_call|bare|slow_call"
 	"baseline-clients|bare|clients"
 	"baseline-io_uring|bare|io_uring"
-	"baseline-client_fdswap:thread|sandbox|client_fdswap thread"
-	"baseline-client_fdswap:proc|sandbox|client_fdswap proc"
+	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
+	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
