@@ -58,7 +58,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
-                   supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c \
+                   supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
