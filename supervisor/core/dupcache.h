@@ -8,8 +8,10 @@
  * - A call uses a kept dup F only when kcmp(KCMP_FILE) says that the
  *   trapped task's fd number names F at that instant: exactly what a fresh
  *   pidfd_getfd gives (the file behind the number at one instant). F's
- *   identity (a driver node) was checked when it was kept and cannot
- *   change. The trapped task is then proven by NOTIF_ID_VALID, as for a
+ *   identity (the driver's control node) was checked when it was kept and
+ *   cannot change. Only control files are kept, never a GPU node, which
+ *   in our fd table would let the driver grant that GPU to any device
+ *   allocation we perform (executor.c, dup_for_call). The trapped task is then proven by NOTIF_ID_VALID, as for a
  *   fresh dup: a kcmp on a reused tid proves nothing by itself.
  * - Holding F keeps the open file, its RM clients and their memory alive
  *   (still charged: the safe side for quotas). So a kept dup is closed
@@ -92,7 +94,7 @@ static inline bool gs_dup_cache_attached(const struct gs_dup_cache *dc)
  * old dup, of another file, closed) or -1 when none may be used. Either
  * way a slot returned is in use until gs_dup_cache_park or _release. */
 int gs_dup_cache_take(struct gs_dup_cache *dc, pid_t tid, int wfd, int *slot);
-/* Parks fd (a dup of a driver node that tid's wfd named) in the slot. */
+/* Parks fd (a dup of a control file that tid's wfd named) in the slot. */
 void gs_dup_cache_park(struct gs_dup_cache *dc, int slot, int fd, pid_t tid, int wfd);
 /* Gives the slot up empty (the caller closes its fd, if any). */
 void gs_dup_cache_release(struct gs_dup_cache *dc, int slot);

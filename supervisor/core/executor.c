@@ -266,26 +266,35 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 
 /* The dup this call performs through: one the worker keeps, when kcmp
  * says the task's fd number names its file now (no pidfd_getfd, no fstat:
- * a kept dup is a driver node, checked when it was kept, and a file's
+ * a kept dup is a control file, checked when it was kept, and a file's
  * node never changes), else a fresh pidfd_getfd. Either way the file
  * behind the number at one instant, before the fetch stage's ID_VALID
- * proves the task was the trapped one all along. A fresh dup of a driver
- * node is kept after the call (finish_dup). -1 with errno when the fd
- * cannot be taken. */
-static int dup_for_call(struct call *c)
+ * proves the task was the trapped one all along. *driver: the file is the
+ * driver's (a control file or a GPU node). A fresh dup of a control file
+ * is kept after the call (finish_dup); a GPU node never is: the driver
+ * grants a device allocation to a process holding that GPU's node
+ * (nv_is_gpu_accessible scans the caller's fd table: kernel-open/nvidia/
+ * nv.c, 580.95.05), and a kept one would grant its GPU to every device
+ * allocation we perform meanwhile, another container's in the agent. A
+ * control file is no GPU's node. -1 with errno when the fd cannot be
+ * taken. */
+static int dup_for_call(struct call *c, bool *driver)
 {
 	struct gs_dup_cache *dc = &c->scratch->dups;
+	enum gs_node_kind kind;
 	int fd = -1;
 
 	c->dup_slot = -1;
 	if (gs_dup_cache_attached(dc) && dc->owner == c->sb) {
 		fd = gs_dup_cache_take(dc, c->tid, c->wfd, &c->dup_slot);
-		c->dup_keep = fd >= 0;
+		c->dup_keep = *driver = fd >= 0;
 		if (fd >= 0)
 			return fd;
 	}
 	fd = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
-	c->dup_keep = fd >= 0 && fd_is_nvidia_like(fd);
+	kind = fd >= 0 ? fd_node_kind(fd) : GS_NODE_NONE;
+	*driver = kind == GS_NODE_CTL || kind == GS_NODE_GPU;
+	c->dup_keep = kind == GS_NODE_CTL;
 	return fd;
 }
 
@@ -314,6 +323,7 @@ static struct answer route_ioctl(struct call *c,
 {
 	const struct rm_escape *e;
 	uint32_t cmd;
+	bool driver;
 
 	*record = false;
 	c->wfd = (int)data->args[0];
@@ -328,13 +338,13 @@ static struct answer route_ioctl(struct call *c,
 	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c->nr)) ||
 	    c->size == 0)
 		return answer_continue();
-	c->dup = dup_for_call(c);
+	c->dup = dup_for_call(c, &driver);
 	/* EBADF: the fd is not open, as the kernel would have said.
 	 * Anything else (no right to the task): fail closed. */
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Another device's ioctl that merely shares the low byte. */
-	if (!c->dup_keep)
+	if (!driver)
 		return answer_continue();
 	*record = true;
 	/* An escape we do not know, the driver does not handle, or of a size

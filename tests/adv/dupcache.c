@@ -20,6 +20,9 @@
  *                    idle, waits for the fake to release it (files_open
  *                    and clients_live back to 0); then the same for a
  *                    child process that makes the pairs and exits.
+ *                    Last, GPU_CALLS REGISTER_FDs on a GPU node: a GPU
+ *                    node is never kept (the driver would grant its GPU
+ *                    to whatever holds it), so each one's dup is closed.
  *
  * Prints key=value tokens and SUMMARY (the 2 MiB allocations).
  */
@@ -28,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +47,8 @@
 #define RELEASE_WAIT_MS 1000
 #define POLL_US 1000
 #define US_PER_MS 1000
+#define GPU_CALLS 20
+#define GPU_NODE "/dev/nvidia0"
 /* The fd number the swap test uses for both files. */
 #define FD_N 150
 
@@ -140,6 +147,21 @@ static int pairs_on_session(struct adv_tally *t, const char *label, bool close_i
 	return ok;
 }
 
+/* GPU_CALLS calls performed on a GPU node (REGISTER_FD, linking it to a
+ * control file; their answers do not matter): the closes the fake saw. */
+static long long gpu_node_closes(void)
+{
+	int ctl = rmc_open_ctl(), gpu = open(GPU_NODE, O_RDWR | O_CLOEXEC);
+	uint64_t before = fake_stat_or("fd_closes", 0);
+	int32_t target = ctl;
+
+	if (ctl < 0 || gpu < 0)
+		return -1;
+	for (int i = 0; i < GPU_CALLS; i++)
+		(void)syscall(SYS_ioctl, gpu, NV_IOC_WORD(NV_ESC_REGISTER_FD, sizeof(target)), &target);
+	return (long long)(fake_stat_or("fd_closes", 0) - before);
+}
+
 static int run_close(void)
 {
 	struct adv_tally t = { 0 };
@@ -162,6 +184,7 @@ static int run_close(void)
 	if (child > 0 && waitpid(child, NULL, 0) == child)
 		exit_freed = wait_released(now_ms());
 	printf("freed_ms=%lld exit_freed_ms=%lld\n", freed, exit_freed);
+	printf("gpu_calls=%d gpu_fd_closes=%lld\n", GPU_CALLS, gpu_node_closes());
 	adv_print_summary(&t);
 	return 0;
 }

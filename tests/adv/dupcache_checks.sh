@@ -17,6 +17,11 @@ DUPCACHE_RELEASE_MAX_MS=500
 # calls; without the cache every one closes a
 # dup (a close the fake counts). With it, a few misses at most.
 DUPCACHE_PAIRS=200
+# REGISTER_FDs performed on a GPU node: each takes two dups, the GPU
+# node's (never kept) and its target control file's (a second reach into
+# the task, dup_trapped_fd: never kept either), so each closes two.
+DUPCACHE_GPU_CALLS=20
+DUPCACHE_GPU_CLOSES=$((2 * DUPCACHE_GPU_CALLS))
 
 check_dupcache() {
 	local name=$1 d=$2 v
@@ -46,7 +51,10 @@ check_dupcache() {
 			ms=$(val_of "$d" $v)
 			[ -n "$ms" ] && [ "$ms" -ge 0 ] && [ "$ms" -le "$DUPCACHE_RELEASE_MAX_MS" ] ||
 				{ why="$v=$ms: the fake did not release the file within ${DUPCACHE_RELEASE_MAX_MS} ms"; return 1; }
-		done ;;
+		done
+		[ "$(val_of "$d" gpu_calls)" = "$DUPCACHE_GPU_CALLS" ] &&
+			ge "$(val_of "$d" gpu_fd_closes)" "$DUPCACHE_GPU_CLOSES" ||
+			{ why="a GPU node's dup was kept: $(grep gpu_calls "$d/out")"; return 1; } ;;
 	esac
 	return 0
 }
