@@ -58,7 +58,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
-                   supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c \
+                   supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
                    supervisor/core/workload.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
@@ -88,7 +88,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \
               $(BUILD)/tests/unit/test_quiesce \
-              $(BUILD)/tests/unit/test_agent_state
+              $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

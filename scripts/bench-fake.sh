@@ -4,7 +4,7 @@
 # scripts/bench-fake.sh - the supervisor's per-call cost on the fake driver
 # (issue #16). Prints figures; asserts nothing about time.
 #
-#   [GPUSANDBOX=path] scripts/bench-fake.sh [--full]
+#   [GPUSANDBOX=path] scripts/bench-fake.sh [--full | --pair]
 #
 # 1. the 2 MiB pair as CUDA makes it (RM_ALLOC 0x40, REGISTER_VIDMEM,
 #    UNREGISTER_VIDMEM, RM_FREE), native (no gpusandbox) and sandboxed,
@@ -19,6 +19,7 @@
 #    100k and 1M live objects and 1, 100 and 1000 clients: the fake itself
 #    slows down with every object it holds (a lookup is linear in it, 240 us
 #    per call at 100k natively), so end to end it cannot show 1M.
+# --pair: 1 and 2 only (what a change to the per-call path moves).
 #
 # On the FUSE fake each performed call is a FUSE round trip between three
 # processes, so the absolute figures are far above a real driver's; the
@@ -44,6 +45,8 @@ LEDGER_LIVE_COUNTS="1000 10000 100000 1000000"
 CLIENT_COUNTS="1 100 1000"
 NEW_CLIENTS=50
 [ "${1:-}" = --full ] && LIVE_COUNTS="1000 10000 100000"
+PAIR_ONLY=0
+[ "${1:-}" = --pair ] && PAIR_ONLY=1
 
 for f in "$BENCH" "$LEDGER_BENCH" "$GS"; do
 	[ -x "$f" ] || { echo "bench-fake: $f missing: run make -s -j2 all tests" >&2; exit 2; }
@@ -106,6 +109,7 @@ fi
 [ -n "$total" ] && awk -v t="$total" -v n="$((STRACE_PAIRS * TRAPS_PER_PAIR))" \
 	'BEGIN { printf "syscalls per trapped call: %.2f (%d over %d trapped calls)\n", t / n, t, n }'
 rm -rf "$out"
+[ "$PAIR_ONLY" = 1 ] && exit 0
 
 echo "== 3a. live objects (median us per call; a new client made and freed $NEW_CLIENTS times)"
 for p in $LIVE_COUNTS; do

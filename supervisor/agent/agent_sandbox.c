@@ -337,6 +337,9 @@ int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t inde
 		free(w);
 		return -1;
 	}
+	/* Its dups are kept for this container only (dupcache.h); without
+	 * the janitor none is kept. */
+	(void)gs_dup_cache_attach(&w->scratch.dups, &c->sb);
 	w->c = c;
 	w->listener = listener;
 	w->unverified = unverified;

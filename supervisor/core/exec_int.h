@@ -46,6 +46,11 @@ struct call {
 	const struct gs_abi *abi;
 	int                  wfd;     /* the workload's fd number */
 	int                  dup;     /* our dup of it, or -1 */
+	/* The worker's dup-cache slot dup came from or goes to (-1: none,
+	 * dup is the call's own and closed after it), and whether dup may be
+	 * kept there past the call (a control file: dup_for_call). */
+	int                  dup_slot;
+	bool                 dup_keep;
 	uint32_t             nr, size;
 	uint64_t             argp;
 	bool                 via_xfer;

@@ -12,8 +12,11 @@
  *      dup of the workload's fd (RM binds a client to the open file, not to
  *      a pid: rm-abi.md 6.2), so the driver reads only our bytes;
  *   4. copies the results back and answers with the ioctl's return value.
- * The dup is closed before the answer: a held dup would keep the workload's
- * clients, and their memory, alive.
+ * The dup is not kept past the answer unless the worker's dup cache keeps
+ * it (dupcache.h): a held dup keeps the workload's clients, and their
+ * memory, alive, so a kept one is used only when kcmp proves the number
+ * still names it, and closed within a bound when unused (or before any
+ * reconcile that must see closed files released).
  *
  * This file routes a notification (gs_execute_notification, route_ioctl),
  * records its one decision and sends the answer. The calls that allocate
@@ -261,14 +264,66 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
 	return abi;
 }
 
+/* The dup this call performs through: one the worker keeps, when kcmp
+ * says the task's fd number names its file now (no pidfd_getfd, no fstat:
+ * a kept dup is a control file, checked when it was kept, and a file's
+ * node never changes), else a fresh pidfd_getfd. Either way the file
+ * behind the number at one instant, before the fetch stage's ID_VALID
+ * proves the task was the trapped one all along. *driver: the file is the
+ * driver's (a control file or a GPU node). A fresh dup of a control file
+ * is kept after the call (finish_dup); a GPU node never is: the driver
+ * grants a device allocation to a process holding that GPU's node
+ * (nv_is_gpu_accessible scans the caller's fd table: kernel-open/nvidia/
+ * nv.c, 580.95.05), and a kept one would grant its GPU to every device
+ * allocation we perform meanwhile, another container's in the agent. A
+ * control file is no GPU's node. -1 with errno when the fd cannot be
+ * taken. */
+static int dup_for_call(struct call *c, bool *driver)
+{
+	struct gs_dup_cache *dc = &c->scratch->dups;
+	enum gs_node_kind kind;
+	int fd = -1;
+
+	c->dup_slot = -1;
+	if (gs_dup_cache_attached(dc) && dc->owner == c->sb) {
+		fd = gs_dup_cache_take(dc, c->tid, c->wfd, &c->dup_slot);
+		c->dup_keep = *driver = fd >= 0;
+		if (fd >= 0)
+			return fd;
+	}
+	fd = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
+	kind = fd >= 0 ? fd_node_kind(fd) : GS_NODE_NONE;
+	*driver = kind == GS_NODE_CTL || kind == GS_NODE_GPU;
+	c->dup_keep = kind == GS_NODE_CTL;
+	return fd;
+}
+
+/* After the call, before the answer: the dup goes back to its slot when
+ * it may be kept (the task still waits for our answer: a task that is gone
+ * leaves nothing worth keeping), else it is closed and the slot freed. */
+static void finish_dup(struct call *c, const struct answer *a)
+{
+	if (c->dup_slot >= 0 && c->dup >= 0 && c->dup_keep && a->kind != ANSWER_NONE) {
+		gs_dup_cache_park(&c->scratch->dups, c->dup_slot, c->dup, c->tid, c->wfd);
+	} else {
+		if (c->dup >= 0)
+			close(c->dup);
+		if (c->dup_slot >= 0)
+			gs_dup_cache_release(&c->scratch->dups, c->dup_slot);
+	}
+	c->dup = -1;
+	c->dup_slot = -1;
+}
+
 /* Routes an ioctl notification to its handler. Sets *record when the
  * answer is a decision to count, audit and trace; calls that are not RM
  * escapes (or not on an NVIDIA file) are answered without a record. */
-static struct answer route_ioctl(struct gs_session *sb, struct call *c,
+static struct answer route_ioctl(struct call *c,
                                  const struct seccomp_data *data, bool *record)
 {
 	const struct rm_escape *e;
 	uint32_t cmd;
+	bool driver;
 
 	*record = false;
 	c->wfd = (int)data->args[0];
@@ -283,13 +338,13 @@ static struct answer route_ioctl(struct gs_session *sb, struct call *c,
 	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c->nr)) ||
 	    c->size == 0)
 		return answer_continue();
-	c->dup = dup_workload_fd(&sb->pidfds, c->tid, c->wfd);
+	c->dup = dup_for_call(c, &driver);
 	/* EBADF: the fd is not open, as the kernel would have said.
 	 * Anything else (no right to the task): fail closed. */
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Another device's ioctl that merely shares the low byte. */
-	if (!fd_is_nvidia_like(c->dup))
+	if (!driver)
 		return answer_continue();
 	*record = true;
 	/* An escape we do not know, the driver does not handle, or of a size
@@ -358,6 +413,7 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
                              const struct gs_resumed_alloc *r)
 {
 	struct call c = { .sb = sb, .scratch = scratch, .tid = r->tid, .wfd = r->wfd, .dup = -1,
+	                  .dup_slot = -1,
 	                  .audit = true };
 	struct answer a = answer_value(0);
 	bool undone;
@@ -379,7 +435,8 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &scratch->req->data;
-	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)scratch->req->pid, .dup = -1 };
+	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)scratch->req->pid, .dup = -1,
+	                  .dup_slot = -1 };
 	struct answer a;
 	bool record = true;
 
@@ -395,14 +452,13 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 		a = answer_errno(ENOSYS);
 		record = false;
 	} else {
-		a = route_ioctl(sb, &c, data, &record);
+		a = route_ioctl(&c, data, &record);
 	}
 	if (record && a.kind != ANSWER_NONE)
 		record_decision(sb, &c, &a);
-	/* Drop our reference to the workload's file before it runs again. */
-	if (c.dup >= 0)
-		close(c.dup);
-	c.dup = -1;
+	/* Our reference to the workload's file is dropped, or kept in the
+	 * worker's dup cache, before the task runs again. */
+	finish_dup(&c, &a);
 	/* From here this task's call is answered: no longer held (quiesce). */
 	atomic_store(&scratch->trapped_tid, 0);
 	bool sent = send_answer(sb, &c, &a, t0);

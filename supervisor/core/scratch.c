@@ -76,6 +76,7 @@ const void *gs_scratch_kept(const struct gs_scratch_seen *seen, uint64_t addr, s
 
 void gs_scratch_fini(struct gs_scratch *s)
 {
+	gs_dup_cache_detach(&s->dups);
 	free(s->window.bytes);
 	free(s->top_in.bytes);
 	free(s->params_in.bytes);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dupcache.h"
 #include "gs_error.h"
 #include "rm_tables.h"
 
@@ -19,7 +20,8 @@
  * params and of the lists they point to (NV_RMAPI_MAX_PARAMS_SIZE each,
  * about 4 MiB in all). It belongs to whoever runs calls (a worker), not to
  * a sandbox: a worker runs one call at a time, whichever sandbox it is
- * for, and nothing in it outlives the call. */
+ * for, and nothing in it outlives the call but the kept dups (dups,
+ * below). */
 /* An RM_ALLOC about to be performed: the handle being made, whether the
  * ledger had it already, and our copy of the top-level struct. */
 struct gs_alloc_note {
@@ -65,6 +67,11 @@ struct gs_scratch {
 		size_t   len;      /* 0: nothing kept */
 		uint8_t *bytes;
 	} window, top_in, params_in;
+	/* The few dups of workload files this worker keeps between calls
+	 * (dupcache.h: checked by kcmp at each use, closed when idle): the
+	 * one thing here that outlives a call, for a bounded time. Used only
+	 * once attached by the runner to its session. */
+	struct gs_dup_cache dups;
 };
 
 /* What is kept: the top-level struct with the rest of its page (the

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "dupcache.h"
 #include "rm_decode.h"
 #include "session.h"
 #include "stack.h"
@@ -172,6 +173,10 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 
 void gs_session_reconcile(struct gs_session *sb)
 {
+	/* A full reconcile is what a refusal, the compute share and the end
+	 * of a run rely on to see every closed file released: the files that
+	 * only our workers' kept dups hold open go first (dupcache.h). */
+	gs_dup_cache_drop_owner(sb);
 	reconcile_within(sb, UINT32_MAX);
 }
 

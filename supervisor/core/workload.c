@@ -206,13 +206,18 @@ static bool fd_path(pid_t pid, int fd, char *path, size_t len)
  * the driver's own nodes always answer fstat. */
 bool fd_is_nvidia_like(int fd)
 {
+	enum gs_node_kind k = fd_node_kind(fd);
+
+	return k == GS_NODE_CTL || k == GS_NODE_GPU;
+}
+
+enum gs_node_kind fd_node_kind(int fd)
+{
 	struct stat st;
-	enum gs_node_kind k;
 
 	if (fstat(fd, &st) < 0)
-		return false;
-	k = gs_driver_node_kind(&st, NULL);
-	return k == GS_NODE_CTL || k == GS_NODE_GPU;
+		return GS_NODE_NONE;
+	return gs_driver_node_kind(&st, NULL);
 }
 
 /* Is fd (ours) the UVM device, or a stand-in for it? The real one is the

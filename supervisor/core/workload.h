@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "driver.h"
+
 #define GS_PIDFD_CACHE 64u
 #define MAX_BORROWED_GPU_FDS 64
 
@@ -71,6 +73,9 @@ int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
 bool fd_is_nvidia_like(int fd);
 bool fd_is_uvm(unsigned uvm_major, int fd);
 bool fd_is_control_file(int fd);
+/* What our fd is to the driver, from one fstat (GS_NODE_NONE when fstat
+ * fails: see fd_is_nvidia_like). */
+enum gs_node_kind fd_node_kind(int fd);
 
 /* Dups of task tid's open /dev/nvidiaN nodes, for one call. */
 void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b);

@@ -240,6 +240,9 @@ int gs_session_start(struct gs_session *sb, pid_t workload, struct gs_error *err
 			runner_free(r);
 			return -1;
 		}
+		/* Without the janitor no dup is kept: each call takes a fresh
+		 * one, as it would anyway. */
+		(void)gs_dup_cache_attach(&r->w[i].scratch.dups, sb);
 	}
 	sb->workload = workload;
 	/* No SA_RESTART: the signal must break a worker out of RECV. */

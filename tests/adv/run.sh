@@ -106,6 +106,8 @@ TESTS=(
 	"default_caps|sandbox|default_caps"
 	"slow_call|sandbox|slow_call"
 	"clients|sandbox|clients"
+	"dupcache_swap|sandbox|dupcache swap"
+	"dupcache_close|sandbox|dupcache close"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -136,6 +138,8 @@ TESTS=(
 	"baseline-io_uring|bare|io_uring"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
 	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
+	"baseline-dupcache_swap|sandbox|dupcache swap"
+	"baseline-dupcache_close|sandbox|dupcache close"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -265,6 +269,12 @@ run_case() {
 	# environment (GPUSANDBOX_TEST_NO_QUIESCE, read at start).
 	local sb_env=()
 	[ "${name%:*}" = baseline-client_fdswap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
+	# dupcache's baselines: a kept dup used without kcmp, or never closed
+	# for being idle (tests/adv/dupcache_checks.sh).
+	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
+	[ "$name" = baseline-dupcache_close ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY=1)
+	# dupcache close counts the closes of the fake's descriptors.
+	[ "$prog" = dupcache ] && fake_extra=(--count-closes)
 	# audit_forge guess: the workload guesses where its log is.
 	[ "$prog" = audit_forge ] && [ "${1:-}" = guess ] && set -- "$d/audit.jsonl"
 	if [ "$prog" = own_driver ]; then
@@ -456,6 +466,7 @@ PY
 
 # ---- per-test positive checks (return 1 with $why) ---------------------------
 ge() { [ -n "$1" ] && [ "$1" -ge "$2" ]; }
+. tests/adv/dupcache_checks.sh
 
 check_positive() {
 	local name=$1 d=$2 ok nomem other s
@@ -845,6 +856,8 @@ PY
 	compat_i386)
 		[ "$(val_of "$d" native)" = 0x0 ] && ge "$peak" $((512 * MIB)) ||
 			{ why="native 512 MiB allocation failed: $(val_of "$d" native)"; return 1; } ;;
+	dupcache_swap | dupcache_close)
+		check_dupcache "$name" "$d" || return 1 ;;
 	esac
 	return 0
 }
@@ -1051,6 +1064,10 @@ for t in "${TESTS[@]}"; do
 		else
 			pass "$name"
 		fi
+		continue
+	fi
+	if [ "${name#baseline-}" != "$name" ] && [ "$prog" = dupcache ]; then
+		check_dupcache_baseline "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "${name%:*}" = baseline-client_fdswap ]; then

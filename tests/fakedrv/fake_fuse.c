@@ -262,6 +262,25 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
+/* FUSE sends FLUSH at every close(2) of a descriptor of the file (not
+ * only the last): with --count-closes the fake counts those of its device
+ * files (fd_closes), which is how a test sees how many dups of a
+ * workload's file the supervisor took and dropped. Otherwise refused: the
+ * kernel then sends no FLUSH again (no round trip per close). */
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	if (!cfg.count_closes) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	if (of->kind != N_STATS)
+		fake_rm_fd_closed();
+	fuse_reply_err(req, 0);
+}
+
 /* The real driver reports no events on an idle file. Answering poll keeps
  * epoll registrations (the supervisor uses one per open file) quiet instead
  * of the "always ready" default FUSE gives without a poll op. */
@@ -403,6 +422,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.read = op_read,
 	.write = op_write,
 	.release = op_release,
+	.flush = op_flush,
 	.poll = op_poll,
 	.ioctl = op_ioctl,
 };
@@ -448,7 +468,7 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
-		"          [--slow-control CMD:MS] [--alloc-sleep-ms N]\n"
+		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--count-closes]\n"
 		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
@@ -463,6 +483,8 @@ static void usage(FILE *f, const char *prog)
 		"  --slow-control CMD:MS  RM_CONTROL CMD (hex) is answered MS ms late while\n"
 		"              other requests are served (a test knob)\n"
 		"  --alloc-sleep-ms N  the first video memory RM_ALLOC takes N ms\n"
+		"  --count-closes  count every close(2) of a device file's descriptor\n"
+		"              (stats: fd_closes; a test knob)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
@@ -477,7 +499,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
-	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES };
+	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -491,6 +513,7 @@ int main(int argc, char **argv)
 		{ "reverse-instances", no_argument, NULL, OPT_REVERSE_INSTANCES },
 		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
 		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
+		{ "count-closes", no_argument, NULL, OPT_COUNT_CLOSES },
 		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
 		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -556,6 +579,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HANDLE_ZERO:
 			cfg.handle_zero = true;
+			break;
+		case OPT_COUNT_CLOSES:
+			cfg.count_closes = true;
 			break;
 		case OPT_SLOW_CONTROL:
 			if (sscanf(optarg, "%x:%u", &slow_cmd, &slow_ms) != 2 || !slow_ms) {

@@ -1055,6 +1055,13 @@ void fake_rm_file_closed(void)
 	pthread_mutex_unlock(&fake_st.lock);
 }
 
+void fake_rm_fd_closed(void)
+{
+	pthread_mutex_lock(&fake_st.lock);
+	fake_st.fd_closes++;
+	pthread_mutex_unlock(&fake_st.lock);
+}
+
 void fake_rm_late_reply(int delta)
 {
 	pthread_mutex_lock(&fake_st.lock);

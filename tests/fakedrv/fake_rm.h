@@ -143,6 +143,10 @@ struct fake_config {
 	 * caller while the call is performed. */
 	unsigned alloc_sleep_ms;
 	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
+	/* Count every close(2) of a descriptor of the fake's device files
+	 * (FUSE's FLUSH): a test knob, not driver behaviour. Off, the first
+	 * FLUSH is refused and the kernel sends no more. */
+	bool     count_closes;
 };
 
 /* The device instance of GPU g, and the GPU of instance i (or -1). */
@@ -169,6 +173,8 @@ void fake_rm_release_file(uint64_t file);
 /* Count of open device files, for the stats. */
 void fake_rm_file_opened(void);
 void fake_rm_file_closed(void);
+/* One close(2) of a descriptor of a device file (--count-closes). */
+void fake_rm_fd_closed(void);
 void fake_rm_uvm_ioctl(void);
 /* --slow-control: a late reply starts (+1) or is sent (-1); and an ioctl
  * arrived, counted in served_while_late if one is pending. */

@@ -133,6 +133,7 @@ struct fake_state {
 	 * was (the fake's own account of calls that overlapped). */
 	uint64_t         late_pending, served_while_late;
 	uint64_t         files_open, file_releases;
+	uint64_t         fd_closes;    /* --count-closes */
 	uint64_t         dmabuf_held;  /* memory references taken by dma-bufs */
 	/* Alloc params the driver read past the 580 size of their class (a
 	 * branch whose struct grew: NV50_P2P is 88 bytes on 590+, 72 on 580),
