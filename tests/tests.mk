@@ -35,6 +35,8 @@ TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 TESTS_BENCH_BIN  := $(TESTS_BUILD)/bench/rmbench
 # The ledger's share, in process (the fake slows down with its objects).
 TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
+# The quiesce's walk of /proc with many host processes (root).
+TESTS_QUIESCE_BENCH := $(TESTS_BUILD)/bench/quiescebench
 
 # The agent tier's client: static, because it runs in a busybox container.
 TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
@@ -51,7 +53,7 @@ TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
 # A refused call made with its stack pointer in a stalling page (static).
 TESTS_AGENT_STACKSTALL := $(TESTS_BUILD)/agent/stackstall
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL)
 
@@ -118,6 +120,12 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c superv
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger.c \
 		supervisor/core/ledger_files.c
+
+$(TESTS_QUIESCE_BENCH): tests/bench/quiescebench.c supervisor/core/quiesce.c supervisor/core/taskset.c \
+		supervisor/core/quiesce.h supervisor/core/taskset.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ tests/bench/quiescebench.c supervisor/core/quiesce.c \
+		supervisor/core/taskset.c
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -33,11 +33,13 @@
 #include <linux/kcmp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +58,17 @@
 /* A stop's status in waitid's si_status: (event << 8) | signal. */
 #define STOP_EVENT_SHIFT 8
 #define STOP_SIGNAL_MASK 0xff
+
+/* GPUSANDBOX_TEST_QUIESCE_FULL_WALK (read once): every process is walked,
+ * for tests/bench/quiescebench's before-and-after. */
+static bool getenv_test_full_walk(void)
+{
+	static atomic_int full = -1;
+
+	if (atomic_load(&full) < 0)
+		atomic_store(&full, getenv("GPUSANDBOX_TEST_QUIESCE_FULL_WALK") != NULL);
+	return atomic_load(&full) == 1;
+}
 
 /* One seized task, as its reports said. */
 enum tracee_state { TRACEE_RUNNING, TRACEE_STOPPED, TRACEE_GONE };
@@ -153,22 +166,63 @@ static int scan_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pi
 	return n;
 }
 
+/* The PID namespace of process pid (its /proc/PID/ns/pid link's identity). */
+static bool pid_ns_of(pid_t pid, struct stat *st)
+{
+	char path[PROC_PATH_MAX];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	return stat(path, st) == 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Can a process of our own PID namespace be left out of the walk? Only a
+ * task cloned with CLONE_FILES from a task that holds the caller's fd
+ * table shares it: an exec makes a table its own (begin_new_exec unshares
+ * it), so every holder descends by such clones from the task that made
+ * the table, inside the sandbox. A clone puts the child in its parent's
+ * PID namespace or one below it, and a task's own PID namespace never
+ * changes; so when the caller is not in our namespace (the command
+ * line's sandbox always; a container unless it shares the host's), no
+ * holder of its table is in ours, where the host's processes are, and one
+ * stat of /proc/PID/ns/pid replaces the walk of that process's threads
+ * (a kcmp each). When the caller is in ours, or a namespace cannot be
+ * read, every process is walked, as before. */
+static bool skip_our_namespace(pid_t tid, struct stat *ours)
+{
+	struct stat callers;
+
+	if (getenv_test_full_walk())
+		return false;
+	return pid_ns_of(0, ours) && pid_ns_of(tid, &callers) && !same_file(ours, &callers);
+}
+
 int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
 {
 	struct dirent *e;
+	struct stat ours, theirs;
 	DIR *d;
 	int n = 0, err = 0;
 
 	/* kcmp must work at all: without it nothing can be told. */
 	if (syscall(SYS_kcmp, tid, tid, KCMP_FILES, 0, 0) != 0)
 		return -1;
+	bool skip = skip_our_namespace(tid, &ours);
 	d = opendir("/proc");
 	if (!d)
 		return -1;
 	while (n >= 0 && (e = readdir(d))) {
 		pid_t pid = parse_pid(e->d_name);
-		if (pid > 0)
-			n = scan_process(tid, pid, tasks, out, max, n);
+		if (pid <= 0 || (skip && pid_ns_of(pid, &theirs) && same_file(&ours, &theirs)))
+			continue;
+		n = scan_process(tid, pid, tasks, out, max, n);
 	}
 	err = errno;
 	closedir(d);
