@@ -710,6 +710,21 @@ bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle)
 	return lookup(l, h_client, handle) != NONE;
 }
 
+bool ledger_object_facts(const struct ledger *l, uint32_t h_client, uint32_t handle,
+                         struct ledger_facts *out)
+{
+	uint32_t idx = lookup(l, h_client, handle);
+
+	if (idx == NONE)
+		return false;
+	const struct ledger_obj *o = &l->objs[idx];
+	out->cls = o->cls;
+	out->kind = (enum rm_class_kind)o->kind;
+	out->gpu = o->gpu;
+	out->bytes = o->alloc != NONE ? l->allocs[o->alloc].bytes : 0;
+	return true;
+}
+
 int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
 	uint32_t idx = lookup(l, h_client, handle);

@@ -148,6 +148,19 @@ int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t rel
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);
 
+/* What the ledger recorded of one object: its class, kind (a dup has its
+ * source's, but OTHER for hardware), GPU and, for memory, the bytes of
+ * its allocation. */
+struct ledger_facts {
+	uint32_t           cls;
+	enum rm_class_kind kind;
+	int                gpu;
+	uint64_t           bytes;
+};
+/* False when the ledger does not hold (h_client, handle). */
+bool ledger_object_facts(const struct ledger *l, uint32_t h_client, uint32_t handle,
+                         struct ledger_facts *out);
+
 /* GPU index the object hangs under, or LEDGER_NO_GPU. */
 int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle);
 
