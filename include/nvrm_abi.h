@@ -457,6 +457,7 @@ enum nv_ctrl_cmd {
 /* ---- status codes (our own table of the values we use) ------------------ */
 enum nv_status_code {
 	NV_OK                          = 0x00000000,
+	NV_ERR_INSERT_DUPLICATE_NAME   = 0x00000019,
 	NV_ERR_INSUFFICIENT_RESOURCES  = 0x0000001A,
 	NV_ERR_INSUFFICIENT_PERMISSIONS = 0x0000001B,
 	NV_ERR_INVALID_ADDRESS         = 0x0000001E,
