@@ -450,8 +450,13 @@ bool answers_p2p_registration(struct call *c, struct answer *a)
 {
 	struct control_flight f = { .rel = { { 0, 0 } } };
 	uint8_t params[sizeof(struct nv503c_register_vidmem_params)];
+	struct gs_rm_call escape;
 
-	if (c->sb->quota.p2p_register != GS_P2P_REGISTER_ANSWER || c->size != sizeof(f.top) ||
+	if (c->sb->quota.p2p_register != GS_P2P_REGISTER_ANSWER || c->size != sizeof(f.top))
+		return false;
+	/* The escape's own verdict, as route_ioctl takes it after the dup. */
+	gs_decode_escape(c->sb->rm_abi, c->nr, c->size, false, &escape);
+	if (gs_verdict_of_escape(&escape).verdict != GS_VERDICT_ALLOW ||
 	    fetch_top_bytes(c, &f.top, sizeof(f.top)) < 0)
 		return false;
 	c->early_top = f.top;
@@ -477,6 +482,7 @@ bool answers_p2p_registration(struct call *c, struct answer *a)
 	 * bytes go back: usually none, the caller's status being 0. */
 	keep_params(c, f.user_params, params, f.psize);
 	f.top.status = NV_OK;
+	c->answered = true;
 	*a = answer_executed(c, f.user_params, params, f.psize, &f.top, sizeof(f.top), 0, NV_OK);
 	return true;
 }

@@ -70,6 +70,9 @@ struct call {
 	 * ID_VALID after the dup. */
 	struct nvos54        early_top;
 	bool                 early_top_read;
+	/* Answered by the supervisor, the driver never called (--trace
+	 * says so). */
+	bool                 answered;
 };
 
 

@@ -228,6 +228,8 @@ static void trace_call(const struct call *c, const struct answer *a)
 		fprintf(f, ", gpu%d %s/%s", c->d.gpu, gs_format_size(c->d.usage_after, u, sizeof(u)),
 		        gs_format_size(c->d.quota, q, sizeof(q)));
 	}
+	if (c->answered)
+		fprintf(f, ", answered without the driver");
 	if (c->d.reason)
 		fprintf(f, ": %s", c->d.reason);
 	fprintf(f, "]\n");

@@ -20,7 +20,8 @@
 #                 driver, which refuses them: p2p_register_failed 2);
 #   policy-file   p2p-register = answer in a policy file: the same, and
 #                 the audit start record (and its policy) names it;
-#   trace         --trace says which it is;
+#   trace         --trace says so under answer (the default adds no
+#                 line), and marks each answered call;
 #   bad-value     --p2p-register skip: status 125 and a clear message.
 # Builds nothing: run `make -s -j2 all tests` first.
 set -u
@@ -105,9 +106,15 @@ PY
 
 run trace "$B" --user root --p2p-register answer --trace -- "$PROG" 1
 grep -qF "[gpusandbox] p2p-register answer" "$T/trace.err" && ok trace || bad trace "$(head -c 300 "$T/trace.err")"
+# Each answered control says so; under perform none does.
+n=$(grep -c "REGISTER_VIDMEM.*answered without the driver" "$T/trace.err")
+[ "$n" -eq 2 ] && ok trace-answered || bad trace-answered "$n answered lines, want 2 (one pair)"
 run trace-default "$B" --user root --trace -- "$PROG" 1
-grep -qF "[gpusandbox] p2p-register perform" "$T/trace-default.err" && ok trace-default ||
-	bad trace-default "$(head -c 300 "$T/trace-default.err")"
+grep -qF "[gpusandbox] p2p-register" "$T/trace-default.err" &&
+	bad trace-default "the default's trace names a mode: $(head -c 300 "$T/trace-default.err")" ||
+	ok trace-default
+grep -q "answered without the driver" "$T/trace-default.err" &&
+	bad trace-default-performed "a control answered under perform" || ok trace-default-performed
 
 "$B" --p2p-register skip -- true >"$T/bad.out" 2>"$T/bad.err"; rc=$?
 [ "$rc" -eq 125 ] && grep -qF "invalid --p2p-register mode 'skip' (perform or answer)" "$T/bad.err" &&
