@@ -7,11 +7,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "decode.h"
 #include "exec_int.h"
@@ -385,18 +382,11 @@ static bool is_p2p_registration(uint32_t cmd)
 /* Is the trapped task's fd c->wfd the open file client h_client lives
  * on? RM accepts a control only on its client's own file; kcmp
  * (KCMP_EPOLL_TFD) compares the task's fd with the file of the client's
- * release watch, without a dup and without holding anything. Unknown
+ * release watch, without a dup and without holding anything. Cannot tell
  * (no watch: a client the agent resumed) is no. */
 static bool client_on_trapped_fd(const struct call *c, nv_handle_t h_client)
 {
-	int tfd;
-	int epfd = ledger_client_watch(&c->sb->ledger, h_client, &tfd);
-
-	if (epfd < 0 || tfd < 0)
-		return false;
-	struct kcmp_epoll_slot slot = { .efd = (uint32_t)epfd, .tfd = (uint32_t)tfd, .toff = 0 };
-	return syscall(SYS_kcmp, c->tid, c->sb->ledger.self, KCMP_EPOLL_TFD, c->wfd,
-	               (unsigned long)&slot) == 0;
+	return ledger_task_fd_is_client_file(&c->sb->ledger, h_client, c->tid, c->wfd) == 1;
 }
 
 /* The ledger's facts gs_verdict_of_p2p_answer reads; the kcmp last, and

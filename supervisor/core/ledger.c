@@ -935,6 +935,16 @@ int ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd)
 	return watch_is_file(l, &l->objs[idx], fd);
 }
 
+int ledger_task_fd_is_client_file(const struct ledger *l, uint32_t h_client, pid_t tid, int wfd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
+		return 0;
+	const struct ledger_obj *o = &l->objs[idx];
+	return ledger_watch_is_task_file_at(l->self, o->watch_epfd, o->watch_tfd, tid, wfd);
+}
+
 bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)
 {
 	uint32_t idx = lookup(l, h_client, h_client);
