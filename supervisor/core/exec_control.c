@@ -419,7 +419,8 @@ static bool p2p_answerable(struct call *c, struct control_flight *f, uint8_t *pa
 	f->ci = gs_decode_control(sb->rm_abi, &f->top, false, &f->call);
 	v = gs_verdict_of_control(sb->rules, &u, &f->call);
 	c->d.group = v.group;
-	if (v.verdict != GS_VERDICT_ALLOW || !f->call.has_params ||
+	/* Flags are the driver's to judge (CUDA sends none). */
+	if (v.verdict != GS_VERDICT_ALLOW || f->top.flags != 0 || !f->call.has_params ||
 	    f->top.params_size > sizeof(struct nv503c_register_vidmem_params))
 		return false;
 	f->user_params = f->top.params;
