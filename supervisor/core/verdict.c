@@ -306,23 +306,19 @@ struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limit
 }
 
 /* The range checks of thirdpartyp2pCtrlCmdRegisterVidmem_IMPL
- * (src/nvidia/src/kernel/gpu/bus/third_party_p2p_ctrl.c, 580.95.05), in
- * its order, once the memory is known to be video memory of the client:
- * NULL when the driver would register the range. */
-static const char *p2p_range_fault(const struct gs_rm_call *call, uint64_t memory_bytes)
+ * (src/nvidia/src/kernel/gpu/bus/third_party_p2p_ctrl.c, 580.95.05), once
+ * the memory is known to be video memory of the client: would the driver
+ * register this range? Non-empty; size, address and offset 64 KiB
+ * aligned; no overflow; inside the allocation. */
+static bool p2p_range_registrable(const struct gs_rm_call *call, uint64_t memory_bytes)
 {
 	const uint64_t align = NV503C_P2P_PAGE_64K - 1;
 
-	if (call->p2p_size == 0)
-		return "P2P registration of an empty range";
-	if ((call->p2p_size & align) || (call->p2p_address & align) || (call->p2p_offset & align))
-		return "P2P registration range not aligned to 64 KiB";
-	if (call->p2p_address + call->p2p_size < call->p2p_address ||
-	    call->p2p_size + call->p2p_offset < call->p2p_size)
-		return "P2P registration range overflows";
-	if (memory_bytes < call->p2p_offset + call->p2p_size)
-		return "P2P registration range beyond the allocation";
-	return NULL;
+	return call->p2p_size != 0 &&
+	       !(call->p2p_size & align) && !(call->p2p_address & align) && !(call->p2p_offset & align) &&
+	       call->p2p_address + call->p2p_size >= call->p2p_address &&
+	       call->p2p_size + call->p2p_offset >= call->p2p_size &&
+	       memory_bytes >= call->p2p_offset + call->p2p_size;
 }
 
 struct gs_call_verdict gs_verdict_of_p2p_answer(const struct gs_usage *usage,
@@ -343,7 +339,7 @@ struct gs_call_verdict gs_verdict_of_p2p_answer(const struct gs_usage *usage,
 		return v;
 	/* A range the driver refuses: performed, so that its own status
 	 * (and nothing registered) is what the workload sees. */
-	if (reg && p2p_range_fault(call, usage->p2p_memory_bytes))
+	if (reg && !p2p_range_registrable(call, usage->p2p_memory_bytes))
 		return v;
 	/* UNREGISTER: the driver answers NV_ERR_OBJECT_NOT_FOUND for memory
 	 * never registered; nothing is registered under answer, so that is
