@@ -457,6 +457,7 @@ enum nv_ctrl_cmd {
 /* ---- status codes (our own table of the values we use) ------------------ */
 enum nv_status_code {
 	NV_OK                          = 0x00000000,
+	NV_ERR_INSERT_DUPLICATE_NAME   = 0x00000019,
 	NV_ERR_INSUFFICIENT_RESOURCES  = 0x0000001A,
 	NV_ERR_INSUFFICIENT_PERMISSIONS = 0x0000001B,
 	NV_ERR_INVALID_ADDRESS         = 0x0000001E,
@@ -580,6 +581,29 @@ _Static_assert(sizeof(struct nv_card_info) == 72, "nv_ioctl_card_info_t size");
 _Static_assert(offsetof(struct nv_card_info, gpu_id) == 16, "card_info.gpu_id");
 _Static_assert(offsetof(struct nv_card_info, fb_size) == 48, "card_info.fb_size");
 _Static_assert(offsetof(struct nv_card_info, minor_number) == 56, "card_info.minor_number");
+
+/* NV503C_CTRL_CMD_REGISTER_VIDMEM / UNREGISTER_VIDMEM on an
+ * NV50_THIRD_PARTY_P2P object (ctrl503c.h, 580.95.05): inputs only. The
+ * driver wants hMemory to be video memory under the P2P object's device
+ * and address, size and offset aligned to NVRM_P2P_PAGESIZE_BIG_64K, size
+ * non-zero, offset + size within the allocation
+ * (thirdpartyp2pCtrlCmdRegisterVidmem_IMPL, third_party_p2p_ctrl.c). */
+#define NV503C_P2P_PAGE_64K (64u * 1024u)
+struct nv503c_register_vidmem_params {
+	nv_handle_t h_memory;
+	uint32_t    pad0;
+	uint64_t    address;
+	uint64_t    size;
+	uint64_t    offset;
+};
+_Static_assert(sizeof(struct nv503c_register_vidmem_params) == 32, "NV503C_CTRL_REGISTER_VIDMEM_PARAMS size");
+_Static_assert(offsetof(struct nv503c_register_vidmem_params, address) == 8, "register_vidmem.address");
+_Static_assert(offsetof(struct nv503c_register_vidmem_params, size) == 16, "register_vidmem.size");
+_Static_assert(offsetof(struct nv503c_register_vidmem_params, offset) == 24, "register_vidmem.offset");
+struct nv503c_unregister_vidmem_params {
+	nv_handle_t h_memory;
+};
+_Static_assert(sizeof(struct nv503c_unregister_vidmem_params) == 4, "NV503C_CTRL_UNREGISTER_VIDMEM_PARAMS size");
 
 /* GPFIFO_SCHEDULE on a channel group (3 bytes). */
 struct nva06c_gpfifo_schedule_params {

@@ -143,6 +143,8 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 	print_counts(f, q, true);
 	if (q->managed != GS_MANAGED_ALLOW_UNACCOUNTED)
 		fprintf(f, "managed = %s\n", gs_managed_name(q->managed));
+	if (q->p2p_register != GS_P2P_REGISTER_PERFORM)
+		fprintf(f, "p2p-register = %s\n", gs_p2p_register_name(q->p2p_register));
 }
 
 static void write_groups(FILE *f, uint32_t groups)

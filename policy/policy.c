@@ -274,6 +274,17 @@ static int key_managed(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static int key_p2p_register(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_parse_p2p_register(v, &ps->p->quota.p2p_register) < 0)
+		return fail_at(ps, s->value_at, "invalid p2p-register mode '%s' (perform or answer)", v);
+	return 0;
+}
+
 static int key_gpus(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -493,6 +504,7 @@ static const struct key_def keys[] = {
 	{ "sm-period", key_sm_period, false },
 	{ "sm-mode", key_sm_mode, false },
 	{ "managed", key_managed, false },
+	{ "p2p-register", key_p2p_register, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
 	{ "audit-level", key_audit_level, false },

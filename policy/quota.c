@@ -129,6 +129,7 @@ void gs_quota_init(struct gs_quota *q)
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		q->mem_gpu[g] = GS_MEM_GPU_UNSET;
 	q->managed = GS_MANAGED_ALLOW_UNACCOUNTED;
+	q->p2p_register = GS_P2P_REGISTER_PERFORM;
 }
 
 bool gs_quota_has_mem(const struct gs_quota *q)
@@ -315,6 +316,27 @@ const char *gs_sm_mode_name(enum gs_sm_mode m)
 const char *gs_managed_name(enum gs_managed m)
 {
 	return (unsigned)m < sizeof(managed_names) / sizeof(managed_names[0]) ? managed_names[m] : "?";
+}
+
+static const char *const p2p_register_names[] = {
+	[GS_P2P_REGISTER_PERFORM] = "perform",
+	[GS_P2P_REGISTER_ANSWER] = "answer",
+};
+
+int gs_parse_p2p_register(const char *s, enum gs_p2p_register *out)
+{
+	int m = name_index(p2p_register_names, sizeof(p2p_register_names) / sizeof(p2p_register_names[0]), s);
+	if (m < 0)
+		return -1;
+	*out = (enum gs_p2p_register)m;
+	return 0;
+}
+
+const char *gs_p2p_register_name(enum gs_p2p_register m)
+{
+	return (unsigned)m < sizeof(p2p_register_names) / sizeof(p2p_register_names[0])
+	               ? p2p_register_names[m]
+	               : "?";
 }
 
 static int suffix_shift(const char *suffix, unsigned *shift)

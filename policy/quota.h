@@ -49,6 +49,18 @@ enum gs_managed {
 	GS_MANAGED_DENY,                   /* no managed ranges at all */
 };
 
+/* What the sandbox does with the two per-allocation P2P registration
+ * controls CUDA sends for every cuMemAlloc (NV503C_CTRL_CMD_REGISTER_VIDMEM
+ * and UNREGISTER_VIDMEM on its NV50_THIRD_PARTY_P2P object): perform them
+ * (the default), or answer them NV_OK without the driver, which saves a
+ * driver call and a dup of the workload's fd per control but leaves the
+ * sandbox's memory unregistered for third-party P2P (GPUDirect RDMA,
+ * P2P tokens; SECURITY.md, docs/perf.md). */
+enum gs_p2p_register {
+	GS_P2P_REGISTER_PERFORM = 0,
+	GS_P2P_REGISTER_ANSWER,
+};
+
 /* What --sm's percentage means (supervisor/compute/plan.h). */
 enum gs_sm_mode {
 	GS_SM_MODE_CAP = 0,    /* a hard cap: never more than the share */
@@ -172,6 +184,8 @@ struct gs_quota {
 	uint64_t mem_gpu[GS_MAX_GPUS];
 	/* Managed memory: --managed, policy key managed. */
 	enum gs_managed managed;
+	/* --p2p-register, policy key p2p-register. */
+	enum gs_p2p_register p2p_register;
 };
 
 /* The names and the rows are the same numbers. */
@@ -255,6 +269,9 @@ const char *gs_sm_mode_name(enum gs_sm_mode m);
 
 /* The policy-file spelling of a managed-memory mode. */
 const char *gs_managed_name(enum gs_managed m);
+/* "perform" or "answer", and back. */
+int gs_parse_p2p_register(const char *s, enum gs_p2p_register *out);
+const char *gs_p2p_register_name(enum gs_p2p_register m);
 
 /* A size as the user writes it for --mem or mem = ("4g", "512m"; bytes
  * when not a whole number of KiB). */

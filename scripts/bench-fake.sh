@@ -4,7 +4,9 @@
 # scripts/bench-fake.sh - the supervisor's per-call cost on the fake driver
 # (issue #16). Prints figures; asserts nothing about time.
 #
-#   [GPUSANDBOX=path] scripts/bench-fake.sh [--full | --pair]
+#   [GPUSANDBOX=path] [GS_ARGS='--p2p-register answer'] scripts/bench-fake.sh [--full | --pair]
+#
+# GS_ARGS: options for every sandboxed run (split on spaces).
 #
 # 1. the 2 MiB pair as CUDA makes it (RM_ALLOC 0x40, REGISTER_VIDMEM,
 #    UNREGISTER_VIDMEM, RM_FREE), native (no gpusandbox) and sandboxed,
@@ -33,6 +35,7 @@ cd "$(dirname "$0")/.."
 BENCH=build/tests/bench/rmbench
 LEDGER_BENCH=build/tests/bench/ledgerbench
 GS=${GPUSANDBOX:-build/gpusandbox}   # another build: GPUSANDBOX=path
+read -r -a GS_OPTS <<<"${GS_ARGS:-}"
 FAKE=tests/fakedrv/with-fake-nvidia
 ROUNDS=3
 PAIRS=2000
@@ -53,7 +56,7 @@ for f in "$BENCH" "$LEDGER_BENCH" "$GS"; do
 done
 
 native() { "$FAKE" --vidmem 2100g -- "$BENCH" "$@"; }
-sandboxed() { "$FAKE" --vidmem 2100g -- "$GS" --user root -- "$BENCH" "$@"; }
+sandboxed() { "$FAKE" --vidmem 2100g -- "$GS" --user root "${GS_OPTS[@]}" -- "$BENCH" "$@"; }
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
@@ -80,18 +83,21 @@ for sc in ioctl process_vm_readv process_vm_writev pidfd_getfd newfstatat close 
 done
 count_syscalls() { # TOOL OUTDIR
 	"$FAKE" -- bash -c '
-		"$1" --user root -- "$2" -n "$3" -w "$4" > "$5/bench" &
+		gs=$1 bench=$2 pairs=$3 wait_ms=$4 dir=$5 tool=$6 points=$7
+		shift 7
+		"$gs" --user root "$@" -- "$bench" -n "$pairs" -w "$wait_ms" > "$dir/bench" &
 		sup=$!
 		sleep 0.3
-		if [ "$6" = perf ]; then
-			perf stat -e "$7" -p "$sup" -o "$5/count" 2>/dev/null &
+		if [ "$tool" = perf ]; then
+			perf stat -e "$points" -p "$sup" -o "$dir/count" 2>/dev/null &
 		else
-			strace -c -f -q -p "$sup" -o "$5/count" 2>/dev/null &
+			strace -c -f -q -p "$sup" -o "$dir/count" 2>/dev/null &
 		fi
 		st=$!
 		wait "$sup"
 		kill -INT "$st" 2>/dev/null
-		wait "$st"' _ "$GS" "$BENCH" "$STRACE_PAIRS" "$ATTACH_WAIT_MS" "$2" "$1" "$TRACEPOINTS"
+		wait "$st"' _ "$GS" "$BENCH" "$STRACE_PAIRS" "$ATTACH_WAIT_MS" "$2" "$1" "$TRACEPOINTS" \
+		"${GS_OPTS[@]}"
 }
 out=$(mktemp -d)
 total=

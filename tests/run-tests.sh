@@ -59,6 +59,7 @@ run_tier cli-driver tests/cli/driver.sh
 run_tier fake-driver tests/fakedrv/run-selftest.sh --no-build
 run_tier adversarial tests/adv/run.sh
 run_tier learn tests/learn/run.sh
+run_tier p2p-register tests/p2p/run.sh
 run_tier audit-chain tests/audit/run.sh
 run_tier metrics tests/metrics/run.sh
 run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* policy/*.policy

@@ -10,6 +10,7 @@
 #   tests/replay/run.sh   trace replay against the fake driver
 #   tests/sm/run.sh       compute share (--sm) against the fake driver
 #   tests/learn/run.sh    learning mode (--learn) against the fake driver
+#   tests/p2p/run.sh      --p2p-register against the fake driver
 
 TESTS_BUILD      := $(BUILD)/tests
 # The clients send the sizes of the driver the fake plays: gpusandbox's own
@@ -33,6 +34,8 @@ TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
 TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
 # The fake-driver microbenchmark's client (scripts/bench-fake.sh).
 TESTS_BENCH_BIN  := $(TESTS_BUILD)/bench/rmbench
+# tests/p2p's client: CUDA's pair with its P2P registration controls.
+TESTS_P2P_BIN    := $(TESTS_BUILD)/p2p/p2p_pairs
 # The ledger's share, in process (the fake slows down with its objects).
 TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
 # The quiesce's walk of /proc with many host processes (root).
@@ -48,14 +51,16 @@ TESTS_AGENT_ABANDON := $(TESTS_BUILD)/agent/abandon
 TESTS_AGENT_PEER := $(TESTS_BUILD)/agent/peer
 # tests/adv's compat_i386, linked statically for the container.
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
+# tests/p2p's p2p_pairs, linked statically for the container.
+TESTS_AGENT_P2P := $(TESTS_BUILD)/agent/p2p_pairs
 # tests/sm's sm_workload, linked statically for the container (agent --sm).
 TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
 # A refused call made with its stack pointer in a stalling page (static).
 TESTS_AGENT_STACKSTALL := $(TESTS_BUILD)/agent/stackstall
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
-                    $(TESTS_AGENT_STACKSTALL)
+                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -87,6 +92,10 @@ $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
+$(TESTS_AGENT_P2P): tests/p2p/p2p_pairs.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_LIB_OBJ)
+
 $(TESTS_AGENT_ABANDON): tests/agent/abandon.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
@@ -110,6 +119,10 @@ $(TESTS_AGENT_STACKSTALL): tests/agent/stackstall.c $(TESTS_LIB_OBJ) $(TESTS_HDR
 $(TESTS_AGENT_SM): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_P2P_BIN): tests/p2p/p2p_pairs.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -9,7 +9,7 @@
 _gpusandbox_options()
 {
 	"${1:-gpusandbox}" --help 2>/dev/null |
-		sed -nE 's/^  (-h, )?(--[a-z][a-z-]*)( [A-Z]+)?.*/\2\3/p'
+		sed -nE 's/^  (-h, )?(--[a-z][a-z0-9-]*)( [A-Z]+)?.*/\2\3/p'
 }
 
 _gpusandbox()
@@ -18,7 +18,7 @@ _gpusandbox()
 	local prog=${COMP_WORDS[0]} opts with_value i w
 	COMPREPLY=()
 	opts=$(_gpusandbox_options "$prog")
-	with_value=$(printf '%s\n' "$opts" | sed -nE 's/^(--[a-z-]+) [A-Z]+$/\1/p')
+	with_value=$(printf '%s\n' "$opts" | sed -nE 's/^(--[a-z0-9-]+) [A-Z]+$/\1/p')
 	# Past "--" or the first non-option word: COMMAND and its arguments.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
@@ -39,6 +39,8 @@ _gpusandbox()
 		COMPREPLY=($(compgen -W "allow-unaccounted deny" -- "$cur")); return 0 ;;
 	--sm-mode)
 		COMPREPLY=($(compgen -W "cap guarantee" -- "$cur")); return 0 ;;
+	--p2p-register)
+		COMPREPLY=($(compgen -W "perform answer" -- "$cur")); return 0 ;;
 	--trace-time)
 		COMPREPLY=($(compgen -W "clock epoch relative" -- "$cur")); return 0 ;;
 	esac

@@ -711,6 +711,10 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 		add_u64(o, "quota", s->quota->mem_per_gpu);
 	/* What the quota does not see, said where a reviewer starts reading. */
 	json_object_object_add(o, "managed", json_object_new_string(gs_managed_name(s->quota->managed)));
+	/* answer: the sandbox's memory is never registered for third-party
+	 * P2P (GPUDirect RDMA does not reach it): said beside managed. */
+	json_object_object_add(o, "p2p_register",
+	                       json_object_new_string(gs_p2p_register_name(s->quota->p2p_register)));
 	json_object_object_add(o, "policy", gs_audit_policy_json(s->quota, s->rules));
 	json_object_object_add(o, "labels", gs_audit_labels_json(s->labels));
 	/* Limits with no device to act on: a clean summary means nothing. */

@@ -163,6 +163,7 @@ json_object *gs_audit_policy_json(const struct gs_quota *q, const struct gs_rule
 	json_object_object_add(o, "allow_classes", hex_list(r->classes, r->n_classes));
 	json_object_object_add(o, "allow_controls", hex_list(r->controls, r->n_controls));
 	json_object_object_add(o, "managed", json_object_new_string(gs_managed_name(q->managed)));
+	json_object_object_add(o, "p2p_register", json_object_new_string(gs_p2p_register_name(q->p2p_register)));
 	json_object_object_add(o, "sm", sm_json(q));
 	return o;
 }

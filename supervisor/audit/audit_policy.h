@@ -37,7 +37,8 @@ int gs_audit_label_add(struct gs_audit_labels *l, const char *kv, const char **w
  *  "channel_groups", "active_channel_groups", "engines": {"video.decoders":
  *  n or null, ...}, "gpus": [minors] or null (all), "gpu_uuids": [...],
  *  "groups": [names], "allow_classes": ["0x..."], "allow_controls": [...],
- *  "managed": "deny" | "allow-unaccounted", "sm": {"target", "period_ms"}
+ *  "managed": "deny" | "allow-unaccounted", "p2p_register": "perform" |
+ *  "answer", "sm": {"target", "period_ms"}
  *  or null}. */
 json_object *gs_audit_policy_json(const struct gs_quota *q, const struct gs_rules *r);
 

@@ -39,6 +39,7 @@ static void print_memory(FILE *out, const struct gs_quota *q)
 		fprintf(out, "  %-*s %s\n", KEY_WIDTH, key, gs_format_size(q->mem_gpu[g], s, sizeof(s)));
 	}
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "managed", gs_managed_name(q->managed));
+	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "p2p-register", gs_p2p_register_name(q->p2p_register));
 }
 
 static void print_gpus(FILE *out, const struct gs_quota *q)

@@ -53,6 +53,13 @@ static const char usage_tail[] =
 	"                     it run outside --mem; deny refuses every managed\n"
 	"                     allocation (CUDA: cudaErrorNotPermitted) and needs\n"
 	"                     a driver without pageable memory access (HMM/ATS)\n"
+	"  --p2p-register MODE\n"
+	"                     CUDA's per-allocation P2P registration controls:\n"
+	"                     perform (the default) passes them to the driver;\n"
+	"                     answer says NV_OK without the driver (faster\n"
+	"                     cuMemAlloc/cuMemFree), and the sandbox's memory is\n"
+	"                     then never registered for GPUDirect RDMA or P2P\n"
+	"                     tokens\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
 	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e..., or\n"
 	"                     all; each is checked against the host's GPUs at\n"
@@ -167,6 +174,7 @@ static void load_policy(struct gs_cli_options *o, const char *path)
 enum long_option {
 	OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP,
 	OPT_GPUS, OPT_SM, OPT_SM_PERIOD, OPT_SM_MODE, OPT_MANAGED,
+	OPT_P2P_REGISTER,
 	/* The policy file (issue #5). */
 	OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI, OPT_AUDIT_FD,
 	/* Issue #14. */
@@ -195,6 +203,7 @@ static const struct option fixed_longopts[] = {
 	{ "sm-period", required_argument, NULL, OPT_SM_PERIOD },
 	{ "sm-mode", required_argument, NULL, OPT_SM_MODE },
 	{ "managed", required_argument, NULL, OPT_MANAGED },
+	{ "p2p-register", required_argument, NULL, OPT_P2P_REGISTER },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 	{ "learn", required_argument, NULL, OPT_LEARN },
@@ -360,6 +369,10 @@ static bool parse_quota_option(int c, struct gs_cli_options *o, struct parse_sta
 	case OPT_MANAGED:
 		if (gs_parse_managed(optarg, &o->quota.managed) < 0)
 			gs_die_usage("invalid --managed mode '%s' (deny or allow-unaccounted)", optarg);
+		return true;
+	case OPT_P2P_REGISTER:
+		if (gs_parse_p2p_register(optarg, &o->quota.p2p_register) < 0)
+			gs_die_usage("invalid --p2p-register mode '%s' (perform or answer)", optarg);
 		return true;
 	}
 	return false;

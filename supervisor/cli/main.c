@@ -262,6 +262,12 @@ static int open_outputs(struct run *r)
 {
 	if (r->o.trace && !(r->cfg.trace = gs_trace_open(r->o.trace_output, r->o.trace_time, &r->err)))
 		return report(&r->err, NULL), GS_EXIT_ERROR;
+	/* The P2P registration controls do not reach the driver: a trace of
+	 * cuMemAlloc shows fewer driver calls, and GPUDirect cannot reach the
+	 * sandbox's memory. Said only when so: the default adds no line. */
+	if (r->cfg.trace && r->o.quota.p2p_register != GS_P2P_REGISTER_PERFORM)
+		fprintf(r->cfg.trace, "[gpusandbox] p2p-register %s: the P2P registration controls are "
+		        "answered without the driver\n", gs_p2p_register_name(r->o.quota.p2p_register));
 	r->no_device = gs_env_warn(stderr, &r->o.quota);
 	if (r->o.audit_path || r->o.audit_fd >= 0) {
 		char id[GS_SANDBOX_ID_LEN];

@@ -195,8 +195,17 @@ static struct answer refuse_control(struct call *c, struct control_flight *f, nv
  * trapped one, and the call record. */
 static bool fetch_control(struct call *c, struct control_flight *f, struct answer *a)
 {
-	if (!fetch_trapped_top(c, &f->top, sizeof(f->top), a))
+	/* Read before the dup (answers_p2p_registration): the ID_VALID now,
+	 * after the dup, proves both were of the trapped task. */
+	if (c->early_top_read) {
+		f->top = c->early_top;
+		if (!notif_still_valid(c)) {
+			*a = answer_none();
+			return false;
+		}
+	} else if (!fetch_trapped_top(c, &f->top, sizeof(f->top), a)) {
 		return false;
+	}
 	f->ci = gs_decode_control(c->sb->rm_abi, &f->top, c->via_xfer, &f->call);
 	c->d.has_control = true;
 	c->d.control = f->call.cmd;
@@ -347,4 +356,124 @@ struct answer handle_control(struct call *c)
 		                       NV_OK);
 	}
 	return perform_control(c, &f);
+}
+
+/* ---- --p2p-register answer ----------------------------------------------- */
+
+/*
+ * CUDA registers every cuMemAlloc'd range with its NV50_THIRD_PARTY_P2P
+ * object (REGISTER_VIDMEM) and unregisters it before the free: two of the
+ * four trapped calls of a cuMemAlloc + cuMemFree pair. Registration only
+ * makes the memory reachable by third-party P2P (nvidia_p2p_get_pages:
+ * GPUDirect RDMA, P2P tokens); it charges and counts nothing. Under
+ * p2p-register = answer the supervisor answers them NV_OK itself when its
+ * ledger proves what the driver would check (verdict.c,
+ * gs_verdict_of_p2p_answer), and the driver never sees them. Not
+ * REGISTER_VA_SPACE: once per context, not per allocation, so nothing is
+ * saved, and a VA space the driver never registered would make the P2P
+ * object's later calls fail in ways that are not ours to predict.
+ */
+
+static bool is_p2p_registration(uint32_t cmd)
+{
+	return cmd == NV503C_CTRL_CMD_REGISTER_VIDMEM || cmd == NV503C_CTRL_CMD_UNREGISTER_VIDMEM;
+}
+
+/* Is the trapped task's fd c->wfd the open file client h_client lives
+ * on? RM accepts a control only on its client's own file; kcmp
+ * (KCMP_EPOLL_TFD) compares the task's fd with the file of the client's
+ * release watch, without a dup and without holding anything. Cannot tell
+ * (no watch: a client the agent resumed) is no. */
+static bool client_on_trapped_fd(const struct call *c, nv_handle_t h_client)
+{
+	return ledger_task_fd_is_client_file(&c->sb->ledger, h_client, c->tid, c->wfd) == 1;
+}
+
+/* The ledger's facts gs_verdict_of_p2p_answer reads; the kcmp last, and
+ * only when the rest holds. */
+static void take_p2p_usage(const struct call *c, const struct gs_rm_call *rc, struct gs_usage *u)
+{
+	const struct ledger *l = &c->sb->ledger;
+	struct ledger_facts obj, mem;
+
+	*u = (struct gs_usage){ .gpu = LEDGER_NO_GPU };
+	u->p2p_object = ledger_object_facts(l, rc->h_client, rc->h_object, &obj) &&
+	                obj.cls == NV50_THIRD_PARTY_P2P;
+	u->p2p_memory_vidmem = u->p2p_object && rc->p2p_params &&
+	                       ledger_object_facts(l, rc->h_client, rc->p2p_memory, &mem) &&
+	                       mem.kind == RM_CLASS_VIDMEM && mem.gpu == obj.gpu;
+	u->p2p_memory_bytes = u->p2p_memory_vidmem ? mem.bytes : 0;
+	u->p2p_client_on_file = u->p2p_memory_vidmem && client_on_trapped_fd(c, rc->h_client);
+}
+
+/* fetch + decode + verdict of a registration control, as handle_control
+ * takes them, without the dup and without side effects: whatever would
+ * refuse it (the policy, the size, unreadable params) or is not proven
+ * makes it take the usual path, which judges it again and records it. */
+static bool p2p_answerable(struct call *c, struct control_flight *f, uint8_t *params)
+{
+	struct gs_session *sb = c->sb;
+	struct gs_usage u = { .gpu = LEDGER_NO_GPU };
+	struct gs_call_verdict v;
+
+	f->ci = gs_decode_control(sb->rm_abi, &f->top, false, &f->call);
+	v = gs_verdict_of_control(sb->rules, &u, &f->call);
+	c->d.group = v.group;
+	/* Flags are the driver's to judge (CUDA sends none). */
+	if (v.verdict != GS_VERDICT_ALLOW || f->top.flags != 0 || !f->call.has_params ||
+	    f->top.params_size > sizeof(struct nv503c_register_vidmem_params))
+		return false;
+	f->user_params = f->top.params;
+	f->psize = f->top.params_size;
+	if (fetch_nested(c, f->user_params, params, f->psize) < 0)
+		return false;
+	gs_decode_control_params(&f->call, params, f->psize);
+	if (gs_verdict_of_control_params(&sb->quota, &u, &f->call).verdict != GS_VERDICT_ALLOW)
+		return false;
+	take_p2p_usage(c, &f->call, &u);
+	/* No reason is recorded: an allowed call without one is not audited
+	 * at the default level, and the saving is the point. The start
+	 * record names the policy. */
+	return gs_verdict_of_p2p_answer(&u, &f->call).answered;
+}
+
+bool answers_p2p_registration(struct call *c, struct answer *a)
+{
+	struct control_flight f = { .rel = { { 0, 0 } } };
+	uint8_t params[sizeof(struct nv503c_register_vidmem_params)];
+	struct gs_rm_call escape;
+
+	if (c->sb->quota.p2p_register != GS_P2P_REGISTER_ANSWER || c->size != sizeof(f.top))
+		return false;
+	/* The escape's own verdict, as route_ioctl takes it after the dup. */
+	gs_decode_escape(c->sb->rm_abi, c->nr, c->size, false, &escape);
+	if (gs_verdict_of_escape(&escape).verdict != GS_VERDICT_ALLOW ||
+	    fetch_top_bytes(c, &f.top, sizeof(f.top)) < 0)
+		return false;
+	c->early_top = f.top;
+	c->early_top_read = true;
+	if (!is_p2p_registration(f.top.cmd))
+		return false;
+	if (!p2p_answerable(c, &f, params)) {
+		c->d.group = NULL;
+		return false;
+	}
+	/* The reads and the kcmp were of the trapped task (its tid may have
+	 * been reused since the receive): nothing is answered otherwise. */
+	if (!notif_still_valid(c)) {
+		*a = answer_none();
+		return true;
+	}
+	c->d.has_control = true;
+	c->d.control = f.call.cmd;
+	c->d.h_client = f.call.h_client;
+	c->d.h_object = f.call.h_object;
+	/* What the driver writes for a registration that succeeds: the
+	 * status (params are inputs, copied back unchanged). Only changed
+	 * bytes go back: usually none, the caller's status being 0. */
+	keep_params(c, f.user_params, params, f.psize);
+	f.top.status = NV_OK;
+	c->answered = true;
+	*a = answer_executed(c, f.user_params, params, f.psize, &f.top, sizeof(f.top), 0, NV_OK);
+	return true;
 }

@@ -69,6 +69,15 @@ struct call {
 	/* The fd table held still for a continued client (quiesce.h), let go
 	 * once the answer is in; NULL when nothing is held. */
 	struct gs_quiesce   *quiesce;
+	/* An RM_CONTROL's top-level struct read before the dup, to see
+	 * whether --p2p-register answer takes it (answers_p2p_registration);
+	 * when it does not, fetch_control uses this read, checked by
+	 * ID_VALID after the dup. */
+	struct nvos54        early_top;
+	bool                 early_top_read;
+	/* Answered by the supervisor, the driver never called (--trace
+	 * says so). */
+	bool                 answered;
 };
 
 
@@ -144,6 +153,11 @@ struct answer handle_vid_heap(struct call *c);
 
 /* The control path (exec_control.c). */
 struct answer handle_control(struct call *c);
+/* --p2p-register answer: true, with *a, when the trapped call is a
+ * REGISTER_VIDMEM or UNREGISTER_VIDMEM answered NV_OK without the driver
+ * and without a dup of the workload's fd (or the task is gone); false
+ * when it must take the usual path. Before the dup. */
+bool answers_p2p_registration(struct call *c, struct answer *a);
 
 /* RM_FREE, RM_DUP_OBJECT, RM_SHARE and REGISTER_FD (exec_handles.c). */
 struct answer handle_free(struct call *c);

@@ -231,6 +231,8 @@ static void trace_call(const struct call *c, const struct answer *a)
 		fprintf(f, ", gpu%d %s/%s", c->d.gpu, gs_format_size(c->d.usage_after, u, sizeof(u)),
 		        gs_format_size(c->d.quota, q, sizeof(q)));
 	}
+	if (c->answered)
+		fprintf(f, ", answered without the driver");
 	if (c->d.reason)
 		fprintf(f, ": %s", c->d.reason);
 	fprintf(f, "]\n");
@@ -338,6 +340,15 @@ static struct answer route_ioctl(struct call *c,
 	if ((e && e->action == RM_ACT_CONTINUE) || (!e && !rm_escape_nr_reserved(c->nr)) ||
 	    c->size == 0)
 		return answer_continue();
+	/* --p2p-register answer: a P2P registration control the ledger
+	 * proves the driver would accept is answered without it, so without
+	 * a dup of the workload's fd (exec_control.c). */
+	struct answer a;
+	if (e && e->action == RM_ACT_EXEC_CONTROL && answers_p2p_registration(c, &a)) {
+		c->d.call = e->name;
+		*record = true;
+		return a;
+	}
 	c->dup = dup_for_call(c, &driver);
 	/* EBADF: the fd is not open, as the kernel would have said.
 	 * Anything else (no right to the task): fail closed. */
@@ -349,7 +360,6 @@ static struct answer route_ioctl(struct call *c,
 	*record = true;
 	/* An escape we do not know, the driver does not handle, or of a size
 	 * it does not take: refused and audited (gs_verdict_of_escape). */
-	struct answer a;
 	if (!judge_escape(c, c->nr, c->size, false, &a))
 		return a;
 	return e->action == RM_ACT_XFER ? handle_xfer(c) : dispatch(c, e);

@@ -710,6 +710,21 @@ bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle)
 	return lookup(l, h_client, handle) != NONE;
 }
 
+bool ledger_object_facts(const struct ledger *l, uint32_t h_client, uint32_t handle,
+                         struct ledger_facts *out)
+{
+	uint32_t idx = lookup(l, h_client, handle);
+
+	if (idx == NONE)
+		return false;
+	const struct ledger_obj *o = &l->objs[idx];
+	out->cls = o->cls;
+	out->kind = (enum rm_class_kind)o->kind;
+	out->gpu = o->gpu;
+	out->bytes = o->alloc != NONE ? l->allocs[o->alloc].bytes : 0;
+	return true;
+}
+
 int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
 	uint32_t idx = lookup(l, h_client, handle);
@@ -918,6 +933,16 @@ int ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd)
 	if (idx == NONE)
 		return 0;
 	return watch_is_file(l, &l->objs[idx], fd);
+}
+
+int ledger_task_fd_is_client_file(const struct ledger *l, uint32_t h_client, pid_t tid, int wfd)
+{
+	uint32_t idx = lookup(l, h_client, h_client);
+
+	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
+		return 0;
+	const struct ledger_obj *o = &l->objs[idx];
+	return ledger_watch_is_task_file_at(l->self, o->watch_epfd, o->watch_tfd, tid, wfd);
 }
 
 bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)

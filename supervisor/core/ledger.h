@@ -148,6 +148,19 @@ int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t rel
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);
 
+/* What the ledger recorded of one object: its class, kind (a dup has its
+ * source's, but OTHER for hardware), GPU and, for memory, the bytes of
+ * its allocation. */
+struct ledger_facts {
+	uint32_t           cls;
+	enum rm_class_kind kind;
+	int                gpu;
+	uint64_t           bytes;
+};
+/* False when the ledger does not hold (h_client, handle). */
+bool ledger_object_facts(const struct ledger *l, uint32_t h_client, uint32_t handle,
+                         struct ledger_facts *out);
+
 /* GPU index the object hangs under, or LEDGER_NO_GPU. */
 int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle);
 
@@ -251,6 +264,9 @@ void ledger_set_route(struct ledger *l, uint32_t h_client, pid_t tid, int wfd);
 int  ledger_client_route(const struct ledger *l, uint32_t h_client, struct ledger_route *r);
 /* Is fd (ours) the client's open file? 1 yes, 0 no, -1 cannot tell. */
 int  ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd);
+/* The same for fd number wfd of task tid, without a dup (kcmp); -1 too
+ * for a client without a release watch (resumed by the agent). */
+int  ledger_task_fd_is_client_file(const struct ledger *l, uint32_t h_client, pid_t tid, int wfd);
 /* Is the client's open file still open somewhere? */
 bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client);
 /* Live hardware channels on GPU gpu; settled is judged at now_ns. */

@@ -91,12 +91,18 @@ bool ledger_watch_alive_at(pid_t self, int epfd, int tfd)
  * (a different file, or the watched one is gone), -1 cannot tell. */
 int ledger_watch_is_file_at(pid_t self, int epfd, int tfd, int fd)
 {
+	return ledger_watch_is_task_file_at(self, epfd, tfd, self, fd);
+}
+
+int ledger_watch_is_task_file_at(pid_t self, int epfd, int tfd, pid_t tid, int wfd)
+{
 	struct kcmp_epoll_slot slot = { .efd = (uint32_t)epfd, .tfd = (uint32_t)tfd, .toff = 0 };
 	long rc;
 
 	if (epfd < 0 || tfd < 0)
 		return -1;
-	rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, fd, (unsigned long)&slot);
+	/* wfd in tid's table against the watch's target in ours. */
+	rc = syscall(SYS_kcmp, tid, self, KCMP_EPOLL_TFD, wfd, (unsigned long)&slot);
 	if (rc == 0)
 		return 1;
 	if (rc > 0 || errno == ENOENT)

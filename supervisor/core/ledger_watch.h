@@ -19,5 +19,8 @@ int  ledger_watch_file(struct ledger *l, int fd);
 bool ledger_watch_alive_at(pid_t self, int epfd, int tfd);
 /* Is fd's open file the watched one? 1 yes, 0 no or gone, -1 cannot tell. */
 int  ledger_watch_is_file_at(pid_t self, int epfd, int tfd, int fd);
+/* The same for fd number wfd of task tid (kcmp reads its fd table; no dup
+ * is taken). */
+int  ledger_watch_is_task_file_at(pid_t self, int epfd, int tfd, pid_t tid, int wfd);
 
 #endif

@@ -305,6 +305,49 @@ struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limit
 	return count_clauses(v, limits, usage, call);
 }
 
+/* The range checks of thirdpartyp2pCtrlCmdRegisterVidmem_IMPL
+ * (src/nvidia/src/kernel/gpu/bus/third_party_p2p_ctrl.c, 580.95.05), once
+ * the memory is known to be video memory of the client: would the driver
+ * register this range? Non-empty; size, address and offset 64 KiB
+ * aligned; no overflow; inside the allocation. */
+static bool p2p_range_registrable(const struct gs_rm_call *call, uint64_t memory_bytes)
+{
+	const uint64_t align = NV503C_P2P_PAGE_64K - 1;
+
+	return call->p2p_size != 0 &&
+	       !(call->p2p_size & align) && !(call->p2p_address & align) && !(call->p2p_offset & align) &&
+	       call->p2p_address + call->p2p_size >= call->p2p_address &&
+	       call->p2p_size + call->p2p_offset >= call->p2p_size &&
+	       memory_bytes >= call->p2p_offset + call->p2p_size;
+}
+
+struct gs_call_verdict gs_verdict_of_p2p_answer(const struct gs_usage *usage,
+                                                const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+	const bool reg = call->cmd == NV503C_CTRL_CMD_REGISTER_VIDMEM;
+
+	if (!reg && call->cmd != NV503C_CTRL_CMD_UNREGISTER_VIDMEM)
+		return v;
+	/* What the driver checks first (the client is the caller file's, the
+	 * object exports the control, the memory is the client's video
+	 * memory) is proven from the ledger or left to the driver: a call the
+	 * supervisor cannot prove is performed, and the driver's own error
+	 * is the answer. */
+	if (!call->p2p_params || !usage->p2p_object || !usage->p2p_client_on_file ||
+	    !usage->p2p_memory_vidmem)
+		return v;
+	/* A range the driver refuses: performed, so that its own status
+	 * (and nothing registered) is what the workload sees. */
+	if (reg && !p2p_range_registrable(call, usage->p2p_memory_bytes))
+		return v;
+	/* UNREGISTER: the driver answers NV_ERR_OBJECT_NOT_FOUND for memory
+	 * never registered; nothing is registered under answer, so that is
+	 * not knowable here: NV_OK for any video memory of the client. */
+	v.answered = true;
+	return v;
+}
+
 struct gs_call_verdict gs_verdict_of_escape(const struct gs_rm_call *call)
 {
 	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };

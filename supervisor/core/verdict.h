@@ -61,6 +61,14 @@ struct gs_usage {
 	 * open file it lives on is still open (else the driver has freed it
 	 * and its handle may name a foreign client). */
 	bool     src_client_ours, src_client_alive;
+	/* REGISTER_VIDMEM / UNREGISTER_VIDMEM under --p2p-register answer:
+	 * the control's object is an NV50_THIRD_PARTY_P2P the ledger holds
+	 * under its client; that client lives on the very file the call came
+	 * on (RM's client check, made by kcmp against its release watch); the
+	 * memory the params name is video memory of that client on the P2P
+	 * object's GPU, of memory_bytes. */
+	bool     p2p_object, p2p_client_on_file, p2p_memory_vidmem;
+	uint64_t p2p_memory_bytes;
 };
 
 /* The verdict. verdict is GS_VERDICT_ALLOW, _CONTINUE (the kernel runs the
@@ -84,6 +92,9 @@ struct gs_call_verdict {
 	 * escapes the driver itself fails that way (REGISTER_FD, an escape
 	 * it does not handle or of a size it does not take). */
 	int             errnum;
+	/* Allowed, and answered NV_OK by the supervisor without the driver
+	 * (--p2p-register answer). */
+	bool            answered;
 };
 
 /* What a call adds one to (enum gs_count_event), and for a video engine
@@ -123,6 +134,16 @@ struct gs_call_verdict gs_verdict_of_control(const struct gs_rules *rules,
 struct gs_call_verdict gs_verdict_of_control_params(const struct gs_quota *limits,
                                                     const struct gs_usage *usage,
                                                     const struct gs_rm_call *call);
+
+/* --p2p-register answer, on a REGISTER_VIDMEM or UNREGISTER_VIDMEM that
+ * passed gs_verdict_of_control and whose params were copied: answered
+ * (answered set) when the usage and params prove everything the driver
+ * checks before registering; otherwise allowed without answered: the
+ * call is performed as under perform, and the driver's own error is the
+ * workload's answer. Never a refusal: the policy's clauses are
+ * gs_verdict_of_control's. */
+struct gs_call_verdict gs_verdict_of_p2p_answer(const struct gs_usage *usage,
+                                                const struct gs_rm_call *call);
 
 /* An escape as trapped, or as XFER carries it (gs_decode_escape): refused
  * with -EINVAL, the driver's own answer, when gpusandbox does not know it,

@@ -61,6 +61,13 @@ struct gs_rm_call {
 	/* RM_CONTROL, from our copy of its params (gs_decode_control_params):
 	 * a GPFIFO_SCHEDULE (of a group, or of a channel) that enables. */
 	bool               schedules;
+	/* RM_CONTROL REGISTER_VIDMEM or UNREGISTER_VIDMEM of the running
+	 * driver's size, from our copy of its params: the memory it names
+	 * and (REGISTER) the range. Read for --p2p-register answer, which
+	 * answers only what the driver would accept (verdict.c). */
+	bool               p2p_params;
+	nv_handle_t        p2p_memory;
+	uint64_t           p2p_address, p2p_size, p2p_offset;
 	/* RM_FREE: the object freed is the client itself. */
 	bool               frees_client;
 	/* RM_DUP_OBJECT: the object duplicated (h_client, h_parent and

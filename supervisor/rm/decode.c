@@ -147,6 +147,10 @@ static bool supervisor_reads_params(uint32_t cmd)
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2:
 	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID:
+	/* Read by --p2p-register answer, which answers them without the
+	 * driver and so must make the driver's size check itself. */
+	case NV503C_CTRL_CMD_REGISTER_VIDMEM:
+	case NV503C_CTRL_CMD_UNREGISTER_VIDMEM:
 		return true;
 	default:
 		return false;
@@ -173,6 +177,32 @@ const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const 
 	return ci;
 }
 
+/* REGISTER_VIDMEM and UNREGISTER_VIDMEM: what --p2p-register answer's
+ * verdict reads. Only a copy of the driver's exact size is decoded (the
+ * verdict refused any other before the params were copied). */
+static void decode_p2p_params(struct gs_rm_call *call, const void *params, uint32_t len)
+{
+	call->p2p_params = false;
+	if (!params)
+		return;
+	if (call->cmd == NV503C_CTRL_CMD_REGISTER_VIDMEM &&
+	    len == sizeof(struct nv503c_register_vidmem_params)) {
+		struct nv503c_register_vidmem_params p;
+		memcpy(&p, params, sizeof(p));
+		call->p2p_memory = p.h_memory;
+		call->p2p_address = p.address;
+		call->p2p_size = p.size;
+		call->p2p_offset = p.offset;
+		call->p2p_params = true;
+	} else if (call->cmd == NV503C_CTRL_CMD_UNREGISTER_VIDMEM &&
+	           len == sizeof(struct nv503c_unregister_vidmem_params)) {
+		struct nv503c_unregister_vidmem_params p;
+		memcpy(&p, params, sizeof(p));
+		call->p2p_memory = p.h_memory;
+		call->p2p_params = true;
+	}
+}
+
 /* GPFIFO_SCHEDULE takes the same params on a group (A06C) and on a
  * channel (A06F): 2 bytes on 535..570, 3 on 580+, enable first. */
 void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint32_t len)
@@ -182,6 +212,7 @@ void gs_decode_control_params(struct gs_rm_call *call, const void *params, uint3
 	const size_t enable = offsetof(struct nva06c_gpfifo_schedule_params, enable);
 
 	call->schedules = schedule && params && len > enable && ((const uint8_t *)params)[enable];
+	decode_p2p_params(call, params, len);
 }
 
 void gs_decode_free(const struct gs_rm_abi *abi, const struct nvos00 *top, bool via_xfer,

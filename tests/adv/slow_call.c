@@ -27,7 +27,6 @@
 
 #define CLASS_THIRD_PARTY_P2P   0x503cu
 #define CMD_REGISTER_VIDMEM     0x503c0104u
-#define REGISTER_PARAMS_SIZE    32u
 #define P2P_ALLOC_PARAMS_SIZE   4u
 #define H_P2P                   0x5c0000f0u
 #define SLOW_CALLS              4
@@ -51,12 +50,22 @@ static int slow_process(struct shared *sh)
 	if (st == NV_OK)
 		st = rmc_alloc(s.fd, NULL, s.client, s.subdevice, &h, CLASS_THIRD_PARTY_P2P, &p2p,
 		               P2P_ALLOC_PARAMS_SIZE);
+	/* A registration the driver accepts (third_party_p2p_ctrl.c): video
+	 * memory of the client, the whole 64 KiB-aligned range; unregistered
+	 * after each, as CUDA does before a free. */
+	nv_handle_t mem = rmc_next_handle(&s);
+	if (st == NV_OK)
+		st = rmc_alloc_vidmem(s.fd, NULL, s.client, s.device, mem, PAIR_BYTES);
 	for (int i = 0; i < SLOW_CALLS && st == NV_OK; i++) {
-		uint8_t reg[REGISTER_PARAMS_SIZE] = { 0 };
+		struct nv503c_register_vidmem_params reg = { .h_memory = mem, .size = PAIR_BYTES };
+		struct nv503c_unregister_vidmem_params unreg = { .h_memory = mem };
 		if (i == SLOW_CALLS - 1)
 			atomic_store(&sh->a_in_measured_call, 1);
-		st = rmc_control(s.fd, NULL, s.client, H_P2P, CMD_REGISTER_VIDMEM, reg,
-		                 rmc_ctrl_size(CMD_REGISTER_VIDMEM, REGISTER_PARAMS_SIZE));
+		st = rmc_control(s.fd, NULL, s.client, H_P2P, CMD_REGISTER_VIDMEM, &reg,
+		                 rmc_ctrl_size(CMD_REGISTER_VIDMEM, sizeof(reg)));
+		if (st == NV_OK)
+			st = rmc_control(s.fd, NULL, s.client, H_P2P, NV503C_CTRL_CMD_UNREGISTER_VIDMEM,
+			                 &unreg, rmc_ctrl_size(NV503C_CTRL_CMD_UNREGISTER_VIDMEM, sizeof(unreg)));
 	}
 	atomic_store(&sh->a_done, 1);
 	printf("slow_status=%s\n", rmc_status_str(st));

@@ -65,6 +65,12 @@
 #                     old mmap hides its arguments); the refusals audited
 #   baseline-managed-R  no profile: the UVM-shaped mappings and remap reach the
 #                     device (the fake's FUSE file answers ENODEV), never EPERM
+#   p2panswer-runc    a named policy with p2p-register = answer: the
+#                     container's CUDA-shaped pairs (tests/p2p's p2p_pairs)
+#                     all see NV_OK, the fake performs none of their
+#                     registrations, the start record says "answer"
+#   p2pperform-runc   the baseline: the default policy, the fake performs
+#                     every registration
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
 #   restart-runc      the agent, started with --keeper, is SIGKILLed while it
@@ -127,6 +133,8 @@ HOLDER=$ROOT/build/tests/agent/holder
 PEER=$ROOT/build/tests/agent/peer
 MANAGED=$ROOT/build/tests/agent/managed
 ABANDON=$ROOT/build/tests/agent/abandon
+P2P=$ROOT/build/tests/agent/p2p_pairs
+P2P_PAIRS=10
 ABANDON_SLEEP_MS=1500   # the fake's first allocation
 ABANDON_SIGNAL_MS=400   # the signal, well inside it
 COMPAT=$ROOT/build/tests/agent/compat_i386
@@ -400,6 +408,14 @@ inside() {
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
 		[ -n "$p" ] && { profile "$p" --policy-name deny --policy "$D/policies/deny.policy" && start_agent || return; }
 		run_fg '["/bin/managed"]' "$p" ;;
+	p2panswer)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\np2p-register = answer\n' >"$D/policies/p2p.policy"
+		profile "$p" --policy-name p2p && start_agent || return
+		run_fg '["/bin/p2p_pairs", "'"$P2P_PAIRS"'"]' "$p" ;;
+	p2pperform)
+		profile "$p" && start_agent || return
+		run_fg '["/bin/p2p_pairs", "'"$P2P_PAIRS"'"]' "$p" ;;
 	mmapless)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
@@ -569,7 +585,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -588,7 +604,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -720,6 +736,15 @@ judge() {  # judge NAME RUNTIME
 			[ -n "$(val "$dir/container.out" $k)" ] && [ "$(val "$dir/container.out" $k)" != EPERM ] ||
 				why=${why:-"$k was refused without the agent: $(tr '\n' ' ' <"$dir/container.out")"}
 		done ;;
+	p2panswer-runc | p2pperform-runc)
+		# By the fake's own count: none performed under answer, every
+		# one under the default; the container saw NV_OK either way.
+		local mode=perform performed=$P2P_PAIRS log=$dir/gs-$name.jsonl
+		[ "$name" = p2panswer-runc ] && mode=answer performed=0
+		[ "$rc" = 0 ] && grep -q "^pairs_ok=$P2P_PAIRS reg_ok=$P2P_PAIRS unreg_ok=$P2P_PAIRS " "$dir/container.out" &&
+			[ "$(st "$dir" p2p_registered)" = "$performed" ] && [ "$(st "$dir" p2p_unregistered)" = "$performed" ] &&
+			grep -q "\"p2p_register\":\"$mode\"" "$log" ||
+			why="rc=$rc registered=$(st "$dir" p2p_registered) (want $performed): $(head -c 200 "$dir/container.out")" ;;
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
@@ -858,7 +883,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

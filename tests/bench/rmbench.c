@@ -8,6 +8,8 @@
  *   rmbench [-n PAIRS] [-s SIZE] [-p LIVE_OBJECTS] [-k CLIENTS] [-r] [-N NEW_CLIENTS]
  *           [-w MS]
  *
+ * The registration registers the allocation's whole 64 KiB pages, as the
+ * driver wants: a SIZE under 64 KiB needs -r.
  * -p prefills that many live objects (4 KiB allocations) before the loop,
  * -k opens that many other clients (each on its own control file), -r
  * leaves out the two registration controls, -N times the creation and
@@ -38,6 +40,7 @@
 #define UNREGISTER_PARAMS_SIZE  4u
 #define P2P_ALLOC_PARAMS_SIZE   4u
 #define H_P2P                   0x5c0000f0u
+#define PAIR_ADDRESS            0x7f0000000000ull
 #define H_PREFILL_BASE          0x5d000000u
 #define PREFILL_SIZE            4096u
 #define FD_HEADROOM             64u
@@ -94,18 +97,20 @@ static rmc_status_t timed_call(struct samples *s, rmc_status_t st, double t0)
 static void one_pair(struct rmc_session *r, uint64_t size, bool controls, struct samples t[N_TIMERS])
 {
 	nv_handle_t h = RMC_H_MEM_BASE;
-	uint8_t reg[REGISTER_PARAMS_SIZE] = { 0 };
+	/* What the driver accepts (third_party_p2p_ctrl.c): the allocation's
+	 * 64 KiB-aligned range at a 64 KiB-aligned address. */
+	struct nv503c_register_vidmem_params reg = { .h_memory = h, .address = PAIR_ADDRESS,
+	                                             .size = size & ~(uint64_t)(NV503C_P2P_PAGE_64K - 1) };
 	uint32_t unreg = h;
 	rmc_status_t st;
 	double t0;
 
-	memcpy(reg, &h, sizeof(h));
 	t0 = now_us();
 	st = rmc_alloc_vidmem(r->fd, NULL, r->client, r->device, h, size);
 	die_on(timed_call(&t[T_ALLOC], st, t0), "RM_ALLOC 0x40");
 	if (controls) {
 		t0 = now_us();
-		st = rmc_control(r->fd, NULL, r->client, H_P2P, CMD_REGISTER_VIDMEM, reg,
+		st = rmc_control(r->fd, NULL, r->client, H_P2P, CMD_REGISTER_VIDMEM, &reg,
 		                 rmc_ctrl_size(CMD_REGISTER_VIDMEM, REGISTER_PARAMS_SIZE));
 		die_on(timed_call(&t[T_REG], st, t0), "REGISTER_VIDMEM");
 		t0 = now_us();

@@ -82,7 +82,7 @@ if MANWIDTH=80 man --warnings -l man/gpusandbox.1 man/gpusandbox.policy.5 man/gp
 else ok "man-no-warnings"; fi
 
 # --- completions ---
-help_opts=$("$B" --help | sed -nE 's/^  (-h, )?(--[a-z][a-z-]*).*/\2/p' | sort -u)
+help_opts=$("$B" --help | sed -nE 's/^  (-h, )?(--[a-z][a-z0-9-]*).*/\2/p' | sort -u)
 bash_opts=$(PATH="$D/usr/bin:$PATH" bash -c '
 	source "$1" || exit 1
 	COMP_WORDS=(gpusandbox --); COMP_CWORD=1; _gpusandbox
@@ -98,8 +98,8 @@ first=$(PATH="$D/usr/bin:$PATH" bash -c '
 	source "$1"; COMP_WORDS=(gpusandbox li); COMP_CWORD=1; _gpusandbox
 	printf "%s\n" "${COMPREPLY[@]}"' sh "$D/usr/share/bash-completion/completions/gpusandbox")
 grep -qx list-groups <<<"$first" && ok "completion-bash-subcommand" || bad "completion-bash-subcommand" "$first"
-zsh_opts=$(grep -oE -- "(^|[ '{,)*])--[a-z][a-z-]*" "$D/usr/share/zsh/site-functions/_gpusandbox" |
-	grep -oE -- '--[a-z][a-z-]*' | sort -u)
+zsh_opts=$(grep -oE -- "(^|[ '{,)*])--[a-z][a-z0-9-]*" "$D/usr/share/zsh/site-functions/_gpusandbox" |
+	grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
 [ "$zsh_opts" = "$help_opts" ] && ok "completion-zsh-options" ||
 	bad "completion-zsh-options" "zsh: $(echo $zsh_opts) help: $(echo $help_opts)"
 if command -v zsh >/dev/null; then

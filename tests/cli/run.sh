@@ -273,9 +273,9 @@ python3 -c 'import json,sys; r = json.loads(open(sys.argv[1]).readline()); sys.e
 # Every long option in --help is documented in the man page and vice versa.
 # (The usage lines of other subcommands, e.g. audit verify --head, are
 # documented in SUBCOMMANDS, not OPTIONS.)
-help_opts=$("$B" --help | grep -vE '^(Usage:|  +)? *gpusandbox [a-z]' | grep -oE -- '--[a-z][a-z-]+' | sort -u)
+help_opts=$("$B" --help | grep -vE '^(Usage:|  +)? *gpusandbox [a-z]' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
 man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' man/gpusandbox.1 | grep -E '^\.(B|BI|BR) ' |
-	grep -oE '\\-\\-[a-z\\-]+' | sed -e 's/\\-/-/g' | sort -u)
+	grep -oE '\\-\\-[a-z0-9\\-]+' | sed -e 's/\\-/-/g' | sort -u)
 if [ "$help_opts" = "$man_opts" ]; then ok "help-matches-man"; else
 	bad "help-matches-man" "help: $(echo $help_opts) man: $(echo $man_opts)"; fi
 # Every key --check prints (each quota kind's row among them, the video

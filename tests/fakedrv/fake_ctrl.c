@@ -306,6 +306,11 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 		}
 	}
 	bool dirty = false;
+	if (fake_p2p_is_registration(ctl->cmd)) {
+		st = fake_p2p_control(c, o, ctl->cmd, params, ctl->params_size);
+		free(params);
+		return st;
+	}
 	switch (ctl->cmd) {
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
 	case NV2080_CTRL_CMD_FB_GET_INFO:
@@ -439,6 +444,11 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
 	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);
+	put(&b, "p2p_registered", 0, false, fake_st.p2p_registered);
+	put(&b, "p2p_register_failed", 0, false, fake_st.p2p_register_failed);
+	put(&b, "p2p_unregistered", 0, false, fake_st.p2p_unregistered);
+	put(&b, "p2p_unregister_failed", 0, false, fake_st.p2p_unregister_failed);
+	put(&b, "p2p_registrations_live", 0, false, fake_p2p_live());
 	pthread_mutex_unlock(&fake_st.lock);
 	return b.len;
 }

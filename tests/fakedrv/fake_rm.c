@@ -275,6 +275,7 @@ static void res_put(struct res *r)
 		else if (r->kind == K_ENGINE)
 			g->eng_live[r->engine]--;
 	}
+	fake_p2p_forget(r);
 	free(r);
 }
 

@@ -140,6 +140,9 @@ struct fake_state {
 	 * and how many of those tails held a non-zero byte: bytes a
 	 * supervisor with 580's tables never copied. */
 	uint64_t         grown_tail_reads, grown_tail_nonzero;
+	/* P2P registration controls performed (fake_p2p.c), by outcome. */
+	uint64_t         p2p_registered, p2p_register_failed;
+	uint64_t         p2p_unregistered, p2p_unregister_failed;
 };
 extern struct fake_state fake_st;
 
@@ -175,6 +178,16 @@ bool fake_share_allows_dup(const struct client *src, const struct obj *so,
 			   const struct client *dst);
 int  fake_esc_share(const struct fake_caller *who, void *buf, size_t size);
 int  fake_esc_export_dmabuf(const struct fake_caller *who, void *buf, size_t size);
+
+/* fake_p2p.c */
+bool        fake_p2p_is_registration(uint32_t cmd);
+/* REGISTER_VIDMEM or UNREGISTER_VIDMEM on object o of client c. */
+nv_status_t fake_p2p_control(struct client *c, struct obj *o, uint32_t cmd, const void *params,
+                             uint32_t params_size);
+/* r (a P2P object or memory) is gone: its registrations with it. */
+void        fake_p2p_forget(const struct res *r);
+/* Registrations held now. */
+size_t      fake_p2p_live(void);
 
 /* fake_ctrl.c */
 int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);

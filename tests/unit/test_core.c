@@ -732,6 +732,47 @@ static void test_write_changed(void)
 	munmap(m, page);
 }
 
+/* What --p2p-register answer asks of the ledger: an object's recorded
+ * facts (a dup has its source's), and whether a task's fd number is a
+ * client's own file, by kcmp, without a dup. */
+static void test_ledger_p2p_facts(void)
+{
+	const uint32_t p2p = 0x5c0000f0u, p2p_dup = 0x5c0000f1u;
+	struct ledger l;
+	struct ledger_facts f;
+	int a[2], b[2], again;
+
+	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	CHECK(ledger_init(&l) == 0);
+	ledger_note_client(&l, CLIENT, a[0]);
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT, DEVICE, p2p, RM_CLASS_OTHER, NV50_THIRD_PARTY_P2P, LEDGER_NO_GPU, 0);
+	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
+	ledger_dup(&l, CLIENT, DEVICE, MEM2, CLIENT, MEM1);
+	ledger_dup(&l, CLIENT, DEVICE, p2p_dup, CLIENT, p2p);
+	CHECK(ledger_object_facts(&l, CLIENT, p2p, &f) && f.cls == NV50_THIRD_PARTY_P2P && f.gpu == 0 &&
+	      f.kind == RM_CLASS_OTHER && f.bytes == 0);
+	CHECK(ledger_object_facts(&l, CLIENT, p2p_dup, &f) && f.cls == NV50_THIRD_PARTY_P2P && f.gpu == 0);
+	CHECK(ledger_object_facts(&l, CLIENT, MEM1, &f) && f.kind == RM_CLASS_VIDMEM && f.bytes == GiB &&
+	      f.gpu == 0);
+	CHECK(ledger_object_facts(&l, CLIENT, MEM2, &f) && f.kind == RM_CLASS_VIDMEM && f.bytes == GiB);
+	CHECK(!ledger_object_facts(&l, CLIENT, 0x5c0000ffu, &f) && !ledger_object_facts(&l, CLIENT2, MEM1, &f));
+	/* The client's file under another number is the client's file; another
+	 * file, or a client unknown here, is not. */
+	again = dup(a[0]);
+	CHECK(ledger_task_fd_is_client_file(&l, CLIENT, getpid(), a[0]) == 1);
+	CHECK(ledger_task_fd_is_client_file(&l, CLIENT, getpid(), again) == 1);
+	CHECK(ledger_task_fd_is_client_file(&l, CLIENT, getpid(), b[0]) == 0);
+	CHECK(ledger_task_fd_is_client_file(&l, CLIENT, getpid(), a[1]) == 0);
+	CHECK(ledger_task_fd_is_client_file(&l, CLIENT2, getpid(), a[0]) == 0);
+	close(again);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -748,6 +789,7 @@ int main(void)
 	test_ledger_channels();
 	test_ledger_handle_zero();
 	test_ledger_channel_dups();
+	test_ledger_p2p_facts();
 	test_sm_decisions();
 	test_sm_convergence();
 	test_scratch_params_cleared();

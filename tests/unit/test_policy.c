@@ -154,6 +154,36 @@ static void test_managed(void)
 	CHECK(strcmp(gs_managed_name(GS_MANAGED_DENY), "deny") == 0);
 }
 
+/* p2p-register: perform by default, answer when asked, nothing else. */
+static void test_p2p_register(void)
+{
+	static const struct {
+		const char          *text;
+		enum gs_p2p_register want;
+	} cases[] = {
+		{ "", GS_P2P_REGISTER_PERFORM },
+		{ "p2p-register = answer\n", GS_P2P_REGISTER_ANSWER },
+		{ "p2p-register=perform # the default\n", GS_P2P_REGISTER_PERFORM },
+	};
+	enum gs_p2p_register m = GS_P2P_REGISTER_ANSWER;
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct gs_policy p;
+		char diag[GS_POLICY_DIAG_MAX];
+
+		gs_policy_init(&p);
+		CHECK(gs_policy_parse("t.policy", cases[i].text, strlen(cases[i].text), &p, diag,
+		                      sizeof(diag)) == 0);
+		CHECK(p.quota.p2p_register == cases[i].want);
+	}
+	CHECK(gs_parse_p2p_register("perform", &m) == 0 && m == GS_P2P_REGISTER_PERFORM);
+	CHECK(gs_parse_p2p_register("answer", &m) == 0 && m == GS_P2P_REGISTER_ANSWER);
+	CHECK(gs_parse_p2p_register("Answer", &m) < 0 && gs_parse_p2p_register("", &m) < 0 &&
+	      gs_parse_p2p_register("skip", &m) < 0);
+	CHECK(strcmp(gs_p2p_register_name(GS_P2P_REGISTER_ANSWER), "answer") == 0);
+	CHECK(strcmp(gs_p2p_register_name(GS_P2P_REGISTER_PERFORM), "perform") == 0);
+}
+
 static void test_bad_files(void)
 {
 	static const struct {
@@ -254,6 +284,10 @@ static void test_bad_files(void)
 		  "t.policy:1:11: error: invalid managed-memory mode 'yes' (deny or allow-unaccounted)\n"
 		  " managed = yes\n"
 		  "           ^\n" },
+		{ "p2p-register = skip\n",
+		  "t.policy:1:16: error: invalid p2p-register mode 'skip' (perform or answer)\n"
+		  " p2p-register = skip\n"
+		  "                ^\n" },
 		{ "gpus = 1,,2\n",
 		  "t.policy:1:8: error: invalid GPU list '1,,2': expected a GPU index\n"
 		  " gpus = 1,,2\n"
@@ -602,6 +636,7 @@ int main(void)
 	test_suggest();
 	test_good_files();
 	test_managed();
+	test_p2p_register();
 	test_run_as();
 	test_bad_files();
 	test_nul_byte();

@@ -757,6 +757,95 @@ static void check_branch_members(void)
 	CHECK(gs_rules_control(v570, &rules, reused).allowed);
 }
 
+/* ---- --p2p-register answer (gs_verdict_of_p2p_answer) ------------------------------- */
+
+#define P2P_BYTES (2 * MIB)
+#define P2P_64K (64 * 1024)
+/* What the ledger proves for a registration CUDA makes. */
+#define P2P_PROVEN { .gpu = LEDGER_NO_GPU, .p2p_object = true, .p2p_client_on_file = true, \
+	.p2p_memory_vidmem = true, .p2p_memory_bytes = P2P_BYTES }
+#define REGISTER(addr, size_, off) { CONTROL(NV503C_CTRL_CMD_REGISTER_VIDMEM), .params_size = 32, \
+	.p2p_params = true, .p2p_memory = 0xe0, .p2p_address = (addr), .p2p_size = (size_), \
+	.p2p_offset = (off) }
+#define UNREGISTER { CONTROL(NV503C_CTRL_CMD_UNREGISTER_VIDMEM), .params_size = 4, \
+	.p2p_params = true, .p2p_memory = 0xe0 }
+
+struct p2p_row {
+	const char       *name;
+	struct gs_usage   usage;
+	struct gs_rm_call call;
+	bool              answered;
+};
+
+static const struct p2p_row p2p_rows[] = {
+	{ "CUDA's registration", P2P_PROVEN, REGISTER(0x7f0000200000ull, P2P_BYTES, 0), true },
+	{ "CUDA's unregistration", P2P_PROVEN, UNREGISTER, true },
+	{ "a part of the allocation", P2P_PROVEN, REGISTER(0, P2P_64K, P2P_BYTES - P2P_64K), true },
+	{ "object not an NV50_THIRD_PARTY_P2P of the ledger's",
+	  { .gpu = LEDGER_NO_GPU, .p2p_client_on_file = true, .p2p_memory_vidmem = true,
+	    .p2p_memory_bytes = P2P_BYTES }, REGISTER(0, P2P_BYTES, 0), false },
+	{ "client not on the caller's file",
+	  { .gpu = LEDGER_NO_GPU, .p2p_object = true, .p2p_memory_vidmem = true,
+	    .p2p_memory_bytes = P2P_BYTES }, REGISTER(0, P2P_BYTES, 0), false },
+	{ "memory not the client's video memory",
+	  { .gpu = LEDGER_NO_GPU, .p2p_object = true, .p2p_client_on_file = true },
+	  REGISTER(0, P2P_BYTES, 0), false },
+	{ "unregistering memory not the client's",
+	  { .gpu = LEDGER_NO_GPU, .p2p_object = true, .p2p_client_on_file = true }, UNREGISTER, false },
+	{ "params not decoded (another size)", P2P_PROVEN,
+	  { CONTROL(NV503C_CTRL_CMD_REGISTER_VIDMEM), .params_size = 32 }, false },
+	{ "empty range", P2P_PROVEN, REGISTER(0, 0, 0), false },
+	{ "size not 64 KiB aligned", P2P_PROVEN, REGISTER(0, P2P_BYTES - 4096, 0), false },
+	{ "address not 64 KiB aligned", P2P_PROVEN, REGISTER(4096, P2P_BYTES, 0), false },
+	{ "offset not 64 KiB aligned", P2P_PROVEN, REGISTER(0, P2P_64K, 4096), false },
+	{ "address + size wraps", P2P_PROVEN, REGISTER(UINT64_MAX - P2P_64K + 1, P2P_64K, 0), false },
+	{ "offset + size wraps", P2P_PROVEN, REGISTER(0, P2P_64K, UINT64_MAX - P2P_64K + 1), false },
+	{ "beyond the allocation", P2P_PROVEN, REGISTER(0, P2P_BYTES, P2P_64K), false },
+	{ "another control of the object", P2P_PROVEN,
+	  { CONTROL(NV503C_CTRL_CMD_REGISTER_VA_SPACE), .params_size = 16 }, false },
+};
+
+static void check_p2p_row(const struct p2p_row *r)
+{
+	struct gs_rm_call call;
+
+	decoded(&call, &r->call);
+	struct gs_call_verdict v = gs_verdict_of_p2p_answer(&r->usage, &call);
+	/* Never a refusal: what is not answered is performed. */
+	bool ok = v.verdict == GS_VERDICT_ALLOW && v.status == NV_OK && v.answered == r->answered;
+	if (!ok)
+		fprintf(stderr, "p2p row \"%s\": got %s answered=%d\n", r->name, gs_verdict_name(v.verdict),
+		        v.answered);
+	CHECK(ok);
+}
+
+/* The params as the decoder reads them, and the driver's size check. */
+static void check_decode_p2p(void)
+{
+	struct nv503c_register_vidmem_params reg = { .h_memory = 0xe0, .address = 0x10000,
+	                                             .size = 2 * MIB, .offset = 0x20000 };
+	struct nv503c_unregister_vidmem_params unreg = { .h_memory = 0xe1 };
+	struct nvos54 top = { .h_client = 0xc1, .h_object = 0xd0, .cmd = NV503C_CTRL_CMD_REGISTER_VIDMEM,
+	                      .params = 0x1000, .params_size = sizeof(reg) };
+	struct gs_rm_call c;
+
+	CHECK(gs_decode_control(ABI, &top, false, &c) != NULL && !c.params_size_wrong);
+	gs_decode_control_params(&c, &reg, sizeof(reg));
+	CHECK(c.p2p_params && c.p2p_memory == 0xe0 && c.p2p_address == 0x10000 &&
+	      c.p2p_size == 2 * MIB && c.p2p_offset == 0x20000);
+	top.params_size = sizeof(reg) - 8;
+	CHECK(gs_decode_control(ABI, &top, false, &c) != NULL && c.params_size_wrong);
+	gs_decode_control_params(&c, &reg, sizeof(reg) - 8);
+	CHECK(!c.p2p_params);
+	top.cmd = NV503C_CTRL_CMD_UNREGISTER_VIDMEM;
+	top.params_size = sizeof(unreg);
+	CHECK(gs_decode_control(ABI, &top, false, &c) != NULL && !c.params_size_wrong);
+	gs_decode_control_params(&c, &unreg, sizeof(unreg));
+	CHECK(c.p2p_params && c.p2p_memory == 0xe1);
+	top.params_size = sizeof(reg);
+	CHECK(gs_decode_control(ABI, &top, false, &c) != NULL && c.params_size_wrong);
+}
+
 /* A call without driver tables is refused, whatever it is: the verdict
  * cannot know the class's group or engine, so it fails closed. */
 static void check_no_tables(void)
@@ -793,8 +882,11 @@ int main(void)
 		check_schedule_row(&schedule_rows[i]);
 	for (size_t i = 0; i < sizeof(escape_rows) / sizeof(escape_rows[0]); i++)
 		check_escape_row(&escape_rows[i]);
+	for (size_t i = 0; i < sizeof(p2p_rows) / sizeof(p2p_rows[0]); i++)
+		check_p2p_row(&p2p_rows[i]);
 	check_handle_calls();
 	check_listings();
 	check_decode();
+	check_decode_p2p();
 	return check_summary();
 }
