@@ -125,6 +125,15 @@ static void test_run_as(void)
 	CHECK(strcmp(p.groups, "video, 7") == 0);
 }
 
+/* A policy file's text parsed into p, freshly initialised; 0 when it parsed. */
+static int parse_text(const char *text, struct gs_policy *p)
+{
+	char diag[GS_POLICY_DIAG_MAX];
+
+	gs_policy_init(p);
+	return gs_policy_parse("t.policy", text, strlen(text), p, diag, sizeof(diag));
+}
+
 /* managed: the default and both spellings, in the file and on the command line. */
 static void test_managed(void)
 {
@@ -140,11 +149,7 @@ static void test_managed(void)
 
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
 		struct gs_policy p;
-		char diag[GS_POLICY_DIAG_MAX];
-
-		gs_policy_init(&p);
-		CHECK(gs_policy_parse("t.policy", cases[i].text, strlen(cases[i].text), &p, diag,
-		                      sizeof(diag)) == 0);
+		CHECK(parse_text(cases[i].text, &p) == 0);
 		CHECK(p.quota.managed == cases[i].want);
 	}
 	/* The command line's parser takes the same words and no others. */
@@ -169,11 +174,7 @@ static void test_p2p_register(void)
 
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
 		struct gs_policy p;
-		char diag[GS_POLICY_DIAG_MAX];
-
-		gs_policy_init(&p);
-		CHECK(gs_policy_parse("t.policy", cases[i].text, strlen(cases[i].text), &p, diag,
-		                      sizeof(diag)) == 0);
+		CHECK(parse_text(cases[i].text, &p) == 0);
 		CHECK(p.quota.p2p_register == cases[i].want);
 	}
 	CHECK(gs_parse_p2p_register("perform", &m) == 0 && m == GS_P2P_REGISTER_PERFORM);
