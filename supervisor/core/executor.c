@@ -52,6 +52,7 @@
 #include "exec_managed.h"
 #include "executor.h"
 #include "stack.h"
+#include "gpu_nodes.h"
 #include "gpusandbox.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
@@ -291,8 +292,7 @@ static int dup_for_call(struct call *c, bool *driver)
 		if (fd >= 0)
 			return fd;
 	}
-	fd = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
-	kind = fd >= 0 ? fd_node_kind(fd) : GS_NODE_NONE;
+	fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
 	*driver = kind == GS_NODE_CTL || kind == GS_NODE_GPU;
 	c->dup_keep = kind == GS_NODE_CTL;
 	return fd;
@@ -307,7 +307,7 @@ static void finish_dup(struct call *c, const struct answer *a)
 		gs_dup_cache_park(&c->scratch->dups, c->dup_slot, c->dup, c->tid, c->wfd);
 	} else {
 		if (c->dup >= 0)
-			close(c->dup);
+			gs_gpu_node_close(c->dup);
 		if (c->dup_slot >= 0)
 			gs_dup_cache_release(&c->scratch->dups, c->dup_slot);
 	}
@@ -427,7 +427,7 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
 	if (undone)
 		record_decision(sb, &c, &a);
 	if (c.dup >= 0)
-		close(c.dup);
+		gs_gpu_node_close(c.dup);
 	return undone;
 }
 
@@ -472,5 +472,5 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 		record_decision(sb, &c, &a);
 	}
 	if (c.dup >= 0)
-		close(c.dup);
+		gs_gpu_node_close(c.dup);
 }
