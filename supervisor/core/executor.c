@@ -454,6 +454,14 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	} else {
 		a = route_ioctl(&c, data, &record);
 	}
+	/* A call's GPU node goes (and with it the GPU-node lock) before the
+	 * record, which may read a refused caller's stack: a page the
+	 * workload can stall must not hold up every sandbox's device
+	 * allocations (gpu_nodes.h). Nothing after the act uses it. */
+	if (c.dup >= 0 && gs_gpu_node_kept(c.dup)) {
+		gs_gpu_node_close(c.dup);
+		c.dup = -1;
+	}
 	if (record && a.kind != ANSWER_NONE)
 		record_decision(sb, &c, &a);
 	/* Our reference to the workload's file is dropped, or kept in the

@@ -69,6 +69,14 @@ bool gs_gpu_node_keep(int fd)
 	return true;
 }
 
+bool gs_gpu_node_kept(int fd)
+{
+	for (unsigned i = 0; i < n_kept; i++)
+		if (kept[i] == fd)
+			return true;
+	return false;
+}
+
 void gs_gpu_node_close(int fd)
 {
 	for (unsigned i = 0; i < n_kept; i++) {

@@ -38,6 +38,8 @@ bool gs_gpu_nodes_held(void);
  * gs_gpu_node_close). False, with nothing kept, when this thread holds too
  * many already: the caller closes the fd and fails the call. */
 bool gs_gpu_node_keep(int fd);
+/* Is fd a GPU node this thread keeps (and so holds the lock for)? */
+bool gs_gpu_node_kept(int fd);
 /* Closes an fd taken from the workload: a kept GPU node lets go of its
  * hold on the lock; any other fd is merely closed. */
 void gs_gpu_node_close(int fd);

@@ -188,7 +188,7 @@ int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_
 {
 	gs_gpu_nodes_enter();
 	int fd = getfd_of_task(pc, tid, wfd);
-	*kind = fd >= 0 ? fd_node_kind(fd) : GS_NODE_NONE;
+	*kind = fd >= 0 ? fd_node_kind_cached(fd) : GS_NODE_NONE;
 	if (*kind == GS_NODE_GPU && !gs_gpu_node_keep(fd)) {
 		close(fd); /* more nodes than a call needs: fail closed */
 		fd = -1;
@@ -235,6 +235,26 @@ bool fd_is_nvidia_like(int fd)
 	enum gs_node_kind k = fd_node_kind(fd);
 
 	return k == GS_NODE_CTL || k == GS_NODE_GPU;
+}
+
+/* fd_node_kind from the attributes the kernel has, without asking the file
+ * system (AT_STATX_DONT_SYNC): the workload picks the fd, and a FUSE file
+ * whose server stalls getattr would stall us under the GPU-node lock, and
+ * with us every sandbox. What it reads (type, device, inode, rdev) never
+ * changes for an inode. */
+enum gs_node_kind fd_node_kind_cached(int fd)
+{
+	struct statx sx;
+	struct stat st;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0)
+		return GS_NODE_NONE;
+	memset(&st, 0, sizeof(st));
+	st.st_mode = sx.stx_mode;
+	st.st_ino = sx.stx_ino;
+	st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	return gs_driver_node_kind(&st, NULL);
 }
 
 enum gs_node_kind fd_node_kind(int fd)

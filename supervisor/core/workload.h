@@ -81,6 +81,9 @@ bool fd_is_control_file(int fd);
 /* What our fd is to the driver, from one fstat (GS_NODE_NONE when fstat
  * fails: see fd_is_nvidia_like). */
 enum gs_node_kind fd_node_kind(int fd);
+/* The same from the kernel's cached attributes, without a file system
+ * round trip (what dup_workload_fd asks under the GPU-node lock). */
+enum gs_node_kind fd_node_kind_cached(int fd);
 
 /* Dups of task tid's open /dev/nvidiaN nodes, for one call. */
 void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b);
