@@ -88,7 +88,8 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \
               $(BUILD)/tests/unit/test_quiesce \
-              $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache
+              $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
+              $(BUILD)/tests/unit/test_gpu_nodes
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
