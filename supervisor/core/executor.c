@@ -409,6 +409,18 @@ static bool send_answer(struct gs_session *sb, const struct call *c, const struc
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 || errno != ENOENT;
 }
 
+/* A call's GPU node goes (and with it the GPU-node lock) once the driver
+ * is done with it, before the record, which may read a refused caller's
+ * stack: a page the workload can stall must not hold up every sandbox's
+ * device allocations (gpu_nodes.h). Nothing after the act uses it. */
+static void drop_gpu_node(struct call *c)
+{
+	if (c->dup >= 0 && gs_gpu_node_kept(c->dup)) {
+		gs_gpu_node_close(c->dup);
+		c->dup = -1;
+	}
+}
+
 bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
                              const struct gs_resumed_alloc *r)
 {
@@ -424,6 +436,7 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
 	c.made.parent = r->parent;
 	c.made.object = r->object;
 	undone = undo_resumed_alloc(&c);
+	drop_gpu_node(&c);
 	if (undone)
 		record_decision(sb, &c, &a);
 	if (c.dup >= 0)
@@ -454,14 +467,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	} else {
 		a = route_ioctl(&c, data, &record);
 	}
-	/* A call's GPU node goes (and with it the GPU-node lock) before the
-	 * record, which may read a refused caller's stack: a page the
-	 * workload can stall must not hold up every sandbox's device
-	 * allocations (gpu_nodes.h). Nothing after the act uses it. */
-	if (c.dup >= 0 && gs_gpu_node_kept(c.dup)) {
-		gs_gpu_node_close(c.dup);
-		c.dup = -1;
-	}
+	drop_gpu_node(&c);
 	if (record && a.kind != ANSWER_NONE)
 		record_decision(sb, &c, &a);
 	/* Our reference to the workload's file is dropped, or kept in the
@@ -476,6 +482,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	/* A performed allocation whose answer is lost would stay made and
 	 * charged, unknown to the task, which may retry it: undone. */
 	if (!sent && c.made.set && undo_abandoned_alloc(&c)) {
+		drop_gpu_node(&c);
 		a = answer_value(0);
 		record_decision(sb, &c, &a);
 	}
