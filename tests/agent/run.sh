@@ -42,9 +42,10 @@
 #                     tries devices on GPU 0 for 4 s meanwhile: the fake
 #                     grants B none (device_unentitled_grants 0, B refused
 #                     with INSUFFICIENT_PERMISSIONS). Its baseline runs the
-#                     agent with GPUSANDBOX_TEST_NO_GPU_NODE_LOCK: B's first
-#                     attempt won in each of 8 runs here (it stops at the
-#                     first win; judged by device_unentitled_grants >= 1)
+#                     agent with GPUSANDBOX_TEST_NO_GPU_NODE_LOCK: B won in
+#                     each of 10 runs here, at its first attempt in the 3
+#                     whose output was read (it stops at the first win;
+#                     judged by device_unentitled_grants >= 1)
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
 #                     that quota, not the default's 1 GiB
 #   unnamed-runc      a profile naming a policy the node lacks: refused,
