@@ -43,7 +43,7 @@
 #                     grants B none (device_unentitled_grants 0, B refused
 #                     with INSUFFICIENT_PERMISSIONS). Its baseline runs the
 #                     agent with GPUSANDBOX_TEST_NO_GPU_NODE_LOCK: B won in
-#                     each of 10 runs here, at its first attempt in the 3
+#                     each of 11 runs here, within 2 attempts in the 4
 #                     whose output was read (it stops at the first win;
 #                     judged by device_unentitled_grants >= 1)
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
