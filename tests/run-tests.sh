@@ -44,6 +44,7 @@ run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-quiesce build/tests/unit/test_quiesce
 run_tier unit-dupcache build/tests/unit/test_dupcache
+run_tier unit-gpu-nodes build/tests/unit/test_gpu_nodes
 run_tier unit-audit build/tests/unit/test_audit
 run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile

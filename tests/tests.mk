@@ -57,10 +57,12 @@ TESTS_AGENT_P2P := $(TESTS_BUILD)/agent/p2p_pairs
 TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
 # A refused call made with its stack pointer in a stalling page (static).
 TESTS_AGENT_STACKSTALL := $(TESTS_BUILD)/agent/stackstall
+# Device allocations of two containers racing on one GPU's node (static).
+TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
-                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P)
+                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -97,6 +99,10 @@ $(TESTS_AGENT_P2P): tests/p2p/p2p_pairs.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_ABANDON): tests/agent/abandon.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_GPUNODE): tests/agent/gpunode.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 

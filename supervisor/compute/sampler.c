@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
+#include "gpu_nodes.h"
 #include "idle_rule.h"
 #include "rm_own.h"
 #include "sampler.h"
@@ -112,6 +113,10 @@ static bool open_client(struct gs_sampler *s, unsigned minor, const struct gs_gp
 	if (s->ctl_fd < 0 ||
 	    rm_own_alloc(s->ctl_fd, 0, 0, &s->client, NV01_ROOT_CLIENT, &s->client, 0) != NV_OK)
 		return false;
+	/* Our nodes and the device allocation they vouch for, under the
+	 * GPU-node lock: no worker's device allocation meets them, and ours
+	 * meets no worker's (gpu_nodes.h). */
+	gs_gpu_nodes_enter();
 	for (unsigned m = 0; m < GS_MAX_GPUS; m++) {
 		char path[NODE_PATH_MAX];
 		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
@@ -129,6 +134,7 @@ static bool open_client(struct gs_sampler *s, unsigned minor, const struct gs_gp
 	}
 	for (unsigned i = 0; i < n_nodes; i++)
 		close(nodes[i]);
+	gs_gpu_nodes_leave();
 	return st == NV_OK;
 }
 

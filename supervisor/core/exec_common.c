@@ -27,6 +27,7 @@
 #include "rm_tables.h"
 #include "session.h"
 #include "exec_int.h"
+#include "gpu_nodes.h"
 
 /* ---- the notification --------------------------------------------------- */
 
@@ -53,7 +54,7 @@ int dup_trapped_fd(struct call *c, int wfd)
 	int fd = dup_workload_fd(&c->sb->pidfds, c->tid, wfd);
 
 	if (fd >= 0 && !notif_still_valid(c)) {
-		close(fd);
+		gs_gpu_node_close(fd);
 		errno = ESRCH;
 		return -1;
 	}
@@ -189,7 +190,10 @@ int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	struct gs_session *sb = c->sb;
 
-	if (!c->off_lock_key || !sb->release_receiver)
+	/* Never off lock while this thread holds a GPU node (the call's own
+	 * dup is one): the session lock would be taken again under the
+	 * GPU-node lock, the reverse of its order (gpu_nodes.h). */
+	if (!c->off_lock_key || !sb->release_receiver || gs_gpu_nodes_held())
 		return escape_ioctl(c, nr, size, buf);
 	struct gs_driver_time *t = driver_time_of(sb, c->off_lock_key);
 	bool off_lock = t->ewma_us >= GS_SLOW_DRIVER_US;

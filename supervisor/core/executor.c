@@ -52,6 +52,7 @@
 #include "exec_managed.h"
 #include "executor.h"
 #include "stack.h"
+#include "gpu_nodes.h"
 #include "gpusandbox.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
@@ -293,8 +294,7 @@ static int dup_for_call(struct call *c, bool *driver)
 		if (fd >= 0)
 			return fd;
 	}
-	fd = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
-	kind = fd >= 0 ? fd_node_kind(fd) : GS_NODE_NONE;
+	fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
 	*driver = kind == GS_NODE_CTL || kind == GS_NODE_GPU;
 	c->dup_keep = kind == GS_NODE_CTL;
 	return fd;
@@ -309,7 +309,7 @@ static void finish_dup(struct call *c, const struct answer *a)
 		gs_dup_cache_park(&c->scratch->dups, c->dup_slot, c->dup, c->tid, c->wfd);
 	} else {
 		if (c->dup >= 0)
-			close(c->dup);
+			gs_gpu_node_close(c->dup);
 		if (c->dup_slot >= 0)
 			gs_dup_cache_release(&c->scratch->dups, c->dup_slot);
 	}
@@ -419,6 +419,18 @@ static bool send_answer(struct gs_session *sb, const struct call *c, const struc
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 || errno != ENOENT;
 }
 
+/* A call's GPU node goes (and with it the GPU-node lock) once the driver
+ * is done with it, before the record, which may read a refused caller's
+ * stack: a page the workload can stall must not hold up every sandbox's
+ * device allocations (gpu_nodes.h). Nothing after the act uses it. */
+static void drop_gpu_node(struct call *c)
+{
+	if (c->dup >= 0 && gs_gpu_node_kept(c->dup)) {
+		gs_gpu_node_close(c->dup);
+		c->dup = -1;
+	}
+}
+
 bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
                              const struct gs_resumed_alloc *r)
 {
@@ -434,10 +446,11 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
 	c.made.parent = r->parent;
 	c.made.object = r->object;
 	undone = undo_resumed_alloc(&c);
+	drop_gpu_node(&c);
 	if (undone)
 		record_decision(sb, &c, &a);
 	if (c.dup >= 0)
-		close(c.dup);
+		gs_gpu_node_close(c.dup);
 	return undone;
 }
 
@@ -464,6 +477,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	} else {
 		a = route_ioctl(&c, data, &record);
 	}
+	drop_gpu_node(&c);
 	if (record && a.kind != ANSWER_NONE)
 		record_decision(sb, &c, &a);
 	/* Our reference to the workload's file is dropped, or kept in the
@@ -478,9 +492,10 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	/* A performed allocation whose answer is lost would stay made and
 	 * charged, unknown to the task, which may retry it: undone. */
 	if (!sent && c.made.set && undo_abandoned_alloc(&c)) {
+		drop_gpu_node(&c);
 		a = answer_value(0);
 		record_decision(sb, &c, &a);
 	}
 	if (c.dup >= 0)
-		close(c.dup);
+		gs_gpu_node_close(c.dup);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "gpu_nodes.h"
 #include "workload.h"
 
 #ifndef PIDFD_THREAD
@@ -164,7 +165,7 @@ static int pidfd_for(struct gs_pidfd_cache *pc, pid_t tid, bool fresh)
  * went to a new one, pidfd_getfd fails and we open a fresh pidfd; if it
  * succeeds, the old task is alive, so it is the trapped one (live tids are
  * unique). */
-int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
+static int getfd_of_task(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int pidfd = pidfd_for(pc, tid, attempt > 0);
@@ -177,6 +178,31 @@ int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 			return -1;
 	}
 	return -1;
+}
+
+/* The dup is taken under the GPU-node lock (gpu_nodes.h), before we know
+ * what it is: the workload picks the fd, and a GPU node in our table
+ * would vouch for another sandbox's device allocation. A GPU node keeps
+ * the lock until gs_gpu_node_close; anything else lets it go here. */
+int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind)
+{
+	gs_gpu_nodes_enter();
+	int fd = getfd_of_task(pc, tid, wfd);
+	*kind = fd >= 0 ? fd_node_kind_cached(fd) : GS_NODE_NONE;
+	if (*kind == GS_NODE_GPU && !gs_gpu_node_keep(fd)) {
+		close(fd); /* more nodes than a call needs: fail closed */
+		fd = -1;
+		errno = EMFILE;
+	}
+	gs_gpu_nodes_leave();
+	return fd;
+}
+
+int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
+{
+	enum gs_node_kind kind;
+
+	return dup_workload_fd_kind(pc, tid, wfd, &kind);
 }
 
 /* The path an fd of process pid (0: ours) is open on, as /proc shows it.
@@ -209,6 +235,26 @@ bool fd_is_nvidia_like(int fd)
 	enum gs_node_kind k = fd_node_kind(fd);
 
 	return k == GS_NODE_CTL || k == GS_NODE_GPU;
+}
+
+/* fd_node_kind from the attributes the kernel has, without asking the file
+ * system (AT_STATX_DONT_SYNC): the workload picks the fd, and a FUSE file
+ * whose server stalls getattr would stall us under the GPU-node lock, and
+ * with us every sandbox. What it reads (type, device, inode, rdev) never
+ * changes for an inode. */
+enum gs_node_kind fd_node_kind_cached(int fd)
+{
+	struct statx sx;
+	struct stat st;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0)
+		return GS_NODE_NONE;
+	memset(&st, 0, sizeof(st));
+	st.st_mode = sx.stx_mode;
+	st.st_ino = sx.stx_ino;
+	st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	return gs_driver_node_kind(&st, NULL);
 }
 
 enum gs_node_kind fd_node_kind(int fd)
@@ -269,7 +315,9 @@ static bool is_gpu_node_path(const char *p)
  * fd table). When the supervisor performs the call, it borrows dups of the
  * workload's own GPU nodes for the duration of the call: the driver then
  * grants exactly what the workload itself is entitled to, no more, and
- * nothing is held after the call. */
+ * nothing is held after the call. The GPU-node lock is held from here to
+ * return_gpu_nodes, nodes or none: while a device allocation is performed
+ * no other thread of ours holds a GPU node (gpu_nodes.h). */
 void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b)
 {
 	char dir[PATH_BUF], path[PATH_BUF];
@@ -277,6 +325,8 @@ void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds 
 	DIR *d;
 
 	b->n = 0;
+	b->locked = true;
+	gs_gpu_nodes_enter();
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)tid);
 	d = opendir(dir);
 	if (!d)
@@ -297,6 +347,9 @@ void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds 
 void return_gpu_nodes(struct borrowed_fds *b)
 {
 	for (unsigned i = 0; i < b->n; i++)
-		close(b->fd[i]);
+		gs_gpu_node_close(b->fd[i]);
 	b->n = 0;
+	if (b->locked)
+		gs_gpu_nodes_leave();
+	b->locked = false;
 }

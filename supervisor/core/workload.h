@@ -34,6 +34,7 @@ struct gs_pidfd_cache {
 struct borrowed_fds {
 	int      fd[MAX_BORROWED_GPU_FDS];
 	unsigned n;
+	bool     locked; /* borrow_gpu_nodes took the GPU-node lock */
 };
 
 void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
@@ -65,8 +66,12 @@ struct gs_mem_out {
  * ever reads them back. b may be NULL. */
 int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_mem_out *b);
 
-/* Our dup of fd wfd of task tid, or -1 with errno set. */
+/* Our dup of fd wfd of task tid, or -1 with errno set. A dup that is a GPU
+ * node holds the GPU-node lock (gpu_nodes.h) until gs_gpu_node_close: every
+ * dup is closed with gs_gpu_node_close. _kind: also what it is to the
+ * driver (fd_node_kind). */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
+int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind);
 
 /* Does our fd lead to the NVIDIA driver, to its UVM device, to its control
  * node? uvm_major (fd_is_uvm) is the nvidia-uvm major, 0 if unknown. */
@@ -76,6 +81,9 @@ bool fd_is_control_file(int fd);
 /* What our fd is to the driver, from one fstat (GS_NODE_NONE when fstat
  * fails: see fd_is_nvidia_like). */
 enum gs_node_kind fd_node_kind(int fd);
+/* The same from the kernel's cached attributes, without a file system
+ * round trip (what dup_workload_fd asks under the GPU-node lock). */
+enum gs_node_kind fd_node_kind_cached(int fd);
 
 /* Dups of task tid's open /dev/nvidiaN nodes, for one call. */
 void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b);

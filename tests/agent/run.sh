@@ -35,6 +35,17 @@
 #                     768 MiB, the agent's --metrics-file is a valid
 #                     exposition naming both containers, whose memory adds
 #                     up to the fake's
+#   gpunode-runc      a fake of two GPUs with --gpu-node-check (the driver's
+#                     nv_is_gpu_accessible): container A (nvidiactl, nvidia0)
+#                     keeps making devices on GPU 0, so the agent keeps
+#                     borrowing its nvidia0; container B (nvidiactl, nvidia1)
+#                     tries devices on GPU 0 for 4 s meanwhile: the fake
+#                     grants B none (device_unentitled_grants 0, B refused
+#                     with INSUFFICIENT_PERMISSIONS). Its baseline runs the
+#                     agent with GPUSANDBOX_TEST_NO_GPU_NODE_LOCK: B won in
+#                     each of 11 runs here, within 2 attempts in the 4
+#                     whose output was read (it stops at the first win;
+#                     judged by device_unentitled_grants >= 1)
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
 #                     that quota, not the default's 1 GiB
 #   unnamed-runc      a profile naming a policy the node lacks: refused,
@@ -135,6 +146,10 @@ MANAGED=$ROOT/build/tests/agent/managed
 ABANDON=$ROOT/build/tests/agent/abandon
 P2P=$ROOT/build/tests/agent/p2p_pairs
 P2P_PAIRS=10
+GPUNODE=$ROOT/build/tests/agent/gpunode
+GPUNODE_RACE_MS=4000    # B's device attempts on GPU 0 (the baseline wins in well under 1 s)
+GPUNODE_PAD=400         # A's fds above its nvidia0: each borrow holds it through 400 reads
+GPUNODE_MIN_ATTEMPTS=100
 ABANDON_SLEEP_MS=1500   # the fake's first allocation
 ABANDON_SIGNAL_MS=400   # the signal, well inside it
 COMPAT=$ROOT/build/tests/agent/compat_i386
@@ -195,7 +210,7 @@ start_agent() {
 	# A restarted agent appends to the same log (stop_agent counts it),
 	# and is waited for by its own socket, not a dead one's.
 	rm -f "$SOCK"
-	"$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
+	${AGENT_ENV:+env $AGENT_ENV} "$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
 		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
@@ -315,6 +330,8 @@ inside() {
 	base=${base%-"$RT"}
 	[ "$CASE" = runc-flags ] && base=flags
 	case "$CASE" in baseline-*) ;; *) p=$D/profile.json ;; esac
+	# Its baseline is the agent without the GPU-node lock, not no agent.
+	[ "$base" = gpunode ] && p=$D/profile.json
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -379,6 +396,32 @@ inside() {
 		stop_agent
 		cat "$top/a/out" "$top/b/out" >"$top/out"
 		echo 0 >"$top/rc" ;;
+	gpunode)
+		# A (nvidia0) keeps making devices on GPU 0, so the agent keeps
+		# borrowing its nvidia0; B (nvidia1 only) tries devices on GPU 0
+		# meanwhile. The baseline's agent has the lock off.
+		local top=$D
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_NO_GPU_NODE_LOCK=1}
+		profile "$p" && start_agent || return
+		D=$top/a && mkdir -p "$D"
+		make_bundle '["/bin/gpunode", "hold", "0", "/tmp/stop", "'"$GPUNODE_PAD"'"]' "$p" ||
+			{ echo "bundle a" >"$top/rc"; D=$top; return; }
+		(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-gpunode-a") >"$D/out" 2>"$D/err" </dev/null
+		wait_for -e "$D/ctmp/stop.ready" || { echo "A never made a device" >"$top/rc"; D=$top; return; }
+		D=$top/b && mkdir -p "$D"
+		BUNDLE_EXTRA='.mounts |= map(if .destination == "/dev/nvidia0"
+			then .destination = "/dev/nvidia1" | .source = ($m + "/nvidia1") else . end)' \
+			make_bundle '["/bin/gpunode", "race", "0", "'"$GPUNODE_RACE_MS"'"]' "$p" ||
+			{ echo "bundle b" >"$top/rc"; D=$top; return; }
+		(cd "$D/bundle" && timeout 30 "$RT" --root "$top/state" run "gs-gpunode-b") >"$top/b.out" 2>"$D/err" </dev/null
+		echo $? >"$top/rc"
+		"$RT" --root "$top/state" delete -f gs-gpunode-b >/dev/null 2>&1
+		: >"$top/a/ctmp/stop"
+		D=$top wait_stopped_id gs-gpunode-a
+		cp "$top/a/out" "$top/a.out" 2>/dev/null
+		D=$top
+		stop_agent
+		cat "$top/a.out" "$top/b.out" >"$top/out" 2>/dev/null ;;
 	named)
 		profile "$p" --policy-name small && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -585,7 +628,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P"; do
+for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -604,7 +647,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -616,6 +659,7 @@ run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
 	local fake_extra=()
+	case "$1" in *gpunode-runc) fake_extra=(--gpus 2 --gpu-node-check) ;; esac
 	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
@@ -852,6 +896,22 @@ judge() {  # judge NAME RUNTIME
 			why="rc=$rc allocs_ok=$(st "$dir" allocs_ok), agent said: $(grep -m1 container "$dir/agent.err")" ;;
 	baseline-sysadmin-*)
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] || why="the privileged container did not run: rc=$rc peak=$peak" ;;
+	gpunode-runc|baseline-gpunode-runc)
+		# Judged by the fake: a grant to B is one whose client's process
+		# holds no node of GPU 0 (device_unentitled_grants).
+		local unent attempts held
+		unent=$(st "$dir" device_unentitled_grants)
+		attempts=$(val "$dir/b.out" attempts)
+		held=$(val "$dir/a.out" devices)
+		if [ "$name" = gpunode-runc ]; then
+			[ "$rc" = 0 ] && [ "${unent:-1}" = 0 ] && [ "$(val "$dir/b.out" wins)" = 0 ] &&
+				[ "${attempts:-0}" -ge "$GPUNODE_MIN_ATTEMPTS" ] && [ "${held:-0}" -ge 1 ] &&
+				[ "$(val "$dir/b.out" refused)" = status:0x1b ] ||
+				why="B got a device on GPU 0: rc=$rc unentitled=$unent attempts=$attempts wins=$(val "$dir/b.out" wins) A's devices=$held"
+		else
+			[ "$rc" = 0 ] && [ "${unent:-0}" -ge 1 ] && [ "${held:-0}" -ge 1 ] ||
+				why="the race never won without the lock: rc=$rc unentitled=$unent attempts=$attempts A's devices=$held"
+		fi ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -883,7 +943,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

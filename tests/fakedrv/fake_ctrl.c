@@ -441,6 +441,9 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "files_open", 0, false, fake_st.files_open);
 	put(&b, "file_releases", 0, false, fake_st.file_releases);
 	put(&b, "fd_closes", 0, false, fake_st.fd_closes);
+	put(&b, "device_node_grants", 0, false, fake_st.device_node_grants);
+	put(&b, "device_node_refusals", 0, false, fake_st.device_node_refusals);
+	put(&b, "device_unentitled_grants", 0, false, fake_st.device_unentitled_grants);
 	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
 	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);

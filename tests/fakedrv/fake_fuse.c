@@ -469,6 +469,7 @@ static void usage(FILE *f, const char *prog)
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
 		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--count-closes]\n"
+		"          [--gpu-node-check]\n"
 		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
@@ -485,6 +486,10 @@ static void usage(FILE *f, const char *prog)
 		"  --alloc-sleep-ms N  the first video memory RM_ALLOC takes N ms\n"
 		"  --count-closes  count every close(2) of a device file's descriptor\n"
 		"              (stats: fd_closes; a test knob)\n"
+		"  --gpu-node-check  a device allocation needs the caller to hold the\n"
+		"              GPU's node, as nv_is_gpu_accessible (stats:\n"
+		"              device_node_grants, device_node_refusals,\n"
+		"              device_unentitled_grants)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
@@ -499,7 +504,8 @@ int main(int argc, char **argv)
 {
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
-	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES };
+	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES,
+	       OPT_GPU_NODE_CHECK };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -514,6 +520,7 @@ int main(int argc, char **argv)
 		{ "alloc-errno", required_argument, NULL, OPT_ALLOC_ERRNO },
 		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
 		{ "count-closes", no_argument, NULL, OPT_COUNT_CLOSES },
+		{ "gpu-node-check", no_argument, NULL, OPT_GPU_NODE_CHECK },
 		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
 		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -582,6 +589,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_COUNT_CLOSES:
 			cfg.count_closes = true;
+			break;
+		case OPT_GPU_NODE_CHECK:
+			cfg.gpu_node_check = true;
 			break;
 		case OPT_SLOW_CONTROL:
 			if (sscanf(optarg, "%x:%u", &slow_cmd, &slow_ms) != 2 || !slow_ms) {

@@ -445,6 +445,9 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		gpu = fake_gpu_of_instance(dev);
 		if (gpu < 0)
 			return NV_ERR_INVALID_ARGUMENT;
+		st = fake_check_gpu_node(who, c->tgid, gpu);
+		if (st != NV_OK)
+			return st;
 		break;
 	}
 	case K_SUBDEVICE:

@@ -147,6 +147,10 @@ struct fake_config {
 	 * (FUSE's FLUSH): a test knob, not driver behaviour. Off, the first
 	 * FLUSH is refused and the kernel sends no more. */
 	bool     count_closes;
+	/* The driver's check that a device allocation's caller holds the
+	 * GPU's node (fake_nodes.c): opt-in, as the tests that predate it
+	 * make devices without opening a GPU node. */
+	bool     gpu_node_check;
 };
 
 /* The device instance of GPU g, and the GPU of instance i (or -1). */

@@ -134,6 +134,8 @@ struct fake_state {
 	uint64_t         late_pending, served_while_late;
 	uint64_t         files_open, file_releases;
 	uint64_t         fd_closes;    /* --count-closes */
+	/* --gpu-node-check (fake_nodes.c) */
+	uint64_t         device_node_grants, device_node_refusals, device_unentitled_grants;
 	uint64_t         dmabuf_held;  /* memory references taken by dma-bufs */
 	/* Alloc params the driver read past the 580 size of their class (a
 	 * branch whose struct grew: NV50_P2P is 88 bytes on 590+, 72 on 580),
@@ -172,6 +174,9 @@ bool     fake_vidheap_honours_egm(void);
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
+/* --gpu-node-check: may the caller make a device on GPU gpu (fake_nodes.c)?
+ * client_tgid: the process that made the client, for the stats. */
+nv_status_t fake_check_gpu_node(const struct fake_caller *who, pid_t client_tgid, int gpu);
 
 /* fake_share.c */
 bool fake_share_allows_dup(const struct client *src, const struct obj *so,

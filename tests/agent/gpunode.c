@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpunode - a static client for the agent tier's gpunode-runc case: one
+ * container's device allocation must not pass the driver's check on
+ * another container's GPU node.
+ *
+ * The driver grants an NV01_DEVICE_0 to a process that holds the GPU's
+ * node anywhere in its fd table (nv_is_gpu_accessible; the fake models it
+ * with --gpu-node-check, tests/fakedrv/fake_nodes.c). The agent performs
+ * every container's device allocations from one process, with the
+ * container's own nodes borrowed for the call.
+ *
+ *   gpunode hold INSTANCE STOP PAD
+ *     (container A, given nvidia0) opens /dev/nvidia0, then PAD more fds
+ *     (of /dev/null) above it: the agent's borrow reads every fd of ours,
+ *     so it holds nvidia0 (our lowest) through PAD more reads, a wider
+ *     window. Then makes and frees devices on INSTANCE until the file
+ *     STOP exists, writing STOP.ready after the first. Prints
+ *     "hold devices=N failed=M first=STATUS".
+ *   gpunode race INSTANCE MS
+ *     (container B, given nvidia1 only) opens /dev/nvidia1 and tries a
+ *     device on INSTANCE (GPU 0's) for MS milliseconds, stopping at the
+ *     first one granted. Prints "race attempts=N wins=W refused=STATUS".
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adv.h"
+
+#define H_DEVICE 0x6e0de000u
+#define PATH_LEN 512
+#define NS_PER_MS 1000000LL
+#define MS_PER_S 1000LL
+#define EXIT_USAGE 2
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * MS_PER_S + ts.tv_nsec / NS_PER_MS;
+}
+
+static rmc_status_t make_device(int fd, nv_handle_t client, uint32_t instance)
+{
+	struct nv0080_alloc_params p = { .device_id = instance, .h_client_share = client };
+	nv_handle_t h = H_DEVICE;
+
+	return rmc_alloc(fd, NULL, client, client, &h, NV01_DEVICE_0, &p, 0);
+}
+
+/* Our control file and a client on it, or exit. */
+static int client_or_die(nv_handle_t *client)
+{
+	int fd = rmc_open_ctl();
+
+	if (fd < 0 || rmc_alloc_client(fd, NULL, client) != NV_OK) {
+		fprintf(stderr, "gpunode: no client\n");
+		exit(ADV_EXIT_SETUP);
+	}
+	return fd;
+}
+
+static int hold(uint32_t instance, const char *stop, unsigned pad)
+{
+	char ready[PATH_LEN];
+	unsigned devices = 0, failed = 0;
+	rmc_status_t first = NV_OK;
+	nv_handle_t client;
+
+	if (open("/dev/nvidia0", O_RDWR) < 0)
+		return ADV_EXIT_SETUP;
+	for (unsigned i = 0; i < pad; i++)
+		if (open("/dev/null", O_RDONLY) < 0)
+			return ADV_EXIT_SETUP;
+	int fd = client_or_die(&client);
+	snprintf(ready, sizeof(ready), "%s.ready", stop);
+	while (access(stop, F_OK) != 0) {
+		rmc_status_t st = make_device(fd, client, instance);
+		if (st != NV_OK) {
+			if (!failed++)
+				first = st;
+			continue;
+		}
+		if (devices++ == 0)
+			close(open(ready, O_WRONLY | O_CREAT, 0644));
+		(void)rmc_free(fd, NULL, client, client, H_DEVICE);
+	}
+	printf("hold devices=%u failed=%u first=%s\n", devices, failed, rmc_status_str(first));
+	return 0;
+}
+
+static int race(uint32_t instance, long long ms)
+{
+	unsigned attempts = 0, wins = 0;
+	rmc_status_t refused = NV_OK;
+	nv_handle_t client;
+
+	if (open("/dev/nvidia1", O_RDWR) < 0)
+		return ADV_EXIT_SETUP;
+	int fd = client_or_die(&client);
+	for (long long end = now_ms() + ms; now_ms() < end && !wins; attempts++) {
+		rmc_status_t st = make_device(fd, client, instance);
+		if (st == NV_OK)
+			wins++;
+		else
+			refused = st;
+	}
+	printf("race attempts=%u wins=%u refused=%s\n", attempts, wins, rmc_status_str(refused));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "hold") == 0)
+		return hold((uint32_t)strtoul(argv[2], NULL, 0), argv[3], (unsigned)atoi(argv[4]));
+	if (argc == 4 && strcmp(argv[1], "race") == 0)
+		return race((uint32_t)strtoul(argv[2], NULL, 0), atoll(argv[3]));
+	fprintf(stderr, "usage: gpunode hold INSTANCE STOP PAD | race INSTANCE MS\n");
+	return EXIT_USAGE;
+}
