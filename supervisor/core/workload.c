@@ -223,20 +223,6 @@ static bool fd_path(pid_t pid, int fd, char *path, size_t len)
 	return true;
 }
 
-/* Does the fd lead to the NVIDIA driver's RM (the control device or a GPU
- * node)? Only the driver's own character devices do, or the stand-ins
- * recorded at start for the fake driver (driver_nodes.c): never a file
- * that merely looks like one. What is not the driver is continued, so
- * its answers reach only the workload, never the ledger. A file whose
- * fstat fails (a FUSE server can make it fail) is not the driver either:
- * the driver's own nodes always answer fstat. */
-bool fd_is_nvidia_like(int fd)
-{
-	enum gs_node_kind k = fd_node_kind(fd);
-
-	return k == GS_NODE_CTL || k == GS_NODE_GPU;
-}
-
 /* fd_node_kind from the attributes the kernel has, without asking the file
  * system (AT_STATX_DONT_SYNC): the workload picks the fd, and a FUSE file
  * whose server stalls getattr would stall us under the GPU-node lock, and
@@ -257,6 +243,13 @@ enum gs_node_kind fd_node_kind_cached(int fd)
 	return gs_driver_node_kind(&st, NULL);
 }
 
+/* What fd is to the driver: the control node, a GPU node, or nothing. Only
+ * the driver's own character devices are, or the stand-ins recorded at
+ * start for the fake driver (driver_nodes.c): never a file that merely
+ * looks like one. What is not the driver is continued, so its answers
+ * reach only the workload, never the ledger. A file whose fstat fails (a
+ * FUSE server can make it fail) is not the driver either: the driver's
+ * own nodes always answer fstat. */
 enum gs_node_kind fd_node_kind(int fd)
 {
 	struct stat st;
@@ -289,9 +282,7 @@ bool fd_is_uvm(unsigned uvm_major, int fd)
 /* The control node (/dev/nvidiactl): RM clients live on its open files. */
 bool fd_is_control_file(int fd)
 {
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && gs_driver_node_kind(&st, NULL) == GS_NODE_CTL;
+	return fd_node_kind(fd) == GS_NODE_CTL;
 }
 
 /* ---- GPU nodes for device allocations ----------------------------------- */

@@ -73,13 +73,12 @@ int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_me
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
 int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind);
 
-/* Does our fd lead to the NVIDIA driver, to its UVM device, to its control
- * node? uvm_major (fd_is_uvm) is the nvidia-uvm major, 0 if unknown. */
-bool fd_is_nvidia_like(int fd);
+/* Does our fd lead to the driver's UVM device, to its control node?
+ * uvm_major (fd_is_uvm) is the nvidia-uvm major, 0 if unknown. */
 bool fd_is_uvm(unsigned uvm_major, int fd);
 bool fd_is_control_file(int fd);
 /* What our fd is to the driver, from one fstat (GS_NODE_NONE when fstat
- * fails: see fd_is_nvidia_like). */
+ * fails, or when it is not the driver's). */
 enum gs_node_kind fd_node_kind(int fd);
 /* The same from the kernel's cached attributes, without a file system
  * round trip (what dup_workload_fd asks under the GPU-node lock). */
