@@ -280,64 +280,47 @@ static int name_index(const char *const *names, unsigned n, const char *s)
 	return -1;
 }
 
+/* The name of value m in names, "?" for a value it has no name for. */
+static const char *name_at(const char *const *names, unsigned n, unsigned m)
+{
+	return m < n && names[m] ? names[m] : "?";
+}
+
+#define N_NAMES(names) ((unsigned)(sizeof(names) / sizeof((names)[0])))
+
+/* An enum's parser and namer from its table of names: the words the
+ * policy file and the command line take, and what the audit writes. */
+#define NAMED_ENUM(type, names, parse, name)                     \
+	int parse(const char *s, type *out)                      \
+	{                                                        \
+		int m = name_index(names, N_NAMES(names), s);    \
+		if (m < 0)                                       \
+			return -1;                               \
+		*out = (type)m;                                  \
+		return 0;                                        \
+	}                                                        \
+	const char *name(type m)                                 \
+	{                                                        \
+		return name_at(names, N_NAMES(names), (unsigned)m); \
+	}
+
 static const char *const managed_names[] = {
 	[GS_MANAGED_ALLOW_UNACCOUNTED] = "allow-unaccounted",
 	[GS_MANAGED_DENY] = "deny",
 };
-
-int gs_parse_managed(const char *s, enum gs_managed *out)
-{
-	int m = name_index(managed_names, sizeof(managed_names) / sizeof(managed_names[0]), s);
-	if (m < 0)
-		return -1;
-	*out = (enum gs_managed)m;
-	return 0;
-}
+NAMED_ENUM(enum gs_managed, managed_names, gs_parse_managed, gs_managed_name)
 
 static const char *const sm_mode_names[] = {
 	[GS_SM_MODE_CAP] = "cap",
 	[GS_SM_MODE_GUARANTEE] = "guarantee",
 };
-
-int gs_parse_sm_mode(const char *s, enum gs_sm_mode *out)
-{
-	int m = name_index(sm_mode_names, sizeof(sm_mode_names) / sizeof(sm_mode_names[0]), s);
-	if (m < 0)
-		return -1;
-	*out = (enum gs_sm_mode)m;
-	return 0;
-}
-
-const char *gs_sm_mode_name(enum gs_sm_mode m)
-{
-	return (unsigned)m < sizeof(sm_mode_names) / sizeof(sm_mode_names[0]) ? sm_mode_names[m] : "?";
-}
-
-const char *gs_managed_name(enum gs_managed m)
-{
-	return (unsigned)m < sizeof(managed_names) / sizeof(managed_names[0]) ? managed_names[m] : "?";
-}
+NAMED_ENUM(enum gs_sm_mode, sm_mode_names, gs_parse_sm_mode, gs_sm_mode_name)
 
 static const char *const p2p_register_names[] = {
 	[GS_P2P_REGISTER_PERFORM] = "perform",
 	[GS_P2P_REGISTER_ANSWER] = "answer",
 };
-
-int gs_parse_p2p_register(const char *s, enum gs_p2p_register *out)
-{
-	int m = name_index(p2p_register_names, sizeof(p2p_register_names) / sizeof(p2p_register_names[0]), s);
-	if (m < 0)
-		return -1;
-	*out = (enum gs_p2p_register)m;
-	return 0;
-}
-
-const char *gs_p2p_register_name(enum gs_p2p_register m)
-{
-	return (unsigned)m < sizeof(p2p_register_names) / sizeof(p2p_register_names[0])
-	               ? p2p_register_names[m]
-	               : "?";
-}
+NAMED_ENUM(enum gs_p2p_register, p2p_register_names, gs_parse_p2p_register, gs_p2p_register_name)
 
 static int suffix_shift(const char *suffix, unsigned *shift)
 {
