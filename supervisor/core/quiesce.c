@@ -49,8 +49,11 @@
 
 #define PROC_PATH_MAX 64
 #define NS_PER_MS 1000000ull
-/* Polling for stops: from POLL_MIN_US, doubling up to POLL_MAX_US. */
+/* Polling: from POLL_MIN_US, doubling up to POLL_MAX_US. A stop is
+ * awaited from STOP_POLL_MIN_US: an interrupted task stops within tens of
+ * microseconds, and a client allocation waits for it (issue #16). */
 #define POLL_MIN_US 50
+#define STOP_POLL_MIN_US 5
 #define POLL_MAX_US 2000
 /* A task still traced (EPERM) may be one the previous quiesce's thread is
  * still letting go as it exits: asked again for this long. */
@@ -68,6 +71,18 @@ static bool getenv_test_full_walk(void)
 	if (atomic_load(&full) < 0)
 		atomic_store(&full, getenv("GPUSANDBOX_TEST_QUIESCE_FULL_WALK") != NULL);
 	return atomic_load(&full) == 1;
+}
+
+/* Where a quiesce's time goes, for GPUSANDBOX_PROFILE (process-wide,
+ * all sandboxes; gs_quiesce_print_profile). Relaxed counters: figures,
+ * never decisions. */
+static struct {
+	_Atomic uint64_t begins, held, walks, walk_ns, seized, stop_ns, begin_ns, end_ns;
+} prof;
+
+static void prof_add(_Atomic uint64_t *v, uint64_t d)
+{
+	atomic_fetch_add_explicit(v, d, memory_order_relaxed);
 }
 
 /* One seized task, as its reports said. */
@@ -166,21 +181,26 @@ static int scan_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pi
 	return n;
 }
 
-/* The PID namespace of process pid (its /proc/PID/ns/pid link's identity). */
-static bool pid_ns_of(pid_t pid, struct stat *st)
+/* The PID namespace of process pid (0: ours): the inode number its
+ * /proc/PID/ns/pid link names ("pid:[INO]"). Read with readlink, not
+ * stat: the name is all we need, and it costs half as much (2.5 against
+ * 4.6 us on the test VM), once per host process per walk. The number is
+ * the namespace's own (nsfs), unique among live namespaces, and both
+ * compared here are alive: ours, and the trapped caller's. */
+static bool pid_ns_of(pid_t pid, unsigned long long *ino)
 {
-	char path[PROC_PATH_MAX];
+	char path[PROC_PATH_MAX], link[PROC_PATH_MAX];
+	ssize_t n;
 
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/ns/pid");
-	return stat(path, st) == 0;
-}
-
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return sscanf(link, "pid:[%llu]", ino) == 1;
 }
 
 /* Can a process of our own PID namespace be left out of the walk? Only a
@@ -195,19 +215,19 @@ static bool same_file(const struct stat *a, const struct stat *b)
  * stat of /proc/PID/ns/pid replaces the walk of that process's threads
  * (a kcmp each). When the caller is in ours, or a namespace cannot be
  * read, every process is walked, as before. */
-static bool skip_our_namespace(pid_t tid, struct stat *ours)
+static bool skip_our_namespace(pid_t tid, unsigned long long *ours)
 {
-	struct stat callers;
+	unsigned long long callers;
 
 	if (getenv_test_full_walk())
 		return false;
-	return pid_ns_of(0, ours) && pid_ns_of(tid, &callers) && !same_file(ours, &callers);
+	return pid_ns_of(0, ours) && pid_ns_of(tid, &callers) && *ours != callers;
 }
 
-int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
+static int walk_for_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
 {
 	struct dirent *e;
-	struct stat ours, theirs;
+	unsigned long long ours = 0, theirs;
 	DIR *d;
 	int n = 0, err = 0;
 
@@ -220,7 +240,7 @@ int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max
 		return -1;
 	while (n >= 0 && (e = readdir(d))) {
 		pid_t pid = parse_pid(e->d_name);
-		if (pid <= 0 || (skip && pid_ns_of(pid, &theirs) && same_file(&ours, &theirs)))
+		if (pid <= 0 || (skip && pid_ns_of(pid, &theirs) && theirs == ours))
 			continue;
 		n = scan_process(tid, pid, tasks, out, max, n);
 	}
@@ -228,6 +248,18 @@ int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max
 	closedir(d);
 	if (n < 0)
 		errno = err;
+	return n;
+}
+
+int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
+{
+	uint64_t t0 = now_ns();
+	int n = walk_for_sharers(tid, tasks, out, max);
+	int err = errno;
+
+	prof_add(&prof.walks, 1);
+	prof_add(&prof.walk_ns, now_ns() - t0);
+	errno = err;
 	return n;
 }
 
@@ -269,6 +301,7 @@ static int seize_and_interrupt(struct gs_quiesce *q, pid_t t)
 		return -1;
 	}
 	q->t[q->n++] = (struct tracee){ .tid = t, .state = TRACEE_RUNNING };
+	prof_add(&prof.seized, 1);
 	/* Only fails when t is dying: then it is no danger either. */
 	(void)ptrace(PTRACE_INTERRUPT, t, 0, 0);
 	return 0;
@@ -307,7 +340,7 @@ static void let_go(const struct tracee *t)
 /* Until every seized task is stopped or held; false past the deadline. */
 static bool all_quiet(struct gs_quiesce *q, uint64_t deadline)
 {
-	unsigned poll_us = POLL_MIN_US;
+	unsigned poll_us = STOP_POLL_MIN_US;
 
 	for (;;) {
 		bool all = true;
@@ -341,7 +374,10 @@ static const char *stop_sharers(struct gs_quiesce *q)
 			return "cannot tell which tasks share the caller's fd table (kcmp)";
 		if (q->why)
 			return q->why;
-		if (!all_quiet(q, deadline))
+		uint64_t t0 = now_ns();
+		bool quiet = all_quiet(q, deadline);
+		prof_add(&prof.stop_ns, now_ns() - t0);
+		if (!quiet)
 			return "a task that shares the caller's fd table did not stop in time";
 		if (fresh == 0)
 			return NULL;
@@ -372,7 +408,7 @@ static enum quiesce_go wait_go(struct gs_quiesce *q)
  * worker stops waiting for this thread after GS_QUIESCE_CALLER_MS. */
 static void wait_caller_out(struct tracee *caller)
 {
-	unsigned poll_us = POLL_MIN_US;
+	unsigned poll_us = STOP_POLL_MIN_US;
 
 	(void)ptrace(PTRACE_INTERRUPT, caller->tid, 0, 0);
 	while (!reported_stop(caller)) {
@@ -415,11 +451,17 @@ static void *tracing_thread(void *arg)
 	return NULL;
 }
 
-int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_quiesce **qp,
-                     const char **why)
+static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_quiesce **qp,
+                         const char **why)
 {
 	pid_t probe[1];
-	int n = gs_fd_sharers(caller, who->tasks, probe, 1);
+	/* The caller's own threads first (/proc/TID/task lists its whole
+	 * thread group): CUDA's processes are threaded, so this usually
+	 * answers without a walk of every process. Only a "yes" is taken
+	 * from it; "none" is asked of the full walk, as before. */
+	int n = scan_process(caller, caller, who->tasks, probe, 1, 0);
+	if (n == 0)
+		n = gs_fd_sharers(caller, who->tasks, probe, 1);
 
 	*qp = NULL;
 	/* The common case: a table nobody else holds. The caller is trapped,
@@ -458,6 +500,18 @@ int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_q
 	return 0;
 }
 
+int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_quiesce **qp,
+                     const char **why)
+{
+	uint64_t t0 = now_ns();
+	int rc = quiesce_begin(caller, who, qp, why);
+
+	prof_add(&prof.begins, 1);
+	prof_add(&prof.held, *qp != NULL);
+	prof_add(&prof.begin_ns, now_ns() - t0);
+	return rc;
+}
+
 /* Waits for the tracing thread until deadline; true when it is done. */
 static bool wait_done(struct gs_quiesce *q, uint64_t deadline)
 {
@@ -475,12 +529,10 @@ static bool wait_done(struct gs_quiesce *q, uint64_t deadline)
 	return done;
 }
 
-void gs_quiesce_end(struct gs_quiesce *q, bool continued)
+static void quiesce_end(struct gs_quiesce *q, bool continued)
 {
 	struct timespec now;
 
-	if (!q)
-		return;
 	pthread_mutex_lock(&q->m);
 	if (q->go == GO_WAIT)
 		q->go = continued ? GO_CONTINUED : GO_RELEASE;
@@ -497,4 +549,28 @@ void gs_quiesce_end(struct gs_quiesce *q, bool continued)
 	}
 	pthread_join(q->thread, NULL);
 	quiesce_free(q);
+}
+
+void gs_quiesce_end(struct gs_quiesce *q, bool continued)
+{
+	if (!q)
+		return;
+	uint64_t t0 = now_ns();
+	quiesce_end(q, continued);
+	prof_add(&prof.end_ns, now_ns() - t0);
+}
+
+void gs_quiesce_print_profile(FILE *f)
+{
+	uint64_t begins = atomic_load(&prof.begins);
+
+	if (!begins)
+		return;
+	fprintf(f, "  quiesce: %llu begun (%llu held sharers), %llu walks of /proc at %.1f us, %llu tasks "
+	           "seized, waiting for stops %.1f us per begin; begin %.1f us, end %.1f us per call\n",
+	        (unsigned long long)begins, (unsigned long long)atomic_load(&prof.held),
+	        (unsigned long long)atomic_load(&prof.walks),
+	        atomic_load(&prof.walk_ns) / 1e3 / (atomic_load(&prof.walks) ? atomic_load(&prof.walks) : 1),
+	        (unsigned long long)atomic_load(&prof.seized), atomic_load(&prof.stop_ns) / 1e3 / begins,
+	        atomic_load(&prof.begin_ns) / 1e3 / begins, atomic_load(&prof.end_ns) / 1e3 / begins);
 }

@@ -21,6 +21,7 @@
 #define GPUSANDBOX_QUIESCE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "taskset.h"
@@ -66,5 +67,9 @@ int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_q
  * until the caller has left the ioctl, then lets every task go. q NULL:
  * nothing. */
 void gs_quiesce_end(struct gs_quiesce *q, bool continued);
+
+/* Where the quiesces' time went (GPUSANDBOX_PROFILE): one line to f, none
+ * when no client allocation was quiesced. */
+void gs_quiesce_print_profile(FILE *f);
 
 #endif

@@ -21,6 +21,7 @@
 #include "dupcache.h"
 #include "rm_decode.h"
 #include "session.h"
+#include "quiesce.h"
 #include "stack.h"
 #include "learn.h"
 
@@ -124,6 +125,7 @@ void gs_session_print_profile(const struct gs_session *sb)
 			        e ? e->name : "other", (unsigned long long)sb->prof_n[nr],
 			        sb->prof_ns[nr] / 1e3 / sb->prof_n[nr]);
 		}
+	gs_quiesce_print_profile(stderr);
 }
 
 /* One FILE_CLOSE record per GPU of a reaped client, credited to the
