@@ -43,6 +43,7 @@ run_tier unit-listener build/tests/unit/test_listener
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-quiesce build/tests/unit/test_quiesce
+run_tier unit-host-pids build/tests/unit/test_host_pids
 run_tier unit-dupcache build/tests/unit/test_dupcache
 run_tier unit-gpu-nodes build/tests/unit/test_gpu_nodes
 run_tier unit-audit build/tests/unit/test_audit

@@ -141,10 +141,11 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c superv
 		supervisor/core/ledger_files.c
 
 $(TESTS_QUIESCE_BENCH): tests/bench/quiescebench.c supervisor/core/quiesce.c supervisor/core/taskset.c \
-		supervisor/core/quiesce.h supervisor/core/taskset.h
+		supervisor/core/host_pids.c supervisor/core/quiesce.h supervisor/core/taskset.h \
+		supervisor/core/host_pids.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ tests/bench/quiescebench.c supervisor/core/quiesce.c \
-		supervisor/core/taskset.c
+		supervisor/core/taskset.c supervisor/core/host_pids.c
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host_pids.h"
 #include "quiesce.h"
 
 #define PROC_PATH_MAX 64
@@ -61,6 +62,8 @@
 /* A stop's status in waitid's si_status: (event << 8) | signal. */
 #define STOP_EVENT_SHIFT 8
 #define STOP_SIGNAL_MASK 0xff
+/* Remembered processes found gone after a walk, looked at per batch. */
+#define GS_HOST_PIDS_SETTLE_BATCH 64
 
 /* GPUSANDBOX_TEST_QUIESCE_FULL_WALK (read once): every process is walked,
  * for tests/bench/quiescebench's before-and-after. */
@@ -224,10 +227,57 @@ static bool skip_our_namespace(pid_t tid, unsigned long long *ours)
 	return pid_ns_of(0, ours) && pid_ns_of(tid, &callers) && *ours != callers;
 }
 
+/* Is process pid of our own PID namespace (ours: its inode number), so
+ * that the walk may leave it out? Remembered ones are answered by the
+ * cache (host_pids.h), confirmed after the walk; others are asked, with a
+ * pidfd opened first so that the answer can be remembered. */
+static bool in_our_namespace(pid_t pid, unsigned long long ours)
+{
+	unsigned long long theirs;
+
+	if (gs_host_pids_known(pid))
+		return true;
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool mine = pid_ns_of(pid, &theirs) && theirs == ours;
+	if (mine)
+		gs_host_pids_learn(pid, pidfd);
+	else if (pidfd >= 0)
+		close(pidfd);
+	return mine;
+}
+
+/* Looks at pid: left out when skip allows, else its threads compared. */
+static int look_at(pid_t tid, pid_t pid, bool skip, unsigned long long ours,
+                   const struct gs_taskset *tasks, pid_t *out, int max, int n)
+{
+	if (skip && in_our_namespace(pid, ours))
+		return n;
+	return scan_process(tid, pid, tasks, out, max, n);
+}
+
+/* After a walk that skipped remembered processes: any of them that has
+ * exited since may have left its pid to another process during the walk,
+ * which is looked at now. Repeated until none did. */
+static int settle_skipped(pid_t tid, unsigned long long ours, const struct gs_taskset *tasks,
+                          pid_t *out, int max, int n)
+{
+	pid_t gone[GS_HOST_PIDS_SETTLE_BATCH];
+	int k;
+
+	while (n >= 0 && (k = gs_host_pids_settle(gone, GS_HOST_PIDS_SETTLE_BATCH)) != 0) {
+		if (k < 0) { /* more than a batch: each will be asked again */
+			k = GS_HOST_PIDS_SETTLE_BATCH;
+		}
+		for (int i = 0; i < k && n >= 0; i++)
+			n = look_at(tid, gone[i], true, ours, tasks, out, max, n);
+	}
+	return n;
+}
+
 static int walk_for_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
 {
 	struct dirent *e;
-	unsigned long long ours = 0, theirs;
+	unsigned long long ours = 0;
 	DIR *d;
 	int n = 0, err = 0;
 
@@ -238,13 +288,18 @@ static int walk_for_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *ou
 	d = opendir("/proc");
 	if (!d)
 		return -1;
+	gs_host_pids_begin();
 	while (n >= 0 && (e = readdir(d))) {
 		pid_t pid = parse_pid(e->d_name);
-		if (pid <= 0 || (skip && pid_ns_of(pid, &theirs) && theirs == ours))
-			continue;
-		n = scan_process(tid, pid, tasks, out, max, n);
+		if (pid > 0)
+			n = look_at(tid, pid, skip, ours, tasks, out, max, n);
 	}
 	err = errno;
+	if (skip && n >= 0) {
+		n = settle_skipped(tid, ours, tasks, out, max, n);
+		err = errno;
+	}
+	gs_host_pids_end();
 	closedir(d);
 	if (n < 0)
 		errno = err;
@@ -357,16 +412,26 @@ static bool all_quiet(struct gs_quiesce *q, uint64_t deadline)
 	}
 }
 
-/* Step 1 (see the top of the file); NULL or why not. */
+/* Step 1 (see the top of the file); NULL or why not. The first round
+ * looks only at the caller's own thread group (/proc/TID/task: no walk of
+ * every process), where a threaded caller's sharers are; every later round
+ * walks /proc. The search ends only with a full walk that begins after
+ * every sharer known so far has stopped and finds no new one: what it
+ * relies on is what it relied on when every round was a walk (a stopped
+ * task clones nothing; a task that exists throughout a walk is found by
+ * it). So a threaded caller with no sharer outside its process costs one
+ * walk, not two (issue #16). */
 static const char *stop_sharers(struct gs_quiesce *q)
 {
 	uint64_t deadline = now_ns() + GS_QUIESCE_STOP_MS * NS_PER_MS;
 	pid_t found[GS_QUIESCE_MAX_SHARERS];
 
-	for (;;) {
+	for (bool walk = false;; walk = true) {
 		int fresh = 0, n;
 
-		n = gs_fd_sharers(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS);
+		n = walk ? gs_fd_sharers(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS)
+		         : scan_process(q->caller, q->caller, q->who->tasks, found,
+		                        GS_QUIESCE_MAX_SHARERS, 0);
 		for (int i = 0; i < n && !q->why; i++)
 			if (!seized_already(q, found[i]) && seize_and_interrupt(q, found[i]) == 0)
 				fresh++;
@@ -379,7 +444,7 @@ static const char *stop_sharers(struct gs_quiesce *q)
 		prof_add(&prof.stop_ns, now_ns() - t0);
 		if (!quiet)
 			return "a task that shares the caller's fd table did not stop in time";
-		if (fresh == 0)
+		if (walk && fresh == 0)
 			return NULL;
 	}
 }

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_pids.c - the processes of our own PID namespace, remembered by a
+ * pidfd each (host_pids.h says why this is sound).
+ *
+ * A linear-probing hash of pid -> pidfd, twice the size of its bound, with
+ * backward-shift deletion (no tombstones). Every entry is confirmed by
+ * poll() before a walk's decisions that rest on it are final.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "host_pids.h"
+
+#define SLOTS (2 * GS_HOST_PIDS_MAX) /* load at most one half */
+/* A pidfd is kept only while the fd numbers in use stay under this
+ * fraction of RLIMIT_NOFILE: the cache must never starve the calls. */
+#define FD_SHARE_DIVISOR 4
+
+struct slot {
+	pid_t    pid; /* 0: empty */
+	int      fd;
+	uint64_t relied; /* the walk that last left it out */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[SLOTS];
+static unsigned used;
+static uint64_t walk; /* the walk under way, counted from 1 */
+
+static unsigned home_of(pid_t pid)
+{
+	return ((uint32_t)pid * 2654435761u) % SLOTS;
+}
+
+static struct slot *find(pid_t pid)
+{
+	for (unsigned i = home_of(pid), k = 0; k < SLOTS; i = (i + 1) % SLOTS, k++) {
+		if (slots[i].pid == pid)
+			return &slots[i];
+		if (slots[i].pid == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Empties slot i and moves later entries of its run back (linear probing
+ * without tombstones: no entry may sit past an empty slot from its home). */
+static void remove_at(unsigned i)
+{
+	close(slots[i].fd);
+	slots[i].pid = 0;
+	used--;
+	for (unsigned j = (i + 1) % SLOTS; slots[j].pid; j = (j + 1) % SLOTS) {
+		unsigned h = home_of(slots[j].pid);
+		/* Can slot j's entry move to the hole at i? Only if its home
+		 * is not cyclically within (i, j]. */
+		bool between = i < j ? (h > i && h <= j) : (h > i || h <= j);
+		if (between)
+			continue;
+		slots[i] = slots[j];
+		slots[j].pid = 0;
+		i = j;
+	}
+}
+
+void gs_host_pids_begin(void)
+{
+	pthread_mutex_lock(&lock);
+	walk++;
+}
+
+void gs_host_pids_end(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+bool gs_host_pids_known(pid_t pid)
+{
+	struct slot *s = find(pid);
+
+	if (!s)
+		return false;
+	s->relied = walk;
+	return true;
+}
+
+/* Has pidfd's process exited (or been reaped)? A pidfd is readable once
+ * the process has exited; an error is taken as exited (fail closed: it
+ * is then looked at again). */
+static bool exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+static bool room_for(int fd)
+{
+	struct rlimit r;
+
+	if (used >= GS_HOST_PIDS_MAX || getrlimit(RLIMIT_NOFILE, &r) < 0)
+		return false;
+	return r.rlim_cur == RLIM_INFINITY || (rlim_t)fd < r.rlim_cur / FD_SHARE_DIVISOR;
+}
+
+void gs_host_pids_learn(pid_t pid, int pidfd)
+{
+	if (pidfd < 0)
+		return;
+	if (pid <= 0 || find(pid) || !room_for(pidfd) || exited(pidfd)) {
+		close(pidfd);
+		return;
+	}
+	unsigned i = home_of(pid);
+	while (slots[i].pid)
+		i = (i + 1) % SLOTS;
+	slots[i] = (struct slot){ .pid = pid, .fd = pidfd, .relied = 0 };
+	used++;
+}
+
+/* The pidfds of this walk's relied-on entries, polled at once. */
+static struct pollfd polled[SLOTS];
+static pid_t polled_pid[SLOTS];
+
+int gs_host_pids_settle(pid_t *gone, int max)
+{
+	unsigned m = 0;
+	int n = 0;
+
+	for (unsigned i = 0; i < SLOTS; i++)
+		if (slots[i].pid && slots[i].relied == walk) {
+			polled[m] = (struct pollfd){ .fd = slots[i].fd, .events = POLLIN };
+			polled_pid[m++] = slots[i].pid;
+		}
+	/* One poll for all: a pidfd is readable once its process exited. An
+	 * error leaves every one to be looked at again (fail closed). */
+	bool failed = m && poll(polled, m, 0) < 0;
+	for (unsigned k = 0; k < m; k++) {
+		if (!failed && !polled[k].revents)
+			continue;
+		if (n >= max)
+			return -1;
+		struct slot *s = find(polled_pid[k]);
+		gone[n++] = polled_pid[k];
+		if (s)
+			remove_at((unsigned)(s - slots));
+	}
+	return n;
+}
+
+void gs_host_pids_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < SLOTS; i++)
+		if (slots[i].pid) {
+			close(slots[i].fd);
+			slots[i].pid = 0;
+		}
+	used = 0;
+	pthread_mutex_unlock(&lock);
+}
