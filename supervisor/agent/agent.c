@@ -36,6 +36,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "host_pids.h"
 #include "agent.h"
 #include "agent_resume.h"
 #include "agent_sandbox.h"
@@ -367,6 +368,8 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 
 	gs_driver_nodes_init();
 	parse_agent_options(argc, argv, &a, &o);
+	/* Still one thread: the fd table grows now, not under the walks. */
+	gs_host_pids_prepare();
 	pthread_mutex_init(&a.lock, NULL);
 	start_driver(&a, o.driver_abi);
 	/* As the command line's supervisor: the driver judges privilege from

@@ -25,6 +25,7 @@
 #include "contain.h"
 #include "gpusandbox.h"
 #include "exec_managed.h"
+#include "host_pids.h"
 #include "launch.h"
 #include "options.h"
 #include "policy.h"
@@ -332,6 +333,8 @@ static int launch_supervised(struct run *r)
 	r->spec.argv = r->o.argv;
 	r->spec.filter = &r->filter_opts;
 	r->spec.contain = &r->o.contain;
+	/* Still one thread: the fd table grows now, not under the walks. */
+	gs_host_pids_prepare();
 	if (gs_launch(&r->spec, &r->child, &code, &r->err) < 0)
 		return report(&r->err, r->audit), code;
 	/* Only now: the init needed CAP_SYS_ADMIN for its namespaces. No call

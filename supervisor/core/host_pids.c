@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -152,6 +153,25 @@ int gs_host_pids_settle(pid_t *gone, int max)
 			remove_at((unsigned)(s - slots));
 	}
 	return n;
+}
+
+void gs_host_pids_prepare(void)
+{
+	struct rlimit r;
+	rlim_t want = (rlim_t)GS_HOST_PIDS_MAX * FD_SHARE_DIVISOR;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) < 0)
+		return;
+	if (r.rlim_cur != RLIM_INFINITY && want > r.rlim_cur)
+		want = r.rlim_cur;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* The table grows to hold fd number want - 1 and never shrinks. */
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)want - 1);
+	if (high >= 0)
+		close(high);
+	close(fd);
 }
 
 void gs_host_pids_reset(void)

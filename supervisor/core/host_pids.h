@@ -44,6 +44,14 @@ void gs_host_pids_learn(pid_t pid, int pidfd);
  * walk to look at again. Returns how many. */
 int gs_host_pids_settle(pid_t *gone, int max);
 
+/* Grows this process's fd table, while it has a single thread, to hold
+ * every pidfd the cache may keep (the bound below). A table shared by
+ * threads waits for an RCU grace period each time it grows
+ * (expand_fdtable): on the H100 host that made the first walk of a
+ * PyTorch init cost 23 ms, 124 us per remembered pid. Call it before the
+ * first thread starts. */
+void gs_host_pids_prepare(void);
+
 /* Forgets everything (tests). */
 void gs_host_pids_reset(void);
 

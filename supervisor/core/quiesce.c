@@ -49,6 +49,7 @@
 #include "quiesce.h"
 
 #define PROC_PATH_MAX 64
+#define PROC_STAT_MAX 512 /* /proc/TID/stat up to its state letter, at least */
 #define NS_PER_MS 1000000ull
 /* Polling: from POLL_MIN_US, doubling up to POLL_MAX_US. A stop is
  * awaited from STOP_POLL_MIN_US: an interrupted task stops within tens of
@@ -370,15 +371,39 @@ static bool reported_stop(struct tracee *t)
 
 	if (t->state != TRACEE_RUNNING)
 		return true;
-	if (waitid(P_PID, (id_t)t->tid, &si, WSTOPPED | WEXITED | WNOHANG | __WALL) < 0) {
+	/* A stop's report is taken; an end's is only looked at (WNOWAIT): the
+	 * command line's workload is its supervisor's child, and its exit
+	 * status belongs to the main thread's wait (main.c). The kernel hands
+	 * an ended tracee on when this thread exits. */
+	if (waitid(P_PID, (id_t)t->tid, &si, WSTOPPED | WNOHANG | __WALL) == 0 && si.si_pid == t->tid) {
+		t->state = TRACEE_STOPPED;
+		t->stop_status = si.si_status;
+	} else if (waitid(P_PID, (id_t)t->tid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0) {
 		if (errno == ECHILD) /* not ours any more: gone */
 			t->state = TRACEE_GONE;
 	} else if (si.si_pid == t->tid) {
-		t->state = si.si_code == CLD_TRAPPED || si.si_code == CLD_STOPPED ? TRACEE_STOPPED
-		                                                                 : TRACEE_GONE;
-		t->stop_status = si.si_status;
+		t->state = TRACEE_GONE;
 	}
 	return t->state != TRACEE_RUNNING;
+}
+
+/* Has tid ended (a zombie, or reaped)? A thread-group leader whose other
+ * threads we trace is a zombie before its end can be reported to us: the
+ * kernel reports it only once those threads are released. */
+static bool has_ended(pid_t tid)
+{
+	char path[PROC_PATH_MAX], buf[PROC_STAT_MAX];
+	FILE *f;
+	char st = 'X';
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	if (fgets(buf, sizeof(buf), f) && strrchr(buf, ')'))
+		(void)sscanf(strrchr(buf, ')') + 1, " %c", &st);
+	fclose(f);
+	return st == 'Z' || st == 'X';
 }
 
 /* Step 5 for one tracee: a stopped one is let go now, with the signal it
@@ -470,13 +495,21 @@ static enum quiesce_go wait_go(struct gs_quiesce *q)
 
 /* Step 4: the caller stops on its way back to user space, or ends. No
  * bound here: until then the sharers stay stopped (fail closed); the
- * worker stops waiting for this thread after GS_QUIESCE_CALLER_MS. */
+ * worker stops waiting for this thread after GS_QUIESCE_CALLER_MS.
+ * A caller that left its ioctl before our interrupt came may go on to end
+ * its whole thread group; as a group leader it is then a zombie whose end
+ * is not reported while we trace its other threads, so its state is read
+ * as well (a zombie made no call after its end). Without that, the
+ * supervisor waited for it forever (tests/unit/test_quiesce, the
+ * group-ending caller). */
 static void wait_caller_out(struct tracee *caller)
 {
 	unsigned poll_us = STOP_POLL_MIN_US;
 
 	(void)ptrace(PTRACE_INTERRUPT, caller->tid, 0, 0);
 	while (!reported_stop(caller)) {
+		if (poll_us >= POLL_MAX_US / 2 && has_ended(caller->tid))
+			return;
 		usleep(poll_us);
 		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
 	}

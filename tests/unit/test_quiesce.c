@@ -9,7 +9,11 @@
  * A lone process has none. gs_quiesce_begin then holds both sharers in a
  * ptrace stop ('t' in /proc/TID/stat) and gs_quiesce_end lets them run
  * again; with a sharer traced by someone else it fails closed, with a
- * reason.
+ * reason. A caller that ends its whole thread group right after its
+ * continued call, before our interrupt reaches it, is let go of at once:
+ * its stopped threads die in their stops, and their ends are ours to
+ * take before the leader's can be reported (a supervisor once waited
+ * for it forever).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -169,6 +173,64 @@ static void test_traced_elsewhere(const struct gs_taskset *ts, const pid_t *tid)
 	close(go[1]);
 }
 
+static void *exiter_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A process of EXITER_THREADS threads whose main thread ends the group
+ * (exit_group) as soon as a byte arrives on fd. */
+#define EXITER_THREADS 3
+static _Noreturn void exiter(int fd)
+{
+	pthread_t th;
+	char c;
+
+	for (int i = 0; i < EXITER_THREADS; i++)
+		pthread_create(&th, NULL, exiter_thread, NULL);
+	(void)!read(fd, &c, 1);
+	_exit(0);
+}
+
+/* Is pid reaped by us within about tries * POLL_US? */
+static bool reaped_soon(pid_t pid, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return true;
+		usleep(POLL_US);
+	}
+	return false;
+}
+
+static void test_caller_ends_group(const struct gs_taskset *ts)
+{
+	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce *q = NULL;
+	const char *why = NULL;
+	int go[2];
+
+	if (pipe(go) < 0)
+		return;
+	pid_t p = fork();
+	if (p == 0)
+		exiter(go[0]);
+	usleep(POLL_US * 20); /* its threads are up */
+	CHECK(gs_quiesce_begin(p, &who, &q, &why) == 0 && q != NULL);
+	/* The "continued call" returns and the caller ends the group before
+	 * the interrupt of gs_quiesce_end comes. */
+	(void)!write(go[1], "x", 1);
+	usleep(POLL_US * 20);
+	gs_quiesce_end(q, true);
+	/* Its end reaches us, its parent, once the tracer let go of all. */
+	CHECK(reaped_soon(p, POLL_TRIES));
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(void)
 {
 	struct gs_taskset ts;
@@ -197,6 +259,7 @@ int main(void)
 	CHECK(gs_fd_sharers(tid[T_MAIN], &ts, out, 1) == -1);
 	test_hold_and_release(&ts, tid);
 	test_traced_elsewhere(&ts, tid);
+	test_caller_ends_group(&ts);
 	kill(tid[T_FORKED], SIGKILL);
 	kill(tid[T_CLONED], SIGKILL);
 	kill(child, SIGKILL);
