@@ -42,10 +42,11 @@
 #                     tries devices on GPU 0 for 4 s meanwhile: the fake
 #                     grants B none (device_unentitled_grants 0, B refused
 #                     with INSUFFICIENT_PERMISSIONS). Its baseline runs the
-#                     agent with GPUSANDBOX_TEST_NO_GPU_NODE_LOCK: B won in
-#                     each of 11 runs here, within 2 attempts in the 4
-#                     whose output was read (it stops at the first win;
-#                     judged by device_unentitled_grants >= 1)
+#                     agent with GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC
+#                     (device allocations made in the agent's shared fd
+#                     table with the borrow, as before any defence): B wins
+#                     (it stops at the first win; judged by
+#                     device_unentitled_grants >= 1)
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
 #                     that quota, not the default's 1 GiB
 #   unnamed-runc      a profile naming a policy the node lacks: refused,
@@ -330,7 +331,8 @@ inside() {
 	base=${base%-"$RT"}
 	[ "$CASE" = runc-flags ] && base=flags
 	case "$CASE" in baseline-*) ;; *) p=$D/profile.json ;; esac
-	# Its baseline is the agent without the GPU-node lock, not no agent.
+	# Its baseline is the agent making device allocations in its shared fd
+	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	case "$base" in
 	quota)
@@ -399,9 +401,9 @@ inside() {
 	gpunode)
 		# A (nvidia0) keeps making devices on GPU 0, so the agent keeps
 		# borrowing its nvidia0; B (nvidia1 only) tries devices on GPU 0
-		# meanwhile. The baseline's agent has the lock off.
+		# meanwhile. The baseline's agent makes them in its shared table.
 		local top=$D
-		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_NO_GPU_NODE_LOCK=1}
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC=1}
 		profile "$p" && start_agent || return
 		D=$top/a && mkdir -p "$D"
 		make_bundle '["/bin/gpunode", "hold", "0", "/tmp/stop", "'"$GPUNODE_PAD"'"]' "$p" ||
@@ -910,7 +912,7 @@ judge() {  # judge NAME RUNTIME
 				why="B got a device on GPU 0: rc=$rc unentitled=$unent attempts=$attempts wins=$(val "$dir/b.out" wins) A's devices=$held"
 		else
 			[ "$rc" = 0 ] && [ "${unent:-0}" -ge 1 ] && [ "${held:-0}" -ge 1 ] ||
-				why="the race never won without the lock: rc=$rc unentitled=$unent attempts=$attempts A's devices=$held"
+				why="the race never won in the shared table: rc=$rc unentitled=$unent attempts=$attempts A's devices=$held"
 		fi ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
