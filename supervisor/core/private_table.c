@@ -10,7 +10,7 @@
  * task's GPU nodes, checks the notification, makes the ioctl, closes its
  * whole table and marks the call done. Cost: one thread and one table
  * copy (of the spawner's empty one) per device allocation, a few per CUDA
- * process (tests/bench/private_table_bench.c prints it).
+ * process (tests/unit/test_private_table prints it).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -47,7 +47,8 @@ static struct {
 	pthread_cond_t  wake;      /* a job queued */
 	pthread_cond_t  finished;  /* a job done */
 	struct job     *head, *tail;
-	pid_t           pid;       /* the process the spawner runs in (0: none) */
+	pid_t           pid;       /* the process the spawner serves (0: none) */
+	int             start_err; /* the spawner's own unshare: -1 until it tried */
 	bool            shared;    /* the test switch: no private table */
 } sp = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
       .finished = PTHREAD_COND_INITIALIZER };
@@ -173,11 +174,16 @@ static void *spawner(void *arg)
 	pthread_attr_t attr;
 
 	(void)arg;
-	if (unshare(CLONE_FILES) < 0 || syscall(SYS_close_range, 0, ~0u, 0) < 0)
-		abort(); /* started before any workload exists: a bug, not an attack */
+	int err = unshare(CLONE_FILES) < 0 || syscall(SYS_close_range, 0, ~0u, 0) < 0 ? errno : 0;
+	pthread_mutex_lock(&sp.lock);
+	sp.start_err = err;
+	pthread_cond_broadcast(&sp.finished);
+	if (err) {
+		pthread_mutex_unlock(&sp.lock);
+		return NULL;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_mutex_lock(&sp.lock);
 	for (;;) {
 		while (!sp.head)
 			pthread_cond_wait(&sp.wake, &sp.lock);
@@ -212,9 +218,15 @@ int gs_private_table_start(struct gs_error *err)
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
+		sp.start_err = -1;
 		rc = pthread_create(&t, &attr, spawner, NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
+		/* Served only once the spawner's own table is empty. */
+		while (rc == 0 && sp.start_err < 0)
+			pthread_cond_wait(&sp.finished, &sp.lock);
+		if (rc == 0)
+			rc = sp.start_err;
 		if (rc == 0)
 			sp.pid = getpid();
 	}
