@@ -10,7 +10,7 @@
  * task's GPU nodes, checks the notification, makes the ioctl, closes its
  * whole table and marks the call done. Cost: one thread and one table
  * copy (of the spawner's empty one) per device allocation, a few per CUDA
- * process (tests/unit/test_private_table prints it).
+ * process (tests/bench/privtablebench prints it).
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -22,7 +22,7 @@
  * the two outcomes is expected follows that switch; the fake's stats file
  * is the judge, with the status it wrote into the parameters.
  *
- * Also prints what one call through a private table costs (not asserted).
+ * What a call through a private table costs: tests/bench/privtablebench.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -40,7 +40,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -52,9 +51,6 @@
 #define TRAPPED_NR SYS_kcmp /* a syscall nothing else in the children makes */
 #define H_DEVICE 0xde000001u
 #define STAT_LINE 128
-#define BENCH_CALLS 200
-#define NS_PER_US 1000.0
-#define NS_PER_S 1000000000LL
 #define SHARED_SWITCH "GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC"
 
 struct trapped {
@@ -188,25 +184,6 @@ static long device_for(struct trapped *t, int ctl, nv_handle_t client)
 	return (long)a.status;
 }
 
-/* What a call through a private table costs: T's call wanting a node it
- * does not hold makes no ioctl, so this is the thread, the table and the
- * borrow's /proc walk alone. */
-static void bench(struct trapped *t, int ctl)
-{
-	struct call c = { .scratch = &t->scratch, .tid = t->pid, .dup = ctl };
-	struct timespec a, b;
-	uint8_t buf[sizeof(struct nvos21)] = { 0 };
-	int rc;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (int i = 0; i < BENCH_CALLS; i++)
-		(void)exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(buf), buf, true, &rc);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	long long ns = (b.tv_sec - a.tv_sec) * NS_PER_S + (b.tv_nsec - a.tv_nsec);
-	printf("private table: %d calls, %.1f us each (thread, table, borrow; no ioctl)\n",
-	       BENCH_CALLS, (double)ns / BENCH_CALLS / NS_PER_US);
-}
-
 int main(void)
 {
 	const bool shared = getenv(SHARED_SWITCH) != NULL;
@@ -241,7 +218,6 @@ int main(void)
 		/* T0 holds its own node: borrowed, granted. */
 		CHECK(device_for(&t0, ctl, client) == NV_OK);
 		CHECK(fake_stat("device_node_grants") == granted0 + 1);
-		bench(&t, ctl);
 	}
 	CHECK(open_fds() == fds_before);
 	untrap(&t);
