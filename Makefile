@@ -60,7 +60,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
-                   supervisor/core/workload.c supervisor/core/gpu_nodes.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/host_pids.c supervisor/core/exec_control.c \
+                   supervisor/core/workload.c supervisor/core/private_table.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/host_pids.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/ledger_files.c supervisor/core/filter.c supervisor/core/stack.c \
@@ -89,7 +89,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_idle_rule \
               $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids \
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
-              $(BUILD)/tests/unit/test_gpu_nodes
+              $(BUILD)/tests/unit/test_private_table
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

@@ -45,7 +45,12 @@ run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-quiesce build/tests/unit/test_quiesce
 run_tier unit-host-pids build/tests/unit/test_host_pids
 run_tier unit-dupcache build/tests/unit/test_dupcache
-run_tier unit-gpu-nodes build/tests/unit/test_gpu_nodes
+# Under the fake driver (its GPU-node check); the baseline makes the same
+# device allocation in the shared table and must see it granted.
+run_tier unit-private-table tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-check -- \
+	build/tests/unit/test_private_table
+run_tier unit-private-table-baseline env GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC=1 \
+	tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-check -- build/tests/unit/test_private_table
 run_tier unit-audit build/tests/unit/test_audit
 run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile

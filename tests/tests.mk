@@ -40,6 +40,8 @@ TESTS_P2P_BIN    := $(TESTS_BUILD)/p2p/p2p_pairs
 TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
 # The quiesce's walk of /proc with many host processes (root).
 TESTS_QUIESCE_BENCH := $(TESTS_BUILD)/bench/quiescebench
+# A device allocation's private fd table (root; links the core).
+TESTS_PRIVTABLE_BENCH := $(TESTS_BUILD)/bench/privtablebench
 
 # The agent tier's client: static, because it runs in a busybox container.
 TESTS_AGENT_HOLDER := $(TESTS_BUILD)/agent/holder
@@ -60,7 +62,7 @@ TESTS_AGENT_STACKSTALL := $(TESTS_BUILD)/agent/stackstall
 # Device allocations of two containers racing on one GPU's node (static).
 TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE)
 
@@ -146,6 +148,10 @@ $(TESTS_QUIESCE_BENCH): tests/bench/quiescebench.c supervisor/core/quiesce.c sup
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ tests/bench/quiescebench.c supervisor/core/quiesce.c \
 		supervisor/core/taskset.c supervisor/core/host_pids.c
+
+$(TESTS_PRIVTABLE_BENCH): tests/bench/privtablebench.c $(CORE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -46,6 +46,7 @@
 #include "keeper_link.h"
 #include "launch.h"
 #include "metrics.h"
+#include "private_table.h"
 #include "profile.h"
 
 #define LISTEN_BACKLOG 128
@@ -377,6 +378,10 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	 * keeps root's other powers (CAP_SYS_PTRACE for pidfd_getfd and the
 	 * workload's memory, CAP_KILL); nothing in a container may ptrace it. */
 	if (gs_drop_supervisor_privileges(&err) < 0)
+		die(&err);
+	/* After the drop: the device allocations' helpers inherit the
+	 * spawner's capabilities (private_table.h). */
+	if (gs_private_table_start(&err) < 0)
 		die(&err);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (a.policy_path) {

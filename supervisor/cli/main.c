@@ -29,6 +29,7 @@
 #include "launch.h"
 #include "options.h"
 #include "policy.h"
+#include "private_table.h"
 #include "filter.h"
 #include "gpu_uuid.h"
 #include "learn.h"
@@ -338,8 +339,12 @@ static int launch_supervised(struct run *r)
 	if (gs_launch(&r->spec, &r->child, &code, &r->err) < 0)
 		return report(&r->err, r->audit), code;
 	/* Only now: the init needed CAP_SYS_ADMIN for its namespaces. No call
-	 * is performed for the workload before the notify thread starts. */
+	 * is performed for the workload before the notify thread starts. The
+	 * device allocations' spawner after the drop: its helpers inherit its
+	 * capabilities, and the driver judges privilege by the calling thread
+	 * (private_table.h). */
 	if (gs_drop_supervisor_privileges(&r->err) < 0 ||
+	    gs_private_table_start(&r->err) < 0 ||
 	    gs_session_init(&r->sb, &r->cfg, r->child.listener, &r->err) < 0) {
 		report(&r->err, r->audit);
 		gs_launch_kill(&r->child);

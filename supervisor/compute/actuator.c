@@ -19,7 +19,6 @@
 #include "gpusandbox.h"
 #include "rm_own.h"
 #include "session.h"
-#include "gpu_nodes.h"
 #include "workload.h"
 
 /* A context's channel groups must have been scheduled this long before
@@ -60,7 +59,7 @@ static int dup_if_client_file(struct gs_session *sb, uint32_t h_client, pid_t ti
 	/* The fd number may have been closed and reused for another file
 	 * since the call that recorded it. */
 	if (fd >= 0 && ledger_fd_is_client_file(&sb->ledger, h_client, fd) != 1) {
-		gs_gpu_node_close(fd); /* a dup of the workload's */
+		close(fd); /* a dup of the workload's */
 		fd = -1;
 	}
 	return fd;
@@ -167,7 +166,7 @@ static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, ui
 		for (uint32_t i = 0; i < n; i++) {
 			nv_status_t st = research_toggle(cs, fd, h_client, &chs[i], disable);
 			if (st != NV_OK) {
-				gs_gpu_node_close(fd);
+				close(fd);
 				gs_fail(&cs->err, 0, "--sm research mechanism %d failed: status 0x%x",
 				        (int)cs->mechanism, st);
 				return TOGGLE_FAILED;
@@ -175,7 +174,7 @@ static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, ui
 			ledger_set_sm_disabled(&sb->ledger, h_client, chs[i].handle, disable);
 		}
 		cs->gpu[gpu].toggles++;
-		gs_gpu_node_close(fd);
+		close(fd);
 		return TOGGLE_OK;
 	}
 	for (uint32_t done = 0; done < n;) {
@@ -191,22 +190,23 @@ static enum toggle_result toggle_client(struct gs_compute_share *cs, int gpu, ui
 		nv_status_t st = rm_own_control(fd, h_client, subdev,
 		                                NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, &p, sizeof(p));
 		if (st != NV_OK) {
-			gs_gpu_node_close(fd);
+			close(fd);
 			gs_fail(&cs->err, 0, "--sm: FIFO_DISABLE_CHANNELS(%s) on GPU %d failed: status 0x%x",
 			        disable ? "off" : "on", gpu, st);
 			return TOGGLE_FAILED;
 		}
 		for (uint32_t i = 0; i < k; i++)
 			ledger_set_sm_disabled(&sb->ledger, h_client, chs[done + i].handle, disable);
-		/* The off cache keeps its dup past this call, outside the
-		 * GPU-node lock: never a GPU node (this thread holds the lock
-		 * exactly when fd is one, gpu_nodes.h). */
-		if (record && !gs_gpu_nodes_held())
+		/* The off cache keeps its dup past this call, a GPU node
+		 * too (a client may live on one): in our shared table it
+		 * vouches for no device allocation we perform, each being
+		 * made in a private table (private_table.h). */
+		if (record)
 			(void)gs_off_cache_add(record, fd, h_client, subdev, chs + done, k);
 		cs->gpu[gpu].toggles++;
 		done += k;
 	}
-	gs_gpu_node_close(fd);
+	close(fd);
 	return TOGGLE_OK;
 }
 

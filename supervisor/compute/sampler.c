@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
-#include "gpu_nodes.h"
 #include "idle_rule.h"
 #include "rm_own.h"
 #include "sampler.h"
@@ -113,10 +112,10 @@ static bool open_client(struct gs_sampler *s, unsigned minor, const struct gs_gp
 	if (s->ctl_fd < 0 ||
 	    rm_own_alloc(s->ctl_fd, 0, 0, &s->client, NV01_ROOT_CLIENT, &s->client, 0) != NV_OK)
 		return false;
-	/* Our nodes and the device allocation they vouch for, under the
-	 * GPU-node lock: no worker's device allocation meets them, and ours
-	 * meets no worker's (gpu_nodes.h). */
-	gs_gpu_nodes_enter();
+	/* Our own nodes, in the shared table, for our own device: no
+	 * worker's device allocation meets them (each is made in a private
+	 * table, private_table.h), and a worker's dup of a workload's node
+	 * that ours might meet vouches for a GPU we open ourselves anyway. */
 	for (unsigned m = 0; m < GS_MAX_GPUS; m++) {
 		char path[NODE_PATH_MAX];
 		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
@@ -134,7 +133,6 @@ static bool open_client(struct gs_sampler *s, unsigned minor, const struct gs_gp
 	}
 	for (unsigned i = 0; i < n_nodes; i++)
 		close(nodes[i]);
-	gs_gpu_nodes_leave();
 	return st == NV_OK;
 }
 

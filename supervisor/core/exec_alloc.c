@@ -23,6 +23,10 @@
 #include "exec_int.h"
 #include "verdict.h"
 
+/* The audit reason of a device allocation refused because no private fd
+ * table could be made for it (private_table.h): never made in the shared one. */
+#define PRIVATE_TABLE_FAILED "no private fd table for the device allocation"
+
 _Static_assert(sizeof(struct nvos32) >= sizeof(struct nvos64) &&
                sizeof(struct nvos32) >= sizeof(struct nvos05), "one buffer holds any");
 
@@ -210,31 +214,35 @@ static void record_alloc_verdict(struct call *c, const struct alloc_flight *f,
 }
 
 /* act: the call performed from our copies. The driver allows an
- * NV01_DEVICE_0 only to a holder of the GPU's node, so device calls run
- * with the workload's own nodes borrowed; other per-GPU objects may want
- * the same proof, borrowed only when the driver asks for it, to keep the
+ * NV01_DEVICE_0 only to a holder of the GPU's node, so a device is made in
+ * a private fd table with the workload's own nodes borrowed
+ * (private_table.h); other per-GPU objects may want the same proof, and
+ * are retried that way only when the driver asks for it, to keep the
  * common path cheap. */
-static int perform_alloc(struct call *c, struct alloc_flight *f, nv_status_t *st, bool *gone)
+static enum gs_private_outcome perform_alloc(struct call *c, struct alloc_flight *f,
+                                             nv_status_t *st, int *rc)
 {
-	struct borrowed_fds gpu_nodes = { .n = 0 };
-	int rc;
+	enum gs_private_outcome o = GS_PRIVATE_PERFORMED;
+	const nv_status_t ok = NV_OK;
 
-	/* The nodes are the trapped task's, or the call is not performed. */
-	*gone = f->call.kind == RM_CLASS_DEVICE && !borrow_trapped_gpu_nodes(c, &gpu_nodes);
-	if (*gone)
-		return 0;
-	rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
+	if (f->call.kind == RM_CLASS_DEVICE)
+		o = exec_escape_private(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes, false, rc);
+	else
+		*rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
 	memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
-	if (rc == 0 && *st == NV_ERR_INSUFFICIENT_PERMISSIONS && !gpu_nodes.n &&
-	    f->call.kind == RM_CLASS_SUBDEVICE) {
-		if (borrow_trapped_gpu_nodes(c, &gpu_nodes) && gpu_nodes.n) {
-			memcpy(f->top.bytes + f->st_off, &(nv_status_t){ NV_OK }, sizeof(*st));
-			rc = exec_escape(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes);
-			memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
-		}
+	if (o != GS_PRIVATE_PERFORMED || *rc != 0 || *st != NV_ERR_INSUFFICIENT_PERMISSIONS ||
+	    f->call.kind != RM_CLASS_SUBDEVICE)
+		return o;
+	memcpy(f->top.bytes + f->st_off, &ok, sizeof(ok));
+	o = exec_escape_private(c, NV_ESC_RM_ALLOC, c->size, f->top.bytes, true, rc);
+	if (o == GS_PRIVATE_NO_NODES) {
+		/* No node to prove anything with: the driver's first answer. */
+		memcpy(f->top.bytes + f->st_off, st, sizeof(*st));
+		*rc = 0;
+		return GS_PRIVATE_PERFORMED;
 	}
-	return_gpu_nodes(&gpu_nodes);
-	return rc;
+	memcpy(st, f->top.bytes + f->st_off, sizeof(*st));
+	return o;
 }
 
 /* Undoes an object the driver made but the sandbox cannot keep, and
@@ -379,7 +387,6 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 	 * workload's pointers. */
 	alloc_set_ptrs(f->top.bytes, c->size, rc->params_size ? (uintptr_t)c->scratch->params : 0,
 	               f->addr.p_rights ? (uintptr_t)&f->rights : 0);
-	bool gone;
 	if (c->scratch->before_alloc) {
 		const struct gs_alloc_note note = {
 			.client = rc->h_client, .parent = rc->h_parent, .object = rc->h_object,
@@ -388,9 +395,16 @@ static struct answer act_alloc(struct call *c, struct alloc_flight *f, uint64_t 
 		};
 		c->scratch->before_alloc(c->scratch->flight_ctx, &note);
 	}
-	int rc_ioctl = perform_alloc(c, f, &st, &gone);
-	if (gone)
+	int rc_ioctl;
+	enum gs_private_outcome o = perform_alloc(c, f, &st, &rc_ioctl);
+	if (o == GS_PRIVATE_TASK_GONE)
 		return answer_none(); /* the trapped task is gone */
+	if (o == GS_PRIVATE_FAILED) {
+		/* Never in the shared table instead: fail closed. */
+		alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
+		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_INSUFFICIENT_RESOURCES,
+		                          GS_VERDICT_REFUSE, PRIVATE_TABLE_FAILED);
+	}
 	if (rc_ioctl == 0 && st == NV_OK) {
 		if (!commit_alloc(c, f, charge, before, &a))
 			return a;
@@ -563,17 +577,22 @@ static struct answer act_alloc_object(struct call *c, struct alloc_flight *f)
 	struct nvos05 *top = &f->top.os05;
 	const struct gs_rm_call *rc = &f->call;
 	const bool device = rc->kind == RM_CLASS_DEVICE;
-	struct borrowed_fds gpu_nodes = { .n = 0 };
-	int gpu = LEDGER_NO_GPU;
+	enum gs_private_outcome o = GS_PRIVATE_PERFORMED;
+	int gpu = LEDGER_NO_GPU, rc_ioctl;
 
 	if (device && c->sb->quota.visible_set &&
 	    !gpu_instance_visible(c, rc->h_client, rc->device_instance))
 		return refuse_with_status(c, top, f->st_off, NV_ERR_INVALID_ARGUMENT, GS_VERDICT_REFUSE,
 		                          "GPU not visible in this sandbox");
-	if (device && !borrow_trapped_gpu_nodes(c, &gpu_nodes))
+	if (device)
+		o = exec_escape_private(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(*top), top, false, &rc_ioctl);
+	else
+		rc_ioctl = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(*top), top);
+	if (o == GS_PRIVATE_TASK_GONE)
 		return answer_none(); /* the trapped task is gone */
-	int rc_ioctl = exec_escape(c, NV_ESC_RM_ALLOC_OBJECT, sizeof(*top), top);
-	return_gpu_nodes(&gpu_nodes);
+	if (o == GS_PRIVATE_FAILED)
+		return refuse_with_status(c, top, f->st_off, NV_ERR_INSUFFICIENT_RESOURCES,
+		                          GS_VERDICT_REFUSE, PRIVATE_TABLE_FAILED);
 	bool made = rc_ioctl == 0 && top->status == NV_OK;
 	if (made && device)
 		gpu = gpu_minor_of_instance(c, rc->h_client, rc->device_instance);

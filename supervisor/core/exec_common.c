@@ -27,7 +27,7 @@
 #include "rm_tables.h"
 #include "session.h"
 #include "exec_int.h"
-#include "gpu_nodes.h"
+#include "private_table.h"
 
 /* ---- the notification --------------------------------------------------- */
 
@@ -54,22 +54,11 @@ int dup_trapped_fd(struct call *c, int wfd)
 	int fd = dup_workload_fd(&c->sb->pidfds, c->tid, wfd);
 
 	if (fd >= 0 && !notif_still_valid(c)) {
-		gs_gpu_node_close(fd);
+		close(fd);
 		errno = ESRCH;
 		return -1;
 	}
 	return fd;
-}
-
-/* The same for the task's GPU nodes (read from /proc/<tid>/fd and dup'd
- * by tid): false, with nothing borrowed, when the task is gone. */
-bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b)
-{
-	borrow_gpu_nodes(&c->sb->pidfds, c->tid, b);
-	if (notif_still_valid(c))
-		return true;
-	return_gpu_nodes(b);
-	return false;
 }
 
 /* ---- reading the workload ------------------------------------------------ */
@@ -137,20 +126,49 @@ void keep_params(struct call *c, uint64_t addr, const void *params, size_t len)
 
 /* ---- issuing calls ourselves --------------------------------------------- */
 
-/* Performs an escape on our dup with a canonical request word (the driver
- * ignores direction and type bits, and FUSE stand-ins need them right).
- * Parameter blocks too big for the 14-bit size field go through XFER. */
+/* The request word and argument for an escape on our dup: a canonical word
+ * (the driver ignores direction and type bits, and FUSE stand-ins need
+ * them right). Parameter blocks too big for the 14-bit size field go
+ * through XFER, described by *x. */
+static unsigned long escape_request(uint32_t nr, uint32_t size, void *buf, struct nv_ioctl_xfer *x,
+                                    void **arg)
+{
+	if (size <= NV_IOC_MAX_DIRECT_SIZE) {
+		*arg = buf;
+		return NV_IOC_WORD(nr, size);
+	}
+	*x = (struct nv_ioctl_xfer){ .cmd = nr, .size = size, .ptr = (uintptr_t)buf };
+	*arg = x;
+	return NV_IOC_WORD(NV_ESC_IOCTL_XFER_CMD, sizeof(*x));
+}
+
 static int escape_ioctl(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
-	int rc;
+	struct nv_ioctl_xfer x;
+	void *arg;
+	unsigned long req = escape_request(nr, size, buf, &x, &arg);
 
-	if (size <= NV_IOC_MAX_DIRECT_SIZE) {
-		rc = ioctl(c->dup, NV_IOC_WORD(nr, size), buf);
-	} else {
-		struct nv_ioctl_xfer x = { .cmd = nr, .size = size, .ptr = (uintptr_t)buf };
-		rc = ioctl(c->dup, NV_IOC_WORD(NV_ESC_IOCTL_XFER_CMD, sizeof(x)), &x);
-	}
-	return rc < 0 ? -errno : 0;
+	return ioctl(c->dup, req, arg) < 0 ? -errno : 0;
+}
+
+/* A device allocation (or the retry of one the driver refused for want of
+ * a GPU node) made in a private fd table holding only our dup of the
+ * call's fd and the trapped task's own GPU nodes (private_table.h): no
+ * node another thread of ours holds can vouch for it. The session lock
+ * stays held: the helper reads no workload memory, so nothing the
+ * workload does can stretch it beyond the driver's own time. */
+enum gs_private_outcome exec_escape_private(const struct call *c, uint32_t nr, uint32_t size,
+                                            void *buf, bool only_with_nodes, int *rc)
+{
+	struct nv_ioctl_xfer x;
+	struct gs_private_call pc = { .tid = c->tid, .listener = c->scratch->listener,
+	                              .notif_id = c->scratch->req->id, .dup = c->dup,
+	                              .only_with_nodes = only_with_nodes };
+
+	pc.request = escape_request(nr, size, buf, &x, &pc.arg);
+	enum gs_private_outcome o = gs_private_table_call(&pc);
+	*rc = pc.rc;
+	return o;
 }
 
 /* A driver call at or above this (the command's moving average) is slow:
@@ -190,10 +208,7 @@ int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	struct gs_session *sb = c->sb;
 
-	/* Never off lock while this thread holds a GPU node (the call's own
-	 * dup is one): the session lock would be taken again under the
-	 * GPU-node lock, the reverse of its order (gpu_nodes.h). */
-	if (!c->off_lock_key || !sb->release_receiver || gs_gpu_nodes_held())
+	if (!c->off_lock_key || !sb->release_receiver)
 		return escape_ioctl(c, nr, size, buf);
 	struct gs_driver_time *t = driver_time_of(sb, c->off_lock_key);
 	bool off_lock = t->ewma_us >= GS_SLOW_DRIVER_US;

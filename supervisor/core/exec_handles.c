@@ -15,7 +15,6 @@
 
 #include "decode.h"
 #include "exec_int.h"
-#include "gpu_nodes.h"
 #include "verdict.h"
 
 static bool objects(const struct gs_call_verdict *v)
@@ -178,7 +177,7 @@ static struct answer act_register_fd(struct call *c, const struct gs_rm_call *rc
 		return errno == ESRCH ? answer_none() : answer_errno(EBADF);
 	struct nv_ioctl_register_fd ours = { .ctl_fd = ctl };
 	int rc_ioctl = exec_escape(c, NV_ESC_REGISTER_FD, sizeof(ours), &ours);
-	gs_gpu_node_close(ctl);
+	close(ctl);
 	c->d.verdict = GS_VERDICT_ALLOW;
 	return answer_value(rc_ioctl);
 }

@@ -15,6 +15,7 @@
 
 #include "arch.h"
 #include "nvrm_abi.h"
+#include "private_table.h"
 #include "quiesce.h"
 #include "rm_decode.h"
 #include "rm_tables.h"
@@ -85,11 +86,10 @@ bool notif_still_valid(const struct call *c);
 /* The RM_ALLOC a dead agent was performing (c->made): freed through the
  * task's fd c->wfd, and from the ledger. True when freed (c->d says so). */
 bool undo_resumed_alloc(struct call *c);
-/* A second reach into the trapped task (its fd, its GPU nodes) after the
- * fetch stage's check: checked again after, -1 (errno ESRCH) or false
- * when the task is gone and its tid may name another process. */
+/* A second reach into the trapped task (its fd) after the fetch stage's
+ * check: checked again after, -1 (errno ESRCH) when the task is gone and
+ * its tid may name another process (its GPU nodes: exec_escape_private). */
 int dup_trapped_fd(struct call *c, int wfd);
-bool borrow_trapped_gpu_nodes(struct call *c, struct borrowed_fds *b);
 int fetch_top_bytes(struct call *c, void *top, size_t len);
 /* The fetch stage's first step for every escape: the top-level struct
  * (fetch_top_bytes), then proof that the task it was read from is still
@@ -99,6 +99,8 @@ bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a);
 int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len);
 void keep_params(struct call *c, uint64_t addr, const void *params, size_t len);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
+enum gs_private_outcome exec_escape_private(const struct call *c, uint32_t nr, uint32_t size,
+                                            void *buf, bool only_with_nodes, int *rc);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);
 int note_client(const struct call *c, nv_handle_t h_client);
 int bind_client_for_charge(struct call *c, nv_handle_t h_client);

@@ -52,7 +52,6 @@
 #include "exec_managed.h"
 #include "executor.h"
 #include "stack.h"
-#include "gpu_nodes.h"
 #include "gpusandbox.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
@@ -274,13 +273,15 @@ static const struct gs_abi *abi_of(const struct seccomp_data *data)
  * behind the number at one instant, before the fetch stage's ID_VALID
  * proves the task was the trapped one all along. *driver: the file is the
  * driver's (a control file or a GPU node). A fresh dup of a control file
- * is kept after the call (finish_dup); a GPU node never is: the driver
- * grants a device allocation to a process holding that GPU's node
- * (nv_is_gpu_accessible scans the caller's fd table: kernel-open/nvidia/
- * nv.c, 580.95.05), and a kept one would grant its GPU to every device
- * allocation we perform meanwhile, another container's in the agent. A
- * control file is no GPU's node. -1 with errno when the fd cannot be
- * taken. */
+ * is kept after the call (finish_dup); a GPU node never is. The driver
+ * grants a device allocation to a caller holding that GPU's node
+ * (nv_is_gpu_accessible scans the calling thread's fd table: kernel-open/
+ * nvidia/nv.c, 580.95.05); every device allocation we perform is made in
+ * a private table (private_table.h), so a node kept in the shared one
+ * would vouch for none of them, but it would be one more GPU node in the
+ * table that other calls run in, for nothing: RM clients, and with them
+ * the hot path, live on control files, and a control file is no GPU's
+ * node. -1 with errno when the fd cannot be taken. */
 static int dup_for_call(struct call *c, bool *driver)
 {
 	struct gs_dup_cache *dc = &c->scratch->dups;
@@ -309,7 +310,7 @@ static void finish_dup(struct call *c, const struct answer *a)
 		gs_dup_cache_park(&c->scratch->dups, c->dup_slot, c->dup, c->tid, c->wfd);
 	} else {
 		if (c->dup >= 0)
-			gs_gpu_node_close(c->dup);
+			close(c->dup);
 		if (c->dup_slot >= 0)
 			gs_dup_cache_release(&c->scratch->dups, c->dup_slot);
 	}
@@ -419,18 +420,6 @@ static bool send_answer(struct gs_session *sb, const struct call *c, const struc
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0 || errno != ENOENT;
 }
 
-/* A call's GPU node goes (and with it the GPU-node lock) once the driver
- * is done with it, before the record, which may read a refused caller's
- * stack: a page the workload can stall must not hold up every sandbox's
- * device allocations (gpu_nodes.h). Nothing after the act uses it. */
-static void drop_gpu_node(struct call *c)
-{
-	if (c->dup >= 0 && gs_gpu_node_kept(c->dup)) {
-		gs_gpu_node_close(c->dup);
-		c->dup = -1;
-	}
-}
-
 bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
                              const struct gs_resumed_alloc *r)
 {
@@ -446,11 +435,10 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
 	c.made.parent = r->parent;
 	c.made.object = r->object;
 	undone = undo_resumed_alloc(&c);
-	drop_gpu_node(&c);
+	if (c.dup >= 0)
+		close(c.dup);
 	if (undone)
 		record_decision(sb, &c, &a);
-	if (c.dup >= 0)
-		gs_gpu_node_close(c.dup);
 	return undone;
 }
 
@@ -477,7 +465,6 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	} else {
 		a = route_ioctl(&c, data, &record);
 	}
-	drop_gpu_node(&c);
 	if (record && a.kind != ANSWER_NONE)
 		record_decision(sb, &c, &a);
 	/* Our reference to the workload's file is dropped, or kept in the
@@ -492,10 +479,9 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	/* A performed allocation whose answer is lost would stay made and
 	 * charged, unknown to the task, which may retry it: undone. */
 	if (!sent && c.made.set && undo_abandoned_alloc(&c)) {
-		drop_gpu_node(&c);
 		a = answer_value(0);
 		record_decision(sb, &c, &a);
 	}
 	if (c.dup >= 0)
-		gs_gpu_node_close(c.dup);
+		close(c.dup);
 }

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "driver.h"
-#include "gpu_nodes.h"
 #include "workload.h"
 
 #ifndef PIDFD_THREAD
@@ -144,6 +143,17 @@ int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 
 /* ---- the workload's fd --------------------------------------------------- */
 
+/* A thread pidfd (Linux 6.9+) works for any thread; older kernels accept
+ * only a thread-group leader. */
+int pidfd_of_task(pid_t tid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	return fd;
+}
+
 static int pidfd_for(struct gs_pidfd_cache *pc, pid_t tid, bool fresh)
 {
 	struct gs_pidfd_slot *s = &pc->slot[(unsigned)tid % GS_PIDFD_CACHE];
@@ -153,11 +163,7 @@ static int pidfd_for(struct gs_pidfd_cache *pc, pid_t tid, bool fresh)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->tid = tid;
-	/* A thread pidfd (Linux 6.9+) works for any thread; older kernels
-	 * accept only a thread-group leader. */
-	s->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	if (s->pidfd < 0 && errno == EINVAL)
-		s->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+	s->pidfd = pidfd_of_task(tid);
 	return s->pidfd;
 }
 
@@ -180,21 +186,14 @@ static int getfd_of_task(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 	return -1;
 }
 
-/* The dup is taken under the GPU-node lock (gpu_nodes.h), before we know
- * what it is: the workload picks the fd, and a GPU node in our table
- * would vouch for another sandbox's device allocation. A GPU node keeps
- * the lock until gs_gpu_node_close; anything else lets it go here. */
+/* No lock: a GPU node in our shared table vouches for nothing we perform,
+ * every device allocation being made in a private table of its own
+ * (private_table.h). */
 int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind)
 {
-	gs_gpu_nodes_enter();
 	int fd = getfd_of_task(pc, tid, wfd);
+
 	*kind = fd >= 0 ? fd_node_kind_cached(fd) : GS_NODE_NONE;
-	if (*kind == GS_NODE_GPU && !gs_gpu_node_keep(fd)) {
-		close(fd); /* more nodes than a call needs: fail closed */
-		fd = -1;
-		errno = EMFILE;
-	}
-	gs_gpu_nodes_leave();
 	return fd;
 }
 
@@ -225,9 +224,9 @@ static bool fd_path(pid_t pid, int fd, char *path, size_t len)
 
 /* fd_node_kind from the attributes the kernel has, without asking the file
  * system (AT_STATX_DONT_SYNC): the workload picks the fd, and a FUSE file
- * whose server stalls getattr would stall us under the GPU-node lock, and
- * with us every sandbox. What it reads (type, device, inode, rdev) never
- * changes for an inode. */
+ * whose server stalls getattr would stall the worker (and its sandbox's
+ * session lock) before we even know the file is not the driver's. What it
+ * reads (type, device, inode, rdev) never changes for an inode. */
 enum gs_node_kind fd_node_kind_cached(int fd)
 {
 	struct statx sx;
@@ -287,7 +286,6 @@ bool fd_is_control_file(int fd)
 
 /* ---- GPU nodes for device allocations ----------------------------------- */
 
-
 /* True for /dev/nvidia<N>, the per-GPU nodes. */
 static bool is_gpu_node_path(const char *p)
 {
@@ -301,46 +299,10 @@ static bool is_gpu_node_path(const char *p)
 	return true;
 }
 
-/* The driver allows an NV01_DEVICE_0 allocation only to a process that
- * holds an open node of that GPU (nv_is_gpu_accessible scans the caller's
- * fd table). When the supervisor performs the call, it borrows dups of the
- * workload's own GPU nodes for the duration of the call: the driver then
- * grants exactly what the workload itself is entitled to, no more, and
- * nothing is held after the call. The GPU-node lock is held from here to
- * return_gpu_nodes, nodes or none: while a device allocation is performed
- * no other thread of ours holds a GPU node (gpu_nodes.h). */
-void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b)
+/* Where the driver's device check looks (private_table.c borrows them). */
+bool task_fd_is_gpu_node(pid_t tid, int wfd)
 {
-	char dir[PATH_BUF], path[PATH_BUF];
-	struct dirent *de;
-	DIR *d;
+	char path[PATH_BUF];
 
-	b->n = 0;
-	b->locked = true;
-	gs_gpu_nodes_enter();
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)tid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d)) && b->n < MAX_BORROWED_GPU_FDS) {
-		int wfd = atoi(de->d_name);
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (!fd_path(tid, wfd, path, sizeof(path)) || !is_gpu_node_path(path))
-			continue;
-		int fd = dup_workload_fd(pc, tid, wfd);
-		if (fd >= 0)
-			b->fd[b->n++] = fd;
-	}
-	closedir(d);
-}
-
-void return_gpu_nodes(struct borrowed_fds *b)
-{
-	for (unsigned i = 0; i < b->n; i++)
-		gs_gpu_node_close(b->fd[i]);
-	b->n = 0;
-	if (b->locked)
-		gs_gpu_nodes_leave();
-	b->locked = false;
+	return fd_path(tid, wfd, path, sizeof(path)) && is_gpu_node_path(path);
 }

@@ -2,7 +2,8 @@
 /*
  * workload.h - reaching into the workload: its memory (process_vm_*), its
  * fds (pidfd_getfd through a per-sandbox pidfd cache), what a dup of one of
- * its fds is (fd identity), and its GPU nodes, borrowed for one call.
+ * its fds is (fd identity), and which of its fds are GPU nodes (borrowed for
+ * a device allocation by private_table.c).
  *
  * This is the bottom of the supervisor: it knows tasks and files, nothing
  * of the sandbox, the ledger or the policy. The executor and the compute
@@ -19,7 +20,7 @@
 #include "driver.h"
 
 #define GS_PIDFD_CACHE 64u
-#define MAX_BORROWED_GPU_FDS 64
+#define MAX_BORROWED_GPU_FDS 64 /* a task's GPU nodes borrowed for one call, at most */
 
 struct gs_pidfd_slot {
 	pid_t tid;
@@ -29,12 +30,6 @@ struct gs_pidfd_slot {
 /* pidfds of recently trapped tasks, indexed by tid. */
 struct gs_pidfd_cache {
 	struct gs_pidfd_slot slot[GS_PIDFD_CACHE];
-};
-
-struct borrowed_fds {
-	int      fd[MAX_BORROWED_GPU_FDS];
-	unsigned n;
-	bool     locked; /* borrow_gpu_nodes took the GPU-node lock */
 };
 
 void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
@@ -66,10 +61,8 @@ struct gs_mem_out {
  * ever reads them back. b may be NULL. */
 int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_mem_out *b);
 
-/* Our dup of fd wfd of task tid, or -1 with errno set. A dup that is a GPU
- * node holds the GPU-node lock (gpu_nodes.h) until gs_gpu_node_close: every
- * dup is closed with gs_gpu_node_close. _kind: also what it is to the
- * driver (fd_node_kind). */
+/* Our dup of fd wfd of task tid, or -1 with errno set. _kind: also what it
+ * is to the driver (fd_node_kind_cached). */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
 int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind);
 
@@ -81,11 +74,13 @@ bool fd_is_control_file(int fd);
  * fails, or when it is not the driver's). */
 enum gs_node_kind fd_node_kind(int fd);
 /* The same from the kernel's cached attributes, without a file system
- * round trip (what dup_workload_fd asks under the GPU-node lock). */
+ * round trip (what dup_workload_fd_kind asks of a file the workload picked). */
 enum gs_node_kind fd_node_kind_cached(int fd);
 
-/* Dups of task tid's open /dev/nvidiaN nodes, for one call. */
-void borrow_gpu_nodes(struct gs_pidfd_cache *pc, pid_t tid, struct borrowed_fds *b);
-void return_gpu_nodes(struct borrowed_fds *b);
+/* A fresh pidfd of task tid (any thread where the kernel allows, else a
+ * thread-group leader), or -1. */
+int pidfd_of_task(pid_t tid);
+/* Is task tid's fd wfd open on a /dev/nvidia<N> node, as /proc shows it? */
+bool task_fd_is_gpu_node(pid_t tid, int wfd);
 
 #endif

@@ -21,9 +21,23 @@
  *     (container B, given nvidia1 only) opens /dev/nvidia1 and tries a
  *     device on INSTANCE (GPU 0's) for MS milliseconds, stopping at the
  *     first one granted. Prints "race attempts=N wins=W refused=STATUS".
+ *   gpunode stall FILE MARK
+ *     (container A of gpunode-stall-runc, given nvidia0) makes one
+ *     RM_CONTROL on its /dev/nvidia0 fd whose NVOS54 lies in a page mapped
+ *     from FILE (tests/sm/stallfs: its reads answer after a stall), never
+ *     touched by us: the agent's worker for A waits in its read of our
+ *     memory while holding its dup of our nvidia0. Creates MARK.start just
+ *     before the call and MARK.done after it. Prints
+ *     "stall start=T0 end=T1" (CLOCK_MONOTONIC ms).
+ *   gpunode own INSTANCE N
+ *     (container B, given nvidia1) opens /dev/nvidia1 and the control node,
+ *     makes and frees N devices on INSTANCE (its own GPU), then a client on
+ *     a second control file (a first call on a fresh file). Prints
+ *     "own devices=D failed=F client=STATUS start=T0 end=T1".
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,12 +128,68 @@ static int race(uint32_t instance, long long ms)
 	return 0;
 }
 
+static void mark(const char *base, const char *suffix)
+{
+	char path[PATH_LEN];
+
+	snprintf(path, sizeof(path), "%s%s", base, suffix);
+	close(open(path, O_WRONLY | O_CREAT, 0644));
+}
+
+static int stall(const char *file, const char *mark_base)
+{
+	int gpu = open("/dev/nvidia0", O_RDWR);
+	int sf = open(file, O_RDONLY);
+	void *page = sf >= 0 ? mmap(NULL, sizeof(struct nvos54), PROT_READ, MAP_SHARED, sf, 0)
+	                     : MAP_FAILED;
+
+	if (gpu < 0 || page == MAP_FAILED)
+		return ADV_EXIT_SETUP;
+	mark(mark_base, ".start");
+	long long t0 = now_ms();
+	(void)rmc_escape(gpu, NULL, NV_ESC_RM_CONTROL, page, sizeof(struct nvos54));
+	long long t1 = now_ms();
+	mark(mark_base, ".done");
+	printf("stall start=%lld end=%lld\n", t0, t1);
+	return 0;
+}
+
+static int own(uint32_t instance, unsigned n)
+{
+	unsigned devices = 0, failed = 0;
+	nv_handle_t client, second;
+	long long t0 = now_ms();
+
+	if (open("/dev/nvidia1", O_RDWR) < 0)
+		return ADV_EXIT_SETUP;
+	int fd = client_or_die(&client);
+	for (unsigned i = 0; i < n; i++) {
+		if (make_device(fd, client, instance) != NV_OK) {
+			failed++;
+			continue;
+		}
+		devices++;
+		(void)rmc_free(fd, NULL, client, client, H_DEVICE);
+	}
+	int fd2 = rmc_open_ctl();
+	rmc_status_t st = fd2 < 0 ? NV_ERR_GENERIC : rmc_alloc_client(fd2, NULL, &second);
+	long long t1 = now_ms();
+	printf("own devices=%u failed=%u client=%s start=%lld end=%lld\n", devices, failed,
+	       rmc_status_str(st), t0, t1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "hold") == 0)
 		return hold((uint32_t)strtoul(argv[2], NULL, 0), argv[3], (unsigned)atoi(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "race") == 0)
 		return race((uint32_t)strtoul(argv[2], NULL, 0), atoll(argv[3]));
-	fprintf(stderr, "usage: gpunode hold INSTANCE STOP PAD | race INSTANCE MS\n");
+	if (argc == 4 && strcmp(argv[1], "stall") == 0)
+		return stall(argv[2], argv[3]);
+	if (argc == 4 && strcmp(argv[1], "own") == 0)
+		return own((uint32_t)strtoul(argv[2], NULL, 0), (unsigned)atoi(argv[3]));
+	fprintf(stderr, "usage: gpunode hold INSTANCE STOP PAD | race INSTANCE MS | stall FILE MARK |"
+	                " own INSTANCE N\n");
 	return EXIT_USAGE;
 }

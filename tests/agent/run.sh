@@ -42,10 +42,25 @@
 #                     tries devices on GPU 0 for 4 s meanwhile: the fake
 #                     grants B none (device_unentitled_grants 0, B refused
 #                     with INSUFFICIENT_PERMISSIONS). Its baseline runs the
-#                     agent with GPUSANDBOX_TEST_NO_GPU_NODE_LOCK: B won in
-#                     each of 11 runs here, within 2 attempts in the 4
-#                     whose output was read (it stops at the first win;
-#                     judged by device_unentitled_grants >= 1)
+#                     agent with GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC
+#                     (device allocations made in the agent's shared fd
+#                     table with the borrow, as before any defence): B wins
+#                     (it stops at the first win; judged by
+#                     device_unentitled_grants >= 1)
+#   gpunode-stall-runc  container A (nvidiactl, nvidia0) makes an RM_CONTROL on
+#                     its nvidia0 fd whose NVOS54 lies in a page mapped from
+#                     tests/sm/stallfs (bind-mounted in; reads answer after
+#                     GPUNODE_STALL_MS), so the agent's worker for A waits in
+#                     its read of A's memory holding its dup of A's nvidia0;
+#                     meanwhile container B (nvidia1) makes GPUNODE_OWN
+#                     devices on its own GPU and a client on a fresh control
+#                     file: all done before A's call returns (B's end time
+#                     between A's start and end, B's own clock; A's mark
+#                     still absent and the fake's device_node_grants at
+#                     least GPUNODE_OWN when B ends). Against an agent with
+#                     the process-wide GPU-node lock (main before the private
+#                     table; GPUSANDBOX=that binary) B waits out A's stall
+#                     and the case fails
 #   named-runc        a profile naming policy "small" (512m) in --policy-dir:
 #                     that quota, not the default's 1 GiB
 #   unnamed-runc      a profile naming a policy the node lacks: refused,
@@ -139,7 +154,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
-GS=$ROOT/build/gpusandbox
+# GPUSANDBOX: another build to test (e.g. an older one, to see a case fail).
+GS=${GPUSANDBOX:-$ROOT/build/gpusandbox}
 HOLDER=$ROOT/build/tests/agent/holder
 PEER=$ROOT/build/tests/agent/peer
 MANAGED=$ROOT/build/tests/agent/managed
@@ -150,6 +166,11 @@ GPUNODE=$ROOT/build/tests/agent/gpunode
 GPUNODE_RACE_MS=4000    # B's device attempts on GPU 0 (the baseline wins in well under 1 s)
 GPUNODE_PAD=400         # A's fds above its nvidia0: each borrow holds it through 400 reads
 GPUNODE_MIN_ATTEMPTS=100
+GPUNODE_STALL_MS=3000   # gpunode-stall-runc: A's stalled read
+GPUNODE_STALL_IN=/stall # where A's bundle binds the stalling file
+GPUNODE_STALL_SETTLE=0.3  # s after A's start mark: its worker is in the read
+GPUNODE_OWN=20          # B's devices on its own GPU during the stall
+STALLFS=$ROOT/tests/sm/stallfs
 ABANDON_SLEEP_MS=1500   # the fake's first allocation
 ABANDON_SIGNAL_MS=400   # the signal, well inside it
 COMPAT=$ROOT/build/tests/agent/compat_i386
@@ -330,7 +351,8 @@ inside() {
 	base=${base%-"$RT"}
 	[ "$CASE" = runc-flags ] && base=flags
 	case "$CASE" in baseline-*) ;; *) p=$D/profile.json ;; esac
-	# Its baseline is the agent without the GPU-node lock, not no agent.
+	# Its baseline is the agent making device allocations in its shared fd
+	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	case "$base" in
 	quota)
@@ -399,9 +421,9 @@ inside() {
 	gpunode)
 		# A (nvidia0) keeps making devices on GPU 0, so the agent keeps
 		# borrowing its nvidia0; B (nvidia1 only) tries devices on GPU 0
-		# meanwhile. The baseline's agent has the lock off.
+		# meanwhile. The baseline's agent makes them in its shared table.
 		local top=$D
-		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_NO_GPU_NODE_LOCK=1}
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC=1}
 		profile "$p" && start_agent || return
 		D=$top/a && mkdir -p "$D"
 		make_bundle '["/bin/gpunode", "hold", "0", "/tmp/stop", "'"$GPUNODE_PAD"'"]' "$p" ||
@@ -418,6 +440,37 @@ inside() {
 		"$RT" --root "$top/state" delete -f gs-gpunode-b >/dev/null 2>&1
 		: >"$top/a/ctmp/stop"
 		D=$top wait_stopped_id gs-gpunode-a
+		cp "$top/a/out" "$top/a.out" 2>/dev/null
+		D=$top
+		stop_agent
+		cat "$top/a.out" "$top/b.out" >"$top/out" 2>/dev/null ;;
+	gpunode-stall)
+		# A's call on its nvidia0 stalls in the agent's read of its
+		# memory (stallfs) while the worker holds A's GPU-node dup; B
+		# (nvidia1) makes devices on its own GPU and a first call on a
+		# fresh file meanwhile, and notes what the fake granted by then.
+		local top=$D
+		profile "$p" && start_agent || return
+		D=$top/a && mkdir -p "$D"
+		BUNDLE_EXTRA='.mounts += [ { destination: "'"$GPUNODE_STALL_IN"'", type: "bind",
+			source: "'"$top/mnt/stall"'", options: ["bind"] } ]' \
+			make_bundle '["/bin/gpunode", "stall", "'"$GPUNODE_STALL_IN"'", "/tmp/stall"]' "$p" ||
+			{ echo "bundle a" >"$top/rc"; D=$top; return; }
+		(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-stall-a") >"$D/out" 2>"$D/err" </dev/null
+		wait_for -e "$D/ctmp/stall.start" || { echo "A never started its call" >"$top/rc"; D=$top; return; }
+		sleep "$GPUNODE_STALL_SETTLE"
+		D=$top/b && mkdir -p "$D"
+		BUNDLE_EXTRA='.mounts |= map(if .destination == "/dev/nvidia0"
+			then .destination = "/dev/nvidia1" | .source = ($m + "/nvidia1") else . end)' \
+			make_bundle '["/bin/gpunode", "own", "1", "'"$GPUNODE_OWN"'"]' "$p" ||
+			{ echo "bundle b" >"$top/rc"; D=$top; return; }
+		(cd "$D/bundle" && timeout 30 "$RT" --root "$top/state" run "gs-stall-b") >"$top/b.out" 2>"$D/err" </dev/null
+		echo $? >"$top/rc"
+		# The fake's account and A's mark at B's end.
+		awk '$1 == "device_node_grants" { print $2 }' "$GS_FAKE_STATS" >"$top/grants-at-b-end"
+		[ -e "$top/a/ctmp/stall.done" ] && : >"$top/a-done-at-b-end"
+		"$RT" --root "$top/state" delete -f gs-stall-b >/dev/null 2>&1
+		D=$top wait_stopped_id gs-stall-a
 		cp "$top/a/out" "$top/a.out" 2>/dev/null
 		D=$top
 		stop_agent
@@ -628,7 +681,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE"; do
+for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -659,11 +712,24 @@ run_case() {  # run_case NAME RUNTIME
 	dir=$tmp/$1
 	mkdir -p "$dir"
 	local fake_extra=()
-	case "$1" in *gpunode-runc) fake_extra=(--gpus 2 --gpu-node-check) ;; esac
+	case "$1" in *gpunode-runc|gpunode-stall-runc) fake_extra=(--gpus 2 --gpu-node-check) ;; esac
+	# The stalling file system, mounted before the fake (whose mount
+	# namespace, and so the containers', copies the mounts).
+	local stallfs_pid=
+	if [ "$1" = gpunode-stall-runc ]; then
+		mkdir -p "$dir/mnt"
+		"$STALLFS" "$dir/mnt" "$GPUNODE_STALL_MS" 2>"$dir/stallfs.err" &
+		stallfs_pid=$!
+		wait_for -e "$dir/mnt/stall" || { fail "$1" "stallfs did not come up"; return 1; }
+	fi
 	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
+	if [ -n "$stallfs_pid" ]; then
+		fusermount3 -u "$dir/mnt" 2>/dev/null || umount -l "$dir/mnt" 2>/dev/null
+		wait "$stallfs_pid" 2>/dev/null
+	fi
 	[ "$rc" = "$SKIP" ] && { echo "agent: SKIP: $(tail -1 "$dir/harness.out")"; exit "$SKIP"; }
 	[ -s "$dir/stats" ] || { fail "$1" "no stats from the fake (harness exit $rc)"; return 1; }
 	return 0
@@ -910,7 +976,21 @@ judge() {  # judge NAME RUNTIME
 				why="B got a device on GPU 0: rc=$rc unentitled=$unent attempts=$attempts wins=$(val "$dir/b.out" wins) A's devices=$held"
 		else
 			[ "$rc" = 0 ] && [ "${unent:-0}" -ge 1 ] && [ "${held:-0}" -ge 1 ] ||
-				why="the race never won without the lock: rc=$rc unentitled=$unent attempts=$attempts A's devices=$held"
+				why="the race never won in the shared table: rc=$rc unentitled=$unent attempts=$attempts A's devices=$held"
+		fi ;;
+	gpunode-stall-runc)
+		# B's own clock and the fake's account, both at B's end, while
+		# A's call was still stalled.
+		local a0 a1 b1 grants
+		a0=$(val "$dir/a.out" start) a1=$(val "$dir/a.out" end) b1=$(val "$dir/b.out" end)
+		grants=$(cat "$dir/grants-at-b-end" 2>/dev/null)
+		if [ -z "$a0" ] || [ -z "$a1" ] || [ $((a1 - a0)) -lt $((GPUNODE_STALL_MS * 8 / 10)) ]; then
+			why="A's call did not stall (start=$a0 end=$a1): the case proves nothing"
+		else
+			[ "$rc" = 0 ] && [ "$(val "$dir/b.out" devices)" = "$GPUNODE_OWN" ] &&
+				[ "$(val "$dir/b.out" client)" = NV_OK ] && [ -n "$b1" ] && [ "$b1" -lt "$a1" ] &&
+				[ ! -e "$dir/a-done-at-b-end" ] && [ "${grants:-0}" -ge "$GPUNODE_OWN" ] ||
+				why="B waited for A's stall: rc=$rc B: $(cat "$dir/b.out" 2>/dev/null); A: start=$a0 end=$a1; fake's grants at B's end: $grants"
 		fi ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
@@ -943,7 +1023,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

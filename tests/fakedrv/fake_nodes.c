@@ -10,10 +10,15 @@
  * walks the calling process's whole fd table (iterate_fd over
  * current->files) for an open file of that GPU's device, and the
  * allocation fails with NV_ERR_INSUFFICIENT_PERMISSIONS when there is
- * none. Any thread's open node counts: the table is the process's.
+ * none. The table is the calling thread's (current->files): shared by the
+ * threads of a process, unless one unshared it (CLONE_FILES), as the
+ * supervisor's device-allocation helpers do (supervisor/core/
+ * private_table.c).
  *
  * The fake's GPU node for GPU g is its file nvidia<g>; a caller holds it
- * when an fd in /proc/<caller>/fd links to a file of that name (the fake's
+ * when an fd in /proc/<caller>/fd links to a file of that name, the caller
+ * being the FUSE request's pid, which is the calling thread's id, and
+ * /proc/<tid>/fd that thread's table (the fake's
  * own files are bind-mounted over /dev/nvidia*: the link reads
  * /dev/nvidia<g> or <mount>/nvidia<g>). Reading the links costs no FUSE
  * request, so this is safe from inside a request.
@@ -37,7 +42,8 @@
 #define FD_DIR_MAX 64
 #define NODE_NAME_MAX 32
 
-/* Does process (or thread) pid hold an open fd of the fake's nvidia<gpu>? */
+/* Does thread (or process) pid hold an open fd of the fake's nvidia<gpu>
+ * in its fd table? */
 static bool holds_gpu_node(pid_t pid, int gpu)
 {
 	char dir[FD_DIR_MAX], name[NODE_NAME_MAX], link[PATH_MAX + FD_DIR_MAX];

@@ -9,9 +9,9 @@
  * which root may do: the test plays a pid-cycling attacker deterministically),
  * which holds another file at the same fd number. The baseline is
  * dup_workload_fd by tid, as REGISTER_FD and the GPU-node borrowing used it
- * after the only check: it reaches B's file. dup_trapped_fd and
- * borrow_trapped_gpu_nodes (exec_common.c) check the notification again
- * and take nothing. Needs root; says SKIP where clone3's set_tid is not
+ * after the only check: it reaches B's file. dup_trapped_fd (exec_common.c)
+ * and the private table's borrow (exec_escape_private, private_table.c)
+ * check the notification again and take nothing (the latter makes no call). Needs root; says SKIP where clone3's set_tid is not
  * available.
  */
 #define _GNU_SOURCE
@@ -37,6 +37,8 @@
 
 /* The fd number both tasks hold their file at, and their files' names. */
 #define TARGET_FD 100
+/* A parameter block for a private-table call that is never made. */
+#define PRIVATE_CALL_BYTES 64
 #define NAME_A "trapped-task"
 #define NAME_B "reused-tid"
 #define TRAPPED_NR SYS_kcmp   /* a syscall nothing else in the child makes */
@@ -159,6 +161,14 @@ int main(void)
 	int fd = dup_trapped_fd(&c, TARGET_FD);
 	CHECK(fd >= 0 && names(fd, NAME_A));
 	close(fd);
+	/* The private table's check passes too: A holds no GPU node, so a
+	 * call wanting one is not made (not "gone"). */
+	uint8_t params[PRIVATE_CALL_BYTES] = { 0 };
+	int rc_ioctl = -1;
+	CHECK(gs_private_table_start(&(struct gs_error){ 0 }) == 0);
+	c.dup = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	CHECK(exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(params), params, true, &rc_ioctl) ==
+	      GS_PRIVATE_NO_NODES);
 
 	/* A dies; B gets its tid. */
 	kill(a, SIGKILL);
@@ -181,8 +191,9 @@ int main(void)
 	CHECK(!notif_still_valid(&c));
 	errno = 0;
 	CHECK(dup_trapped_fd(&c, TARGET_FD) < 0 && errno == ESRCH);
-	struct borrowed_fds nodes = { .n = 1 };
-	CHECK(!borrow_trapped_gpu_nodes(&c, &nodes) && nodes.n == 0);
+	CHECK(exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(params), params, false, &rc_ioctl) ==
+	      GS_PRIVATE_TASK_GONE);
+	close(c.dup);
 
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
