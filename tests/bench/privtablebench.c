@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/fdpass.h"
 #include "gs_error.h"
 #include "private_table.h"
 
@@ -45,21 +46,6 @@
 #define PERCENTILE_90 90
 #define PERCENT 100
 
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                    .msg_controllen = sizeof(cbuf) };
-	int fd;
-
-	if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m))
-		return -1;
-	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
-	return fd;
-}
-
 static _Noreturn void trapped_child(int sock, unsigned fds)
 {
 	struct sock_filter code[] = {
@@ -69,12 +55,6 @@ static _Noreturn void trapped_child(int sock, unsigned fds)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 0;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                    .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 
 	for (unsigned i = 0; i < fds; i++)
 		(void)open("/dev/null", O_RDONLY);
@@ -82,11 +62,7 @@ static _Noreturn void trapped_child(int sock, unsigned fds)
 		_exit(1);
 	int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
 	                     &prog);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &l, sizeof(int));
-	if (l < 0 || sendmsg(sock, &m, 0) != 1)
+	if (l < 0 || fdpass_send(sock, l) < 0)
 		_exit(1);
 	syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
 	_exit(0);
@@ -115,7 +91,7 @@ int main(int argc, char **argv)
 	pid_t child = fork();
 	if (child == 0)
 		trapped_child(sv[1], fds);
-	int listener = recv_fd(sv[0]);
+	int listener = fdpass_recv(sv[0]);
 	memset(&req, 0, sizeof(req));
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	long long *ns = calloc((size_t)rounds, sizeof(*ns));

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../lib/fdpass.h"
 #include "check.h"
 #include "exec_int.h"
 #include "rm_own.h"
@@ -58,37 +59,6 @@ struct trapped {
 	int               listener;
 	struct gs_scratch scratch;
 };
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 0;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                    .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                    .msg_controllen = sizeof(cbuf) };
-	int fd;
-
-	if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m))
-		return -1;
-	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
-	return fd;
-}
 
 /* A child holding nothing of ours (and /dev/nvidia0 of its own when
  * with_node), trapped in TRAPPED_NR until killed. */
@@ -115,13 +85,13 @@ static bool trap_task(struct trapped *t, bool with_node)
 			_exit(1);
 		int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 		                     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-		if (l < 0 || send_fd(STDERR_FILENO + 1, l) < 0)
+		if (l < 0 || fdpass_send(STDERR_FILENO + 1, l) < 0)
 			_exit(1);
 		syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
 		_exit(0);
 	}
 	close(sv[1]);
-	t->listener = recv_fd(sv[0]);
+	t->listener = fdpass_recv(sv[0]);
 	close(sv[0]);
 	if (t->listener < 0 || gs_scratch_init(&t->scratch, &(struct gs_error){ 0 }) < 0)
 		return false;

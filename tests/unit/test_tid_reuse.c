@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../lib/fdpass.h"
 #include "check.h"
 #include "exec_int.h"
 
@@ -42,37 +43,6 @@
 #define NAME_A "trapped-task"
 #define NAME_B "reused-tid"
 #define TRAPPED_NR SYS_kcmp   /* a syscall nothing else in the child makes */
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 0;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                    .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-	                    .msg_controllen = sizeof(cbuf) };
-	int fd;
-
-	if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m))
-		return -1;
-	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
-	return fd;
-}
 
 /* A file named name at TARGET_FD. */
 static int hold_named_file(const char *name)
@@ -98,7 +68,7 @@ static void trapped_task(int sock)
 		_exit(1);
 	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 	                            SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-	if (listener < 0 || send_fd(sock, listener) < 0)
+	if (listener < 0 || fdpass_send(sock, listener) < 0)
 		_exit(1);
 	syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
 	_exit(0);
@@ -147,7 +117,7 @@ int main(void)
 	pid_t a = fork();
 	if (a == 0)
 		trapped_task(sv[1]);
-	int listener = recv_fd(sv[0]);
+	int listener = fdpass_recv(sv[0]);
 	CHECK(listener >= 0);
 	if (gs_scratch_init(&scratch, &(struct gs_error){ 0 }) < 0)
 		return 1;
