@@ -12,7 +12,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 /* A pidfd is kept only while the fd numbers in use stay under this
  * fraction of RLIMIT_NOFILE: the cache must never starve the calls. */
 #define FD_SHARE_DIVISOR 4
+#define NS_PATH_MAX 64
 
 struct slot {
 	pid_t    pid; /* 0: empty */
@@ -153,6 +158,64 @@ int gs_host_pids_settle(pid_t *gone, int max)
 			remove_at((unsigned)(s - slots));
 	}
 	return n;
+}
+
+/* The PID namespace of process pid (0: ours): the inode number its
+ * /proc/PID/ns/pid link names ("pid:[INO]"). Read with readlink, not
+ * stat: the name is all we need, and it costs half as much (2.5 against
+ * 4.6 us on the test VM), once per host process not yet remembered. The
+ * number is the namespace's own (nsfs), unique among live namespaces, and
+ * both compared are alive: ours, and the trapped caller's (or the
+ * process asked about, whose pidfd was opened before). */
+bool gs_pid_ns_of(pid_t pid, unsigned long long *ino)
+{
+	char path[NS_PATH_MAX], link[NS_PATH_MAX];
+	ssize_t n;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return sscanf(link, "pid:[%llu]", ino) == 1;
+}
+
+/* Is process pid of our own PID namespace (ours: its inode number)?
+ * Remembered ones are answered by the cache, and confirmed after the walk
+ * (gs_host_pids_settle); others are asked, with a pidfd opened first so
+ * that the answer can be remembered. */
+bool gs_host_pids_ours(pid_t pid, unsigned long long ours)
+{
+	unsigned long long theirs;
+
+	if (gs_host_pids_known(pid))
+		return true;
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool mine = gs_pid_ns_of(pid, &theirs) && theirs == ours;
+	if (mine)
+		gs_host_pids_learn(pid, pidfd);
+	else if (pidfd >= 0)
+		close(pidfd);
+	return mine;
+}
+
+void gs_host_pids_warm(void)
+{
+	unsigned long long ours;
+	struct dirent *e;
+	DIR *d;
+
+	if (!gs_pid_ns_of(0, &ours) || !(d = opendir("/proc")))
+		return;
+	gs_host_pids_begin();
+	while ((e = readdir(d)))
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+			(void)gs_host_pids_ours((pid_t)atoi(e->d_name), ours);
+	gs_host_pids_end();
+	closedir(d);
 }
 
 void gs_host_pids_prepare(void)

@@ -52,6 +52,20 @@ int gs_host_pids_settle(pid_t *gone, int max);
  * first thread starts. */
 void gs_host_pids_prepare(void);
 
+/* The PID namespace of process pid (0: ours), as the inode number its
+ * /proc/PID/ns/pid link names. False when it cannot be read. */
+bool gs_pid_ns_of(pid_t pid, unsigned long long *ino);
+
+/* Is pid of our own PID namespace (ours: its number)? Between
+ * gs_host_pids_begin and _end, like gs_host_pids_known, which it asks
+ * first; a pid it has to ask about is remembered when it is ours. */
+bool gs_host_pids_ours(pid_t pid, unsigned long long ours);
+
+/* Remembers every process of our namespace now (one walk of /proc), so
+ * that the first walk of a client allocation asks only about newer ones.
+ * Call it after gs_host_pids_prepare, before the workload starts. */
+void gs_host_pids_warm(void);
+
 /* Forgets everything (tests). */
 void gs_host_pids_reset(void);
 

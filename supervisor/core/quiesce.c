@@ -185,28 +185,6 @@ static int scan_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pi
 	return n;
 }
 
-/* The PID namespace of process pid (0: ours): the inode number its
- * /proc/PID/ns/pid link names ("pid:[INO]"). Read with readlink, not
- * stat: the name is all we need, and it costs half as much (2.5 against
- * 4.6 us on the test VM), once per host process per walk. The number is
- * the namespace's own (nsfs), unique among live namespaces, and both
- * compared here are alive: ours, and the trapped caller's. */
-static bool pid_ns_of(pid_t pid, unsigned long long *ino)
-{
-	char path[PROC_PATH_MAX], link[PROC_PATH_MAX];
-	ssize_t n;
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/pid");
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return false;
-	link[n] = '\0';
-	return sscanf(link, "pid:[%llu]", ino) == 1;
-}
-
 /* Can a process of our own PID namespace be left out of the walk? Only a
  * task cloned with CLONE_FILES from a task that holds the caller's fd
  * table shares it: an exec makes a table its own (begin_new_exec unshares
@@ -225,33 +203,14 @@ static bool skip_our_namespace(pid_t tid, unsigned long long *ours)
 
 	if (getenv_test_full_walk())
 		return false;
-	return pid_ns_of(0, ours) && pid_ns_of(tid, &callers) && *ours != callers;
-}
-
-/* Is process pid of our own PID namespace (ours: its inode number), so
- * that the walk may leave it out? Remembered ones are answered by the
- * cache (host_pids.h), confirmed after the walk; others are asked, with a
- * pidfd opened first so that the answer can be remembered. */
-static bool in_our_namespace(pid_t pid, unsigned long long ours)
-{
-	unsigned long long theirs;
-
-	if (gs_host_pids_known(pid))
-		return true;
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	bool mine = pid_ns_of(pid, &theirs) && theirs == ours;
-	if (mine)
-		gs_host_pids_learn(pid, pidfd);
-	else if (pidfd >= 0)
-		close(pidfd);
-	return mine;
+	return gs_pid_ns_of(0, ours) && gs_pid_ns_of(tid, &callers) && *ours != callers;
 }
 
 /* Looks at pid: left out when skip allows, else its threads compared. */
 static int look_at(pid_t tid, pid_t pid, bool skip, unsigned long long ours,
                    const struct gs_taskset *tasks, pid_t *out, int max, int n)
 {
-	if (skip && in_our_namespace(pid, ours))
+	if (skip && gs_host_pids_ours(pid, ours))
 		return n;
 	return scan_process(tid, pid, tasks, out, max, n);
 }
