@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,19 +117,27 @@ void gs_read_task(pid_t tid, pid_t *tgid, char *comm, unsigned len)
 		*tgid = (pid_t)atoi(p + 7);
 }
 
-/* The log main() opened: sealed at exit if main returns early. */
-static struct gs_audit *open_log;
+/* The log main() opened: sealed at exit if main returns early. Atomic:
+ * the agent opens and closes its containers' logs from several threads
+ * at once (ThreadSanitizer saw two teardowns race on it). */
+static _Atomic(struct gs_audit *) open_log;
+static pthread_once_t seal_registered = PTHREAD_ONCE_INIT;
 
 static void seal_at_exit(void)
 {
-	if (open_log)
-		(void)gs_audit_close(open_log);
+	struct gs_audit *a = atomic_load(&open_log);
+
+	if (a)
+		(void)gs_audit_close(a);
+}
+
+static void register_seal(void)
+{
+	(void)atexit(seal_at_exit);
 }
 
 static void audit_init(struct gs_audit *a, int fd, const char *sandbox_id)
 {
-	static bool registered;
-
 	memset(a, 0, sizeof(*a));
 	a->fd = fd;
 	a->level = GS_AUDIT_LEVEL_STANDARD;
@@ -137,9 +147,8 @@ static void audit_init(struct gs_audit *a, int fd, const char *sandbox_id)
 	a->prev[GS_SHA256_HEX - 1] = '\0';
 	a->owner = getpid();
 	snprintf(a->sandbox_id, sizeof(a->sandbox_id), "%s", sandbox_id);
-	open_log = a;
-	if (!registered)
-		registered = atexit(seal_at_exit) == 0;
+	atomic_store(&open_log, a);
+	pthread_once(&seal_registered, register_seal);
 }
 
 int gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err)
@@ -661,8 +670,8 @@ int gs_audit_close(struct gs_audit *a)
 	/* A fork of the supervisor (the workload before exec) never seals. */
 	if (a->owner == getpid()) {
 		seal(a);
-		if (open_log == a)
-			open_log = NULL;
+		struct gs_audit *mine = a;
+		(void)atomic_compare_exchange_strong(&open_log, &mine, NULL);
 	}
 	close(a->fd);
 	a->fd = -1;
