@@ -223,10 +223,13 @@ clean:
 # Not part of `make check` (a second build). The compute-share races of
 # issue #17 item 13 (the observer and sb->sm set after the notify thread
 # starts, thread_err read before the threads are joined) are fixed; the
-# coordinator's cases run three supervisors with their host thread.
+# coordinator's cases run three supervisors with their host thread; the
+# agent's, several containers' workers, handshakes and private-table
+# helpers in one process.
 TSAN_CASES_SM := sm50 fail churn reschedule stall
 TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
 TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call
+TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \
@@ -237,6 +240,8 @@ tsan:
 		setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GPUSANDBOX=build-tsan/gpusandbox \
 		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
+		setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
 
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).

@@ -412,6 +412,11 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);
-	fprintf(stderr, "gpusandbox agent: stopping with %u container(s) served\n", a.n_containers);
+	/* Under the list's lock: a handshake thread may still be adding or
+	 * tearing down a container (ThreadSanitizer, tests/agent two-runc). */
+	pthread_mutex_lock(&a.lock);
+	unsigned served = a.n_containers;
+	pthread_mutex_unlock(&a.lock);
+	fprintf(stderr, "gpusandbox agent: stopping with %u container(s) served\n", served);
 	exit(rc < 0 ? GS_EXIT_ERROR : 0);
 }
