@@ -134,13 +134,17 @@ void gs_host_pids_learn(pid_t pid, int pidfd)
 static struct pollfd polled[SLOTS];
 static pid_t polled_pid[SLOTS];
 
+/* Every entry is polled, not only the ones this walk relied on: a
+ * process that exited is not in /proc any more, so no walk would rely on
+ * it again, and its pidfd would be kept for good (a long-running agent
+ * would fill the cache with the dead). */
 int gs_host_pids_settle(pid_t *gone, int max)
 {
 	unsigned m = 0;
 	int n = 0;
 
 	for (unsigned i = 0; i < SLOTS; i++)
-		if (slots[i].pid && slots[i].relied == walk) {
+		if (slots[i].pid) {
 			polled[m] = (struct pollfd){ .fd = slots[i].fd, .events = POLLIN };
 			polled_pid[m++] = slots[i].pid;
 		}
@@ -150,12 +154,15 @@ int gs_host_pids_settle(pid_t *gone, int max)
 	for (unsigned k = 0; k < m; k++) {
 		if (!failed && !polled[k].revents)
 			continue;
-		if (n >= max)
-			return -1;
 		struct slot *s = find(polled_pid[k]);
-		gone[n++] = polled_pid[k];
-		if (s)
-			remove_at((unsigned)(s - slots));
+		if (!s)
+			continue;
+		if (s->relied == walk) {
+			if (n >= max)
+				return -1;
+			gone[n++] = polled_pid[k];
+		}
+		remove_at((unsigned)(s - slots));
 	}
 	return n;
 }

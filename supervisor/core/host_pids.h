@@ -39,9 +39,9 @@ bool gs_host_pids_known(pid_t pid);
  * it) and there is room, else pidfd is closed. Takes pidfd. */
 void gs_host_pids_learn(pid_t pid, int pidfd);
 
-/* After the walk: the pids relied on whose process has exited since it was
- * remembered are forgotten and put in gone (up to max; more: -1), for the
- * walk to look at again. Returns how many. */
+/* After the walk: every remembered process that has exited is forgotten;
+ * those this walk relied on are put in gone (up to max; more: -1), for
+ * the walk to look at again. Returns how many. */
 int gs_host_pids_settle(pid_t *gone, int max);
 
 /* Grows this process's fd table, while it has a single thread, to hold

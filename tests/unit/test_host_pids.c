@@ -11,7 +11,8 @@
  * root may: the test plays a pid-cycling attacker deterministically). The
  * cache alone still says the pid is ours (the baseline: a walk that
  * trusted it would leave the sharer out); gs_fd_sharers finds the sharer,
- * because a remembered process is confirmed alive after the walk. Needs
+ * because a remembered process is confirmed alive after the walk. And a
+ * remembered process that ends is forgotten by the next walk. Needs
  * root; says SKIP where clone3's set_tid is not available.
  */
 #define _GNU_SOURCE
@@ -142,6 +143,19 @@ int main(void)
 	/* And again: now it is looked at as a sandbox task every time. */
 	n = gs_fd_sharers(caller, &tasks, found, MAX_FOUND);
 	CHECK(n == 1 && found[0] == host);
+
+	/* A remembered process that ends and leaves /proc is forgotten by the
+	 * next walk (no walk relies on it again; its pidfd must not be kept
+	 * for good). */
+	pid_t gone = fork();
+	if (gone == 0)
+		return sleeper(NULL);
+	CHECK(gs_fd_sharers(caller, &tasks, found, MAX_FOUND) == 1);
+	CHECK(remembered(gone));
+	kill(gone, SIGKILL);
+	CHECK(waitpid(gone, NULL, 0) == gone);
+	CHECK(gs_fd_sharers(caller, &tasks, found, MAX_FOUND) == 1);
+	CHECK(!remembered(gone));
 
 	kill(caller, SIGKILL);
 	kill(host, SIGKILL);
