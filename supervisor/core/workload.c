@@ -197,11 +197,11 @@ int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_
 	return fd;
 }
 
+/* Its callers know what the fd must be, and check it themselves: no
+ * statx for a kind nobody reads. */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 {
-	enum gs_node_kind kind;
-
-	return dup_workload_fd_kind(pc, tid, wfd, &kind);
+	return getfd_of_task(pc, tid, wfd);
 }
 
 /* The path an fd of process pid (0: ours) is open on, as /proc shows it.
