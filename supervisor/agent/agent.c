@@ -372,7 +372,6 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */
 	gs_host_pids_prepare();
-	gs_host_pids_warm();
 	pthread_mutex_init(&a.lock, NULL);
 	start_driver(&a, o.driver_abi);
 	/* As the command line's supervisor: the driver judges privilege from

@@ -337,7 +337,6 @@ static int launch_supervised(struct run *r)
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */
 	gs_host_pids_prepare();
-	gs_host_pids_warm();
 	if (gs_launch(&r->spec, &r->child, &code, &r->err) < 0)
 		return report(&r->err, r->audit), code;
 	/* Only now: the init needed CAP_SYS_ADMIN for its namespaces. No call

@@ -8,11 +8,10 @@
  * poll() before a walk's decisions that rest on it are final.
  */
 #define _GNU_SOURCE
-#include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +114,10 @@ static bool room_for(int fd)
 	return r.rlim_cur == RLIM_INFINITY || (rlim_t)fd < r.rlim_cur / FD_SHARE_DIVISOR;
 }
 
-void gs_host_pids_learn(pid_t pid, int pidfd)
+/* pid was found in our namespace by a check made after pidfd was opened
+ * on it; remembered if that process is still alive (so the check was of
+ * it) and there is room, else pidfd is closed. Takes pidfd. */
+static void learn(pid_t pid, int pidfd)
 {
 	if (pidfd < 0)
 		return;
@@ -130,7 +132,7 @@ void gs_host_pids_learn(pid_t pid, int pidfd)
 	used++;
 }
 
-/* The pidfds of this walk's relied-on entries, polled at once. */
+/* Every entry's pidfd, polled at once by gs_host_pids_settle. */
 static struct pollfd polled[SLOTS];
 static pid_t polled_pid[SLOTS];
 
@@ -203,13 +205,14 @@ bool gs_host_pids_ours(pid_t pid, unsigned long long ours)
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	bool mine = gs_pid_ns_of(pid, &theirs) && theirs == ours;
 	if (mine)
-		gs_host_pids_learn(pid, pidfd);
+		learn(pid, pidfd);
 	else if (pidfd >= 0)
 		close(pidfd);
 	return mine;
 }
 
-void gs_host_pids_warm(void)
+/* Remembers every process of our namespace now (one walk of /proc). */
+static void remember_host(void)
 {
 	unsigned long long ours;
 	struct dirent *e;
@@ -225,7 +228,8 @@ void gs_host_pids_warm(void)
 	closedir(d);
 }
 
-void gs_host_pids_prepare(void)
+/* Grows the fd table to hold every pidfd the cache may keep. */
+static void grow_fd_table(void)
 {
 	struct rlimit r;
 	rlim_t want = (rlim_t)GS_HOST_PIDS_MAX * FD_SHARE_DIVISOR;
@@ -244,14 +248,8 @@ void gs_host_pids_prepare(void)
 	close(fd);
 }
 
-void gs_host_pids_reset(void)
+void gs_host_pids_prepare(void)
 {
-	pthread_mutex_lock(&lock);
-	for (unsigned i = 0; i < SLOTS; i++)
-		if (slots[i].pid) {
-			close(slots[i].fd);
-			slots[i].pid = 0;
-		}
-	used = 0;
-	pthread_mutex_unlock(&lock);
+	grow_fd_table();
+	remember_host();
 }

@@ -34,22 +34,18 @@ void gs_host_pids_end(void);
 /* Is pid remembered as ours? Marks it as relied on by this walk. */
 bool gs_host_pids_known(pid_t pid);
 
-/* pid was found in our namespace by a check made after pidfd was opened
- * on it; remembered if that process is still alive (so the check was of
- * it) and there is room, else pidfd is closed. Takes pidfd. */
-void gs_host_pids_learn(pid_t pid, int pidfd);
-
 /* After the walk: every remembered process that has exited is forgotten;
  * those this walk relied on are put in gone (up to max; more: -1), for
  * the walk to look at again. Returns how many. */
 int gs_host_pids_settle(pid_t *gone, int max);
 
-/* Grows this process's fd table, while it has a single thread, to hold
- * every pidfd the cache may keep (the bound below). A table shared by
- * threads waits for an RCU grace period each time it grows
- * (expand_fdtable): on the H100 host that made the first walk of a
- * PyTorch init cost 23 ms, 124 us per remembered pid. Call it before the
- * first thread starts. */
+/* Called once, while the process has a single thread and before the
+ * workload starts: grows this process's fd table to hold every pidfd the
+ * cache may keep (a table shared by threads waits for an RCU grace period
+ * each time it grows, expand_fdtable: on the H100 host that made the first
+ * walk of a PyTorch init cost 23 ms, 124 us per remembered pid), then
+ * remembers every process of our namespace (one walk of /proc), so that a
+ * client allocation's first walk asks only about newer ones. */
 void gs_host_pids_prepare(void);
 
 /* The PID namespace of process pid (0: ours), as the inode number its
@@ -60,13 +56,5 @@ bool gs_pid_ns_of(pid_t pid, unsigned long long *ino);
  * gs_host_pids_begin and _end, like gs_host_pids_known, which it asks
  * first; a pid it has to ask about is remembered when it is ours. */
 bool gs_host_pids_ours(pid_t pid, unsigned long long ours);
-
-/* Remembers every process of our namespace now (one walk of /proc), so
- * that the first walk of a client allocation asks only about newer ones.
- * Call it after gs_host_pids_prepare, before the workload starts. */
-void gs_host_pids_warm(void);
-
-/* Forgets everything (tests). */
-void gs_host_pids_reset(void);
 
 #endif
