@@ -39,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +48,6 @@
 #include "quiesce.h"
 
 #define PROC_PATH_MAX 64
-#define PROC_STAT_MAX 512 /* /proc/TID/stat up to its state letter, at least */
 #define NS_PER_MS 1000000ull
 /* Polling: from POLL_MIN_US, doubling up to POLL_MAX_US. A stop is
  * awaited from STOP_POLL_MIN_US: an interrupted task stops within tens of
@@ -193,10 +191,10 @@ static int scan_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pi
  * PID namespace or one below it, and a task's own PID namespace never
  * changes; so when the caller is not in our namespace (the command
  * line's sandbox always; a container unless it shares the host's), no
- * holder of its table is in ours, where the host's processes are, and one
- * stat of /proc/PID/ns/pid replaces the walk of that process's threads
- * (a kcmp each). When the caller is in ours, or a namespace cannot be
- * read, every process is walked, as before. */
+ * holder of its table is in ours, where the host's processes are: one
+ * readlink of /proc/PID/ns/pid, or the pid cache (host_pids.h), replaces
+ * the walk of that process's threads (a kcmp each). When the caller is in
+ * ours, or a namespace cannot be read, every process is walked, as before. */
 static bool skip_our_namespace(pid_t tid, unsigned long long *ours)
 {
 	unsigned long long callers;
@@ -351,17 +349,11 @@ static bool reported_stop(struct tracee *t)
  * kernel reports it only once those threads are released. */
 static bool has_ended(pid_t tid)
 {
-	char path[PROC_PATH_MAX], buf[PROC_STAT_MAX];
-	FILE *f;
 	char st = 'X';
+	pid_t ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!gs_proc_state(tid, &st, &ppid))
 		return true;
-	if (fgets(buf, sizeof(buf), f) && strrchr(buf, ')'))
-		(void)sscanf(strrchr(buf, ')') + 1, " %c", &st);
-	fclose(f);
 	return st == 'Z' || st == 'X';
 }
 

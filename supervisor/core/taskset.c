@@ -13,24 +13,32 @@
 #define STAT_BUF 512
 #define INIT_PID 1
 
-/* The parent of pid from /proc/PID/stat (the field after the command
- * name, which may itself hold ')' and spaces); -1 if it cannot be read. */
-static pid_t parent_of(pid_t pid)
+bool gs_proc_state(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[PROC_PATH_MAX], buf[STAT_BUF];
 	const char *p;
-	int ppid = 0;
+	int parent = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
+		return false;
 	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return (pid_t)ppid;
+	if (!p || sscanf(p + 1, " %c %d", state, &parent) != 2)
+		return false;
+	*ppid = (pid_t)parent;
+	return true;
+}
+
+/* The parent of pid; -1 if it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char state;
+	pid_t ppid;
+
+	return gs_proc_state(pid, &state, &ppid) ? ppid : -1;
 }
 
 static bool tree_contains(const struct gs_taskset *ts, pid_t pid)

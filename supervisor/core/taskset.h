@@ -45,6 +45,11 @@ void gs_taskset_process_tree(struct gs_taskset *ts, pid_t root);
  * writable cgroupfs) is no longer a member: asking errs towards "not ours". */
 int gs_taskset_cgroup(struct gs_taskset *ts, pid_t init);
 
+/* The state letter and the parent of pid, from /proc/PID/stat (the
+ * fields after the command name, which may itself hold ')' and spaces).
+ * False if it cannot be read (the task is gone, or /proc unreadable). */
+bool gs_proc_state(pid_t pid, char *state, pid_t *ppid);
+
 static inline bool gs_taskset_contains(const struct gs_taskset *ts, pid_t pid)
 {
 	return ts->ops && ts->ops->contains(ts, pid);
