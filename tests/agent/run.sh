@@ -170,6 +170,9 @@ GPUNODE_STALL_MS=3000   # gpunode-stall-runc: A's stalled read
 GPUNODE_STALL_IN=/stall # where A's bundle binds the stalling file
 GPUNODE_STALL_SETTLE=0.3  # s after A's start mark: its worker is in the read
 GPUNODE_OWN=20          # B's devices on its own GPU during the stall
+# make_bundle's BUNDLE_EXTRA for container B: GPU 1's node where A has GPU 0's.
+ONLY_NVIDIA1='.mounts |= map(if .destination == "/dev/nvidia0"
+	then .destination = "/dev/nvidia1" | .source = ($m + "/nvidia1") else . end)'
 STALLFS=$ROOT/tests/sm/stallfs
 ABANDON_SLEEP_MS=1500   # the fake's first allocation
 ABANDON_SIGNAL_MS=400   # the signal, well inside it
@@ -431,8 +434,7 @@ inside() {
 		(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-gpunode-a") >"$D/out" 2>"$D/err" </dev/null
 		wait_for -e "$D/ctmp/stop.ready" || { echo "A never made a device" >"$top/rc"; D=$top; return; }
 		D=$top/b && mkdir -p "$D"
-		BUNDLE_EXTRA='.mounts |= map(if .destination == "/dev/nvidia0"
-			then .destination = "/dev/nvidia1" | .source = ($m + "/nvidia1") else . end)' \
+		BUNDLE_EXTRA=$ONLY_NVIDIA1 \
 			make_bundle '["/bin/gpunode", "race", "0", "'"$GPUNODE_RACE_MS"'"]' "$p" ||
 			{ echo "bundle b" >"$top/rc"; D=$top; return; }
 		(cd "$D/bundle" && timeout 30 "$RT" --root "$top/state" run "gs-gpunode-b") >"$top/b.out" 2>"$D/err" </dev/null
@@ -460,8 +462,7 @@ inside() {
 		wait_for -e "$D/ctmp/stall.start" || { echo "A never started its call" >"$top/rc"; D=$top; return; }
 		sleep "$GPUNODE_STALL_SETTLE"
 		D=$top/b && mkdir -p "$D"
-		BUNDLE_EXTRA='.mounts |= map(if .destination == "/dev/nvidia0"
-			then .destination = "/dev/nvidia1" | .source = ($m + "/nvidia1") else . end)' \
+		BUNDLE_EXTRA=$ONLY_NVIDIA1 \
 			make_bundle '["/bin/gpunode", "own", "1", "'"$GPUNODE_OWN"'"]' "$p" ||
 			{ echo "bundle b" >"$top/rc"; D=$top; return; }
 		(cd "$D/bundle" && timeout 30 "$RT" --root "$top/state" run "gs-stall-b") >"$top/b.out" 2>"$D/err" </dev/null

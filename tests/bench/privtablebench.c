@@ -35,11 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/fdpass.h"
+#include "../lib/trap_child.h"
 #include "gs_error.h"
 #include "private_table.h"
 
-#define TRAPPED_NR SYS_kcmp /* a syscall nothing else in the child makes */
 #define DEFAULT_FDS 16
 #define NS_PER_US 1000.0
 #define NS_PER_S 1000000000LL
@@ -48,24 +47,9 @@
 
 static _Noreturn void trapped_child(int sock, unsigned fds)
 {
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TRAPPED_NR, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
-
 	for (unsigned i = 0; i < fds; i++)
 		(void)open("/dev/null", O_RDONLY);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		_exit(1);
-	int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-	                     &prog);
-	if (l < 0 || fdpass_send(sock, l) < 0)
-		_exit(1);
-	syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
-	_exit(0);
+	trap_child_and_wait(sock);
 }
 
 static int cmp_ll(const void *a, const void *b)

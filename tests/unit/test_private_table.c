@@ -42,14 +42,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/fdpass.h"
+#include "../lib/trap_child.h"
 #include "check.h"
 #include "exec_int.h"
 #include "rm_own.h"
 
 #define CTL_PATH "/dev/nvidiactl"
 #define GPU0_PATH "/dev/nvidia0"
-#define TRAPPED_NR SYS_kcmp /* a syscall nothing else in the children makes */
 #define H_DEVICE 0xde000001u
 #define STAT_LINE 128
 #define SHARED_SWITCH "GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC"
@@ -64,13 +63,6 @@ struct trapped {
  * with_node), trapped in TRAPPED_NR until killed. */
 static bool trap_task(struct trapped *t, bool with_node)
 {
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TRAPPED_NR, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -81,14 +73,9 @@ static bool trap_task(struct trapped *t, bool with_node)
 		if (dup2(sv[1], STDERR_FILENO + 1) < 0)
 			_exit(1);
 		syscall(SYS_close_range, STDERR_FILENO + 2, ~0u, 0);
-		if ((with_node && open(GPU0_PATH, O_RDWR) < 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		if (with_node && open(GPU0_PATH, O_RDWR) < 0)
 			_exit(1);
-		int l = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		                     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-		if (l < 0 || fdpass_send(STDERR_FILENO + 1, l) < 0)
-			_exit(1);
-		syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
-		_exit(0);
+		trap_child_and_wait(STDERR_FILENO + 1);
 	}
 	close(sv[1]);
 	t->listener = fdpass_recv(sv[0]);

@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/fdpass.h"
+#include "../lib/trap_child.h"
 #include "check.h"
 #include "exec_int.h"
 
@@ -42,7 +42,6 @@
 #define PRIVATE_CALL_BYTES 64
 #define NAME_A "trapped-task"
 #define NAME_B "reused-tid"
-#define TRAPPED_NR SYS_kcmp   /* a syscall nothing else in the child makes */
 
 /* A file named name at TARGET_FD. */
 static int hold_named_file(const char *name)
@@ -56,22 +55,9 @@ static int hold_named_file(const char *name)
  * trapped call, where it waits until killed. */
 static void trapped_task(int sock)
 {
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TRAPPED_NR, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
-
-	if (hold_named_file(NAME_A) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (hold_named_file(NAME_A) < 0)
 		_exit(1);
-	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-	                            SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-	if (listener < 0 || fdpass_send(sock, listener) < 0)
-		_exit(1);
-	syscall(TRAPPED_NR, 0, 0, 0, 0, 0);
-	_exit(0);
+	trap_child_and_wait(sock);
 }
 
 /* Task B, made with A's tid: its own file at TARGET_FD, then a byte to
