@@ -103,7 +103,9 @@ bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a)
 /* A second level (params, rights): from the window when it lies inside,
  * else one exact read. Either way a copy made during this call, before
  * the verdict that reads it; the bytes in the window were read before
- * this call's ID_VALID, which covers them too. */
+ * this call's ID_VALID, which covers them too. An exact read comes after
+ * that check, so it is checked again: the tid may name another process
+ * by now (issue #17 item 13), and nothing read from one may be used. */
 int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len)
 {
 	const struct gs_scratch_seen *w = &c->scratch->window;
@@ -112,7 +114,7 @@ int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len)
 		return 0;
 	if (w->len && addr >= w->addr && addr - w->addr <= w->len && len <= w->len - (addr - w->addr))
 		memcpy(buf, w->bytes + (addr - w->addr), len);
-	else if (mem_read(c->tid, addr, buf, len) < 0)
+	else if (mem_read(c->tid, addr, buf, len) < 0 || !notif_still_valid(c))
 		return -1;
 	return 0;
 }
@@ -322,7 +324,7 @@ struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
                                         nv_status_t st, enum gs_verdict v, const char *why)
 {
 	memcpy((uint8_t *)top + status_off, &st, sizeof(st));
-	if (mem_write(c->tid, c->argp, top, c->size) < 0)
+	if (mem_write(&c->mem, c->argp, top, c->size) < 0)
 		return answer_errno(EFAULT);
 	c->d.verdict = v;
 	c->d.has_status = true;
@@ -347,7 +349,7 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
 	const struct gs_mem_out out_top = {
 		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, top_len), top_len,
 	};
-	if (mem_write_changed2(c->tid, &out_nested, &out_top) < 0 && rc == 0)
+	if (mem_write_changed2(&c->mem, &out_nested, &out_top) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

@@ -58,7 +58,10 @@ static nv_status_t relocate_embedded(struct call *c, const struct rm_ctrl_info *
 			return NV_ERR_INVALID_ARGUMENT;
 		rel[i].orig = ptr;
 		rel[i].bytes = (size_t)count * e->elem_size;
-		if (mem_read(c->tid, ptr, c->scratch->embedded[i], rel[i].bytes) < 0)
+		/* Read by tid after the fetch's ID_VALID: checked again, as
+		 * fetch_nested checks its reads (issue #17 item 13). */
+		if (mem_read(c->tid, ptr, c->scratch->embedded[i], rel[i].bytes) < 0 ||
+		    !notif_still_valid(c))
 			return NV_ERR_INVALID_ARGUMENT;
 		uint64_t ours = (uintptr_t)c->scratch->embedded[i];
 		memcpy(p + e->ptr_offset, &ours, sizeof(ours));
@@ -74,7 +77,7 @@ static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
 			continue;
 		memcpy(c->scratch->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
 		if (copy_out)
-			(void)mem_write(c->tid, rel[i].orig, c->scratch->embedded[i], rel[i].bytes);
+			(void)mem_write(&c->mem, rel[i].orig, c->scratch->embedded[i], rel[i].bytes);
 	}
 }
 

@@ -68,7 +68,7 @@ static struct answer act_free(struct call *c, struct nvos00 *top, const struct g
 	const struct gs_mem_out out = {
 		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, sizeof(*top)), sizeof(*top),
 	};
-	if (mem_write_changed2(c->tid, &out, NULL) < 0 && rc_ioctl == 0)
+	if (mem_write_changed2(&c->mem, &out, NULL) < 0 && rc_ioctl == 0)
 		rc_ioctl = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

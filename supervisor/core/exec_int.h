@@ -44,6 +44,10 @@ struct call {
 	struct gs_session   *sb;
 	struct gs_scratch   *scratch; /* the worker's copies of nested levels */
 	pid_t                tid;
+	/* The trapped task's address space, where answers are written
+	 * (workload.h): opened before the fetch stage's ID_VALID, which
+	 * proves it the trapped task's; closed when the call ends. */
+	struct gs_task_mem   mem;
 	const struct gs_abi *abi;
 	int                  wfd;     /* the workload's fd number */
 	int                  dup;     /* our dup of it, or -1 */

@@ -73,7 +73,7 @@ static struct answer handle_flat(struct call *c)
 	if (!fetch_trapped_top(c, top, c->size, &a))
 		return a;
 	int rc = exec_escape(c, c->nr, c->size, top);
-	if (mem_write(c->tid, c->argp, top, c->size) < 0 && rc == 0)
+	if (mem_write(&c->mem, c->argp, top, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	return answer_value(rc);
@@ -345,6 +345,12 @@ static struct answer route_ioctl(struct call *c,
 	 * proves the driver would accept is answered without it, so without
 	 * a dup of the workload's fd (exec_control.c). */
 	struct answer a;
+	/* Where the answer will be written, taken before the first read:
+	 * the fetch stage's ID_VALID, after that read, proves it the
+	 * trapped task's. A task already gone needs no answer; one we may
+	 * not reach fails closed, as a dup we may not take does. */
+	if (task_mem_open(c->tid, &c->mem) < 0)
+		return errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
 	if (e && e->action == RM_ACT_EXEC_CONTROL && answers_p2p_registration(c, &a)) {
 		c->d.call = e->name;
 		*record = true;
@@ -368,11 +374,20 @@ static struct answer route_ioctl(struct call *c,
 
 /* A refusal's call stack, read when the audit log writes the refusal
  * (not for the repeats it folds). The thread is still blocked in its
- * notification: the answer is sent after the record. */
+ * notification: the answer is sent after the record. Read by tid, so
+ * checked after: a task killed meanwhile may have left its tid to
+ * another process, whose stack is none of the log's business (issue #17
+ * item 13). */
 static void fill_stack(void *ctx, struct gs_stack *out)
 {
 	const struct call *c = ctx;
+
 	gs_stack_read(c->tid, out);
+	if (!notif_still_valid(c)) {
+		out->n = 0;
+		out->truncated = false;
+		out->error = "the thread was gone before its stack was read";
+	}
 }
 
 /* record: the verdict counted, the decision audited and traced. */
@@ -424,6 +439,7 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
                              const struct gs_resumed_alloc *r)
 {
 	struct call c = { .sb = sb, .scratch = scratch, .tid = r->tid, .wfd = r->wfd, .dup = -1,
+	                  .mem = GS_TASK_MEM_CLOSED,
 	                  .dup_slot = -1,
 	                  .audit = true };
 	struct answer a = answer_value(0);
@@ -447,6 +463,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &scratch->req->data;
 	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)scratch->req->pid, .dup = -1,
+	                  .mem = GS_TASK_MEM_CLOSED,
 	                  .dup_slot = -1 };
 	struct answer a;
 	bool record = true;
@@ -484,4 +501,5 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	}
 	if (c.dup >= 0)
 		close(c.dup);
+	task_mem_close(&c.mem);
 }

@@ -75,19 +75,6 @@ ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t
 	return got >= (ssize_t)need ? got : -1;
 }
 
-/* Two regions in one call: the nested params and the top-level struct go
- * back together, saving a syscall on the hot path. */
-int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
-                      const void *b2, size_t l2)
-{
-	struct iovec local[2] = { { (void *)b1, l1 }, { (void *)b2, l2 } };
-	struct iovec remote[2] = { { (void *)(uintptr_t)a1, l1 }, { (void *)(uintptr_t)a2, l2 } };
-
-	if (l1 == 0)
-		return process_vm_writev(tid, &local[1], 1, &remote[1], 1, 0) == (ssize_t)l2 ? 0 : -1;
-	return process_vm_writev(tid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2) ? 0 : -1;
-}
-
 /* The span [*off, *off + *len) of now that differs from before; false when
  * nothing does. */
 static bool changed_span(const uint8_t *now, const uint8_t *before, size_t len, size_t *off,
@@ -106,39 +93,53 @@ static bool changed_span(const uint8_t *now, const uint8_t *before, size_t len, 
 	return true;
 }
 
-int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_mem_out *b)
+int task_mem_open(pid_t tid, struct gs_task_mem *m)
 {
-	struct iovec local[2], remote[2];
-	size_t off, span, total = 0;
-	unsigned n = 0;
+	char path[sizeof("/proc//mem") + 3 * sizeof(pid_t)];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
+	m->fd = open(path, O_RDWR | O_CLOEXEC);
+	return m->fd < 0 ? -1 : 0;
+}
+
+void task_mem_close(struct gs_task_mem *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
+}
+
+/* An address is a file offset of /proc/TID/mem; one the offset type cannot
+ * hold is no user address. */
+int mem_write(const struct gs_task_mem *m, uint64_t addr, const void *buf, size_t len)
+{
+	if (len == 0)
+		return 0;
+	if (m->fd < 0 || addr > (uint64_t)INT64_MAX - len) {
+		errno = EFAULT;
+		return -1;
+	}
+	return pwrite(m->fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}
+
+int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,
+                       const struct gs_mem_out *b)
+{
+	size_t off, span;
 
 	for (const struct gs_mem_out *o = a; o; o = o == a ? b : NULL) {
 		if (!o->len)
 			continue;
-		if (o->before && !changed_span(o->now, o->before, o->len, &off, &span))
-			continue;
 		if (!o->before) {
 			off = 0;
 			span = o->len;
+		} else if (!changed_span(o->now, o->before, o->len, &off, &span)) {
+			continue;
 		}
-		local[n] = (struct iovec){ (uint8_t *)o->now + off, span };
-		remote[n] = (struct iovec){ (void *)(uintptr_t)(o->addr + off), span };
-		total += span;
-		n++;
+		if (mem_write(m, o->addr + off, (const uint8_t *)o->now + off, span) < 0)
+			return -1;
 	}
-	if (!n)
-		return 0;
-	return process_vm_writev(tid, local, n, remote, n, 0) == (ssize_t)total ? 0 : -1;
-}
-
-int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-
-	if (len == 0)
-		return 0;
-	return process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+	return 0;
 }
 
 /* ---- the workload's fd --------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * workload.h - reaching into the workload: its memory (process_vm_*), its
+ * workload.h - reaching into the workload: its memory (process_vm_readv,
+ * /proc/TID/mem for writes), its
  * fds (pidfd_getfd through a per-sandbox pidfd cache), what a dup of one of
  * its fds is (fd identity), and which of its fds are GPU nodes (borrowed for
  * a device allocation by private_table.c).
@@ -35,14 +36,34 @@ struct gs_pidfd_cache {
 void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
 void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc);
 
+/* Reads by tid: a read decides nothing until an ID_VALID made after it
+ * proves the tid still named the trapped task (notif_still_valid). */
 int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* need bytes at addr and the rest of their last page (at most cap in all,
  * page the page size to assume); the bytes read, or -1. */
 ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t cap,
                         size_t page);
-int mem_write2(pid_t tid, uint64_t a1, const void *b1, size_t l1, uint64_t a2,
-               const void *b2, size_t l2);
-int mem_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+
+/* The trapped task's address space, for writing back (issue #17 item 13).
+ * A write by tid after the last ID_VALID would reach whatever process has
+ * the tid by then: the task can be killed while the driver runs our call,
+ * and its tid given to another process, a host process under the agent.
+ * /proc/TID/mem, opened while the tid names the task (an ID_VALID made
+ * after the open proves it), holds that task's mm from then on: writes
+ * through it reach that address space or fail, whatever becomes of the
+ * tid. fd is -1 when not open. */
+struct gs_task_mem {
+	int fd;
+};
+#define GS_TASK_MEM_CLOSED ((struct gs_task_mem){ .fd = -1 })
+/* 0, or -1 with errno (ESRCH/ENOENT: the task is gone; EACCES: no right
+ * to it). */
+int task_mem_open(pid_t tid, struct gs_task_mem *m);
+void task_mem_close(struct gs_task_mem *m);
+/* Writes are made with the kernel's FOLL_FORCE (as ptrace's are): a
+ * private read-only page is written through copy-on-write, where the
+ * driver's copy-out would have failed; a shared read-only one fails. */
+int mem_write(const struct gs_task_mem *m, uint64_t addr, const void *buf, size_t len);
 
 /* One region of the workload to write back: our bytes now, and the bytes
  * as we read them (NULL: unknown, written whole). */
@@ -53,13 +74,14 @@ struct gs_mem_out {
 	size_t      len;
 };
 /* Writes back only what differs from what we read (issue #16: most calls
- * change nothing but a status the caller zeroed), in at most one
- * process_vm_writev for both regions, none when nothing changed. The
- * workload then holds the bytes the driver's full copy-out would have left,
- * except where another of its threads rewrote them during the call: the
- * driver would have overwritten those, we leave them; no decision of ours
- * ever reads them back. b may be NULL. */
-int mem_write_changed2(pid_t tid, const struct gs_mem_out *a, const struct gs_mem_out *b);
+ * change nothing but a status the caller zeroed), one write per region
+ * that changed, none when nothing changed. The workload then holds the
+ * bytes the driver's full copy-out would have left, except where another
+ * of its threads rewrote them during the call: the driver would have
+ * overwritten those, we leave them; no decision of ours ever reads them
+ * back. b may be NULL. */
+int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,
+                       const struct gs_mem_out *b);
 
 /* Our dup of fd wfd of task tid, or -1 with errno set. _kind: also what it
  * is to the driver (fd_node_kind_cached). */

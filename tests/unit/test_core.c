@@ -700,16 +700,18 @@ static void test_read_window(void)
 }
 
 /* Only changed bytes are written back: a byte another thread wrote meanwhile
- * keeps its value, and nothing changed means no write at all (a read-only
- * page would make any write fail). */
+ * keeps its value, and nothing changed means no write at all (a shared
+ * read-only page makes any write through /proc/PID/mem fail, FOLL_FORCE
+ * or not). Written to ourselves. */
 static void test_write_changed(void)
 {
 	const size_t page = GS_SCRATCH_PAGE;
 	uint8_t *m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t before[16], now[16];
+	struct gs_task_mem self = GS_TASK_MEM_CLOSED;
 
-	CHECK(m != MAP_FAILED);
-	if (m == MAP_FAILED)
+	CHECK(m != MAP_FAILED && task_mem_open(getpid(), &self) == 0);
+	if (m == MAP_FAILED || self.fd < 0)
 		return;
 	memset(m, 7, 16);
 	memset(before, 7, 16);
@@ -717,19 +719,33 @@ static void test_write_changed(void)
 	now[3] = now[5] = 9;
 	m[10] = 42; /* the workload's own write during the call */
 	struct gs_mem_out out = { (uintptr_t)m, now, before, 16 };
-	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0);
+	CHECK(mem_write_changed2(&self, &out, NULL) == 0);
 	CHECK(m[3] == 9 && m[4] == 7 && m[5] == 9 && m[10] == 42);
 	/* Unknown before: written whole. */
 	out.before = NULL;
-	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0 && m[10] == 7);
-	/* Nothing changed: no write, so a read-only page is no error. */
-	CHECK(mprotect(m, page, PROT_READ) == 0);
-	memcpy(before, now, sizeof(before));
-	out.before = before;
-	CHECK(mem_write_changed2(getpid(), &out, NULL) == 0);
-	now[0] = 1;
-	CHECK(mem_write_changed2(getpid(), &out, NULL) == -1);
+	CHECK(mem_write_changed2(&self, &out, NULL) == 0 && m[10] == 7);
 	munmap(m, page);
+
+	/* Nothing changed: no write, so a shared read-only page is no error;
+	 * a change there is one. */
+	int mfd = memfd_create("write-changed", MFD_CLOEXEC);
+	CHECK(mfd >= 0 && ftruncate(mfd, (off_t)page) == 0);
+	m = mfd < 0 ? MAP_FAILED : mmap(NULL, page, PROT_READ, MAP_SHARED, mfd, 0);
+	CHECK(m != MAP_FAILED);
+	if (m != MAP_FAILED) {
+		memset(before, 0, sizeof(before));
+		memset(now, 0, sizeof(now));
+		out = (struct gs_mem_out){ (uintptr_t)m, now, before, 16 };
+		CHECK(mem_write_changed2(&self, &out, NULL) == 0);
+		now[0] = 1;
+		CHECK(mem_write_changed2(&self, &out, NULL) == -1 && m[0] == 0);
+		munmap(m, page);
+	}
+	if (mfd >= 0)
+		close(mfd);
+	/* A closed handle writes nothing. */
+	task_mem_close(&self);
+	CHECK(self.fd == -1 && mem_write(&self, (uintptr_t)now, before, 1) == -1);
 }
 
 /* What --p2p-register answer asks of the ledger: an object's recorded

@@ -11,8 +11,15 @@
  * dup_workload_fd by tid, as REGISTER_FD and the GPU-node borrowing used it
  * after the only check: it reaches B's file. dup_trapped_fd (exec_common.c)
  * and the private table's borrow (exec_escape_private, private_table.c)
- * check the notification again and take nothing (the latter makes no call). Needs root; says SKIP where clone3's set_tid is not
- * available.
+ * check the notification again and take nothing (the latter makes no call).
+ *
+ * The answer's write-back comes after the driver ran the call, so after
+ * every check: written by tid, it would land in B. It goes through the
+ * trapped task's /proc/TID/mem, opened while the tid named A (the
+ * executor opens it before the fetch's ID_VALID), which still holds A's
+ * address space, gone with A: B's bytes stay as they were. The baseline
+ * is process_vm_writev by tid, as the write-back was made before.
+ * Needs root; says SKIP where clone3's set_tid is not available.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +36,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +50,12 @@
 #define PRIVATE_CALL_BYTES 64
 #define NAME_A "trapped-task"
 #define NAME_B "reused-tid"
+
+/* The bytes an answer is written over: at the same address in A and B
+ * (both are forks of this process). */
+#define VICTIM_BYTES 16
+static char victim[VICTIM_BYTES] = "untouched";
+static const char answer_bytes[VICTIM_BYTES] = "the answer";
 
 /* A file named name at TARGET_FD. */
 static int hold_named_file(const char *name)
@@ -61,21 +75,30 @@ static void trapped_task(int sock)
 }
 
 /* Task B, made with A's tid: its own file at TARGET_FD, then a byte to
- * say it is ready, then it waits to be killed. */
-static pid_t task_with_tid(pid_t tid, int ready)
+ * say it is ready; then, for each byte on ask, its victim bytes on ready,
+ * until killed. */
+static pid_t task_with_tid(pid_t tid, int ready, int ask)
 {
 	struct clone_args args = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&tid,
 	                           .set_tid_size = 1 };
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 
 	if (pid == 0) {
-		char ok = hold_named_file(NAME_B) == 0 ? 'y' : 'n';
+		char ok = hold_named_file(NAME_B) == 0 ? 'y' : 'n', q;
 		if (write(ready, &ok, 1) != 1)
 			_exit(1);
-		pause();
+		while (read(ask, &q, 1) == 1)
+			if (write(ready, victim, sizeof(victim)) != (ssize_t)sizeof(victim))
+				_exit(1);
 		_exit(0);
 	}
 	return (pid_t)pid;
+}
+
+/* B's victim bytes as B reads them, into out. */
+static bool victim_of_b(int ask, int ready, char out[VICTIM_BYTES])
+{
+	return write(ask, "?", 1) == 1 && read(ready, out, VICTIM_BYTES) == VICTIM_BYTES;
 }
 
 /* The name of the file our fd is open on contains want. */
@@ -96,9 +119,9 @@ int main(void)
 {
 	static struct gs_session sb;
 	struct gs_scratch scratch = { 0 };
-	int sv[2], ready[2];
+	int sv[2], ready[2], ask[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || pipe(ready) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || pipe(ready) < 0 || pipe(ask) < 0)
 		return 1;
 	pid_t a = fork();
 	if (a == 0)
@@ -110,8 +133,18 @@ int main(void)
 	scratch.listener = listener;
 	CHECK(ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, scratch.req) == 0);
 	gs_pidfd_cache_init(&sb.pidfds);
-	struct call c = { .sb = &sb, .scratch = &scratch, .tid = (pid_t)scratch.req->pid, .dup = -1 };
+	struct call c = { .sb = &sb, .scratch = &scratch, .tid = (pid_t)scratch.req->pid, .dup = -1,
+	                  .mem = GS_TASK_MEM_CLOSED };
+	/* As the executor does: the address space first, then ID_VALID. */
+	CHECK(task_mem_open(c.tid, &c.mem) == 0);
 	CHECK(c.tid == a && notif_still_valid(&c));
+	c.argp = (uintptr_t)victim;
+	c.size = VICTIM_BYTES;
+
+	/* While A waits, the write-back reaches A. */
+	char seen[VICTIM_BYTES] = { 0 };
+	CHECK(mem_write(&c.mem, c.argp, "A's answer", sizeof("A's answer")) == 0);
+	CHECK(mem_read(c.tid, c.argp, seen, sizeof(seen)) == 0 && strcmp(seen, "A's answer") == 0);
 
 	/* While A waits: the tid names it, both ways. */
 	int fd = dup_trapped_fd(&c, TARGET_FD);
@@ -129,7 +162,7 @@ int main(void)
 	/* A dies; B gets its tid. */
 	kill(a, SIGKILL);
 	waitpid(a, NULL, 0);
-	pid_t b = task_with_tid(c.tid, ready[1]);
+	pid_t b = task_with_tid(c.tid, ready[1], ask[0]);
 	char ok = 0;
 	if (b < 0) {
 		printf("SKIP test_tid_reuse: clone3 set_tid: %s\n", strerror(errno));
@@ -150,6 +183,18 @@ int main(void)
 	CHECK(exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(params), params, false, &rc_ioctl) ==
 	      GS_PRIVATE_TASK_GONE);
 	close(c.dup);
+
+	/* The answer, once the driver is done: through A's address space it
+	 * reaches nothing, and the write-back says so. */
+	struct answer ans = answer_executed(&c, 0, NULL, 0, answer_bytes, VICTIM_BYTES, 0, NV_OK);
+	CHECK(ans.kind == ANSWER_VALUE && ans.error == EFAULT);
+	CHECK(victim_of_b(ask[1], ready[0], seen) && strcmp(seen, "untouched") == 0);
+	/* Baseline: by tid, the same bytes land in B. */
+	struct iovec local = { (void *)answer_bytes, VICTIM_BYTES };
+	struct iovec remote = { victim, VICTIM_BYTES };
+	CHECK(process_vm_writev(c.tid, &local, 1, &remote, 1, 0) == VICTIM_BYTES);
+	CHECK(victim_of_b(ask[1], ready[0], seen) && strcmp(seen, "the answer") == 0);
+	task_mem_close(&c.mem);
 
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
