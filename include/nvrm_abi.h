@@ -713,6 +713,7 @@ _Static_assert(offsetof(struct nv2080_timer_get_time_params, time_nsec) == 0, "T
 #define UVM_MAP_EXTERNAL_ALLOCATION    33u
 #define UVM_FREE                       34u
 #define UVM_MIGRATE                    51u
+#define UVM_UNMAP_EXTERNAL             66u
 #define UVM_CREATE_EXTERNAL_RANGE      73u
 #define UVM_PAGEABLE_MEM_ACCESS        39u
 #define UVM_ALLOC_SEMAPHORE_POOL       68u
@@ -750,5 +751,102 @@ struct uvm_validate_va_range_params {
 _Static_assert(sizeof(struct uvm_validate_va_range_params) == 24, "VALIDATE_VA_RANGE size");
 _Static_assert(offsetof(struct uvm_validate_va_range_params, rm_status) == 16,
                "VALIDATE_VA_RANGE rmStatus");
+
+/* ---- UVM's external mappings (issue #17 item 9) --------------------------
+ * UVM_MAP_EXTERNAL_ALLOCATION maps RM memory (hClient, hMemory) into an
+ * external range of the file's VA space, on each GPU listed, and dups the
+ * memory into UVM's own RM client for as long as the mapping lives
+ * (uvm_map_external.c, 580.95.05). A mapping over an existing one on the
+ * same GPU first unmaps what it overlaps, splitting a partly covered
+ * mapping at the new one's edges; UVM_UNMAP_EXTERNAL does the same for
+ * [base, base + length) on one GPU; UVM_FREE destroys a whole range and
+ * its mappings. The VA space comes from the file, never from current->mm,
+ * and rmCtrlFd is not used (uvm_common.h: "TODO: Bug 1624521"). */
+
+/* UvmGpuMappingAttributes: the GPU (its UUID, or a MIG instance's, as 16
+ * raw bytes) and how to map on it. */
+#define UVM_UUID_BYTES 16u
+struct uvm_gpu_mapping_attrs {
+	uint8_t  gpu_uuid[UVM_UUID_BYTES];
+	uint32_t mapping_type;
+	uint32_t caching_type;
+	uint32_t format_type;
+	uint32_t element_bits;
+	uint32_t compression_type;
+};
+_Static_assert(sizeof(struct uvm_gpu_mapping_attrs) == 36, "UvmGpuMappingAttributes size");
+
+/* The map's per-GPU array has UVM_MAX_GPUS entries: NV_MAX_DEVICES (32)
+ * on 535 and 550, NV_MAX_DEVICES x UVM_PARENT_ID_MAX_SUB_PROCESSORS
+ * (32 x 8) from 570 on (uvm_types.h at each branch's last tag). The
+ * fields around it are the same: a head of three u64 and a tail. */
+#define UVM_MAX_GPUS_535 32u
+#define UVM_MAX_GPUS_570 256u
+struct uvm_map_external_head {
+	uint64_t base;
+	uint64_t length;
+	uint64_t offset;
+};
+struct uvm_map_external_tail {
+	uint64_t    gpu_count;
+	int32_t     rm_ctrl_fd;
+	nv_handle_t h_client;
+	nv_handle_t h_memory;
+	nv_status_t rm_status;
+};
+_Static_assert(sizeof(struct uvm_map_external_head) == 24, "MAP_EXTERNAL head");
+_Static_assert(sizeof(struct uvm_map_external_tail) == 24, "MAP_EXTERNAL tail");
+_Static_assert(offsetof(struct uvm_map_external_tail, rm_status) == 20, "MAP_EXTERNAL rmStatus");
+/* Where the tail starts and how big the struct is, for max_gpus entries. */
+#define UVM_MAP_EXTERNAL_TAIL_OFF(max_gpus) \
+	(sizeof(struct uvm_map_external_head) + (size_t)(max_gpus) * sizeof(struct uvm_gpu_mapping_attrs))
+#define UVM_MAP_EXTERNAL_SIZE(max_gpus) \
+	(UVM_MAP_EXTERNAL_TAIL_OFF(max_gpus) + sizeof(struct uvm_map_external_tail))
+_Static_assert(UVM_MAP_EXTERNAL_SIZE(UVM_MAX_GPUS_570) == 9264, "MAP_EXTERNAL size, 570+");
+_Static_assert(UVM_MAP_EXTERNAL_SIZE(UVM_MAX_GPUS_535) == 1200, "MAP_EXTERNAL size, 535/550");
+_Static_assert(UVM_MAP_EXTERNAL_TAIL_OFF(UVM_MAX_GPUS_570) % 8 == 0 &&
+               UVM_MAP_EXTERNAL_TAIL_OFF(UVM_MAX_GPUS_535) % 8 == 0, "MAP_EXTERNAL tail alignment");
+
+/* UVM_UNMAP_EXTERNAL: the same on every branch. */
+struct uvm_unmap_external_params {
+	uint64_t    base;
+	uint64_t    length;
+	uint8_t     gpu_uuid[UVM_UUID_BYTES];
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct uvm_unmap_external_params) == 40, "UNMAP_EXTERNAL size");
+_Static_assert(offsetof(struct uvm_unmap_external_params, rm_status) == 32, "UNMAP_EXTERNAL rmStatus");
+
+/* UVM_FREE: (base, length) up to 580, a range of exactly that extent
+ * (uvm_va_range.c: a partial free is an error); from 590 on only base,
+ * the range that starts there. */
+struct uvm_free_params {
+	uint64_t    base;
+	uint64_t    length;
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+struct uvm_free_params_590 {
+	uint64_t    base;
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct uvm_free_params) == 24, "UVM_FREE size, up to 580");
+_Static_assert(offsetof(struct uvm_free_params, rm_status) == 16, "UVM_FREE rmStatus");
+_Static_assert(sizeof(struct uvm_free_params_590) == 16, "UVM_FREE size, 590+");
+_Static_assert(offsetof(struct uvm_free_params_590, rm_status) == 8, "UVM_FREE rmStatus, 590+");
+
+/* UVM_CREATE_EXTERNAL_RANGE: an empty external range of [base, base +
+ * length), 4 KiB aligned, overlapping no other range. */
+struct uvm_create_external_range_params {
+	uint64_t    base;
+	uint64_t    length;
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct uvm_create_external_range_params) == 24, "CREATE_EXTERNAL_RANGE size");
+_Static_assert(offsetof(struct uvm_create_external_range_params, rm_status) == 16,
+               "CREATE_EXTERNAL_RANGE rmStatus");
 
 #endif /* GPUSANDBOX_NVRM_ABI_H */
