@@ -54,7 +54,7 @@ REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervis
 SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
-                   supervisor/rm/driver_nodes.c supervisor/rm/decode.c \
+                   supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
@@ -64,6 +64,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/ledger_files.c supervisor/core/filter.c supervisor/core/stack.c \
+                   supervisor/core/uvm_maps.c supervisor/core/own_rm.c supervisor/core/exec_uvm.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
                    supervisor/compute/off_cache.c supervisor/compute/sm_figures.c supervisor/compute/actuator.c \
@@ -89,7 +90,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_idle_rule \
               $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids \
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
-              $(BUILD)/tests/unit/test_private_table
+              $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
@@ -139,7 +140,7 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
 # The pipeline's pure stages: decode and verdict (same replay driver).
-FUZZ_STAGE_SRCS := supervisor/rm/decode.c supervisor/core/verdict.c supervisor/rm/rm_decode.c \
+FUZZ_STAGE_SRCS := supervisor/rm/decode.c supervisor/rm/uvm_decode.c supervisor/core/verdict.c supervisor/rm/rm_decode.c \
                    include/nvrm/rm_abi.c policy/groups.c policy/quota.c
 FUZZ_DECODE_SRCS := tests/fuzz/fuzz_decode.c $(FUZZ_STAGE_SRCS)
 FUZZ_VERDICT_SRCS := tests/fuzz/fuzz_verdict.c $(FUZZ_STAGE_SRCS)

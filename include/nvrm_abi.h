@@ -471,6 +471,7 @@ enum nv_status_code {
 	NV_ERR_NO_MEMORY               = 0x00000051,
 	NV_ERR_NOT_SUPPORTED           = 0x00000056,
 	NV_ERR_OBJECT_NOT_FOUND        = 0x00000057,
+	NV_ERR_OPERATING_SYSTEM        = 0x00000059,
 	NV_ERR_GENERIC                 = 0x0000FFFF,
 };
 

@@ -221,20 +221,7 @@ static void add_iouring_refusal(json_object *syscalls)
 	}
 }
 
-static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *o)
-{
-	size_t n = 0;
-	const uint8_t *escapes = rm_trapped_escapes(o->rm_abi, &n);
-
-	for (size_t i = 0; i < n; i++)
-		json_object_array_add(syscalls, ioctl_rule(ACT_NOTIFY, escapes[i]));
-	json_object_array_add(syscalls, listener_refusal());
-	add_iouring_refusal(syscalls);
-	if (o->trap_uvm_mmap)
-		add_mmap_traps(syscalls);
-}
-
-static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
+static bool is_rm_trapped(const struct gs_rm_abi *abi, unsigned nr)
 {
 	size_t n = 0;
 	const uint8_t *escapes = rm_trapped_escapes(abi, &n);
@@ -243,6 +230,28 @@ static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
 		if (escapes[i] == nr)
 			return true;
 	return false;
+}
+
+static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *o)
+{
+	size_t n = 0;
+	const uint8_t *escapes = rm_trapped_escapes(o->rm_abi, &n);
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(syscalls, ioctl_rule(ACT_NOTIFY, escapes[i]));
+	/* UVM's performed calls by their low byte, as filter.c traps them. */
+	for (unsigned nr = 0; nr < N_IOCTL_NR; nr++)
+		if (gs_filter_is_uvm_byte(o->rm_abi, nr))
+			json_object_array_add(syscalls, ioctl_rule(ACT_NOTIFY, nr));
+	json_object_array_add(syscalls, listener_refusal());
+	add_iouring_refusal(syscalls);
+	if (o->trap_uvm_mmap)
+		add_mmap_traps(syscalls);
+}
+
+static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
+{
+	return is_rm_trapped(abi, nr) || gs_filter_is_uvm_byte(abi, nr);
 }
 
 /* The syscalls the profile traps, by name: a base's rules for them are

@@ -171,6 +171,10 @@ struct answer handle_dup(struct call *c);
 struct answer handle_share(struct call *c);
 struct answer handle_register_fd(struct call *c);
 
+/* UVM_MAP_EXTERNAL_ALLOCATION, UVM_UNMAP_EXTERNAL and UVM_FREE on the
+ * UVM file c->dup, performed from our copy (exec_uvm.c). */
+struct answer handle_uvm(struct call *c, uint32_t cmd);
+
 /* GPU visibility, --gpus (exec_visibility.c). */
 bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance);
 /* The /dev/nvidiaN minor of the GPU with this device instance, or -1. */

@@ -53,6 +53,7 @@
 #include "executor.h"
 #include "stack.h"
 #include "gpusandbox.h"
+#include "uvm_call.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
 /* ---- RM_CONTROL: exec_control.c ------------------------------------------ */
@@ -318,6 +319,26 @@ static void finish_dup(struct call *c, const struct answer *a)
 	c->dup_slot = -1;
 }
 
+/* UVM's external-mapping calls (plain integers, the whole word compared):
+ * performed by us on the UVM device itself; the same number on any other
+ * file is that file's business. The UVM file is never kept past the call:
+ * a dup of ours would keep its VA space, and what it maps, alive. */
+static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
+{
+	enum gs_node_kind kind;
+
+	c->dup = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
+	if (c->dup < 0)
+		return answer_errno(errno == EBADF ? EBADF : EPERM);
+	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
+	if (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, c->dup))
+		return answer_continue();
+	if (task_mem_open(c->tid, &c->mem) < 0)
+		return errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
+	*record = true;
+	return handle_uvm(c, cmd);
+}
+
 /* Routes an ioctl notification to its handler. Sets *record when the
  * answer is a decision to count, audit and trace; calls that are not RM
  * escapes (or not on an NVIDIA file) are answered without a record. */
@@ -334,6 +355,8 @@ static struct answer route_ioctl(struct call *c,
 	c->argp = c->abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
 	c->nr = NV_IOC_NR(cmd);
 	c->size = NV_IOC_SIZE(cmd);
+	if (gs_uvm_cmd_performed(cmd))
+		return route_uvm(c, cmd, record);
 	e = rm_escape_find(c->sb->rm_abi, c->nr);
 	/* A word with no size bits is not an RM escape: UVM's commands are
 	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;

@@ -134,6 +134,45 @@ static int add_iouring_refusal(scmp_filter_ctx ctx, struct gs_error *err)
 	return 0;
 }
 
+/* UVM's external-mapping calls, which the supervisor performs (exec_uvm.c,
+ * issue #17 item 9). UVM's commands are plain integers; they are trapped
+ * by their low byte, as the RM escapes are, so that the agent's OCI
+ * profile can say the same (profile.c: a rule allowing the byte's other
+ * words back would overlap the word's trap, and libseccomp lets such an
+ * ALLOW swallow a NOTIFY). The supervisor compares the whole word
+ * (gs_uvm_cmd_performed) and continues every other one: another device's
+ * FIONBIO (0x5421) costs a round trip. */
+const uint32_t gs_filter_uvm_cmds[GS_FILTER_UVM_N] = {
+	UVM_MAP_EXTERNAL_ALLOCATION, UVM_UNMAP_EXTERNAL, UVM_FREE,
+};
+
+bool gs_filter_is_uvm_byte(const struct gs_rm_abi *abi, unsigned nr)
+{
+	size_t n = 0;
+	const uint8_t *escapes = rm_trapped_escapes(abi, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (escapes[i] == nr)
+			return false; /* trapped as an RM escape already */
+	for (int i = 0; i < GS_FILTER_UVM_N; i++)
+		if ((gs_filter_uvm_cmds[i] & IOCTL_NR_MASK) == nr)
+			return true;
+	return false;
+}
+
+static int add_uvm_map_rules(scmp_filter_ctx ctx, const struct gs_rm_abi *abi, struct gs_error *err)
+{
+	for (unsigned nr = 0; nr <= IOCTL_NR_MASK; nr++) {
+		if (!gs_filter_is_uvm_byte(abi, nr))
+			continue;
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
+		                          SCMP_A1(SCMP_CMP_MASKED_EQ, IOCTL_NR_MASK, nr));
+		if (rc < 0)
+			return gs_fail(err, -rc, "seccomp_rule_add(ioctl UVM nr 0x%02x)", nr);
+	}
+	return 0;
+}
+
 /* One ABI's rules in a context of its own: libseccomp adds a rule to every
  * architecture of a context, and i386's "mmap" needs other rules than
  * x86_64's. The contexts are merged afterwards. */
@@ -174,6 +213,8 @@ static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
 			goto fail;
 		}
 	}
+	if (add_uvm_map_rules(ctx, opts->rm_abi, err) < 0)
+		goto fail;
 	if (add_listener_refusal(ctx, err) < 0 || add_iouring_refusal(ctx, err) < 0)
 		goto fail;
 	if (opts->trap_uvm_mmap && add_mmap_rules(ctx, abi, err) < 0)

@@ -278,6 +278,34 @@ static void alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX
 	l->free_alloc = idx;
 }
 
+/* ---- pins: references on memory that are not handles ----------------------
+ * UVM's external mappings dup the memory they map and keep it while they
+ * live (uvm_maps.c): a pin is such a reference, counted on the allocation
+ * like a handle, so the bytes stay charged until the last handle and the
+ * last pin are gone. */
+uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
+{
+	uint32_t idx = lookup(l, h_client, handle);
+
+	if (idx == NONE || l->objs[idx].alloc == NONE || l->allocs[l->objs[idx].alloc].owner != NONE)
+		return LEDGER_NO_PIN;
+	l->allocs[l->objs[idx].alloc].refs++;
+	return l->objs[idx].alloc;
+}
+
+uint32_t ledger_pin_again(struct ledger *l, uint32_t pin)
+{
+	if (pin != LEDGER_NO_PIN)
+		l->allocs[pin].refs++;
+	return pin;
+}
+
+void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS])
+{
+	if (pin != LEDGER_NO_PIN)
+		alloc_unref(l, pin, released);
+}
+
 /* The object a handle stands for: a dup of a hardware object (recorded
  * as OTHER) resolves to the handle that carries its count. */
 static uint32_t resolve(const struct ledger *l, uint32_t idx)

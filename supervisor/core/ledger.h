@@ -180,6 +180,19 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
  * watch is that file)? false when unknown, unwatched or another file. */
 bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd);
 
+/* A reference on the allocation of memory (h_client, handle) that is not
+ * a handle: an external mapping UVM keeps (uvm_maps.h). Its bytes stay
+ * charged until every handle and every pin is gone. LEDGER_NO_PIN when
+ * the ledger does not hold the object or it charges nothing here (not
+ * memory of ours). Pins are not journalled: an agent resumed from a
+ * journal has none (SECURITY.md). */
+#define LEDGER_NO_PIN UINT32_MAX
+uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle);
+/* A second pin on what pin holds (a mapping split in two). */
+uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
+/* Drops a pin, adding what the allocation released to released. */
+void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
+
 /* Frees an object and its whole subtree (the client itself when
  * handle == h_client). Returns the bytes released on each GPU through
  * released (may be NULL). Unknown handles are ignored. */

@@ -86,6 +86,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
 	else
 		gs_session_make_id(sb->id, sizeof(sb->id));
+	gs_uvm_maps_init(&sb->uvm);
+	sb->own.ctl_fd = -1;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	gs_listener_sync_wakeup(listener);
@@ -98,6 +100,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 void gs_session_fini(struct gs_session *sb)
 {
 	gs_pidfd_cache_fini(&sb->pidfds);
+	gs_uvm_maps_fini(&sb->uvm, &sb->ledger);
+	gs_own_rm_close(&sb->own);
 	ledger_fini(&sb->ledger);
 	pthread_mutex_destroy(&sb->lock);
 	if (sb->listener >= 0)
@@ -132,7 +136,7 @@ void gs_session_print_profile(const struct gs_session *sb)
  * process that created the client (it held the memory, not us). */
 static void note_file_close(struct gs_session *sb, const struct ledger_owner *owner,
                             const uint64_t released[GS_MAX_GPUS],
-                            const uint64_t before[GS_MAX_GPUS])
+                            const uint64_t before[GS_MAX_GPUS], const char *why)
 {
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
 		if (!released[g])
@@ -149,7 +153,7 @@ static void note_file_close(struct gs_session *sb, const struct ledger_owner *ow
 			/* No thread made this call: tid 0 says so. */
 			.pid = owner->pid ? owner->pid : getpid(), .tid = 0,
 			.comm = owner->pid ? owner->comm : NULL,
-			.reason = "the driver freed the clients of a closed file",
+			.reason = why,
 		};
 		if (gs_audit_decision(sb->audit, &d) < 0)
 			sb->audit_failed = true;
@@ -157,19 +161,27 @@ static void note_file_close(struct gs_session *sb, const struct ledger_owner *ow
 }
 
 /* Reaps dead clients, looking at up to max_checks watched clients for
- * each one reaped (UINT32_MAX: all of them, until none is dead). */
+ * each one reaped (UINT32_MAX: all of them, until none is dead); and the
+ * mappings of UVM files released since (their VA space torn down, UVM's
+ * references on the memory gone with it). */
 static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 {
 	uint64_t released[GS_MAX_GPUS];
 	uint64_t before[GS_MAX_GPUS];
-	struct ledger_owner owner;
+	struct ledger_owner owner = { 0 };
 
+	memset(released, 0, sizeof(released));
+	memcpy(before, sb->ledger.used, sizeof(before));
+	if (gs_uvm_maps_reap(&sb->uvm, &sb->ledger, released))
+		note_file_close(sb, &owner, released, before,
+		                "UVM freed the mappings of a closed file");
 	for (;;) {
 		memset(released, 0, sizeof(released));
 		memcpy(before, sb->ledger.used, sizeof(before));
 		if (!ledger_reap_dead_client_within(&sb->ledger, max_checks, released, &owner))
 			return;
-		note_file_close(sb, &owner, released, before);
+		note_file_close(sb, &owner, released, before,
+		                "the driver freed the clients of a closed file");
 	}
 }
 

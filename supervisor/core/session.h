@@ -23,6 +23,8 @@
 #include "groups.h"
 #include "gs_error.h"
 #include "ledger.h"
+#include "own_rm.h"
+#include "uvm_maps.h"
 #include "quota.h"
 #include "refusals.h"
 #include "taskset.h"
@@ -63,6 +65,12 @@ struct gs_session {
 	const struct gs_rules *rules;     /* the policy's allowlist */
 	struct gs_learn     *learn;       /* NULL without --learn */
 	struct ledger        ledger;
+	/* The UVM external mappings we made, each pinning what it maps
+	 * (uvm_maps.h), and our own RM client through which they are made
+	 * (exec_uvm.c: UVM dups memory as the calling process, so a mapping
+	 * the supervisor makes names a dup of its own). Under lock. */
+	struct gs_uvm_maps   uvm;
+	struct gs_own_rm     own;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	bool                 stacks;      /* refusals are audited with their call stacks */
 	FILE                *trace;       /* NULL without --trace */

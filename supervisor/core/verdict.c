@@ -432,6 +432,36 @@ struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
 	                 "a control file may not be linked to another");
 }
 
+/* The memory a mapping names must be the caller's to map: a client of
+ * this sandbox on a control file the caller holds at rmCtrlFd (where RM
+ * wants the client's own process, this wants its file, as RM's strict
+ * client validation does for RM calls), and memory the ledger holds under
+ * it. A client the sandbox does not have is answered as RM answers a dup
+ * its share policy refuses; an object it does not hold, as an unknown
+ * handle. */
+struct gs_call_verdict gs_verdict_of_uvm(const struct gs_uvm_call *u, const struct gs_uvm_facts *f)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
+
+	if (u->cmd != UVM_MAP_EXTERNAL_ALLOCATION)
+		return v;
+	if (!u->range_ok)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ADDRESS,
+		                 "the range is not 4 KiB aligned and non-empty");
+	if (!u->gpu_count_ok)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT, "no GPU, or too many");
+	if (!f->client_ours)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                 "the client is not one of this sandbox's");
+	if (!f->client_on_fd)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+		                 "the caller does not hold the client's control file at rmCtrlFd");
+	if (!f->memory_known || !f->memory_mappable)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_HANDLE,
+		                 "no such memory under the client");
+	return v;
+}
+
 /* Without --gpus every GPU is the workload's; with it, unknown GPUs are
  * hidden: fail closed. */
 bool gs_gpu_id_visible(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,

@@ -14,6 +14,7 @@
 
 #include "audit.h"
 #include "call.h"
+#include "uvm_call.h"
 #include "driver.h"
 #include "groups.h"
 #include "quota.h"
@@ -169,6 +170,20 @@ struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
  * hidden), this card (CARD_INFO's entry, by minor)? A list keeps its
  * visible ids in order, padded with NV0000_CTRL_GPU_INVALID_ID; flags
  * (may be NULL) move with their ids. Pure. */
+/* UVM_MAP_EXTERNAL_ALLOCATION, made by the supervisor from its copy
+ * (exec_uvm.c): what the ledger and the caller's fd table said of the
+ * client and the memory it names, taken before the verdict. */
+struct gs_uvm_facts {
+	bool client_ours;      /* a live client of this sandbox */
+	bool client_on_fd;     /* the caller's rmCtrlFd is that client's control file */
+	bool memory_known;     /* the ledger holds (client, memory) */
+	bool memory_mappable;  /* video or system memory (or a dup of one) */
+};
+/* The map's verdict: UVM's own checks first, in its order (the range,
+ * then the GPU count), then ours. UNMAP_EXTERNAL and UVM_FREE only take
+ * mappings away and are always allowed (the driver judges them). */
+struct gs_call_verdict gs_verdict_of_uvm(const struct gs_uvm_call *u, const struct gs_uvm_facts *f);
+
 bool gs_gpu_id_visible(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,
                        uint32_t gpu_id);
 bool gs_card_visible(const struct gs_quota *limits, const struct nv_card_info *card);

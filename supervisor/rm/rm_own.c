@@ -36,3 +36,17 @@ nv_status_t rm_own_free(int fd, nv_handle_t client, nv_handle_t parent, nv_handl
 		return NV_ERR_GENERIC;
 	return f.status;
 }
+
+nv_status_t rm_own_share(int fd, struct nvos57 *s)
+{
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_SHARE, sizeof(*s)), s) < 0)
+		return NV_ERR_GENERIC;
+	return s->status;
+}
+
+nv_status_t rm_own_dup(int fd, struct nvos55 *d)
+{
+	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_DUP_OBJECT, sizeof(*d)), d) < 0)
+		return NV_ERR_GENERIC;
+	return d->status;
+}

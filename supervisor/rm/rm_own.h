@@ -19,4 +19,8 @@ nv_status_t rm_own_alloc(int fd, nv_handle_t client, nv_handle_t parent, nv_hand
 /* RM_FREE of object (the whole client when object == client). */
 nv_status_t rm_own_free(int fd, nv_handle_t client, nv_handle_t parent, nv_handle_t object);
 
+/* RM_SHARE and RM_DUP_OBJECT as given. */
+nv_status_t rm_own_share(int fd, struct nvos57 *s);
+nv_status_t rm_own_dup(int fd, struct nvos55 *d);
+
 #endif

@@ -868,9 +868,42 @@ static void check_no_tables(void)
 	}
 }
 
+/* UVM_MAP_EXTERNAL_ALLOCATION (exec_uvm.c): UVM's own checks first, in its
+ * order, then the client and the memory must be the caller's. */
+struct uvm_row {
+	bool range_ok, count_ok;
+	struct gs_uvm_facts f;
+	enum gs_verdict want;
+	nv_status_t status;
+};
+static const struct uvm_row uvm_rows[] = {
+	{ true, true, { true, true, true, true }, GS_VERDICT_ALLOW, NV_OK },
+	{ false, false, { false, false, false, false }, GS_VERDICT_REFUSE, NV_ERR_INVALID_ADDRESS },
+	{ true, false, { true, true, true, true }, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT },
+	{ true, true, { false, true, true, true }, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS },
+	{ true, true, { true, false, true, true }, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS },
+	{ true, true, { true, true, false, false }, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_HANDLE },
+	{ true, true, { true, true, true, false }, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_HANDLE },
+};
+
+static void check_uvm_rows(void)
+{
+	for (size_t i = 0; i < sizeof(uvm_rows) / sizeof(uvm_rows[0]); i++) {
+		const struct uvm_row *r = &uvm_rows[i];
+		struct gs_uvm_call u = { .cmd = UVM_MAP_EXTERNAL_ALLOCATION, .range_ok = r->range_ok,
+		                         .gpu_count_ok = r->count_ok, .n_gpus = r->count_ok };
+		struct gs_call_verdict v = gs_verdict_of_uvm(&u, &r->f);
+		CHECK(v.verdict == r->want && v.status == r->status);
+		/* An unmap or a free only takes away: the driver judges it. */
+		u.cmd = i % 2 ? UVM_FREE : UVM_UNMAP_EXTERNAL;
+		CHECK(gs_verdict_of_uvm(&u, &r->f).verdict == GS_VERDICT_ALLOW);
+	}
+}
+
 int main(void)
 {
 	check_no_tables();
+	check_uvm_rows();
 	check_branch_members();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		check_row(&rows[i]);

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_uvm.c - UVM's external-mapping calls, performed by the supervisor
+ * from its own copy (issue #17 item 9; SECURITY.md, "Memory that outlives
+ * its handle").
+ *
+ * UVM_MAP_EXTERNAL_ALLOCATION dups the RM memory it maps into UVM's own
+ * client and keeps it until the mapping goes, so the workload's RM_FREE
+ * of its handle frees the handle, not the memory: on an H100 a workload
+ * under --mem 2g held 4.6 GiB that way while the call was continued. A
+ * continued call is read by the driver after we looked, so what it maps
+ * is whatever the workload's memory says by then. Performed from our copy,
+ * the mapping is the one we judged, and the ledger pins the memory it maps
+ * (uvm_maps.h) until the mapping is gone. UVM takes the VA space from the
+ * file, never from current->mm (uvm_map_external.c, 580.95.05), so our
+ * dup of the workload's UVM file reaches its VA space; but it dups the
+ * memory as the calling process, so the map names a dup of the memory in
+ * our own client, made after the workload's client shared the memory with
+ * that client alone (own_rm.h says why, and where that was measured).
+ * UVM_UNMAP_EXTERNAL and UVM_FREE are performed from our copy too, so that
+ * a mapping's end is seen exactly as UVM saw it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "exec_int.h"
+#include "own_rm.h"
+#include "rm_own.h"
+#include "uvm_call.h"
+#include "uvm_maps.h"
+
+/* The status a performed UVM call got, or NV_ERR_OPERATING_SYSTEM when
+ * the ioctl itself failed. */
+static nv_status_t perform_uvm(int fd, uint32_t cmd, void *params, uint32_t status_off)
+{
+	nv_status_t st;
+
+	if (ioctl(fd, cmd, params) < 0)
+		return NV_ERR_OPERATING_SYSTEM;
+	memcpy(&st, (const uint8_t *)params + status_off, sizeof(st));
+	return st;
+}
+
+/* The answer: the status in the workload's struct, ioctl() 0, as UVM
+ * answers. Only rmStatus goes back: every other field is an input the
+ * driver leaves as it was, and our copy of the map names our own client. */
+static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t st,
+                                enum gs_verdict v, const char *why)
+{
+	if (mem_write(&c->mem, c->argp + status_off, &st, sizeof(st)) < 0)
+		return answer_errno(EFAULT);
+	c->d.verdict = v;
+	c->d.has_status = true;
+	c->d.status = st;
+	c->d.reason = why;
+	if (v != GS_VERDICT_ALLOW || st != NV_OK)
+		c->audit = true;
+	return answer_value(0);
+}
+
+/* What the ledger and the caller's fd table say of the map's client and
+ * memory (reconcile: the client's file by kcmp against its watch). */
+static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, struct gs_uvm_facts *f,
+                           struct ledger_facts *mem)
+{
+	struct ledger *l = &c->sb->ledger;
+
+	memset(f, 0, sizeof(*f));
+	f->client_ours = ledger_has(l, u->h_client, u->h_client) && ledger_client_file_alive(l, u->h_client);
+	f->client_on_fd = f->client_ours &&
+	                  ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
+	f->memory_known = ledger_object_facts(l, u->h_client, u->h_memory, mem);
+	f->memory_mappable = f->memory_known &&
+	                     (mem->kind == RM_CLASS_VIDMEM || mem->kind == RM_CLASS_SYSMEM);
+}
+
+/* The map through our own client: the workload's client shares the memory
+ * with our client alone (through our dup of the client's own control
+ * file, checked to be that file), we dup it under our device on its GPU,
+ * UVM maps our dup, and our dup goes (UVM holds its own). params is our
+ * copy, rewritten to name our client. */
+static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u,
+                                   const struct gs_uvm_layout *lay, uint8_t *params, int gpu)
+{
+	struct gs_own_rm *o = &c->sb->own;
+	nv_status_t st = gs_own_rm_device(o, gpu);
+
+	if (st != NV_OK)
+		return st;
+	int ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
+	if (ctl < 0)
+		return NV_ERR_INVALID_CLIENT;
+	if (ledger_fd_is_client_file(&c->sb->ledger, u->h_client, ctl) != 1) {
+		close(ctl);
+		return NV_ERR_INSUFFICIENT_PERMISSIONS;
+	}
+	struct nvos57 share = { .h_client = u->h_client, .h_object = u->h_memory,
+	                        .policy = { .target = o->client, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
+	                                    .type = RS_SHARE_TYPE_CLIENT } };
+	st = rm_own_share(ctl, &share);
+	close(ctl);
+	if (st != NV_OK)
+		return st;
+	struct nvos55 dup = { .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
+	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = u->h_client,
+	                      .h_object_src = u->h_memory };
+	st = rm_own_dup(o->ctl_fd, &dup);
+	if (st != NV_OK)
+		return st;
+	struct uvm_map_external_tail tail;
+	uint8_t *tail_at = params + UVM_MAP_EXTERNAL_TAIL_OFF(lay->max_gpus);
+	memcpy(&tail, tail_at, sizeof(tail));
+	tail.rm_ctrl_fd = o->ctl_fd;
+	tail.h_client = o->client;
+	tail.h_memory = GS_OWN_TEMP_DUP;
+	tail.rm_status = NV_ERR_GENERIC;
+	memcpy(tail_at, &tail, sizeof(tail));
+	st = perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_status_offset(lay, u->cmd));
+	(void)rm_own_free(o->ctl_fd, o->client, GS_OWN_DEVICE(gpu), GS_OWN_TEMP_DUP);
+	return st;
+}
+
+/* Takes a mapping back that could not be recorded (no memory for the
+ * record): unmapped on each GPU it was made on, so that nothing maps
+ * memory the ledger does not pin. */
+static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
+{
+	for (uint32_t i = 0; i < u->n_gpus; i++) {
+		struct uvm_unmap_external_params p = { .base = u->base, .length = u->length };
+		memcpy(p.gpu_uuid, u->gpus[i].gpu_uuid, UVM_UUID_BYTES);
+		(void)perform_uvm(c->dup, UVM_UNMAP_EXTERNAL, &p,
+		                  offsetof(struct uvm_unmap_external_params, rm_status));
+	}
+}
+
+/* commit: on each GPU, the mapping replaced what it overlapped, and pins
+ * the memory it maps. False when a record could not be made (the caller
+ * then takes the mapping back). */
+static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
+                       uint64_t released[GS_MAX_GPUS])
+{
+	struct ledger *l = &c->sb->ledger;
+	bool ok = true;
+
+	for (uint32_t i = 0; i < u->n_gpus; i++) {
+		const uint8_t *uuid = u->gpus[i].gpu_uuid;
+		if (gs_uvm_maps_cut(&c->sb->uvm, l, (uint32_t)space, uuid, u->base, u->last, false, released) < 0)
+			ok = false;
+		uint32_t pin = ledger_pin(l, u->h_client, u->h_memory);
+		if (pin != LEDGER_NO_PIN &&
+		    gs_uvm_maps_add(&c->sb->uvm, l, (uint32_t)space, uuid, u->base, u->last, pin, released) < 0)
+			ok = false;
+	}
+	return ok;
+}
+
+static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
+                                const struct gs_uvm_layout *lay, uint8_t *params)
+{
+	uint32_t status_off = gs_uvm_status_offset(lay, u->cmd);
+	struct gs_uvm_facts f;
+	struct ledger_facts mem = { .gpu = LEDGER_NO_GPU };
+
+	take_uvm_facts(c, u, &f, &mem);
+	/* The facts came from the task's fd table by tid: still the task? */
+	if (!notif_still_valid(c))
+		return answer_none();
+	struct gs_call_verdict v = gs_verdict_of_uvm(u, &f);
+	c->d.gpu = mem.gpu;
+	if (v.verdict != GS_VERDICT_ALLOW)
+		return answer_uvm(c, status_off, v.status, v.verdict, v.reason);
+	int space = gs_uvm_space_of(&c->sb->uvm, &c->sb->ledger, c->dup);
+	if (space < 0)
+		return answer_uvm(c, status_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
+		                  "the UVM file cannot be watched for its release");
+	nv_status_t st = map_through_own(c, u, lay, params, mem.gpu >= 0 ? mem.gpu : 0);
+	if (st != NV_OK)
+		return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	if (!commit_map(c, u, space, released)) {
+		unmap_unrecorded(c, u);
+		(void)gs_uvm_maps_cut(&c->sb->uvm, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
+		                      false, released);
+		note_release(c, released, before);
+		return answer_uvm(c, status_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
+		                  "the mapping could not be recorded");
+	}
+	note_release(c, released, before);
+	return answer_uvm(c, status_off, NV_OK, GS_VERDICT_ALLOW, NULL);
+}
+
+/* UNMAP_EXTERNAL and UVM_FREE: performed from our copy; what UVM took
+ * away, the records let go. A UVM file we cannot tell apart has no
+ * records to let go: the call is still made. */
+static struct answer handle_unmap_or_free(struct call *c, const struct gs_uvm_call *u,
+                                          const struct gs_uvm_layout *lay, uint8_t *params)
+{
+	uint32_t status_off = gs_uvm_status_offset(lay, u->cmd);
+	int space = gs_uvm_space_of(&c->sb->uvm, &c->sb->ledger, c->dup);
+	nv_status_t st = perform_uvm(c->dup, u->cmd, params, status_off);
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
+
+	memcpy(before, c->sb->ledger.used, sizeof(before));
+	if (st == NV_OK && space >= 0 && u->range_ok) {
+		struct gs_uvm_maps *m = &c->sb->uvm;
+		if (u->cmd == UVM_UNMAP_EXTERNAL)
+			(void)gs_uvm_maps_cut(m, &c->sb->ledger, (uint32_t)space, u->unmap_uuid, u->base,
+			                      u->last, false, released);
+		else if (lay->free_has_length)
+			(void)gs_uvm_maps_cut(m, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
+			                      true, released);
+		else
+			gs_uvm_maps_cut_starting(m, &c->sb->ledger, (uint32_t)space, u->base, released);
+	}
+	note_release(c, released, before);
+	return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
+}
+
+struct answer handle_uvm(struct call *c, uint32_t cmd)
+{
+	struct gs_uvm_layout lay;
+	struct gs_uvm_call u;
+	struct answer a;
+	uint8_t *params = c->scratch->params;
+
+	c->d.call = cmd == UVM_MAP_EXTERNAL_ALLOCATION ? "UVM_MAP_EXTERNAL_ALLOCATION"
+	            : cmd == UVM_UNMAP_EXTERNAL       ? "UVM_UNMAP_EXTERNAL"
+	                                              : "UVM_FREE";
+	/* A branch without checked UVM facts: its struct's size is unknown,
+	 * so the status cannot even be written. Fail closed. */
+	if (!gs_uvm_layout_of(c->sb->rm_abi, &lay)) {
+		c->d.verdict = GS_VERDICT_REFUSE;
+		c->d.reason = "no checked UVM layout for this driver branch";
+		c->audit = true;
+		return answer_errno(EINVAL);
+	}
+	c->size = gs_uvm_params_size(&lay, cmd);
+	if (!fetch_trapped_top(c, params, c->size, &a))
+		return a;
+	(void)gs_decode_uvm(&lay, cmd, params, c->size, &u);
+	c->d.h_client = u.h_client;
+	c->d.h_object = u.h_memory;
+	if (cmd == UVM_MAP_EXTERNAL_ALLOCATION)
+		return handle_map(c, &u, &lay, params);
+	return handle_unmap_or_free(c, &u, &lay, params);
+}
