@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "exec_int.h"
@@ -136,6 +137,31 @@ static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
 	}
 }
 
+/* The calling process, remembered by the space: when every process that
+ * mapped through a UVM file has exited, what they mapped is taken back
+ * (uvm_maps.h). A leader's tid is its tgid (pidfd_open takes only
+ * leaders without PIDFD_THREAD); another thread's is read from /proc. The
+ * tid is checked again after: it may have been reused meanwhile. */
+static int note_mapper(struct call *c, uint32_t space)
+{
+	pid_t tgid = c->tid;
+	int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+
+	if (pidfd < 0) {
+		char comm[2];
+		tgid = 0;
+		gs_read_task(c->tid, &tgid, comm, sizeof(comm));
+		pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+	}
+	if (pidfd < 0)
+		return -1;
+	if (!notif_still_valid(c)) {
+		close(pidfd);
+		return -1;
+	}
+	return gs_uvm_space_note_mapper(&c->sb->uvm, space, tgid, pidfd);
+}
+
 /* commit: on each GPU, the mapping replaced what it overlapped, and pins
  * the memory it maps. False when a record could not be made (the caller
  * then takes the mapping back). */
@@ -173,18 +199,25 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 	if (v.verdict != GS_VERDICT_ALLOW)
 		return answer_uvm(c, status_off, v.status, v.verdict, v.reason);
 	int space = gs_uvm_space_of(&c->sb->uvm, &c->sb->ledger, c->dup);
-	if (space < 0)
-		return answer_uvm(c, status_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
-		                  "the UVM file cannot be watched for its release");
+	if (space < 0 || note_mapper(c, (uint32_t)space) < 0) {
+		if (space >= 0)
+			gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
+		return notif_still_valid(c) ? answer_uvm(c, status_off, NV_ERR_OPERATING_SYSTEM, GS_VERDICT_REFUSE,
+		                                         "the mapping could not be followed")
+		                            : answer_none();
+	}
 	nv_status_t st = map_through_own(c, u, lay, params, mem.gpu >= 0 ? mem.gpu : 0);
-	if (st != NV_OK)
+	if (st != NV_OK) {
+		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
+	}
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
 	memcpy(before, c->sb->ledger.used, sizeof(before));
 	if (!commit_map(c, u, space, released)) {
 		unmap_unrecorded(c, u);
 		(void)gs_uvm_maps_cut(&c->sb->uvm, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
 		                      false, released);
+		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		note_release(c, released, before);
 		return answer_uvm(c, status_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
 		                  "the mapping could not be recorded");
@@ -216,6 +249,8 @@ static struct answer handle_unmap_or_free(struct call *c, const struct gs_uvm_ca
 		else
 			gs_uvm_maps_cut_starting(m, &c->sb->ledger, (uint32_t)space, u->base, released);
 	}
+	if (space >= 0)
+		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 	note_release(c, released, before);
 	return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
 }

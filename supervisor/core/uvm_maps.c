@@ -3,12 +3,16 @@
  * uvm_maps.c - the UVM external mappings a sandbox holds (uvm_maps.h).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gpusandbox.h"
-#include "ledger_watch.h"
 #include "uvm_maps.h"
 
 #define INITIAL_SPACES 4u
@@ -26,18 +30,41 @@ static void drop_record(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
 	m->maps[i] = m->maps[--m->n_maps];
 }
 
+/* Takes a record's mapping away through our dup (the call UVM_UNMAP_EXTERNAL
+ * the workload could have made), then its pin. An unmap UVM refuses
+ * means the mapping is gone already (its GPU or range went, which take
+ * it): the pin goes either way. */
+static void unmap_and_drop(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
+                           uint64_t released[GS_MAX_GPUS])
+{
+	const struct gs_uvm_map *r = &m->maps[i];
+	struct uvm_unmap_external_params p = { .base = r->first, .length = r->last - r->first + 1 };
+
+	memcpy(p.gpu_uuid, r->gpu_uuid, UVM_UUID_BYTES);
+	(void)ioctl(m->spaces[r->space].fd, UVM_UNMAP_EXTERNAL, &p);
+	drop_record(m, l, i, released);
+}
+
+static void close_space(struct gs_uvm_space *sp)
+{
+	for (unsigned i = 0; i < sp->n_mappers; i++)
+		close(sp->mapper[i].pidfd);
+	sp->n_mappers = 0;
+	if (sp->fd >= 0)
+		close(sp->fd);
+	sp->fd = -1;
+}
+
 static void drop_space(struct gs_uvm_maps *m, struct ledger *l, uint32_t space,
                        uint64_t released[GS_MAX_GPUS])
 {
 	for (uint32_t i = 0; i < m->n_maps;) {
 		if (m->maps[i].space == space)
-			drop_record(m, l, i, released);
+			unmap_and_drop(m, l, i, released);
 		else
 			i++;
 	}
-	if (m->spaces[space].epfd >= 0)
-		close(m->spaces[space].epfd);
-	m->spaces[space].epfd = -1;
+	close_space(&m->spaces[space]);
 }
 
 void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
@@ -45,7 +72,7 @@ void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
 	uint64_t released[GS_MAX_GPUS] = { 0 };
 
 	for (uint32_t s = 0; s < m->n_spaces; s++)
-		if (m->spaces[s].epfd >= 0)
+		if (m->spaces[s].fd >= 0)
 			drop_space(m, l, s, released);
 	free(m->spaces);
 	free(m->maps);
@@ -58,28 +85,77 @@ int gs_uvm_space_of(struct gs_uvm_maps *m, struct ledger *l, int fd)
 
 	for (uint32_t s = 0; s < m->n_spaces; s++) {
 		const struct gs_uvm_space *sp = &m->spaces[s];
-		if (sp->epfd < 0) {
+		if (sp->fd < 0) {
 			free_slot = s;
 			continue;
 		}
-		int same = ledger_watch_is_file_at(l->self, sp->epfd, sp->tfd, fd);
+		long same = syscall(SYS_kcmp, l->self, l->self, KCMP_FILE, sp->fd, fd);
 		if (same < 0)
 			return -1;
-		if (same)
+		if (same == 0)
 			return (int)s;
 	}
-	int epfd = ledger_watch_file(l, fd);
-	if (epfd < 0)
+	int ours = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (ours < 0)
 		return -1;
 	if (free_slot == UINT32_MAX) {
 		if (!GS_ROOM_FOR_ONE(m->spaces, m->n_spaces, m->cap_spaces, INITIAL_SPACES)) {
-			close(epfd);
+			close(ours);
 			return -1;
 		}
 		free_slot = m->n_spaces++;
 	}
-	m->spaces[free_slot] = (struct gs_uvm_space){ .epfd = epfd, .tfd = fd };
+	m->spaces[free_slot] = (struct gs_uvm_space){ .fd = ours };
 	return (int)free_slot;
+}
+
+/* Has the process behind pidfd exited? A pidfd polls readable then. */
+static bool exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, int pidfd)
+{
+	struct gs_uvm_space *sp = &m->spaces[space];
+	unsigned slot = sp->n_mappers;
+
+	for (unsigned i = 0; i < sp->n_mappers; i++) {
+		bool gone = exited(sp->mapper[i].pidfd);
+		if (sp->mapper[i].tgid == tgid && !gone) {
+			close(pidfd); /* known already */
+			return 0;
+		}
+		if (gone && slot == sp->n_mappers)
+			slot = i;
+	}
+	if (slot == GS_UVM_MAPPERS) {
+		close(pidfd);
+		return -1;
+	}
+	if (slot < sp->n_mappers)
+		close(sp->mapper[slot].pidfd);
+	else
+		sp->n_mappers++;
+	sp->mapper[slot].tgid = tgid;
+	sp->mapper[slot].pidfd = pidfd;
+	return 0;
+}
+
+static bool space_has_records(const struct gs_uvm_maps *m, uint32_t space)
+{
+	for (uint32_t i = 0; i < m->n_maps; i++)
+		if (m->maps[i].space == space)
+			return true;
+	return false;
+}
+
+void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space)
+{
+	if (space < m->n_spaces && m->spaces[space].fd >= 0 && !space_has_records(m, space))
+		close_space(&m->spaces[space]);
 }
 
 static bool on_gpu(const struct gs_uvm_map *r, const uint8_t *uuid)
@@ -174,7 +250,13 @@ unsigned gs_uvm_maps_reap(struct gs_uvm_maps *m, struct ledger *l, uint64_t rele
 	unsigned n = 0;
 
 	for (uint32_t s = 0; s < m->n_spaces; s++) {
-		if (m->spaces[s].epfd < 0 || ledger_watch_alive_at(l->self, m->spaces[s].epfd, m->spaces[s].tfd))
+		struct gs_uvm_space *sp = &m->spaces[s];
+		bool live = false;
+		if (sp->fd < 0)
+			continue;
+		for (unsigned i = 0; i < sp->n_mappers && !live; i++)
+			live = !exited(sp->mapper[i].pidfd);
+		if (live)
 			continue;
 		drop_space(m, l, s, released);
 		n++;

@@ -12,9 +12,18 @@
  * uvm_va_range.c, 580.95.05). The records follow the same rules on the
  * calls the supervisor performed and saw succeed; anything else (a GPU
  * unregistered, a call we did not see succeed) leaves a record in place,
- * the charge kept: the safe side. A UVM file is known by a release watch
- * (ledger_watch.h), which holds no reference: a VA space we kept alive
- * ourselves would never be torn down.
+ * the charge kept: the safe side.
+ *
+ * When the mappings go with the file: a UVM file's release cannot be
+ * watched without a reference (it has no poll, so it cannot sit in an
+ * epoll set as control files do, ledger_watch.h; measured on an H200).
+ * So while a file has records, we hold a dup of it: its VA space, and so
+ * its mappings, cannot go without us. The records go when the calls we
+ * perform take them away, or when every process that mapped through the
+ * file has exited (a pidfd each): then we unmap what they mapped
+ * ourselves, through our dup, before the pins go, and close it. A file a
+ * live process still holds without having mapped through it loses those
+ * mappings: never memory the ledger does not pin.
  *
  * Used under the sandbox lock, like the ledger.
  */
@@ -34,9 +43,14 @@ struct gs_uvm_map {
 	uint32_t pin;                       /* ledger pin, or LEDGER_NO_PIN */
 };
 
+#define GS_UVM_MAPPERS 8u
 struct gs_uvm_space {
-	int epfd;                           /* release watch, -1: slot free */
-	int tfd;
+	int      fd;                        /* our dup of the UVM file; -1: slot free */
+	struct {
+		pid_t tgid;
+		int   pidfd;
+	} mapper[GS_UVM_MAPPERS];           /* the processes that mapped through it */
+	unsigned n_mappers;
 };
 
 struct gs_uvm_maps {
@@ -47,13 +61,18 @@ struct gs_uvm_maps {
 };
 
 void gs_uvm_maps_init(struct gs_uvm_maps *m);
-/* Drops every record (their pins too) and every watch. */
+/* Unmaps and drops every record (their pins too), closes every dup. */
 void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l);
 
-/* The space of the UVM file behind fd (ours): a known one, or a new
- * release watch. -1 when the file cannot be watched or told apart (the
- * caller then fails closed). */
+/* The space of the UVM file behind fd (ours): a known one (kcmp), or a
+ * new one holding a dup of it. -1 when the file cannot be told apart or
+ * dup'ed (the caller then fails closed). */
 int gs_uvm_space_of(struct gs_uvm_maps *m, struct ledger *l, int fd);
+/* Process tgid mapped through space; takes pidfd (one of tgid's). -1 when
+ * it cannot be remembered (the caller then fails closed). */
+int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, int pidfd);
+/* Lets go of a space that holds no record (closes our dup). */
+void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space);
 
 /* What a successful mapping, unmap or free did to the records of space:
  * [first, last] leaves them on the GPU uuid (every GPU when uuid is
@@ -73,8 +92,9 @@ void gs_uvm_maps_cut_starting(struct gs_uvm_maps *m, struct ledger *l, uint32_t 
  * recorded, with -1: the caller must then undo the mapping). */
 int gs_uvm_maps_add(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
                     uint64_t first, uint64_t last, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
-/* Drops the records of every UVM file that was released (its VA space
- * torn down). Returns how many files. */
+/* The files every mapper of which has exited: what they map is unmapped
+ * through our dup, their records and pins dropped and the dup closed.
+ * Returns how many files. */
 unsigned gs_uvm_maps_reap(struct gs_uvm_maps *m, struct ledger *l, uint64_t released[GS_MAX_GPUS]);
 /* Live records (for tests and metrics). */
 uint32_t gs_uvm_maps_live(const struct gs_uvm_maps *m);

@@ -435,10 +435,13 @@ struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
 /* The memory a mapping names must be the caller's to map: a client of
  * this sandbox on a control file the caller holds at rmCtrlFd (where RM
  * wants the client's own process, this wants its file, as RM's strict
- * client validation does for RM calls), and memory the ledger holds under
- * it. A client the sandbox does not have is answered as RM answers a dup
- * its share policy refuses; an object it does not hold, as an unknown
- * handle. */
+ * client validation does for RM calls). A client the sandbox does not
+ * have is answered as RM answers a dup its share policy refuses. An
+ * object the ledger holds must be memory; one it does not hold charges
+ * nothing (every allocation that can make video memory for the workload
+ * is performed, and recorded, by us: what is left is RM_ALLOC_MEMORY's
+ * system memory, SECURITY.md "Executed, refused, continued"), and the
+ * driver judges it. */
 struct gs_call_verdict gs_verdict_of_uvm(const struct gs_uvm_call *u, const struct gs_uvm_facts *f)
 {
 	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
@@ -456,9 +459,9 @@ struct gs_call_verdict gs_verdict_of_uvm(const struct gs_uvm_call *u, const stru
 	if (!f->client_on_fd)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
 		                 "the caller does not hold the client's control file at rmCtrlFd");
-	if (!f->memory_known || !f->memory_mappable)
+	if (f->memory_known && !f->memory_mappable)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_HANDLE,
-		                 "no such memory under the client");
+		                 "the object is not memory");
 	return v;
 }
 

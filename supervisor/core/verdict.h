@@ -177,7 +177,7 @@ struct gs_uvm_facts {
 	bool client_ours;      /* a live client of this sandbox */
 	bool client_on_fd;     /* the caller's rmCtrlFd is that client's control file */
 	bool memory_known;     /* the ledger holds (client, memory) */
-	bool memory_mappable;  /* video or system memory (or a dup of one) */
+	bool memory_mappable;  /* known, and video or system memory (or a dup of one) */
 };
 /* The map's verdict: UVM's own checks first, in its order (the range,
  * then the GPU count), then ours. UNMAP_EXTERNAL and UVM_FREE only take

@@ -231,8 +231,8 @@ static void check_uvm(const uint8_t *data, size_t size)
 	if (u.unmap_uuid && (u.unmap_uuid < data || u.unmap_uuid + UVM_UUID_BYTES > data + len))
 		abort();
 	struct gs_call_verdict v = gs_verdict_of_uvm(&u, &f);
-	bool all = u.range_ok && u.gpu_count_ok && f.client_ours && f.client_on_fd && f.memory_known &&
-	           f.memory_mappable;
+	bool all = u.range_ok && u.gpu_count_ok && f.client_ours && f.client_on_fd &&
+	           (!f.memory_known || f.memory_mappable);
 	if (cmd == UVM_MAP_EXTERNAL_ALLOCATION && (v.verdict == GS_VERDICT_ALLOW) != all)
 		abort();
 	if (cmd != UVM_MAP_EXTERNAL_ALLOCATION && v.verdict != GS_VERDICT_ALLOW)

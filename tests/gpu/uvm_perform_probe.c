@@ -15,22 +15,29 @@
 //
 // A child makes a CUDA context and a 64 MiB cuMemAlloc, recording CUDA's
 // own MAP_EXTERNAL parameters (this program's ioctl() stands in front of
-// libc's for libcuda: built with -rdynamic). The parent, another process,
-// takes the child's UVM fd with pidfd_getfd and, through its dup, prints
-// each step's NV status:
+// libc's for libcuda: linked with --export-dynamic). The parent, another
+// process, takes the child's UVM and control fds with pidfd_getfd and,
+// through its dups, prints each step's NV status:
 //   validate=   UVM_VALIDATE_VA_RANGE of CUDA's range (it exists: 0x0)
 //   unmap=      UVM_UNMAP_EXTERNAL of CUDA's mapping on the GPU
-//   map=        UVM_MAP_EXTERNAL_ALLOCATION from the parent's copy
-//   map_us=     how long that took
+//   map=        UVM_MAP_EXTERNAL_ALLOCATION from the parent's copy, with
+//               the child's client and memory handles (2026-11-29: 0x1b)
+// then, when own=1 (the default), the way round the share policy that a
+// supervisor would take: a client of its own with a device on GPU 0, an
+// RM_SHARE of the child's memory with that client alone
+// (RS_SHARE_TYPE_CLIENT), an RM_DUP_OBJECT of it into that client, and
+// the map made with the parent's client and dup:
+//   own_client= own_device= share= dup= own_map= (and _us timings)
+//   own_free=   the parent frees its dup: UVM keeps its own reference
 // then the child writes and reads the memory through the (re)made mapping
 // (child_check=ok|fail), and the parent frees the range with UVM_FREE
-// (free=, then validate_after_free=, 0x1b... expected: no such range).
-// With argument "user", both run as uid/gid 65534 (a supervisor that is
-// not root, as the command line may be run).
+// (free=, then validate_after_free=: no such range).
+#define _GNU_SOURCE
 #include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +48,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "nvrm_abi.h"
 
 #define UVM_MAP_EXTERNAL_ALLOCATION 33u
 #define UVM_FREE 34u
@@ -61,15 +70,15 @@ struct map_params {
 };
 struct unmap_params { uint64_t base, length; uint8_t uuid[16]; uint32_t status, pad; };
 struct range_params { uint64_t base, length; uint32_t status, pad; };
-static_assert(sizeof(struct gpu_attrs) == 36, "UvmGpuMappingAttributes");
-static_assert(offsetof(struct map_params, gpu_count) == 24 + 36 * MAX_GPUS_580, "gpuAttributesCount");
-static_assert(sizeof(struct unmap_params) == 40, "UVM_UNMAP_EXTERNAL_PARAMS");
+_Static_assert(sizeof(struct gpu_attrs) == 36, "UvmGpuMappingAttributes");
+_Static_assert(offsetof(struct map_params, gpu_count) == 24 + 36 * MAX_GPUS_580, "gpuAttributesCount");
+_Static_assert(sizeof(struct unmap_params) == 40, "UVM_UNMAP_EXTERNAL_PARAMS");
 
 static struct map_params last_map;
 static int last_map_fd = -1;
 
 // In front of libc's ioctl for libcuda: records CUDA's last map.
-extern "C" int ioctl(int fd, unsigned long req, ...)
+int ioctl(int fd, unsigned long req, ...)
 {
 	va_list ap;
 	va_start(ap, req);
@@ -105,7 +114,7 @@ static void child(int to_parent, int from_parent)
 {
 	CUdevice dev;
 	CUcontext ctx;
-	struct report r = { getpid(), -1, {}, 0 };
+	struct report r = { getpid(), -1, { 0 }, 0 };
 	char b;
 
 	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
@@ -130,6 +139,60 @@ static void child(int to_parent, int from_parent)
 	_exit(0); // the range is gone: the memory is not touched again
 }
 
+
+static uint32_t rm(int fd, uint32_t nr, void *arg, uint32_t size)
+{
+	return syscall(SYS_ioctl, fd, NV_IOC_WORD(nr, size), arg) == 0 ? 0 : 0xe0000000u | (uint32_t)errno;
+}
+
+#define OWN_DEVICE 0xbeef0001u
+#define OWN_DUP    0xbeef0002u
+
+// The way a supervisor would make the mapping: its own client, a share of
+// the child's memory with that client only, a dup into it, and the map
+// with the dup. Returns the map's status.
+static uint32_t map_through_own_client(int pidfd, const struct report *r)
+{
+	int ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC), gpu = open("/dev/nvidia0", O_RDWR | O_CLOEXEC);
+	int child_ctl = (int)syscall(SYS_pidfd_getfd, pidfd, r->map.ctl_fd, 0);
+	int ufd = (int)syscall(SYS_pidfd_getfd, pidfd, r->uvm_fd, 0);
+	double t0, t1;
+
+	printf("own_fds ctl=%d gpu=%d child_ctl=%d uvm=%d\n", ctl, gpu, child_ctl, ufd);
+	struct nvos21 a = { 0, 0, 0, NV01_ROOT_CLIENT, 0, 0, 0 };
+	uint32_t e = rm(ctl, NV_ESC_RM_ALLOC, &a, sizeof(a));
+	nv_handle_t client = a.h_object_new;
+	printf("own_client=0x%x status=0x%x handle=0x%x\n", e, a.status, client);
+	struct nv0080_alloc_params dp = { .device_id = 0 };
+	struct nvos21 d = { client, client, OWN_DEVICE, NV01_DEVICE_0, (uintptr_t)&dp, sizeof(dp), 0 };
+	e = rm(ctl, NV_ESC_RM_ALLOC, &d, sizeof(d));
+	printf("own_device=0x%x status=0x%x\n", e, d.status);
+	struct nvos57 sh = { r->map.h_client, r->map.h_memory,
+	                     { client, RS_ACCESS_DUP_OBJECT_BIT, RS_SHARE_TYPE_CLIENT, 0, 0 }, 0 };
+	t0 = now_us();
+	e = rm(child_ctl, NV_ESC_RM_SHARE, &sh, sizeof(sh));
+	t1 = now_us();
+	printf("share=0x%x status=0x%x share_us=%.1f\n", e, sh.status, t1 - t0);
+	struct nvos55 dup = { client, OWN_DEVICE, OWN_DUP, r->map.h_client, r->map.h_memory, 0, 0 };
+	t0 = now_us();
+	e = rm(ctl, NV_ESC_RM_DUP_OBJECT, &dup, sizeof(dup));
+	t1 = now_us();
+	printf("dup=0x%x status=0x%x dup_us=%.1f\n", e, dup.status, t1 - t0);
+	struct map_params m = r->map;
+	m.ctl_fd = ctl;
+	m.h_client = client;
+	m.h_memory = OWN_DUP;
+	m.status = 0xffffffffu;
+	t0 = now_us();
+	long rc = syscall(SYS_ioctl, ufd, UVM_MAP_EXTERNAL_ALLOCATION, &m);
+	t1 = now_us();
+	printf("own_map=0x%x rc=%ld own_map_us=%.1f\n", m.status, rc, t1 - t0);
+	struct nvos00 f = { client, OWN_DEVICE, OWN_DUP, 0 };
+	e = rm(ctl, NV_ESC_RM_FREE, &f, sizeof(f));
+	printf("own_free=0x%x status=0x%x\n", e, f.status);
+	return m.status;
+}
+
 static uint32_t validate(int fd, uint64_t base, uint64_t len)
 {
 	struct range_params q = { base, len, 0xffffffffu, 0 };
@@ -139,13 +202,8 @@ static uint32_t validate(int fd, uint64_t base, uint64_t len)
 int main(int argc, char **argv)
 {
 	int up[2], down[2];
-	bool as_user = argc > 1 && !strcmp(argv[1], "user");
-
-	if (as_user && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))) {
-		perror("drop");
-		return 1;
-	}
-	printf("as=%s uid=%d\n", as_user ? "user" : "root", (int)getuid());
+	(void)argc, (void)argv;
+	printf("uid=%d\n", (int)getuid());
 	fflush(stdout);
 	if (pipe(up) || pipe(down))
 		return 1;
@@ -166,7 +224,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("validate=0x%x\n", validate(ufd, r.map.base, r.map.length));
-	struct unmap_params u = { r.map.base, r.map.length, {}, 0xffffffffu, 0 };
+	struct unmap_params u = { r.map.base, r.map.length, { 0 }, 0xffffffffu, 0 };
 	memcpy(u.uuid, r.map.gpu[0].uuid, sizeof(u.uuid));
 	long rc = syscall(SYS_ioctl, ufd, UVM_UNMAP_EXTERNAL, &u);
 	printf("unmap=0x%x rc=%ld\n", u.status, rc);
@@ -176,6 +234,8 @@ int main(int argc, char **argv)
 	rc = syscall(SYS_ioctl, ufd, UVM_MAP_EXTERNAL_ALLOCATION, &m);
 	double t1 = now_us();
 	printf("map=0x%x rc=%ld map_us=%.1f\n", m.status, rc, t1 - t0);
+	if (m.status != 0)
+		m.status = map_through_own_client(pidfd, &r);
 	fflush(stdout);
 	char b = m.status == 0 ? 'm' : 'x';
 	if (write(down[1], &b, 1) != 1 || read(up[0], &b, 1) != 1)

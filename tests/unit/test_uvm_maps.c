@@ -14,7 +14,10 @@
  * check reads the ledger's own charge.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -151,35 +154,84 @@ static void test_replace_and_free(int space_fd)
 	ledger_fini(&l);
 }
 
-/* The UVM file's last close takes its mappings; another file's stay. */
+/* A child that waits to be killed, and its pidfd: a mapping process. */
+static pid_t mapper(int *pidfd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return pid;
+}
+
+/* When every process that mapped through a file has exited, its mappings
+ * are taken back (unmapped through our dup, here a pipe, which refuses the
+ * call: nothing to take) and their pins dropped; another file's stay while
+ * its mapper lives. The slot then serves the next new file. */
 static void test_release(void)
 {
 	struct ledger l;
 	struct gs_uvm_maps m;
 	uint64_t released[GS_MAX_GPUS] = { 0 };
-	int a[2], b[2];
+	int a[2], b[2], pa, pb;
 
 	CHECK(pipe(a) == 0 && pipe(b) == 0);
+	pid_t ca = mapper(&pa), cb = mapper(&pb);
+	CHECK(ca > 0 && cb > 0 && pa >= 0 && pb >= 0);
 	ledger_with_memory(&l);
 	gs_uvm_maps_init(&m);
 	int sa = gs_uvm_space_of(&m, &l, a[1]), sb = gs_uvm_space_of(&m, &l, b[1]);
 	CHECK(sa >= 0 && sb >= 0 && sa != sb);
+	CHECK(gs_uvm_space_note_mapper(&m, (uint32_t)sa, ca, pa) == 0);
+	CHECK(gs_uvm_space_note_mapper(&m, (uint32_t)sb, cb, pb) == 0);
 	map(&m, &l, sa, gpu0, MEM_A, VA, 64 * MIB);
 	map(&m, &l, sb, gpu0, MEM_B, VA, 64 * MIB);
 	ledger_free(&l, CLIENT, MEM_A, released);
 	ledger_free(&l, CLIENT, MEM_B, released);
-	CHECK(gs_uvm_maps_reap(&m, &l, released) == 0 && ledger_used(&l, GPU) == 128 * MIB);
+	/* Our dups hold the files: the workload's close changes nothing. */
 	close(a[1]);
+	close(b[1]);
+	CHECK(gs_uvm_maps_reap(&m, &l, released) == 0 && ledger_used(&l, GPU) == 128 * MIB);
+	kill(ca, SIGKILL);
+	waitpid(ca, NULL, 0);
 	CHECK(gs_uvm_maps_reap(&m, &l, released) == 1 && ledger_used(&l, GPU) == 64 * MIB);
 	CHECK(released[GPU] == 64 * MIB && gs_uvm_maps_live(&m) == 1);
-	/* The released file's slot is reused by the next new file. */
 	CHECK(gs_uvm_space_of(&m, &l, a[0]) == sa);
+	gs_uvm_space_tidy(&m, (uint32_t)sa);
 	gs_uvm_maps_fini(&m, &l);
 	CHECK(ledger_used(&l, GPU) == 0);
 	ledger_fini(&l);
+	kill(cb, SIGKILL);
+	waitpid(cb, NULL, 0);
 	close(a[0]);
 	close(b[0]);
-	close(b[1]);
+}
+
+/* A space without records lets its dup go; one with records keeps it. */
+static void test_tidy(void)
+{
+	struct ledger l;
+	struct gs_uvm_maps m;
+	int p[2];
+
+	CHECK(pipe(p) == 0);
+	ledger_with_memory(&l);
+	gs_uvm_maps_init(&m);
+	int s = gs_uvm_space_of(&m, &l, p[1]);
+	CHECK(s >= 0 && m.spaces[s].fd >= 0);
+	map(&m, &l, s, gpu0, MEM_A, VA, 64 * MIB);
+	gs_uvm_space_tidy(&m, (uint32_t)s);
+	CHECK(m.spaces[s].fd >= 0);
+	cut(&m, &l, s, NULL, VA, 64 * MIB, true);
+	gs_uvm_space_tidy(&m, (uint32_t)s);
+	CHECK(m.spaces[s].fd == -1);
+	gs_uvm_maps_fini(&m, &l);
+	ledger_fini(&l);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* Memory the ledger does not hold, or a hardware object, takes no pin. */
@@ -203,6 +255,7 @@ int main(void)
 	test_split(p[1]);
 	test_replace_and_free(p[1]);
 	test_release();
+	test_tidy();
 	test_no_pin();
 	return check_summary();
 }

@@ -882,7 +882,8 @@ static const struct uvm_row uvm_rows[] = {
 	{ true, false, { true, true, true, true }, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT },
 	{ true, true, { false, true, true, true }, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS },
 	{ true, true, { true, false, true, true }, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS },
-	{ true, true, { true, true, false, false }, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_HANDLE },
+	/* Unknown to the ledger: charges nothing, the driver judges it. */
+	{ true, true, { true, true, false, false }, GS_VERDICT_ALLOW, NV_OK },
 	{ true, true, { true, true, true, false }, GS_VERDICT_REFUSE, NV_ERR_INVALID_OBJECT_HANDLE },
 };
 

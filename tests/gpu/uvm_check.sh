@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# GPU tier, issue #17 item 9: UVM external mappings made by the supervisor.
+# (1) what CUDA programs see: PyTorch, JAX and CuPy out of memory and
+# recovery, nvidia-smi inside, PyTorch's expandable segments (VMM: maps
+# and unmaps at offsets) filling and freeing; (2) the attack: a cuMemAlloc'd
+# handle freed with a raw RM_FREE while UVM maps it (uvm_hold.sh, judged
+# by the driver's device-wide memory.used); (3) the 2 MiB pair natively,
+# under GPUSANDBOX_BASE (the binary before) and GPUSANDBOX (this one),
+# interleaved. Prints what it saw; logs under $OUT.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+B=${GPUSANDBOX:-build/gpusandbox-static}
+BASE=${GPUSANDBOX_BASE:-build/gpusandbox-static-base}
+echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) kernel $(uname -r)"
+echo "== PyTorch under --mem 4g: OOM, then recovery"
+HOLD_S=1 timeout 120 $B --user root --mem 4g --audit-log "$OUT/torch.jsonl" -- python3 tests/gpu/torch_quota.py; echo "rc=$?"
+grep -c '"call":"UVM_' "$OUT/torch.jsonl" | sed 's/^/audited UVM records: /'
+echo "== nvidia-smi inside --mem 4g"
+timeout 60 $B --user root --mem 4g -- nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader; echo "rc=$?"
+OOM_JAX='import jax, jax.numpy as jnp
+try:
+    x = jnp.ones((3 << 30,), dtype=jnp.uint8).block_until_ready(); print("jax no oom")
+except Exception as e: print("jax oom:", type(e).__name__, str(e).splitlines()[0][:160])
+y = jnp.ones((256 << 20,), dtype=jnp.uint8).block_until_ready(); print("jax recovered", int(y.sum()))'
+OOM_CUPY='import cupy as cp
+try:
+    x = cp.ones((5 << 30,), dtype=cp.uint8); print("cupy no oom")
+except cp.cuda.memory.OutOfMemoryError as e: print("cupy oom:", str(e)[:160])
+y = cp.ones((1 << 30,), dtype=cp.uint8); print("cupy recovered", int(y.sum()))'
+echo "== JAX under --mem 2g (preallocation off)"
+XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 $B --user root --mem 2g -- python3 -c "$OOM_JAX" 2>&1 | grep -v Warning | tail -3
+echo "== CuPy under --mem 4g"
+timeout 120 $B --user root --mem 4g -- python3 -c "$OOM_CUPY" 2>&1 | tail -3
+echo "== PyTorch expandable segments: fill 24 GiB in 64 MiB tensors under --mem 30g, natively and sandboxed"
+for pre in "" "$B --user root --mem 30g --"; do
+	PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout 120 $pre python3 tests/gpu/bench_torch.py fill64; echo " rc=$?"
+done
+EXP='import torch
+x = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(40)]
+del x; torch.cuda.empty_cache()
+y = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(40)]
+print("expandable refill ok", torch.cuda.memory_reserved() >> 20, "MiB reserved")'
+echo "== expandable segments under --mem 4g: 2.5 GiB, freed with empty_cache, 2.5 GiB again"
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout 120 $B --user root --mem 4g --audit-log "$OUT/exp.jsonl" -- python3 -c "$EXP" 2>&1 | tail -4
+echo "== the attack: raw RM_FREE of a UVM-mapped handle (uvm_hold.sh)"
+GPUSANDBOX=$B timeout 200 bash tests/gpu/uvm_hold.sh 2>&1 | tail -14
+echo "== 2 MiB pairs: native, base, new"
+nvcc -O2 -o /tmp/bench_memalloc tests/gpu/bench_memalloc.c -lcuda || exit 1
+for i in 1 2 3; do
+	for mode in native base new; do
+		pre=""
+		[ "$mode" = base ] && pre="$BASE --user root --mem 120g --"
+		[ "$mode" = new ] && pre="$B --user root --mem 120g --"
+		echo "pair $mode $(timeout 60 $pre /tmp/bench_memalloc 2 3000)"
+	done
+done
+echo "== where the supervisor's time goes (GPUSANDBOX_PROFILE, new)"
+GPUSANDBOX_PROFILE=1 timeout 60 $B --user root --mem 120g -- /tmp/bench_memalloc 2 3000 2>&1 | tail -12
