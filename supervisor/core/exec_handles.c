@@ -61,8 +61,12 @@ static struct answer act_free(struct call *c, struct nvos00 *top, const struct g
 
 	memcpy(before, c->sb->ledger.used, sizeof(before));
 	int rc_ioctl = exec_escape(c, NV_ESC_RM_FREE, sizeof(*top), top);
-	if (rc_ioctl == 0 && top->status == NV_OK)
+	if (rc_ioctl == 0 && top->status == NV_OK) {
 		commit_free(c, rc, released);
+		/* Memory whose last handle this was, that UVM still maps
+		 * through a mapping we made: taken back now (uvm_maps.h). */
+		(void)gs_uvm_maps_take_back_orphans(&c->sb->uvm, &c->sb->ledger, released);
+	}
 	/* Only what the driver changed goes back: usually nothing, the
 	 * caller's status being NV_OK (0) already (mem_write_changed2). */
 	const struct gs_mem_out out = {

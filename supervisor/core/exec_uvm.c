@@ -17,8 +17,8 @@
  * memory as the calling process, so the map names a dup of the memory in
  * our own client, made after the workload's client shared the memory with
  * that client alone (own_rm.h says why, and where that was measured).
- * UVM_UNMAP_EXTERNAL and UVM_FREE are performed from our copy too, so that
- * a mapping's end is seen exactly as UVM saw it.
+ * Unmaps and frees run in the workload: uvm_maps.h says why that is
+ * enough (a mapping whose memory's last handle went is taken back).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,7 +119,7 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u,
 	tail.h_memory = GS_OWN_TEMP_DUP;
 	tail.rm_status = NV_ERR_GENERIC;
 	memcpy(tail_at, &tail, sizeof(tail));
-	st = perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_status_offset(lay, u->cmd));
+	st = perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_map_status_offset(lay));
 	(void)rm_own_free(o->ctl_fd, o->client, GS_OWN_DEVICE(gpu), GS_OWN_TEMP_DUP);
 	return st;
 }
@@ -173,7 +173,7 @@ static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
 
 	for (uint32_t i = 0; i < u->n_gpus; i++) {
 		const uint8_t *uuid = u->gpus[i].gpu_uuid;
-		if (gs_uvm_maps_cut(&c->sb->uvm, l, (uint32_t)space, uuid, u->base, u->last, false, released) < 0)
+		if (gs_uvm_maps_cut(&c->sb->uvm, l, (uint32_t)space, uuid, u->base, u->last, released) < 0)
 			ok = false;
 		uint32_t pin = ledger_pin(l, u->h_client, u->h_memory);
 		if (pin != LEDGER_NO_PIN &&
@@ -186,7 +186,7 @@ static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
 static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
                                 const struct gs_uvm_layout *lay, uint8_t *params)
 {
-	uint32_t status_off = gs_uvm_status_offset(lay, u->cmd);
+	uint32_t status_off = gs_uvm_map_status_offset(lay);
 	struct gs_uvm_facts f;
 	struct ledger_facts mem = { .gpu = LEDGER_NO_GPU };
 
@@ -216,7 +216,7 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 	if (!commit_map(c, u, space, released)) {
 		unmap_unrecorded(c, u);
 		(void)gs_uvm_maps_cut(&c->sb->uvm, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
-		                      false, released);
+		                      released);
 		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		note_release(c, released, before);
 		return answer_uvm(c, status_off, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
@@ -226,35 +226,6 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 	return answer_uvm(c, status_off, NV_OK, GS_VERDICT_ALLOW, NULL);
 }
 
-/* UNMAP_EXTERNAL and UVM_FREE: performed from our copy; what UVM took
- * away, the records let go. A UVM file we cannot tell apart has no
- * records to let go: the call is still made. */
-static struct answer handle_unmap_or_free(struct call *c, const struct gs_uvm_call *u,
-                                          const struct gs_uvm_layout *lay, uint8_t *params)
-{
-	uint32_t status_off = gs_uvm_status_offset(lay, u->cmd);
-	int space = gs_uvm_space_of(&c->sb->uvm, &c->sb->ledger, c->dup);
-	nv_status_t st = perform_uvm(c->dup, u->cmd, params, status_off);
-	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
-
-	memcpy(before, c->sb->ledger.used, sizeof(before));
-	if (st == NV_OK && space >= 0 && u->range_ok) {
-		struct gs_uvm_maps *m = &c->sb->uvm;
-		if (u->cmd == UVM_UNMAP_EXTERNAL)
-			(void)gs_uvm_maps_cut(m, &c->sb->ledger, (uint32_t)space, u->unmap_uuid, u->base,
-			                      u->last, false, released);
-		else if (lay->free_has_length)
-			(void)gs_uvm_maps_cut(m, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
-			                      true, released);
-		else
-			gs_uvm_maps_cut_starting(m, &c->sb->ledger, (uint32_t)space, u->base, released);
-	}
-	if (space >= 0)
-		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
-	note_release(c, released, before);
-	return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
-}
-
 struct answer handle_uvm(struct call *c, uint32_t cmd)
 {
 	struct gs_uvm_layout lay;
@@ -262,9 +233,8 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 	struct answer a;
 	uint8_t *params = c->scratch->params;
 
-	c->d.call = cmd == UVM_MAP_EXTERNAL_ALLOCATION ? "UVM_MAP_EXTERNAL_ALLOCATION"
-	            : cmd == UVM_UNMAP_EXTERNAL       ? "UVM_UNMAP_EXTERNAL"
-	                                              : "UVM_FREE";
+	(void)cmd;
+	c->d.call = "UVM_MAP_EXTERNAL_ALLOCATION";
 	/* A branch without checked UVM facts: its struct's size is unknown,
 	 * so the status cannot even be written. Fail closed. */
 	if (!gs_uvm_layout_of(c->sb->rm_abi, &lay)) {
@@ -273,13 +243,11 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 		c->audit = true;
 		return answer_errno(EINVAL);
 	}
-	c->size = gs_uvm_params_size(&lay, cmd);
+	c->size = gs_uvm_map_size(&lay);
 	if (!fetch_trapped_top(c, params, c->size, &a))
 		return a;
-	(void)gs_decode_uvm(&lay, cmd, params, c->size, &u);
+	(void)gs_decode_uvm_map(&lay, params, c->size, &u);
 	c->d.h_client = u.h_client;
 	c->d.h_object = u.h_memory;
-	if (cmd == UVM_MAP_EXTERNAL_ALLOCATION)
-		return handle_map(c, &u, &lay, params);
-	return handle_unmap_or_free(c, &u, &lay, params);
+	return handle_map(c, &u, &lay, params);
 }

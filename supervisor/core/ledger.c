@@ -22,7 +22,8 @@
 struct ledger_alloc {
 	uint64_t bytes;
 	int      gpu;
-	uint32_t refs;     /* handles referring to it; NONE-linked when free */
+	uint32_t refs;     /* handles and pins referring to it; NONE-linked when free */
+	uint32_t pins;     /* of those, pins (UVM mappings, uvm_maps.c) */
 	/* Hardware objects: the handle that carries the count (and the
 	 * scheduling state); a dup takes it over when that handle is freed
 	 * first. NONE for memory. */
@@ -252,6 +253,7 @@ static uint32_t alloc_new(struct ledger *l, uint64_t bytes, int gpu)
 	l->allocs[idx].bytes = bytes;
 	l->allocs[idx].gpu = gpu;
 	l->allocs[idx].refs = 1;
+	l->allocs[idx].pins = 0;
 	l->allocs[idx].owner = NONE;
 	/* A hardware record of an object whose GPU is unknown charges nothing
 	 * but still counts while a handle (a dup) keeps it. */
@@ -267,8 +269,13 @@ static void alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX
 {
 	struct ledger_alloc *a = &l->allocs[idx];
 
-	if (--a->refs)
+	if (--a->refs) {
+		/* Only pins left: the memory's last handle is gone, and only
+		 * a mapping keeps it (ledger_pins_orphaned). */
+		if (a->refs == a->pins)
+			l->orphaned_pins = true;
 		return;
+	}
 	if (a->gpu >= 0 && (unsigned)a->gpu < GS_MAX_GPUS) {
 		l->used[a->gpu] -= a->bytes;
 		if (released)
@@ -289,21 +296,29 @@ uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
 
 	if (idx == NONE || l->objs[idx].alloc == NONE || l->allocs[l->objs[idx].alloc].owner != NONE)
 		return LEDGER_NO_PIN;
-	l->allocs[l->objs[idx].alloc].refs++;
-	return l->objs[idx].alloc;
+	return ledger_pin_again(l, l->objs[idx].alloc);
 }
 
 uint32_t ledger_pin_again(struct ledger *l, uint32_t pin)
 {
-	if (pin != LEDGER_NO_PIN)
+	if (pin != LEDGER_NO_PIN) {
 		l->allocs[pin].refs++;
+		l->allocs[pin].pins++;
+	}
 	return pin;
 }
 
 void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS])
 {
-	if (pin != LEDGER_NO_PIN)
-		alloc_unref(l, pin, released);
+	if (pin == LEDGER_NO_PIN)
+		return;
+	l->allocs[pin].pins--;
+	alloc_unref(l, pin, released);
+}
+
+bool ledger_pin_orphaned(const struct ledger *l, uint32_t pin)
+{
+	return pin != LEDGER_NO_PIN && l->allocs[pin].refs == l->allocs[pin].pins;
 }
 
 /* The object a handle stands for: a dup of a hardware object (recorded

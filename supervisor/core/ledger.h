@@ -94,6 +94,9 @@ struct ledger {
 		};
 	};
 	bool                 watch_unsupported; /* epoll refused a file once */
+	/* Set when an allocation's last handle went while pins hold it
+	 * (uvm_maps.c takes those mappings back, and clears it). */
+	bool                 orphaned_pins;
 	/* Sorted by the kernel's order of open files (ledger_file_of). An
 	 * index is good until the next ledger_file_of. */
 	struct ledger_file  *files;
@@ -192,6 +195,8 @@ uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle);
 uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
 /* Drops a pin, adding what the allocation released to released. */
 void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
+/* Is what pin holds held by pins alone (every handle on it freed)? */
+bool ledger_pin_orphaned(const struct ledger *l, uint32_t pin);
 
 /* Frees an object and its whole subtree (the client itself when
  * handle == h_client). Returns the bytes released on each GPU through

@@ -174,12 +174,15 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 	memcpy(before, sb->ledger.used, sizeof(before));
 	if (gs_uvm_maps_reap(&sb->uvm, &sb->ledger, released))
 		note_file_close(sb, &owner, released, before,
-		                "UVM freed the mappings of a closed file");
+		                "the mappings of processes that exited were taken back");
 	for (;;) {
 		memset(released, 0, sizeof(released));
 		memcpy(before, sb->ledger.used, sizeof(before));
 		if (!ledger_reap_dead_client_within(&sb->ledger, max_checks, released, &owner))
-			return;
+			break;
+		/* Memory of the closed file's clients that UVM still maps
+		 * through a mapping we made goes back with it (uvm_maps.h). */
+		(void)gs_uvm_maps_take_back_orphans(&sb->uvm, &sb->ledger, released);
 		note_file_close(sb, &owner, released, before,
 		                "the driver freed the clients of a closed file");
 	}

@@ -31,18 +31,33 @@ static void drop_record(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
 }
 
 /* Takes a record's mapping away through our dup (the call UVM_UNMAP_EXTERNAL
- * the workload could have made), then its pin. An unmap UVM refuses
- * means the mapping is gone already (its GPU or range went, which take
- * it): the pin goes either way. */
-static void unmap_and_drop(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
-                           uint64_t released[GS_MAX_GPUS])
+ * the workload could have made). True when it is gone now: unmapped, or
+ * gone before (UVM refuses a range that no longer lies in one external
+ * range, or a GPU no longer registered, and both took their mappings
+ * with them). Anything else (the ioctl failed: UVM's power-management
+ * lock answers EAGAIN) leaves it mapped, as far as we know. */
+static bool unmap_record(const struct gs_uvm_maps *m, uint32_t i)
 {
 	const struct gs_uvm_map *r = &m->maps[i];
-	struct uvm_unmap_external_params p = { .base = r->first, .length = r->last - r->first + 1 };
+	struct uvm_unmap_external_params p = { .base = r->first, .length = r->last - r->first + 1,
+	                                       .rm_status = NV_ERR_GENERIC };
 
 	memcpy(p.gpu_uuid, r->gpu_uuid, UVM_UUID_BYTES);
-	(void)ioctl(m->spaces[r->space].fd, UVM_UNMAP_EXTERNAL, &p);
+	if (ioctl(m->spaces[r->space].fd, UVM_UNMAP_EXTERNAL, &p) < 0)
+		return false;
+	return p.rm_status == NV_OK || p.rm_status == NV_ERR_INVALID_ADDRESS ||
+	       p.rm_status == NV_ERR_INVALID_DEVICE;
+}
+
+/* Unmaps record i and drops it with its pin; false (kept) when it could
+ * not be unmapped. */
+static bool unmap_and_drop(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
+                           uint64_t released[GS_MAX_GPUS])
+{
+	if (!unmap_record(m, i))
+		return false;
 	drop_record(m, l, i, released);
+	return true;
 }
 
 static void close_space(struct gs_uvm_space *sp)
@@ -55,16 +70,26 @@ static void close_space(struct gs_uvm_space *sp)
 	sp->fd = -1;
 }
 
-static void drop_space(struct gs_uvm_maps *m, struct ledger *l, uint32_t space,
+/* Takes back every mapping of space; true when all went (the space is
+ * then closed), false when some could not be unmapped (kept, with the
+ * dup, for another try). force: drop them all and close anyway (the
+ * sandbox ends: nothing of it can use a mapping any more). */
+static bool drop_space(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, bool force,
                        uint64_t released[GS_MAX_GPUS])
 {
-	for (uint32_t i = 0; i < m->n_maps;) {
-		if (m->maps[i].space == space)
-			unmap_and_drop(m, l, i, released);
+	bool all = true;
+
+	for (uint32_t i = m->n_maps; i-- > 0;) {
+		if (m->maps[i].space != space || unmap_and_drop(m, l, i, released))
+			continue;
+		if (force)
+			drop_record(m, l, i, released);
 		else
-			i++;
+			all = false;
 	}
-	close_space(&m->spaces[space]);
+	if (all || force)
+		close_space(&m->spaces[space]);
+	return all;
 }
 
 void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
@@ -73,7 +98,7 @@ void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
 
 	for (uint32_t s = 0; s < m->n_spaces; s++)
 		if (m->spaces[s].fd >= 0)
-			drop_space(m, l, s, released);
+			(void)drop_space(m, l, s, true, released);
 	free(m->spaces);
 	free(m->maps);
 	gs_uvm_maps_init(m);
@@ -203,7 +228,7 @@ static int cut_one(struct gs_uvm_maps *m, struct ledger *l, uint32_t i, uint64_t
 }
 
 int gs_uvm_maps_cut(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
-                    uint64_t first, uint64_t last, bool contained_only, uint64_t released[GS_MAX_GPUS])
+                    uint64_t first, uint64_t last, uint64_t released[GS_MAX_GPUS])
 {
 	int rc = 0;
 
@@ -213,23 +238,10 @@ int gs_uvm_maps_cut(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, con
 	for (uint32_t i = m->n_maps; i-- > 0;) {
 		const struct gs_uvm_map *r = &m->maps[i];
 		bool hit = r->space == space && on_gpu(r, uuid) && r->first <= last && r->last >= first;
-		if (hit && contained_only)
-			hit = r->first >= first && r->last <= last;
 		if (hit && cut_one(m, l, i, first, last, released) < 0)
 			rc = -1;
 	}
 	return rc;
-}
-
-void gs_uvm_maps_cut_starting(struct gs_uvm_maps *m, struct ledger *l, uint32_t space,
-                              uint64_t base, uint64_t released[GS_MAX_GPUS])
-{
-	for (uint32_t i = 0; i < m->n_maps;) {
-		if (m->maps[i].space == space && m->maps[i].first == base)
-			drop_record(m, l, i, released);
-		else
-			i++;
-	}
 }
 
 int gs_uvm_maps_add(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
@@ -258,9 +270,33 @@ unsigned gs_uvm_maps_reap(struct gs_uvm_maps *m, struct ledger *l, uint64_t rele
 			live = !exited(sp->mapper[i].pidfd);
 		if (live)
 			continue;
-		drop_space(m, l, s, released);
-		n++;
+		n += drop_space(m, l, s, false, released);
 	}
+	return n;
+}
+
+unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
+                                       uint64_t released[GS_MAX_GPUS])
+{
+	unsigned n = 0;
+	bool kept = false;
+
+	if (!l->orphaned_pins)
+		return 0;
+	l->orphaned_pins = false;
+	for (uint32_t i = m->n_maps; i-- > 0;) {
+		if (!ledger_pin_orphaned(l, m->maps[i].pin))
+			continue;
+		uint32_t space = m->maps[i].space;
+		if (unmap_and_drop(m, l, i, released)) {
+			n++;
+			gs_uvm_space_tidy(m, space);
+		} else {
+			kept = true;
+		}
+	}
+	/* One that could not be unmapped is tried again next time. */
+	l->orphaned_pins = kept;
 	return n;
 }
 

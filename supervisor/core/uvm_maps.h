@@ -14,16 +14,27 @@
  * unregistered, a call we did not see succeed) leaves a record in place,
  * the charge kept: the safe side.
  *
- * When the mappings go with the file: a UVM file's release cannot be
- * watched without a reference (it has no poll, so it cannot sit in an
- * epoll set as control files do, ledger_watch.h; measured on an H200).
- * So while a file has records, we hold a dup of it: its VA space, and so
- * its mappings, cannot go without us. The records go when the calls we
- * perform take them away, or when every process that mapped through the
- * file has exited (a pidfd each): then we unmap what they mapped
- * ourselves, through our dup, before the pins go, and close it. A file a
- * live process still holds without having mapped through it loses those
- * mappings: never memory the ledger does not pin.
+ * Only the map is trapped; UVM_UNMAP_EXTERNAL and UVM_FREE run in the
+ * workload unseen (each would cost a round trip per cuMemFree). What
+ * matters is the memory, not the mapping: a mapping may outlive its
+ * memory's last handle only while we have not seen that handle go. So
+ * when an allocation's last handle goes (an RM_FREE we perform, or its
+ * client's file closed) and pins alone hold it, we unmap its mappings
+ * ourselves, exactly where we made them, and only then drop the pins
+ * (gs_uvm_maps_take_back_orphans): the memory is then really freed. An
+ * unmap UVM refuses because the range or GPU went meant the mapping went
+ * with it; a record whose unmap fails otherwise is kept and tried again.
+ * A workload that frees a handle its GPU code still maps loses the
+ * mapping, where the driver would have kept the memory.
+ *
+ * The file: a UVM file's release cannot be watched without a reference
+ * (it has no poll, so it cannot sit in an epoll set as control files do,
+ * ledger_watch.h; measured on an H200). So while a file has records, we
+ * hold a dup of it: its VA space, and so its mappings, cannot go without
+ * us, and we can reach them to unmap. When every process that mapped
+ * through the file has exited (a pidfd each), we unmap what is left and
+ * close our dup. Records over VA that a later mapping of ours covers are
+ * cut then (that VA may be reused only through a map we perform).
  *
  * Used under the sandbox lock, like the ledger.
  */
@@ -74,24 +85,24 @@ int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, 
 /* Lets go of a space that holds no record (closes our dup). */
 void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space);
 
-/* What a successful mapping, unmap or free did to the records of space:
- * [first, last] leaves them on the GPU uuid (every GPU when uuid is
- * NULL), a record partly inside keeping its outside parts (a second pin
- * for a second part). contained_only: only records wholly inside go (a
- * range freed whole: its mappings lie inside it). Adds the bytes
- * released to released. -1 when a split could not be recorded: the
- * record then stays whole (charged longer, never less). */
+/* What a mapping we made did to the records of space: [first, last]
+ * leaves them on the GPU uuid (every GPU when uuid is NULL), a record
+ * partly inside keeping its outside parts (a second pin for a second
+ * part), as UVM splits a mapping the new one partly covers. Adds the
+ * bytes released to released. -1 when a split could not be recorded:
+ * the record then stays whole (charged longer, never less). */
 int gs_uvm_maps_cut(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
-                    uint64_t first, uint64_t last, bool contained_only, uint64_t released[GS_MAX_GPUS]);
-/* UVM_FREE from 590 on frees the range that starts at base, its end
- * unknown to us: records that start there go (UVM mappings lie inside
- * one range, and CUDA's fill it); others stay until their file goes. */
-void gs_uvm_maps_cut_starting(struct gs_uvm_maps *m, struct ledger *l, uint32_t space,
-                              uint64_t base, uint64_t released[GS_MAX_GPUS]);
+                    uint64_t first, uint64_t last, uint64_t released[GS_MAX_GPUS]);
 /* Records a mapping; takes pin (released at once when it cannot be
  * recorded, with -1: the caller must then undo the mapping). */
 int gs_uvm_maps_add(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
                     uint64_t first, uint64_t last, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
+/* The mappings of memory whose last handle went: unmapped through our
+ * dup, then their records and pins dropped (see above). Does nothing
+ * unless the ledger saw such a handle go since the last call. Returns
+ * how many records went. */
+unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
+                                       uint64_t released[GS_MAX_GPUS]);
 /* The files every mapper of which has exited: what they map is unmapped
  * through our dup, their records and pins dropped and the dup closed.
  * Returns how many files. */

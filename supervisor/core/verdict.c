@@ -446,8 +446,6 @@ struct gs_call_verdict gs_verdict_of_uvm(const struct gs_uvm_call *u, const stru
 {
 	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW, .status = NV_OK };
 
-	if (u->cmd != UVM_MAP_EXTERNAL_ALLOCATION)
-		return v;
 	if (!u->range_ok)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ADDRESS,
 		                 "the range is not 4 KiB aligned and non-empty");

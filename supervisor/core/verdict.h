@@ -180,8 +180,7 @@ struct gs_uvm_facts {
 	bool memory_mappable;  /* known, and video or system memory (or a dup of one) */
 };
 /* The map's verdict: UVM's own checks first, in its order (the range,
- * then the GPU count), then ours. UNMAP_EXTERNAL and UVM_FREE only take
- * mappings away and are always allowed (the driver judges them). */
+ * then the GPU count), then ours. */
 struct gs_call_verdict gs_verdict_of_uvm(const struct gs_uvm_call *u, const struct gs_uvm_facts *f);
 
 bool gs_gpu_id_visible(const struct gs_quota *limits, const struct gs_gpu_entry *map, unsigned n,

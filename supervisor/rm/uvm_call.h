@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uvm_call.h - UVM's external-mapping calls as the decode stage makes them
- * (issue #17 item 9): UVM_MAP_EXTERNAL_ALLOCATION, UVM_UNMAP_EXTERNAL and
- * UVM_FREE, which the supervisor performs from its own copy so that it
- * knows every mapping that keeps RM memory alive (SECURITY.md, "Memory
- * that outlives its handle"). Pure: plain numbers read from our copy of
- * the parameters, and the branch's layout.
+ * uvm_call.h - UVM_MAP_EXTERNAL_ALLOCATION as the decode stage makes it
+ * (issue #17 item 9): the supervisor performs it from its own copy, so
+ * that it knows every mapping that keeps RM memory alive (SECURITY.md,
+ * "Memory that outlives its handle"). Pure: plain numbers read from our
+ * copy of the parameters, and the branch's layout.
  */
 #ifndef GPUSANDBOX_UVM_CALL_H
 #define GPUSANDBOX_UVM_CALL_H
@@ -17,45 +16,40 @@
 
 struct gs_rm_abi;
 
-/* How the running branch lays the calls out (abi-drift.md). */
+/* How the running branch lays the map out (abi-drift.md). */
 struct gs_uvm_layout {
 	uint32_t max_gpus;         /* entries in MAP_EXTERNAL's per-GPU array */
-	bool     free_has_length;  /* UVM_FREE takes (base, length): up to 580 */
 };
 
 /* The layout of abi's branch; false for a branch without checked UVM
- * facts (its calls are then refused, failing closed). */
+ * facts (its maps are then refused, failing closed). */
 bool gs_uvm_layout_of(const struct gs_rm_abi *abi, struct gs_uvm_layout *out);
 
-/* Is the ioctl request word one of the UVM calls the supervisor performs?
- * UVM's commands are plain integers: the whole 32-bit word is compared. */
+/* Is the ioctl request word the UVM call the supervisor performs? UVM's
+ * commands are plain integers: the whole 32-bit word is compared. */
 bool gs_uvm_cmd_performed(uint32_t cmd);
 
-/* The size of cmd's parameter struct on this layout, and where its
- * rmStatus is; 0 for a command that is not performed. */
-uint32_t gs_uvm_params_size(const struct gs_uvm_layout *lay, uint32_t cmd);
-uint32_t gs_uvm_status_offset(const struct gs_uvm_layout *lay, uint32_t cmd);
+/* The map's parameter struct on this layout, and where its rmStatus is. */
+uint32_t gs_uvm_map_size(const struct gs_uvm_layout *lay);
+uint32_t gs_uvm_map_status_offset(const struct gs_uvm_layout *lay);
 
-/* A decoded call. gpus points into the caller's copy of the parameters
+/* A decoded map. gpus points into the caller's copy of the parameters
  * (never the workload's memory), n_gpus entries long. */
 struct gs_uvm_call {
-	uint32_t    cmd;
-	const char *name;
-	uint64_t    base, length;   /* length 0: UVM_FREE from 590 (the range at base) */
+	uint64_t    base, length;
 	uint64_t    last;           /* base + length - 1, when range_ok */
 	bool        range_ok;       /* 4 KiB aligned, non-empty, no wrap (UVM's own check) */
 	uint64_t    offset;
 	uint32_t    n_gpus;
-	bool        gpu_count_ok;   /* MAP: 1..max_gpus */
+	bool        gpu_count_ok;   /* 1..max_gpus */
 	const struct uvm_gpu_mapping_attrs *gpus;
-	const uint8_t *unmap_uuid;  /* UNMAP: the GPU */
 	int32_t     rm_ctrl_fd;
 	nv_handle_t h_client, h_memory;
 };
 
-/* Decodes cmd's parameters (len bytes of our copy, at least
- * gs_uvm_params_size). 0, or -1 when len is short or cmd is not one. */
-int gs_decode_uvm(const struct gs_uvm_layout *lay, uint32_t cmd, const void *params, uint32_t len,
-                  struct gs_uvm_call *out);
+/* Decodes the map's parameters (len bytes of our copy, at least
+ * gs_uvm_map_size). 0, or -1 when len is short. */
+int gs_decode_uvm_map(const struct gs_uvm_layout *lay, const void *params, uint32_t len,
+                      struct gs_uvm_call *out);
 
 #endif

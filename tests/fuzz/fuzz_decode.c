@@ -9,8 +9,8 @@
  * VID_HEAP_CONTROL, an RM_CONTROL or an RM_ALLOC_OBJECT instead; 0xfc,
  * 0xfb, 0xfa and 0xf9 as an RM_FREE, an RM_DUP_OBJECT, an RM_SHARE or a
  * REGISTER_FD; 0xf8 as an escape number and size, direct or in XFER;
- * 0xf7 as one of UVM's external-mapping calls (uvm_decode.c) on a
- * branch's layout, with the map's verdict on facts from the input.
+ * 0xf7 as a UVM_MAP_EXTERNAL_ALLOCATION (uvm_decode.c) on a branch's
+ * layout, with its verdict on facts from the input.
  * Besides not crashing (ASan/UBSan in CI), the decoder must
  * keep its contract on any bytes: only the two RM_ALLOC sizes decode; the
  * record asks to copy no more than the class's size in the ABI table, and
@@ -197,47 +197,39 @@ static void check_escape(const uint8_t *data, size_t size)
 		abort();
 }
 
-/* One of UVM's calls: a byte picks the command and the layout, one the
- * verdict's facts, the rest is our copy of the params. The record keeps
- * UVM's own range rule and the branch's GPU bound, points only inside
- * the copy, and a map is allowed only when every check holds. */
+/* UVM_MAP_EXTERNAL_ALLOCATION: a byte picks the layout, one the verdict's
+ * facts, the rest is our copy of the params. The record keeps UVM's own
+ * range rule and the branch's GPU bound, points only inside the copy, and
+ * the map is allowed only when every check holds. */
 static void check_uvm(const uint8_t *data, size_t size)
 {
-	static const uint32_t cmds[] = { UVM_MAP_EXTERNAL_ALLOCATION, UVM_UNMAP_EXTERNAL, UVM_FREE };
-	static const struct gs_uvm_layout lays[] = {
-		{ UVM_MAX_GPUS_535, true }, { UVM_MAX_GPUS_570, true }, { UVM_MAX_GPUS_570, false },
-	};
+	static const struct gs_uvm_layout lays[] = { { UVM_MAX_GPUS_535 }, { UVM_MAX_GPUS_570 } };
 	struct gs_uvm_call u, again;
 
 	if (size < 2)
 		return;
-	uint32_t cmd = cmds[data[0] % 3];
-	const struct gs_uvm_layout *lay = &lays[(data[0] / 3) % 3];
+	const struct gs_uvm_layout *lay = &lays[data[0] % 2];
 	struct gs_uvm_facts f = { data[1] & 1u, (data[1] >> 1) & 1u, (data[1] >> 2) & 1u, (data[1] >> 3) & 1u };
 	data += 2, size -= 2;
 	uint32_t len = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-	int rc = gs_decode_uvm(lay, cmd, data, len, &u);
-	if ((rc == 0) != (len >= gs_uvm_params_size(lay, cmd)))
+	int rc = gs_decode_uvm_map(lay, data, len, &u);
+	if ((rc == 0) != (len >= gs_uvm_map_size(lay)))
 		abort();
 	if (rc != 0)
 		return;
-	if (u.range_ok && u.length && ((u.base | u.length) % 4096 || u.last != u.base + u.length - 1 ||
-	                               u.last < u.base))
+	if (u.range_ok && ((u.base | u.length) % 4096 || !u.length || u.last != u.base + u.length - 1 ||
+	                   u.last < u.base))
 		abort();
 	if (u.n_gpus > lay->max_gpus || u.gpu_count_ok != (u.n_gpus > 0) ||
 	    (u.n_gpus && ((const uint8_t *)u.gpus < data ||
 	                  (const uint8_t *)(u.gpus + u.n_gpus) > data + len)))
 		abort();
-	if (u.unmap_uuid && (u.unmap_uuid < data || u.unmap_uuid + UVM_UUID_BYTES > data + len))
-		abort();
 	struct gs_call_verdict v = gs_verdict_of_uvm(&u, &f);
 	bool all = u.range_ok && u.gpu_count_ok && f.client_ours && f.client_on_fd &&
 	           (!f.memory_known || f.memory_mappable);
-	if (cmd == UVM_MAP_EXTERNAL_ALLOCATION && (v.verdict == GS_VERDICT_ALLOW) != all)
+	if ((v.verdict == GS_VERDICT_ALLOW) != all || (v.verdict == GS_VERDICT_ALLOW) != (v.status == NV_OK))
 		abort();
-	if (cmd != UVM_MAP_EXTERNAL_ALLOCATION && v.verdict != GS_VERDICT_ALLOW)
-		abort();
-	if (gs_decode_uvm(lay, cmd, data, len, &again) != 0 || memcmp(&u, &again, sizeof(u)) != 0)
+	if (gs_decode_uvm_map(lay, data, len, &again) != 0 || memcmp(&u, &again, sizeof(u)) != 0)
 		abort();
 }
 
