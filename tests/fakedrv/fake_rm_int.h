@@ -171,6 +171,11 @@ bool     fake_ctrl_absent(uint32_t cmd);
 uint32_t fake_ctrl_size(uint32_t cmd);
 /* Does VID_HEAP_CONTROL honour NVOS32_ATTR2_USE_EGM on the played branch? */
 bool     fake_vidheap_honours_egm(void);
+/* The process (tgid) of the thread FUSE reports. */
+pid_t    fake_tgid_of(pid_t tid);
+/* Drop one reference on an underlying object; the last one releases what
+ * it holds (video memory, channels...). */
+void     fake_res_put(struct res *r);
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
