@@ -145,6 +145,8 @@ struct fake_state {
 	/* P2P registration controls performed (fake_p2p.c), by outcome. */
 	uint64_t         p2p_registered, p2p_register_failed;
 	uint64_t         p2p_unregistered, p2p_unregister_failed;
+	/* UVM_MAP_EXTERNAL_ALLOCATION calls that succeeded (fake_uvm.c). */
+	uint64_t         uvm_maps;
 };
 extern struct fake_state fake_st;
 
@@ -198,6 +200,9 @@ nv_status_t fake_p2p_control(struct client *c, struct obj *o, uint32_t cmd, cons
 void        fake_p2p_forget(const struct res *r);
 /* Registrations held now. */
 size_t      fake_p2p_live(void);
+
+/* fake_uvm.c: mapping pieces held now (one per GPU, split pieces apart). */
+size_t      fake_uvm_live(void);
 
 /* fake_ctrl.c */
 int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);

@@ -36,6 +36,8 @@
 #define UNKNOWN_CTRL_CMD  0x20800110u
 #define UNKNOWN_CLASS     0xc639u
 #define UVM_TEST_PARAMS   16u
+/* A UVM command the fake does not model (uvm_ioctl.h). */
+#define UVM_SET_PREFERRED_LOCATION 42u
 #define CHECK_VERSION_SIZE 72u
 /* An owner tag, as CUDA puts the client handle there. */
 #define TEST_OWNER        0x5e1f7e57u
@@ -501,11 +503,16 @@ int main(void)
 	      errno == EINVAL, "CHECK_VERSION_STR on a GPU node: -EINVAL (control device only)");
 	close(gfd);
 
-	/* UVM: anything goes, nothing changes. */
+	/* UVM: INITIALIZE answers NV_OK in the struct; a command the fake
+	 * does not model returns 0 and changes nothing (fake_uvm.c models
+	 * the external mappings, checked in uvm_checks()). */
 	int ufd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
-	uint8_t up[UVM_TEST_PARAMS] = { 0 };
-	check(ufd >= 0 && ioctl(ufd, UVM_INITIALIZE, up) == 0 && ioctl(ufd, UVM_MAP_EXTERNAL_ALLOCATION, up) == 0,
-	      "UVM ioctls return 0");
+	struct uvm_initialize_params uinit = { .rm_status = NV_ERR_GENERIC };
+	uint8_t up[UVM_TEST_PARAMS];
+	memset(up, 0xa5, sizeof(up));
+	check(ufd >= 0 && ioctl(ufd, UVM_INITIALIZE, &uinit) == 0 && uinit.rm_status == NV_OK &&
+	      ioctl(ufd, UVM_SET_PREFERRED_LOCATION, up) == 0 && up[0] == 0xa5 &&
+	      up[UVM_TEST_PARAMS - 1] == 0xa5, "UVM_INITIALIZE: NV_OK; an unmodelled UVM ioctl: 0, untouched");
 	close(ufd);
 
 	/* Closing every reference of a file frees its clients. */
