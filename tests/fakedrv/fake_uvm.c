@@ -7,47 +7,40 @@
  * After NVIDIA/open-gpu-kernel-modules 580.95.05 (kernel-open/nvidia-uvm/):
  * - uvm_ioctl.h (__UVM_ROUTE_CMD_STACK/_ALLOC): a command is a plain
  *   integer; the module copies the whole params struct in from the caller
- *   (-EFAULT if it cannot), sets rmStatus, copies the whole struct back
- *   (-EFAULT if it cannot) and returns 0. Commands before UVM_INITIALIZE
- *   get NV_ERR_ILLEGAL_ACTION there; the fake does not refuse them.
- * - One open file is one VA space (uvm_va_space_get(filp)), so the VA
- *   space is the FUSE open file, dups of the descriptor included. It is
- *   torn down, with every range and mapping, at the file's last close.
- * - uvm_api.h uvm_api_range_invalid_4k: base and length 4 KiB aligned,
- *   neither zero, no wrap; else NV_ERR_INVALID_ADDRESS.
- * - uvm_map_external.c: CREATE_EXTERNAL_RANGE adds an empty range
- *   (overlap: NV_ERR_UVM_ADDRESS_IN_USE from the range tree). MAP checks
+ *   (-EFAULT if it cannot), runs, copies it all back (-EFAULT if it cannot)
+ *   and returns 0, the NV status in rmStatus. There, commands before
+ *   UVM_INITIALIZE get NV_ERR_ILLEGAL_ACTION; the fake does not refuse them.
+ * - An open file is a VA space (uvm_va_space_get(filp)), dups of the
+ *   descriptor included, torn down with its ranges at the last close.
+ * - uvm_api_range_invalid_4k (uvm_api.h): base and length 4 KiB aligned,
+ *   not zero, no wrap; else NV_ERR_INVALID_ADDRESS.
+ * - uvm_map_external.c: CREATE_EXTERNAL_RANGE adds an empty range (an
+ *   overlap is NV_ERR_UVM_ADDRESS_IN_USE, from the range tree). MAP checks
  *   the 4K rule, then 1 <= gpuAttributesCount <= UVM_MAX_GPUS, then that
- *   [base, base+length) lies in one external range. Per listed GPU
- *   (uvm_map_external_allocation_on_gpu) it FIRST unmaps whatever that
- *   GPU maps in the span (uvm_unmap_external_in_range, splitting a partly
- *   covered mapping at the edges, uvm_ext_gpu_map_split), THEN dups the
- *   memory through RM (nvUvmInterfaceDupMemory), then picks the page size
- *   and checks offset + length against the memory's size. A failure on one
- *   GPU tears down what this call mapped on the GPUs before it; what it
- *   unmapped stays unmapped. Every mapping piece keeps the dup (a kref on
- *   the duped handle), so the memory lives until the last piece goes.
- * - nv_gpu_ops.c dupMemory/nvGpuOpsDupMemory: an unknown client is
- *   INVALID_CLIENT, a handle that is not memory INVALID_OBJECT_HANDLE, and
- *   the dup into UVM's kernel client is made with
+ *   the span lies in one external range. On each listed GPU it FIRST unmaps
+ *   what that GPU maps in the span (uvm_unmap_external_in_range, splitting
+ *   a partly covered mapping, uvm_ext_gpu_map_split), THEN dups the memory
+ *   through RM, then picks the page size and checks offset + length
+ *   against the memory. A failure undoes this call's mappings on the GPUs
+ *   before; what it unmapped stays unmapped. Each piece of a mapping keeps
+ *   the dup (a kref), so the memory lives until the last piece goes.
+ * - The dup (nv_gpu_ops.c dupMemory): unknown client INVALID_CLIENT, not
+ *   memory INVALID_OBJECT_HANDLE. nvGpuOpsDupMemory passes
  *   NV04_DUP_HANDLE_FLAGS_REJECT_KERNEL_DUP_PRIVILEGE, so share policies
- *   apply; for the default RS_SHARE_TYPE_PID, cliresShareCallback
+ *   apply, and for the default RS_SHARE_TYPE_PID cliresShareCallback
  *   (rmapi/client_resource.c) compares the source client's process with
- *   the CURRENT process (the caller of the UVM ioctl):
- *   NV_ERR_INSUFFICIENT_PERMISSIONS otherwise (0x1b measured on an H200,
- *   580.159.04). An object shared with ALL or OS_SECURITY_TOKEN (one user
- *   in the fake) passes, as it does for RM_DUP_OBJECT (fake_share.c).
- * - UNMAP_EXTERNAL: the 4K rule and one range, then the span on the GPU
- *   named by UUID. UVM_FREE (uvm_va_range.c uvm_free): up to 580 the range
- *   must be exactly [base, base+length); from 590 the struct has no length
- *   and the range starting at base goes. VALIDATE_VA_RANGE: NV_OK iff a
- *   range of exactly that extent exists.
+ *   the current one, the UVM caller: else NV_ERR_INSUFFICIENT_PERMISSIONS
+ *   (measured on an H200, 580.159.04). Memory shared with ALL or
+ *   OS_SECURITY_TOKEN (one user in the fake) passes, as in fake_share.c.
+ * - UNMAP_EXTERNAL: the 4K rule, one range, then the span on the GPU named
+ *   by UUID. UVM_FREE (uvm_va_range.c uvm_free): up to 580 exactly
+ *   [base, base+length); from 590 no length, the range starting at base.
+ *   VALIDATE_VA_RANGE: NV_OK iff a range of exactly that extent exists.
  *
- * Not modelled: GPU registration (UVM_REGISTER_GPU*: any UUID is taken,
- * and unknown ones never get NV_ERR_INVALID_DEVICE), the mapping, caching
- * and format type checks, sparse mappings, and ranges of other types
- * (managed, semaphore pools), which the fake never creates: VALIDATE and
- * FREE answer INVALID_ADDRESS for them.
+ * Not modelled: GPU registration (any UUID is taken; none gets
+ * NV_ERR_INVALID_DEVICE), the mapping/caching/format type checks, sparse
+ * mappings, and ranges of other types (managed, semaphore pools), which
+ * the fake never has: VALIDATE and FREE find no range there.
  *
  * Everything here runs with fake_st.lock held.
  */
@@ -104,6 +97,11 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
 static int branch(void)
 {
 	return atoi(gs_rm_abi_branch(fake_st.abi));
+}
+
+static uint32_t max_gpus(void)
+{
+	return branch() >= UVM_BIG_GPU_ARRAY_BRANCH ? UVM_MAX_GPUS_570 : UVM_MAX_GPUS_535;
 }
 
 static bool range_invalid_4k(uint64_t base, uint64_t len)
@@ -272,17 +270,17 @@ static nv_status_t map_on_gpu(pid_t caller, uint64_t file, const uint8_t *uuid,
 	return NV_OK;
 }
 
-static nv_status_t map_external(pid_t caller, uint64_t file, uint8_t *buf, uint32_t max_gpus)
+static nv_status_t map_external(pid_t caller, uint64_t file, uint8_t *buf, uint32_t max)
 {
 	const struct uvm_map_external_head *h = (const void *)buf;
-	const struct uvm_map_external_tail *t = (const void *)(buf + UVM_MAP_EXTERNAL_TAIL_OFF(max_gpus));
+	const struct uvm_map_external_tail *t = (const void *)(buf + UVM_MAP_EXTERNAL_TAIL_OFF(max));
 	const struct uvm_gpu_mapping_attrs *a = (const void *)(buf + sizeof(*h));
 	nv_status_t st = NV_OK;
 	uint64_t i;
 
 	if (range_invalid_4k(h->base, h->length))
 		return NV_ERR_INVALID_ADDRESS;
-	if (t->gpu_count == 0 || t->gpu_count > max_gpus)
+	if (t->gpu_count == 0 || t->gpu_count > max)
 		return NV_ERR_INVALID_ARGUMENT;
 	if (!span_in_range(file, h->base, h->length))
 		return NV_ERR_INVALID_ADDRESS;
@@ -306,7 +304,7 @@ static nv_status_t unmap_external(uint64_t file, const struct uvm_unmap_external
 	return unmap_in(file, p->gpu_uuid, p->base, p->base + p->length - 1);
 }
 
-/* UVM_FREE; length 0 is the 590 form: the range that starts at base. */
+/* UVM_FREE; base_only is the 590 form: the range that starts at base. */
 static nv_status_t free_range(uint64_t file, uint64_t base, uint64_t length, bool base_only)
 {
 	if (!base_only && range_invalid_4k(base, length))
@@ -332,33 +330,33 @@ bool fake_uvm_models(uint32_t cmd)
 	       cmd == UVM_FREE || cmd == UVM_VALIDATE_VA_RANGE;
 }
 
-/* The params size of cmd on the played branch, and where rmStatus is. */
+/* The params size of cmd on the played branch. rmStatus is the last u32
+ * of MAP's struct, and the one before a u32 pad in the others. */
+#define UVM_STATUS_BEFORE_PAD(t) (offsetof(t, rm_status) + 8 == sizeof(t))
+_Static_assert(UVM_STATUS_BEFORE_PAD(struct uvm_initialize_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_create_external_range_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_validate_va_range_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_unmap_external_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_free_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_free_params_590) &&
+               offsetof(struct uvm_map_external_tail, rm_status) + 4 ==
+               sizeof(struct uvm_map_external_tail), "where rmStatus is");
+
 static size_t params_size(uint32_t cmd, size_t *status_off)
 {
-	uint32_t max_gpus = branch() >= UVM_BIG_GPU_ARRAY_BRANCH ? UVM_MAX_GPUS_570 : UVM_MAX_GPUS_535;
+	size_t size = sizeof(struct uvm_validate_va_range_params);  /* and CREATE's */
 
-	switch (cmd) {
-	case UVM_INITIALIZE:
-		*status_off = offsetof(struct uvm_initialize_params, rm_status);
-		return sizeof(struct uvm_initialize_params);
-	case UVM_MAP_EXTERNAL_ALLOCATION:
-		*status_off = UVM_MAP_EXTERNAL_TAIL_OFF(max_gpus) +
-		              offsetof(struct uvm_map_external_tail, rm_status);
-		return UVM_MAP_EXTERNAL_SIZE(max_gpus);
-	case UVM_UNMAP_EXTERNAL:
-		*status_off = offsetof(struct uvm_unmap_external_params, rm_status);
-		return sizeof(struct uvm_unmap_external_params);
-	case UVM_FREE:
-		if (branch() >= UVM_FREE_BASE_ONLY_BRANCH) {
-			*status_off = offsetof(struct uvm_free_params_590, rm_status);
-			return sizeof(struct uvm_free_params_590);
-		}
-		*status_off = offsetof(struct uvm_free_params, rm_status);
-		return sizeof(struct uvm_free_params);
-	default: /* CREATE_EXTERNAL_RANGE and VALIDATE_VA_RANGE: the same shape */
-		*status_off = offsetof(struct uvm_validate_va_range_params, rm_status);
-		return sizeof(struct uvm_validate_va_range_params);
-	}
+	if (cmd == UVM_INITIALIZE)
+		size = sizeof(struct uvm_initialize_params);
+	else if (cmd == UVM_UNMAP_EXTERNAL)
+		size = sizeof(struct uvm_unmap_external_params);
+	else if (cmd == UVM_FREE)
+		size = branch() >= UVM_FREE_BASE_ONLY_BRANCH ? sizeof(struct uvm_free_params_590)
+		                                             : sizeof(struct uvm_free_params);
+	else if (cmd == UVM_MAP_EXTERNAL_ALLOCATION)
+		size = UVM_MAP_EXTERNAL_SIZE(max_gpus());
+	*status_off = size - (cmd == UVM_MAP_EXTERNAL_ALLOCATION ? 4 : 8);
+	return size;
 }
 
 static nv_status_t run(pid_t caller, uint64_t file, uint32_t cmd, uint8_t *buf)
@@ -369,15 +367,15 @@ static nv_status_t run(pid_t caller, uint64_t file, uint32_t cmd, uint8_t *buf)
 	case UVM_CREATE_EXTERNAL_RANGE:
 		return create_range(file, (const void *)buf);
 	case UVM_MAP_EXTERNAL_ALLOCATION:
-		return map_external(caller, file, buf,
-		                    branch() >= UVM_BIG_GPU_ARRAY_BRANCH ? UVM_MAX_GPUS_570 : UVM_MAX_GPUS_535);
+		return map_external(caller, file, buf, max_gpus());
 	case UVM_UNMAP_EXTERNAL:
 		return unmap_external(file, (const void *)buf);
-	case UVM_FREE:
-		if (branch() >= UVM_FREE_BASE_ONLY_BRANCH)
-			return free_range(file, ((const struct uvm_free_params_590 *)(const void *)buf)->base, 0, true);
-		return free_range(file, ((const struct uvm_free_params *)(const void *)buf)->base,
-		                  ((const struct uvm_free_params *)(const void *)buf)->length, false);
+	case UVM_FREE: {
+		/* base comes first in both shapes; only up to 580 a length. */
+		const struct uvm_free_params *f = (const void *)buf;
+		bool base_only = branch() >= UVM_FREE_BASE_ONLY_BRANCH;
+		return free_range(file, f->base, base_only ? 0 : f->length, base_only);
+	}
 	default:
 		return validate(file, (const void *)buf);
 	}
