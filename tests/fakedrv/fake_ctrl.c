@@ -437,6 +437,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "controls", 0, false, fake_st.controls);
 	put(&b, "ioctls", 0, false, fake_st.ioctls);
 	put(&b, "uvm_ioctls", 0, false, fake_st.uvm_ioctls);
+	put(&b, "uvm_mappings", 0, false, fake_uvm_live());
+	put(&b, "uvm_maps", 0, false, fake_st.uvm_maps);
 	put(&b, "served_while_late", 0, false, fake_st.served_while_late);
 	put(&b, "files_open", 0, false, fake_st.files_open);
 	put(&b, "file_releases", 0, false, fake_st.file_releases);

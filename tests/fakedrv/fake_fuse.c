@@ -254,6 +254,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	(void)ino;
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 	if (of->kind != N_STATS) {
+		/* A UVM file's VA space goes with its last reference too
+		 * (its ranges' mappings drop their memory references). */
+		if (of->kind == N_UVM)
+			fake_uvm_release_file(of->id);
 		fake_rm_release_file(of->id);
 		fake_rm_file_closed();
 	}
@@ -358,9 +362,20 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 
 	if (of->kind == N_UVM) {
 		/* UVM commands are plain integers: no size bits, no data.
-		 * Anything a forged word made the kernel copy goes back as
-		 * it came, and rmStatus stays whatever the caller left. */
+		 * The modelled ones (fake_uvm.c) move their params through
+		 * the caller's memory, as the module's copy_from_user and
+		 * copy_to_user do. For the rest, anything a forged word made
+		 * the kernel copy goes back as it came, and rmStatus stays
+		 * whatever the caller left. */
 		fake_rm_uvm_ioctl();
+		if (fake_uvm_models(cmd)) {
+			int rc = fake_uvm_ioctl(pid, of->id, cmd, addr);
+			if (rc < 0)
+				fuse_reply_err(req, -rc);
+			else
+				fuse_reply_ioctl(req, 0, NULL, 0);
+			return;
+		}
 		fuse_reply_ioctl(req, 0, in_buf, in_bufsz < out_bufsz ? in_bufsz : out_bufsz);
 		return;
 	}

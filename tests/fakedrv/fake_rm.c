@@ -128,7 +128,7 @@ int fake_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len)
 }
 
 /* FUSE reports the calling thread; RM records the process (tgid). */
-static pid_t tgid_of(pid_t tid)
+pid_t fake_tgid_of(pid_t tid)
 {
 	char path[64], line[128];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
@@ -256,7 +256,7 @@ static struct obj *add_obj(struct client *c)
 	return o;
 }
 
-static void res_put(struct res *r)
+void fake_res_put(struct res *r)
 {
 	if (--r->refs > 0)
 		return;
@@ -315,7 +315,7 @@ static void free_subtree(struct client *c, struct obj *root)
 	size_t w = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->objs[i].doomed)
-			res_put(c->objs[i].res);
+			fake_res_put(c->objs[i].res);
 		else
 			c->objs[w++] = c->objs[i];
 	}
@@ -325,7 +325,7 @@ static void free_subtree(struct client *c, struct obj *root)
 static void free_client(struct client *c)
 {
 	for (size_t i = 0; i < c->n; i++)
-		res_put(c->objs[i].res);
+		fake_res_put(c->objs[i].res);
 	free(c->objs);
 	for (size_t i = 0; i < fake_st.nclients; i++) {
 		if (fake_st.clients[i] == c) {
@@ -372,7 +372,7 @@ static nv_status_t alloc_client(const struct fake_caller *who, nv_handle_t want,
 		return NV_ERR_NO_MEMORY;
 	c->h = want;
 	c->file = who->file;
-	c->tgid = tgid_of(who->pid);
+	c->tgid = fake_tgid_of(who->pid);
 	fake_st.clients[fake_st.nclients++] = c;
 	if (fake_st.nclients > fake_st.clients_peak)
 		fake_st.clients_peak = fake_st.nclients;

@@ -180,6 +180,16 @@ void fake_rm_file_closed(void);
 /* One close(2) of a descriptor of a device file (--count-closes). */
 void fake_rm_fd_closed(void);
 void fake_rm_uvm_ioctl(void);
+
+/* /dev/nvidia-uvm's external ranges and mappings (fake_uvm.c). The VA
+ * space is the open file. */
+/* Does the fake model UVM command cmd? Others return 0, untouched. */
+bool fake_uvm_models(uint32_t cmd);
+/* Run a modelled command: the params are read from and written back to
+ * the caller's memory at arg; 0 (status in rmStatus) or -EFAULT. */
+int  fake_uvm_ioctl(pid_t caller, uint64_t file, uint32_t cmd, uint64_t arg);
+/* The file's last reference went away: its VA space is torn down. */
+void fake_uvm_release_file(uint64_t file);
 /* --slow-control: a late reply starts (+1) or is sent (-1); and an ioctl
  * arrived, counted in served_while_late if one is pending. */
 void fake_rm_late_reply(int delta);

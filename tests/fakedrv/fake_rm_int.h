@@ -145,6 +145,8 @@ struct fake_state {
 	/* P2P registration controls performed (fake_p2p.c), by outcome. */
 	uint64_t         p2p_registered, p2p_register_failed;
 	uint64_t         p2p_unregistered, p2p_unregister_failed;
+	/* UVM_MAP_EXTERNAL_ALLOCATION calls that succeeded (fake_uvm.c). */
+	uint64_t         uvm_maps;
 };
 extern struct fake_state fake_st;
 
@@ -171,6 +173,11 @@ bool     fake_ctrl_absent(uint32_t cmd);
 uint32_t fake_ctrl_size(uint32_t cmd);
 /* Does VID_HEAP_CONTROL honour NVOS32_ATTR2_USE_EGM on the played branch? */
 bool     fake_vidheap_honours_egm(void);
+/* The process (tgid) of the thread FUSE reports. */
+pid_t    fake_tgid_of(pid_t tid);
+/* Drop one reference on an underlying object; the last one releases what
+ * it holds (video memory, channels...). */
+void     fake_res_put(struct res *r);
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
@@ -193,6 +200,9 @@ nv_status_t fake_p2p_control(struct client *c, struct obj *o, uint32_t cmd, cons
 void        fake_p2p_forget(const struct res *r);
 /* Registrations held now. */
 size_t      fake_p2p_live(void);
+
+/* fake_uvm.c: mapping pieces held now (one per GPU, split pieces apart). */
+size_t      fake_uvm_live(void);
 
 /* fake_ctrl.c */
 int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);
