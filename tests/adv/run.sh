@@ -108,6 +108,9 @@ TESTS=(
 	"clients|sandbox|clients"
 	"dupcache_swap|sandbox|dupcache swap"
 	"dupcache_close|sandbox|dupcache close"
+	"uvm_hold:free|sandbox|uvm_hold free"
+	"uvm_hold:close|sandbox|uvm_hold close"
+	"uvm_hold:race|sandbox|uvm_hold race"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -136,6 +139,9 @@ TESTS=(
 	"baseline-slow_call|bare|slow_call"
 	"baseline-clients|bare|clients"
 	"baseline-io_uring|bare|io_uring"
+	"baseline-uvm_hold:free|bare|uvm_hold free"
+	"baseline-uvm_hold:close|bare|uvm_hold close"
+	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
 	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
 	"baseline-dupcache_swap|sandbox|dupcache swap"
@@ -510,6 +516,16 @@ check_positive() {
 		[ "$(val_of "$d" a_alloc)" = 0x0 ] && ge "$(val_of "$d" recv_nomem)" 1 &&
 			ge "$(val_of "$d" own_nomem)" 1 ||
 			{ why="not exercised: a_alloc=$(val_of "$d" a_alloc) $(grep recv_ok "$d/out")"; return 1; } ;;
+	uvm_hold:*)
+		# Mapped, its handle gone, and the memory really freed: the
+		# second 768 MiB fits (the driver's peak is checked above).
+		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] &&
+			[ "$(val_of "$d" free)" = 0x0 ] && [ "$(val_of "$d" second)" = 0x0 ] ||
+			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) free=$(val_of "$d" free) second=$(val_of "$d" second)"; return 1; }
+		[ "$name" != uvm_hold:race ] || ge "$(val_of "$d" flips)" 1000 ||
+			{ why="the race did not run: flips=$(val_of "$d" flips)"; return 1; }
+		[ "$(stat_of "$d" uvm_mappings)" = 0 ] ||
+			{ why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; } ;;
 	dup_free)
 		local first dup second third
 		first=$(val_of "$d" first); dup=$(val_of "$d" dup)
@@ -1002,6 +1018,14 @@ for t in "${TESTS[@]}"; do
 		[ "$(val_of "$dir" dev)" = 0x0 ] && [ "$(val_of "$dir" mem)" = 0x0 ] &&
 			[ "$(val_of "$dir" free_dev)" = 0x0 ] && pass "$name" ||
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "${name%%:*}" = baseline-uvm_hold ]; then
+		# Without gpusandbox the mapping keeps A: the driver holds 1.5 GiB.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" map)" = 0x0 ] && [ "$(val_of "$dir" second)" = 0x0 ] && [ -n "$v" ] &&
+			[ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: map=$(val_of "$dir" map) second=$(val_of "$dir" second) peak ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-dmabuf ]; then
