@@ -717,6 +717,7 @@ _Static_assert(offsetof(struct nv2080_timer_get_time_params, time_nsec) == 0, "T
 #define UVM_MIGRATE                    51u
 #define UVM_UNMAP_EXTERNAL             66u
 #define UVM_CREATE_EXTERNAL_RANGE      73u
+#define UVM_ALLOC_DEVICE_P2P           78u
 #define UVM_PAGEABLE_MEM_ACCESS        39u
 #define UVM_ALLOC_SEMAPHORE_POOL       68u
 #define UVM_VALIDATE_VA_RANGE          72u
@@ -838,6 +839,23 @@ _Static_assert(sizeof(struct uvm_free_params) == 24, "UVM_FREE size, up to 580")
 _Static_assert(offsetof(struct uvm_free_params, rm_status) == 16, "UVM_FREE rmStatus");
 _Static_assert(sizeof(struct uvm_free_params_590) == 16, "UVM_FREE size, 590+");
 _Static_assert(offsetof(struct uvm_free_params_590, rm_status) == 8, "UVM_FREE rmStatus, 590+");
+
+/* UVM_ALLOC_DEVICE_P2P (570 on): a range of P2P pages for another PCI
+ * device, backed by RM memory that UVM dups and keeps until the range is
+ * freed (uvm_va_range_device_p2p.c, 580.95.05): the same hold as a map.
+ * The same layout on 570-595. */
+struct uvm_alloc_device_p2p_params {
+	uint64_t    base;
+	uint64_t    length;
+	uint64_t    offset;
+	uint8_t     gpu_uuid[UVM_UUID_BYTES];
+	int32_t     rm_ctrl_fd;
+	nv_handle_t h_client;
+	nv_handle_t h_memory;
+	nv_status_t rm_status;
+};
+_Static_assert(sizeof(struct uvm_alloc_device_p2p_params) == 56, "ALLOC_DEVICE_P2P size");
+_Static_assert(offsetof(struct uvm_alloc_device_p2p_params, rm_status) == 52, "ALLOC_DEVICE_P2P rmStatus");
 
 /* UVM_CREATE_EXTERNAL_RANGE: an empty external range of [base, base +
  * length), 4 KiB aligned, overlapping no other range. */

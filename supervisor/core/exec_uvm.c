@@ -226,6 +226,25 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 	return answer_uvm(c, status_off, NV_OK, GS_VERDICT_ALLOW, NULL);
 }
 
+/* UVM_ALLOC_DEVICE_P2P dups the memory behind a range of P2P pages and
+ * keeps it until the range is freed, as a map does; nothing CUDA needs
+ * for compute uses it (it backs third-party PCI peers: GPUDirect RDMA
+ * through P2PDMA), so it is refused, as a driver without P2P pages
+ * answers (NV_ERR_NOT_SUPPORTED when device_p2p_initialised is unset,
+ * uvm_va_range_device_p2p.c), whatever its struct says. */
+static struct answer refuse_device_p2p(struct call *c)
+{
+	c->d.call = "UVM_ALLOC_DEVICE_P2P";
+	c->size = sizeof(struct uvm_alloc_device_p2p_params);
+	/* The answer goes through c->mem: proof first that it is the
+	 * trapped task's (route_ioctl opened it by tid). */
+	if (!notif_still_valid(c))
+		return answer_none();
+	return answer_uvm(c, offsetof(struct uvm_alloc_device_p2p_params, rm_status),
+	                  NV_ERR_NOT_SUPPORTED, GS_VERDICT_REFUSE,
+	                  "P2P pages would keep memory past its charge");
+}
+
 struct answer handle_uvm(struct call *c, uint32_t cmd)
 {
 	struct gs_uvm_layout lay;
@@ -233,7 +252,8 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 	struct answer a;
 	uint8_t *params = c->scratch->params;
 
-	(void)cmd;
+	if (cmd == UVM_ALLOC_DEVICE_P2P)
+		return refuse_device_p2p(c);
 	c->d.call = "UVM_MAP_EXTERNAL_ALLOCATION";
 	/* A branch without checked UVM facts: its struct's size is unknown,
 	 * so the status cannot even be written. Fail closed. */

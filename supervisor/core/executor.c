@@ -355,7 +355,7 @@ static struct answer route_ioctl(struct call *c,
 	c->argp = c->abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
 	c->nr = NV_IOC_NR(cmd);
 	c->size = NV_IOC_SIZE(cmd);
-	if (gs_uvm_cmd_performed(cmd))
+	if (gs_uvm_cmd_trapped(cmd))
 		return route_uvm(c, cmd, record);
 	e = rm_escape_find(c->sb->rm_abi, c->nr);
 	/* A word with no size bits is not an RM escape: UVM's commands are

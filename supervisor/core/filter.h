@@ -15,9 +15,10 @@
  * that both trap the same calls. An ioctl is trapped by its escape number,
  * the request word's low byte (_IOC_NR): */
 #define GS_FILTER_IOCTL_NR_MASK 0xffu
-/* UVM's calls the supervisor performs (exec_uvm.c: the map), trapped by
- * their low byte where no RM escape traps it already. */
-#define GS_FILTER_UVM_N 1
+/* UVM's calls the supervisor handles (exec_uvm.c: the map, performed;
+ * ALLOC_DEVICE_P2P, refused), trapped by their low byte where no RM
+ * escape traps it already. */
+#define GS_FILTER_UVM_N 2
 extern const uint32_t gs_filter_uvm_cmds[GS_FILTER_UVM_N];
 /* Is nr the low byte of one of them, not trapped as an RM escape? */
 bool gs_filter_is_uvm_byte(const struct gs_rm_abi *abi, unsigned nr);

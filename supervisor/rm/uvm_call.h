@@ -25,9 +25,10 @@ struct gs_uvm_layout {
  * facts (its maps are then refused, failing closed). */
 bool gs_uvm_layout_of(const struct gs_rm_abi *abi, struct gs_uvm_layout *out);
 
-/* Is the ioctl request word the UVM call the supervisor performs? UVM's
- * commands are plain integers: the whole 32-bit word is compared. */
-bool gs_uvm_cmd_performed(uint32_t cmd);
+/* Is the ioctl request word one of the UVM calls the supervisor traps:
+ * the map, which it performs, and ALLOC_DEVICE_P2P, which it refuses?
+ * UVM's commands are plain integers: the whole 32-bit word is compared. */
+bool gs_uvm_cmd_trapped(uint32_t cmd);
 
 /* The map's parameter struct on this layout, and where its rmStatus is. */
 uint32_t gs_uvm_map_size(const struct gs_uvm_layout *lay);

@@ -40,9 +40,9 @@ bool gs_uvm_layout_of(const struct gs_rm_abi *abi, struct gs_uvm_layout *out)
 	return false;
 }
 
-bool gs_uvm_cmd_performed(uint32_t cmd)
+bool gs_uvm_cmd_trapped(uint32_t cmd)
 {
-	return cmd == UVM_MAP_EXTERNAL_ALLOCATION;
+	return cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P;
 }
 
 uint32_t gs_uvm_map_size(const struct gs_uvm_layout *lay)

@@ -111,6 +111,7 @@ TESTS=(
 	"uvm_hold:free|sandbox|uvm_hold free"
 	"uvm_hold:close|sandbox|uvm_hold close"
 	"uvm_hold:race|sandbox|uvm_hold race"
+	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -142,6 +143,7 @@ TESTS=(
 	"baseline-uvm_hold:free|bare|uvm_hold free"
 	"baseline-uvm_hold:close|bare|uvm_hold close"
 	"baseline-uvm_hold:race|bare|uvm_hold race"
+	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
 	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
 	"baseline-dupcache_swap|sandbox|dupcache swap"
@@ -516,6 +518,13 @@ check_positive() {
 		[ "$(val_of "$d" a_alloc)" = 0x0 ] && ge "$(val_of "$d" recv_nomem)" 1 &&
 			ge "$(val_of "$d" own_nomem)" 1 ||
 			{ why="not exercised: a_alloc=$(val_of "$d" a_alloc) $(grep recv_ok "$d/out")"; return 1; } ;;
+	uvm_hold:p2p)
+		# Refused as a driver without P2P pages answers; A then freed.
+		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x56 ] &&
+			[ "$(val_of "$d" second)" = 0x0 ] ||
+			{ why="first=$(val_of "$d" first) p2p=$(val_of "$d" map) second=$(val_of "$d" second)"; return 1; }
+		grep -q '"reason":"P2P pages would keep memory past its charge"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused P2P range"; return 1; } ;;
 	uvm_hold:*)
 		# Mapped, its handle gone, and the memory really freed: the
 		# second 768 MiB fits (the driver's peak is checked above).

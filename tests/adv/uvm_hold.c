@@ -16,6 +16,8 @@
  *   uvm_hold race   while the map is in the driver's hands, a second
  *                   thread flips its hMemory between A and a 2 MiB C (a
  *                   continued map would have mapped what the flip left)
+ *   uvm_hold p2p    A backs a range of P2P pages (UVM_ALLOC_DEVICE_P2P)
+ *                   instead of a mapping: the same hold
  *
  * Prints map= free= second= (hex RM status; free is the close's errno
  * there) and, for race, flips=; then SUMMARY.
@@ -151,7 +153,17 @@ int main(int argc, char **argv)
 	adv_count(&t, first);
 	int uvm = uvm_with_range(HOLD_SIZE);
 	fill_map(&m, s.fd, s.client, a, HOLD_SIZE);
-	if (strcmp(mode, "race") == 0) {
+	if (strcmp(mode, "p2p") == 0) {
+		struct uvm_free_params gone = { .base = RANGE_BASE, .length = HOLD_SIZE };
+		struct uvm_alloc_device_p2p_params p = { .base = RANGE_BASE, .length = HOLD_SIZE,
+		                                         .gpu_uuid = { 0x11 }, .rm_ctrl_fd = s.fd,
+		                                         .h_client = s.client, .h_memory = a,
+		                                         .rm_status = NV_ERR_GENERIC };
+		/* The P2P range is a range of its own: the external one goes. */
+		(void)syscall(SYS_ioctl, uvm, UVM_FREE, &gone);
+		mapped = syscall(SYS_ioctl, uvm, UVM_ALLOC_DEVICE_P2P, &p) < 0 ? RMC_SYSERR(errno)
+		                                                                : p.rm_status;
+	} else if (strcmp(mode, "race") == 0) {
 		c = rmc_next_handle(&s);
 		adv_count(&t, adv_alloc_rm(&s, NULL, c, SMALL_SIZE));
 		mapped = map_racing(uvm, &m, a, c, &flips);

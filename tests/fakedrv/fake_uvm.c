@@ -36,6 +36,12 @@
  *   by UUID. UVM_FREE (uvm_va_range.c uvm_free): up to 580 exactly
  *   [base, base+length); from 590 no length, the range starting at base.
  *   VALIDATE_VA_RANGE: NV_OK iff a range of exactly that extent exists.
+ * - uvm_va_range_device_p2p.c: ALLOC_DEVICE_P2P (570 on) checks base +
+ *   offset and length (NV_ERR_INVALID_ARGUMENT), dups the memory as the
+ *   map does, and makes a range of P2P pages backed by it, which keeps
+ *   the dup until the range is freed or the file goes. The fake plays a
+ *   GPU whose P2P pages are set up (device_p2p_initialised); a GPU
+ *   without them answers NV_ERR_NOT_SUPPORTED.
  *
  * Not modelled: GPU registration (any UUID is taken; none gets
  * NV_ERR_INVALID_DEVICE), the mapping/caching/format type checks, sparse
@@ -297,6 +303,31 @@ static nv_status_t map_external(pid_t caller, uint64_t file, uint8_t *buf, uint3
 	return st;
 }
 
+static nv_status_t alloc_device_p2p(pid_t caller, uint64_t file,
+				    const struct uvm_alloc_device_p2p_params *p)
+{
+	struct uvm_create_external_range_params range = { .base = p->base, .length = p->length };
+	struct res *r;
+
+	if (range_invalid_4k(p->base + p->offset, p->length))
+		return NV_ERR_INVALID_ARGUMENT;
+	nv_status_t st = dup_memory(caller, p->h_client, p->h_memory, &r);
+	if (st != NV_OK)
+		return st;
+	if (p->offset > r->bytes || p->length > r->bytes - p->offset)
+		return NV_ERR_INVALID_ARGUMENT;
+	if ((st = create_range(file, &range)) != NV_OK)
+		return st;
+	if (!grow((void **)&maps, &cap_maps, nmaps, sizeof(*maps)))
+		return NV_ERR_NO_MEMORY;
+	struct uvm_map *m = &maps[nmaps++];
+	*m = (struct uvm_map){ .file = file, .start = p->base, .end = p->base + p->length - 1,
+	                       .page = UVM_PAGE_4K, .res = r };
+	memcpy(m->uuid, p->gpu_uuid, UVM_UUID_BYTES);
+	r->refs++;
+	return NV_OK;
+}
+
 static nv_status_t unmap_external(uint64_t file, const struct uvm_unmap_external_params *p)
 {
 	if (range_invalid_4k(p->base, p->length) || !span_in_range(file, p->base, p->length))
@@ -327,7 +358,7 @@ bool fake_uvm_models(uint32_t cmd)
 {
 	return cmd == UVM_INITIALIZE || cmd == UVM_CREATE_EXTERNAL_RANGE ||
 	       cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_UNMAP_EXTERNAL ||
-	       cmd == UVM_FREE || cmd == UVM_VALIDATE_VA_RANGE;
+	       cmd == UVM_FREE || cmd == UVM_VALIDATE_VA_RANGE || cmd == UVM_ALLOC_DEVICE_P2P;
 }
 
 /* The params size of cmd on the played branch. rmStatus is the last u32
@@ -340,7 +371,9 @@ _Static_assert(UVM_STATUS_BEFORE_PAD(struct uvm_initialize_params) &&
                UVM_STATUS_BEFORE_PAD(struct uvm_free_params) &&
                UVM_STATUS_BEFORE_PAD(struct uvm_free_params_590) &&
                offsetof(struct uvm_map_external_tail, rm_status) + 4 ==
-               sizeof(struct uvm_map_external_tail), "where rmStatus is");
+               sizeof(struct uvm_map_external_tail) &&
+               offsetof(struct uvm_alloc_device_p2p_params, rm_status) + 4 ==
+               sizeof(struct uvm_alloc_device_p2p_params), "where rmStatus is");
 
 static size_t params_size(uint32_t cmd, size_t *status_off)
 {
@@ -355,7 +388,9 @@ static size_t params_size(uint32_t cmd, size_t *status_off)
 		                                             : sizeof(struct uvm_free_params);
 	else if (cmd == UVM_MAP_EXTERNAL_ALLOCATION)
 		size = UVM_MAP_EXTERNAL_SIZE(max_gpus());
-	*status_off = size - (cmd == UVM_MAP_EXTERNAL_ALLOCATION ? 4 : 8);
+	else if (cmd == UVM_ALLOC_DEVICE_P2P)
+		size = sizeof(struct uvm_alloc_device_p2p_params);
+	*status_off = size - (cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P ? 4 : 8);
 	return size;
 }
 
@@ -370,6 +405,8 @@ static nv_status_t run(pid_t caller, uint64_t file, uint32_t cmd, uint8_t *buf)
 		return map_external(caller, file, buf, max_gpus());
 	case UVM_UNMAP_EXTERNAL:
 		return unmap_external(file, (const void *)buf);
+	case UVM_ALLOC_DEVICE_P2P:
+		return alloc_device_p2p(caller, file, (const void *)buf);
 	case UVM_FREE: {
 		/* base comes first in both shapes; only up to 580 a length. */
 		const struct uvm_free_params *f = (const void *)buf;
