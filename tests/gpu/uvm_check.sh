@@ -7,7 +7,7 @@
 # handle freed with a raw RM_FREE while UVM maps it (uvm_hold.sh, judged
 # by the driver's device-wide memory.used); (3) the 2 MiB pair natively,
 # under GPUSANDBOX_BASE (the binary before) and GPUSANDBOX (this one),
-# interleaved. Prints what it saw; logs under $OUT.
+# interleaved; (4) --sm 25/50/75 alone. Prints what it saw; logs under $OUT.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
@@ -58,3 +58,9 @@ for i in 1 2 3; do
 done
 echo "== where the supervisor's time goes (GPUSANDBOX_PROFILE, new)"
 GPUSANDBOX_PROFILE=1 timeout 60 $B --user root --mem 120g -- /tmp/bench_memalloc 2 3000 2>&1 | tail -12
+echo "== --sm alone (matmul, 10 s each)"
+for s in 25 50 75; do
+	timeout 60 $B --user root --mem 16g --sm $s --audit-log "$OUT/sm$s.jsonl" -- python3 tests/gpu/sm_load.py matmul 10 | tail -1
+	grep '"event":"summary"' "$OUT/sm$s.jsonl" | grep -o '"achieved_share":[0-9.]*' | head -1
+done
+echo "== Xid lines in the kernel log since boot: $(dmesg 2>/dev/null | grep -c 'NVRM: Xid')"
