@@ -3,7 +3,8 @@
  * fuzz_ledger.c - fuzz target for the ledger (supervisor/core/ledger.c).
  *
  * Every input is a sequence of operations (add, dup, free, a client's file
- * closing, reap), six bytes each, run both on the ledger and on a model
+ * closing, reap, and pins: a UVM mapping's reference on memory, taken and
+ * dropped), six bytes each, run both on the ledger and on a model
  * written for clarity, not speed: a flat array of objects whose subtree is
  * found by searching parents. After every operation the ledger must agree
  * with the model on the bytes charged per GPU, the live objects and the
@@ -41,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* GPU arguments from -1 (none) to GS_MAX_GPUS (out of range). */
 #define N_GPU_ARGS  (GS_MAX_GPUS + 2)
 
-enum op { OP_CLIENT, OP_ADD, OP_DUP, OP_FREE, OP_CLOSE, OP_REAP, N_OPS };
+enum op { OP_CLIENT, OP_ADD, OP_DUP, OP_FREE, OP_CLOSE, OP_REAP, OP_PIN, OP_UNPIN, N_OPS };
+#define MAX_PINS 64
 
 static const uint32_t clients[N_CLIENTS] = { 0, 0xc1d00001u, 0xc1d00002u };
 /* 0, small handles, and a client's handle used as an object's. */
@@ -53,7 +55,8 @@ static const uint32_t handles[N_HANDLES] = { 0, 1, 2, 3, 0xc1d00001u, 5, 0xcaf00
 struct model_alloc {
 	uint64_t bytes;
 	int      gpu;
-	unsigned refs;
+	unsigned refs;       /* handles and pins */
+	unsigned pins;
 	int      kind;
 	bool     implicit_group;
 };
@@ -72,6 +75,10 @@ struct model {
 	struct model_obj   objs[MODEL_MAX];
 	struct model_alloc allocs[MODEL_MAX];
 	unsigned           n_objs, n_allocs;
+	/* Pins held: the ledger's, and the model allocation each stands for. */
+	uint32_t           pin[MAX_PINS];
+	int                pin_alloc[MAX_PINS];
+	unsigned           n_pins;
 };
 
 static int model_find(const struct model *m, uint32_t client, uint32_t handle)
@@ -120,8 +127,9 @@ static struct model_obj *model_add(struct model *m, uint32_t c, uint32_t p, uint
 		int pa = o->has_parent ? m->objs[pi].alloc : -1;
 		bool in_group = pa >= 0 && m->allocs[pa].kind == RM_CLASS_CHANNEL_GROUP;
 		o->alloc = (int)m->n_allocs++;
-		m->allocs[o->alloc] = (struct model_alloc){ charged ? bytes : 0, o->gpu, 1, kind,
-		                                            kind == RM_CLASS_CHANNEL && !in_group };
+		m->allocs[o->alloc] = (struct model_alloc){ .bytes = charged ? bytes : 0, .gpu = o->gpu,
+		                                            .refs = 1, .kind = kind,
+		                                            .implicit_group = kind == RM_CLASS_CHANNEL && !in_group };
 	}
 	return o;
 }
@@ -197,6 +205,40 @@ static void op_close(struct model *m, uint32_t c)
 	}
 }
 
+/* A pin is taken only on memory the ledger charges through an allocation
+ * of its own (never a hardware object's count): the model must know that
+ * allocation, which then lives on while the pin does. */
+static void op_pin(struct ledger *l, struct model *m, uint32_t c, uint32_t h)
+{
+	uint32_t pin = ledger_pin(l, c, h);
+	int i = model_find(m, c, h);
+
+	if (pin == LEDGER_NO_PIN)
+		return;
+	if (i < 0 || m->objs[i].alloc < 0 || m->n_pins == MAX_PINS)
+		abort(); /* a pin on what the model does not hold */
+	struct model_alloc *a = &m->allocs[m->objs[i].alloc];
+	if (a->kind == RM_CLASS_CHANNEL || a->kind == RM_CLASS_CHANNEL_GROUP)
+		abort();
+	a->refs++;
+	a->pins++;
+	m->pin[m->n_pins] = pin;
+	m->pin_alloc[m->n_pins++] = m->objs[i].alloc;
+}
+
+static void op_unpin(struct ledger *l, struct model *m, unsigned which)
+{
+	if (!m->n_pins)
+		return;
+	which %= m->n_pins;
+	ledger_unpin(l, m->pin[which], NULL);
+	m->allocs[m->pin_alloc[which]].refs--;
+	m->allocs[m->pin_alloc[which]].pins--;
+	m->n_pins--;
+	m->pin[which] = m->pin[m->n_pins];
+	m->pin_alloc[which] = m->pin_alloc[m->n_pins];
+}
+
 static void run_op(struct ledger *l, struct model *m, const uint8_t *b)
 {
 	uint32_t c = clients[b[1] % N_CLIENTS];
@@ -231,6 +273,12 @@ static void run_op(struct ledger *l, struct model *m, const uint8_t *b)
 	case OP_REAP:
 		op_reap(l, m);
 		break;
+	case OP_PIN:
+		op_pin(l, m, c, h);
+		break;
+	case OP_UNPIN:
+		op_unpin(l, m, b[5]);
+		break;
 	}
 }
 
@@ -253,6 +301,12 @@ static void check_agree(const struct ledger *l, const struct model *m)
 	}
 	for (unsigned i = 0; i < m->n_objs; i++)
 		live += m->objs[i].live;
+	/* Held by pins alone exactly when every handle on it went. */
+	for (unsigned i = 0; i < m->n_pins; i++) {
+		const struct model_alloc *a = &m->allocs[m->pin_alloc[i]];
+		if (ledger_pin_orphaned(l, m->pin[i]) != (a->refs == a->pins))
+			abort();
+	}
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
 		if (ledger_used(l, (int)g) != used[g] || ledger_peak(l, (int)g) < used[g])
 			abort(); /* a leaked, lost or negative charge */
@@ -279,7 +333,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run_op(&l, &m, data + i * OP_BYTES);
 		check_agree(&l, &m);
 	}
-	/* The end of a sandbox: every client freed, nothing stays charged. */
+	/* The end of a sandbox: every pin dropped, every client freed,
+	 * nothing stays charged. */
+	while (m.n_pins)
+		op_unpin(&l, &m, 0);
 	for (unsigned i = 0; i < N_CLIENTS; i++) {
 		int at = model_find(&m, clients[i], clients[i]);
 		ledger_free(&l, clients[i], clients[i], NULL);
