@@ -145,6 +145,9 @@ static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
 static int note_mapper(struct call *c, uint32_t space)
 {
 	pid_t tgid = c->tid;
+
+	if (gs_uvm_space_knows_leader(&c->sb->uvm, space, c->tid))
+		return notif_still_valid(c) ? 0 : -1;
 	int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 
 	if (pidfd < 0) {

@@ -169,6 +169,16 @@ int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, 
 	return 0;
 }
 
+bool gs_uvm_space_knows_leader(const struct gs_uvm_maps *m, uint32_t space, pid_t tid)
+{
+	const struct gs_uvm_space *sp = &m->spaces[space];
+
+	for (unsigned i = 0; i < sp->n_mappers; i++)
+		if (sp->mapper[i].tgid == tid && !exited(sp->mapper[i].pidfd))
+			return true;
+	return false;
+}
+
 static bool space_has_records(const struct gs_uvm_maps *m, uint32_t space)
 {
 	for (uint32_t i = 0; i < m->n_maps; i++)

@@ -82,6 +82,11 @@ int gs_uvm_space_of(struct gs_uvm_maps *m, struct ledger *l, int fd);
 /* Process tgid mapped through space; takes pidfd (one of tgid's). -1 when
  * it cannot be remembered (the caller then fails closed). */
 int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, int pidfd);
+/* Is tid the leader of a live process that mapped through space? A live
+ * process holds its leader's pid, so a live task with that tid is its
+ * leader: no pidfd need be opened to know it (the caller checks the
+ * notification after). */
+bool gs_uvm_space_knows_leader(const struct gs_uvm_maps *m, uint32_t space, pid_t tid);
 /* Lets go of a space that holds no record (closes our dup). */
 void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space);
 
