@@ -35,8 +35,6 @@
 
 #define NS_PER_MS 1000000ull
 #define CTL_PATH "/dev/nvidiactl"
-#define GPU_NODE_FMT "/dev/nvidia%u"
-#define NODE_PATH_MAX 32
 #define OWN_DEVICE_HANDLE 0xc5d00000u
 #define OWN_SUBDEVICE_HANDLE 0xc5d00001u
 #define CALIBRATE_READS 3u
@@ -116,13 +114,7 @@ static bool open_client(struct gs_sampler *s, unsigned minor, const struct gs_gp
 	 * worker's device allocation meets them (each is made in a private
 	 * table, private_table.h), and a worker's dup of a workload's node
 	 * that ours might meet vouches for a GPU we open ourselves anyway. */
-	for (unsigned m = 0; m < GS_MAX_GPUS; m++) {
-		char path[NODE_PATH_MAX];
-		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
-		int fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd >= 0)
-			nodes[n_nodes++] = fd;
-	}
+	n_nodes = rm_own_open_gpu_nodes(nodes, GS_MAX_GPUS);
 	struct nv0080_alloc_params dp = { 0 };
 	struct nv2080_alloc_params sp = { .sub_device_id = 0 };
 	nv_handle_t dev = OWN_DEVICE_HANDLE, sub = OWN_SUBDEVICE_HANDLE;
@@ -131,8 +123,7 @@ static bool open_client(struct gs_sampler *s, unsigned minor, const struct gs_gp
 		if (st == NV_OK)
 			st = rm_own_alloc(s->ctl_fd, s->client, dev, &sub, NV20_SUBDEVICE_0, &sp, sizeof(sp));
 	}
-	for (unsigned i = 0; i < n_nodes; i++)
-		close(nodes[i]);
+	rm_own_close_fds(nodes, n_nodes);
 	return st == NV_OK;
 }
 

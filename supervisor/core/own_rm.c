@@ -11,8 +11,6 @@
 #include "rm_own.h"
 
 #define CTL_PATH "/dev/nvidiactl"
-#define GPU_NODE_FMT "/dev/nvidia%u"
-#define NODE_PATH_MAX 32
 #define MAX_NODES 64u
 
 static nv_status_t make_client(struct gs_own_rm *o)
@@ -38,20 +36,12 @@ static nv_status_t make_client(struct gs_own_rm *o)
 static nv_status_t make_device(struct gs_own_rm *o, int gpu)
 {
 	int nodes[MAX_NODES];
-	unsigned n = 0;
+	unsigned n = rm_own_open_gpu_nodes(nodes, MAX_NODES);
 	struct nv0080_alloc_params dp = { .device_id = (uint32_t)gpu };
 	nv_handle_t dev = GS_OWN_DEVICE(gpu);
-
-	for (unsigned m = 0; m < MAX_NODES; m++) {
-		char path[NODE_PATH_MAX];
-		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
-		int fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd >= 0)
-			nodes[n++] = fd;
-	}
 	nv_status_t st = rm_own_alloc(o->ctl_fd, o->client, o->client, &dev, NV01_DEVICE_0, &dp, sizeof(dp));
-	for (unsigned i = 0; i < n; i++)
-		close(nodes[i]);
+
+	rm_own_close_fds(nodes, n);
 	return st;
 }
 

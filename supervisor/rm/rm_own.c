@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "rm_own.h"
 
@@ -49,4 +52,27 @@ nv_status_t rm_own_dup(int fd, struct nvos55 *d)
 	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_DUP_OBJECT, sizeof(*d)), d) < 0)
 		return NV_ERR_GENERIC;
 	return d->status;
+}
+
+#define GPU_NODE_FMT "/dev/nvidia%u"
+#define NODE_PATH_MAX 32
+
+unsigned rm_own_open_gpu_nodes(int *nodes, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned m = 0; m < max; m++) {
+		char path[NODE_PATH_MAX];
+		snprintf(path, sizeof(path), GPU_NODE_FMT, m);
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0)
+			nodes[n++] = fd;
+	}
+	return n;
+}
+
+void rm_own_close_fds(const int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
 }

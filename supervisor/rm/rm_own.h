@@ -19,6 +19,11 @@ nv_status_t rm_own_alloc(int fd, nv_handle_t client, nv_handle_t parent, nv_hand
 /* RM_FREE of object (the whole client when object == client). */
 nv_status_t rm_own_free(int fd, nv_handle_t client, nv_handle_t parent, nv_handle_t object);
 
+/* The driver lets a device be made only by a thread holding the GPU's
+ * node: opens /dev/nvidia0 .. /dev/nvidia(max-1), those that exist, into
+ * nodes (max entries); returns how many. rm_own_close_fds closes them. */
+unsigned rm_own_open_gpu_nodes(int *nodes, unsigned max);
+void rm_own_close_fds(const int *fds, unsigned n);
 /* RM_SHARE and RM_DUP_OBJECT as given. */
 nv_status_t rm_own_share(int fd, struct nvos57 *s);
 nv_status_t rm_own_dup(int fd, struct nvos55 *d);
