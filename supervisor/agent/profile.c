@@ -100,6 +100,14 @@ uint64_t gs_profile_trap_version(const struct gs_rm_abi *abi, bool trap_uvm_mmap
 	uint64_t h = fnv1a(FNV_OFFSET, PROFILE_SHAPE, strlen(PROFILE_SHAPE));
 
 	h = fnv1a(h, escapes, n);
+	/* UVM's trapped calls' bytes too: a profile made before they were
+	 * trapped lets the map reach the driver unseen, and must not pass
+	 * for this one. */
+	for (unsigned nr = 0; nr < N_IOCTL_NR; nr++) {
+		uint8_t byte = (uint8_t)nr;
+		if (gs_filter_is_uvm_byte(abi, nr))
+			h = fnv1a(h, &byte, sizeof(byte));
+	}
 	for (unsigned i = 0; i < gs_abi_count(); i++)
 		if (abi_listed(gs_abi_at(i), trap_uvm_mmap))
 			h = fnv1a(h, &gs_abi_at(i)->scmp_arch, sizeof(gs_abi_at(i)->scmp_arch));
