@@ -56,6 +56,8 @@ TESTS_AGENT_PEER := $(TESTS_BUILD)/agent/peer
 TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 # tests/p2p's p2p_pairs, linked statically for the container.
 TESTS_AGENT_P2P := $(TESTS_BUILD)/agent/p2p_pairs
+# tests/adv's uvm_hold, linked statically for the container.
+TESTS_AGENT_UVMHOLD := $(TESTS_BUILD)/agent/uvm_hold
 # tests/sm's sm_workload, linked statically for the container (agent --sm).
 TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
 # A refused call made with its stack pointer in a stalling page (static).
@@ -65,7 +67,7 @@ TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
-                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE)
+                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -96,6 +98,10 @@ $(TESTS_AGENT_HOLDER): tests/agent/holder.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(
 $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_UVMHOLD): tests/adv/uvm_hold.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_P2P): tests/p2p/p2p_pairs.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

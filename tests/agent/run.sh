@@ -97,6 +97,12 @@
 #                     registrations, the start record says "answer"
 #   p2pperform-runc   the baseline: the default policy, the fake performs
 #                     every registration
+#   uvmhold-runc      tests/adv's uvm_hold free in the container: 768 MiB
+#                     mapped through UVM (the profile traps the map), its
+#                     handle freed, 768 MiB again: the fake never holds
+#                     more than 1 GiB, and the second allocation fits (the
+#                     agent took the mapping back). baseline-uvmhold-runc:
+#                     no profile, no agent: the fake holds 1.5 GiB
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
 #   restart-runc      the agent, started with --keeper, is SIGKILLed while it
@@ -161,6 +167,7 @@ PEER=$ROOT/build/tests/agent/peer
 MANAGED=$ROOT/build/tests/agent/managed
 ABANDON=$ROOT/build/tests/agent/abandon
 P2P=$ROOT/build/tests/agent/p2p_pairs
+UVMHOLD=$ROOT/build/tests/agent/uvm_hold
 P2P_PAIRS=10
 GPUNODE=$ROOT/build/tests/agent/gpunode
 GPUNODE_RACE_MS=4000    # B's device attempts on GPU 0 (the baseline wins in well under 1 s)
@@ -513,6 +520,9 @@ inside() {
 	p2pperform)
 		profile "$p" && start_agent || return
 		run_fg '["/bin/p2p_pairs", "'"$P2P_PAIRS"'"]' "$p" ;;
+	uvmhold)
+		[ -n "$p" ] && { profile "$p" && start_agent || return; }
+		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
 	mmapless)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
@@ -682,7 +692,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE"; do
+for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -701,7 +711,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -856,6 +866,15 @@ judge() {  # judge NAME RUNTIME
 			[ "$(st "$dir" p2p_registered)" = "$performed" ] && [ "$(st "$dir" p2p_unregistered)" = "$performed" ] &&
 			grep -q "\"p2p_register\":\"$mode\"" "$log" ||
 			why="rc=$rc registered=$(st "$dir" p2p_registered) (want $performed): $(head -c 200 "$dir/container.out")" ;;
+	uvmhold-runc)
+		peak_within && [ "$rc" = 0 ] &&
+			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" &&
+			[ "$(st "$dir" uvm_mappings)" = 0 ] ||
+			why=${why:-"rc=$rc mappings=$(st "$dir" uvm_mappings): $(head -c 200 "$dir/container.out")"} ;;
+	baseline-uvmhold-runc)
+		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] &&
+			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" ||
+			why="without the agent the mapping did not hold the memory: peak=$peak rc=$rc $(head -c 200 "$dir/container.out")" ;;
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
@@ -1024,7 +1043,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
