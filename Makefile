@@ -229,19 +229,20 @@ clean:
 # helpers in one process.
 TSAN_CASES_SM := sm50 fail churn reschedule stall
 TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
-TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call
-TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc
+TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call \
+                  uvm_hold:close uvm_hold:race
+TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc uvmhold-runc
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \
 		build-tsan/gpusandbox
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GPUSANDBOX=build-tsan/gpusandbox \
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		setarch -R tests/adv/run.sh $(TSAN_CASES_ADV)
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GPUSANDBOX=build-tsan/gpusandbox \
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GPUSANDBOX=build-tsan/gpusandbox \
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
 		setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
 
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
