@@ -229,17 +229,6 @@ static void add_iouring_refusal(json_object *syscalls)
 	}
 }
 
-static bool is_rm_trapped(const struct gs_rm_abi *abi, unsigned nr)
-{
-	size_t n = 0;
-	const uint8_t *escapes = rm_trapped_escapes(abi, &n);
-
-	for (size_t i = 0; i < n; i++)
-		if (escapes[i] == nr)
-			return true;
-	return false;
-}
-
 static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *o)
 {
 	size_t n = 0;
@@ -259,7 +248,7 @@ static void add_trap_rules(json_object *syscalls, const struct gs_profile_opts *
 
 static bool is_trapped(const struct gs_rm_abi *abi, unsigned nr)
 {
-	return is_rm_trapped(abi, nr) || gs_filter_is_uvm_byte(abi, nr);
+	return gs_filter_is_rm_byte(abi, nr) || gs_filter_is_uvm_byte(abi, nr);
 }
 
 /* The syscalls the profile traps, by name: a base's rules for them are

@@ -129,12 +129,8 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u,
  * memory the ledger does not pin. */
 static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
 {
-	for (uint32_t i = 0; i < u->n_gpus; i++) {
-		struct uvm_unmap_external_params p = { .base = u->base, .length = u->length };
-		memcpy(p.gpu_uuid, u->gpus[i].gpu_uuid, UVM_UUID_BYTES);
-		(void)perform_uvm(c->dup, UVM_UNMAP_EXTERNAL, &p,
-		                  offsetof(struct uvm_unmap_external_params, rm_status));
-	}
+	for (uint32_t i = 0; i < u->n_gpus; i++)
+		(void)gs_uvm_unmap(c->dup, u->gpus[i].gpu_uuid, u->base, u->last);
 }
 
 /* The calling process, remembered by the space: when every process that

@@ -319,6 +319,18 @@ static void finish_dup(struct call *c, const struct answer *a)
 	c->dup_slot = -1;
 }
 
+/* Where the answer will be written, taken before the first read: the
+ * fetch stage's ID_VALID, after that read, proves it the trapped task's.
+ * False, with *a, when it cannot be: a task already gone needs no answer;
+ * one we may not reach fails closed, as a dup we may not take does. */
+static bool open_answer_mem(struct call *c, struct answer *a)
+{
+	if (task_mem_open(c->tid, &c->mem) == 0)
+		return true;
+	*a = errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
+	return false;
+}
+
 /* UVM's external-mapping calls (plain integers, the whole word compared):
  * performed by us on the UVM device itself; the same number on any other
  * file is that file's business. The UVM file is never kept past the call:
@@ -326,6 +338,7 @@ static void finish_dup(struct call *c, const struct answer *a)
 static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 {
 	enum gs_node_kind kind;
+	struct answer a;
 
 	c->dup = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
 	if (c->dup < 0)
@@ -333,8 +346,8 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
 	if (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, c->dup))
 		return answer_continue();
-	if (task_mem_open(c->tid, &c->mem) < 0)
-		return errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
+	if (!open_answer_mem(c, &a))
+		return a;
 	*record = true;
 	return handle_uvm(c, cmd);
 }
@@ -368,12 +381,8 @@ static struct answer route_ioctl(struct call *c,
 	 * proves the driver would accept is answered without it, so without
 	 * a dup of the workload's fd (exec_control.c). */
 	struct answer a;
-	/* Where the answer will be written, taken before the first read:
-	 * the fetch stage's ID_VALID, after that read, proves it the
-	 * trapped task's. A task already gone needs no answer; one we may
-	 * not reach fails closed, as a dup we may not take does. */
-	if (task_mem_open(c->tid, &c->mem) < 0)
-		return errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
+	if (!open_answer_mem(c, &a))
+		return a;
 	if (e && e->action == RM_ACT_EXEC_CONTROL && answers_p2p_registration(c, &a)) {
 		c->d.call = e->name;
 		*record = true;

@@ -148,14 +148,21 @@ const uint32_t gs_filter_uvm_cmds[GS_FILTER_UVM_N] = {
 	UVM_MAP_EXTERNAL_ALLOCATION, UVM_ALLOC_DEVICE_P2P,
 };
 
-bool gs_filter_is_uvm_byte(const struct gs_rm_abi *abi, unsigned nr)
+bool gs_filter_is_rm_byte(const struct gs_rm_abi *abi, unsigned nr)
 {
 	size_t n = 0;
 	const uint8_t *escapes = rm_trapped_escapes(abi, &n);
 
 	for (size_t i = 0; i < n; i++)
 		if (escapes[i] == nr)
-			return false; /* trapped as an RM escape already */
+			return true;
+	return false;
+}
+
+bool gs_filter_is_uvm_byte(const struct gs_rm_abi *abi, unsigned nr)
+{
+	if (gs_filter_is_rm_byte(abi, nr))
+		return false; /* trapped as an RM escape already */
 	for (int i = 0; i < GS_FILTER_UVM_N; i++)
 		if ((gs_filter_uvm_cmds[i] & IOCTL_NR_MASK) == nr)
 			return true;

@@ -20,6 +20,8 @@
  * escape traps it already. */
 #define GS_FILTER_UVM_N 2
 extern const uint32_t gs_filter_uvm_cmds[GS_FILTER_UVM_N];
+/* Is nr the low byte of an RM escape the filter traps (rm_trapped_escapes)? */
+bool gs_filter_is_rm_byte(const struct gs_rm_abi *abi, unsigned nr);
 /* Is nr the low byte of one of them, not trapped as an RM escape? */
 bool gs_filter_is_uvm_byte(const struct gs_rm_abi *abi, unsigned nr);
 /* managed = deny: an mmap is trapped when it is shaped like a UVM mapping

@@ -30,23 +30,24 @@ static void drop_record(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
 	m->maps[i] = m->maps[--m->n_maps];
 }
 
-/* Takes a record's mapping away through our dup (the call UVM_UNMAP_EXTERNAL
- * the workload could have made). True when it is gone now: unmapped, or
- * gone before (UVM refuses a range that no longer lies in one external
- * range, or a GPU no longer registered, and both took their mappings
- * with them). Anything else (the ioctl failed: UVM's power-management
- * lock answers EAGAIN) leaves it mapped, as far as we know. */
-static bool unmap_record(const struct gs_uvm_maps *m, uint32_t i)
+/* Takes a record's mapping away through our dup (gs_uvm_unmap). */
+bool gs_uvm_unmap(int fd, const uint8_t *uuid, uint64_t first, uint64_t last)
 {
-	const struct gs_uvm_map *r = &m->maps[i];
-	struct uvm_unmap_external_params p = { .base = r->first, .length = r->last - r->first + 1,
+	struct uvm_unmap_external_params p = { .base = first, .length = last - first + 1,
 	                                       .rm_status = NV_ERR_GENERIC };
 
-	memcpy(p.gpu_uuid, r->gpu_uuid, UVM_UUID_BYTES);
-	if (ioctl(m->spaces[r->space].fd, UVM_UNMAP_EXTERNAL, &p) < 0)
+	memcpy(p.gpu_uuid, uuid, UVM_UUID_BYTES);
+	if (ioctl(fd, UVM_UNMAP_EXTERNAL, &p) < 0)
 		return false;
 	return p.rm_status == NV_OK || p.rm_status == NV_ERR_INVALID_ADDRESS ||
 	       p.rm_status == NV_ERR_INVALID_DEVICE;
+}
+
+static bool unmap_record(const struct gs_uvm_maps *m, uint32_t i)
+{
+	const struct gs_uvm_map *r = &m->maps[i];
+
+	return gs_uvm_unmap(m->spaces[r->space].fd, r->gpu_uuid, r->first, r->last);
 }
 
 /* Unmaps record i and drops it with its pin; false (kept) when it could

@@ -98,6 +98,14 @@ void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space);
  * the record then stays whole (charged longer, never less). */
 int gs_uvm_maps_cut(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
                     uint64_t first, uint64_t last, uint64_t released[GS_MAX_GPUS]);
+/* UVM_UNMAP_EXTERNAL of [first, last] on the GPU uuid, through fd (our
+ * dup of the UVM file). True when nothing of ours is mapped there now:
+ * unmapped, or gone before (UVM refuses a range that no longer lies in
+ * one external range, or a GPU no longer registered, and both took their
+ * mappings with them). Anything else (the ioctl failed: UVM's
+ * power-management lock answers EAGAIN) leaves it mapped, as far as we
+ * know. */
+bool gs_uvm_unmap(int fd, const uint8_t *uuid, uint64_t first, uint64_t last);
 /* Records a mapping; takes pin (released at once when it cannot be
  * recorded, with -1: the caller must then undo the mapping). */
 int gs_uvm_maps_add(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
