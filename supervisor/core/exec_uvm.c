@@ -62,28 +62,29 @@ static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t
 	return answer_value(0);
 }
 
-/* What the ledger and the caller's fd table say of the map's client and
- * memory (reconcile: the client's file by kcmp against its watch). */
-static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, struct gs_uvm_facts *f,
+/* What the ledger says of the map's client and memory, and of ctl, our
+ * dup of the caller's rmCtrlFd (reconcile: the client's file, by kcmp
+ * against its watch). */
+static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, int ctl, struct gs_uvm_facts *f,
                            struct ledger_facts *mem)
 {
 	struct ledger *l = &c->sb->ledger;
 
 	memset(f, 0, sizeof(*f));
 	f->client_ours = ledger_has(l, u->h_client, u->h_client) && ledger_client_file_alive(l, u->h_client);
-	f->client_on_fd = f->client_ours &&
-	                  ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
+	f->client_on_fd = f->client_ours && ctl >= 0 && ledger_fd_is_client_file(l, u->h_client, ctl) == 1;
 	f->memory_known = ledger_object_facts(l, u->h_client, u->h_memory, mem);
 	f->memory_mappable = f->memory_known &&
 	                     (mem->kind == RM_CLASS_VIDMEM || mem->kind == RM_CLASS_SYSMEM);
 }
 
 /* The map through our own client: the workload's client shares the memory
- * with our client alone (through our dup of the client's own control
- * file, checked to be that file), we dup it under our device on its GPU,
- * UVM maps our dup, and our dup goes (UVM holds its own). params is our
- * copy, rewritten to name our client. */
-static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u,
+ * with our client alone (through ctl, our dup of the caller's rmCtrlFd,
+ * which the verdict found to be the client's own control file), we dup it
+ * under our device on its GPU, UVM maps our dup, and our dup goes once the
+ * answer is sent (UVM holds its own). params is our copy, rewritten to
+ * name our client. */
+static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, int ctl,
                                    const struct gs_uvm_layout *lay, uint8_t *params, int gpu)
 {
 	struct gs_own_rm *o = &c->sb->own;
@@ -91,24 +92,13 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u,
 
 	if (st != NV_OK)
 		return st;
-	int ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
-	if (ctl < 0)
-		return NV_ERR_INVALID_CLIENT;
-	if (ledger_fd_is_client_file(&c->sb->ledger, u->h_client, ctl) != 1) {
-		close(ctl);
-		return NV_ERR_INSUFFICIENT_PERMISSIONS;
-	}
 	struct nvos57 share = { .h_client = u->h_client, .h_object = u->h_memory,
 	                        .policy = { .target = o->client, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
 	                                    .type = RS_SHARE_TYPE_CLIENT } };
 	st = rm_own_share(ctl, &share);
-	close(ctl);
 	if (st != NV_OK)
 		return st;
-	struct nvos55 dup = { .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
-	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = u->h_client,
-	                      .h_object_src = u->h_memory };
-	st = rm_own_dup(o->ctl_fd, &dup);
+	st = gs_own_rm_dup_temp(o, gpu, u->h_client, u->h_memory);
 	if (st != NV_OK)
 		return st;
 	struct uvm_map_external_tail tail;
@@ -119,9 +109,8 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u,
 	tail.h_memory = GS_OWN_TEMP_DUP;
 	tail.rm_status = NV_ERR_GENERIC;
 	memcpy(tail_at, &tail, sizeof(tail));
-	st = perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_map_status_offset(lay));
-	(void)rm_own_free(o->ctl_fd, o->client, GS_OWN_DEVICE(gpu), GS_OWN_TEMP_DUP);
-	return st;
+	/* Our dup is freed after the answer (gs_own_rm_drop_temp). */
+	return perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_map_status_offset(lay));
 }
 
 /* Takes a mapping back that could not be recorded (no memory for the
@@ -182,17 +171,14 @@ static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
 	return ok;
 }
 
-static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
+static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int ctl,
                                 const struct gs_uvm_layout *lay, uint8_t *params)
 {
 	uint32_t status_off = gs_uvm_map_status_offset(lay);
 	struct gs_uvm_facts f;
 	struct ledger_facts mem = { .gpu = LEDGER_NO_GPU };
 
-	take_uvm_facts(c, u, &f, &mem);
-	/* The facts came from the task's fd table by tid: still the task? */
-	if (!notif_still_valid(c))
-		return answer_none();
+	take_uvm_facts(c, u, ctl, &f, &mem);
 	struct gs_call_verdict v = gs_verdict_of_uvm(u, &f);
 	c->d.gpu = mem.gpu;
 	if (v.verdict != GS_VERDICT_ALLOW)
@@ -205,7 +191,7 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 		                                         "the mapping could not be followed")
 		                            : answer_none();
 	}
-	nv_status_t st = map_through_own(c, u, lay, params, mem.gpu >= 0 ? mem.gpu : 0);
+	nv_status_t st = map_through_own(c, u, ctl, lay, params, mem.gpu >= 0 ? mem.gpu : 0);
 	if (st != NV_OK) {
 		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
@@ -223,6 +209,23 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 	}
 	note_release(c, released, before);
 	return answer_uvm(c, status_off, NV_OK, GS_VERDICT_ALLOW, NULL);
+}
+
+/* The caller's rmCtrlFd is dup'ed once, and both the verdict and the
+ * share are of that file: a number swapped after the dup changes
+ * neither. The dup's own ID_VALID proves it the trapped task's; a number
+ * that names nothing leaves the verdict to refuse. */
+static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
+                                const struct gs_uvm_layout *lay, uint8_t *params)
+{
+	int ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
+
+	if (ctl < 0 && errno == ESRCH)
+		return answer_none();
+	struct answer a = map_judged(c, u, ctl, lay, params);
+	if (ctl >= 0)
+		close(ctl);
+	return a;
 }
 
 /* UVM_ALLOC_DEVICE_P2P dups the memory behind a range of P2P pages and
@@ -244,6 +247,55 @@ static struct answer refuse_device_p2p(struct call *c)
 	                  "P2P pages would keep memory past its charge");
 }
 
+/* GPU entries read with the map's head and tail: a map names one entry
+ * per GPU it maps on, and most name one. */
+#define MAP_ENTRIES_FIRST 4u
+
+/* fetch: the bytes of the map UVM reads (its head, the GPU entries its
+ * count names, its tail) into params, the rest zeroed (issue #16: the
+ * struct is 9 KiB on 570+, and a one-GPU map uses 84 bytes of it). One
+ * read takes the head, the first entries and the tail; a second, only for
+ * a map on more GPUs, the other entries its count names (a count the
+ * decode refuses reads none). The ID_VALID after both proves them the
+ * trapped task's. What is performed is this copy, so a map whose unused
+ * entries lie in unmapped memory is performed where the driver, which
+ * copies the whole struct, would answer EFAULT: nothing is read from
+ * those bytes either way. */
+static bool fetch_map(struct call *c, const struct gs_uvm_layout *lay, uint8_t *params,
+                      struct answer *a)
+{
+	const size_t entry = sizeof(struct uvm_gpu_mapping_attrs);
+	const size_t head = sizeof(struct uvm_map_external_head);
+	const size_t tail_off = UVM_MAP_EXTERNAL_TAIL_OFF(lay->max_gpus);
+	const uint32_t first = lay->max_gpus < MAP_ENTRIES_FIRST ? lay->max_gpus : MAP_ENTRIES_FIRST;
+	const struct gs_mem_part parts[] = {
+		{ 0, head + first * entry },
+		{ tail_off, sizeof(struct uvm_map_external_tail) },
+	};
+	struct uvm_map_external_tail tail;
+	bool ok;
+
+	memset(params, 0, c->size);
+	ok = mem_read_parts(c->tid, c->argp, params, parts, sizeof(parts) / sizeof(parts[0])) == 0;
+	if (ok) {
+		memcpy(&tail, params + tail_off, sizeof(tail));
+		if (tail.gpu_count > first && tail.gpu_count <= lay->max_gpus) {
+			const struct gs_mem_part rest = { head + first * entry,
+			                                  (size_t)(tail.gpu_count - first) * entry };
+			ok = mem_read_parts(c->tid, c->argp, params, &rest, 1) == 0;
+		}
+	}
+	if (!ok) {
+		*a = answer_errno(EFAULT);
+		return false;
+	}
+	if (!notif_still_valid(c)) {
+		*a = answer_none();
+		return false;
+	}
+	return true;
+}
+
 struct answer handle_uvm(struct call *c, uint32_t cmd)
 {
 	struct gs_uvm_layout lay;
@@ -263,7 +315,7 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 		return answer_errno(EINVAL);
 	}
 	c->size = gs_uvm_map_size(&lay);
-	if (!fetch_trapped_top(c, params, c->size, &a))
+	if (!fetch_map(c, &lay, params, &a))
 		return a;
 	(void)gs_decode_uvm_map(&lay, params, c->size, &u);
 	c->d.h_client = u.h_client;

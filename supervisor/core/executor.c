@@ -53,6 +53,7 @@
 #include "executor.h"
 #include "stack.h"
 #include "gpusandbox.h"
+#include "own_rm.h"
 #include "uvm_call.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
@@ -531,6 +532,10 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 		a = answer_value(0);
 		record_decision(sb, &c, &a);
 	}
+	/* A UVM map's dup of the memory in our own client, needed only
+	 * until the map returned: freed after the answer, off the
+	 * workload's path (issue #16). */
+	gs_own_rm_drop_temp(&sb->own);
 	if (c.dup >= 0)
 		close(c.dup);
 	task_mem_close(&c.mem);

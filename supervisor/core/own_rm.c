@@ -61,8 +61,32 @@ nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu)
 	return st;
 }
 
+void gs_own_rm_drop_temp(struct gs_own_rm *o)
+{
+	if (!o->temp_parent)
+		return;
+	(void)rm_own_free(o->ctl_fd, o->client, o->temp_parent, GS_OWN_TEMP_DUP);
+	o->temp_parent = 0;
+}
+
+nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, nv_handle_t h_client_src,
+                               nv_handle_t h_object_src)
+{
+	nv_status_t st;
+
+	gs_own_rm_drop_temp(o);
+	struct nvos55 dup = { .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
+	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client_src,
+	                      .h_object_src = h_object_src };
+	st = rm_own_dup(o->ctl_fd, &dup);
+	if (st == NV_OK)
+		o->temp_parent = GS_OWN_DEVICE(gpu);
+	return st;
+}
+
 void gs_own_rm_close(struct gs_own_rm *o)
 {
+	o->temp_parent = 0;   /* freed with the client */
 	if (o->ctl_fd >= 0) {
 		if (o->client)
 			(void)rm_own_free(o->ctl_fd, o->client, o->client, o->client);

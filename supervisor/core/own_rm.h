@@ -28,6 +28,10 @@ struct gs_own_rm {
 	int         ctl_fd;   /* our control file; -1: no client yet */
 	nv_handle_t client;
 	uint64_t    devices;  /* bit g: our device on device instance g exists */
+	/* The parent of the dup at GS_OWN_TEMP_DUP while one lives (0:
+	 * none): freed after the workload's answer is sent
+	 * (gs_own_rm_drop_temp), not before it. */
+	nv_handle_t temp_parent;
 };
 
 /* Our device handle on device instance gpu (a fixed handle per GPU). */
@@ -44,6 +48,18 @@ struct gs_own_rm {
  * allocation is made (private_table.h). NV_OK or the driver's status
  * (NV_ERR_OPERATING_SYSTEM when our files cannot be opened). */
 nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu);
+
+/* Dups the workload's memory (h_client_src, h_object_src), shared with
+ * our client, at GS_OWN_TEMP_DUP under our device on gpu, after freeing
+ * a temporary dup still held. NV_OK or the driver's status. */
+nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, nv_handle_t h_client_src,
+                               nv_handle_t h_object_src);
+/* Frees the temporary dup, if one is held. UVM holds its own reference
+ * to what it mapped, so ours is needed only until the map returns; the
+ * executor calls this after the answer is sent (issue #16: the free is
+ * off the workload's path), still under the session lock, so no other
+ * call of the sandbox runs between the map and the free. */
+void gs_own_rm_drop_temp(struct gs_own_rm *o);
 void gs_own_rm_close(struct gs_own_rm *o);
 
 #endif

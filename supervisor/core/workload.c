@@ -54,6 +54,22 @@ int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
+int mem_read_parts(pid_t tid, uint64_t addr, void *buf, const struct gs_mem_part *parts,
+                   unsigned n)
+{
+	struct iovec local[GS_MEM_PARTS_MAX], remote[GS_MEM_PARTS_MAX];
+	size_t total = 0;
+
+	if (n == 0 || n > GS_MEM_PARTS_MAX)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		local[i] = (struct iovec){ (uint8_t *)buf + parts[i].off, parts[i].len };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(addr + parts[i].off), parts[i].len };
+		total += parts[i].len;
+	}
+	return process_vm_readv(tid, local, n, remote, n, 0) == (ssize_t)total ? 0 : -1;
+}
+
 /* The top-level struct at addr and the rest of the page its last byte is
  * on, in one process_vm_readv (issue #16: a second level is often on that
  * page, just above the struct on the caller's stack). The window touches

@@ -39,6 +39,15 @@ void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc);
 /* Reads by tid: a read decides nothing until an ID_VALID made after it
  * proves the tid still named the trapped task (notif_still_valid). */
 int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* Parts of one struct at addr, each read into buf at its own offset, in
+ * one process_vm_readv; 0 when every part was read whole, else -1. At
+ * most GS_MEM_PARTS_MAX parts. */
+#define GS_MEM_PARTS_MAX 4u
+struct gs_mem_part {
+	size_t off, len;
+};
+int mem_read_parts(pid_t tid, uint64_t addr, void *buf, const struct gs_mem_part *parts,
+                   unsigned n);
 /* need bytes at addr and the rest of their last page (at most cap in all,
  * page the page size to assume); the bytes read, or -1. */
 ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t cap,
