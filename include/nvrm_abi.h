@@ -189,8 +189,12 @@ _Static_assert(offsetof(struct nvos55, status) == 24, "NVOS55.status");
 #define RS_SHARE_TYPE_ALL               1u
 #define RS_SHARE_TYPE_OS_SECURITY_TOKEN 2u
 #define RS_SHARE_TYPE_CLIENT            3u
+#define RS_SHARE_TYPE_PID               4u
 #define RS_SHARE_ACTION_FLAG_REVOKE     (1u << 0)
 #define RS_SHARE_ACTION_FLAG_REQUIRE    (1u << 1)
+/* Start an object's first edited list from the policies in force (its
+ * ancestors' or the default) instead of an empty one (rs_client.c). */
+#define RS_SHARE_ACTION_FLAG_COMPOSE    (1u << 2)
 #define RS_ACCESS_DUP_OBJECT_BIT        (1u << 0) /* RS_ACCESS_DUP_OBJECT = 0 */
 struct rs_share_policy {
 	uint32_t target;

@@ -92,9 +92,14 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
 
 	if (st != NV_OK)
 		return st;
+	/* COMPOSE: the memory's first edited list starts from the policies
+	 * in force, not empty, so the driver's default (clients of the
+	 * workload's own process may dup it) stays; without it our share
+	 * would take that away (tests/adv/uvm_share.c). */
 	struct nvos57 share = { .h_client = u->h_client, .h_object = u->h_memory,
 	                        .policy = { .target = o->client, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
-	                                    .type = RS_SHARE_TYPE_CLIENT } };
+	                                    .type = RS_SHARE_TYPE_CLIENT,
+	                                    .action = RS_SHARE_ACTION_FLAG_COMPOSE } };
 	st = rm_own_share(ctl, &share);
 	if (st != NV_OK)
 		return st;

@@ -112,6 +112,7 @@ TESTS=(
 	"uvm_hold:close|sandbox|uvm_hold close"
 	"uvm_hold:race|sandbox|uvm_hold race"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
+	"uvm_share|sandbox|uvm_share"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -144,6 +145,7 @@ TESTS=(
 	"baseline-uvm_hold:close|bare|uvm_hold close"
 	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
+	"baseline-uvm_share|bare|uvm_share"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
 	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
 	"baseline-dupcache_swap|sandbox|dupcache swap"
@@ -518,6 +520,12 @@ check_positive() {
 		[ "$(val_of "$d" a_alloc)" = 0x0 ] && ge "$(val_of "$d" recv_nomem)" 1 &&
 			ge "$(val_of "$d" own_nomem)" 1 ||
 			{ why="not exercised: a_alloc=$(val_of "$d" a_alloc) $(grep recv_ok "$d/out")"; return 1; } ;;
+	uvm_share)
+		# The map and a second client's dup of the mapped memory, as
+		# without gpusandbox: the supervisor's share must keep the
+		# driver's default policy (uvm_share.c).
+		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] ||
+			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) dup=$(val_of "$d" dup), want 0x0 0x0 0x0"; return 1; } ;;
 	uvm_hold:p2p)
 		# Refused as a driver without P2P pages answers; A then freed.
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x56 ] &&
@@ -1074,6 +1082,12 @@ for t in "${TESTS[@]}"; do
 		# Natively the ring is made: what the sandbox's ENOSYS takes away.
 		[ "$(val_of "$dir" setup)" = OK ] && [ "$(val_of "$dir" enter)" = EBADF ] && pass "$name" ||
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive (io_uring disabled here?)"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "$name" = baseline-uvm_share ]; then
+		# The fake lets a second client of the same process dup mapped
+		# memory, as the driver's default policy does.
+		check_positive "$name" "$dir" && pass "$name" || fail "$name" "without gpusandbox: $why"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then

@@ -44,9 +44,21 @@ struct res {
 	int           engine;    /* enum fake_engine of a K_ENGINE */
 	bool          own_group; /* a channel outside any group: RM made it one */
 	unsigned      seen;      /* stats pass that counted it last */
-	/* RM_SHARE policies for RS_ACCESS_DUP_OBJECT (fake_share.c). */
-	bool          share_all;    /* ALL or OS_SECURITY_TOKEN */
-	nv_handle_t   share_client; /* CLIENT: the one client allowed, or 0 */
+};
+
+/* An RsResourceRef's share policies (fake_share.c): none of its own
+ * until an RM_SHARE edits them; until then, the nearest edited ancestor's
+ * apply, or the driver's default. */
+#define FAKE_SHARE_MAX 8u
+struct share_policy {
+	uint16_t    type;
+	nv_handle_t target;
+	uint32_t    mask;
+};
+struct share_list {
+	bool                modified;
+	uint8_t             n;
+	struct share_policy p[FAKE_SHARE_MAX];
 };
 
 struct obj {
@@ -56,6 +68,7 @@ struct obj {
 	bool        dup;     /* made by RM_DUP_OBJECT */
 	bool        doomed;  /* marked during a subtree free */
 	struct res *res;
+	struct share_list share;  /* of this handle, not of the memory behind it */
 };
 
 /* A client's share of a GPU's busy time (fake_busy.c): while several
@@ -75,6 +88,7 @@ struct client {
 	struct obj *objs;
 	size_t      n, cap;
 	struct client_busy busy[FAKE_MAX_GPUS];
+	struct share_list share;  /* the client object's own (fake_share.c) */
 };
 
 /* Busy-time model (fake_busy.c). */
@@ -186,8 +200,10 @@ nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct
 nv_status_t fake_check_gpu_node(const struct fake_caller *who, pid_t client_tgid, int gpu);
 
 /* fake_share.c */
-bool fake_share_allows_dup(const struct client *src, const struct obj *so,
-			   const struct client *dst);
+/* May a client of process tgid, named dst (0: a kernel client, as UVM's),
+ * dup so of src under src's share policies? */
+bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_handle_t dst);
+bool fake_share_allows_dup(struct client *src, const struct obj *so, const struct client *dst);
 int  fake_esc_share(const struct fake_caller *who, void *buf, size_t size);
 int  fake_esc_export_dmabuf(const struct fake_caller *who, void *buf, size_t size);
 

@@ -327,7 +327,7 @@ static void uvm_check_hold(int fd, nv_handle_t hc, nv_handle_t hdev, bool by_clo
 /* A process of its own making a client and 64 MiB, alive until told. */
 struct other { pid_t pid; int go; nv_handle_t hc, hm; };
 
-static void other_start(struct other *o, nv_handle_t share_to)
+static void other_start(struct other *o, nv_handle_t share_to, bool whole_client)
 {
 	int up[2], go[2];
 	if (pipe(up) || pipe(go))
@@ -342,9 +342,10 @@ static void other_start(struct other *o, nv_handle_t share_to)
 		if (alloc_vidmem(cfd, h[0], hdev, &hm, UVM_MAP_BYTES) != NV_OK)
 			_exit(1);
 		h[1] = hm;
-		struct nvos57 q = { .h_client = h[0], .h_object = hm,
+		struct nvos57 q = { .h_client = h[0], .h_object = whole_client ? h[0] : hm,
 				    .policy = { .target = share_to, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
-						.type = RS_SHARE_TYPE_CLIENT } };
+						.type = RS_SHARE_TYPE_CLIENT,
+						.action = whole_client ? RS_SHARE_ACTION_FLAG_COMPOSE : 0 } };
 		if (share_to && (nv_ioctl(cfd, NV_ESC_RM_SHARE, &q, sizeof(q)) || q.status != NV_OK))
 			_exit(1);
 		char c;
@@ -376,14 +377,14 @@ static void uvm_check_other(int fd, nv_handle_t hc, nv_handle_t hdev)
 	int ufd = open_uvm();
 	struct other o;
 
-	other_start(&o, 0);
+	other_start(&o, 0, false);
 	check(o.hc && o.hm && uvm_create(ufd, UVM_RANGE_BASE, UVM_RANGE_BYTES) == NV_OK &&
 	      uvm_map(ufd, UVM_RANGE_BASE, UVM_MAP_BYTES, o.hc, o.hm) == NV_ERR_INSUFFICIENT_PERMISSIONS &&
 	      stat_get("uvm_mappings") == 0, "uvm: mapping another process's client -> INSUFFICIENT_PERMISSIONS (0x1b)");
 	check(other_stop(&o) && stat_wait("gpu0.vidmem_used", base0) == base0,
 	      "uvm: the refused map holds nothing once its owner is gone");
 
-	other_start(&o, hc);
+	other_start(&o, hc, false);
 	nv_handle_t hd = 0;
 	check(o.hc && dup_obj(fd, hc, hdev, &hd, o.hc, o.hm) == NV_OK &&
 	      uvm_map(ufd, UVM_RANGE_BASE, UVM_MAP_BYTES, hc, hd) == NV_OK &&
@@ -492,6 +493,53 @@ static void uvm_check_args(int fd, nv_handle_t hc, nv_handle_t hdev)
 	      "uvm: after UVM_FREE no mapping is left and VALIDATE -> INVALID_ADDRESS");
 	close(ufd2);
 	close(ufd);
+}
+
+static nv_status_t share_with(int fd, nv_handle_t hc, nv_handle_t ho, nv_handle_t target, uint8_t action)
+{
+	struct nvos57 q = { .h_client = hc, .h_object = ho,
+			    .policy = { .target = target, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
+					.type = RS_SHARE_TYPE_CLIENT, .action = action } };
+	return nv_ioctl(fd, NV_ESC_RM_SHARE, &q, sizeof(q)) ? NV_ERR_GENERIC : q.status;
+}
+
+/* Share policies are the handle's, start empty unless composed, and are
+ * inherited from the nearest edited ancestor (fake_share.c). */
+static void share_checks(void)
+{
+	int fa = open_ctl(), fb = open_ctl(), ufd = open_uvm();
+	nv_handle_t da, db, ca = make_client(fa, &da), cb = make_client(fb, &db);
+	nv_handle_t m[3] = { 0, 0, 0 }, d[3] = { 0, 0, 0 };
+
+	for (int i = 0; i < 3; i++)
+		check(alloc_vidmem(fa, ca, da, &m[i], 2 * MIB) == NV_OK, "share: memory %d of client A", i);
+	check(dup_obj(fb, cb, db, &d[0], ca, m[0]) == NV_OK,
+	      "share: by default a second client of the same process dups A's memory");
+	check(share_with(fa, ca, m[1], 0xc1d0beefu, 0) == NV_OK &&
+	      dup_obj(fb, cb, db, &d[1], ca, m[1]) == NV_ERR_INSUFFICIENT_PERMISSIONS,
+	      "share: a CLIENT policy without COMPOSE replaces the default: the same process's dup -> 0x1b");
+	check(uvm_create(ufd, UVM_RANGE_BASE, UVM_RANGE_BYTES) == NV_OK &&
+	      uvm_map(ufd, UVM_RANGE_BASE, 2 * MIB, ca, m[1]) == NV_ERR_INSUFFICIENT_PERMISSIONS,
+	      "share: ... and UVM, which dups as the calling process, cannot map it either");
+	check(share_with(fa, ca, m[2], 0xc1d0beefu, RS_SHARE_ACTION_FLAG_COMPOSE) == NV_OK &&
+	      dup_obj(fb, cb, db, &d[2], ca, m[2]) == NV_OK &&
+	      uvm_map(ufd, UVM_RANGE_BASE, 2 * MIB, ca, m[2]) == NV_OK,
+	      "share: with COMPOSE the default stays: the same process dups and maps it");
+	check(share_with(fa, ca, m[2], 0xc1d0beefu, RS_SHARE_ACTION_FLAG_COMPOSE | RS_SHARE_ACTION_FLAG_REVOKE) == NV_OK &&
+	      dup_obj(fb, cb, db, &d[1], ca, m[2]) == NV_OK, "share: revoking one policy keeps the others");
+
+	struct other o;
+	nv_handle_t dx = 0;
+	other_start(&o, ca, true);
+	check(o.hc && dup_obj(fa, ca, da, &dx, o.hc, o.hm) == NV_OK,
+	      "share: a policy on another process's client object is inherited by its memory");
+	check(other_stop(&o), "share: the other process ends");
+	check(uvm_free(ufd, UVM_RANGE_BASE, UVM_RANGE_BYTES) == NV_OK, "share: the range freed");
+	close(ufd);
+	close(fa);
+	close(fb);
+	check(stat_wait("clients_live", 0) == 0 && stat_wait("gpu0.vidmem_used", 0) == 0,
+	      "share: all closed, nothing held");
 }
 
 static void uvm_checks(void)
@@ -864,6 +912,7 @@ int main(void)
 	      stat_wait("files_open", 0) == 0, "all closed: no clients, objects or open files");
 
 	uvm_checks();
+	share_checks();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -9,13 +9,22 @@
  * - Dup across clients: the default policy for RS_ACCESS_DUP_OBJECT is
  *   RS_SHARE_TYPE_PID (src/nvidia/src/kernel/rmapi/sharing.c), checked in
  *   cliresShareCallback (rmapi/client_resource.c): the source client's
- *   ProcID must be the destination's. RM_SHARE adds policies to the
- *   object (serverShareResourceAccess, resserv/src/rs_server.c): ALL lets
- *   any client dup it, OS_SECURITY_TOKEN any client of the same user,
- *   CLIENT the one client named by target; REVOKE removes a policy. The
- *   fake runs every caller as one user, so ALL and OS_SECURITY_TOKEN
- *   mean the same here; REQUIRE policies and other types are accepted and
- *   not modelled (no test relies on them).
+ *   ProcID must be the destination's. RM_SHARE edits the policies of
+ *   the handle named (an RsResourceRef, not the memory behind it:
+ *   clientShareResource_IMPL, resserv/src/rs_client.c, 580.95.05): ALL
+ *   lets any client dup it, OS_SECURITY_TOKEN any client of the same user,
+ *   CLIENT the one client named by target; REVOKE removes rights from a
+ *   policy. A handle whose policies were never edited takes those of its
+ *   nearest edited ancestor, up to its client, or else the default
+ *   (rsAccessGetActiveShareList, resserv/src/rs_access_map.c). The first
+ *   edit starts from an empty list, so a policy shared without
+ *   RS_SHARE_ACTION_FLAG_COMPOSE replaces the default one (a second
+ *   client of the owner's process may no longer dup it); with COMPOSE it
+ *   starts from the active list and adds to it. Equal policies (type and
+ *   target) merge their rights (rsShareListInsert). The fake runs every
+ *   caller as one user, so ALL and OS_SECURITY_TOKEN mean the same here;
+ *   REQUIRE policies and other types are accepted and not modelled (no
+ *   test relies on them).
  * - EXPORT_TO_DMABUF_FD (kernel-open/nvidia/nv.c, nv-dmabuf.c): exact
  *   size or -EINVAL; GPU nodes only (NV_ACTUAL_DEVICE_ONLY, -EINVAL on
  *   the control device); the RM status in params->status. Each handle
@@ -36,12 +45,82 @@
 static struct res **dmabuf_refs;
 static size_t n_dmabuf_refs, cap_dmabuf_refs;
 
-bool fake_share_allows_dup(const struct client *src, const struct obj *so,
-			   const struct client *dst)
+/* A handle's ancestors are looked at no deeper than this: RM's trees are
+ * a few levels deep (client, device, subdevice, object). */
+#define FAKE_MAX_DEPTH 16u
+
+/* The driver's default list: clients of the owner's process may dup. */
+static const struct share_list default_list = {
+	.n = 1, .p = { { .type = RS_SHARE_TYPE_PID, .mask = RS_ACCESS_DUP_OBJECT_BIT } },
+};
+
+/* The list that applies to o (NULL: the client object itself). */
+static const struct share_list *active_list(struct client *c, const struct obj *o)
 {
-	if (src == dst || src->tgid == dst->tgid)
-		return true;
-	return so->res->share_all || (so->res->share_client && so->res->share_client == dst->h);
+	for (unsigned depth = 0; o && depth < FAKE_MAX_DEPTH; depth++) {
+		if (o->share.modified)
+			return &o->share;
+		o = o->parent == c->h ? NULL : fake_find_obj(c, o->parent);
+	}
+	return c->share.modified ? &c->share : &default_list;
+}
+
+bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_handle_t dst)
+{
+	const struct share_list *l = active_list(src, so);
+
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct share_policy *p = &l->p[i];
+		if (!(p->mask & RS_ACCESS_DUP_OBJECT_BIT))
+			continue;
+		if ((p->type == RS_SHARE_TYPE_PID && src->tgid == tgid) || p->type == RS_SHARE_TYPE_ALL ||
+		    p->type == RS_SHARE_TYPE_OS_SECURITY_TOKEN ||
+		    (p->type == RS_SHARE_TYPE_CLIENT && dst && p->target == dst))
+			return true;
+	}
+	return false;
+}
+
+bool fake_share_allows_dup(struct client *src, const struct obj *so, const struct client *dst)
+{
+	/* The owner client holds every right on its own objects. */
+	return src == dst || fake_share_allows(src, so, dst->tgid, dst->h);
+}
+
+static struct share_policy *find_policy(struct share_list *l, const struct share_policy *want)
+{
+	for (unsigned i = 0; i < l->n; i++)
+		if (l->p[i].type == want->type && l->p[i].target == want->target)
+			return &l->p[i];
+	return NULL;
+}
+
+static nv_status_t edit_list(struct share_list *l, const struct share_list *active,
+                             const struct rs_share_policy *pol)
+{
+	struct share_policy want = { pol->type, pol->type == RS_SHARE_TYPE_CLIENT ? pol->target : 0,
+	                             pol->access_mask };
+
+	if (!l->modified) {
+		*l = (pol->action & RS_SHARE_ACTION_FLAG_COMPOSE) ? *active : (struct share_list){ 0 };
+		l->modified = true;
+	}
+	if (!(pol->action & RS_SHARE_ACTION_FLAG_COMPOSE))
+		l->n = 0;
+	struct share_policy *have = find_policy(l, &want);
+	if (pol->action & RS_SHARE_ACTION_FLAG_REVOKE) {
+		if (have && !(have->mask &= ~want.mask))
+			*have = l->p[--l->n];
+		return NV_OK;
+	}
+	if (have) {
+		have->mask |= want.mask;
+		return NV_OK;
+	}
+	if (l->n == FAKE_SHARE_MAX)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	l->p[l->n++] = want;
+	return NV_OK;
 }
 
 static nv_status_t share(const struct fake_caller *who, const struct nvos57 *p)
@@ -50,25 +129,14 @@ static nv_status_t share(const struct fake_caller *who, const struct nvos57 *p)
 	nv_status_t st = fake_get_client(who, p->h_client, &c);
 	if (st != NV_OK)
 		return st;
+	if (p->policy.action & RS_SHARE_ACTION_FLAG_REQUIRE)
+		return NV_OK;
+	if (p->h_object == c->h)
+		return edit_list(&c->share, active_list(c, NULL), &p->policy);
 	struct obj *o = fake_find_obj(c, p->h_object);
 	if (!o)
 		return NV_ERR_INVALID_OBJECT_HANDLE;
-	if (!(p->policy.access_mask & RS_ACCESS_DUP_OBJECT_BIT) ||
-	    (p->policy.action & RS_SHARE_ACTION_FLAG_REQUIRE))
-		return NV_OK;
-	bool on = !(p->policy.action & RS_SHARE_ACTION_FLAG_REVOKE);
-	switch (p->policy.type) {
-	case RS_SHARE_TYPE_ALL:
-	case RS_SHARE_TYPE_OS_SECURITY_TOKEN:
-		o->res->share_all = on;
-		break;
-	case RS_SHARE_TYPE_CLIENT:
-		o->res->share_client = on ? p->policy.target : 0;
-		break;
-	default:
-		break;
-	}
-	return NV_OK;
+	return edit_list(&o->share, active_list(c, o), &p->policy);
 }
 
 int fake_esc_share(const struct fake_caller *who, void *buf, size_t size)
