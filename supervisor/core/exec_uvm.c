@@ -81,10 +81,11 @@ static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, int ctl,
 /* The map through our own client: the workload's client shares the memory
  * with our client alone (through ctl, our dup of the caller's rmCtrlFd,
  * which the verdict found to be the client's own control file), we dup it
- * under our device on its GPU, UVM maps our dup, and our dup goes once the
- * answer is sent (UVM holds its own). params is our copy, rewritten to
- * name our client. */
-static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, int ctl,
+ * under our device on its GPU, UVM maps our dup, and once the answer is
+ * sent our dup goes (UVM holds its own) and the share is revoked
+ * (own_rm.h says why). params is our copy, rewritten to name our
+ * client. ctl is taken (set to -1) once the share is tried. */
+static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, int *ctl,
                                    const struct gs_uvm_layout *lay, uint8_t *params, int gpu)
 {
 	struct gs_own_rm *o = &c->sb->own;
@@ -92,18 +93,10 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
 
 	if (st != NV_OK)
 		return st;
-	/* COMPOSE: the memory's first edited list starts from the policies
-	 * in force, not empty, so the driver's default (clients of the
-	 * workload's own process may dup it) stays; without it our share
-	 * would take that away (tests/adv/uvm_share.c). */
-	struct nvos57 share = { .h_client = u->h_client, .h_object = u->h_memory,
-	                        .policy = { .target = o->client, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
-	                                    .type = RS_SHARE_TYPE_CLIENT,
-	                                    .action = RS_SHARE_ACTION_FLAG_COMPOSE } };
-	st = rm_own_share(ctl, &share);
-	if (st != NV_OK)
-		return st;
-	st = gs_own_rm_dup_temp(o, gpu, u->h_client, u->h_memory);
+	/* The share through ctl (now own_rm's) and our dup; both undone
+	 * after the answer (gs_own_rm_drop_temp). */
+	st = gs_own_rm_dup_temp(o, gpu, *ctl, u->h_client, u->h_memory);
+	*ctl = -1;
 	if (st != NV_OK)
 		return st;
 	struct uvm_map_external_tail tail;
@@ -114,7 +107,6 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
 	tail.h_memory = GS_OWN_TEMP_DUP;
 	tail.rm_status = NV_ERR_GENERIC;
 	memcpy(tail_at, &tail, sizeof(tail));
-	/* Our dup is freed after the answer (gs_own_rm_drop_temp). */
 	return perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_map_status_offset(lay));
 }
 
@@ -176,14 +168,14 @@ static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
 	return ok;
 }
 
-static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int ctl,
+static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int *ctl,
                                 const struct gs_uvm_layout *lay, uint8_t *params)
 {
 	uint32_t status_off = gs_uvm_map_status_offset(lay);
 	struct gs_uvm_facts f;
 	struct ledger_facts mem = { .gpu = LEDGER_NO_GPU };
 
-	take_uvm_facts(c, u, ctl, &f, &mem);
+	take_uvm_facts(c, u, *ctl, &f, &mem);
 	struct gs_call_verdict v = gs_verdict_of_uvm(u, &f);
 	c->d.gpu = mem.gpu;
 	if (v.verdict != GS_VERDICT_ALLOW)
@@ -227,7 +219,7 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 
 	if (ctl < 0 && errno == ESRCH)
 		return answer_none();
-	struct answer a = map_judged(c, u, ctl, lay, params);
+	struct answer a = map_judged(c, u, &ctl, lay, params);
 	if (ctl >= 0)
 		close(ctl);
 	return a;

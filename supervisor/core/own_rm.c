@@ -61,23 +61,50 @@ nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu)
 	return st;
 }
 
-void gs_own_rm_drop_temp(struct gs_own_rm *o)
+static struct nvos57 share_of(const struct gs_own_rm *o, nv_handle_t h_client, nv_handle_t h_object,
+                              uint8_t action)
 {
-	if (!o->temp_parent)
-		return;
-	(void)rm_own_free(o->ctl_fd, o->client, o->temp_parent, GS_OWN_TEMP_DUP);
-	o->temp_parent = 0;
+	return (struct nvos57){ .h_client = h_client, .h_object = h_object,
+	                        .policy = { .target = o->client, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
+	                                    .type = RS_SHARE_TYPE_CLIENT, .action = action } };
 }
 
-nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, nv_handle_t h_client_src,
-                               nv_handle_t h_object_src)
+void gs_own_rm_drop_temp(struct gs_own_rm *o)
 {
-	nv_status_t st;
+	if (o->temp_parent) {
+		(void)rm_own_free(o->ctl_fd, o->client, o->temp_parent, GS_OWN_TEMP_DUP);
+		o->temp_parent = 0;
+	}
+	if (o->shared_fd >= 0) {
+		struct nvos57 revoke = share_of(o, o->shared_client, o->shared_object,
+		                                RS_SHARE_ACTION_FLAG_COMPOSE | RS_SHARE_ACTION_FLAG_REVOKE);
+		(void)rm_own_share(o->shared_fd, &revoke);
+		close(o->shared_fd);
+		o->shared_fd = -1;
+	}
+}
 
+nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_t h_client,
+                               nv_handle_t h_object)
+{
 	gs_own_rm_drop_temp(o);
+	/* COMPOSE: the memory's first edited list starts from the policies
+	 * in force, not empty, so the driver's default (clients of the
+	 * workload's own process may dup it) stays; without it our share
+	 * would take that away (tests/adv/uvm_share.c). */
+	struct nvos57 share = share_of(o, h_client, h_object, RS_SHARE_ACTION_FLAG_COMPOSE);
+	nv_status_t st = rm_own_share(ctl, &share);
+
+	if (st != NV_OK) {
+		close(ctl);
+		return st;
+	}
+	o->shared_fd = ctl;
+	o->shared_client = h_client;
+	o->shared_object = h_object;
 	struct nvos55 dup = { .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
-	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client_src,
-	                      .h_object_src = h_object_src };
+	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client,
+	                      .h_object_src = h_object };
 	st = rm_own_dup(o->ctl_fd, &dup);
 	if (st == NV_OK)
 		o->temp_parent = GS_OWN_DEVICE(gpu);
@@ -86,7 +113,7 @@ nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, nv_handle_t h_clien
 
 void gs_own_rm_close(struct gs_own_rm *o)
 {
-	o->temp_parent = 0;   /* freed with the client */
+	gs_own_rm_drop_temp(o);
 	if (o->ctl_fd >= 0) {
 		if (o->client)
 			(void)rm_own_free(o->ctl_fd, o->client, o->client, o->client);

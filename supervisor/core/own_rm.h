@@ -32,7 +32,13 @@ struct gs_own_rm {
 	 * none): freed after the workload's answer is sent
 	 * (gs_own_rm_drop_temp), not before it. */
 	nv_handle_t temp_parent;
+	/* The share that let us dup it, revoked then too: our dup of the
+	 * workload's control file it was made through (-1: none), and the
+	 * workload's client and memory. */
+	int         shared_fd;
+	nv_handle_t shared_client, shared_object;
 };
+#define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1 }
 
 /* Our device handle on device instance gpu (a fixed handle per GPU). */
 #define GS_OWN_DEVICE_BASE 0x0a0de000u
@@ -49,16 +55,25 @@ struct gs_own_rm {
  * (NV_ERR_OPERATING_SYSTEM when our files cannot be opened). */
 nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu);
 
-/* Dups the workload's memory (h_client_src, h_object_src), shared with
- * our client, at GS_OWN_TEMP_DUP under our device on gpu, after freeing
- * a temporary dup still held. NV_OK or the driver's status. */
-nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, nv_handle_t h_client_src,
-                               nv_handle_t h_object_src);
-/* Frees the temporary dup, if one is held. UVM holds its own reference
- * to what it mapped, so ours is needed only until the map returns; the
- * executor calls this after the answer is sent (issue #16: the free is
- * off the workload's path), still under the session lock, so no other
- * call of the sandbox runs between the map and the free. */
+/* Lets our client dup the workload's memory (h_client, h_object) and
+ * dups it at GS_OWN_TEMP_DUP under our device on gpu, after dropping a
+ * temporary dup still held. ctl is our dup of the client's own control
+ * file (checked by the caller); the share is made through it, composed
+ * with the policies in force (the driver's default stays), and taken
+ * ownership of: closed by gs_own_rm_drop_temp, or here on failure.
+ * NV_OK or the driver's status. */
+nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_t h_client,
+                               nv_handle_t h_object);
+/* Frees the temporary dup and revokes the share, if they are held. UVM
+ * holds its own reference to what it mapped, so ours is needed only
+ * until the map returns. The share is revoked because a policy naming
+ * our client would outlive it: an agent restarted while its containers
+ * live frees our client, and RM lets any process ask for a client by a
+ * handle of its choice (serverCreateEntryAndLockForNewClient,
+ * rs_server.c, 580.95.05), so a client made with our old handle could
+ * dup the workload's memory. The executor calls this after the answer
+ * is sent (issue #16: off the workload's path), still under the session
+ * lock, so no other call of the sandbox runs in between. */
 void gs_own_rm_drop_temp(struct gs_own_rm *o);
 void gs_own_rm_close(struct gs_own_rm *o);
 

@@ -524,8 +524,11 @@ check_positive() {
 		# The map and a second client's dup of the mapped memory, as
 		# without gpusandbox: the supervisor's share must keep the
 		# driver's default policy (uvm_share.c).
-		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] ||
-			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) dup=$(val_of "$d" dup), want 0x0 0x0 0x0"; return 1; } ;;
+		# And no CLIENT share policy is left once the supervisor has
+		# answered (the fake's count).
+		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] &&
+			[ "$(val_of "$d" policies)" = 0 ] ||
+			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) dup=$(val_of "$d" dup) policies=$(val_of "$d" policies), want 0x0 0x0 0x0 0"; return 1; } ;;
 	uvm_hold:p2p)
 		# Refused as a driver without P2P pages answers; A then freed.
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x56 ] &&

@@ -13,12 +13,22 @@
  * could no longer dup memory it had mapped (NV_ERR_INSUFFICIENT_PERMISSIONS),
  * where the driver alone lets it.
  *
+ * And the share must not outlive the map: a policy naming the
+ * supervisor's client would outlive that client (an agent restarted while
+ * its containers live), and RM gives a client any free handle its maker
+ * asks for, so another process could take the old handle and dup the
+ * workload's memory. The fake's own count of CLIENT policies is read after
+ * the map and a later trapped call (the supervisor revokes after it
+ * answers): nothing in this program shares anything.
+ *
  * Client A maps 2 MiB of its video memory through UVM; client B, on a
  * second control file of the same process, dups it. Prints map= dup=
- * (hex RM status) and SUMMARY. Both must be 0x0, as without gpusandbox.
+ * (hex RM status) policies= and SUMMARY. map and dup must be 0x0, as
+ * without gpusandbox, and policies 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,11 +91,14 @@ int main(void)
 	mapped = map_through_uvm(a.fd, a.client, ha, &uvm);
 	hb = rmc_next_handle(&b);
 	dup = rmc_dup(b.fd, NULL, b.client, b.device, &hb, a.client, ha);
+	uint64_t policies = UINT64_MAX;
+	(void)rmc_fake_stat("share_client_policies", &policies);
 	if (dup == NV_OK)
 		(void)adv_free_rm(&b, NULL, hb);
 	(void)adv_free_rm(&a, NULL, ha);
 	close(uvm);
-	printf("first=0x%x map=0x%x dup=0x%x\n", first, mapped, dup);
+	printf("first=0x%x map=0x%x dup=0x%x policies=%lld\n", first, mapped, dup,
+	       policies == UINT64_MAX ? -1ll : (long long)policies);
 	adv_print_summary(&t);
 	return 0;
 }

@@ -204,6 +204,8 @@ nv_status_t fake_check_gpu_node(const struct fake_caller *who, pid_t client_tgid
  * dup so of src under src's share policies? */
 bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_handle_t dst);
 bool fake_share_allows_dup(struct client *src, const struct obj *so, const struct client *dst);
+/* Live CLIENT policies that grant a dup, in every list (stats). */
+unsigned fake_share_client_policies(void);
 int  fake_esc_share(const struct fake_caller *who, void *buf, size_t size);
 int  fake_esc_export_dmabuf(const struct fake_caller *who, void *buf, size_t size);
 

@@ -139,6 +139,28 @@ static nv_status_t share(const struct fake_caller *who, const struct nvos57 *p)
 	return edit_list(&o->share, active_list(c, o), &p->policy);
 }
 
+static unsigned client_policies(const struct share_list *l)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; l->modified && i < l->n; i++)
+		n += l->p[i].type == RS_SHARE_TYPE_CLIENT && (l->p[i].mask & RS_ACCESS_DUP_OBJECT_BIT);
+	return n;
+}
+
+unsigned fake_share_client_policies(void)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < fake_st.nclients; i++) {
+		const struct client *c = fake_st.clients[i];
+		n += client_policies(&c->share);
+		for (size_t j = 0; j < c->n; j++)
+			n += client_policies(&c->objs[j].share);
+	}
+	return n;
+}
+
 int fake_esc_share(const struct fake_caller *who, void *buf, size_t size)
 {
 	if (size != sizeof(struct nvos57))
