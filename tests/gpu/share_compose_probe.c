@@ -26,41 +26,12 @@
 #include <unistd.h>
 
 #include "nvrm_abi.h"
+#include "map_spy.h"
 
-#define UVM_MAP_EXTERNAL_ALLOCATION 33u
-#define MAX_GPUS_580 (32 * 8)
 #define BYTES (2ull << 20)
 #define WORD 0x5a5a5a5au
 #define OWN_DEVICE 0xbeef0101u
 #define OWN_DUP 0xbeef0102u
-
-struct gpu_attrs { uint8_t uuid[16]; uint32_t mapping, caching, format, element_bits, compression; };
-struct map_params {
-	uint64_t base, length, offset;
-	struct gpu_attrs gpu[MAX_GPUS_580];
-	uint64_t gpu_count;
-	int32_t ctl_fd;
-	uint32_t h_client, h_memory, status;
-};
-_Static_assert(offsetof(struct map_params, gpu_count) == 24 + 36 * MAX_GPUS_580, "gpuAttributesCount");
-
-static struct map_params last_map;
-static int mapped;
-
-// In front of libc's ioctl for libcuda: records CUDA's last map.
-int ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	va_start(ap, req);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	long rc = syscall(SYS_ioctl, fd, req, arg);
-	if (req == UVM_MAP_EXTERNAL_ALLOCATION && rc == 0) {
-		memcpy(&last_map, arg, sizeof(last_map));
-		mapped = 1;
-	}
-	return (int)rc;
-}
 
 static uint32_t rm(int fd, uint32_t nr, void *arg, uint32_t size)
 {
@@ -79,7 +50,7 @@ int main(void)
 		printf("setup=fail\n");
 		return 1;
 	}
-	printf("cuda_map=%s status=0x%x h_client=0x%x h_memory=0x%x\n", mapped ? "seen" : "none",
+	printf("cuda_map=%s status=0x%x h_client=0x%x h_memory=0x%x\n", last_map_fd >= 0 ? "seen" : "none",
 	       last_map.status, last_map.h_client, last_map.h_memory);
 	int ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
 	struct nvos21 a = { 0, 0, 0, NV01_ROOT_CLIENT, 0, 0, 0 };

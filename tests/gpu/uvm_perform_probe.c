@@ -50,47 +50,18 @@
 #include <unistd.h>
 
 #include "nvrm_abi.h"
+#include "map_spy.h"
 
-#define UVM_MAP_EXTERNAL_ALLOCATION 33u
 #define UVM_FREE 34u
 #define UVM_UNMAP_EXTERNAL 66u
 #define UVM_VALIDATE_VA_RANGE 72u
-#define MAX_GPUS_580 (32 * 8) /* NV_MAX_DEVICES x UVM_PARENT_ID_MAX_SUB_PROCESSORS */
 #define BYTES (64ull << 20)
 #define WORD_A 0x11111111u
 #define WORD_B 0x22222222u
 
-struct gpu_attrs { uint8_t uuid[16]; uint32_t mapping, caching, format, element_bits, compression; };
-struct map_params {
-	uint64_t base, length, offset;
-	struct gpu_attrs gpu[MAX_GPUS_580];
-	uint64_t gpu_count;
-	int32_t ctl_fd;
-	uint32_t h_client, h_memory, status;
-};
 struct unmap_params { uint64_t base, length; uint8_t uuid[16]; uint32_t status, pad; };
 struct range_params { uint64_t base, length; uint32_t status, pad; };
-_Static_assert(sizeof(struct gpu_attrs) == 36, "UvmGpuMappingAttributes");
-_Static_assert(offsetof(struct map_params, gpu_count) == 24 + 36 * MAX_GPUS_580, "gpuAttributesCount");
 _Static_assert(sizeof(struct unmap_params) == 40, "UVM_UNMAP_EXTERNAL_PARAMS");
-
-static struct map_params last_map;
-static int last_map_fd = -1;
-
-// In front of libc's ioctl for libcuda: records CUDA's last map.
-int ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	va_start(ap, req);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	long rc = syscall(SYS_ioctl, fd, req, arg);
-	if (req == UVM_MAP_EXTERNAL_ALLOCATION && rc == 0) {
-		memcpy(&last_map, arg, sizeof(last_map));
-		last_map_fd = fd;
-	}
-	return (int)rc;
-}
 
 struct report { pid_t pid; int uvm_fd; struct map_params map; CUdeviceptr p; };
 
