@@ -180,7 +180,8 @@ int gs_state_replay(struct gs_agent_state *st, struct ledger *l, struct gs_error
 	 * its call was not answered, and the journal ends before it. */
 	while (n < AREA_RECS && rec_ok(&r[n], seq + n)) {
 		if (ledger_replay(l, &r[n].ch) < 0)
-			return gs_fail(err, ENOMEM, "rebuilding the ledger (record %llu)",
+			return gs_fail(err, EPROTO, "the ledger cannot be rebuilt at record %llu (no memory, or "
+			               "a pin on an allocation the journal never made)",
 			               (unsigned long long)(seq + n));
 		n++;
 	}
