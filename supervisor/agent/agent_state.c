@@ -225,10 +225,11 @@ static void compact(struct gs_agent_state *st)
 	uint32_t other = 1u - st->hdr->active_area;
 	struct snap_ctx s = { st, st->areas[other], st->next_seq, 0, false };
 
-	ledger_snapshot(st->ledger, snap_emit, &s);
-	if (s.overflow || s.n >= AREA_RECS) {
-		/* No room for one more change: a restart could not rebuild
-		 * this ledger, and must not pretend to (fail closed then). */
+	/* No memory for the snapshot (nothing written: an empty area would
+	 * rebuild an empty ledger, every charge lost), or no room for one
+	 * more change: a restart could not rebuild this ledger, and must not
+	 * pretend to (fail closed then). */
+	if (ledger_snapshot(st->ledger, snap_emit, &s) < 0 || s.overflow || s.n >= AREA_RECS) {
 		atomic_store((_Atomic uint32_t *)&st->hdr->unresumable, 1u);
 		return;
 	}

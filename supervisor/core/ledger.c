@@ -1075,12 +1075,12 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
 
 /* Depth first from each root, without recursion (the workload sets the
  * depth): a child after its parent. */
-void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
+int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
 {
 	uint32_t *first = malloc(sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
 
 	if (!first)
-		return;
+		return -1;
 	memset(first, 0xff, sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
 	for (uint32_t root = 0; root < l->n_objs; root++) {
 		if (!l->objs[root].used || l->objs[root].has_parent)
@@ -1101,4 +1101,5 @@ void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
 	}
 	ledger_pins_snapshot(l, first, emit, ctx);
 	free(first);
+	return 0;
 }

@@ -376,8 +376,10 @@ bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd);
 
 /* The changes that rebuild the ledger as it is now, parents before
  * children, a dup after the handle it shares with, and the pins last: a
- * snapshot that replaces a journal. */
-void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
+ * snapshot that replaces a journal. 0, or -1 when there is no memory to
+ * make it (nothing was emitted: the caller must not take it for an empty
+ * ledger). */
+int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
 
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);
