@@ -1048,8 +1048,12 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
                          void *ctx)
 {
 	const struct ledger_obj *o = &l->objs[idx];
-	struct ledger_change ch = { .client = o->client, .parent = o->parent, .handle = o->handle,
-	                            .kind = o->kind, .cls = o->cls, .gpu = o->gpu };
+	/* A root's parent is its own handle: add_obj frees an object of that
+	 * handle before it looks the parent up, so it finds none, where
+	 * parent 0 (a root's o->parent) would find a handle 0 of the client
+	 * made since, and hang the object, and its GPU, under it. */
+	struct ledger_change ch = { .client = o->client, .parent = o->has_parent ? o->parent : o->handle,
+	                            .handle = o->handle, .kind = o->kind, .cls = o->cls, .gpu = o->gpu };
 
 	if (o->kind == RM_CLASS_CLIENT && o->client == o->handle && !o->has_parent) {
 		ch.op = LEDGER_OP_NOTE_CLIENT;

@@ -22,6 +22,7 @@
  * keeps memory held by pins alone; a handle value reused while the old
  * memory is pinned names the right allocation; serials go on past a
  * restart; a state of the format before pins were journalled is refused.
+ * A snapshot keeps an object whose parent is unknown a root.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -542,6 +543,58 @@ static void check_old_format(void)
 	gs_state_close(&st);
 }
 
+
+/* ---- a snapshot rebuilds the same charges --------------------------------- */
+
+#define SNAP_MAX 64u
+
+struct snap_copy {
+	struct ledger_change ch[SNAP_MAX];
+	unsigned n;
+};
+
+static void snap_keep(void *ctx, const struct ledger_change *ch)
+{
+	struct snap_copy *c = ctx;
+
+	if (c->n < SNAP_MAX)
+		c->ch[c->n++] = *ch;
+}
+
+/* l2: l rebuilt from a snapshot of it. */
+static bool from_snapshot(const struct ledger *l, struct ledger *l2)
+{
+	static struct snap_copy c;
+
+	c.n = 0;
+	ledger_init(l2);
+	if (ledger_snapshot(l, snap_keep, &c) < 0 || c.n == SNAP_MAX)
+		return false;
+	for (unsigned i = 0; i < c.n; i++)
+		if (ledger_replay(l2, &c.ch[i]) < 0)
+			return false;
+	return true;
+}
+
+/* A root (its parent unknown to the ledger) stays a root, though a handle
+ * 0 of its client was made after it: freeing that handle leaves it. */
+static void check_snapshot_root(void)
+{
+	struct ledger l, l2;
+
+	ledger_init(&l);
+	CHECK(ledger_note_client(&l, P_CLIENT, -1) == 1);
+	CHECK(ledger_add(&l, P_CLIENT, P_DEVICE, P_MEM_A, RM_CLASS_VIDMEM, CLASS_ANY, 1, CHUNK) == 0);
+	CHECK(ledger_add(&l, P_CLIENT, P_CLIENT, 0, RM_CLASS_DEVICE, CLASS_ANY, 2, 0) == 0);
+	CHECK(from_snapshot(&l, &l2));
+	CHECK(l2.used[1] == CHUNK && l2.used[2] == 0);
+	ledger_free(&l, P_CLIENT, 0, NULL);
+	ledger_free(&l2, P_CLIENT, 0, NULL);
+	CHECK(l.used[1] == CHUNK && l2.used[1] == CHUNK);
+	ledger_fini(&l2);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	check_resumed_files();
@@ -557,5 +610,6 @@ int main(void)
 	check_pin_second_restart();
 	check_pin_bad_records();
 	check_old_format();
+	check_snapshot_root();
 	return check_summary();
 }
