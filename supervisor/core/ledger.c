@@ -686,7 +686,10 @@ int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 }
 
 /* serial: the allocation's, when the object makes one (a replay's; 0: a
- * new one). */
+ * new one). A new allocation is on the object's GPU; a replayed one on
+ * the journal's (gpu): a dup that outlived its original holds memory of
+ * the original's GPU under a parent that may be on another (ledger_add
+ * journals the allocation's GPU, a snapshot too). */
 static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                    enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes, uint64_t serial)
 {
@@ -722,11 +725,12 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 	if (kind != RM_CLASS_CHANNEL_GROUP)
 		l->objs[idx].since_ns = gs_monotonic_ns();
 	bool hw = kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
-	bool on_gpu = o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS;
+	int a_gpu = serial ? gpu : o->gpu;
+	bool on_gpu = a_gpu >= 0 && (unsigned)a_gpu < GS_MAX_GPUS;
 	/* Hardware gets its record whatever its GPU: without one a dup could
 	 * not keep the count after the counted handle goes (fuzz_ledger). */
 	if ((bytes && on_gpu) || hw) {
-		uint32_t a = ledger_alloc_new(l, on_gpu ? bytes : 0, o->gpu, serial);
+		uint32_t a = ledger_alloc_new(l, on_gpu ? bytes : 0, a_gpu, serial);
 		if (a == NONE)
 			return -1;
 		l->objs[idx].alloc = a;
@@ -736,22 +740,29 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 	return 0;
 }
 
-/* The serial of the allocation (h_client, handle) refers to, or 0. */
-static uint64_t serial_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
+/* What a journalled ADD of (h_client, handle) says of the allocation it
+ * made: its serial and GPU (the GPU as asked when it made none: a
+ * device's deviceId). */
+static void journal_alloc_of(const struct ledger *l, uint32_t h_client, uint32_t handle,
+                             struct ledger_change *ch)
 {
 	uint32_t idx = lookup(l, h_client, handle);
 
-	return idx != NONE && l->objs[idx].alloc != NONE ? l->allocs[l->objs[idx].alloc].serial : 0;
+	if (idx == NONE || l->objs[idx].alloc == NONE)
+		return;
+	ch->serial = l->allocs[l->objs[idx].alloc].serial;
+	ch->gpu = l->allocs[l->objs[idx].alloc].gpu;
 }
 
 int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
 {
+	struct ledger_change ch = { .op = LEDGER_OP_ADD, .client = h_client, .parent = h_parent,
+	                            .handle = handle, .kind = kind, .cls = cls, .gpu = gpu, .bytes = bytes };
+
 	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, bytes, 0) < 0)
 		return -1;
-	const struct ledger_change ch = { .op = LEDGER_OP_ADD, .client = h_client, .parent = h_parent,
-	                                  .handle = handle, .kind = kind, .cls = cls, .gpu = gpu,
-	                                  .bytes = bytes, .serial = serial_of(l, h_client, handle) };
+	journal_alloc_of(l, h_client, handle, &ch);
 	ledger_journal(l, &ch);
 	return 0;
 }
@@ -1066,6 +1077,7 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
 		if (o->alloc != NONE) {
 			ch.bytes = l->allocs[o->alloc].bytes;
 			ch.serial = l->allocs[o->alloc].serial;
+			ch.gpu = l->allocs[o->alloc].gpu;
 			first[o->alloc] = idx;
 		}
 	}

@@ -22,7 +22,8 @@
  * keeps memory held by pins alone; a handle value reused while the old
  * memory is pinned names the right allocation; serials go on past a
  * restart; a state of the format before pins were journalled is refused.
- * A snapshot keeps an object whose parent is unknown a root.
+ * A snapshot keeps an object whose parent is unknown a root, and a dup
+ * that outlived its original on the original's GPU.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -595,6 +596,26 @@ static void check_snapshot_root(void)
 	ledger_fini(&l);
 }
 
+/* A dup under GPU 2's device of GPU 1's memory, its original freed, holds
+ * GPU 1's memory: rebuilt there, not on its parent's GPU. */
+static void check_snapshot_dup_gpu(void)
+{
+	struct ledger l, l2;
+
+	ledger_init(&l);
+	CHECK(ledger_note_client(&l, P_CLIENT, -1) == 1);
+	CHECK(ledger_add(&l, P_CLIENT, P_CLIENT, 1, RM_CLASS_DEVICE, CLASS_ANY, 1, 0) == 0);
+	CHECK(ledger_add(&l, P_CLIENT, P_CLIENT, 2, RM_CLASS_DEVICE, CLASS_ANY, 2, 0) == 0);
+	CHECK(ledger_add(&l, P_CLIENT, 1, P_MEM_A, RM_CLASS_VIDMEM, CLASS_ANY, LEDGER_NO_GPU, CHUNK) == 0);
+	CHECK(ledger_dup(&l, P_CLIENT, 2, P_MEM_B, P_CLIENT, P_MEM_A) == 0);
+	ledger_free(&l, P_CLIENT, P_MEM_A, NULL);
+	CHECK(l.used[1] == CHUNK && l.used[2] == 0);
+	CHECK(from_snapshot(&l, &l2));
+	CHECK(l2.used[1] == CHUNK && l2.used[2] == 0);
+	ledger_fini(&l2);
+	ledger_fini(&l);
+}
+
 int main(void)
 {
 	check_resumed_files();
@@ -611,5 +632,6 @@ int main(void)
 	check_pin_bad_records();
 	check_old_format();
 	check_snapshot_root();
+	check_snapshot_dup_gpu();
 	return check_summary();
 }
