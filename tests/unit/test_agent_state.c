@@ -372,7 +372,8 @@ static bool area_has_op(const struct gs_agent_state *st, uint32_t op)
 
 /* A pin held at the restart keeps its memory charged in the rebuilt
  * ledger until the ledger goes: B's handle freed before the restart, A's
- * after it, and then the client itself. */
+ * after it (with a pin of the resumed agent's own), and then the client
+ * itself. */
 static void check_pin_survives(void)
 {
 	struct gs_agent_state st, again;
@@ -388,8 +389,17 @@ static void check_pin_survives(void)
 	CHECK(pin_restart(&st, &again, &l2));
 	CHECK(l2.used[0] == P_BYTES_A + P_BYTES_B);
 	CHECK(l2.n_resumed_pins == 2);
+	/* A mapping of A made after the resume: its pin goes with its record
+	 * (A's handle freed, the take-back unmaps it), the resumed one stays;
+	 * a second drop of that pin is not one of this process's pins. */
+	uint32_t after = ledger_pin(&l2, P_CLIENT, P_MEM_A);
+	CHECK(after != LEDGER_NO_PIN);
 	ledger_free(&l2, P_CLIENT, P_MEM_A, NULL);
+	CHECK(ledger_pin_orphaned(&l2, after));
+	ledger_unpin(&l2, after, NULL);
 	CHECK(l2.used[0] == P_BYTES_A + P_BYTES_B);
+	ledger_unpin(&l2, after, NULL);
+	CHECK(l2.used[0] == P_BYTES_A + P_BYTES_B && l2.n_resumed_pins == 2);
 	ledger_free(&l2, P_CLIENT, P_CLIENT, NULL);
 	CHECK(l2.used[0] == P_BYTES_A + P_BYTES_B);
 	pin_done(&again, &l2);
