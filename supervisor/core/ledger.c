@@ -762,8 +762,11 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 
 	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, bytes, 0) < 0)
 		return -1;
-	journal_alloc_of(l, h_client, handle, &ch);
-	ledger_journal(l, &ch);
+	/* The lookup only when someone listens (the agent's containers). */
+	if (l->journal) {
+		journal_alloc_of(l, h_client, handle, &ch);
+		ledger_journal(l, &ch);
+	}
 	return 0;
 }
 
