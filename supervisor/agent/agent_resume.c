@@ -253,6 +253,18 @@ static void start_workers(struct gs_agent_container *c, struct gs_kept_container
 	}
 }
 
+/* The UVM mappings made before the restart cannot be taken back by this
+ * agent (no record, no UVM file): their memory stays charged until the
+ * container ends (ledger.h, above ledger_pin). Said once, as it explains
+ * a quota that does not come back when the workload frees. */
+static void say_resumed_pins(const struct gs_agent_container *c)
+{
+	if (c->sb.ledger.n_resumed_pins)
+		fprintf(stderr, "gpusandbox agent: container %s: %u UVM mapping pin(s) from before the restart: "
+		        "the memory they map stays charged until the container ends\n", c->id,
+		        c->sb.ledger.n_resumed_pins);
+}
+
 static void resume_one(struct gs_agent *a, struct gs_kept_container *kc)
 {
 	struct gs_error err = { 0 };
@@ -274,6 +286,7 @@ static void resume_one(struct gs_agent *a, struct gs_kept_container *kc)
 		gs_session_reconcile(&c->sb);
 		fprintf(stderr, "gpusandbox agent: container %s: resumed sandbox %s (%u listener(s), %" PRIu64
 		        " bytes charged on gpu0)\n", c->id, c->sb.id, kc->n, c->sb.ledger.used[0]);
+		say_resumed_pins(c);
 		start_workers(c, kc);
 		return;
 	}

@@ -180,7 +180,8 @@ int gs_state_replay(struct gs_agent_state *st, struct ledger *l, struct gs_error
 	 * its call was not answered, and the journal ends before it. */
 	while (n < AREA_RECS && rec_ok(&r[n], seq + n)) {
 		if (ledger_replay(l, &r[n].ch) < 0)
-			return gs_fail(err, ENOMEM, "rebuilding the ledger (record %llu)",
+			return gs_fail(err, EPROTO, "the ledger cannot be rebuilt at record %llu (no memory, or "
+			               "a pin on an allocation the journal never made)",
 			               (unsigned long long)(seq + n));
 		n++;
 	}
@@ -224,10 +225,11 @@ static void compact(struct gs_agent_state *st)
 	uint32_t other = 1u - st->hdr->active_area;
 	struct snap_ctx s = { st, st->areas[other], st->next_seq, 0, false };
 
-	ledger_snapshot(st->ledger, snap_emit, &s);
-	if (s.overflow || s.n >= AREA_RECS) {
-		/* No room for one more change: a restart could not rebuild
-		 * this ledger, and must not pretend to (fail closed then). */
+	/* No memory for the snapshot (nothing written: an empty area would
+	 * rebuild an empty ledger, every charge lost), or no room for one
+	 * more change: a restart could not rebuild this ledger, and must not
+	 * pretend to (fail closed then). */
+	if (ledger_snapshot(st->ledger, snap_emit, &s) < 0 || s.overflow || s.n >= AREA_RECS) {
 		atomic_store((_Atomic uint32_t *)&st->hdr->unresumable, 1u);
 		return;
 	}

@@ -38,7 +38,7 @@
 #include "session.h"
 
 #define GS_STATE_MAGIC 0x74736773u          /* "gsst" */
-#define GS_STATE_FORMAT 1u
+#define GS_STATE_FORMAT 2u                  /* 2: pins journalled, the serial in struct ledger_change */
 #define GS_STATE_SLOTS 128u                 /* workers (listeners) per container with a slot */
 #define GS_STATE_TOP_MAX 128u               /* our copy of the top-level struct */
 #define GS_STATE_AREA_BYTES (1u << 20)      /* one journal area: 16384 records */

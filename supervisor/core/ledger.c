@@ -10,25 +10,13 @@
 
 #include "gpusandbox.h"
 #include "ledger.h"
+#include "ledger_pins.h"
 #include "ledger_watch.h"
 
-#define NONE UINT32_MAX
+#define NONE LEDGER_NONE
 #define INITIAL_OBJS 64u
 #define INITIAL_TABLE 128u   /* power of two */
-
-/* What the driver frees only with its last handle: an allocation of
- * video memory, or a hardware object (channel, channel group, video
- * engine) that dups may keep alive. */
-struct ledger_alloc {
-	uint64_t bytes;
-	int      gpu;
-	uint32_t refs;     /* handles and pins referring to it; NONE-linked when free */
-	uint32_t pins;     /* of those, pins (UVM mappings, uvm_maps.c) */
-	/* Hardware objects: the handle that carries the count (and the
-	 * scheduling state); a dup takes it over when that handle is freed
-	 * first. NONE for memory. */
-	uint32_t owner;
-};
+#define LEDGER_FIRST_SERIAL 1u /* 0 names no allocation */
 
 struct ledger_obj {
 	uint32_t client, handle, parent;
@@ -66,18 +54,11 @@ struct ledger_obj {
 	struct ledger_owner owner;
 };
 
-/* Tells the journal, if any, of a change just made. */
-static void journal(const struct ledger *l, const struct ledger_change *ch)
-{
-	if (l->journal)
-		l->journal(l->journal_ctx, ch);
-}
-
 static void journal_free(const struct ledger *l, uint32_t client, uint32_t handle)
 {
 	const struct ledger_change ch = { .op = LEDGER_OP_FREE, .client = client, .handle = handle };
 
-	journal(l, &ch);
+	ledger_journal(l, &ch);
 }
 
 static uint64_t key_of(uint32_t client, uint32_t handle)
@@ -99,6 +80,7 @@ int ledger_init(struct ledger *l)
 	l->free_obj = NONE;
 	l->free_alloc = NONE;
 	l->hw_head = l->hw_tail = NONE;
+	l->next_serial = LEDGER_FIRST_SERIAL;
 	l->table_cap = INITIAL_TABLE;
 	l->table = malloc(sizeof(uint32_t) * l->table_cap);
 	if (!l->table)
@@ -238,58 +220,9 @@ static void watched_remove(struct ledger *l, uint32_t idx)
 	l->objs[last].watch_pos = pos;
 }
 
-static uint32_t alloc_new(struct ledger *l, uint64_t bytes, int gpu)
-{
-	uint32_t idx;
+/* ---- pins: by handle here (a lookup); the rest, and the allocations, ------
+ * in ledger_pins.c */
 
-	if (l->free_alloc != NONE) {
-		idx = l->free_alloc;
-		l->free_alloc = (uint32_t)l->allocs[idx].bytes;
-	} else {
-		if (!GS_ROOM_FOR_ONE(l->allocs, l->n_allocs, l->cap_allocs, INITIAL_OBJS))
-			return NONE;
-		idx = l->n_allocs++;
-	}
-	l->allocs[idx].bytes = bytes;
-	l->allocs[idx].gpu = gpu;
-	l->allocs[idx].refs = 1;
-	l->allocs[idx].pins = 0;
-	l->allocs[idx].owner = NONE;
-	/* A hardware record of an object whose GPU is unknown charges nothing
-	 * but still counts while a handle (a dup) keeps it. */
-	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS) {
-		l->used[gpu] += bytes;
-		if (l->used[gpu] > l->peak[gpu])
-			l->peak[gpu] = l->used[gpu];
-	}
-	return idx;
-}
-
-static void alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS])
-{
-	struct ledger_alloc *a = &l->allocs[idx];
-
-	if (--a->refs) {
-		/* Only pins left: the memory's last handle is gone, and only
-		 * a mapping keeps it (ledger_pins_orphaned). */
-		if (a->refs == a->pins)
-			l->orphaned_pins = true;
-		return;
-	}
-	if (a->gpu >= 0 && (unsigned)a->gpu < GS_MAX_GPUS) {
-		l->used[a->gpu] -= a->bytes;
-		if (released)
-			released[a->gpu] += a->bytes;
-	}
-	a->bytes = l->free_alloc; /* free list threads through bytes */
-	l->free_alloc = idx;
-}
-
-/* ---- pins: references on memory that are not handles ----------------------
- * UVM's external mappings dup the memory they map and keep it while they
- * live (uvm_maps.c): a pin is such a reference, counted on the allocation
- * like a handle, so the bytes stay charged until the last handle and the
- * last pin are gone. */
 uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
 {
 	uint32_t idx = lookup(l, h_client, handle);
@@ -297,28 +230,6 @@ uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
 	if (idx == NONE || l->objs[idx].alloc == NONE || l->allocs[l->objs[idx].alloc].owner != NONE)
 		return LEDGER_NO_PIN;
 	return ledger_pin_again(l, l->objs[idx].alloc);
-}
-
-uint32_t ledger_pin_again(struct ledger *l, uint32_t pin)
-{
-	if (pin != LEDGER_NO_PIN) {
-		l->allocs[pin].refs++;
-		l->allocs[pin].pins++;
-	}
-	return pin;
-}
-
-void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS])
-{
-	if (pin == LEDGER_NO_PIN)
-		return;
-	l->allocs[pin].pins--;
-	alloc_unref(l, pin, released);
-}
-
-bool ledger_pin_orphaned(const struct ledger *l, uint32_t pin)
-{
-	return pin != LEDGER_NO_PIN && l->allocs[pin].refs == l->allocs[pin].pins;
 }
 
 /* The object a handle stands for: a dup of a hardware object (recorded
@@ -512,7 +423,7 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 		l->count[GS_QK_ACTIVE_CHANNEL_GROUPS]--;
 	const struct ledger_change ch = { .op = LEDGER_OP_SCHEDULED, .client = h_client,
 	                                  .handle = h_group, .on = on };
-	journal(l, &ch);
+	ledger_journal(l, &ch);
 }
 
 static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
@@ -567,7 +478,7 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		if (o->alloc != NONE && l->allocs[o->alloc].owner == cur && l->allocs[o->alloc].refs > 1)
 			hand_over(l, cur);
 		if (o->alloc != NONE)
-			alloc_unref(l, o->alloc, released);
+			ledger_alloc_unref(l, o->alloc, released);
 		count_object(l, o, -1);
 		hw_list_remove(l, cur);
 		if (o->watch_epfd >= 0) {
@@ -629,7 +540,7 @@ static void adopt_watch(struct ledger *l, uint32_t idx, int fd)
 	/* Told as a client noted again: whoever keeps watches learns it. */
 	const struct ledger_change ch = { .op = LEDGER_OP_NOTE_CLIENT, .client = o->client };
 	if (o->watch_epfd >= 0)
-		journal(l, &ch);
+		ledger_journal(l, &ch);
 }
 
 int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd)
@@ -719,7 +630,7 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 	const struct ledger_change ch = { .op = LEDGER_OP_NOTE_CLIENT, .client = h_client };
 
 	if (rc == 1)
-		journal(l, &ch);
+		ledger_journal(l, &ch);
 	return rc;
 }
 
@@ -774,8 +685,13 @@ int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 	return idx == NONE ? LEDGER_NO_GPU : l->objs[idx].gpu;
 }
 
+/* serial: the allocation's, when the object makes one (a replay's; 0: a
+ * new one). A new allocation is on the object's GPU; a replayed one on
+ * the journal's (gpu): a dup that outlived its original holds memory of
+ * the original's GPU under a parent that may be on another (ledger_add
+ * journals the allocation's GPU, a snapshot too). */
 static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
-                   enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
+                   enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes, uint64_t serial)
 {
 	uint32_t parent_idx, idx = lookup(l, h_client, handle);
 
@@ -809,11 +725,12 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 	if (kind != RM_CLASS_CHANNEL_GROUP)
 		l->objs[idx].since_ns = gs_monotonic_ns();
 	bool hw = kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
-	bool on_gpu = o->gpu >= 0 && (unsigned)o->gpu < GS_MAX_GPUS;
+	int a_gpu = serial ? gpu : o->gpu;
+	bool on_gpu = a_gpu >= 0 && (unsigned)a_gpu < GS_MAX_GPUS;
 	/* Hardware gets its record whatever its GPU: without one a dup could
 	 * not keep the count after the counted handle goes (fuzz_ledger). */
 	if ((bytes && on_gpu) || hw) {
-		uint32_t a = alloc_new(l, on_gpu ? bytes : 0, o->gpu);
+		uint32_t a = ledger_alloc_new(l, on_gpu ? bytes : 0, a_gpu, serial);
 		if (a == NONE)
 			return -1;
 		l->objs[idx].alloc = a;
@@ -823,16 +740,33 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 	return 0;
 }
 
+/* What a journalled ADD of (h_client, handle) says of the allocation it
+ * made: its serial and GPU (the GPU as asked when it made none: a
+ * device's deviceId). */
+static void journal_alloc_of(const struct ledger *l, uint32_t h_client, uint32_t handle,
+                             struct ledger_change *ch)
+{
+	uint32_t idx = lookup(l, h_client, handle);
+
+	if (idx == NONE || l->objs[idx].alloc == NONE)
+		return;
+	ch->serial = l->allocs[l->objs[idx].alloc].serial;
+	ch->gpu = l->allocs[l->objs[idx].alloc].gpu;
+}
+
 int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes)
 {
-	const struct ledger_change ch = { .op = LEDGER_OP_ADD, .client = h_client, .parent = h_parent,
-	                                  .handle = handle, .kind = kind, .cls = cls, .gpu = gpu,
-	                                  .bytes = bytes };
+	struct ledger_change ch = { .op = LEDGER_OP_ADD, .client = h_client, .parent = h_parent,
+	                            .handle = handle, .kind = kind, .cls = cls, .gpu = gpu, .bytes = bytes };
 
-	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, bytes) < 0)
+	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, bytes, 0) < 0)
 		return -1;
-	journal(l, &ch);
+	/* The lookup only when someone listens (the agent's containers). */
+	if (l->journal) {
+		journal_alloc_of(l, h_client, handle, &ch);
+		ledger_journal(l, &ch);
+	}
 	return 0;
 }
 
@@ -848,7 +782,7 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	if (kind == RM_CLASS_DEVICE || kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP ||
 	    kind == RM_CLASS_ENGINE)
 		kind = RM_CLASS_OTHER;
-	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, 0) < 0)
+	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, 0, 0) < 0)
 		return -1;
 	/* Look src up again: ledger_add may have grown the object array. */
 	src = lookup(l, src_client, src_handle);
@@ -860,7 +794,7 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	const struct ledger_change ch = { .op = LEDGER_OP_DUP, .client = h_client, .parent = h_parent,
 	                                  .handle = handle, .src_client = src_client,
 	                                  .src_handle = src_handle };
-	journal(l, &ch);
+	ledger_journal(l, &ch);
 	return 0;
 }
 
@@ -1098,7 +1032,7 @@ int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 		break;
 	case LEDGER_OP_ADD:
 		rc = add_obj(l, ch->client, ch->parent, ch->handle, (enum rm_class_kind)ch->kind, ch->cls,
-		             ch->gpu, ch->bytes);
+		             ch->gpu, ch->bytes, ch->serial);
 		break;
 	case LEDGER_OP_DUP:
 		rc = ledger_dup(l, ch->client, ch->parent, ch->handle, ch->src_client, ch->src_handle);
@@ -1108,6 +1042,11 @@ int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 		break;
 	case LEDGER_OP_SCHEDULED:
 		ledger_set_scheduled(l, ch->client, ch->handle, ch->on != 0);
+		break;
+	case LEDGER_OP_PIN:
+	case LEDGER_OP_UNPIN:
+	case LEDGER_OP_HELD:
+		rc = ledger_pins_replay(l, ch);
 		break;
 	default:
 		rc = -1;
@@ -1123,8 +1062,12 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
                          void *ctx)
 {
 	const struct ledger_obj *o = &l->objs[idx];
-	struct ledger_change ch = { .client = o->client, .parent = o->parent, .handle = o->handle,
-	                            .kind = o->kind, .cls = o->cls, .gpu = o->gpu };
+	/* A root's parent is its own handle: add_obj frees an object of that
+	 * handle before it looks the parent up, so it finds none, where
+	 * parent 0 (a root's o->parent) would find a handle 0 of the client
+	 * made since, and hang the object, and its GPU, under it. */
+	struct ledger_change ch = { .client = o->client, .parent = o->has_parent ? o->parent : o->handle,
+	                            .handle = o->handle, .kind = o->kind, .cls = o->cls, .gpu = o->gpu };
 
 	if (o->kind == RM_CLASS_CLIENT && o->client == o->handle && !o->has_parent) {
 		ch.op = LEDGER_OP_NOTE_CLIENT;
@@ -1136,6 +1079,8 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
 		ch.op = LEDGER_OP_ADD;
 		if (o->alloc != NONE) {
 			ch.bytes = l->allocs[o->alloc].bytes;
+			ch.serial = l->allocs[o->alloc].serial;
+			ch.gpu = l->allocs[o->alloc].gpu;
 			first[o->alloc] = idx;
 		}
 	}
@@ -1149,12 +1094,12 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
 
 /* Depth first from each root, without recursion (the workload sets the
  * depth): a child after its parent. */
-void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
+int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
 {
 	uint32_t *first = malloc(sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
 
 	if (!first)
-		return;
+		return -1;
 	memset(first, 0xff, sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
 	for (uint32_t root = 0; root < l->n_objs; root++) {
 		if (!l->objs[root].used || l->objs[root].has_parent)
@@ -1173,5 +1118,7 @@ void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
 			cur = l->objs[cur].next_sibling;
 		}
 	}
+	ledger_pins_snapshot(l, first, emit, ctx);
 	free(first);
+	return 0;
 }

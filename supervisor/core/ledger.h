@@ -37,21 +37,56 @@ struct ledger_alloc;
 
 /* One change of the ledger, as a journal outside the process records it
  * (the agent's state memfd, agent_state.c): replaying the changes in order
- * on an empty ledger (ledger_replay) rebuilds its objects, charges and
- * counts, without release watches (a watch is a file of this process). */
+ * on an empty ledger (ledger_replay) rebuilds its objects, charges, counts
+ * and pins, without release watches (a watch is a file of this process).
+ *
+ * A pin names its allocation by the allocation's serial: a number the
+ * ledger gives each allocation when it is made, carried by its ADD (a
+ * snapshot's too), never given twice in one ledger's life, and continued
+ * past the highest replayed by a resumed ledger. Not a handle: a pin
+ * outlives every handle on its memory (a UVM mapping keeps the memory
+ * past RM_FREE), and RM lets the client reuse a freed handle value while
+ * the old memory is still held, so by the time the pin is dropped
+ * (client, handle) may name another allocation. Not the allocation's
+ * index either: that is this process's slot, reused after a free, and a
+ * replay or a snapshot makes other ones. 64 bits do not wrap. */
 enum ledger_op {
 	LEDGER_OP_NOTE_CLIENT = 1,   /* client */
-	LEDGER_OP_ADD,               /* client, parent, handle, kind, cls, gpu, bytes */
+	LEDGER_OP_ADD,               /* client, parent, handle, kind, cls, gpu, bytes, serial */
 	LEDGER_OP_DUP,               /* client, parent, handle, src_client, src_handle */
 	LEDGER_OP_FREE,              /* client, handle (and its subtree) */
 	LEDGER_OP_SCHEDULED,         /* client, handle (a group), on */
+	LEDGER_OP_PIN,               /* serial, pins: taken on the allocation */
+	LEDGER_OP_UNPIN,             /* serial: one pin dropped */
+	/* A snapshot's allocation held by pins alone (every handle on it
+	 * freed): serial, gpu, bytes, pins. */
+	LEDGER_OP_HELD,
 };
 struct ledger_change {
-	uint32_t op, kind, on;
-	uint32_t client, parent, handle, cls, src_client, src_handle;
+	uint32_t op, kind;
+	union {
+		uint32_t on;         /* SCHEDULED */
+		uint32_t pins;       /* PIN (1 but in a snapshot), HELD */
+	};
+	uint32_t client, parent, handle, cls;
 	int32_t  gpu;
+	/* Only a dup names a source; the others that name an allocation
+	 * name it by its serial. */
+	union {
+		struct {
+			uint32_t src_client, src_handle;
+		};
+		uint64_t serial;
+	};
 	uint64_t bytes;
 };
+/* With a seq and a crc it makes the journal's 64-byte record
+ * (agent_state.h); a change of its layout is a new GS_STATE_FORMAT. */
+#define LEDGER_CHANGE_BYTES 48u
+_Static_assert(sizeof(struct ledger_change) == LEDGER_CHANGE_BYTES, "a ledger change is 48 bytes");
+_Static_assert(offsetof(struct ledger_change, serial) == offsetof(struct ledger_change, src_client) &&
+               offsetof(struct ledger_change, src_handle) == offsetof(struct ledger_change, serial) + 4,
+               "the serial shares the dup's source fields, nothing else");
 typedef void (*ledger_journal_fn)(void *ctx, const struct ledger_change *ch);
 
 /* An open control file of the workload, known by a release watch. */
@@ -120,6 +155,10 @@ struct ledger {
 	/* Clients rebuilt by ledger_replay: still without a release watch
 	 * (n_resumed), and with one handed back (n_adopted). */
 	uint32_t             n_resumed, n_adopted;
+	/* Pins rebuilt by ledger_replay: held until the ledger goes. */
+	uint32_t             n_resumed_pins;
+	/* The serial the next allocation gets (ledger.h, struct ledger_change). */
+	uint64_t             next_serial;
 };
 
 #define LEDGER_NAME_IS_ROW(name, array, k) \
@@ -187,13 +226,24 @@ bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd);
  * a handle: an external mapping UVM keeps (uvm_maps.h). Its bytes stay
  * charged until every handle and every pin is gone. LEDGER_NO_PIN when
  * the ledger does not hold the object or it charges nothing here (not
- * memory of ours). Pins are not journalled: an agent resumed from a
- * journal has none (SECURITY.md). */
+ * memory of ours).
+ *
+ * Pins are journalled (LEDGER_OP_PIN, LEDGER_OP_UNPIN, by the
+ * allocation's serial), and a snapshot keeps those of live allocations,
+ * those held by pins alone too (LEDGER_OP_HELD). A replayed pin is a
+ * resumed pin: the process that replays has no record of its mapping and
+ * no UVM file to unmap it through, so it cannot take the mapping back,
+ * and nothing drops the pin: its memory stays charged until the ledger
+ * goes (the container ends), even after every handle on it is freed.
+ * Fail closed: memory mapped at a restart is charged too long rather
+ * than not at all (SECURITY.md, "Memory that outlives its handle"). */
 #define LEDGER_NO_PIN UINT32_MAX
 uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle);
 /* A second pin on what pin holds (a mapping split in two). */
 uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
-/* Drops a pin, adding what the allocation released to released. */
+/* Drops a pin, adding what the allocation released to released. A
+ * resumed pin is never dropped: with none but resumed pins on the
+ * allocation, nothing happens. */
 void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
 /* Is what pin holds held by pins alone (every handle on it freed)? */
 bool ledger_pin_orphaned(const struct ledger *l, uint32_t pin);
@@ -302,8 +352,10 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
  * files stay good. */
 uint32_t ledger_client_files(const struct ledger *l);
 
-/* Applies one journalled change (see struct ledger_change). 0, or -1 on
- * allocation failure. The journal is not told. */
+/* Applies one journalled change (see struct ledger_change). 0, or -1
+ * when it cannot: no memory, or a pin naming no allocation the ledger
+ * holds (not a journal of this ledger's changes). The journal is not
+ * told. */
 int ledger_replay(struct ledger *l, const struct ledger_change *ch);
 
 /* The release watch of client h_client: its epoll set (-1 when none) and,
@@ -323,9 +375,11 @@ int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd);
 bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd);
 
 /* The changes that rebuild the ledger as it is now, parents before
- * children and a dup after the handle it shares with: a snapshot that
- * replaces a journal. */
-void ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
+ * children, a dup after the handle it shares with, and the pins last: a
+ * snapshot that replaces a journal. 0, or -1 when there is no memory to
+ * make it (nothing was emitted: the caller must not take it for an empty
+ * ledger). */
+int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
 
 /* Number of live objects (for tests). */
 uint32_t ledger_live_objects(const struct ledger *l);

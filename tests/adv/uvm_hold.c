@@ -19,6 +19,10 @@
  *   uvm_hold p2p    A backs a range of P2P pages (UVM_ALLOC_DEVICE_P2P)
  *                   instead of a mapping: the same hold
  *
+ * A second argument WAIT (tests/agent's uvmrestart-runc): once A is
+ * mapped, writes WAIT.ready and waits until the file WAIT exists before
+ * it frees A (the agent is restarted meanwhile).
+ *
  * Prints map= free= second= (hex RM status; free is the close's errno
  * there) and, for race, flips=; then SUMMARY.
  */
@@ -32,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "adv.h"
@@ -43,6 +48,9 @@
 #define RANGE_BASE 0x7f2000000000ull
 #define MAX_GPUS UVM_MAX_GPUS_570 /* the fake plays 580 */
 #define FLIP_ROUNDS 2000
+#define WAIT_STEP_NS 20000000L       /* 20 ms */
+#define WAIT_MAX_STEPS 1500          /* 30 s */
+#define PATH_LEN 512
 
 struct map_call {
 	uint8_t bytes[UVM_MAP_EXTERNAL_SIZE(MAX_GPUS)];
@@ -137,6 +145,21 @@ static rmc_status_t map_racing(int uvm, struct map_call *m, nv_handle_t a, nv_ha
 	return st == NV_OK ? last : st;
 }
 
+/* WAIT.ready, then WAIT itself (made by the harness). */
+static void wait_for_go(const char *wait)
+{
+	struct timespec step = { 0, WAIT_STEP_NS };
+	char ready[PATH_LEN];
+	int fd;
+
+	snprintf(ready, sizeof(ready), "%s.ready", wait);
+	fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < WAIT_MAX_STEPS && access(wait, F_OK) != 0; i++)
+		nanosleep(&step, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "free";
@@ -170,6 +193,8 @@ int main(int argc, char **argv)
 	} else {
 		mapped = map(uvm, &m);
 	}
+	if (argc > 2)
+		wait_for_go(argv[2]);
 	if (strcmp(mode, "close") == 0) {
 		/* The client, and A's handle with it, die with the file. */
 		freed = close(s.fd) == 0 ? NV_OK : RMC_SYSERR(errno);

@@ -103,6 +103,15 @@
 #                     more than 1 GiB, and the second allocation fits (the
 #                     agent took the mapping back). baseline-uvmhold-runc:
 #                     no profile, no agent: the fake holds 1.5 GiB
+#   uvmrestart-runc   uvm_hold free across an agent restart: 768 MiB mapped
+#                     through UVM by the agent, which is then SIGKILLed and
+#                     started again on the keeper; the workload frees the
+#                     handle (UVM still holds the memory) and asks for 768
+#                     MiB more: refused (NO_MEMORY), the fake never holds
+#                     more than 1 GiB; the resumed agent says it keeps the
+#                     pin. An agent that does not journal pins (GPUSANDBOX=
+#                     a build before 43fa56d) grants it: the fake holds
+#                     1.5 GiB
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
 #   restart-runc      the agent, started with --keeper, is SIGKILLed while it
@@ -523,6 +532,18 @@ inside() {
 	uvmhold)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
+	uvmrestart)
+		# The map made by the agent before its restart, the free and
+		# the second allocation judged by the resumed one.
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/uvm_hold", "free", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "uvm_hold never mapped" >"$D/rc"; return; }
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used) uvm_mappings=$(stat_now uvm_mappings)" >"$D/before"
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		start_agent || return
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	mmapless)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
@@ -875,6 +896,16 @@ judge() {  # judge NAME RUNTIME
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] &&
 			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" ||
 			why="without the agent the mapping did not hold the memory: peak=$peak rc=$rc $(head -c 200 "$dir/container.out")" ;;
+	uvmrestart-runc)
+		# By the fake: A mapped before the restart (768 MiB held, one
+		# mapping), its handle freed after it, B refused; peak 1 GiB at
+		# most.
+		peak_within && [ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
+			[ "$(val "$dir/before" uvm_mappings)" = 1 ] &&
+			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x51 ' "$dir/container.out" &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
+			grep -q ': 1 UVM mapping pin(s) from before the restart' "$dir/agent.err" ||
+			why=${why:-"before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
@@ -1043,7 +1074,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmrestart-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

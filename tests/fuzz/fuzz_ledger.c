@@ -14,6 +14,16 @@
  * handles, and handle 0 was the ledger's "no parent" (issue #17 item 12:
  * an endless loop at 100 % CPU).
  *
+ * The journal (ledger.h, struct ledger_change) is kept too. Before the
+ * end, the ledger is rebuilt from it, and from a snapshot of the live
+ * ledger, as a restarted agent rebuilds it: both must agree with the live
+ * ledger on the charges, the live objects and the pins held (every pin
+ * then a resumed one), the journal on the channel counts too (a snapshot
+ * loses a count a dup took over, docs/agent.md). Then, in the rebuilt
+ * ledger, freeing every client leaves charged what the model keeps: the
+ * memory pins held at the "restart" (a resumed pin is never dropped) and
+ * what hangs under no client.
+ *
  * Built as a libFuzzer target by `make fuzz` and linked with replay_main.c
  * into build/tests/fuzz/ledger_replay, which CI runs over the committed
  * corpus (tests/fuzz/corpus/ledger) under ASan/UBSan. A hang is caught by
@@ -44,6 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum op { OP_CLIENT, OP_ADD, OP_DUP, OP_FREE, OP_CLOSE, OP_REAP, OP_PIN, OP_UNPIN, N_OPS };
 #define MAX_PINS 64
+/* At most a change per operation; a snapshot at most one per object and
+ * one per allocation. */
+#define MAX_CHANGES (2 * MODEL_MAX)
 
 static const uint32_t clients[N_CLIENTS] = { 0, 0xc1d00001u, 0xc1d00002u };
 /* 0, small handles, and a client's handle used as an object's. */
@@ -282,6 +295,99 @@ static void run_op(struct ledger *l, struct model *m, const uint8_t *b)
 	}
 }
 
+/* ---- the journal, and the ledger rebuilt from it --------------------------- */
+
+struct changes {
+	struct ledger_change ch[MAX_CHANGES];
+	unsigned             n;
+};
+
+static void collect(void *ctx, const struct ledger_change *ch)
+{
+	struct changes *c = ctx;
+
+	if (c->n == MAX_CHANGES)
+		abort(); /* more changes than operations: a change journalled twice */
+	c->ch[c->n++] = *ch;
+}
+
+/* The bytes on each GPU the model holds once every client is freed (its
+ * files left alone: they are the live model's). */
+static void model_after_clients(const struct model *m, uint64_t held[GS_MAX_GPUS])
+{
+	static struct model after;
+
+	after = *m;
+	for (unsigned i = 0; i < after.n_objs; i++)
+		after.objs[i].file_fd = -1;
+	for (unsigned i = 0; i < N_CLIENTS; i++) {
+		int at = model_find(&after, clients[i], clients[i]);
+		if (at >= 0)
+			model_free_at(&after, at);
+	}
+	memset(held, 0, sizeof(uint64_t) * GS_MAX_GPUS);
+	for (unsigned i = 0; i < after.n_allocs; i++)
+		if (after.allocs[i].refs && after.allocs[i].bytes)
+			held[after.allocs[i].gpu] += after.allocs[i].bytes;
+}
+
+/* A client's own object charging memory: an add of kind CLIENT with
+ * bytes on a client's handle, which the supervisor never makes (it
+ * charges memory classes only, exec_alloc.c) and a snapshot writes as
+ * the client it is, without the bytes. */
+static bool model_client_charges(const struct model *m)
+{
+	for (unsigned i = 0; i < m->n_objs; i++) {
+		const struct model_obj *o = &m->objs[i];
+		if (o->live && o->kind == RM_CLASS_CLIENT && o->client == o->handle && !o->has_parent &&
+		    o->alloc >= 0)
+			return true;
+	}
+	return false;
+}
+
+/* A ledger rebuilt from c agrees with the live one and the model; then
+ * freeing its clients leaves what the model keeps. */
+static void check_rebuilt(const struct ledger *live, const struct model *m, const struct changes *c,
+                          bool exact_counts)
+{
+	struct ledger l;
+	uint64_t held[GS_MAX_GPUS];
+
+	if (ledger_init(&l) < 0)
+		abort();
+	for (unsigned i = 0; i < c->n; i++)
+		if (ledger_replay(&l, &c->ch[i]) < 0)
+			abort(); /* a journal of this ledger's own changes */
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (ledger_used(&l, (int)g) != ledger_used(live, (int)g))
+			abort(); /* a charge lost, or moved, across the restart */
+	if (ledger_live_objects(&l) != ledger_live_objects(live) || l.n_resumed_pins != m->n_pins)
+		abort();
+	if (exact_counts && (l.channels != live->channels || l.channel_groups != live->channel_groups))
+		abort();
+	for (unsigned i = 0; i < N_CLIENTS; i++)
+		ledger_free(&l, clients[i], clients[i], NULL);
+	model_after_clients(m, held);
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
+		if (ledger_used(&l, (int)g) != held[g])
+			abort(); /* a resumed pin dropped, or a phantom */
+	ledger_fini(&l);
+}
+
+/* The agent restarts: from the journal, and from a snapshot of now. */
+static void check_restart(const struct ledger *live, const struct model *m, const struct changes *journal)
+{
+	static struct changes snap;
+
+	check_rebuilt(live, m, journal, true);
+	snap.n = 0;
+	if (ledger_snapshot(live, collect, &snap) < 0)
+		abort();
+	if (!model_client_charges(m))
+		check_rebuilt(live, m, &snap, false);
+}
+
 /* ---- agreement ------------------------------------------------------------ */
 
 static void check_agree(const struct ledger *l, const struct model *m)
@@ -321,18 +427,23 @@ static void check_agree(const struct ledger *l, const struct model *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct model m;
+	static struct changes journal;
 	struct ledger l;
 	size_t n_ops = size / OP_BYTES;
 
 	if (n_ops > MAX_OPS)
 		n_ops = MAX_OPS;
 	memset(&m, 0, sizeof(m));
+	journal.n = 0;
 	if (ledger_init(&l) < 0)
 		abort();
+	l.journal = collect;
+	l.journal_ctx = &journal;
 	for (size_t i = 0; i < n_ops; i++) {
 		run_op(&l, &m, data + i * OP_BYTES);
 		check_agree(&l, &m);
 	}
+	check_restart(&l, &m, &journal);
 	/* The end of a sandbox: every pin dropped, every client freed,
 	 * nothing stays charged. */
 	while (m.n_pins)
