@@ -64,10 +64,15 @@ TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
 TESTS_AGENT_STACKSTALL := $(TESTS_BUILD)/agent/stackstall
 # Device allocations of two containers racing on one GPU's node (static).
 TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
+# A tenant's memory mapped through UVM (static), and the attacker on the
+# host that takes dead clients' handles to dup it (stalehandle-runc).
+TESTS_AGENT_UVMVICTIM := $(TESTS_BUILD)/agent/uvm_victim
+TESTS_AGENT_STALE := $(TESTS_BUILD)/agent/stale_client
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
-                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD)
+                    $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
+                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -114,6 +119,15 @@ $(TESTS_AGENT_ABANDON): tests/agent/abandon.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) 
 $(TESTS_AGENT_GPUNODE): tests/agent/gpunode.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_UVMVICTIM): tests/agent/uvm_victim.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+# The fake's client handle base is what it scans from (fake_rm.h).
+$(TESTS_AGENT_STALE): tests/agent/stale_client.c $(TESTS_LIB_OBJ) $(TESTS_HDRS) tests/fakedrv/fake_rm.h
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) -Itests/fakedrv $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_PEER): tests/agent/peer.c
 	@mkdir -p $(@D)

@@ -411,11 +411,13 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);
-	/* Under the list's lock: a handshake thread may still be adding or
-	 * tearing down a container (ThreadSanitizer, tests/agent two-runc). */
-	pthread_mutex_lock(&a.lock);
-	unsigned served = a.n_containers;
-	pthread_mutex_unlock(&a.lock);
+	/* Under the list's lock, kept until exit with every sandbox's: a
+	 * handshake thread may still be adding or tearing down a container
+	 * (ThreadSanitizer, tests/agent two-runc). */
+	unsigned late, served = gs_agent_drain_calls(&a, &late);
+	if (late)
+		fprintf(stderr, "gpusandbox agent: %u container(s) still in a call after %u ms: "
+		        "left to the next agent\n", late, GS_AGENT_STOP_DRAIN_MS);
 	fprintf(stderr, "gpusandbox agent: stopping with %u container(s) served\n", served);
 	exit(rc < 0 ? GS_EXIT_ERROR : 0);
 }

@@ -38,6 +38,7 @@
 #include "exec_managed.h"
 #include "executor.h"
 #include "gpu_uuid.h"
+#include "gpusandbox.h"
 #include "metrics.h"
 #include "runner.h"
 #include "session.h"
@@ -733,6 +734,21 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	}
 	h->listener = -1;
 	return 0;
+}
+
+unsigned gs_agent_drain_calls(struct gs_agent *a, unsigned *late)
+{
+	const uint64_t until = gs_monotonic_ns() + (uint64_t)GS_AGENT_STOP_DRAIN_MS * 1000000ull;
+
+	*late = 0;
+	pthread_mutex_lock(&a->lock);
+	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
+		const uint64_t now = gs_monotonic_ns();
+		const unsigned left = now < until ? (unsigned)((until - now) / 1000000ull) : 0;
+		if (!gs_mutex_lock_within(&c->sb.lock, left))
+			(*late)++;
+	}
+	return a->n_containers;
 }
 
 /* Every GS_METRICS_INTERVAL_MS: each container's usage records that are

@@ -58,4 +58,22 @@ int gs_agent_spawn_detached(void *(*fn)(void *), void *arg);
 
 int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err);
 
+/* A stop waits this long in all for the calls in flight. */
+#define GS_AGENT_STOP_DRAIN_MS 5000u
+/* Before the agent exits on a stop: lets the calls in flight finish. Each
+ * is performed and answered under its sandbox's lock, and a UVM map's
+ * share of the workload's memory with our RM client is revoked after the
+ * answer, under that lock still (executor.c, own_rm.h). An agent that
+ * exited mid-call would leave the share naming our client, whose handle
+ * dies with us and is anyone's to ask for: another process could then dup
+ * the memory (tests/agent stalestop-runc). So the agent lock and every
+ * sandbox's lock are taken and kept, never given back: the caller exits.
+ * A call received meanwhile waits in its state slot for the next agent,
+ * as after a SIGKILL; no container is made or torn down (its lock
+ * destroyed) meanwhile. The wait is bounded in all, since a worker may
+ * hold its lock in a read the workload stalls (gs_mutex_lock_within);
+ * *late counts the sandboxes whose call was still in flight then.
+ * Returns the containers served. */
+unsigned gs_agent_drain_calls(struct gs_agent *a, unsigned *late);
+
 #endif

@@ -78,7 +78,8 @@ void gs_own_rm_drop_temp(struct gs_own_rm *o)
 	if (o->shared_fd >= 0) {
 		struct nvos57 revoke = share_of(o, o->shared_client, o->shared_object,
 		                                RS_SHARE_ACTION_FLAG_COMPOSE | RS_SHARE_ACTION_FLAG_REVOKE);
-		(void)rm_own_share(o->shared_fd, &revoke);
+		if (!o->test_keep_share)
+			(void)rm_own_share(o->shared_fd, &revoke);
 		close(o->shared_fd);
 		o->shared_fd = -1;
 	}

@@ -37,6 +37,11 @@ struct gs_own_rm {
 	 * workload's client and memory. */
 	int         shared_fd;
 	nv_handle_t shared_client, shared_object;
+	/* GPUSANDBOX_TEST_KEEP_SHARE in the supervisor's own environment
+	 * (read by gs_session_init): the share is never revoked, as before
+	 * c15c8fd, so that tests/agent stalehandle-runc's baseline shows
+	 * what the revoke prevents. Never for use. */
+	bool        test_keep_share;
 };
 #define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1 }
 

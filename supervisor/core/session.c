@@ -88,6 +88,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 		gs_session_make_id(sb->id, sizeof(sb->id));
 	gs_uvm_maps_init(&sb->uvm);
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
+	sb->own.test_keep_share = getenv("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	gs_listener_sync_wakeup(listener);

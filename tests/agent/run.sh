@@ -112,6 +112,28 @@
 #                     pin. An agent that does not journal pins (GPUSANDBOX=
 #                     a build before 43fa56d) grants it: the fake holds
 #                     1.5 GiB
+#   stalehandle-runc  the container's video memory mapped through UVM (the
+#                     agent shares it with its own client to map it), the
+#                     agent SIGKILLed and started again on the keeper (its
+#                     client dead, the container alive); then
+#                     tests/agent's stale_client on the host, outside any
+#                     sandbox, takes every free client handle from the
+#                     fake's base and tries to dup the container's memory
+#                     into each client: by the fake, no CLIENT share policy
+#                     was left once the agent answered the map, every dup
+#                     is refused (INSUFFICIENT_PERMISSIONS), the scan
+#                     covered every client handle the fake handed out, and
+#                     the memory goes with the container's handle.
+#                     baseline-stalehandle-runc: the agent never revokes the
+#                     share (GPUSANDBOX_TEST_KEEP_SHARE): the attacker's
+#                     client at the dead client's handle dups the memory,
+#                     and the fake still holds it after the container freed
+#                     its handle and exited
+#   stalestop-runc    the same container; the agent stopped (SIGTERM) while
+#                     it performs the map (the fake sleeps in it) and started
+#                     again on the keeper: by the fake, no CLIENT share
+#                     policy once the agent has exited (it let the call in
+#                     flight finish), and the attacker's dups are refused
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
 #   restart-runc      the agent, started with --keeper, is SIGKILLed while it
@@ -177,6 +199,11 @@ MANAGED=$ROOT/build/tests/agent/managed
 ABANDON=$ROOT/build/tests/agent/abandon
 P2P=$ROOT/build/tests/agent/p2p_pairs
 UVMHOLD=$ROOT/build/tests/agent/uvm_hold
+UVMVICTIM=$ROOT/build/tests/agent/uvm_victim
+STALE=$ROOT/build/tests/agent/stale_client
+STALE_SCAN=512          # client handles the attacker tries from the fake's base
+NV_ERR_INSUFFICIENT_PERMISSIONS=0x1b  # include/nvrm_abi.h
+STOP_MAP_SLEEP_MS=1500  # stalestop-runc: the fake's map, during which the agent is stopped
 P2P_PAIRS=10
 GPUNODE=$ROOT/build/tests/agent/gpunode
 GPUNODE_RACE_MS=4000    # B's device attempts on GPU 0 (the baseline wins in well under 1 s)
@@ -355,6 +382,33 @@ profile() {  # profile OUT [profile options]
 	local out=$1
 	shift
 	"$GS" profile --listener "$SOCK" "$@" >"$out" 2>>"$D/err.profile"
+}
+
+# After the restart (stalehandle, stalestop): the attacker on the host,
+# outside any sandbox, takes client handles from the fake's base and tries
+# to dup the container's memory (named in its go.ready), holding what it
+# got while the container frees its handle, unmaps and exits; the fake's
+# vidmem_used once the container is gone goes to $D/after.
+stale_attack() {
+	local victim mem atk i
+	victim=$(grep -o 'client=0x[0-9a-f]*' "$D/ctmp/go.ready" | cut -d= -f2)
+	mem=$(grep -o 'memory=0x[0-9a-f]*' "$D/ctmp/go.ready" | cut -d= -f2)
+	"$STALE" "$victim" "$mem" "$STALE_SCAN" "$D/attack.hold" >"$D/attack.out" 2>&1 &
+	atk=$!
+	wait_for -e "$D/attack.hold.ready" || wait_for -e "$D/attack.hold.ready" ||
+		{ echo "the attacker never finished its scan" >"$D/rc"; kill "$atk"; return; }
+	# Its memory is the driver's to free now, unless the attacker's
+	# dup holds it.
+	: >"$D/ctmp/go"
+	wait_stopped
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ "$(stat_now gpu0.vidmem_used)" = 0 ] && break
+		sleep 0.02
+	done
+	echo "vidmem_used=$(stat_now gpu0.vidmem_used)" >"$D/after"
+	: >"$D/attack.hold"
+	wait "$atk"
+	echo 0 >"$D/rc"
 }
 
 inside() {
@@ -544,6 +598,43 @@ inside() {
 		: >"$D/ctmp/go"
 		wait_stopped
 		echo 0 >"$D/rc" ;;
+	stalehandle)
+		# The container's memory mapped through the agent's own client,
+		# the agent SIGKILLed and started again on the keeper, then an
+		# attacker on the host (outside any sandbox) takes client handles
+		# to dup that memory. The baseline differs only in its agent,
+		# which never revokes the share (GPUSANDBOX_TEST_KEEP_SHARE).
+		p=$D/profile.json
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_KEEP_SHARE=1}
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/uvm_victim", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never ready" >"$D/rc"; return; }
+		# The fake's CLIENT policies once the agent has answered the map.
+		echo "$(cat "$D/ctmp/go.ready") policies=$(stat_now share_client_policies) uvm_maps=$(stat_now uvm_maps)" >"$D/before"
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		start_agent || return
+		stale_attack ;;
+	stalestop)
+		# The agent stopped as a service manager stops it (SIGTERM)
+		# while it performs the container's map (the fake sleeps in it:
+		# its stats cannot be read meanwhile), then started again on the
+		# keeper; then the attacker as in stalehandle. The share must be
+		# revoked before the agent exits.
+		p=$D/profile.json
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/uvm_victim", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		local i
+		for ((i = 0; i < WAIT_STEPS; i++)); do
+			timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
+			sleep 0.02
+		done
+		echo "stopped_at_step=$i" >"$D/stop"
+		kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		# The fake's CLIENT policies once the agent is gone.
+		echo "policies=$(stat_now share_client_policies)" >"$D/before"
+		start_agent || return
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never ready" >"$D/rc"; return; }
+		stale_attack ;;
 	mmapless)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
@@ -713,7 +804,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD"; do
+for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -732,7 +823,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -755,6 +846,7 @@ run_case() {  # run_case NAME RUNTIME
 		wait_for -e "$dir/mnt/stall" || { fail "$1" "stallfs did not come up"; return 1; }
 	fi
 	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
+	[ "$1" = stalestop-runc ] && fake_extra=(--map-sleep-ms "$STOP_MAP_SLEEP_MS")
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
@@ -906,6 +998,46 @@ judge() {  # judge NAME RUNTIME
 			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
 			grep -q ': 1 UVM mapping pin(s) from before the restart' "$dir/agent.err" ||
 			why=${why:-"before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
+	stalehandle-runc)
+		# By the fake: the map made, and no CLIENT share policy left
+		# once the agent had answered it; after the restart the attacker
+		# took free handles, its scan covered every client handle the
+		# fake had handed out (the agent's dead client's among them),
+		# and every dup it tried was refused as RM refuses a client the
+		# memory is not shared with; the memory went with the
+		# container's handle.
+		[ "$(val "$dir/before" map)" = 0x0 ] && [ "$(val "$dir/before" policies)" = 0 ] &&
+			[ "$(val "$dir/before" uvm_maps)" = 1 ] &&
+			[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
+			[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
+			[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
+			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+			[ "$(val "$dir/after" vidmem_used)" = 0 ] &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
+			why="before: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null); resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
+	stalestop-runc)
+		# By the fake: the agent was stopped while the fake performed
+		# its map (its stats unreadable), no CLIENT share policy was
+		# left once the agent had exited, and after the restart every
+		# dup the attacker tried was refused, its scan covering every
+		# client handle the fake had handed out.
+		[ "$(val "$dir/stop" stopped_at_step)" -lt "$WAIT_STEPS" ] && [ "$(val "$dir/before" policies)" = 0 ] &&
+			[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
+			[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
+			[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
+			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+			[ "$(val "$dir/after" vidmem_used)" = 0 ] ||
+			why="$(cat "$dir/stop" 2>/dev/null); once stopped: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
+	baseline-stalehandle-runc)
+		# Without the revoke: the policy outlived the agent's client,
+		# the attacker's client at that handle dup'ed the memory, and
+		# the fake still holds it after the container freed its handle
+		# and exited.
+		[ "$(val "$dir/before" map)" = 0x0 ] && [ "$(val "$dir/before" policies)" -ge 1 ] &&
+			[ "$(val "$dir/attack.out" dups_ok)" -ge 1 ] && [ "$(val "$dir/attack.out" dup)" = 0x0 ] &&
+			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+			[ "$(val "$dir/after" vidmem_used)" = "$CHUNK" ] ||
+			why="the stale handle won nothing: before: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
@@ -1074,7 +1206,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmrestart-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmrestart-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

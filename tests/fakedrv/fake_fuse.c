@@ -483,8 +483,8 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
-		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--count-closes]\n"
-		"          [--gpu-node-check]\n"
+		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--map-sleep-ms N]\n"
+		"          [--count-closes] [--gpu-node-check]\n"
 		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
@@ -499,6 +499,7 @@ static void usage(FILE *f, const char *prog)
 		"  --slow-control CMD:MS  RM_CONTROL CMD (hex) is answered MS ms late while\n"
 		"              other requests are served (a test knob)\n"
 		"  --alloc-sleep-ms N  the first video memory RM_ALLOC takes N ms\n"
+		"  --map-sleep-ms N  the first UVM_MAP_EXTERNAL_ALLOCATION takes N ms\n"
 		"  --count-closes  count every close(2) of a device file's descriptor\n"
 		"              (stats: fd_closes; a test knob)\n"
 		"  --gpu-node-check  a device allocation needs the caller to hold the\n"
@@ -520,7 +521,7 @@ int main(int argc, char **argv)
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
 	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES,
-	       OPT_GPU_NODE_CHECK };
+	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -538,6 +539,7 @@ int main(int argc, char **argv)
 		{ "gpu-node-check", no_argument, NULL, OPT_GPU_NODE_CHECK },
 		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
 		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
+		{ "map-sleep-ms", required_argument, NULL, OPT_MAP_SLEEP },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -617,6 +619,12 @@ int main(int argc, char **argv)
 		case OPT_ALLOC_SLEEP:
 			if (parse_uint(optarg, UINT_MAX, &cfg.alloc_sleep_ms)) {
 				fprintf(stderr, "gs-fakedrv: bad --alloc-sleep-ms '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_MAP_SLEEP:
+			if (parse_uint(optarg, UINT_MAX, &cfg.map_sleep_ms)) {
+				fprintf(stderr, "gs-fakedrv: bad --map-sleep-ms '%s'\n", optarg);
 				return 2;
 			}
 			break;

@@ -142,6 +142,10 @@ struct fake_config {
 	 * allocation scrubbing its pages), so that a test can signal its
 	 * caller while the call is performed. */
 	unsigned alloc_sleep_ms;
+	/* >0: the first UVM_MAP_EXTERNAL_ALLOCATION takes this long (UVM
+	 * mapping a large allocation), so that a test can stop the agent
+	 * while it performs a map (tests/agent stalestop-runc). */
+	unsigned map_sleep_ms;
 	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
 	/* Count every close(2) of a descriptor of the fake's device files
 	 * (FUSE's FLUSH): a test knob, not driver behaviour. Off, the first

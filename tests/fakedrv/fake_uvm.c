@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_rm_int.h"
 
@@ -402,6 +403,12 @@ static nv_status_t run(pid_t caller, uint64_t file, uint32_t cmd, uint8_t *buf)
 	case UVM_CREATE_EXTERNAL_RANGE:
 		return create_range(file, (const void *)buf);
 	case UVM_MAP_EXTERNAL_ALLOCATION:
+		if (fake_st.cfg.map_sleep_ms) {
+			struct timespec ts = { fake_st.cfg.map_sleep_ms / 1000u,
+			                       (long)(fake_st.cfg.map_sleep_ms % 1000u) * 1000000L };
+			fake_st.cfg.map_sleep_ms = 0;  /* the first one only */
+			nanosleep(&ts, NULL);
+		}
 		return map_external(caller, file, buf, max_gpus());
 	case UVM_UNMAP_EXTERNAL:
 		return unmap_external(file, (const void *)buf);
