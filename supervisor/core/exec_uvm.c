@@ -62,6 +62,25 @@ static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t
 	return answer_value(0);
 }
 
+/* Is ctl, our dup of the caller's rmCtrlFd, the client's own control file
+ * (kcmp against its release watch)? The tests' baselines of uvm_ctlfd
+ * (GPUSANDBOX_TEST_UVM_CTLFD, session.h) skip the check, or make it on the
+ * caller's fd number by tid instead of on ctl, as a check made on another
+ * look at the fd table than the file used would. */
+static bool ctl_is_client_file(const struct call *c, const struct gs_uvm_call *u, int ctl)
+{
+	const struct ledger *l = &c->sb->ledger;
+
+	switch (c->sb->uvm_ctlfd_test) {
+	case GS_UVM_CTLFD_UNCHECKED:
+		return true;
+	case GS_UVM_CTLFD_FIRST_LOOK:
+		return ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
+	default:
+		return ledger_fd_is_client_file(l, u->h_client, ctl) == 1;
+	}
+}
+
 /* What the ledger says of the map's client and memory, and of ctl, our
  * dup of the caller's rmCtrlFd (reconcile: the client's file, by kcmp
  * against its watch). */
@@ -72,7 +91,7 @@ static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, int ctl,
 
 	memset(f, 0, sizeof(*f));
 	f->client_ours = ledger_has(l, u->h_client, u->h_client) && ledger_client_file_alive(l, u->h_client);
-	f->client_on_fd = f->client_ours && ctl >= 0 && ledger_fd_is_client_file(l, u->h_client, ctl) == 1;
+	f->client_on_fd = f->client_ours && ctl >= 0 && ctl_is_client_file(c, u, ctl);
 	f->memory_known = ledger_object_facts(l, u->h_client, u->h_memory, mem);
 	f->memory_mappable = f->memory_known &&
 	                     (mem->kind == RM_CLASS_VIDMEM || mem->kind == RM_CLASS_SYSMEM);

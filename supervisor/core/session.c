@@ -57,6 +57,16 @@ void gs_listener_sync_wakeup(int listener)
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags);
 }
 
+/* GPUSANDBOX_TEST_UVM_CTLFD (session.h); anything else: checked. */
+static enum gs_uvm_ctlfd_test uvm_ctlfd_test_of(const char *v)
+{
+	if (v && strcmp(v, "unchecked") == 0)
+		return GS_UVM_CTLFD_UNCHECKED;
+	if (v && strcmp(v, "first-look") == 0)
+		return GS_UVM_CTLFD_FIRST_LOOK;
+	return GS_UVM_CTLFD_CHECKED;
+}
+
 int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, int listener,
                     struct gs_error *err)
 {
@@ -95,6 +105,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	sb->quiesce_off = getenv("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
+	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(getenv("GPUSANDBOX_TEST_UVM_CTLFD"));
 	return 0;
 }
 

@@ -122,6 +122,16 @@ struct gs_session {
 	 * tests' baseline of client_fdswap, a continued client without its
 	 * fd table held still. Never for use. */
 	bool                 quiesce_off;
+	/* GPUSANDBOX_TEST_UVM_CTLFD in the supervisor's own environment: the
+	 * tests' baselines of uvm_ctlfd, a UVM map whose rmCtrlFd is not
+	 * checked to be the client's control file ("unchecked"), or checked
+	 * only by its first look at the caller's fd table, its dup not again
+	 * ("first-look"). Never for use. */
+	enum gs_uvm_ctlfd_test {
+		GS_UVM_CTLFD_CHECKED,
+		GS_UVM_CTLFD_FIRST_LOOK,
+		GS_UVM_CTLFD_UNCHECKED,
+	} uvm_ctlfd_test;
 	/* The driver's time per control seen so far (exec_escape), by
 	 * command, to tell a slow call before it is made. Under lock. */
 	struct gs_driver_time {

@@ -3,8 +3,12 @@
 #define _GNU_SOURCE
 #include "adv.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -133,4 +137,80 @@ void adv_race_allocs(int fd, volatile struct nvos64 *call, nv_handle_t client, n
 		else if (call->status == NV_ERR_INSUFFICIENT_RESOURCES)
 			(*refused)++;
 	}
+}
+
+int adv_send_fd(int sock, int fd, const void *msg, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &mh, 0) == (ssize_t)len ? 0 : -1;
+}
+
+int adv_recv_fd(int sock, void *msg, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = msg, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)len)
+		return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+struct uvm_map_external_tail *adv_uvm_tail(struct adv_uvm_map *m)
+{
+	return (struct uvm_map_external_tail *)(m->bytes + UVM_MAP_EXTERNAL_TAIL_OFF(ADV_UVM_MAX_GPUS));
+}
+
+void adv_uvm_fill_map(struct adv_uvm_map *m, int ctl, nv_handle_t client, nv_handle_t mem,
+		      uint64_t len)
+{
+	struct uvm_map_external_head head = { .base = ADV_UVM_RANGE_BASE, .length = len };
+	struct uvm_gpu_mapping_attrs gpu = { .gpu_uuid = { 0x11 } };
+
+	memset(m, 0, sizeof(*m));
+	memcpy(m->bytes, &head, sizeof(head));
+	memcpy(m->bytes + sizeof(head), &gpu, sizeof(gpu));
+	*adv_uvm_tail(m) = (struct uvm_map_external_tail){ .gpu_count = 1, .rm_ctrl_fd = ctl,
+	                                                   .h_client = client, .h_memory = mem,
+	                                                   .rm_status = NV_ERR_GENERIC };
+}
+
+int adv_uvm_with_range(uint64_t len, const char *who)
+{
+	int fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	struct uvm_initialize_params init = { 0 };
+	struct uvm_create_external_range_params range = { .base = ADV_UVM_RANGE_BASE, .length = len };
+
+	if (fd < 0 || syscall(SYS_ioctl, fd, UVM_INITIALIZE, &init) < 0 ||
+	    syscall(SYS_ioctl, fd, UVM_CREATE_EXTERNAL_RANGE, &range) < 0 || range.rm_status != NV_OK) {
+		printf("%s: UVM setup failed (range status 0x%x)\n", who, range.rm_status);
+		fflush(stdout);
+		exit(ADV_EXIT_SETUP);
+	}
+	return fd;
+}
+
+rmc_status_t adv_uvm_map(int uvm, struct adv_uvm_map *m)
+{
+	if (syscall(SYS_ioctl, uvm, UVM_MAP_EXTERNAL_ALLOCATION, m->bytes) < 0)
+		return RMC_SYSERR(errno);
+	return adv_uvm_tail(m)->rm_status;
 }

@@ -83,4 +83,32 @@ void adv_race_allocs(int fd, volatile struct nvos64 *call, nv_handle_t client, n
  * got there, -1 on timeout or when $GS_FAKE_STATS is unavailable. */
 int adv_wait_fake_idle(int timeout_ms);
 
+/* Sends fd over a unix socket (SCM_RIGHTS) with len bytes of msg; 0 or
+ * -1. adv_recv_fd receives them: the fd (close-on-exec), or -1. */
+int adv_send_fd(int sock, int fd, const void *msg, size_t len);
+int adv_recv_fd(int sock, void *msg, size_t len);
+
+/* ---- UVM external mappings (uvm_hold, uvm_ctlfd) ---- */
+
+/* Where the tests' external range lies in the VA space (UVM wants 4 KiB
+ * alignment; the fake wants a mapping on the memory's page size, 2 MiB),
+ * and the GPU slots of the map's struct: the fake plays 580. */
+#define ADV_UVM_RANGE_BASE 0x7f2000000000ull
+#define ADV_UVM_MAX_GPUS   UVM_MAX_GPUS_570
+
+struct adv_uvm_map {
+	uint8_t bytes[UVM_MAP_EXTERNAL_SIZE(ADV_UVM_MAX_GPUS)];
+};
+
+struct uvm_map_external_tail *adv_uvm_tail(struct adv_uvm_map *m);
+/* A map of len bytes of client's memory mem at the range's base, on one
+ * GPU, naming ctl as rmCtrlFd. */
+void adv_uvm_fill_map(struct adv_uvm_map *m, int ctl, nv_handle_t client, nv_handle_t mem,
+		      uint64_t len);
+/* /dev/nvidia-uvm, initialized, with an external range of len bytes at
+ * the base; exits ADV_EXIT_SETUP (saying so as who) when it cannot. */
+int adv_uvm_with_range(uint64_t len, const char *who);
+/* UVM_MAP_EXTERNAL_ALLOCATION: its rmStatus, or RMC_SYSERR(errno). */
+rmc_status_t adv_uvm_map(int uvm, struct adv_uvm_map *m);
+
 #endif /* GPUSANDBOX_TESTS_ADV_H */

@@ -31,41 +31,6 @@ struct handoff {
 	rmc_status_t a_alloc;
 };
 
-static int send_fd(int sock, int fd, const struct handoff *h)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = (void *)h, .iov_len = sizeof(*h) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-
-	memset(cbuf, 0, sizeof(cbuf));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == (ssize_t)sizeof(*h) ? 0 : -1;
-}
-
-static int recv_fd(int sock, struct handoff *h)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = h, .iov_len = sizeof(*h) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(*h))
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 static void process_a(int sock)
 {
 	struct rmc_session s;
@@ -76,7 +41,7 @@ static void process_a(int sock)
 	h.device = s.device;
 	h.a_alloc = adv_alloc_rm(&s, NULL, rmc_next_handle(&s), FDP_A_SIZE);
 	h.next_mem = s.next_mem;
-	if (send_fd(sock, s.fd, &h) < 0)
+	if (adv_send_fd(sock, s.fd, &h, sizeof(h)) < 0)
 		_exit(ADV_EXIT_SETUP);
 	/* Exit without freeing: only B's copy keeps the file (and A's
 	 * client) alive now. */
@@ -110,7 +75,7 @@ int main(void)
 
 	/* B */
 	memset(&recv_s, 0, sizeof(recv_s));
-	recv_s.fd = recv_fd(sv[0], &h);
+	recv_s.fd = adv_recv_fd(sv[0], &h, sizeof(h));
 	waitpid(pid, &status, 0); /* A is gone before B allocates */
 	if (recv_s.fd < 0) {
 		printf("B: no fd received (A exit status 0x%x)\n", status);

@@ -113,6 +113,12 @@ TESTS=(
 	"uvm_hold:race|sandbox|uvm_hold race"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
+	"uvm_hold:handoff|sandbox|uvm_hold handoff"
+	"uvm_hold:handoff_free|sandbox|uvm_hold handoff_free"
+	"uvm_ctlfd:other|sandbox|uvm_ctlfd other"
+	"uvm_ctlfd:pipe|sandbox|uvm_ctlfd pipe"
+	"uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
+	"uvm_ctlfd:race|sandbox|uvm_ctlfd race"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -146,6 +152,12 @@ TESTS=(
 	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
 	"baseline-uvm_share|bare|uvm_share"
+	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
+	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
+	"baseline-uvm_ctlfd:other|bare|uvm_ctlfd other"
+	"baseline-uvm_ctlfd:pipe|bare|uvm_ctlfd pipe"
+	"baseline-uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
+	"baseline-uvm_ctlfd:race|sandbox|uvm_ctlfd race"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
 	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
 	"baseline-dupcache_swap|sandbox|dupcache swap"
@@ -162,6 +174,10 @@ UNNAMED_ERRNO=200
 # 2 decoders and 1 JPEG engine.
 ENGINE_POLICY=policy/video-transcode.policy
 DECODERS=2
+# uvm_ctlfd fuse: the server answers the supervisor's first request after
+# 5 s (OWNFS_STALL_MS in uvm_ctlfd.c); a call that took this long waited
+# for it.
+OWNFS_BOUND_MS=2500
 # per_gpu: GPU 1's own quota in its policy.
 PER_GPU_QUOTA_ARG=256m
 PER_GPU_QUOTA=$((256 * MIB))
@@ -457,6 +473,41 @@ run_share() {
 	dir=$d
 }
 
+# uvm_ctlfd fuse and race: the file the workload serves itself is served
+# by `uvm_ctlfd serve`, mounted beside the sandbox as tests/sm/stallfs is
+# (uvm_ctlfd.c says why); its account of the requests that came from
+# outside the sandbox (the supervisor) is $d/ownfs.stats. Their baselines:
+# the supervisor with its rmCtrlFd check off (fuse), or made only by its
+# first look at the caller's fd table (race).
+run_ownfs() {
+	local name=$1 mode=$2 d="$tmp/${1//:/_}" sb_env=()
+	rm -rf "$d"
+	mkdir -p "$d/ownfs"
+	[ "$name" = baseline-uvm_ctlfd:fuse ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=unchecked)
+	[ "$name" = baseline-uvm_ctlfd:race ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look)
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			d=$1 prog=$2 mode=$3
+			shift 3
+			"$prog" serve "$d/ownfs" "$d/ownfs.stats" 2>"$d/serve.err" &
+			s=$!
+			i=0
+			while [ $i -lt 100 ] && [ ! -e "$d/ownfs.stats" ]; do
+				sleep 0.05
+				i=$((i + 1))
+			done
+			"$@" --audit-log "$d/audit.jsonl" -- "$prog" "$mode" "$d/ownfs/ctl"
+			rc=$?
+			kill "$s"
+			wait "$s"
+			umount -l "$d/ownfs"
+			exit $rc' sh "$d" "$ADV/uvm_ctlfd" "$mode" ${sb_env[@]+"${sb_env[@]}"} "$GPUSANDBOX" \
+		--mem "$QUOTA_ARG" >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+own_stat() { awk -v k="$2" '$1 == k { print $2 }' "$1/ownfs.stats" 2>/dev/null | tail -1; }
+
 # `gpusandbox audit verify` on a run's log: sets $verify_rc and $verify_err.
 audit_verify() {
 	verify_err=$("$GPUSANDBOX" audit verify "$1" 2>&1 >/dev/null)
@@ -477,6 +528,37 @@ PY
 # ---- per-test positive checks (return 1 with $why) ---------------------------
 ge() { [ -n "$1" ] && [ "$1" -ge "$2" ]; }
 . tests/adv/dupcache_checks.sh
+
+# uvm_ctlfd: the maps naming another file are refused (INSUFFICIENT_PERMISSIONS
+# in the struct, audited), the supervisor asks the served file nothing
+# (the race: no ioctl), the right map then works, and after the free the
+# fake maps and holds nothing while the UVM file is still open.
+check_uvm_ctlfd() {
+	local name=$1 d=$2 k want refused=0x1b
+	[ "$name" = uvm_ctlfd:pipe ] && refused=0x1b,0x1b
+	[ "$name" = uvm_ctlfd:race ] && refused=race
+	for k in first=0x0 bad=$refused map_ok=0x0 free=0x0 left_mappings=0 left_used=0; do
+		want=${k#*=}; k=${k%%=*}
+		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+	done
+	[ "$(stat_of "$d" uvm_mappings)" = 0 ] || { why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; }
+	case "$name" in
+	uvm_ctlfd:race)
+		ge "$(val_of "$d" ok)" 1 && ge "$(val_of "$d" refused)" 1 && ge "$(val_of "$d" flips)" 1000 ||
+			{ why="the race did not run both ways: $(grep '^ok=' "$d/out")"; return 1; }
+		[ "$(own_stat "$d" outside_ioctls)" = 0 ] ||
+			{ why="the supervisor made $(own_stat "$d" outside_ioctls) ioctls on the workload's file"; return 1; }
+		return 0 ;;
+	uvm_ctlfd:fuse)
+		[ "$(own_stat "$d" outside_ioctls)" = 0 ] && [ "$(own_stat "$d" outside_other)" = 0 ] ||
+			{ why="the supervisor asked the workload's file: $(tr '\n' ' ' <"$d/serve.err")"; return 1; }
+		[ "$(val_of "$d" probe)" = 0x0 ] && [ "$(val_of "$d" bad_ms)" -lt "$OWNFS_BOUND_MS" ] &&
+			[ "$(val_of "$d" probe_ms)" -lt "$OWNFS_BOUND_MS" ] ||
+			{ why="held up: $(grep -o 'bad_ms=.*' "$d/out") $(grep -o 'probe=.*' "$d/out")"; return 1; } ;;
+	esac
+	grep -q '"reason":"the caller does not hold the client.s control file at rmCtrlFd"' "$d/audit.jsonl" ||
+		{ why="no audit record names the refused map"; return 1; }
+}
 
 check_positive() {
 	local name=$1 d=$2 ok nomem other s
@@ -544,8 +626,14 @@ check_positive() {
 			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) free=$(val_of "$d" free) second=$(val_of "$d" second)"; return 1; }
 		[ "$name" != uvm_hold:race ] || ge "$(val_of "$d" flips)" 1000 ||
 			{ why="the race did not run: flips=$(val_of "$d" flips)"; return 1; }
+		# The handoffs: the fake maps nothing while the process that
+		# was passed the UVM file still holds it (B made).
+		[ "${name#uvm_hold:handoff}" = "$name" ] || [ "$(val_of "$d" held_mappings)" = 0 ] ||
+			{ why="the fake still had $(val_of "$d" held_mappings) mappings through the kept UVM file"; return 1; }
 		[ "$(stat_of "$d" uvm_mappings)" = 0 ] ||
 			{ why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; } ;;
+	uvm_ctlfd:*)
+		check_uvm_ctlfd "$name" "$d" || return 1 ;;
 	dup_free)
 		local first dup second third
 		first=$(val_of "$d" first); dup=$(val_of "$d" dup)
@@ -947,6 +1035,8 @@ for t in "${TESTS[@]}"; do
 		run_audit_fd
 	elif [ "$prog" = share_import ]; then
 		run_share "$mode" "$name"
+	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
+		run_ownfs "$name" "${argv[1]}"
 	else
 		run_case "$name" "$mode" "${argv[@]}"
 	fi
@@ -1041,11 +1131,34 @@ for t in "${TESTS[@]}"; do
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "${name%%:*}" = baseline-uvm_hold ]; then
-		# Without gpusandbox the mapping keeps A: the driver holds 1.5 GiB.
+		# Without gpusandbox the mapping keeps A: the driver holds 1.5 GiB
+		# (for the handoffs, through the UVM file the other process kept).
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		k=1
+		[ "${name#baseline-uvm_hold:handoff}" = "$name" ] || k=$(val_of "$dir" held_mappings)
 		[ "$(val_of "$dir" map)" = 0x0 ] && [ "$(val_of "$dir" second)" = 0x0 ] && [ -n "$v" ] &&
-			[ "$v" -gt "$QUOTA" ] && pass "$name" ||
-			fail "$name" "without gpusandbox: map=$(val_of "$dir" map) second=$(val_of "$dir" second) peak ${v:-?}: not sensitive"
+			[ "$v" -gt "$QUOTA" ] && [ "$k" = 1 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: map=$(val_of "$dir" map) second=$(val_of "$dir" second) peak ${v:-?} held_mappings=$k: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "${name%%:*}" = baseline-uvm_ctlfd ]; then
+		# The driver ignores rmCtrlFd: every map is made, and its memory
+		# stays mapped past the free (what gpusandbox refuses, it refuses
+		# itself).
+		case "$(val_of "$dir" bad)" in 0x0 | 0x0,0x0) k=1 ;; *) k=0 ;; esac
+		[ "$k" = 1 ] && [ "$(val_of "$dir" left_mappings)" = 1 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: bad=$(val_of "$dir" bad) left_mappings=$(val_of "$dir" left_mappings): not sensitive"
+		continue
+	fi
+	if [ "${name%%:*}" = baseline-uvm_ctlfd ]; then
+		# The check off (fuse) or made once (race): the supervisor's
+		# ioctl reaches the workload's file, which holds it (and, fuse,
+		# the probe behind it) as long as it likes.
+		v=$(own_stat "$dir" outside_ioctls)
+		k=ok
+		[ "$name" != baseline-uvm_ctlfd:fuse ] || ge "$(val_of "$dir" probe_ms)" "$OWNFS_BOUND_MS" || k=
+		ge "$v" 1 && [ -n "$k" ] && pass "$name" ||
+			fail "$name" "check off: outside_ioctls=${v:-?} $(grep -o 'probe_ms=.*' "$dir/out"): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-dmabuf ]; then

@@ -18,13 +18,29 @@
  *                   continued map would have mapped what the flip left)
  *   uvm_hold p2p    A backs a range of P2P pages (UVM_ALLOC_DEVICE_P2P)
  *                   instead of a mapping: the same hold
+ *   uvm_hold handoff
+ *                   a child process allocates and maps A, passes its UVM
+ *                   file to this process (SCM_RIGHTS) and exits, its exit
+ *                   closing its control file (A's client dies with it);
+ *                   this process keeps the UVM file open, waits for the
+ *                   child, and makes B with a client of its own
+ *   uvm_hold handoff_free
+ *                   the same, the child freeing A's handle before it exits
+ *
+ * The handoff is the hold a supervisor that follows mappings by process
+ * could miss: the process that mapped is gone, the file that holds the
+ * mapping lives on in another. Without gpusandbox the kept UVM file keeps
+ * A (the fake's uvm_mappings is 1 while this process holds the file, and
+ * its peak 1.5 GiB).
  *
  * A second argument WAIT (tests/agent's uvmrestart-runc): once A is
  * mapped, writes WAIT.ready and waits until the file WAIT exists before
  * it frees A (the agent is restarted meanwhile).
  *
  * Prints map= free= second= (hex RM status; free is the close's errno
- * there) and, for race, flips=; then SUMMARY.
+ * for close, and the child's exit status for handoff) and, for race,
+ * flips=, for the handoffs held_mappings= (the fake's uvm_mappings read
+ * while this process still holds the UVM file, after B); then SUMMARY.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,63 +61,17 @@
 
 #define HOLD_SIZE (768ull * RMC_MIB)
 #define SMALL_SIZE (2ull * RMC_MIB)
-/* Where the range lies in the VA space (UVM wants 4 KiB alignment; the
- * fake wants the mapping on the memory's page size, 2 MiB). */
-#define RANGE_BASE 0x7f2000000000ull
-#define MAX_GPUS UVM_MAX_GPUS_570 /* the fake plays 580 */
 #define FLIP_ROUNDS 2000
 #define WAIT_STEP_NS 20000000L       /* 20 ms */
 #define WAIT_MAX_STEPS 1500          /* 30 s */
 #define PATH_LEN 512
 
-struct map_call {
-	uint8_t bytes[UVM_MAP_EXTERNAL_SIZE(MAX_GPUS)];
-};
-
-static struct uvm_map_external_tail *tail_of(struct map_call *m)
-{
-	return (struct uvm_map_external_tail *)(m->bytes + UVM_MAP_EXTERNAL_TAIL_OFF(MAX_GPUS));
-}
-
-static void fill_map(struct map_call *m, int ctl, nv_handle_t client, nv_handle_t mem, uint64_t len)
-{
-	struct uvm_map_external_head head = { .base = RANGE_BASE, .length = len };
-	struct uvm_gpu_mapping_attrs gpu = { .gpu_uuid = { 0x11 } };
-
-	memset(m, 0, sizeof(*m));
-	memcpy(m->bytes, &head, sizeof(head));
-	memcpy(m->bytes + sizeof(head), &gpu, sizeof(gpu));
-	*tail_of(m) = (struct uvm_map_external_tail){ .gpu_count = 1, .rm_ctrl_fd = ctl,
-	                                              .h_client = client, .h_memory = mem,
-	                                              .rm_status = NV_ERR_GENERIC };
-}
-
-/* /dev/nvidia-uvm, initialized, with an external range of len bytes. */
-static int uvm_with_range(uint64_t len)
-{
-	int fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
-	struct uvm_initialize_params init = { 0 };
-	struct uvm_create_external_range_params range = { .base = RANGE_BASE, .length = len };
-
-	if (fd < 0 || syscall(SYS_ioctl, fd, UVM_INITIALIZE, &init) < 0 ||
-	    syscall(SYS_ioctl, fd, UVM_CREATE_EXTERNAL_RANGE, &range) < 0 || range.rm_status != NV_OK) {
-		printf("uvm_hold: UVM setup failed (range status 0x%x)\n", range.rm_status);
-		fflush(stdout);
-		exit(ADV_EXIT_SETUP);
-	}
-	return fd;
-}
-
-static rmc_status_t map(int uvm, struct map_call *m)
-{
-	if (syscall(SYS_ioctl, uvm, UVM_MAP_EXTERNAL_ALLOCATION, m->bytes) < 0)
-		return RMC_SYSERR(errno);
-	return tail_of(m)->rm_status;
-}
+/* What the fake's uvm_mappings reads when it could not be read. */
+#define NO_STAT UINT64_MAX
 
 /* The flipper of the race: hMemory between a and c until told to stop. */
 struct flip {
-	struct map_call *m;
+	struct adv_uvm_map *m;
 	nv_handle_t a, c;
 	atomic_bool stop;
 	unsigned long flips;
@@ -108,7 +80,7 @@ struct flip {
 static void *flipper(void *arg)
 {
 	struct flip *f = arg;
-	volatile nv_handle_t *h = &tail_of(f->m)->h_memory;
+	volatile nv_handle_t *h = &adv_uvm_tail(f->m)->h_memory;
 
 	while (!atomic_load(&f->stop)) {
 		*h = f->a;
@@ -121,7 +93,7 @@ static void *flipper(void *arg)
 /* The race: the map is made FLIP_ROUNDS times (each over the last) while
  * the flipper runs; a supervisor that read hMemory once and let the
  * driver read it again could pin one and map the other. */
-static rmc_status_t map_racing(int uvm, struct map_call *m, nv_handle_t a, nv_handle_t c,
+static rmc_status_t map_racing(int uvm, struct adv_uvm_map *m, nv_handle_t a, nv_handle_t c,
                                unsigned long *flips)
 {
 	struct flip f = { .m = m, .a = a, .c = c };
@@ -131,16 +103,16 @@ static rmc_status_t map_racing(int uvm, struct map_call *m, nv_handle_t a, nv_ha
 	if (pthread_create(&t, NULL, flipper, &f) != 0)
 		return RMC_SYSERR(EAGAIN);
 	for (int i = 0; i < FLIP_ROUNDS; i++) {
-		tail_of(m)->rm_status = NV_ERR_GENERIC;
-		rmc_status_t r = map(uvm, m);
+		adv_uvm_tail(m)->rm_status = NV_ERR_GENERIC;
+		rmc_status_t r = adv_uvm_map(uvm, m);
 		if (r == NV_OK)
 			st = NV_OK;
 	}
 	atomic_store(&f.stop, true);
 	pthread_join(t, NULL);
 	/* The last map names A, as the attacker wants it held. */
-	tail_of(m)->h_memory = a;
-	rmc_status_t last = map(uvm, m);
+	adv_uvm_tail(m)->h_memory = a;
+	rmc_status_t last = adv_uvm_map(uvm, m);
 	*flips = f.flips;
 	return st == NV_OK ? last : st;
 }
@@ -160,25 +132,98 @@ static void wait_for_go(const char *wait)
 		nanosleep(&step, NULL);
 }
 
+/* What the handoff's child tells this process alongside its UVM file. */
+struct handoff {
+	rmc_status_t first, mapped, freed;
+};
+
+/* The handoff's child: A, mapped, its UVM file sent to the parent; then
+ * it exits, closing its control file (after freeing A's handle when
+ * free_first). */
+static void handoff_child(int sock, bool free_first)
+{
+	static struct adv_uvm_map m;
+	struct rmc_session s;
+	struct handoff h = { .freed = NV_OK };
+
+	adv_session_or_die(&s, -1, "uvm_hold child");
+	nv_handle_t a = rmc_next_handle(&s);
+	h.first = adv_alloc_rm(&s, NULL, a, HOLD_SIZE);
+	int uvm = adv_uvm_with_range(HOLD_SIZE, "uvm_hold child");
+	adv_uvm_fill_map(&m, s.fd, s.client, a, HOLD_SIZE);
+	h.mapped = adv_uvm_map(uvm, &m);
+	if (free_first)
+		h.freed = adv_free_rm(&s, NULL, a);
+	_exit(adv_send_fd(sock, uvm, &h, sizeof(h)) == 0 ? 0 : ADV_EXIT_SETUP);
+}
+
+/* The handoff's parent: the child's UVM file received and kept, the child
+ * waited for, then B made by a client of this process's own. */
+static int handoff(const char *mode, bool free_first)
+{
+	struct rmc_session s;
+	struct adv_tally t = { 0 };
+	struct handoff h = { 0 };
+	uint64_t held = NO_STAT;
+	int sv[2], status = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		perror("uvm_hold: socketpair");
+		return ADV_EXIT_SETUP;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("uvm_hold: fork");
+		return ADV_EXIT_SETUP;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		handoff_child(sv[1], free_first);
+	}
+	close(sv[1]);
+	int uvm = adv_recv_fd(sv[0], &h, sizeof(h));
+	waitpid(pid, &status, 0); /* the mapper is gone before B */
+	if (uvm < 0) {
+		printf("uvm_hold: no UVM file from the child (exit status 0x%x)\n", status);
+		return ADV_EXIT_SETUP;
+	}
+	adv_count(&t, h.first);
+	adv_session_or_die(&s, -1, "uvm_hold");
+	rmc_status_t second = adv_alloc_rm(&s, NULL, rmc_next_handle(&s), HOLD_SIZE);
+	adv_count(&t, second);
+	/* The fake's own word, while the kept file could still hold A. */
+	if (rmc_fake_stat("uvm_mappings", &held) < 0)
+		held = NO_STAT;
+	printf("mode=%s first=0x%x map=0x%x child_free=0x%x free=0x%x second=0x%x held_mappings=%lld\n",
+	       mode, h.first, h.mapped, h.freed, (unsigned)status, second,
+	       held == NO_STAT ? -1ll : (long long)held);
+	adv_print_summary(&t);
+	close(uvm);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "free";
 	struct rmc_session s, s2;
 	struct adv_tally t = { 0 };
-	static struct map_call m;
+	static struct adv_uvm_map m;
 	nv_handle_t a, b, c = 0;
 	rmc_status_t first, mapped, freed = NV_OK, second;
 	unsigned long flips = 0;
 
+	if (strncmp(mode, "handoff", strlen("handoff")) == 0)
+		return handoff(mode, strcmp(mode, "handoff_free") == 0);
 	adv_session_or_die(&s, -1, "uvm_hold");
 	a = rmc_next_handle(&s);
 	first = adv_alloc_rm(&s, NULL, a, HOLD_SIZE);
 	adv_count(&t, first);
-	int uvm = uvm_with_range(HOLD_SIZE);
-	fill_map(&m, s.fd, s.client, a, HOLD_SIZE);
+	int uvm = adv_uvm_with_range(HOLD_SIZE, "uvm_hold");
+	adv_uvm_fill_map(&m, s.fd, s.client, a, HOLD_SIZE);
 	if (strcmp(mode, "p2p") == 0) {
-		struct uvm_free_params gone = { .base = RANGE_BASE, .length = HOLD_SIZE };
-		struct uvm_alloc_device_p2p_params p = { .base = RANGE_BASE, .length = HOLD_SIZE,
+		struct uvm_free_params gone = { .base = ADV_UVM_RANGE_BASE, .length = HOLD_SIZE };
+		struct uvm_alloc_device_p2p_params p = { .base = ADV_UVM_RANGE_BASE, .length = HOLD_SIZE,
 		                                         .gpu_uuid = { 0x11 }, .rm_ctrl_fd = s.fd,
 		                                         .h_client = s.client, .h_memory = a,
 		                                         .rm_status = NV_ERR_GENERIC };
@@ -191,7 +236,7 @@ int main(int argc, char **argv)
 		adv_count(&t, adv_alloc_rm(&s, NULL, c, SMALL_SIZE));
 		mapped = map_racing(uvm, &m, a, c, &flips);
 	} else {
-		mapped = map(uvm, &m);
+		mapped = adv_uvm_map(uvm, &m);
 	}
 	if (argc > 2)
 		wait_for_go(argv[2]);

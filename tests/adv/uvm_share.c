@@ -26,54 +26,13 @@
  * (hex RM status) policies= and SUMMARY. map and dup must be 0x0, as
  * without gpusandbox, and policies 0.
  */
-#define _GNU_SOURCE
-#include <errno.h>
 #include <stdint.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "adv.h"
 
 #define MAP_SIZE (2ull * RMC_MIB)
-#define RANGE_BASE 0x7f4000000000ull
-#define MAX_GPUS UVM_MAX_GPUS_570 /* the fake plays 580 */
-
-static uint8_t map_bytes[UVM_MAP_EXTERNAL_SIZE(MAX_GPUS)];
-
-static struct uvm_map_external_tail *tail(void)
-{
-	return (struct uvm_map_external_tail *)(map_bytes + UVM_MAP_EXTERNAL_TAIL_OFF(MAX_GPUS));
-}
-
-/* Maps (client, mem) at RANGE_BASE on the fake's first GPU through a
- * fresh UVM file with an external range there; the file is returned in
- * *uvm_out (the mapping lives while it is open). */
-static rmc_status_t map_through_uvm(int ctl, nv_handle_t client, nv_handle_t mem, int *uvm_out)
-{
-	struct uvm_initialize_params init = { 0 };
-	struct uvm_create_external_range_params range = { .base = RANGE_BASE, .length = MAP_SIZE };
-	struct uvm_map_external_head head = { .base = RANGE_BASE, .length = MAP_SIZE };
-	struct uvm_gpu_mapping_attrs gpu = { .gpu_uuid = { 0x11 } };
-	int fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
-
-	*uvm_out = fd;
-	if (fd < 0 || syscall(SYS_ioctl, fd, UVM_INITIALIZE, &init) < 0 ||
-	    syscall(SYS_ioctl, fd, UVM_CREATE_EXTERNAL_RANGE, &range) < 0 || range.rm_status != NV_OK) {
-		printf("uvm_share: UVM setup failed (range status 0x%x)\n", range.rm_status);
-		fflush(stdout);
-		_exit(ADV_EXIT_SETUP);
-	}
-	memcpy(map_bytes, &head, sizeof(head));
-	memcpy(map_bytes + sizeof(head), &gpu, sizeof(gpu));
-	*tail() = (struct uvm_map_external_tail){ .gpu_count = 1, .rm_ctrl_fd = ctl, .h_client = client,
-	                                          .h_memory = mem, .rm_status = NV_ERR_GENERIC };
-	if (syscall(SYS_ioctl, fd, UVM_MAP_EXTERNAL_ALLOCATION, map_bytes) < 0)
-		return RMC_SYSERR(errno);
-	return tail()->rm_status;
-}
 
 int main(void)
 {
@@ -81,14 +40,16 @@ int main(void)
 	struct adv_tally t = { 0 };
 	nv_handle_t ha, hb;
 	rmc_status_t first, mapped, dup;
-	int uvm;
+	static struct adv_uvm_map m;
 
 	adv_session_or_die(&a, -1, "uvm_share A");
 	adv_session_or_die(&b, -1, "uvm_share B");
 	ha = rmc_next_handle(&a);
 	first = adv_alloc_rm(&a, NULL, ha, MAP_SIZE);
 	adv_count(&t, first);
-	mapped = map_through_uvm(a.fd, a.client, ha, &uvm);
+	int uvm = adv_uvm_with_range(MAP_SIZE, "uvm_share");
+	adv_uvm_fill_map(&m, a.fd, a.client, ha, MAP_SIZE);
+	mapped = adv_uvm_map(uvm, &m);
 	hb = rmc_next_handle(&b);
 	dup = rmc_dup(b.fd, NULL, b.client, b.device, &hb, a.client, ha);
 	uint64_t policies = UINT64_MAX;

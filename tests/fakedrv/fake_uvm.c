@@ -24,6 +24,10 @@
  *   against the memory. A failure undoes this call's mappings on the GPUs
  *   before; what it unmapped stays unmapped. Each piece of a mapping keeps
  *   the dup (a kref), so the memory lives until the last piece goes.
+ * - rmCtrlFd is never read: UVM keeps it in the uvm_rm_user_object_t
+ *   (uvm_common.h) it hands to uvm_map_external_allocation_on_gpu, which
+ *   dups the memory by hClient and hMemory alone; so a map whose rmCtrlFd
+ *   is any file at all maps (tests/adv/uvm_ctlfd's baselines rely on it).
  * - The dup (nv_gpu_ops.c dupMemory): unknown client INVALID_CLIENT, not
  *   memory INVALID_OBJECT_HANDLE. nvGpuOpsDupMemory passes
  *   NV04_DUP_HANDLE_FLAGS_REJECT_KERNEL_DUP_PRIVILEGE, so share policies
