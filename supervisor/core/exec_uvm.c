@@ -229,15 +229,25 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 
 /* The caller's rmCtrlFd is dup'ed once, and both the verdict and the
  * share are of that file: a number swapped after the dup changes
- * neither. The dup's own ID_VALID proves it the trapped task's; a number
- * that names nothing leaves the verdict to refuse. */
+ * neither. The dup's own ID_VALID proves it the trapped task's. Before
+ * it, one look at the caller's fd table by tid (kcmp against the client's
+ * release watch, no dup): a number that names another file is not dup'ed
+ * at all, for closing our dup of a FUSE file the workload serves would
+ * wait for its server's FLUSH (tests/adv/uvm_ctlfd fuse). Only a swap
+ * that lands between that look and the dup gets a file of the
+ * workload's dup'ed, and then refused on the dup. */
 static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
                                 const struct gs_uvm_layout *lay, uint8_t *params)
 {
-	int ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
+	const struct ledger *l = &c->sb->ledger;
+	int ctl = -1;
 
-	if (ctl < 0 && errno == ESRCH)
-		return answer_none();
+	if (c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_UNCHECKED ||
+	    ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1) {
+		ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
+		if (ctl < 0 && errno == ESRCH)
+			return answer_none();
+	}
 	struct answer a = map_judged(c, u, &ctl, lay, params);
 	if (ctl >= 0)
 		close(ctl);
