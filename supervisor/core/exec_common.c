@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,39 @@ int dup_trapped_fd(struct call *c, int wfd)
 		return -1;
 	}
 	return fd;
+}
+
+/* ---- holding the fd table still for a continued call ---------------------- */
+
+/* The verdict judged the file behind the fd number when the call trapped;
+ * the kernel resolves the number again after our CONTINUE, and any task
+ * sharing the caller's fd table (a thread, a CLONE_FILES process, which
+ * the caller's own tgid need not include) could dup2 a control file that
+ * has a client onto it in between: a flipped class would then be
+ * allocated under that client, never charged (issue #17 item 2); or a
+ * driver file onto the number of a call on another file, which the driver
+ * would then run unjudged (route_ioctl's continue_other_file). So every
+ * such task is stopped until the caller has left the ioctl (quiesce.c),
+ * and the file behind the number is checked again once they are: the
+ * same file as the one judged (kcmp KCMP_FILE with our dup), and the task
+ * still the trapped one. A sharer that cannot be stopped fails closed. */
+bool hold_judged_file(struct call *c, const char **why)
+{
+	struct gs_session *sb = c->sb;
+	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx };
+
+	if (sb->quiesce_off)
+		return true;
+	if (gs_quiesce_begin(c->tid, &who, &c->quiesce, why) < 0)
+		return false;
+	if (syscall(SYS_kcmp, getpid(), c->tid, KCMP_FILE, c->dup, c->wfd) != 0 ||
+	    !notif_still_valid(c)) {
+		gs_quiesce_end(c->quiesce, false);
+		c->quiesce = NULL;
+		*why = "the fd names another file than the one judged";
+		return false;
+	}
+	return true;
 }
 
 /* ---- reading the workload ------------------------------------------------ */

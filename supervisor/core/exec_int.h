@@ -87,6 +87,11 @@ struct call {
 
 
 bool notif_still_valid(const struct call *c);
+/* Before a CONTINUE of a call judged on the file c->dup is of: every task
+ * sharing the caller's fd table stopped until the caller has left the
+ * ioctl (c->quiesce), and c->wfd checked to name that file still. false,
+ * with *why, when it cannot be held (fail closed). */
+bool hold_judged_file(struct call *c, const char **why);
 /* The RM_ALLOC a dead agent was performing (c->made): freed through the
  * task's fd c->wfd, and from the ledger. True when freed (c->d says so). */
 bool undo_resumed_alloc(struct call *c);

@@ -336,6 +336,31 @@ static bool open_answer_mem(struct call *c, struct answer *a)
  * performed by us on the UVM device itself; the same number on any other
  * file is that file's business. The UVM file is never kept past the call:
  * a dup of ours would keep its VA space, and what it maps, alive. */
+/* A trapped word on a file that is not the driver's: another device's
+ * ioctl that shares the bytes, continued. But the kernel resolves the fd
+ * number again when it runs the continued call, and the driver reads only
+ * the word's number and size (nvidia_ioctl, kernel-open/nvidia/nv.c,
+ * 580.95.05; UVM compares the whole word, as route_uvm's trap does): a
+ * task sharing the caller's fd table that dup2()s a driver file onto the
+ * number in between would have the driver run a call nobody judged
+ * (tests/adv/continue_swap: 16 GiB held under --mem 1g). So the table is
+ * held still for the CONTINUE, as for a continued client allocation, and
+ * the number checked again to name the file we looked at; a table that
+ * cannot be held refuses the call (EPERM), audited. */
+static struct answer continue_other_file(struct call *c, const char *name, bool *record)
+{
+	const char *why = NULL;
+
+	if (hold_judged_file(c, &why))
+		return answer_continue();
+	*record = true;
+	c->d.call = name;
+	c->d.verdict = GS_VERDICT_REFUSE;
+	c->d.reason = why;
+	c->audit = true;
+	return answer_errno(EPERM);
+}
+
 static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 {
 	enum gs_node_kind kind;
@@ -346,7 +371,7 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
 	if (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, c->dup))
-		return answer_continue();
+		return continue_other_file(c, "UVM command on another file", record);
 	if (!open_answer_mem(c, &a))
 		return a;
 	*record = true;
@@ -396,7 +421,7 @@ static struct answer route_ioctl(struct call *c,
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Another device's ioctl that merely shares the low byte. */
 	if (!driver)
-		return answer_continue();
+		return continue_other_file(c, "RM escape on another file", record);
 	*record = true;
 	/* An escape we do not know, the driver does not handle, or of a size
 	 * it does not take: refused and audited (gs_verdict_of_escape). */

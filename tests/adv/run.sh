@@ -113,6 +113,7 @@ TESTS=(
 	"uvm_hold:race|sandbox|uvm_hold race"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
+	"continue_swap|sandbox|continue_swap"
 	"uvm_hold:handoff|sandbox|uvm_hold handoff"
 	"uvm_hold:handoff_free|sandbox|uvm_hold handoff_free"
 	"uvm_ctlfd:other|sandbox|uvm_ctlfd other"
@@ -152,6 +153,7 @@ TESTS=(
 	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
 	"baseline-uvm_share|bare|uvm_share"
+	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
 	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
 	"baseline-uvm_ctlfd:other|bare|uvm_ctlfd other"
@@ -295,6 +297,9 @@ run_case() {
 	# environment (GPUSANDBOX_TEST_NO_QUIESCE, read at start).
 	local sb_env=()
 	[ "${name%:*}" = baseline-client_fdswap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
+	# continue_swap's baseline: the same hold off, for the calls continued
+	# on a file that is not the driver's.
+	[ "$name" = baseline-continue_swap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
 	# dupcache's baselines: a kept dup used without kcmp, or never closed
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
@@ -1233,7 +1238,7 @@ for t in "${TESTS[@]}"; do
 		check_dupcache_baseline "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
-	if [ "${name%:*}" = baseline-client_fdswap ]; then
+	if [ "${name%:*}" = baseline-client_fdswap ] || [ "$name" = baseline-continue_swap ]; then
 		# The same attack with the quiesce off must win on the fake.
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		[ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * continue_swap - an RM call the supervisor continues because its fd is
+ * not the driver's, run by the kernel on the driver's file.
+ *
+ * A call on a file that cannot reach the driver (a pipe here) is
+ * continued: it is taken for another device's ioctl that shares a trapped
+ * byte (SECURITY.md, "What the filter traps"). The kernel resolves the fd
+ * number again when it runs the continued call. So a second thread
+ * dup2()s the workload's own control file and a pipe onto one number in
+ * turn while the main thread asks for 256 MiB chunks of video memory
+ * (RM_ALLOC, NVOS64) through that number, never freeing one. A call the
+ * supervisor saw on the control file is performed and charged; one it saw
+ * on the pipe and the kernel ran on the control file reaches the driver
+ * unseen, uncharged. Judged by the fake driver's peak against --mem 1g.
+ *
+ * Prints attempts= ok= swaps= and SUMMARY.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "adv.h"
+
+#define ATTEMPTS 20000
+
+struct swapper {
+	int ctl, pipe_end, number;
+	atomic_bool stop;
+	unsigned long swaps;
+};
+
+static void *swap_loop(void *arg)
+{
+	struct swapper *w = arg;
+
+	while (!atomic_load(&w->stop)) {
+		(void)dup2(w->ctl, w->number);
+		(void)dup2(w->pipe_end, w->number);
+		w->swaps++;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct rmc_session s;
+	struct adv_tally t = { 0 };
+	struct swapper w = { 0 };
+	int p[2], attempts = 0;
+	pthread_t th;
+
+	adv_session_or_die(&s, -1, "continue_swap");
+	if (pipe(p) < 0 || (w.number = dup(p[0])) < 0) {
+		perror("continue_swap: pipe");
+		return ADV_EXIT_SETUP;
+	}
+	w.ctl = s.fd;
+	w.pipe_end = p[0];
+	if (pthread_create(&th, NULL, swap_loop, &w) != 0)
+		return ADV_EXIT_SETUP;
+	/* The same client and parents, reached through the swapped number. */
+	struct rmc_session via = s;
+	via.fd = w.number;
+	for (; attempts < ATTEMPTS && t.ok < ADV_MAX_CHUNKS; attempts++) {
+		rmc_status_t st = adv_alloc_rm(&via, NULL, rmc_next_handle(&s), ADV_CHUNK);
+		/* The pipe's own answer (ENOTTY) is not an attempt on the GPU. */
+		if (st != RMC_SYSERR(ENOTTY))
+			adv_count(&t, st);
+		via.next_mem = s.next_mem;
+	}
+	atomic_store(&w.stop, true);
+	pthread_join(th, NULL);
+	printf("attempts=%d ok=%d swaps=%lu\n", attempts, t.ok, w.swaps);
+	adv_print_summary(&t);
+	return 0;
+}
