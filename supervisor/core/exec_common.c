@@ -95,6 +95,30 @@ bool hold_judged_file(struct call *c, const char **why)
 	return true;
 }
 
+/* hold_judged_file for a call that took no dup: the look was made through
+ * /proc (task_fd_node_kind_cached, so that no FUSE file of the
+ * workload's is dup'ed and flushed). Once the table is held still, the
+ * number is looked at again, and must still name a file of no kind in
+ * judged (a bit per enum gs_node_kind: what the call would be judged on
+ * had it been one). */
+bool hold_other_file(struct call *c, unsigned judged, const char **why)
+{
+	struct gs_session *sb = c->sb;
+	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx };
+
+	if (sb->quiesce_off)
+		return true;
+	if (gs_quiesce_begin(c->tid, &who, &c->quiesce, why) < 0)
+		return false;
+	if ((judged & GS_NODE_BIT(task_fd_node_kind_cached(c->tid, c->wfd))) || !notif_still_valid(c)) {
+		gs_quiesce_end(c->quiesce, false);
+		c->quiesce = NULL;
+		*why = "the fd names another file than the one judged";
+		return false;
+	}
+	return true;
+}
+
 /* ---- reading the workload ------------------------------------------------ */
 
 /* The top-level struct, read with the rest of its page into the worker's

@@ -175,6 +175,16 @@ struct answer handle_share(struct call *c)
  * dup2() cannot swap either after we looked. */
 static struct answer act_register_fd(struct call *c, const struct gs_rm_call *rc)
 {
+	/* A number that does not name a control file is answered as the
+	 * driver answers it (nv_get_file_private fails: NV_ERR_INVALID_
+	 * ARGUMENT, so EINVAL; escape.c, nv.c, 580.95.05) without a dup: our
+	 * close of a dup of a FUSE file the workload serves would wait for
+	 * its server (task_fd_node_kind_cached). Only a swap after this look
+	 * gets such a file dup'ed, and the driver refuses it then. */
+	if (task_fd_node_kind_cached(c->tid, rc->ctl_fd) != GS_NODE_CTL) {
+		c->d.verdict = GS_VERDICT_ALLOW;
+		return answer_errno(EINVAL);
+	}
 	int ctl = dup_trapped_fd(c, rc->ctl_fd);
 
 	if (ctl < 0)

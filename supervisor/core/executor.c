@@ -297,6 +297,14 @@ static int dup_for_call(struct call *c, bool *driver)
 		if (fd >= 0)
 			return fd;
 	}
+	/* A look through /proc first: no dup of a file that is not the
+	 * driver's (task_fd_node_kind_cached says why); -1 with errno 0. */
+	kind = task_fd_node_kind_cached(c->tid, c->wfd);
+	if (kind != GS_NODE_CTL && kind != GS_NODE_GPU) {
+		*driver = false;
+		errno = 0;
+		return -1;
+	}
 	fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
 	*driver = kind == GS_NODE_CTL || kind == GS_NODE_GPU;
 	c->dup_keep = kind == GS_NODE_CTL;
@@ -347,11 +355,12 @@ static bool open_answer_mem(struct call *c, struct answer *a)
  * held still for the CONTINUE, as for a continued client allocation, and
  * the number checked again to name the file we looked at; a table that
  * cannot be held refuses the call (EPERM), audited. */
-static struct answer continue_other_file(struct call *c, const char *name, bool *record)
+static struct answer continue_other_file(struct call *c, unsigned judged, const char *name,
+                                         bool *record)
 {
 	const char *why = NULL;
 
-	if (hold_judged_file(c, &why))
+	if (c->dup >= 0 ? hold_judged_file(c, &why) : hold_other_file(c, judged, &why))
 		return answer_continue();
 	*record = true;
 	c->d.call = name;
@@ -366,12 +375,16 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 	enum gs_node_kind kind;
 	struct answer a;
 
+	/* A look through /proc first: no dup of a file that is not UVM's
+	 * (task_fd_node_kind_cached says why). */
+	if (task_fd_node_kind_cached(c->tid, c->wfd) != GS_NODE_UVM)
+		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
 	c->dup = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
 	if (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, c->dup))
-		return continue_other_file(c, "UVM command on another file", record);
+		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
 	if (!open_answer_mem(c, &a))
 		return a;
 	*record = true;
@@ -415,13 +428,15 @@ static struct answer route_ioctl(struct call *c,
 		return a;
 	}
 	c->dup = dup_for_call(c, &driver);
+	/* Another device's ioctl that merely shares the low byte (no dup was
+	 * taken when the look through /proc said so). */
+	if (!driver && (c->dup >= 0 || errno == 0))
+		return continue_other_file(c, GS_NODE_BIT(GS_NODE_CTL) | GS_NODE_BIT(GS_NODE_GPU),
+		                           "RM escape on another file", record);
 	/* EBADF: the fd is not open, as the kernel would have said.
 	 * Anything else (no right to the task): fail closed. */
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
-	/* Another device's ioctl that merely shares the low byte. */
-	if (!driver)
-		return continue_other_file(c, "RM escape on another file", record);
 	*record = true;
 	/* An escape we do not know, the driver does not handle, or of a size
 	 * it does not take: refused and audited (gs_verdict_of_escape). */

@@ -107,6 +107,16 @@ enum gs_node_kind fd_node_kind(int fd);
 /* The same from the kernel's cached attributes, without a file system
  * round trip (what dup_workload_fd_kind asks of a file the workload picked). */
 enum gs_node_kind fd_node_kind_cached(int fd);
+/* The same of the file behind fd number wfd of task tid, through
+ * /proc/TID/fd without a dup (the magic link is followed to the file,
+ * whose cached attributes are read: no FUSE server is asked). A dup of a
+ * FUSE file the workload serves would be flushed at our close, and the
+ * close waits for the server, uninterruptibly (issue #17: a workload
+ * could hold the supervisor that way). By tid, so a look, not a proof:
+ * whatever it decides must be checked again once the number cannot
+ * change (hold_other_file). GS_NODE_NONE when it cannot be read: the
+ * driver's own nodes always can. */
+enum gs_node_kind task_fd_node_kind_cached(pid_t tid, int wfd);
 
 /* A fresh pidfd of task tid (any thread where the kernel allows, else a
  * thread-group leader), or -1. */

@@ -558,7 +558,8 @@ check_uvm_ctlfd() {
 		[ "$(own_stat "$d" outside_ioctls)" = 0 ] && [ "$(own_stat "$d" outside_other)" = 0 ] ||
 			{ why="the supervisor asked the workload's file: $(tr '\n' ' ' <"$d/serve.err")"; return 1; }
 		[ "$(val_of "$d" probe)" = 0x0 ] && [ "$(val_of "$d" bad_ms)" -lt "$OWNFS_BOUND_MS" ] &&
-			[ "$(val_of "$d" probe_ms)" -lt "$OWNFS_BOUND_MS" ] ||
+			[ "$(val_of "$d" probe_ms)" -lt "$OWNFS_BOUND_MS" ] &&
+			[ "$(val_of "$d" rmword_ms)" -lt "$OWNFS_BOUND_MS" ] ||
 			{ why="held up: $(grep -o 'bad_ms=.*' "$d/out") $(grep -o 'probe=.*' "$d/out")"; return 1; } ;;
 	esac
 	grep -q '"reason":"the caller does not hold the client.s control file at rmCtrlFd"' "$d/audit.jsonl" ||

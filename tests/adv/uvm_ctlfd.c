@@ -20,7 +20,9 @@
  *                    `uvm_ctlfd serve` (below). A second thread makes an
  *                    RM allocation PROBE_DELAY_MS after the map was issued
  *                    (probe_ms): a supervisor held up by the server would
- *                    hold it up too
+ *                    hold it up too; then an RM_ALLOC word on PATH itself
+ *                    (rmword_ms), continued as another file's ioctl, which
+ *                    the supervisor must learn without a dup of PATH
  *   uvm_ctlfd race PATH
  *                    rmCtrlFd's number names the client's file while a
  *                    second thread dup2()s PATH, the other control file
@@ -84,6 +86,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -338,6 +341,8 @@ struct run {
 	long bad_ms, probe_ms;
 	atomic_long issued_ms;    /* when the fuse mode's bad map was made */
 	rmc_status_t probe;
+	long rmword_ms;           /* fuse: an RM escape on the served file */
+	int rmword_errno;
 	int ok, refused, other;   /* race */
 	unsigned long flips;
 };
@@ -433,6 +438,14 @@ static void mode_fuse(struct run *r, const char *path)
 	atomic_store(&r->issued_ms, now_ms());
 	note_bad(r, map_with(r, fd, true));
 	pthread_join(t, NULL);
+	/* And an RM escape on the served file itself: not the driver's, so
+	 * continued; the supervisor must not dup it to find that out (our
+	 * close of the dup would be a FLUSH the server answers late). */
+	struct nvos64 top = { 0 };
+	long t0 = now_ms();
+	long rc = syscall(SYS_ioctl, fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(top)), &top);
+	r->rmword_errno = rc < 0 ? errno : 0;
+	r->rmword_ms = now_ms() - t0;
 	close(fd);
 }
 
@@ -504,7 +517,8 @@ static void print_run(const struct run *r, rmc_status_t first, rmc_status_t map_
 	       r->mode, first, r->bad, map_ok, freed, fake_stat("uvm_mappings"),
 	       fake_stat("gpu0.vidmem_used"), r->bad_ms);
 	if (strcmp(r->mode, "fuse") == 0)
-		printf("probe=0x%x probe_ms=%ld\n", r->probe, r->probe_ms);
+		printf("probe=0x%x probe_ms=%ld rmword_errno=%d rmword_ms=%ld\n", r->probe, r->probe_ms,
+		       r->rmword_errno, r->rmword_ms);
 	if (strcmp(r->mode, "race") == 0)
 		printf("ok=%d refused=%d other=%d flips=%lu\n", r->ok, r->refused, r->other, r->flips);
 }
