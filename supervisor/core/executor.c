@@ -370,21 +370,42 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
 	return answer_errno(EPERM);
 }
 
-static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
+/* Our own copy of the UVM file the call's fd number names. A file we hold
+ * for its mappings is found with one kcmp instead of a look, a dup from
+ * the task and its close (issue #16; the fetch's ID_VALID confirms the
+ * look by tid). Otherwise a look through /proc first: no dup of a file
+ * that is not UVM's (task_fd_node_kind_cached says why). *other when the
+ * number names another file (with our dup of it only when a swap came
+ * between the look and the dup); -1 with errno when it cannot be taken. */
+static int uvm_file_for_call(struct call *c, bool *other)
 {
 	enum gs_node_kind kind;
-	struct answer a;
+	int held = gs_uvm_space_held_file(&c->sb->uvm, c->sb->ledger.self, c->tid, c->wfd);
 
-	/* A look through /proc first: no dup of a file that is not UVM's
-	 * (task_fd_node_kind_cached says why). */
-	if (task_fd_node_kind_cached(c->tid, c->wfd) != GS_NODE_UVM)
+	*other = false;
+	if (held >= 0)
+		return fcntl(held, F_DUPFD_CLOEXEC, 0);
+	if (task_fd_node_kind_cached(c->tid, c->wfd) != GS_NODE_UVM) {
+		*other = true;
+		return -1;
+	}
+	int fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
+	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
+	if (fd >= 0 && (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, fd)))
+		*other = true;
+	return fd;
+}
+
+static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
+{
+	struct answer a;
+	bool other;
+
+	c->dup = uvm_file_for_call(c, &other);
+	if (other)
 		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
-	c->dup = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
-	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
-	if (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, c->dup))
-		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
 	if (!open_answer_mem(c, &a))
 		return a;
 	*record = true;

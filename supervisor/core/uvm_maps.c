@@ -105,6 +105,14 @@ void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
 	gs_uvm_maps_init(m);
 }
 
+int gs_uvm_space_held_file(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd)
+{
+	for (uint32_t s = 0; s < m->n_spaces; s++)
+		if (m->spaces[s].fd >= 0 && syscall(SYS_kcmp, self, tid, KCMP_FILE, m->spaces[s].fd, wfd) == 0)
+			return m->spaces[s].fd;
+	return -1;
+}
+
 int gs_uvm_space_of(struct gs_uvm_maps *m, struct ledger *l, int fd)
 {
 	uint32_t free_slot = UINT32_MAX;

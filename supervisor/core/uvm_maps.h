@@ -75,6 +75,12 @@ void gs_uvm_maps_init(struct gs_uvm_maps *m);
 /* Unmaps and drops every record (their pins too), closes every dup. */
 void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l);
 
+/* Our dup of the UVM file that task tid has at fd number wfd, when it is
+ * one we hold (kcmp KCMP_FILE, by tid: a look the caller's ID_VALID must
+ * confirm); -1 otherwise. The file is then known to be UVM's (it was
+ * when we took it), with no look at it and no dup from the task. */
+int gs_uvm_space_held_file(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd);
+
 /* The space of the UVM file behind fd (ours): a known one (kcmp), or a
  * new one holding a dup of it. -1 when the file cannot be told apart or
  * dup'ed (the caller then fails closed). */
