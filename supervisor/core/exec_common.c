@@ -76,7 +76,7 @@ int dup_trapped_fd(struct call *c, int wfd)
  * and the file behind the number is checked again once they are: the
  * same file as the one judged (kcmp KCMP_FILE with our dup), and the task
  * still the trapped one. A sharer that cannot be stopped fails closed. */
-bool hold_judged_file(struct call *c, const char **why)
+bool hold_judged_file(struct call *c, unsigned judged, const char **why)
 {
 	struct gs_session *sb = c->sb;
 	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx };
@@ -85,32 +85,12 @@ bool hold_judged_file(struct call *c, const char **why)
 		return true;
 	if (gs_quiesce_begin(c->tid, &who, &c->quiesce, why) < 0)
 		return false;
-	if (syscall(SYS_kcmp, getpid(), c->tid, KCMP_FILE, c->dup, c->wfd) != 0 ||
-	    !notif_still_valid(c)) {
-		gs_quiesce_end(c->quiesce, false);
-		c->quiesce = NULL;
-		*why = "the fd names another file than the one judged";
-		return false;
-	}
-	return true;
-}
-
-/* hold_judged_file for a call that took no dup: the look was made through
- * /proc (task_fd_node_kind_cached, so that no FUSE file of the
- * workload's is dup'ed and flushed). Once the table is held still, the
- * number is looked at again, and must still name a file of no kind in
- * judged (a bit per enum gs_node_kind: what the call would be judged on
- * had it been one). */
-bool hold_other_file(struct call *c, unsigned judged, const char **why)
-{
-	struct gs_session *sb = c->sb;
-	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx };
-
-	if (sb->quiesce_off)
-		return true;
-	if (gs_quiesce_begin(c->tid, &who, &c->quiesce, why) < 0)
-		return false;
-	if ((judged & GS_NODE_BIT(task_fd_node_kind_cached(c->tid, c->wfd))) || !notif_still_valid(c)) {
+	/* With our dup: the same open file. Without (the look was made
+	 * through /proc, so that no FUSE file of the workload's is dup'ed
+	 * and flushed): a file still of no kind in judged. */
+	bool same = c->dup >= 0 ? syscall(SYS_kcmp, getpid(), c->tid, KCMP_FILE, c->dup, c->wfd) == 0
+	                        : !(judged & GS_NODE_BIT(task_fd_node_kind_cached(c->tid, c->wfd)));
+	if (!same || !notif_still_valid(c)) {
 		gs_quiesce_end(c->quiesce, false);
 		c->quiesce = NULL;
 		*why = "the fd names another file than the one judged";

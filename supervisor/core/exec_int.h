@@ -87,15 +87,13 @@ struct call {
 
 
 bool notif_still_valid(const struct call *c);
-/* Before a CONTINUE of a call judged on the file c->dup is of: every task
- * sharing the caller's fd table stopped until the caller has left the
- * ioctl (c->quiesce), and c->wfd checked to name that file still. false,
- * with *why, when it cannot be held (fail closed). */
-bool hold_judged_file(struct call *c, const char **why);
-/* The same for a call that took no dup (c->dup -1): its fd number must
- * still name a file of no kind in judged (GS_NODE_BIT) once held. */
+/* Before a CONTINUE of a judged call: every task sharing the caller's fd
+ * table stopped until the caller has left the ioctl (c->quiesce), and
+ * c->wfd checked to name still the file judged: the one c->dup is of, or,
+ * with no dup (c->dup -1), a file of no kind in judged (GS_NODE_BIT).
+ * false, with *why, when it cannot be held (fail closed). */
 #define GS_NODE_BIT(kind) (1u << (unsigned)(kind))
-bool hold_other_file(struct call *c, unsigned judged, const char **why);
+bool hold_judged_file(struct call *c, unsigned judged, const char **why);
 /* The RM_ALLOC a dead agent was performing (c->made): freed through the
  * task's fd c->wfd, and from the ledger. True when freed (c->d says so). */
 bool undo_resumed_alloc(struct call *c);

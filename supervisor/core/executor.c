@@ -360,7 +360,7 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
 {
 	const char *why = NULL;
 
-	if (c->dup >= 0 ? hold_judged_file(c, &why) : hold_other_file(c, judged, &why))
+	if (hold_judged_file(c, judged, &why))
 		return answer_continue();
 	*record = true;
 	c->d.call = name;
