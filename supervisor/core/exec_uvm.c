@@ -64,21 +64,14 @@ static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t
 
 /* Is ctl, our dup of the caller's rmCtrlFd, the client's own control file
  * (kcmp against its release watch)? The tests' baselines of uvm_ctlfd
- * (GPUSANDBOX_TEST_UVM_CTLFD, session.h) skip the check, or make it on the
- * caller's fd number by tid instead of on ctl, as a check made on another
- * look at the fd table than the file used would. */
+ * (GPUSANDBOX_TEST_UVM_CTLFD, session.h) skip the check, or trust the look
+ * at the caller's fd number that handle_map made before the dup, as a
+ * check made on another look at the fd table than the file used would. */
 static bool ctl_is_client_file(const struct call *c, const struct gs_uvm_call *u, int ctl)
 {
-	const struct ledger *l = &c->sb->ledger;
-
-	switch (c->sb->uvm_ctlfd_test) {
-	case GS_UVM_CTLFD_UNCHECKED:
+	if (c->sb->uvm_ctlfd_test != GS_UVM_CTLFD_CHECKED)
 		return true;
-	case GS_UVM_CTLFD_FIRST_LOOK:
-		return ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
-	default:
-		return ledger_fd_is_client_file(l, u->h_client, ctl) == 1;
-	}
+	return ledger_fd_is_client_file(&c->sb->ledger, u->h_client, ctl) == 1;
 }
 
 /* What the ledger says of the map's client and memory, and of ctl, our

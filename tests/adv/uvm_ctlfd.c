@@ -23,11 +23,12 @@
  *                    hold it up too; then an RM_ALLOC word on PATH itself
  *                    (rmword_ms), continued as another file's ioctl, which
  *                    the supervisor must learn without a dup of PATH
- *   uvm_ctlfd race PATH
+ *   uvm_ctlfd race PATH [ROUNDS]
  *                    rmCtrlFd's number names the client's file while a
  *                    second thread dup2()s PATH, the other control file
  *                    and the client's file onto it in turn; the map is
- *                    made FLIP_ROUNDS times. The supervisor must make no
+ *                    made ROUNDS times (FLIP_ROUNDS; the baseline, whose
+ *                    window is narrow, more). The supervisor must make no
  *                    ioctl on PATH. It does close its dup of PATH when a
  *                    flip lands between its look at the caller's fd table
  *                    and its dup, and FUSE asks the server about that
@@ -472,7 +473,7 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-static void mode_race(struct run *r, const char *path)
+static void mode_race(struct run *r, const char *path, int rounds)
 {
 	struct rmc_session o;
 	struct flip f;
@@ -483,7 +484,7 @@ static void mode_race(struct run *r, const char *path)
 	f = (struct flip){ .at = dup(r->s.fd), .files = { served, r->s.fd, o.fd, r->s.fd } };
 	if (f.at < 0 || pthread_create(&t, NULL, flipper, &f) != 0)
 		exit(ADV_EXIT_SETUP);
-	for (int i = 0; i < FLIP_ROUNDS; i++) {
+	for (int i = 0; i < rounds; i++) {
 		rmc_status_t st = map_with(r, f.at, true);
 		if (st == NV_OK)
 			r->ok++;
@@ -542,7 +543,7 @@ int main(int argc, char **argv)
 	else if (strcmp(r.mode, "fuse") == 0)
 		mode_fuse(&r, path);
 	else if (strcmp(r.mode, "race") == 0)
-		mode_race(&r, path);
+		mode_race(&r, path, argc > 3 ? atoi(argv[3]) : FLIP_ROUNDS);
 	else
 		mode_other(&r);
 	rmc_status_t map_ok = map_with(&r, r.s.fd, false);
