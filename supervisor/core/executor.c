@@ -340,10 +340,6 @@ static bool open_answer_mem(struct call *c, struct answer *a)
 	return false;
 }
 
-/* UVM's external-mapping calls (plain integers, the whole word compared):
- * performed by us on the UVM device itself; the same number on any other
- * file is that file's business. The UVM file is never kept past the call:
- * a dup of ours would keep its VA space, and what it maps, alive. */
 /* A trapped word on a file that is not the driver's: another device's
  * ioctl that shares the bytes, continued. But the kernel resolves the fd
  * number again when it runs the continued call, and the driver reads only
@@ -396,6 +392,12 @@ static int uvm_file_for_call(struct call *c, bool *other)
 	return fd;
 }
 
+/* UVM's external-mapping calls (plain integers, the whole word compared):
+ * performed by us on the UVM device itself; the same number on any other
+ * file is that file's business, continued with the fd table held
+ * (continue_other_file). The call's own dup of the UVM file is closed
+ * after it: only the mapping records keep one (uvm_maps.h), for the take
+ * back, since a dup keeps the VA space, and what it maps, alive. */
 static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 {
 	struct answer a;
@@ -594,8 +596,9 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 		record_decision(sb, &c, &a);
 	}
 	/* A UVM map's dup of the memory in our own client, needed only
-	 * until the map returned: freed after the answer, off the
-	 * workload's path (issue #16). */
+	 * until the map returned, and the share that allowed it: freed and
+	 * revoked after the answer, off the workload's path (issue #16;
+	 * own_rm.h says why the share must not stay). */
 	gs_own_rm_drop_temp(&sb->own);
 	if (c.dup >= 0)
 		close(c.dup);
