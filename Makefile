@@ -231,7 +231,7 @@ clean:
 TSAN_CASES_SM := sm50 fail churn reschedule stall
 TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
 TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call \
-                  uvm_hold:close uvm_hold:race uvm_share
+                  uvm_hold:close uvm_hold:race uvm_share continue_swap uvm_ctlfd:race
 TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmrestart-runc stalestop-runc
 .PHONY: tsan
 tsan:
