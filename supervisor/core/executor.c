@@ -452,10 +452,18 @@ static struct answer route_ioctl(struct call *c,
 	}
 	c->dup = dup_for_call(c, &driver);
 	/* Another device's ioctl that merely shares the low byte (no dup was
-	 * taken when the look through /proc said so). */
-	if (!driver && (c->dup >= 0 || errno == 0))
+	 * taken when the look through /proc said so). One whose size the
+	 * driver does not take for this escape needs no hold: the driver
+	 * would reject it whatever file the number names by then, and the
+	 * size is in a register the workload cannot change (rm-abi.md 1.2).
+	 * So other devices' ioctls (a DRM driver's, from nr 0x40; a tty's
+	 * TCGETS2) pay no stop unless their size matches. */
+	if (!driver && (c->dup >= 0 || errno == 0)) {
+		if (e && !rm_escape_size_ok(e, c->size))
+			return answer_continue();
 		return continue_other_file(c, GS_NODE_BIT(GS_NODE_CTL) | GS_NODE_BIT(GS_NODE_GPU),
 		                           "RM escape on another file", record);
+	}
 	/* EBADF: the fd is not open, as the kernel would have said.
 	 * Anything else (no right to the task): fail closed. */
 	if (c->dup < 0)

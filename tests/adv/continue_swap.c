@@ -14,17 +14,27 @@
  * on the pipe and the kernel ran on the control file reaches the driver
  * unseen, uncharged. Judged by the fake driver's peak against --mem 1g.
  *
- * Prints attempts= ok= swaps= and SUMMARY.
+ *   continue_swap        the words as RM_ALLOC takes them (NVOS64)
+ *   continue_swap size   the same calls with a size the driver does not
+ *                        take for RM_ALLOC: continued without a hold (the
+ *                        size is in a register), and the driver, whatever
+ *                        file the number names, rejects them: nothing is
+ *                        allocated (the fake checks sizes as nv.c does)
+ *
+ * Prints mode= attempts= ok= swaps= and SUMMARY.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "adv.h"
 
 #define ATTEMPTS 20000
+/* A size RM_ALLOC does not take (neither NVOS21's nor NVOS64's). */
+#define WRONG_SIZE (sizeof(struct nvos64) + 8)
 
 struct swapper {
 	int ctl, pipe_end, number;
@@ -44,8 +54,11 @@ static void *swap_loop(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const char *mode = argc > 1 ? argv[1] : "nvos64";
+	struct rmc_how wrong = { .req_word = NV_IOC_WORD(NV_ESC_RM_ALLOC, WRONG_SIZE) };
+	const struct rmc_how *how = strcmp(mode, "size") == 0 ? &wrong : NULL;
 	struct rmc_session s;
 	struct adv_tally t = { 0 };
 	struct swapper w = { 0 };
@@ -65,7 +78,7 @@ int main(void)
 	struct rmc_session via = s;
 	via.fd = w.number;
 	for (; attempts < ATTEMPTS && t.ok < ADV_MAX_CHUNKS; attempts++) {
-		rmc_status_t st = adv_alloc_rm(&via, NULL, rmc_next_handle(&s), ADV_CHUNK);
+		rmc_status_t st = adv_alloc_rm(&via, how, rmc_next_handle(&s), ADV_CHUNK);
 		/* The pipe's own answer (ENOTTY) is not an attempt on the GPU. */
 		if (st != RMC_SYSERR(ENOTTY))
 			adv_count(&t, st);
@@ -73,7 +86,7 @@ int main(void)
 	}
 	atomic_store(&w.stop, true);
 	pthread_join(th, NULL);
-	printf("attempts=%d ok=%d swaps=%lu\n", attempts, t.ok, w.swaps);
+	printf("mode=%s attempts=%d ok=%d swaps=%lu\n", mode, attempts, t.ok, w.swaps);
 	adv_print_summary(&t);
 	return 0;
 }

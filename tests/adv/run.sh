@@ -114,6 +114,7 @@ TESTS=(
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
 	"continue_swap|sandbox|continue_swap"
+	"continue_swap:size|sandbox|continue_swap size"
 	"uvm_hold:handoff|sandbox|uvm_hold handoff"
 	"uvm_hold:handoff_free|sandbox|uvm_hold handoff_free"
 	"uvm_ctlfd:other|sandbox|uvm_ctlfd other"
@@ -615,6 +616,14 @@ check_positive() {
 		[ "$(val_of "$d" a_alloc)" = 0x0 ] && ge "$(val_of "$d" recv_nomem)" 1 &&
 			ge "$(val_of "$d" own_nomem)" 1 ||
 			{ why="not exercised: a_alloc=$(val_of "$d" a_alloc) $(grep recv_ok "$d/out")"; return 1; } ;;
+	continue_swap)
+		# The attack ran: chunks granted up to the quota, then refused.
+		ge "$ok" 1 && ge "$nomem" 1 && ge "$(val_of "$d" swaps)" 1000 ||
+			{ why="not exercised: ok=$ok nomem=$nomem swaps=$(val_of "$d" swaps)"; return 1; } ;;
+	continue_swap:size)
+		# A size RM_ALLOC does not take: nothing granted, on any file.
+		[ "$ok" = 0 ] && ge "$other" 1 ||
+			{ why="ok=$ok other=$other: a wrong-size RM_ALLOC was granted"; return 1; } ;;
 	uvm_share)
 		# The map and a second client's dup of the mapped memory, as
 		# without gpusandbox: the supervisor's share must keep the
