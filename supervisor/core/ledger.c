@@ -10,6 +10,7 @@
 
 #include "gpusandbox.h"
 #include "ledger.h"
+#include "ledger_obj.h"
 #include "ledger_pins.h"
 #include "ledger_watch.h"
 
@@ -17,42 +18,6 @@
 #define INITIAL_OBJS 64u
 #define INITIAL_TABLE 128u   /* power of two */
 #define LEDGER_FIRST_SERIAL 1u /* 0 names no allocation */
-
-struct ledger_obj {
-	uint32_t client, handle, parent;
-	/* Handles are the workload's choice and 0 is a valid one: "no
-	 * parent" cannot be a handle value (issue #17 item 12, a handle 0
-	 * sent free_subtree round a cycle for ever). */
-	bool     has_parent;
-	uint32_t cls;
-	int      gpu;
-	uint32_t alloc;                     /* index or NONE */
-	uint32_t first_child, next_sibling, prev_sibling;
-	int      watch_epfd;               /* clients only; -1 otherwise */
-	int      watch_tfd;                /* fd number the watch was added with */
-	uint32_t watch_pos;                /* index in l->watched while watched */
-	/* Hardware objects (channels, groups, video engines) are also on a
-	 * list of their own, so that counting or listing them does not scan
-	 * every object (issue #16: --sm at a million objects). */
-	uint32_t hw_prev, hw_next;
-	bool     on_hw_list;
-	uint8_t  kind;
-	bool     used;
-	bool     counted;    /* a live channel or channel group we count */
-	bool     implicit_group; /* channel: counts the group RM made for it */
-	bool     scheduled;  /* channel group: last GPFIFO_SCHEDULE enabled */
-	bool     sm_disabled; /* channel: disabled by the compute-share controller */
-	bool     resumed;    /* client: rebuilt from a journal, no release watch yet */
-	bool     adopted;    /* client: rebuilt, its watch handed back (ledger_adopt_watch) */
-	uint64_t since_ns;   /* channel: created; group: last scheduled (CLOCK_MONOTONIC) */
-	/* Clients: the workload task and fd number of the last call that
-	 * reached the driver through this client's file. */
-	pid_t    route_tid;
-	int      route_wfd;
-	/* Clients: the process that created it, credited with what the
-	 * driver frees when its file closes. */
-	struct ledger_owner owner;
-};
 
 static void journal_free(const struct ledger *l, uint32_t client, uint32_t handle)
 {
@@ -119,7 +84,7 @@ static uint32_t table_find_slot(const struct ledger *l, uint64_t key)
 	}
 }
 
-static uint32_t lookup(const struct ledger *l, uint32_t client, uint32_t handle)
+uint32_t ledger_obj_find(const struct ledger *l, uint32_t client, uint32_t handle)
 {
 	return l->table[table_find_slot(l, key_of(client, handle))];
 }
@@ -225,7 +190,7 @@ static void watched_remove(struct ledger *l, uint32_t idx)
 
 uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
 {
-	uint32_t idx = lookup(l, h_client, handle);
+	uint32_t idx = ledger_obj_find(l, h_client, handle);
 
 	if (idx == NONE || l->objs[idx].alloc == NONE || l->allocs[l->objs[idx].alloc].owner != NONE)
 		return LEDGER_NO_PIN;
@@ -246,14 +211,14 @@ static uint32_t resolve(const struct ledger *l, uint32_t idx)
 	return idx;
 }
 
-static uint32_t lookup_resolved(const struct ledger *l, uint32_t client, uint32_t handle)
+uint32_t ledger_obj_find_resolved(const struct ledger *l, uint32_t client, uint32_t handle)
 {
-	return resolve(l, lookup(l, client, handle));
+	return resolve(l, ledger_obj_find(l, client, handle));
 }
 
 static bool is_group_handle(const struct ledger *l, uint32_t client, uint32_t handle)
 {
-	uint32_t p = lookup_resolved(l, client, handle);
+	uint32_t p = ledger_obj_find_resolved(l, client, handle);
 
 	return p != NONE && l->objs[p].kind == RM_CLASS_CHANNEL_GROUP;
 }
@@ -373,7 +338,7 @@ static void hand_over(struct ledger *l, uint32_t from)
 
 bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group)
 {
-	uint32_t idx = lookup_resolved(l, h_client, h_group);
+	uint32_t idx = ledger_obj_find_resolved(l, h_client, h_group);
 	return idx != NONE && l->objs[idx].scheduled;
 }
 
@@ -397,14 +362,14 @@ bool ledger_is_channel_group(const struct ledger *l, uint32_t h_client, uint32_t
 
 bool ledger_is_lone_channel(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
-	uint32_t idx = lookup_resolved(l, h_client, handle);
+	uint32_t idx = ledger_obj_find_resolved(l, h_client, handle);
 
 	return idx != NONE && l->objs[idx].kind == RM_CLASS_CHANNEL && is_schedulable(l, &l->objs[idx]);
 }
 
 void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group, bool on)
 {
-	uint32_t idx = lookup_resolved(l, h_client, h_group);
+	uint32_t idx = ledger_obj_find_resolved(l, h_client, h_group);
 	struct ledger_obj *o;
 
 	if (idx == NONE)
@@ -441,7 +406,7 @@ static void link_child(struct ledger *l, uint32_t parent, uint32_t child)
 static void unlink_child(struct ledger *l, uint32_t child)
 {
 	struct ledger_obj *c = &l->objs[child];
-	uint32_t parent_idx = c->has_parent ? lookup(l, c->client, c->parent) : NONE;
+	uint32_t parent_idx = c->has_parent ? ledger_obj_find(l, c->client, c->parent) : NONE;
 
 	if (c->prev_sibling != NONE)
 		l->objs[c->prev_sibling].next_sibling = c->next_sibling;
@@ -468,7 +433,7 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		uint32_t next = o->next_sibling;
 		uint32_t up = NONE;
 		if (cur != root && o->has_parent)
-			up = lookup(l, o->client, o->parent);
+			up = ledger_obj_find(l, o->client, o->parent);
 		/* Detach cur from its parent before freeing it. */
 		if (up != NONE) {
 			l->objs[up].first_child = next;
@@ -502,21 +467,21 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 
 /* ---- release watch (the primitives are in ledger_files.c) ------------------ */
 
-static bool watch_alive(const struct ledger *l, const struct ledger_obj *o)
+bool ledger_obj_watch_alive(const struct ledger *l, const struct ledger_obj *o)
 {
 	return ledger_watch_alive_at(l->self, o->watch_epfd, o->watch_tfd);
 }
 
-static int watch_is_file(const struct ledger *l, const struct ledger_obj *o, int fd)
+int ledger_obj_watch_is_file(const struct ledger *l, const struct ledger_obj *o, int fd)
 {
 	return ledger_watch_is_file_at(l->self, o->watch_epfd, o->watch_tfd, fd);
 }
 
 bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd)
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 
-	return idx != NONE && watch_is_file(l, &l->objs[idx], fd) == 1;
+	return idx != NONE && ledger_obj_watch_is_file(l, &l->objs[idx], fd) == 1;
 }
 
 /* ---- public API ----------------------------------------------------------- */
@@ -545,7 +510,7 @@ static void adopt_watch(struct ledger *l, uint32_t idx, int fd)
 
 int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd)
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 
 	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
 		return -1;
@@ -555,7 +520,7 @@ int ledger_client_watch(const struct ledger *l, uint32_t h_client, int *tfd)
 
 int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd)
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 	struct ledger_obj *o = idx != NONE ? &l->objs[idx] : NULL;
 
 	if (!o || o->kind != RM_CLASS_CLIENT || o->watch_epfd >= 0) {
@@ -583,7 +548,7 @@ bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd)
 		return true;
 	for (uint32_t i = 0; l->n_adopted && i < l->n_watched; i++) {
 		const struct ledger_obj *o = &l->objs[l->watched[i]];
-		if (o->adopted && watch_is_file(l, o, fd) != 0)
+		if (o->adopted && ledger_obj_watch_is_file(l, o, fd) != 0)
 			return true;   /* this file, or cannot tell */
 	}
 	return false;
@@ -591,7 +556,7 @@ bool ledger_file_may_hold_resumed_client(const struct ledger *l, int fd)
 
 static int note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 
 	if (idx != NONE) {
 		if (l->objs[idx].resumed && l->objs[idx].watch_epfd < 0 && fd_for_watch >= 0)
@@ -636,7 +601,7 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 
 int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS])
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 
 	if (idx != NONE) {
 		struct ledger_obj *o = &l->objs[idx];
@@ -644,10 +609,10 @@ int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t rel
 		 * entry is stale only if its own file is gone; with RM's client
 		 * validation relaxed a live client may be reached through a
 		 * second file, and then its charges must stay. */
-		int same = watch_is_file(l, o, fd);
+		int same = ledger_obj_watch_is_file(l, o, fd);
 		if (same == 1)
 			return 1;
-		if (o->watch_epfd < 0 || watch_alive(l, o))
+		if (o->watch_epfd < 0 || ledger_obj_watch_alive(l, o))
 			return 0;
 		free_subtree(l, idx, released);
 		journal_free(l, h_client, h_client);
@@ -655,19 +620,19 @@ int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t rel
 	if (ledger_note_client(l, h_client, fd) < 0)
 		return -1;
 	/* A new entry is bound to fd when its watch was made on it. */
-	idx = lookup(l, h_client, h_client);
+	idx = ledger_obj_find(l, h_client, h_client);
 	return idx != NONE && l->objs[idx].watch_epfd >= 0 ? 1 : 0;
 }
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
-	return lookup(l, h_client, handle) != NONE;
+	return ledger_obj_find(l, h_client, handle) != NONE;
 }
 
 bool ledger_object_facts(const struct ledger *l, uint32_t h_client, uint32_t handle,
                          struct ledger_facts *out)
 {
-	uint32_t idx = lookup(l, h_client, handle);
+	uint32_t idx = ledger_obj_find(l, h_client, handle);
 
 	if (idx == NONE)
 		return false;
@@ -681,7 +646,7 @@ bool ledger_object_facts(const struct ledger *l, uint32_t h_client, uint32_t han
 
 int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
-	uint32_t idx = lookup(l, h_client, handle);
+	uint32_t idx = ledger_obj_find(l, h_client, handle);
 	return idx == NONE ? LEDGER_NO_GPU : l->objs[idx].gpu;
 }
 
@@ -693,11 +658,11 @@ int ledger_gpu_of(const struct ledger *l, uint32_t h_client, uint32_t handle)
 static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                    enum rm_class_kind kind, uint32_t cls, int gpu, uint64_t bytes, uint64_t serial)
 {
-	uint32_t parent_idx, idx = lookup(l, h_client, handle);
+	uint32_t parent_idx, idx = ledger_obj_find(l, h_client, handle);
 
 	if (idx != NONE)
 		free_subtree(l, idx, NULL);
-	parent_idx = lookup(l, h_client, h_parent);
+	parent_idx = ledger_obj_find(l, h_client, h_parent);
 	idx = obj_new(l);
 	if (idx == NONE)
 		return -1;
@@ -746,7 +711,7 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 static void journal_alloc_of(const struct ledger *l, uint32_t h_client, uint32_t handle,
                              struct ledger_change *ch)
 {
-	uint32_t idx = lookup(l, h_client, handle);
+	uint32_t idx = ledger_obj_find(l, h_client, handle);
 
 	if (idx == NONE || l->objs[idx].alloc == NONE)
 		return;
@@ -773,7 +738,7 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                uint32_t src_client, uint32_t src_handle)
 {
-	uint32_t src = lookup(l, src_client, src_handle);
+	uint32_t src = ledger_obj_find(l, src_client, src_handle);
 	uint32_t cls = src != NONE ? l->objs[src].cls : 0;
 	enum rm_class_kind kind = src != NONE ? (enum rm_class_kind)l->objs[src].kind : RM_CLASS_OTHER;
 	int gpu = src != NONE ? l->objs[src].gpu : LEDGER_NO_GPU;
@@ -785,9 +750,9 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	if (add_obj(l, h_client, h_parent, handle, kind, cls, gpu, 0, 0) < 0)
 		return -1;
 	/* Look src up again: ledger_add may have grown the object array. */
-	src = lookup(l, src_client, src_handle);
+	src = ledger_obj_find(l, src_client, src_handle);
 	if (src != NONE && l->objs[src].alloc != NONE) {
-		uint32_t idx = lookup(l, h_client, handle);
+		uint32_t idx = ledger_obj_find(l, h_client, handle);
 		l->objs[idx].alloc = l->objs[src].alloc;
 		l->allocs[l->objs[src].alloc].refs++;
 	}
@@ -801,7 +766,7 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 void ledger_free(struct ledger *l, uint32_t h_client, uint32_t handle,
                  uint64_t released[GS_MAX_GPUS])
 {
-	uint32_t idx = lookup(l, h_client, handle);
+	uint32_t idx = ledger_obj_find(l, h_client, handle);
 
 	if (idx != NONE) {
 		free_subtree(l, idx, released);
@@ -837,7 +802,7 @@ bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
 			l->reap_cursor = 0;
 		uint32_t i = l->watched[l->reap_cursor];
 		struct ledger_obj *o = &l->objs[i];
-		if (watch_alive(l, o)) {
+		if (ledger_obj_watch_alive(l, o)) {
 			l->reap_cursor++;
 			continue;
 		}
@@ -853,7 +818,7 @@ bool ledger_reap_dead_client_within(struct ledger *l, uint32_t max_checks,
 
 void ledger_set_client_owner(struct ledger *l, uint32_t h_client, const struct ledger_owner *owner)
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 
 	if (idx != NONE && l->objs[idx].kind == RM_CLASS_CLIENT)
 		l->objs[idx].owner = *owner;
@@ -861,7 +826,7 @@ void ledger_set_client_owner(struct ledger *l, uint32_t h_client, const struct l
 
 pid_t ledger_client_owner(const struct ledger *l, uint32_t h_client)
 {
-	uint32_t idx = lookup(l, h_client, h_client);
+	uint32_t idx = ledger_obj_find(l, h_client, h_client);
 
 	return idx != NONE && l->objs[idx].kind == RM_CLASS_CLIENT ? l->objs[idx].owner.pid : 0;
 }
@@ -880,135 +845,6 @@ uint32_t ledger_live_objects(const struct ledger *l)
 	return l->table_used;
 }
 
-/* ---- what the compute-share controller needs -------------------------------- */
-
-void ledger_set_route(struct ledger *l, uint32_t h_client, pid_t tid, int wfd)
-{
-	uint32_t idx = lookup(l, h_client, h_client);
-
-	if (idx != NONE && l->objs[idx].kind == RM_CLASS_CLIENT) {
-		l->objs[idx].route_tid = tid;
-		l->objs[idx].route_wfd = wfd;
-	}
-}
-
-int ledger_client_route(const struct ledger *l, uint32_t h_client, struct ledger_route *r)
-{
-	uint32_t idx = lookup(l, h_client, h_client);
-
-	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
-		return -1;
-	r->tid = l->objs[idx].route_tid;
-	r->wfd = l->objs[idx].route_wfd;
-	return 0;
-}
-
-int ledger_fd_is_client_file(const struct ledger *l, uint32_t h_client, int fd)
-{
-	uint32_t idx = lookup(l, h_client, h_client);
-
-	if (idx == NONE)
-		return 0;
-	return watch_is_file(l, &l->objs[idx], fd);
-}
-
-int ledger_task_fd_is_client_file(const struct ledger *l, uint32_t h_client, pid_t tid, int wfd)
-{
-	uint32_t idx = lookup(l, h_client, h_client);
-
-	if (idx == NONE || l->objs[idx].kind != RM_CLASS_CLIENT)
-		return 0;
-	const struct ledger_obj *o = &l->objs[idx];
-	return ledger_watch_is_task_file_at(l->self, o->watch_epfd, o->watch_tfd, tid, wfd);
-}
-
-bool ledger_client_file_alive(const struct ledger *l, uint32_t h_client)
-{
-	uint32_t idx = lookup(l, h_client, h_client);
-
-	return idx != NONE && (l->objs[idx].watch_epfd < 0 || watch_alive(l, &l->objs[idx]));
-}
-
-/* A channel may be toggled once the context that owns it has settled: its
- * group was first scheduled at least settle_ns ago. Toggling earlier hung
- * CUDA's context set-up on the real driver (design.md 1.6). Whatever the
- * ledger believes about scheduling, a channel older than
- * LEDGER_SETTLE_MAX_FACTOR settling times is settled: no trick keeps a
- * channel out of the duty cycle for longer. */
-#define LEDGER_SETTLE_MAX_FACTOR 10u
-static bool channel_settled(const struct ledger *l, const struct ledger_obj *ch, uint64_t now_ns,
-                            uint64_t settle_ns)
-{
-	uint32_t p = ch->has_parent ? lookup_resolved(l, ch->client, ch->parent) : NONE;
-
-	if (now_ns < ch->since_ns)
-		return false;
-	if (now_ns - ch->since_ns >= settle_ns * LEDGER_SETTLE_MAX_FACTOR)
-		return true;
-	if (p != NONE && l->objs[p].kind == RM_CLASS_CHANNEL_GROUP)
-		return l->objs[p].since_ns && now_ns >= l->objs[p].since_ns &&
-		       now_ns - l->objs[p].since_ns >= settle_ns;
-	return now_ns - ch->since_ns >= settle_ns;
-}
-
-uint32_t ledger_list_channels(const struct ledger *l, int gpu, uint64_t now_ns, uint64_t settle_ns,
-                              struct ledger_channel *out, uint32_t max)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = l->hw_head; i != NONE && n < max; i = l->objs[i].hw_next) {
-		const struct ledger_obj *o = &l->objs[i];
-		if (!o->used || o->kind != RM_CLASS_CHANNEL || !o->counted || o->gpu != gpu)
-			continue;
-		out[n++] = (struct ledger_channel){
-			.client = o->client, .handle = o->handle, .parent = o->parent,
-			.sm_disabled = o->sm_disabled,
-			.settled = channel_settled(l, o, now_ns, settle_ns),
-		};
-	}
-	return n;
-}
-
-void ledger_count_channels(const struct ledger *l, uint32_t counts[GS_MAX_GPUS])
-{
-	memset(counts, 0, sizeof(uint32_t) * GS_MAX_GPUS);
-	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next) {
-		const struct ledger_obj *o = &l->objs[i];
-		if (o->used && o->kind == RM_CLASS_CHANNEL && o->counted && o->gpu >= 0 &&
-		    (unsigned)o->gpu < GS_MAX_GPUS)
-			counts[o->gpu]++;
-	}
-}
-
-void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_channel, bool disabled)
-{
-	uint32_t idx = lookup(l, h_client, h_channel);
-
-	if (idx != NONE && l->objs[idx].kind == RM_CLASS_CHANNEL)
-		l->objs[idx].sm_disabled = disabled;
-}
-
-uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
-{
-	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next) {
-		const struct ledger_obj *o = &l->objs[i];
-		if (o->used && o->client == h_client && o->kind == RM_CLASS_SUBDEVICE && o->gpu == gpu)
-			return o->handle;
-	}
-	return 0;
-}
-
-uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls, const void *arg),
-                              const void *arg)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next)
-		if (l->objs[i].used && l->objs[i].kind == RM_CLASS_ENGINE && match(l->objs[i].cls, arg))
-			n++;
-	return n;
-}
-
 /* ---- replay and snapshot (the agent's state journal) ----------------------- */
 
 int ledger_replay(struct ledger *l, const struct ledger_change *ch)
@@ -1023,7 +859,7 @@ int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 		 * freed through the supervisor (the safe side). */
 		rc = note_client(l, ch->client, -1) < 0 ? -1 : 0;
 		if (rc == 0) {
-			uint32_t idx = lookup(l, ch->client, ch->client);
+			uint32_t idx = ledger_obj_find(l, ch->client, ch->client);
 			if (idx != NONE && !l->objs[idx].resumed) {
 				l->objs[idx].resumed = true;
 				l->n_resumed++;
@@ -1112,7 +948,7 @@ int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
 				continue;
 			}
 			while (cur != root && l->objs[cur].next_sibling == NONE)
-				cur = lookup(l, l->objs[cur].client, l->objs[cur].parent);
+				cur = ledger_obj_find(l, l->objs[cur].client, l->objs[cur].parent);
 			if (cur == root || cur == NONE)
 				break;
 			cur = l->objs[cur].next_sibling;
