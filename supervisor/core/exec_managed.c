@@ -105,14 +105,15 @@ struct answer handle_uvm_mmap(struct call *c, const struct seccomp_data *data)
 	if (len == 0)
 		return answer_continue();
 	c->wfd = (int)data->args[MMAP_ARG_FD];
-	/* A look through /proc first: no dup of a file that is not UVM's
-	 * (task_fd_node_kind_cached: our close of a dup of a FUSE file the
-	 * workload serves would wait for its server). */
-	if (task_fd_node_kind_cached(c->tid, c->wfd) != GS_NODE_UVM) {
+	/* No dup of a file that is not UVM's (dup_workload_fd_kind: our close
+	 * of a dup of a FUSE file the workload serves would wait for its
+	 * server). */
+	enum gs_node_kind kind;
+	c->dup = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, GS_NODE_BIT(GS_NODE_UVM), &kind);
+	if (c->dup < 0 && errno == ENODEV) {
 		c->d.reason = "not nvidia-uvm";
 		return answer_continue();
 	}
-	c->dup = dup_workload_fd(&c->sb->pidfds, c->tid, c->wfd);
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
 	if (!fd_is_uvm(c->sb->uvm_major, c->dup)) {

@@ -297,15 +297,9 @@ static int dup_for_call(struct call *c, bool *driver)
 		if (fd >= 0)
 			return fd;
 	}
-	/* A look through /proc first: no dup of a file that is not the
-	 * driver's (task_fd_node_kind_cached says why); -1 with errno 0. */
-	kind = task_fd_node_kind_cached(c->tid, c->wfd);
-	if (kind != GS_NODE_CTL && kind != GS_NODE_GPU) {
-		*driver = false;
-		errno = 0;
-		return -1;
-	}
-	fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
+	/* No dup of a file that is not the driver's (-1, errno ENODEV). */
+	fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd,
+	                          GS_NODE_BIT(GS_NODE_CTL) | GS_NODE_BIT(GS_NODE_GPU), &kind);
 	*driver = kind == GS_NODE_CTL || kind == GS_NODE_GPU;
 	c->dup_keep = kind == GS_NODE_CTL;
 	return fd;
@@ -369,8 +363,8 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
 /* Our own copy of the UVM file the call's fd number names. A file we hold
  * for its mappings is found with one kcmp instead of a look, a dup from
  * the task and its close (issue #16; the fetch's ID_VALID confirms the
- * look by tid). Otherwise a look through /proc first: no dup of a file
- * that is not UVM's (task_fd_node_kind_cached says why). *other when the
+ * look by tid). Otherwise no dup of a file that is not UVM's
+ * (dup_workload_fd_kind looks first). *other when the
  * number names another file (with our dup of it only when a swap came
  * between the look and the dup); -1 with errno when it cannot be taken. */
 static int uvm_file_for_call(struct call *c, bool *other)
@@ -381,13 +375,9 @@ static int uvm_file_for_call(struct call *c, bool *other)
 	*other = false;
 	if (held >= 0)
 		return fcntl(held, F_DUPFD_CLOEXEC, 0);
-	if (task_fd_node_kind_cached(c->tid, c->wfd) != GS_NODE_UVM) {
-		*other = true;
-		return -1;
-	}
-	int fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, &kind);
+	int fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, GS_NODE_BIT(GS_NODE_UVM), &kind);
 	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
-	if (fd >= 0 && (kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, fd)))
+	if (fd < 0 ? errno == ENODEV : kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, fd))
 		*other = true;
 	return fd;
 }
@@ -458,7 +448,7 @@ static struct answer route_ioctl(struct call *c,
 	 * size is in a register the workload cannot change (rm-abi.md 1.2).
 	 * So other devices' ioctls (a DRM driver's, from nr 0x40; a tty's
 	 * TCGETS2) pay no stop unless their size matches. */
-	if (!driver && (c->dup >= 0 || errno == 0)) {
+	if (!driver && (c->dup >= 0 || errno == ENODEV)) {
 		if (e && !rm_escape_size_ok(e, c->size))
 			return answer_continue();
 		return continue_other_file(c, GS_NODE_BIT(GS_NODE_CTL) | GS_NODE_BIT(GS_NODE_GPU),

@@ -205,9 +205,16 @@ static int getfd_of_task(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 
 /* No lock: a GPU node in our shared table vouches for nothing we perform,
  * every device allocation being made in a private table of its own
- * (private_table.h). */
-int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind)
+ * (private_table.h). The look through /proc comes first, so that a file
+ * of another kind (a FUSE file the workload serves) is never dup'ed. */
+int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, unsigned kinds,
+                         enum gs_node_kind *kind)
 {
+	*kind = task_fd_node_kind_cached(tid, wfd);
+	if (!(kinds & GS_NODE_BIT(*kind))) {
+		errno = ENODEV;
+		return -1;
+	}
 	int fd = getfd_of_task(pc, tid, wfd);
 
 	*kind = fd >= 0 ? fd_node_kind_cached(fd) : GS_NODE_NONE;

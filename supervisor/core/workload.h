@@ -92,10 +92,13 @@ struct gs_mem_out {
 int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,
                        const struct gs_mem_out *b);
 
-/* Our dup of fd wfd of task tid, or -1 with errno set. _kind: also what it
- * is to the driver (fd_node_kind_cached). */
+/* Our dup of fd wfd of task tid, or -1 with errno set. _kind: only when a
+ * look through /proc (task_fd_node_kind_cached) finds the file of a kind
+ * in kinds (GS_NODE_BIT), else -1 with errno ENODEV and no dup; *kind is
+ * what the dup (or the look) is to the driver. */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
-int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind);
+int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, unsigned kinds,
+                         enum gs_node_kind *kind);
 
 /* Does our fd lead to the driver's UVM device, to its control node?
  * uvm_major (fd_is_uvm) is the nvidia-uvm major, 0 if unknown. */

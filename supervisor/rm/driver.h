@@ -44,6 +44,8 @@ struct gs_driver {
 
 /* ---- which files are the driver (driver_nodes.c) ---- */
 enum gs_node_kind { GS_NODE_NONE, GS_NODE_CTL, GS_NODE_GPU, GS_NODE_UVM };
+/* A set of kinds, as a bit per kind. */
+#define GS_NODE_BIT(kind) (1u << (unsigned)(kind))
 
 /* Reads the driver's majors, and with GPUSANDBOX_FAKE_DRIVER=1 records the
  * stand-ins at /dev/nvidia*; removes the variable from the environment.
