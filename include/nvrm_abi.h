@@ -466,6 +466,7 @@ enum nv_status_code {
 	NV_ERR_INSUFFICIENT_PERMISSIONS = 0x0000001B,
 	NV_ERR_INVALID_ADDRESS         = 0x0000001E,
 	NV_ERR_INVALID_ARGUMENT        = 0x0000001F,
+	NV_ERR_INVALID_CHANNEL         = 0x00000021,
 	NV_ERR_INVALID_CLASS           = 0x00000022,
 	NV_ERR_INVALID_CLIENT          = 0x00000023,
 	NV_ERR_INVALID_DEVICE          = 0x00000026,
@@ -725,6 +726,8 @@ _Static_assert(offsetof(struct nv2080_timer_get_time_params, time_nsec) == 0, "T
 #define UVM_PAGEABLE_MEM_ACCESS        39u
 #define UVM_ALLOC_SEMAPHORE_POOL       68u
 #define UVM_VALIDATE_VA_RANGE          72u
+#define UVM_REGISTER_CHANNEL           27u
+#define UVM_UNREGISTER_CHANNEL         28u
 
 /* UVM_INITIALIZE: flags 0 asks for the most a VA space can have (the flags
  * only take features away: DISABLE_HMM 0x1, MULTI_PROCESS_SHARING 0x2). */
@@ -860,6 +863,60 @@ struct uvm_alloc_device_p2p_params {
 };
 _Static_assert(sizeof(struct uvm_alloc_device_p2p_params) == 56, "ALLOC_DEVICE_P2P size");
 _Static_assert(offsetof(struct uvm_alloc_device_p2p_params, rm_status) == 52, "ALLOC_DEVICE_P2P rmStatus");
+
+/* ---- UVM's channel registrations (issue #17 item 4) ----------------------
+ * UVM_REGISTER_CHANNEL hands UVM an RM channel (hClient, hChannel) of the
+ * file's VA space, to service its faults. UVM has RM retain the channel
+ * (nvGpuOpsRetainChannel, nv_gpu_ops.c, 580.95.05): RM dups the channel's
+ * group (TSG) into UVM's own client and allocates a UVM_CHANNEL_RETAINER
+ * that holds the channel's ID and its instance block
+ * (uvm_channel_retainer.c). Both stay until UVM_UNREGISTER_CHANNEL, the
+ * unregistration of the GPU VA space or the GPU, or the teardown of the VA
+ * space (uvm_user_channel.c): whatever happens to the RM handles. UVM
+ * finds a registration by (hClient, hChannel) alone; rmCtrlFd is not
+ * used ("TODO: Bug 1624521"), and RM looks hClient up among every client.
+ * Register is the same on 535-595; unregister lost its gpuUuid in 590
+ * (uvm_ioctl.h at 535.288.01, 550.163.01, 570.211.01, 575.64.05, 580.142,
+ * 590.48.01, 595.45.04). */
+struct uvm_register_channel_params {
+	uint8_t     gpu_uuid[UVM_UUID_BYTES];
+	int32_t     rm_ctrl_fd;
+	nv_handle_t h_client;
+	nv_handle_t h_channel;
+	uint32_t    pad0;
+	uint64_t    base;
+	uint64_t    length;
+	nv_status_t rm_status;
+	uint32_t    pad1;
+};
+_Static_assert(sizeof(struct uvm_register_channel_params) == 56, "REGISTER_CHANNEL size");
+_Static_assert(offsetof(struct uvm_register_channel_params, h_channel) == 24, "REGISTER_CHANNEL hChannel");
+_Static_assert(offsetof(struct uvm_register_channel_params, base) == 32, "REGISTER_CHANNEL base");
+_Static_assert(offsetof(struct uvm_register_channel_params, rm_status) == 48, "REGISTER_CHANNEL rmStatus");
+
+/* Up to 580. */
+struct uvm_unregister_channel_params {
+	uint8_t     gpu_uuid[UVM_UUID_BYTES];
+	nv_handle_t h_client;
+	nv_handle_t h_channel;
+	nv_status_t rm_status;
+	uint32_t    pad;
+};
+_Static_assert(sizeof(struct uvm_unregister_channel_params) == 32, "UNREGISTER_CHANNEL size, up to 580");
+_Static_assert(offsetof(struct uvm_unregister_channel_params, rm_status) == 24,
+               "UNREGISTER_CHANNEL rmStatus, up to 580");
+/* 590 on: no GPU (it never chose anything: UVM looks the pair up in the
+ * whole VA space). */
+struct uvm_unregister_channel_params_590 {
+	nv_handle_t h_client;
+	nv_handle_t h_channel;
+	nv_status_t rm_status;
+};
+_Static_assert(sizeof(struct uvm_unregister_channel_params_590) == 12, "UNREGISTER_CHANNEL size, 590+");
+_Static_assert(offsetof(struct uvm_unregister_channel_params_590, rm_status) == 8,
+               "UNREGISTER_CHANNEL rmStatus, 590+");
+/* The first branch with the short form. */
+#define UVM_UNREGISTER_CHANNEL_SHORT_BRANCH 590
 
 /* UVM_CREATE_EXTERNAL_RANGE: an empty external range of [base, base +
  * length), 4 KiB aligned, overlapping no other range. */
