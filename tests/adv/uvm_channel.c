@@ -208,7 +208,7 @@ static void one_round(struct rmc_session *s, int uvm, const char *mode, int i, s
 			unreg = unregister_channel(uvm, s, chan);
 		fr = rmc_free(s->fd, NULL, s->client, s->device, lone ? chan : group);
 	}
-	r->flow_ok += a == NV_OK && reg == NV_OK && unreg == NV_OK && fr == NV_OK;
+	r->flow_ok += flow && a == NV_OK && reg == NV_OK && unreg == NV_OK && fr == NV_OK;
 	printf("round=%d alloc=%s", i, rmc_status_str(a));
 	printf(" register=%s", rmc_status_str(reg));
 	if (flow)
