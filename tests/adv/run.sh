@@ -121,6 +121,10 @@ TESTS=(
 	"uvm_ctlfd:pipe|sandbox|uvm_ctlfd pipe"
 	"uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"uvm_ctlfd:race|sandbox|uvm_ctlfd race"
+	"uvm_channel:free|sandbox|uvm_channel free"
+	"uvm_channel:lone|sandbox|uvm_channel lone"
+	"uvm_channel:flow|sandbox|uvm_channel flow"
+	"uvm_channel:race|sandbox|uvm_channel race"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -159,6 +163,8 @@ TESTS=(
 	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
 	"baseline-uvm_ctlfd:other|bare|uvm_ctlfd other"
 	"baseline-uvm_ctlfd:pipe|bare|uvm_ctlfd pipe"
+	"baseline-uvm_channel:free|bare|uvm_channel free"
+	"baseline-uvm_channel:lone|bare|uvm_channel lone"
 	"baseline-uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"baseline-uvm_ctlfd:race|sandbox|uvm_ctlfd race"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
@@ -540,6 +546,30 @@ PY
 
 # ---- per-test positive checks (return 1 with $why) ---------------------------
 ge() { [ -n "$1" ] && [ "$1" -ge "$2" ]; }
+
+# uvm_channel (the driver's channel_groups_peak is checked before): the
+# registrations were made, and (free, lone, flow) none is left while the
+# UVM file is still open: gpusandbox unregistered what the workload freed.
+check_uvm_channel() {
+	local name=$1 d=$2 rounds alloc reg
+	rounds=$(val_of "$d" rounds); alloc=$(val_of "$d" alloc_ok); reg=$(val_of "$d" reg_ok)
+	case "$name" in
+	uvm_channel:flow)
+		# CUDA's order works as without gpusandbox, every round.
+		ge "$rounds" 1 && [ "$(val_of "$d" flow_ok)" = "$rounds" ] ||
+			{ why="flow_ok=$(val_of "$d" flow_ok) of $rounds rounds: $(grep '^round=' "$d/out" | grep -v 'register=NV_OK unregister=NV_OK free=NV_OK' | head -3 | tr '\n' ';')"; return 1; } ;;
+	uvm_channel:race)
+		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
+			{ why="not exercised: reg_ok=$reg flips=$(val_of "$d" flips)"; return 1; }
+		return 0 ;;
+	*)
+		# Every channel made was registered.
+		ge "$alloc" 1 && [ "$reg" = "$alloc" ] ||
+			{ why="alloc_ok=$alloc reg_ok=$reg: $(grep '^round=' "$d/out" | head -3 | tr '\n' ';')"; return 1; } ;;
+	esac
+	[ "$(val_of "$d" registered_end)" = 0 ] ||
+		{ why="the driver still had $(val_of "$d" registered_end) channel registrations before the UVM file closed (fake_groups_max=$(val_of "$d" fake_groups_max))"; return 1; }
+}
 . tests/adv/dupcache_checks.sh
 
 # uvm_ctlfd: the maps naming another file are refused (INSUFFICIENT_PERMISSIONS
@@ -656,6 +686,8 @@ check_positive() {
 			{ why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; } ;;
 	uvm_ctlfd:*)
 		check_uvm_ctlfd "$name" "$d" || return 1 ;;
+	uvm_channel:*)
+		check_uvm_channel "$name" "$d" || return 1 ;;
 	dup_free)
 		local first dup second third
 		first=$(val_of "$d" first); dup=$(val_of "$d" dup)
@@ -1161,6 +1193,16 @@ for t in "${TESTS[@]}"; do
 		[ "$(val_of "$dir" map)" = 0x0 ] && [ "$(val_of "$dir" second)" = 0x0 ] && [ -n "$v" ] &&
 			[ "$v" -gt "$QUOTA" ] && [ "$k" = 1 ] && pass "$name" ||
 			fail "$name" "without gpusandbox: map=$(val_of "$dir" map) second=$(val_of "$dir" second) peak ${v:-?} held_mappings=$k: not sensitive"
+		continue
+	fi
+	if [ "$mode" = bare ] && [ "${name%%:*}" = baseline-uvm_channel ]; then
+		# Without gpusandbox each registration keeps its group after the
+		# workload freed it: the driver holds more than the cap.
+		v=$(stat_of "$dir" gpu0.channel_groups_peak)
+		k=$(val_of "$dir" rounds)
+		ge "$k" 1 && [ "$(val_of "$dir" reg_ok)" = "$k" ] && [ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] &&
+			[ "$(val_of "$dir" fake_groups_max)" = "$v" ] && pass "$name" ||
+			fail "$name" "without gpusandbox: reg_ok=$(val_of "$dir" reg_ok) of ${k:-?}, groups peak ${v:-?}, fake_groups_max=$(val_of "$dir" fake_groups_max): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "${name%%:*}" = baseline-uvm_ctlfd ]; then

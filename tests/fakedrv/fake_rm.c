@@ -276,7 +276,11 @@ void fake_res_put(struct res *r)
 			g->eng_live[r->engine]--;
 	}
 	fake_p2p_forget(r);
+	struct res *group = r->group;
 	free(r);
+	/* The channel's reference on its group (alloc_object). */
+	if (group)
+		fake_res_put(group);
 }
 
 /* Free h and everything below it. Doomed handles are collected in a list so
@@ -529,6 +533,10 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 			r->own_group = pk == K_DEVICE;
 			if (r->own_group && ++g->grp_live > g->grp_peak)
 				g->grp_peak = g->grp_live;
+			if (pk == K_CHANNEL_GROUP) {
+				r->group = pres;
+				pres->refs++;
+			}
 		} else if (kind == K_CHANNEL_GROUP) {
 			if (++g->grp_live > g->grp_peak)
 				g->grp_peak = g->grp_live;

@@ -43,6 +43,12 @@ struct res {
 	bool          scheduled; /* GPFIFO_SCHEDULE state of a channel group */
 	int           engine;    /* enum fake_engine of a K_ENGINE */
 	bool          own_group; /* a channel outside any group: RM made it one */
+	/* A channel's channel group, on which the channel holds a reference:
+	 * a channel belongs to its TSG for life (kchannelConstruct keeps
+	 * pKernelChannelGroupApi, kernel_channel.c, 580.95.05), and UVM's
+	 * registration finds the TSG it dups from the channel alone, whatever
+	 * handle names the channel (fake_uvm_chan.c). */
+	struct res   *group;
 	unsigned      seen;      /* stats pass that counted it last */
 };
 
@@ -161,6 +167,8 @@ struct fake_state {
 	uint64_t         p2p_unregistered, p2p_unregister_failed;
 	/* UVM_MAP_EXTERNAL_ALLOCATION calls that succeeded (fake_uvm.c). */
 	uint64_t         uvm_maps;
+	/* UVM_REGISTER_CHANNEL calls that succeeded (fake_uvm_chan.c). */
+	uint64_t         uvm_channel_registrations;
 };
 extern struct fake_state fake_st;
 
@@ -221,6 +229,16 @@ size_t      fake_p2p_live(void);
 
 /* fake_uvm.c: mapping pieces held now (one per GPU, split pieces apart). */
 size_t      fake_uvm_live(void);
+
+/* fake_uvm_chan.c: UVM_REGISTER_CHANNEL / UVM_UNREGISTER_CHANNEL. */
+bool        fake_uvm_chan_models(uint32_t cmd);
+/* The params size of cmd on the played branch (branch as atoi'd). */
+size_t      fake_uvm_chan_params_size(uint32_t cmd, int branch);
+nv_status_t fake_uvm_chan_run(pid_t caller, uint64_t file, uint32_t cmd, void *params, int branch);
+/* The VA space of file is torn down: its registrations go. */
+void        fake_uvm_chan_release_file(uint64_t file);
+/* Registrations held now. */
+size_t      fake_uvm_chan_live(void);
 
 /* fake_ctrl.c */
 int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);

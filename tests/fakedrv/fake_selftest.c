@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "fake_rm.h"
+#include "fake_selftest.h"
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
@@ -46,7 +47,7 @@
 
 static int passed, failed;
 
-static void check(int ok, const char *fmt, ...)
+void check(int ok, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -63,7 +64,7 @@ static void check(int ok, const char *fmt, ...)
 
 /* ---- stats -------------------------------------------------------------- */
 
-static int64_t stat_get(const char *key)
+int64_t stat_get(const char *key)
 {
 	const char *path = getenv("GS_FAKE_STATS");
 	char line[256], k[128];
@@ -80,7 +81,7 @@ static int64_t stat_get(const char *key)
 }
 
 /* Releases reach the fake asynchronously; poll briefly for a value. */
-static int64_t stat_wait(const char *key, int64_t want)
+int64_t stat_wait(const char *key, int64_t want)
 {
 	int64_t v = stat_get(key);
 	for (int ms = 0; v != want && ms < RELEASE_WAIT_MS; ms += POLL_STEP_MS) {
@@ -93,13 +94,13 @@ static int64_t stat_wait(const char *key, int64_t want)
 
 /* ---- raw calls ---------------------------------------------------------- */
 
-static int nv_ioctl(int fd, uint32_t nr, void *arg, size_t size)
+int nv_ioctl(int fd, uint32_t nr, void *arg, size_t size)
 {
 	return ioctl(fd, NV_IOC_WORD(nr, size), arg);
 }
 
 /* NVOS64 alloc with paramsSize 0, as CUDA does. */
-static nv_status_t alloc64(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn,
+nv_status_t alloc64(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn,
 			   uint32_t cls, void *params)
 {
 	struct nvos64 a = { .h_root = hc, .h_object_parent = hp, .h_object_new = *hn,
@@ -121,7 +122,7 @@ static nv_status_t alloc21(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *
 	return a.status;
 }
 
-static nv_status_t rm_free(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t h)
+nv_status_t rm_free(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t h)
 {
 	struct nvos00 f = { .h_root = hc, .h_object_parent = hp, .h_object_old = h };
 	if (nv_ioctl(fd, NV_ESC_RM_FREE, &f, sizeof(f)) != 0)
@@ -129,7 +130,7 @@ static nv_status_t rm_free(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t h
 	return f.status;
 }
 
-static nv_status_t control(int fd, nv_handle_t hc, nv_handle_t ho, uint32_t cmd,
+nv_status_t control(int fd, nv_handle_t hc, nv_handle_t ho, uint32_t cmd,
 			   uint32_t flags, void *params, uint32_t size)
 {
 	struct nvos54 c = { .h_client = hc, .h_object = ho, .cmd = cmd, .flags = flags,
@@ -166,7 +167,7 @@ static nv_status_t alloc_vidmem(int fd, nv_handle_t hc, nv_handle_t hp, nv_handl
 	return alloc64(fd, hc, hp, hn, NV01_MEMORY_LOCAL_USER, &p);
 }
 
-static int open_ctl(void)
+int open_ctl(void)
 {
 	int fd = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -188,7 +189,7 @@ static int open_ctl(void)
 #define UVM_BIG_GPU_ARRAY_BRANCH  570
 #define UVM_FREE_BASE_ONLY_BRANCH 590
 
-static int driver_branch(void)
+int driver_branch(void)
 {
 	const char *v = getenv("GS_FAKE_DRIVER_VERSION");
 	return v ? atoi(v) : 580;
@@ -200,7 +201,7 @@ static uint32_t uvm_max_gpus(void)
 }
 
 /* A UVM call: rmStatus preset to GENERIC, so an untouched struct shows. */
-static nv_status_t uvm_call(int ufd, uint32_t cmd, void *p, size_t status_off)
+nv_status_t uvm_call(int ufd, uint32_t cmd, void *p, size_t status_off)
 {
 	nv_status_t st = NV_ERR_GENERIC;
 	memcpy((uint8_t *)p + status_off, &st, sizeof(st));
@@ -267,7 +268,7 @@ static nv_status_t uvm_map(int ufd, uint64_t base, uint64_t len, nv_handle_t hc,
 	return uvm_map_n(ufd, base, len, 0, hc, hm, UVM_GPU_A, 1);
 }
 
-static int open_uvm(void)
+int open_uvm(void)
 {
 	int ufd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
 	struct uvm_initialize_params init = { 0 };
@@ -279,7 +280,7 @@ static int open_uvm(void)
 }
 
 /* A client and a device on GPU 0 through ctl file fd. */
-static nv_handle_t make_client(int fd, nv_handle_t *hdev)
+nv_handle_t make_client(int fd, nv_handle_t *hdev)
 {
 	nv_handle_t hc = 0;
 	struct nv0080_alloc_params dp = { .device_id = 0 };
@@ -912,6 +913,7 @@ int main(void)
 	      stat_wait("files_open", 0) == 0, "all closed: no clients, objects or open files");
 
 	uvm_checks();
+	uvm_chan_checks();
 	share_checks();
 
 	printf("%d passed, %d failed\n", passed, failed);

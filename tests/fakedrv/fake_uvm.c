@@ -47,6 +47,8 @@
  *   GPU whose P2P pages are set up (device_p2p_initialised); a GPU
  *   without them answers NV_ERR_NOT_SUPPORTED.
  *
+ * UVM_REGISTER_CHANNEL and UVM_UNREGISTER_CHANNEL: fake_uvm_chan.c.
+ *
  * Not modelled: GPU registration (any UUID is taken; none gets
  * NV_ERR_INVALID_DEVICE), the mapping/caching/format type checks, sparse
  * mappings, and ranges of other types (managed, semaphore pools), which
@@ -363,11 +365,13 @@ bool fake_uvm_models(uint32_t cmd)
 {
 	return cmd == UVM_INITIALIZE || cmd == UVM_CREATE_EXTERNAL_RANGE ||
 	       cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_UNMAP_EXTERNAL ||
-	       cmd == UVM_FREE || cmd == UVM_VALIDATE_VA_RANGE || cmd == UVM_ALLOC_DEVICE_P2P;
+	       cmd == UVM_FREE || cmd == UVM_VALIDATE_VA_RANGE || cmd == UVM_ALLOC_DEVICE_P2P ||
+	       fake_uvm_chan_models(cmd);
 }
 
 /* The params size of cmd on the played branch. rmStatus is the last u32
- * of MAP's struct, and the one before a u32 pad in the others. */
+ * of MAP's, ALLOC_DEVICE_P2P's and the 590 UNREGISTER_CHANNEL's struct,
+ * and the one before a u32 pad in the others. */
 #define UVM_STATUS_BEFORE_PAD(t) (offsetof(t, rm_status) + 8 == sizeof(t))
 _Static_assert(UVM_STATUS_BEFORE_PAD(struct uvm_initialize_params) &&
                UVM_STATUS_BEFORE_PAD(struct uvm_create_external_range_params) &&
@@ -378,7 +382,11 @@ _Static_assert(UVM_STATUS_BEFORE_PAD(struct uvm_initialize_params) &&
                offsetof(struct uvm_map_external_tail, rm_status) + 4 ==
                sizeof(struct uvm_map_external_tail) &&
                offsetof(struct uvm_alloc_device_p2p_params, rm_status) + 4 ==
-               sizeof(struct uvm_alloc_device_p2p_params), "where rmStatus is");
+               sizeof(struct uvm_alloc_device_p2p_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_register_channel_params) &&
+               UVM_STATUS_BEFORE_PAD(struct uvm_unregister_channel_params) &&
+               offsetof(struct uvm_unregister_channel_params_590, rm_status) + 4 ==
+               sizeof(struct uvm_unregister_channel_params_590), "where rmStatus is");
 
 static size_t params_size(uint32_t cmd, size_t *status_off)
 {
@@ -395,7 +403,11 @@ static size_t params_size(uint32_t cmd, size_t *status_off)
 		size = UVM_MAP_EXTERNAL_SIZE(max_gpus());
 	else if (cmd == UVM_ALLOC_DEVICE_P2P)
 		size = sizeof(struct uvm_alloc_device_p2p_params);
-	*status_off = size - (cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P ? 4 : 8);
+	else if (fake_uvm_chan_models(cmd))
+		size = fake_uvm_chan_params_size(cmd, branch());
+	bool status_last = cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P ||
+	                   size == sizeof(struct uvm_unregister_channel_params_590);
+	*status_off = size - (status_last ? 4 : 8);
 	return size;
 }
 
@@ -418,6 +430,9 @@ static nv_status_t run(pid_t caller, uint64_t file, uint32_t cmd, uint8_t *buf)
 		return unmap_external(file, (const void *)buf);
 	case UVM_ALLOC_DEVICE_P2P:
 		return alloc_device_p2p(caller, file, (const void *)buf);
+	case UVM_REGISTER_CHANNEL:
+	case UVM_UNREGISTER_CHANNEL:
+		return fake_uvm_chan_run(caller, file, cmd, buf, branch());
 	case UVM_FREE: {
 		/* base comes first in both shapes; only up to 580 a length. */
 		const struct uvm_free_params *f = (const void *)buf;
@@ -463,6 +478,7 @@ void fake_uvm_release_file(uint64_t file)
 		else
 			i++;
 	}
+	fake_uvm_chan_release_file(file);
 	pthread_mutex_unlock(&fake_st.lock);
 }
 

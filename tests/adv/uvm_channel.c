@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uvm_channel - channel and channel-group quotas against UVM's channel
+ * registrations (issue #17, item 4). UVM_REGISTER_CHANNEL has RM dup the
+ * channel's group (TSG) into UVM's client and retain the channel's ID and
+ * instance block (nv_gpu_ops.c nvGpuOpsRetainChannel, 580.95.05) until
+ * UVM_UNREGISTER_CHANNEL or the UVM file's last close, so after RM_FREE of
+ * the workload's handles the GPU still holds both. Run with --channels 8
+ * --channel-groups 4 (tests/adv/run.sh passes them).
+ *
+ * argv[1]:
+ * free:  ROUNDS times: a channel group, a channel under it, REGISTER it,
+ *        RM_FREE the group's handle. Without gpusandbox the driver ends
+ *        up holding ROUNDS groups (> 4).
+ * lone:  the same with channels straight under the device (RM makes a
+ *        group for each), freeing the channel.
+ * flow:  CUDA's order: register, UVM_UNREGISTER_CHANNEL, free; every step
+ *        must succeed under the quota.
+ * race:  per round two groups with a channel each (A, B); a thread keeps
+ *        flipping the register struct's hChannel between A and B while
+ *        this one registers through it RACE_TRIES times; then both groups
+ *        are freed, nothing unregistered.
+ *
+ * The verdict on the quota comes from the fake driver (its
+ * channel_groups_peak, checked by run.sh). Read live after each round:
+ * fake_groups_max= fake_channels_max=; before the UVM file is closed:
+ * registered_end= (the fake's uvm_channels_registered). Also prints each
+ * round's statuses, rounds= alloc_ok= reg_ok= (flow: flow_ok=, race:
+ * flips=) and SUMMARY.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "adv.h"
+
+#define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
+#define TSG_PARAMS     20
+#define CHANNEL_PARAMS 368
+/* More than --channel-groups 4 and --channels 8 allow at once... */
+#define ROUNDS         8
+/* ...and twice as many groups in the race, within the fake's pool. */
+#define RACE_TRIES     64
+#define CARDS          32
+#define H_GROUP0 0x5c00e000u
+#define H_CHAN0  0x5c00e100u
+#define H_GROUPB 0x5c00e200u
+#define H_CHANB  0x5c00e300u
+#define UVM_BRANCH_DEFAULT 580
+
+struct result {
+	int rounds, alloc_ok, reg_ok, flow_ok;
+	uint64_t groups_max, channels_max;
+	unsigned long flips;
+};
+
+static uint8_t group_params[TSG_PARAMS];
+static uint8_t chan_params[CHANNEL_PARAMS];
+static uint8_t gpu_uuid[UVM_UUID_BYTES];
+
+/* 16 raw bytes from "GPU-xxxxxxxx-xxxx-...": its hex digits. */
+static int uuid_from_text(const char *text, uint8_t out[UVM_UUID_BYTES])
+{
+	size_t n = 0;
+
+	memset(out, 0, UVM_UUID_BYTES);
+	if (strncmp(text, "GPU-", 4) != 0)
+		return -1;
+	for (const char *p = text + 4; *p && n < 2 * UVM_UUID_BYTES; p++) {
+		if (*p == '-')
+			continue;
+		if (!isxdigit((unsigned char)*p))
+			return -1;
+		unsigned v = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
+		                                        : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+		out[n / 2] |= (uint8_t)(n % 2 ? v : v << 4);
+		n++;
+	}
+	return n == 2 * UVM_UUID_BYTES ? 0 : -1;
+}
+
+/* The first GPU's UUID as a UVM caller learns it: CARD_INFO's gpu_id,
+ * then GET_UUID_FROM_GPU_ID. */
+static int first_gpu_uuid(struct rmc_session *s)
+{
+	struct nv_card_info cards[CARDS];
+	struct nv0000_uuid_from_gpu_id_params u;
+
+	memset(cards, 0, sizeof(cards));
+	memset(&u, 0, sizeof(u));
+	if (syscall(SYS_ioctl, s->fd, NV_IOC_WORD(NV_ESC_CARD_INFO, sizeof(cards)), cards) != 0 ||
+	    !cards[0].valid)
+		return -1;
+	u.gpu_id = cards[0].gpu_id;
+	if (rmc_control(s->fd, NULL, s->client, s->client, NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID, &u,
+	                sizeof(u)) != NV_OK)
+		return -1;
+	u.gpu_uuid[sizeof(u.gpu_uuid) - 1] = 0;
+	return uuid_from_text((const char *)u.gpu_uuid, gpu_uuid);
+}
+
+static int open_uvm(void)
+{
+	int fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	struct uvm_initialize_params init = { .rm_status = NV_ERR_GENERIC };
+
+	if (fd < 0 || syscall(SYS_ioctl, fd, UVM_INITIALIZE, &init) != 0 || init.rm_status != NV_OK) {
+		printf("uvm_channel: UVM setup failed\n");
+		fflush(stdout);
+		exit(ADV_EXIT_SETUP);
+	}
+	return fd;
+}
+
+static void fill_register(volatile struct uvm_register_channel_params *p, int ctl, nv_handle_t hc,
+                          nv_handle_t hch)
+{
+	memset((void *)p, 0, sizeof(*p));
+	memcpy((void *)p->gpu_uuid, gpu_uuid, UVM_UUID_BYTES);
+	p->rm_ctrl_fd = ctl;
+	p->h_client = hc;
+	p->h_channel = hch;
+	p->rm_status = NV_ERR_GENERIC;  /* an untouched struct shows */
+}
+
+static rmc_status_t issue(int uvm, uint32_t cmd, volatile void *p, volatile nv_status_t *status)
+{
+	if (syscall(SYS_ioctl, uvm, cmd, (void *)p) != 0)
+		return RMC_SYSERR(errno);
+	return *status;
+}
+
+static rmc_status_t register_channel(int uvm, struct rmc_session *s, nv_handle_t hch)
+{
+	struct uvm_register_channel_params p;
+	fill_register(&p, s->fd, s->client, hch);
+	return issue(uvm, UVM_REGISTER_CHANNEL, &p, &p.rm_status);
+}
+
+/* The played branch's form (GS_FAKE_DRIVER_VERSION, as the fake's). */
+static rmc_status_t unregister_channel(int uvm, struct rmc_session *s, nv_handle_t hch)
+{
+	const char *v = getenv("GS_FAKE_DRIVER_VERSION");
+	int branch = v ? atoi(v) : UVM_BRANCH_DEFAULT;
+
+	if (branch >= UVM_UNREGISTER_CHANNEL_SHORT_BRANCH) {
+		struct uvm_unregister_channel_params_590 p = { s->client, hch, NV_ERR_GENERIC };
+		return issue(uvm, UVM_UNREGISTER_CHANNEL, &p, &p.rm_status);
+	}
+	struct uvm_unregister_channel_params p = { .h_client = s->client, .h_channel = hch,
+	                                           .rm_status = NV_ERR_GENERIC };
+	memcpy(p.gpu_uuid, gpu_uuid, UVM_UUID_BYTES);
+	return issue(uvm, UVM_UNREGISTER_CHANNEL, &p, &p.rm_status);
+}
+
+static rmc_status_t alloc_group(struct rmc_session *s, nv_handle_t h)
+{
+	return rmc_alloc(s->fd, NULL, s->client, s->device, &h, KEPLER_CHANNEL_GROUP_A, group_params, 0);
+}
+
+static rmc_status_t alloc_channel(struct rmc_session *s, nv_handle_t parent, nv_handle_t h)
+{
+	return rmc_alloc(s->fd, NULL, s->client, parent, &h, HOPPER_CHANNEL_GPFIFO_A, chan_params, 0);
+}
+
+/* A group with a channel in it, or (group 0) a lone channel. */
+static rmc_status_t alloc_pair(struct rmc_session *s, nv_handle_t group, nv_handle_t chan)
+{
+	rmc_status_t st = group ? alloc_group(s, group) : NV_OK;
+	if (st == NV_OK)
+		st = alloc_channel(s, group ? group : s->device, chan);
+	return st;
+}
+
+/* What the driver holds now, folded into the maxima. */
+static void note_fake(struct result *r)
+{
+	uint64_t g, c;
+
+	if (rmc_fake_stat("gpu0.channel_groups_live", &g) == 0 && g > r->groups_max)
+		r->groups_max = g;
+	if (rmc_fake_stat("gpu0.channels_live", &c) == 0 && c > r->channels_max)
+		r->channels_max = c;
+}
+
+/* free, lone and flow: one channel a round. */
+static void one_round(struct rmc_session *s, int uvm, const char *mode, int i, struct result *r)
+{
+	bool lone = !strcmp(mode, "lone"), flow = !strcmp(mode, "flow");
+	nv_handle_t group = lone ? 0 : H_GROUP0 + (nv_handle_t)i, chan = H_CHAN0 + (nv_handle_t)i;
+	rmc_status_t reg = RMC_SYSERR(0), unreg = NV_OK, fr = RMC_SYSERR(0);
+	rmc_status_t a = alloc_pair(s, group, chan);
+
+	if (a == NV_OK) {
+		r->alloc_ok++;
+		reg = register_channel(uvm, s, chan);
+		r->reg_ok += reg == NV_OK;
+		if (flow && reg == NV_OK)
+			unreg = unregister_channel(uvm, s, chan);
+		fr = rmc_free(s->fd, NULL, s->client, s->device, lone ? chan : group);
+	}
+	r->flow_ok += flow && a == NV_OK && reg == NV_OK && unreg == NV_OK && fr == NV_OK;
+	printf("round=%d alloc=%s", i, rmc_status_str(a));
+	printf(" register=%s", rmc_status_str(reg));
+	if (flow)
+		printf(" unregister=%s", rmc_status_str(unreg));
+	printf(" free=%s\n", rmc_status_str(fr));
+	note_fake(r);
+}
+
+/* ---- race ---- */
+
+struct flipper {
+	volatile struct uvm_register_channel_params *p;
+	nv_handle_t a, b;
+	atomic_bool stop;
+	unsigned long flips;
+};
+
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+
+	while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+		f->p->h_channel = f->a;
+		f->p->h_channel = f->b;
+		f->flips++;
+	}
+	return NULL;
+}
+
+static void race_round(struct rmc_session *s, int uvm, int i, struct result *r)
+{
+	static volatile struct uvm_register_channel_params p;
+	nv_handle_t ga = H_GROUP0 + (nv_handle_t)i, gb = H_GROUPB + (nv_handle_t)i;
+	nv_handle_t ca = H_CHAN0 + (nv_handle_t)i, cb = H_CHANB + (nv_handle_t)i;
+	rmc_status_t a = alloc_pair(s, ga, ca), b = alloc_pair(s, gb, cb);
+	struct flipper f = { .p = &p, .a = ca, .b = cb };
+	pthread_t t;
+	int ok = 0;
+
+	if (a == NV_OK && b == NV_OK) {
+		r->alloc_ok++;
+		fill_register(&p, s->fd, s->client, ca);
+		if (pthread_create(&t, NULL, flip, &f) == 0) {
+			for (int k = 0; k < RACE_TRIES; k++) {
+				p.rm_status = NV_ERR_GENERIC;
+				ok += issue(uvm, UVM_REGISTER_CHANNEL, &p, &p.rm_status) == NV_OK;
+			}
+			atomic_store(&f.stop, true);
+			pthread_join(t, NULL);
+		}
+	}
+	r->reg_ok += ok;
+	r->flips += f.flips;
+	(void)rmc_free(s->fd, NULL, s->client, s->device, ga);
+	(void)rmc_free(s->fd, NULL, s->client, s->device, gb);
+	printf("round=%d alloc=%s,%s registered=%d\n", i, rmc_status_str(a), rmc_status_str(b), ok);
+	note_fake(r);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	struct rmc_session s;
+	struct result r = { .rounds = ROUNDS };
+	struct adv_tally t = { 0 };
+	uint64_t registered = UINT64_MAX;
+
+	if (strcmp(mode, "free") && strcmp(mode, "lone") && strcmp(mode, "flow") && strcmp(mode, "race")) {
+		fprintf(stderr, "usage: uvm_channel free|lone|flow|race\n");
+		return ADV_EXIT_SETUP;
+	}
+	adv_session_or_die(&s, -1, "uvm_channel");
+	if (first_gpu_uuid(&s) < 0) {
+		printf("uvm_channel: no GPU UUID\n");
+		return ADV_EXIT_SETUP;
+	}
+	int uvm = open_uvm();
+	for (int i = 0; i < ROUNDS; i++) {
+		if (!strcmp(mode, "race"))
+			race_round(&s, uvm, i, &r);
+		else
+			one_round(&s, uvm, mode, i, &r);
+	}
+	/* Before the UVM file goes (its last close unregisters all). */
+	if (rmc_fake_stat("uvm_channels_registered", &registered) < 0)
+		registered = UINT64_MAX;
+	printf("rounds=%d alloc_ok=%d reg_ok=%d flow_ok=%d flips=%lu\n", r.rounds, r.alloc_ok, r.reg_ok,
+	       r.flow_ok, r.flips);
+	printf("fake_groups_max=%llu fake_channels_max=%llu registered_end=%llu\n",
+	       (unsigned long long)r.groups_max, (unsigned long long)r.channels_max,
+	       (unsigned long long)registered);
+	close(uvm);
+	adv_print_summary(&t);
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fake_selftest.h - the self-test's helpers (fake_selftest.c), shared with
+ * the checks kept in files of their own (fake_selftest_uvmchan.c).
+ */
+#ifndef GPUSANDBOX_FAKE_SELFTEST_H
+#define GPUSANDBOX_FAKE_SELFTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fake_rm.h"
+
+/* Prints "ok - ..." or "FAIL - ..." and counts it. */
+void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A key of the fake's live stats, or -1. */
+int64_t stat_get(const char *key);
+/* The same, polled until it is want (releases come asynchronously). */
+int64_t stat_wait(const char *key, int64_t want);
+int nv_ioctl(int fd, uint32_t nr, void *arg, size_t size);
+/* NVOS64 alloc with paramsSize 0, as CUDA does. */
+nv_status_t alloc64(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn, uint32_t cls, void *params);
+nv_status_t rm_free(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t h);
+nv_status_t control(int fd, nv_handle_t hc, nv_handle_t ho, uint32_t cmd, uint32_t flags, void *params,
+                    uint32_t size);
+int open_ctl(void);
+/* A client and a device on GPU 0 through ctl file fd. */
+nv_handle_t make_client(int fd, nv_handle_t *hdev);
+/* The branch the fake plays ($GS_FAKE_DRIVER_VERSION, else 580). */
+int driver_branch(void);
+/* A UVM call: rmStatus preset to GENERIC, so an untouched struct shows. */
+nv_status_t uvm_call(int ufd, uint32_t cmd, void *p, size_t status_off);
+/* /dev/nvidia-uvm, initialized; exits on failure. */
+int open_uvm(void);
+
+/* fake_selftest_uvmchan.c */
+void uvm_chan_checks(void);
+
+#endif
