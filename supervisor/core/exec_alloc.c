@@ -424,7 +424,7 @@ static struct answer continue_client(struct call *c, struct alloc_flight *f)
 {
 	const char *why = NULL;
 
-	if (!hold_judged_file(c, 0, &why))
+	if (!hold_judged_file(c, 0, NULL, &why))
 		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_NOT_SUPPORTED,
 		                          GS_VERDICT_REFUSE, why);
 	c->sb->ledger.files[f->file].has_client = true;

@@ -75,11 +75,13 @@ int dup_trapped_fd(struct call *c, int wfd)
  * such task is stopped until the caller has left the ioctl (quiesce.c),
  * and the file behind the number is checked again once they are: the
  * same file as the one judged (kcmp KCMP_FILE with our dup), and the task
- * still the trapped one. A sharer that cannot be stopped fails closed. */
-bool hold_judged_file(struct call *c, unsigned judged, const char **why)
+ * still the trapped one. A sharer that cannot be stopped fails closed.
+ * With track, the caller is seized even when nothing shares its table,
+ * and counted there until it has left the ioctl (quiesce.h). */
+bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track, const char **why)
 {
 	struct gs_session *sb = c->sb;
-	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx };
+	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx, track != NULL, track };
 
 	if (sb->quiesce_off)
 		return true;

@@ -92,7 +92,7 @@ bool notif_still_valid(const struct call *c);
  * c->wfd checked to name still the file judged: the one c->dup is of, or,
  * with no dup (c->dup -1), a file of no kind in judged (GS_NODE_BIT).
  * false, with *why, when it cannot be held (fail closed). */
-bool hold_judged_file(struct call *c, unsigned judged, const char **why);
+bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track, const char **why);
 /* The RM_ALLOC a dead agent was performing (c->made): freed through the
  * task's fd c->wfd, and from the ledger. True when freed (c->d says so). */
 bool undo_resumed_alloc(struct call *c);

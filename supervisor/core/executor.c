@@ -350,7 +350,7 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
 {
 	const char *why = NULL;
 
-	if (hold_judged_file(c, judged, &why))
+	if (hold_judged_file(c, judged, NULL, &why))
 		return answer_continue();
 	*record = true;
 	c->d.call = name;

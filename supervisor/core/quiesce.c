@@ -110,9 +110,53 @@ struct gs_quiesce {
 	bool                         orphaned; /* under m: it frees q itself */
 	const char                  *why;
 	int                          n;     /* tasks seized, not counting the caller */
+	struct gs_inflight          *track; /* a reference, or NULL */
 	struct tracee                t[GS_QUIESCE_MAX_SHARERS];
 	struct tracee                caller_t;
+	bool                         lone;  /* no sharer was found: only the caller is seized */
 };
+
+struct gs_inflight {
+	atomic_uint n;
+	atomic_uint refs;
+};
+
+struct gs_inflight *gs_inflight_new(void)
+{
+	struct gs_inflight *f = calloc(1, sizeof(*f));
+
+	if (f)
+		atomic_init(&f->refs, 1);
+	return f;
+}
+
+void gs_inflight_put(struct gs_inflight *f)
+{
+	if (f && atomic_fetch_sub(&f->refs, 1) == 1)
+		free(f);
+}
+
+unsigned gs_inflight_count(const struct gs_inflight *f)
+{
+	return f ? atomic_load(&f->n) : 0;
+}
+
+/* The tracing thread's own reference, taken before it starts. */
+static void inflight_begin(struct gs_inflight *f)
+{
+	if (!f)
+		return;
+	atomic_fetch_add(&f->refs, 1);
+	atomic_fetch_add(&f->n, 1);
+}
+
+static void inflight_end(struct gs_inflight *f)
+{
+	if (!f)
+		return;
+	atomic_fetch_sub(&f->n, 1);
+	gs_inflight_put(f);
+}
 
 static uint64_t now_ns(void)
 {
@@ -468,6 +512,7 @@ static void wait_caller_out(struct tracee *caller)
 
 static void quiesce_free(struct gs_quiesce *q)
 {
+	inflight_end(q->track);
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->m);
 	free(q);
@@ -476,7 +521,8 @@ static void quiesce_free(struct gs_quiesce *q)
 static void *tracing_thread(void *arg)
 {
 	struct gs_quiesce *q = arg;
-	const char *why = stop_sharers(q);
+	/* A lone caller (seize_lone): its table was walked already. */
+	const char *why = q->lone ? NULL : stop_sharers(q);
 	bool orphaned;
 
 	if (!why && seize(q->caller) < 0)
@@ -515,7 +561,7 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	*qp = NULL;
 	/* The common case: a table nobody else holds. The caller is trapped,
 	 * so no task can come to share it (only a sharer can clone one). */
-	if (n == 0)
+	if (n == 0 && !who->seize_lone)
 		return 0;
 	if (n < 0 && errno != E2BIG) {
 		*why = "cannot tell which tasks share the caller's fd table (kcmp)";
@@ -528,6 +574,9 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	}
 	q->caller = caller;
 	q->who = who;
+	q->lone = n == 0;
+	q->track = who->track;
+	inflight_begin(q->track);
 	pthread_mutex_init(&q->m, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	if (pthread_create(&q->thread, NULL, tracing_thread, q) != 0) {

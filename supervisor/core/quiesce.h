@@ -41,10 +41,27 @@
  * pending). NULL: no other worker shares this listener. */
 typedef bool (*gs_task_held_fn)(void *ctx, pid_t tid);
 
+/* Continued calls whose caller may still be inside the kernel: counted
+ * from gs_quiesce_begin until the caller has left its ioctl, which the
+ * worker stops waiting for after GS_QUIESCE_CALLER_MS (the tracing
+ * thread goes on waiting, and counts it out then). A UVM channel
+ * registration's outcome is known only once it has returned
+ * (uvm_maps.h). Reference counted: a tracing thread may outlive the
+ * sandbox that began it. */
+struct gs_inflight;
+struct gs_inflight *gs_inflight_new(void);      /* one reference; NULL: no memory */
+void     gs_inflight_put(struct gs_inflight *f); /* NULL: nothing */
+unsigned gs_inflight_count(const struct gs_inflight *f);
+
 struct gs_quiesce_who {
 	const struct gs_taskset *tasks; /* the sandbox's: a task of it we cannot compare fails closed */
 	gs_task_held_fn          held;
 	void                    *held_ctx;
+	/* Seize the caller even when no task shares its fd table, so as to
+	 * know when it has left the ioctl, and count it in track (may be
+	 * NULL) meanwhile. */
+	bool                     seize_lone;
+	struct gs_inflight      *track;
 };
 
 /* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)
@@ -58,8 +75,9 @@ struct gs_quiesce;
 /* Stops every task that shares caller's fd table (repeating until no new
  * one appears: a task not yet stopped may clone another) and seizes the
  * caller. Returns 0 with *q (NULL when the caller shares its table with
- * no task: nothing to hold, the common case), or -1 with *why when a
- * sharer cannot be stopped (already traced, not permitted, too slow). */
+ * no task and who->seize_lone is not set: nothing to hold, the common
+ * case), or -1 with *why when a sharer, or the caller, cannot be stopped
+ * (already traced, not permitted, too slow). */
 int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_quiesce **q,
                      const char **why);
 

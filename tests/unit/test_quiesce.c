@@ -123,17 +123,42 @@ static void test_lone_process(const struct gs_taskset *ts)
 		sleeper(NULL);
 	usleep(POLL_US * 10);
 	CHECK(gs_fd_sharers(lone, ts, out, 4) == 0);
-	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = (struct gs_quiesce *)1;
 	const char *why = NULL;
 	CHECK(gs_quiesce_begin(lone, &who, &q, &why) == 0 && q == NULL);
+	/* Asked to seize a lone caller (a UVM channel registration, whose
+	 * outcome is known only once the caller has left its ioctl), it
+	 * does, and counts the caller in flight until then. The count
+	 * outlives the caller's reference (a tracing thread may outlive the
+	 * sandbox that began it). */
+	struct gs_inflight *track = gs_inflight_new();
+	CHECK(track != NULL && gs_inflight_count(track) == 0);
+	who.seize_lone = true;
+	who.track = track;
+	q = NULL;
+	CHECK(gs_quiesce_begin(lone, &who, &q, &why) == 0 && q != NULL);
+	CHECK(gs_inflight_count(track) == 1);
+	gs_quiesce_end(q, true);
+	CHECK(gs_inflight_count(track) == 0);
+	/* A lone caller that cannot be seized (it is traced already by a
+	 * quiesce still holding it) fails closed, and is not counted. */
+	q = NULL;
+	CHECK(gs_quiesce_begin(lone, &who, &q, &why) == 0 && q != NULL);
+	struct gs_quiesce *q2 = NULL;
+	why = NULL;
+	CHECK(gs_quiesce_begin(lone, &who, &q2, &why) < 0 && q2 == NULL && why != NULL);
+	CHECK(gs_inflight_count(track) == 1);
+	gs_quiesce_end(q, false);
+	CHECK(gs_inflight_count(track) == 0);
+	gs_inflight_put(track);
 	kill(lone, SIGKILL);
 	waitpid(lone, NULL, 0);
 }
 
 static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 
@@ -147,7 +172,7 @@ static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
 /* A sharer traced by another process cannot be stopped by us: refused. */
 static void test_traced_elsewhere(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	int go[2];
@@ -208,7 +233,7 @@ static bool reaped_soon(pid_t pid, int tries)
 
 static void test_caller_ends_group(const struct gs_taskset *ts)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	int go[2];
