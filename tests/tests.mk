@@ -58,6 +58,8 @@ TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 TESTS_AGENT_P2P := $(TESTS_BUILD)/agent/p2p_pairs
 # tests/adv's uvm_hold, linked statically for the container.
 TESTS_AGENT_UVMHOLD := $(TESTS_BUILD)/agent/uvm_hold
+# tests/adv's uvm_channel, linked statically for the container.
+TESTS_AGENT_UVMCHANNEL := $(TESTS_BUILD)/agent/uvm_channel
 # tests/sm's sm_workload, linked statically for the container (agent --sm).
 TESTS_AGENT_SM := $(TESTS_BUILD)/agent/sm_workload
 # A refused call made with its stack pointer in a stalling page (static).
@@ -72,7 +74,7 @@ TESTS_AGENT_STALE := $(TESTS_BUILD)/agent/stale_client
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
-                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE)
+                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -105,6 +107,10 @@ $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_UVMHOLD): tests/adv/uvm_hold.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_UVMCHANNEL): tests/adv/uvm_channel.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
@@ -158,11 +164,11 @@ $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c supervisor/core/ledger_files.c \
-		supervisor/core/ledger_pins.c supervisor/core/ledger_sm.c supervisor/core/ledger.h \
+		supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_sm.c supervisor/core/ledger.h \
 		supervisor/core/ledger_watch.h supervisor/core/ledger_pins.h supervisor/core/ledger_obj.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger.c \
-		supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_sm.c
+		supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_sm.c
 
 $(TESTS_QUIESCE_BENCH): tests/bench/quiescebench.c supervisor/core/quiesce.c supervisor/core/taskset.c \
 		supervisor/core/host_pids.c supervisor/core/quiesce.h supervisor/core/taskset.h \

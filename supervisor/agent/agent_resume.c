@@ -226,6 +226,10 @@ static struct gs_agent_container *rebuild(struct gs_agent *a, struct gs_kept_con
 		agent_release(c);
 		return NULL;
 	}
+	/* UVM channel registrations made before the restart are in files
+	 * the old agent held and we do not: what the ledger lists can never
+	 * be proven unregistered, so it stays counted (uvm_maps.h). */
+	c->sb.uvm.spaces_unknown = ledger_watches_channel_frees(&c->sb.ledger);
 	adopt_watches(c, kc);
 	return c;
 }

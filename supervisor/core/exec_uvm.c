@@ -19,6 +19,12 @@
  * that client alone (own_rm.h says why, and where that was measured).
  * Unmaps and frees run in the workload: uvm_maps.h says why that is
  * enough (a mapping whose memory's last handle went is taken back).
+ *
+ * UVM_REGISTER_CHANNEL cannot be made from our process (RM dups the
+ * channel's group as the caller, uvm_maps.h says why that fails): it is
+ * continued, with the caller held until it has left the ioctl, on a UVM
+ * file we then hold, and what it may have registered is unregistered
+ * before the ledger lets a channel's count go.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -266,6 +272,44 @@ static struct answer refuse_device_p2p(struct call *c)
 	                  "P2P pages would keep memory past its charge");
 }
 
+/* UVM_REGISTER_CHANNEL, continued (uvm_maps.h): the UVM file becomes a
+ * registrant space we hold, the caller's fd table is held still and the
+ * caller seized until it has left the ioctl, so the registration can
+ * land only in that file, and is counted in flight until then. The pair
+ * it names is read for the record alone: any task sharing the page may
+ * rewrite it after our read, and nothing is decided on it. A call that
+ * cannot be followed so is refused, as UVM refuses one it cannot serve. */
+static struct answer handle_register_channel(struct call *c)
+{
+	const uint32_t status_off = offsetof(struct uvm_register_channel_params, rm_status);
+	struct uvm_register_channel_params p;
+	struct gs_uvm_channel_call u;
+	struct gs_session *sb = c->sb;
+	const char *why = NULL;
+
+	c->d.call = "UVM_REGISTER_CHANNEL";
+	c->size = sizeof(p);
+	if (fetch_top_bytes(c, &p, sizeof(p)) == 0 && gs_decode_uvm_register_channel(&p, sizeof(p), &u) == 0) {
+		c->d.h_client = u.h_client;
+		c->d.h_object = u.h_channel;
+	}
+	if (!notif_still_valid(c))
+		return answer_none();
+	int space = gs_uvm_space_of(&sb->uvm, &sb->ledger, c->dup);
+	if (space < 0 || note_mapper(c, (uint32_t)space) < 0 ||
+	    gs_uvm_space_note_registrant(&sb->uvm, &sb->ledger, (uint32_t)space) < 0) {
+		if (space >= 0)
+			gs_uvm_space_tidy(&sb->uvm, (uint32_t)space);
+		return notif_still_valid(c) ? answer_uvm(c, status_off, NV_ERR_OPERATING_SYSTEM, GS_VERDICT_REFUSE,
+		                                         "the registration could not be followed")
+		                            : answer_none();
+	}
+	if (!hold_judged_file(c, GS_NODE_BIT(GS_NODE_UVM), sb->uvm.registers, &why))
+		return answer_uvm(c, status_off, NV_ERR_INSUFFICIENT_PERMISSIONS, GS_VERDICT_REFUSE, why);
+	c->d.verdict = GS_VERDICT_ALLOW;
+	return answer_continue();
+}
+
 /* GPU entries read with the map's head and tail: a map names one entry
  * per GPU it maps on, and most name one. */
 #define MAP_ENTRIES_FIRST 4u
@@ -324,6 +368,8 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 
 	if (cmd == UVM_ALLOC_DEVICE_P2P)
 		return refuse_device_p2p(c);
+	if (cmd == UVM_REGISTER_CHANNEL)
+		return handle_register_channel(c);
 	c->d.call = "UVM_MAP_EXTERNAL_ALLOCATION";
 	/* A branch without checked UVM facts: its struct's size is unknown,
 	 * so the status cannot even be written. Fail closed. */

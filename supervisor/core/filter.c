@@ -134,18 +134,20 @@ static int add_iouring_refusal(scmp_filter_ctx ctx, struct gs_error *err)
 	return 0;
 }
 
-/* UVM_MAP_EXTERNAL_ALLOCATION, which the supervisor performs, and
- * UVM_ALLOC_DEVICE_P2P, which it refuses (exec_uvm.c, issue #17 item 9).
+/* UVM_MAP_EXTERNAL_ALLOCATION, which the supervisor performs,
+ * UVM_ALLOC_DEVICE_P2P, which it refuses (exec_uvm.c, issue #17 item 9),
+ * and UVM_REGISTER_CHANNEL, which it follows (uvm_maps.h, item 4).
  * UVM's commands are plain integers; they are trapped by their low byte,
  * as the RM escapes are, so that the agent's OCI
  * profile can say the same (profile.c: a rule allowing the byte's other
  * words back would overlap the word's trap, and libseccomp lets such an
  * ALLOW swallow a NOTIFY). The supervisor compares the whole word
  * (gs_uvm_cmd_trapped) and continues every other one: another device's
- * FIONBIO (0x5421), and RM_MAP_MEMORY, which shares ALLOC_DEVICE_P2P's
- * byte (0x4e, about 30 calls per CUDA context), cost a round trip. */
+ * FIONBIO (0x5421), a socket's FIONREAD (0x541b, REGISTER_CHANNEL's byte),
+ * and RM_MAP_MEMORY, which shares ALLOC_DEVICE_P2P's byte (0x4e, about 30
+ * calls per CUDA context), cost a round trip. */
 const uint32_t gs_filter_uvm_cmds[GS_FILTER_UVM_N] = {
-	UVM_MAP_EXTERNAL_ALLOCATION, UVM_ALLOC_DEVICE_P2P,
+	UVM_MAP_EXTERNAL_ALLOCATION, UVM_ALLOC_DEVICE_P2P, UVM_REGISTER_CHANNEL,
 };
 
 bool gs_filter_is_rm_byte(const struct gs_rm_abi *abi, unsigned nr)

@@ -16,9 +16,9 @@
  * the request word's low byte (_IOC_NR): */
 #define GS_FILTER_IOCTL_NR_MASK 0xffu
 /* UVM's calls the supervisor handles (exec_uvm.c: the map, performed;
- * ALLOC_DEVICE_P2P, refused), trapped by their low byte where no RM
- * escape traps it already. */
-#define GS_FILTER_UVM_N 2
+ * ALLOC_DEVICE_P2P, refused; REGISTER_CHANNEL, followed), trapped by their
+ * low byte where no RM escape traps it already. */
+#define GS_FILTER_UVM_N 3
 extern const uint32_t gs_filter_uvm_cmds[GS_FILTER_UVM_N];
 /* Is nr the low byte of an RM escape the filter traps (rm_trapped_escapes)? */
 bool gs_filter_is_rm_byte(const struct gs_rm_abi *abi, unsigned nr);

@@ -67,6 +67,7 @@ void ledger_fini(struct ledger *l)
 	free(l->table);
 	free(l->allocs);
 	free(l->watched);
+	free(l->unreg);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -185,18 +186,6 @@ static void watched_remove(struct ledger *l, uint32_t idx)
 	l->objs[last].watch_pos = pos;
 }
 
-/* ---- pins: by handle here (a lookup); the rest, and the allocations, ------
- * in ledger_pins.c */
-
-uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
-{
-	uint32_t idx = ledger_obj_find(l, h_client, handle);
-
-	if (idx == NONE || l->objs[idx].alloc == NONE || l->allocs[l->objs[idx].alloc].owner != NONE)
-		return LEDGER_NO_PIN;
-	return ledger_pin_again(l, l->objs[idx].alloc);
-}
-
 /* The object a handle stands for: a dup of a hardware object (recorded
  * as OTHER) resolves to the handle that carries its count. */
 static uint32_t resolve(const struct ledger *l, uint32_t idx)
@@ -310,8 +299,9 @@ static void count_object(struct ledger *l, struct ledger_obj *o, int delta)
 
 /* The counted handle of a hardware object is being freed while a dup
  * still refers to it: the driver keeps the object, so the dup takes the
- * count, the scheduling state and the class over. */
-static void hand_over(struct ledger *l, uint32_t from)
+ * count, the scheduling state and the class over. False when no dup was
+ * found. */
+static bool hand_over(struct ledger *l, uint32_t from)
 {
 	struct ledger_obj *o = &l->objs[from];
 	uint32_t a = o->alloc;
@@ -332,8 +322,43 @@ static void hand_over(struct ledger *l, uint32_t from)
 		o->kind = RM_CLASS_OTHER;
 		hw_list_remove(l, from);
 		hw_list_add(l, i);
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* The counted handle of a hardware object is being freed while only
+ * pins (UVM's registrations of a channel) keep it: the driver keeps the
+ * channel's ID and its group, so the counts stay, carried by the
+ * allocation until its last pin goes (ledger_alloc_unref). With no
+ * handle left nothing can schedule it: it leaves the scheduled count. */
+static void hold_on_pins(struct ledger *l, uint32_t from)
+{
+	struct ledger_obj *o = &l->objs[from];
+	struct ledger_alloc *a = &l->allocs[o->alloc];
+
+	if (!o->counted)
+		return;
+	a->held = (uint8_t)((o->kind == RM_CLASS_CHANNEL ? LEDGER_HELD_CHANNEL : 0) |
+	                    (o->kind == RM_CLASS_CHANNEL_GROUP || o->implicit_group ? LEDGER_HELD_GROUP : 0));
+	a->owner = NONE;
+	if (o->scheduled)
+		l->count[GS_QK_ACTIVE_CHANNEL_GROUPS]--;
+	o->counted = o->scheduled = o->implicit_group = false;
+}
+
+/* The handle that carries a hardware object's count is being freed:
+ * a dup takes the count over, or else the pins hold it. */
+static void pass_count_on(struct ledger *l, uint32_t from)
+{
+	const struct ledger_alloc *a = &l->allocs[l->objs[from].alloc];
+
+	/* refs - pins: the handles, this one included. No dup, no scan of
+	 * every object (a client's exit frees each registered channel). */
+	if (a->refs - a->pins > 1 && hand_over(l, from))
+		return;
+	if (a->pins)
+		hold_on_pins(l, from);
 }
 
 bool ledger_is_scheduled(const struct ledger *l, uint32_t h_client, uint32_t h_group)
@@ -440,8 +465,12 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 			if (next != NONE)
 				l->objs[next].prev_sibling = NONE;
 		}
+		/* A channel UVM may have registered by this handle keeps
+		 * its count until it is unregistered (ledger.h). */
+		if (l->channel_freed && o->alloc != NONE && l->allocs[o->alloc].channel)
+			l->channel_freed(l, cur);
 		if (o->alloc != NONE && l->allocs[o->alloc].owner == cur && l->allocs[o->alloc].refs > 1)
-			hand_over(l, cur);
+			pass_count_on(l, cur);
 		if (o->alloc != NONE)
 			ledger_alloc_unref(l, o->alloc, released);
 		count_object(l, o, -1);
@@ -693,14 +722,17 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 	int a_gpu = serial ? gpu : o->gpu;
 	bool on_gpu = a_gpu >= 0 && (unsigned)a_gpu < GS_MAX_GPUS;
 	/* Hardware gets its record whatever its GPU: without one a dup could
-	 * not keep the count after the counted handle goes (fuzz_ledger). */
-	if ((bytes && on_gpu) || hw) {
+	 * not keep the count after the counted handle goes (fuzz_ledger). A
+	 * replayed ADD with a serial made one (a pin may name it). */
+	if ((bytes && on_gpu) || hw || serial) {
 		uint32_t a = ledger_alloc_new(l, on_gpu ? bytes : 0, a_gpu, serial);
 		if (a == NONE)
 			return -1;
 		l->objs[idx].alloc = a;
 		if (hw)
 			l->allocs[a].owner = idx;
+		l->allocs[a].channel = kind == RM_CLASS_CHANNEL;
+		l->allocs[a].group = kind == RM_CLASS_CHANNEL_GROUP;
 	}
 	return 0;
 }
@@ -850,9 +882,13 @@ uint32_t ledger_live_objects(const struct ledger *l)
 int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 {
 	ledger_journal_fn saved = l->journal;
+	void (*freed)(struct ledger *l, uint32_t obj) = l->channel_freed;
 	int rc = 0;
 
 	l->journal = NULL;
+	/* A replayed FREE lists no channel handle: the pins the listing took
+	 * were journalled before that FREE, and their drops after it. */
+	l->channel_freed = NULL;
 	switch (ch->op) {
 	case LEDGER_OP_NOTE_CLIENT:
 		/* No file to watch: the client's charges stay until it is
@@ -884,9 +920,15 @@ int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 	case LEDGER_OP_HELD:
 		rc = ledger_pins_replay(l, ch);
 		break;
+	case LEDGER_OP_WATCH_CHANNELS:
+		ledger_watch_channel_frees(l);
+		freed = l->channel_freed;
+		l->channel_freed = NULL;
+		break;
 	default:
 		rc = -1;
 	}
+	l->channel_freed = freed;
 	l->journal = saved;
 	return rc;
 }
@@ -914,6 +956,13 @@ static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, 
 	} else {
 		ch.op = LEDGER_OP_ADD;
 		if (o->alloc != NONE) {
+			/* The first handle met on a hardware record stands for it,
+			 * as a dup that takes the count over does (hand_over). */
+			uint32_t owner = l->allocs[o->alloc].owner;
+			if (owner != NONE) {
+				ch.kind = l->objs[owner].kind;
+				ch.cls = l->objs[owner].cls;
+			}
 			ch.bytes = l->allocs[o->alloc].bytes;
 			ch.serial = l->allocs[o->alloc].serial;
 			ch.gpu = l->allocs[o->alloc].gpu;
@@ -955,6 +1004,10 @@ int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
 		}
 	}
 	ledger_pins_snapshot(l, first, emit, ctx);
+	if (ledger_watches_channel_frees(l)) {
+		const struct ledger_change ch = { .op = LEDGER_OP_WATCH_CHANNELS };
+		emit(ctx, &ch);
+	}
 	free(first);
 	return 0;
 }

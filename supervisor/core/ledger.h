@@ -59,8 +59,13 @@ enum ledger_op {
 	LEDGER_OP_PIN,               /* serial, pins: taken on the allocation */
 	LEDGER_OP_UNPIN,             /* serial: one pin dropped */
 	/* A snapshot's allocation held by pins alone (every handle on it
-	 * freed): serial, gpu, bytes, pins. */
+	 * freed): serial, gpu, bytes, pins; kind: for hardware, the counts
+	 * it carries (LEDGER_HELD_*, ledger_pins.h), 0 for memory. */
 	LEDGER_OP_HELD,
+	/* The sandbox registered a UVM channel: handles of channels that
+	 * go are listed from now on (ledger_watch_channel_frees). No
+	 * fields. */
+	LEDGER_OP_WATCH_CHANNELS,
 };
 struct ledger_change {
 	uint32_t op, kind;
@@ -159,6 +164,11 @@ struct ledger {
 	uint32_t             n_resumed_pins;
 	/* The serial the next allocation gets (ledger.h, struct ledger_change). */
 	uint64_t             next_serial;
+	/* Set by ledger_watch_channel_frees: told of each handle of a
+	 * channel that goes, before its count moves (ledger_holds.c). */
+	void               (*channel_freed)(struct ledger *l, uint32_t obj);
+	struct ledger_unreg *unreg;
+	uint32_t             n_unreg, cap_unreg;
 };
 
 #define LEDGER_NAME_IS_ROW(name, array, k) \
@@ -239,6 +249,32 @@ bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd);
  * than not at all (SECURITY.md, "Memory that outlives its handle"). */
 #define LEDGER_NO_PIN UINT32_MAX
 uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle);
+/* UVM's registrations of channels (uvm_maps.h). A registration keeps the
+ * channel's ID and its group, whatever becomes of the handles, and the
+ * supervisor does not know which pair a continued registration named.
+ * So, once the sandbox has registered a channel, every handle of a
+ * channel that goes (freed, or its client's file closed) is listed here
+ * with pins on the channel's hardware record and its group's, which keep
+ * their counts (--channels, --channel-groups) after their handles, until
+ * the supervisor has unregistered that pair from every UVM file that may
+ * hold it (ledger_unreg_done). */
+struct ledger_unreg {
+	uint32_t client, handle;
+	uint32_t pins[2];   /* the channel's record; its group's (LEDGER_NO_PIN: none) */
+};
+/* From now on, list the handles of channels that go (journalled once:
+ * LEDGER_OP_WATCH_CHANNELS). A replayed ledger that has it lists them,
+ * but the files the registrations were made in are not known to the
+ * process that replays (uvm_maps.h, spaces_unknown). */
+void ledger_watch_channel_frees(struct ledger *l);
+bool ledger_watches_channel_frees(const struct ledger *l);
+/* Entry i of l->unreg is unregistered everywhere: its pins go, adding
+ * what they released to released, and the entry with them. */
+void ledger_unreg_done(struct ledger *l, uint32_t i, uint64_t released[GS_MAX_GPUS]);
+/* Calls fn for every handle of a live channel (dups too); false as soon
+ * as fn answers false. */
+bool ledger_each_channel_handle(const struct ledger *l, bool (*fn)(void *ctx, uint32_t client, uint32_t handle),
+                                void *ctx);
 /* A second pin on what pin holds (a mapping split in two). */
 uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
 /* Drops a pin, adding what the allocation released to released. A

@@ -71,15 +71,23 @@ void ledger_alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX
 		if (released)
 			released[a->gpu] += a->bytes;
 	}
+	/* The driver lets go of a channel ID or group only now. */
+	if (a->held & LEDGER_HELD_CHANNEL)
+		l->count[GS_QK_CHANNELS]--;
+	if (a->held & LEDGER_HELD_GROUP)
+		l->count[GS_QK_CHANNEL_GROUPS]--;
+	a->held = 0;
 	a->bytes = l->free_alloc; /* free list threads through bytes */
 	l->free_alloc = idx;
 }
 
-/* ---- pins: references on memory that are not handles ----------------------
+/* ---- pins: references on allocations that are not handles ------------------
  * UVM's external mappings dup the memory they map and keep it while they
- * live (uvm_maps.c): a pin is such a reference, counted on the allocation
- * like a handle, so the bytes stay charged until the last handle and the
- * last pin are gone. ledger_pin (by handle) is in ledger.c. */
+ * live, and its channel registrations keep a channel's ID and its group
+ * (uvm_maps.c): a pin is such a reference, counted on the allocation
+ * like a handle, so the bytes stay charged, and the hardware counted,
+ * until the last handle and the last pin are gone. ledger_pin and
+ * ledger_pin_channel (by handle) are in ledger.c. */
 
 static void journal_pin(const struct ledger *l, enum ledger_op op, uint64_t serial)
 {
@@ -113,6 +121,14 @@ void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS]
 	a->pins--;
 	ledger_alloc_unref(l, pin, released);
 	journal_pin(l, LEDGER_OP_UNPIN, serial);
+}
+
+void ledger_pin_keep(struct ledger *l, uint32_t pin)
+{
+	if (pin == LEDGER_NO_PIN || l->allocs[pin].resumed_pins >= l->allocs[pin].pins)
+		return;
+	l->allocs[pin].resumed_pins++;
+	l->n_resumed_pins++;
 }
 
 bool ledger_pin_orphaned(const struct ledger *l, uint32_t pin)
@@ -149,13 +165,13 @@ static bool add_resumed(struct ledger *l, uint32_t i, uint32_t n)
 	return true;
 }
 
-/* Pins are taken on memory only (ledger_pin): one on a hardware object's
- * record is not of this ledger's journal. */
+/* On memory (a mapping) or on a hardware record (a channel's
+ * registration). */
 static int replay_pin(struct ledger *l, const struct ledger_change *ch)
 {
 	uint32_t i = find_serial(l, ch->serial);
 
-	if (i == LEDGER_NONE || l->allocs[i].owner != LEDGER_NONE)
+	if (i == LEDGER_NONE)
 		return -1;
 	return add_resumed(l, i, ch->pins) ? 0 : -1;
 }
@@ -174,12 +190,23 @@ static int replay_unpin(struct ledger *l, const struct ledger_change *ch)
 	return 0;
 }
 
-/* Memory held by pins alone: made with no handle, its pins its only
- * references. */
+/* One more of a kind the ledger counts, with its peak (ledger.c's
+ * count_up: this file uses nothing of ledger.c). */
+static void count_held(struct ledger *l, enum gs_quota_kind k)
+{
+	if (++l->count[k] > l->count_peak[k])
+		l->count_peak[k] = l->count[k];
+}
+
+/* An allocation held by pins alone: made with no handle, its pins its
+ * only references. Memory names its GPU; hardware (kind: the counts it
+ * carries, LEDGER_HELD_*) may have none. */
 static int replay_held(struct ledger *l, const struct ledger_change *ch)
 {
-	if (!on_gpu(ch->gpu) || ch->pins == 0 || ch->serial == 0 || l->n_resumed_pins > UINT32_MAX - ch->pins ||
-	    find_serial(l, ch->serial) != LEDGER_NONE)
+	bool hw = ch->kind != 0;
+
+	if ((ch->kind & ~LEDGER_HELD_ALL) || (!hw && !on_gpu(ch->gpu)) || ch->pins == 0 || ch->serial == 0 ||
+	    l->n_resumed_pins > UINT32_MAX - ch->pins || find_serial(l, ch->serial) != LEDGER_NONE)
 		return -1;
 	uint32_t i = ledger_alloc_new(l, ch->bytes, ch->gpu, ch->serial);
 	if (i == LEDGER_NONE)
@@ -187,6 +214,11 @@ static int replay_held(struct ledger *l, const struct ledger_change *ch)
 	/* Its references are its pins (the counts were checked above). */
 	l->allocs[i].refs = 0;
 	(void)add_resumed(l, i, ch->pins);
+	l->allocs[i].held = (uint8_t)ch->kind;
+	if (ch->kind & LEDGER_HELD_CHANNEL)
+		count_held(l, GS_QK_CHANNELS);
+	if (ch->kind & LEDGER_HELD_GROUP)
+		count_held(l, GS_QK_CHANNEL_GROUPS);
 	return 0;
 }
 
@@ -213,6 +245,7 @@ void ledger_pins_snapshot(const struct ledger *l, const uint32_t *first, ledger_
 		struct ledger_change ch = { .op = LEDGER_OP_PIN, .serial = a->serial, .pins = a->pins };
 		if (first[i] == LEDGER_NONE) {
 			ch.op = LEDGER_OP_HELD;
+			ch.kind = a->held;
 			ch.gpu = a->gpu;
 			ch.bytes = a->bytes;
 		}

@@ -32,9 +32,18 @@ struct ledger_alloc {
 	uint32_t resumed_pins;
 	/* Hardware objects: the handle that carries the count (and the
 	 * scheduling state); a dup takes it over when that handle is freed
-	 * first. NONE for memory. */
+	 * first. NONE for memory, and for hardware held by pins alone. */
 	uint32_t owner;
+	/* Hardware held by pins alone (UVM's registration of a channel keeps
+	 * its ID and its group, uvm_maps.h): the counts its last handle
+	 * carried, LEDGER_HELD_*, released with its last pin. */
+	uint8_t  held;
+	bool     channel;  /* a channel's hardware record (ledger.h, struct ledger_unreg) */
+	bool     group;    /* a channel group's */
 };
+#define LEDGER_HELD_CHANNEL 0x1u
+#define LEDGER_HELD_GROUP   0x2u
+#define LEDGER_HELD_ALL     (LEDGER_HELD_CHANNEL | LEDGER_HELD_GROUP)
 
 /* Tells the journal, if any, of a change just made. */
 static inline void ledger_journal(const struct ledger *l, const struct ledger_change *ch)
@@ -50,6 +59,11 @@ uint32_t ledger_alloc_new(struct ledger *l, uint64_t bytes, int gpu, uint64_t se
 /* Drops one reference; the last one releases the charge into released
  * (may be NULL). */
 void ledger_alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS]);
+
+/* Makes pin one that is never dropped, as a resumed one: what it holds
+ * stays charged and counted until the ledger goes (fail closed, when a
+ * pin's owner could not be recorded). */
+void ledger_pin_keep(struct ledger *l, uint32_t pin);
 
 /* Replays LEDGER_OP_PIN, LEDGER_OP_UNPIN or LEDGER_OP_HELD (ledger_replay
  * calls it with the journal off). 0, or -1 when the change names no

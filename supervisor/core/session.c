@@ -21,6 +21,7 @@
 #include "dupcache.h"
 #include "rm_decode.h"
 #include "session.h"
+#include "uvm_call.h"
 #include "quiesce.h"
 #include "stack.h"
 #include "learn.h"
@@ -97,6 +98,9 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	else
 		gs_session_make_id(sb->id, sizeof(sb->id));
 	gs_uvm_maps_init(&sb->uvm);
+	struct gs_uvm_layout lay;
+	sb->uvm.unregister_short = sb->rm_abi && gs_uvm_layout_of(sb->rm_abi, &lay) && lay.unregister_short;
+	sb->uvm.test_settle_in_flight = getenv("GPUSANDBOX_TEST_SETTLE_IN_FLIGHT") != NULL;
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
 	sb->own.test_keep_share = getenv("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
@@ -142,6 +146,13 @@ void gs_session_print_profile(const struct gs_session *sb)
 			        sb->prof_ns[nr] / 1e3 / sb->prof_n[nr]);
 		}
 	gs_quiesce_print_profile(stderr);
+	const struct gs_uvm_maps *m = &sb->uvm;
+	if (m->n_registers)
+		fprintf(stderr, "  uvm channels: %llu registrations continued, %llu channel handles settled, "
+		                "unregisters: %llu ok, %llu found none, %llu failed\n",
+		        (unsigned long long)m->n_registers, (unsigned long long)m->n_settled,
+		        (unsigned long long)m->n_unreg_ok, (unsigned long long)m->n_unreg_none,
+		        (unsigned long long)m->n_unreg_failed);
 }
 
 /* One FILE_CLOSE record per GPU of a reaped client, credited to the
@@ -182,6 +193,13 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 	uint64_t before[GS_MAX_GPUS];
 	struct ledger_owner owner = { 0 };
 
+	memset(released, 0, sizeof(released));
+	memcpy(before, sb->ledger.used, sizeof(before));
+	/* Channel handles that went while a registration was in flight are
+	 * unregistered once none is (uvm_maps.h). */
+	if (sb->ledger.n_unreg && gs_uvm_maps_take_back_orphans(&sb->uvm, &sb->ledger, released))
+		note_file_close(sb, &owner, released, before,
+		                "the channels of handles that went were unregistered from UVM");
 	memset(released, 0, sizeof(released));
 	memcpy(before, sb->ledger.used, sizeof(before));
 	if (gs_uvm_maps_reap(&sb->uvm, &sb->ledger, released))

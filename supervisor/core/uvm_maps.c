@@ -61,6 +61,91 @@ static bool unmap_and_drop(struct gs_uvm_maps *m, struct ledger *l, uint32_t i,
 	return true;
 }
 
+/* UVM's answer to our unregister, or NV_ERR_OPERATING_SYSTEM when the
+ * ioctl itself failed. */
+static nv_status_t unregister_status(int fd, bool short_form, uint32_t h_client, uint32_t h_channel)
+{
+	/* The GPU of the 580 form is not used: UVM finds a registration by
+	 * its pair in the whole VA space (uvm_api_unregister_channel). */
+	struct uvm_unregister_channel_params p = { .h_client = h_client, .h_channel = h_channel,
+	                                           .rm_status = NV_ERR_GENERIC };
+	struct uvm_unregister_channel_params_590 q = { .h_client = h_client, .h_channel = h_channel,
+	                                               .rm_status = NV_ERR_GENERIC };
+
+	if (ioctl(fd, UVM_UNREGISTER_CHANNEL, short_form ? (void *)&q : (void *)&p) < 0)
+		return NV_ERR_OPERATING_SYSTEM;
+	return short_form ? q.rm_status : p.rm_status;
+}
+
+bool gs_uvm_unregister_counted(struct gs_uvm_maps *m, int fd, uint32_t h_client, uint32_t h_channel)
+{
+	nv_status_t st = unregister_status(fd, m->unregister_short, h_client, h_channel);
+
+	m->n_unreg_ok += st == NV_OK;
+	m->n_unreg_none += st == NV_ERR_INVALID_CHANNEL;
+	m->n_unreg_failed += st != NV_OK && st != NV_ERR_INVALID_CHANNEL;
+	return st == NV_OK || st == NV_ERR_INVALID_CHANNEL;
+}
+
+/* Can what the ledger lists be unregistered now? Not while a continued
+ * registration may still be inside the kernel (our unregister could
+ * come before it lands), nor after an agent restart (uvm_maps.h). */
+static bool may_settle(const struct gs_uvm_maps *m)
+{
+	return !m->spaces_unknown && (gs_inflight_count(m->registers) == 0 || m->test_settle_in_flight);
+}
+
+struct unregister_in {
+	struct gs_uvm_maps *m;
+	int                 fd;
+};
+
+static bool unregister_pair(void *ctx, uint32_t client, uint32_t handle)
+{
+	struct unregister_in *in = ctx;
+
+	return gs_uvm_unregister_counted(in->m, in->fd, client, handle);
+}
+
+/* Every listed pair unregistered from every registrant space: its entry
+ * and pins go. Entries that could not be are kept for the next try.
+ * Returns how many went. */
+static unsigned settle_unregisters(struct gs_uvm_maps *m, struct ledger *l, uint64_t released[GS_MAX_GPUS])
+{
+	unsigned n = 0;
+
+	if (!l->n_unreg || !may_settle(m))
+		return 0;
+	for (uint32_t i = l->n_unreg; i-- > 0;) {
+		bool all = true;
+		for (uint32_t s = 0; s < m->n_spaces && all; s++) {
+			struct unregister_in in = { m, m->spaces[s].fd };
+			if (m->spaces[s].fd >= 0 && m->spaces[s].registrant)
+				all = unregister_pair(&in, l->unreg[i].client, l->unreg[i].handle);
+		}
+		if (all) {
+			ledger_unreg_done(l, i, released);
+			m->n_settled++;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Before a registrant space is let go: every pair it may hold, the live
+ * channels' and the listed ones', unregistered from it. */
+static bool unregister_all(struct gs_uvm_maps *m, const struct ledger *l, uint32_t space)
+{
+	struct unregister_in in = { m, m->spaces[space].fd };
+
+	if (!may_settle(m))
+		return false;
+	for (uint32_t i = 0; i < l->n_unreg; i++)
+		if (!unregister_pair(&in, l->unreg[i].client, l->unreg[i].handle))
+			return false;
+	return ledger_each_channel_handle(l, unregister_pair, &in);
+}
+
 static void close_space(struct gs_uvm_space *sp)
 {
 	for (unsigned i = 0; i < sp->n_mappers; i++)
@@ -69,11 +154,12 @@ static void close_space(struct gs_uvm_space *sp)
 	if (sp->fd >= 0)
 		close(sp->fd);
 	sp->fd = -1;
+	sp->registrant = false;
 }
 
-/* Takes back every mapping of space; true when all went (the space is
- * then closed), false when some could not be unmapped (kept, with the
- * dup, for another try). force: drop them all and close anyway (the
+/* Takes back every mapping of space, and unregisters from a registrant
+ * every pair it may hold; true when all went (the space is then closed),
+ * false when some could not be (kept, with the dup, for another try). force: drop them all and close anyway (the
  * sandbox ends: nothing of it can use a mapping any more). */
 static bool drop_space(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, bool force,
                        uint64_t released[GS_MAX_GPUS])
@@ -88,6 +174,8 @@ static bool drop_space(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, 
 		else
 			all = false;
 	}
+	if (m->spaces[space].registrant && !unregister_all(m, l, space))
+		all = false;
 	if (all || force)
 		close_space(&m->spaces[space]);
 	return all;
@@ -100,9 +188,14 @@ void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
 	for (uint32_t s = 0; s < m->n_spaces; s++)
 		if (m->spaces[s].fd >= 0)
 			(void)drop_space(m, l, s, true, released);
+	const bool short_form = m->unregister_short, test = m->test_settle_in_flight;
+
+	gs_inflight_put(m->registers);
 	free(m->spaces);
 	free(m->maps);
 	gs_uvm_maps_init(m);
+	m->unregister_short = short_form;
+	m->test_settle_in_flight = test;
 }
 
 int gs_uvm_space_held_file(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd)
@@ -110,6 +203,14 @@ int gs_uvm_space_held_file(const struct gs_uvm_maps *m, pid_t self, pid_t tid, i
 	for (uint32_t s = 0; s < m->n_spaces; s++)
 		if (m->spaces[s].fd >= 0 && syscall(SYS_kcmp, self, tid, KCMP_FILE, m->spaces[s].fd, wfd) == 0)
 			return m->spaces[s].fd;
+	return -1;
+}
+
+int gs_uvm_space_find(const struct gs_uvm_maps *m, const struct ledger *l, int fd)
+{
+	for (uint32_t s = 0; s < m->n_spaces; s++)
+		if (m->spaces[s].fd >= 0 && syscall(SYS_kcmp, l->self, l->self, KCMP_FILE, m->spaces[s].fd, fd) == 0)
+			return (int)s;
 	return -1;
 }
 
@@ -193,7 +294,9 @@ static bool space_has_records(const struct gs_uvm_maps *m, uint32_t space)
 	for (uint32_t i = 0; i < m->n_maps; i++)
 		if (m->maps[i].space == space)
 			return true;
-	return false;
+	/* A registrant stays until reaped (gs_uvm_maps_reap): it may hold
+	 * registrations we do not know of. */
+	return m->spaces[space].registrant;
 }
 
 void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space)
@@ -300,8 +403,9 @@ unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
 	unsigned n = 0;
 	bool kept = false;
 
+	n += settle_unregisters(m, l, released);
 	if (!l->orphaned_pins)
-		return 0;
+		return n;
 	l->orphaned_pins = false;
 	for (uint32_t i = m->n_maps; i-- > 0;) {
 		if (!ledger_pin_orphaned(l, m->maps[i].pin))
@@ -314,7 +418,8 @@ unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
 			kept = true;
 		}
 	}
-	/* One that could not be unmapped is tried again next time. */
+	/* One that could not be unmapped is tried again next time (a listed
+	 * channel handle, whatever this flag says: l->n_unreg). */
 	l->orphaned_pins = kept;
 	return n;
 }
@@ -322,4 +427,14 @@ unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
 uint32_t gs_uvm_maps_live(const struct gs_uvm_maps *m)
 {
 	return m->n_maps;
+}
+
+int gs_uvm_space_note_registrant(struct gs_uvm_maps *m, struct ledger *l, uint32_t space)
+{
+	if (!m->registers && !(m->registers = gs_inflight_new()))
+		return -1;
+	m->spaces[space].registrant = true;
+	m->n_registers++;
+	ledger_watch_channel_frees(l);
+	return 0;
 }

@@ -36,6 +36,35 @@
  * close our dup. Records over VA that a later mapping of ours covers are
  * cut then (that VA may be reused only through a map we perform).
  *
+ * Channel registrations (issue #17 item 4). UVM_REGISTER_CHANNEL has RM
+ * keep the channel's ID and instance block (a UVM_CHANNEL_RETAINER) and
+ * dup its group into UVM's client, until the registration goes: an
+ * unregister, the unregistration of its GPU VA space or GPU, or the VA
+ * space's teardown (uvm_user_channel.c, nv_gpu_ops.c,
+ * uvm_channel_retainer.c, 580.95.05). The supervisor cannot make the
+ * registration itself: RM dups the group as the calling process, and the
+ * driver's default policy lets only the client's own process do that
+ * (cliresShareCallback, client_resource.c). So the call is continued,
+ * and what it names (the pair may be rewritten by any task sharing the
+ * page) decides nothing. What the supervisor makes sure of instead:
+ *  - the file: it holds a dup of the UVM file the call is on, with every
+ *    task sharing the caller's fd table stopped and the caller seized
+ *    until it has left the ioctl (quiesce.h), so the registration can only
+ *    land in a file we hold (a "registrant" space);
+ *  - the release: from then on every handle of a channel that goes is
+ *    listed by the ledger with pins that keep the channel and its group
+ *    counted (ledger.h, struct ledger_unreg), until we have unregistered
+ *    that pair from every registrant space (gs_uvm_maps_take_back_orphans)
+ *    while no registration is in flight (one still inside the kernel could
+ *    land after our unregister found nothing);
+ *  - a registrant space is let go (its registrants all exited) only after
+ *    every live channel handle and every listed one has been unregistered
+ *    from it.
+ * An unregister answered NV_ERR_INVALID_CHANNEL found nothing registered
+ * (never registered, unregistered by the workload, or taken with a GPU VA
+ * space): done. A workload that frees a channel handle it registered under
+ * another handle loses that registration: the channel is gone either way.
+ *
  * Used under the sandbox lock, like the ledger.
  */
 #ifndef GPUSANDBOX_UVM_MAPS_H
@@ -46,6 +75,7 @@
 
 #include "ledger.h"
 #include "nvrm_abi.h"
+#include "quiesce.h"
 
 struct gs_uvm_map {
 	uint32_t space;                     /* index into spaces */
@@ -62,6 +92,7 @@ struct gs_uvm_space {
 		int   pidfd;
 	} mapper[GS_UVM_MAPPERS];           /* the processes that mapped through it */
 	unsigned n_mappers;
+	bool     registrant;                /* a channel registration was continued on it */
 };
 
 struct gs_uvm_maps {
@@ -69,10 +100,30 @@ struct gs_uvm_maps {
 	uint32_t             n_spaces, cap_spaces;
 	struct gs_uvm_map   *maps;
 	uint32_t             n_maps, cap_maps;
+	/* The driver's UVM_UNREGISTER_CHANNEL has no GPU (590 on). */
+	bool                 unregister_short;
+	/* Registrations continued whose caller may still be in the kernel
+	 * (made with the first one; NULL before). */
+	struct gs_inflight  *registers;
+	/* A ledger rebuilt by an agent restart: registrations made before it
+	 * are in files we no longer hold, so nothing listed is ever
+	 * unregistered (counted until the sandbox ends). */
+	bool                 spaces_unknown;
+	/* GPUSANDBOX_TEST_SETTLE_IN_FLIGHT in the supervisor's own
+	 * environment (gs_session_init): what is listed is unregistered even
+	 * while a registration is in flight, so that tests/adv uvm_channel
+	 * stall's baseline shows what waiting for it prevents. Never for
+	 * use. */
+	bool                 test_settle_in_flight;
+	/* For GPUSANDBOX_PROFILE: registrations continued, listed handles
+	 * settled, and our unregisters by UVM's answer (NV_OK, none
+	 * registered, anything else). */
+	uint64_t             n_registers, n_settled, n_unreg_ok, n_unreg_none, n_unreg_failed;
 };
 
 void gs_uvm_maps_init(struct gs_uvm_maps *m);
-/* Unmaps and drops every record (their pins too), closes every dup. */
+/* Unmaps or unregisters and drops every record (their pins too), closes
+ * every dup. */
 void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l);
 
 /* Our dup of the UVM file that task tid has at fd number wfd, when it is
@@ -93,6 +144,9 @@ int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, 
  * leader: no pidfd need be opened to know it (the caller checks the
  * notification after). */
 bool gs_uvm_space_knows_leader(const struct gs_uvm_maps *m, uint32_t space, pid_t tid);
+/* The space of the UVM file behind fd (ours) when we hold one; -1
+ * otherwise (nothing is dup'ed). */
+int gs_uvm_space_find(const struct gs_uvm_maps *m, const struct ledger *l, int fd);
 /* Lets go of a space that holds no record (closes our dup). */
 void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space);
 
@@ -116,17 +170,31 @@ bool gs_uvm_unmap(int fd, const uint8_t *uuid, uint64_t first, uint64_t last);
  * recorded, with -1: the caller must then undo the mapping). */
 int gs_uvm_maps_add(struct gs_uvm_maps *m, struct ledger *l, uint32_t space, const uint8_t *uuid,
                     uint64_t first, uint64_t last, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
-/* The mappings of memory whose last handle went: unmapped through our
- * dup, then their records and pins dropped (see above). Does nothing
- * unless the ledger saw such a handle go since the last call. Returns
- * how many records went. */
+/* The mappings of memory whose last handle went, and the registrations
+ * of channels whose (or whose group's) last handle went: unmapped or
+ * unregistered through our dup, then their records and pins dropped (see
+ * above). Does nothing unless the ledger saw such a handle go since the
+ * last call. Returns how many records went. */
 unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
                                        uint64_t released[GS_MAX_GPUS]);
-/* The files every mapper of which has exited: what they map is unmapped
- * through our dup, their records and pins dropped and the dup closed.
- * Returns how many files. */
+/* The files every mapper of which has exited: what they map is unmapped,
+ * and what they registered unregistered, through our dup, their records
+ * and pins dropped and the dup closed. Returns how many files. (A
+ * process that registers a channel is a mapper too.) */
 unsigned gs_uvm_maps_reap(struct gs_uvm_maps *m, struct ledger *l, uint64_t released[GS_MAX_GPUS]);
 /* Live records (for tests and metrics). */
 uint32_t gs_uvm_maps_live(const struct gs_uvm_maps *m);
+
+/* UVM_UNREGISTER_CHANNEL of (h_client, h_channel) through fd (our dup of
+ * the UVM file), in the form of the driver's branch (m), counted in m's
+ * figures. True when no such registration is left: unregistered, or none
+ * (UVM answers NV_ERR_INVALID_CHANNEL). Anything else leaves it
+ * registered, as far as we know. */
+bool gs_uvm_unregister_counted(struct gs_uvm_maps *m, int fd, uint32_t h_client, uint32_t h_channel);
+/* A channel registration is about to be continued on space: the space
+ * becomes a registrant and the ledger lists channel handles that go from
+ * now on. -1 when there is no memory to track registrations (the caller
+ * then refuses the call). */
+int gs_uvm_space_note_registrant(struct gs_uvm_maps *m, struct ledger *l, uint32_t space);
 
 #endif

@@ -19,6 +19,7 @@ struct gs_rm_abi;
 /* How the running branch lays the map out (abi-drift.md). */
 struct gs_uvm_layout {
 	uint32_t max_gpus;         /* entries in MAP_EXTERNAL's per-GPU array */
+	bool     unregister_short; /* UNREGISTER_CHANNEL without its GPU (590 on) */
 };
 
 /* The layout of abi's branch; false for a branch without checked UVM
@@ -26,7 +27,9 @@ struct gs_uvm_layout {
 bool gs_uvm_layout_of(const struct gs_rm_abi *abi, struct gs_uvm_layout *out);
 
 /* Is the ioctl request word one of the UVM calls the supervisor traps:
- * the map, which it performs, and ALLOC_DEVICE_P2P, which it refuses?
+ * the map, which it performs, the channel registration, which it
+ * continues with the caller held, and ALLOC_DEVICE_P2P, which it
+ * refuses?
  * UVM's commands are plain integers: the whole 32-bit word is compared. */
 bool gs_uvm_cmd_trapped(uint32_t cmd);
 
@@ -52,5 +55,17 @@ struct gs_uvm_call {
  * gs_uvm_map_size). 0, or -1 when len is short. */
 int gs_decode_uvm_map(const struct gs_uvm_layout *lay, const void *params, uint32_t len,
                       struct gs_uvm_call *out);
+
+/* UVM_REGISTER_CHANNEL as decoded from our copy: for the record only
+ * (the call is continued, and what it names decides nothing: uvm_maps.h). */
+struct gs_uvm_channel_call {
+	uint8_t     gpu_uuid[UVM_UUID_BYTES];
+	int32_t     rm_ctrl_fd;
+	nv_handle_t h_client;
+	nv_handle_t h_channel;
+	uint64_t    base, length;
+};
+/* -1 when len is short of the struct. Pure. */
+int gs_decode_uvm_register_channel(const void *params, uint32_t len, struct gs_uvm_channel_call *out);
 
 #endif

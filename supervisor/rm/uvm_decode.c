@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uvm_decode.c - the decode stage of UVM_MAP_EXTERNAL_ALLOCATION
- * (uvm_call.h). Facts from NVIDIA/open-gpu-kernel-modules, uvm_ioctl.h and
+ * uvm_decode.c - the decode stage of UVM_MAP_EXTERNAL_ALLOCATION and
+ * UVM_REGISTER_CHANNEL (uvm_call.h). Facts from NVIDIA/open-gpu-kernel-modules, uvm_ioctl.h and
  * uvm_types.h at 535.288.01, 550.163.01, 570.211.01, 580.95.05, 590.48.01
  * and 595.45.04 (abi-drift.md): MAP_EXTERNAL's per-GPU array has 32
  * entries up to 550 and 256 from 570; the fields around it never changed.
+ * UNREGISTER_CHANNEL lost its GPU in 590; REGISTER_CHANNEL never changed.
  * UVM's own range check (uvm_api.h,
  * uvm_api_range_invalid_4k) is 4 KiB alignment of base and length, a
  * non-zero length and no wrap.
@@ -22,9 +23,10 @@ static const struct {
 	const char *branch;
 	struct gs_uvm_layout layout;
 } layouts[] = {
-	{ "535", { UVM_MAX_GPUS_535 } }, { "550", { UVM_MAX_GPUS_535 } }, { "570", { UVM_MAX_GPUS_570 } },
-	{ "575", { UVM_MAX_GPUS_570 } }, { "580", { UVM_MAX_GPUS_570 } }, { "590", { UVM_MAX_GPUS_570 } },
-	{ "595", { UVM_MAX_GPUS_570 } },
+	{ "535", { UVM_MAX_GPUS_535, false } }, { "550", { UVM_MAX_GPUS_535, false } },
+	{ "570", { UVM_MAX_GPUS_570, false } }, { "575", { UVM_MAX_GPUS_570, false } },
+	{ "580", { UVM_MAX_GPUS_570, false } }, { "590", { UVM_MAX_GPUS_570, true } },
+	{ "595", { UVM_MAX_GPUS_570, true } },
 };
 
 bool gs_uvm_layout_of(const struct gs_rm_abi *abi, struct gs_uvm_layout *out)
@@ -42,7 +44,7 @@ bool gs_uvm_layout_of(const struct gs_rm_abi *abi, struct gs_uvm_layout *out)
 
 bool gs_uvm_cmd_trapped(uint32_t cmd)
 {
-	return cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P;
+	return cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P || cmd == UVM_REGISTER_CHANNEL;
 }
 
 uint32_t gs_uvm_map_size(const struct gs_uvm_layout *lay)
@@ -80,5 +82,22 @@ int gs_decode_uvm_map(const struct gs_uvm_layout *lay, const void *params, uint3
 	out->rm_ctrl_fd = tail.rm_ctrl_fd;
 	out->h_client = tail.h_client;
 	out->h_memory = tail.h_memory;
+	return 0;
+}
+
+int gs_decode_uvm_register_channel(const void *params, uint32_t len, struct gs_uvm_channel_call *out)
+{
+	struct uvm_register_channel_params p;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(p))
+		return -1;
+	memcpy(&p, params, sizeof(p));
+	memcpy(out->gpu_uuid, p.gpu_uuid, UVM_UUID_BYTES);
+	out->rm_ctrl_fd = p.rm_ctrl_fd;
+	out->h_client = p.h_client;
+	out->h_channel = p.h_channel;
+	out->base = p.base;
+	out->length = p.length;
 	return 0;
 }

@@ -63,6 +63,7 @@ static void check_record(const struct gs_rm_call *c, uint32_t top_size)
 #define SHAPE_REGISTER_FD  0xf9u
 #define SHAPE_ESCAPE       0xf8u
 #define SHAPE_UVM          0xf7u
+#define SHAPE_UVM_CHANNEL  0xf6u
 
 /* Copies at most n bytes of the input into a zeroed struct. */
 static void fill(void *out, size_t n, const uint8_t *data, size_t size)
@@ -203,7 +204,7 @@ static void check_escape(const uint8_t *data, size_t size)
  * the map is allowed only when every check holds. */
 static void check_uvm(const uint8_t *data, size_t size)
 {
-	static const struct gs_uvm_layout lays[] = { { UVM_MAX_GPUS_535 }, { UVM_MAX_GPUS_570 } };
+	static const struct gs_uvm_layout lays[] = { { UVM_MAX_GPUS_535, false }, { UVM_MAX_GPUS_570, false } };
 	struct gs_uvm_call u, again;
 
 	if (size < 2)
@@ -230,6 +231,28 @@ static void check_uvm(const uint8_t *data, size_t size)
 	if ((v.verdict == GS_VERDICT_ALLOW) != all || (v.verdict == GS_VERDICT_ALLOW) != (v.status == NV_OK))
 		abort();
 	if (gs_decode_uvm_map(lay, data, len, &again) != 0 || memcmp(&u, &again, sizeof(u)) != 0)
+		abort();
+}
+
+/* UVM_REGISTER_CHANNEL: the record is decoded from our copy alone (the
+ * call is continued and nothing is decided on it): a short copy is
+ * refused, any other gives the struct's fields, the same each time. */
+static void check_uvm_channel(const uint8_t *data, size_t size)
+{
+	struct gs_uvm_channel_call u, again;
+	struct uvm_register_channel_params p;
+	uint32_t len = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	int rc = gs_decode_uvm_register_channel(data, len, &u);
+
+	if ((rc == 0) != (len >= sizeof(p)))
+		abort();
+	if (rc != 0)
+		return;
+	memcpy(&p, data, sizeof(p));
+	if (u.h_client != p.h_client || u.h_channel != p.h_channel || u.rm_ctrl_fd != p.rm_ctrl_fd ||
+	    u.base != p.base || u.length != p.length || memcmp(u.gpu_uuid, p.gpu_uuid, UVM_UUID_BYTES))
+		abort();
+	if (gs_decode_uvm_register_channel(data, len, &again) != 0 || memcmp(&u, &again, sizeof(u)) != 0)
 		abort();
 }
 
@@ -262,6 +285,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	case SHAPE_UVM:
 		check_uvm(data + 1, size - 1);
+		return 0;
+	case SHAPE_UVM_CHANNEL:
+		check_uvm_channel(data + 1, size - 1);
 		return 0;
 	default:
 		break;

@@ -14,6 +14,13 @@
  * handles, and handle 0 was the ledger's "no parent" (issue #17 item 12:
  * an endless loop at 100 % CPU).
  *
+ * Once a WATCH operation has run (a UVM channel registration was
+ * continued), each channel handle that goes is listed with pins on its
+ * channel's record and its parent group's, which keep both counted until
+ * a SETTLE (every listed pair unregistered): the model takes the same
+ * references, on the channel and on the group the freed handle hung
+ * under.
+ *
  * The journal (ledger.h, struct ledger_change) is kept too. Before the
  * end, the ledger is rebuilt from it, and from a snapshot of the live
  * ledger, as a restarted agent rebuilds it: both must agree with the live
@@ -52,11 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* GPU arguments from -1 (none) to GS_MAX_GPUS (out of range). */
 #define N_GPU_ARGS  (GS_MAX_GPUS + 2)
 
-enum op { OP_CLIENT, OP_ADD, OP_DUP, OP_FREE, OP_CLOSE, OP_REAP, OP_PIN, OP_UNPIN, N_OPS };
+enum op { OP_CLIENT, OP_ADD, OP_DUP, OP_FREE, OP_CLOSE, OP_REAP, OP_PIN, OP_UNPIN, OP_WATCH, OP_SETTLE,
+          N_OPS };
 #define MAX_PINS 64
-/* At most a change per operation; a snapshot at most one per object and
- * one per allocation. */
-#define MAX_CHANGES (2 * MODEL_MAX)
+/* A change per operation, a snapshot one per object and one per
+ * allocation, and up to two pins taken and dropped per channel listed. */
+#define MAX_CHANGES (8 * MODEL_MAX)
 
 static const uint32_t clients[N_CLIENTS] = { 0, 0xc1d00001u, 0xc1d00002u };
 /* 0, small handles, and a client's handle used as an object's. */
@@ -92,6 +100,10 @@ struct model {
 	uint32_t           pin[MAX_PINS];
 	int                pin_alloc[MAX_PINS];
 	unsigned           n_pins;
+	/* Channel handles listed since WATCH: the allocations each pins. */
+	bool               watch;
+	int                unreg_alloc[MODEL_MAX][2];
+	unsigned           n_unreg, n_unreg_pins;
 };
 
 static int model_find(const struct model *m, uint32_t client, uint32_t handle)
@@ -102,8 +114,30 @@ static int model_find(const struct model *m, uint32_t client, uint32_t handle)
 	return -1;
 }
 
-/* Recursion is fine here: the model has at most MODEL_MAX objects. */
-static void model_free_at(struct model *m, int idx)
+static void model_pin_alloc(struct model *m, int a)
+{
+	m->allocs[a].refs++;
+	m->allocs[a].pins++;
+	m->n_unreg_pins++;
+}
+
+/* A channel handle goes while watched: its channel, and the group its
+ * parent (parent_alloc) is, stay held until SETTLE. */
+static void model_list_channel(struct model *m, const struct model_obj *o, int parent_alloc)
+{
+	if (!m->watch || o->alloc < 0 || m->allocs[o->alloc].kind != RM_CLASS_CHANNEL)
+		return;
+	int *u = m->unreg_alloc[m->n_unreg++];
+	u[0] = o->alloc;
+	u[1] = parent_alloc >= 0 && m->allocs[parent_alloc].kind == RM_CLASS_CHANNEL_GROUP ? parent_alloc : -1;
+	model_pin_alloc(m, u[0]);
+	if (u[1] >= 0)
+		model_pin_alloc(m, u[1]);
+}
+
+/* Recursion is fine here: the model has at most MODEL_MAX objects.
+ * parent_alloc: the allocation of the object idx hangs under (-1: none). */
+static void model_free_under(struct model *m, int idx, int parent_alloc)
 {
 	struct model_obj *o = &m->objs[idx];
 
@@ -111,12 +145,21 @@ static void model_free_at(struct model *m, int idx)
 	for (unsigned i = 0; i < m->n_objs; i++)
 		if (m->objs[i].live && m->objs[i].has_parent && m->objs[i].client == o->client &&
 		    m->objs[i].parent == o->handle)
-			model_free_at(m, (int)i);
+			model_free_under(m, (int)i, o->alloc);
+	model_list_channel(m, o, parent_alloc);
 	if (o->alloc >= 0)
 		m->allocs[o->alloc].refs--;
 	if (o->file_fd >= 0)
 		close(o->file_fd);
 	o->file_fd = -1;
+}
+
+static void model_free_at(struct model *m, int idx)
+{
+	const struct model_obj *o = &m->objs[idx];
+	int parent = o->has_parent ? model_find(m, o->client, o->parent) : -1;
+
+	model_free_under(m, idx, parent >= 0 ? m->objs[parent].alloc : -1);
 }
 
 static struct model_obj *model_add(struct model *m, uint32_t c, uint32_t p, uint32_t h, int kind,
@@ -223,12 +266,15 @@ static void op_close(struct model *m, uint32_t c)
  * allocation, which then lives on while the pin does. */
 static void op_pin(struct ledger *l, struct model *m, uint32_t c, uint32_t h)
 {
+	/* The model's own room for pins bounds how many are taken. */
+	if (m->n_pins == MAX_PINS)
+		return;
 	uint32_t pin = ledger_pin(l, c, h);
 	int i = model_find(m, c, h);
 
 	if (pin == LEDGER_NO_PIN)
 		return;
-	if (i < 0 || m->objs[i].alloc < 0 || m->n_pins == MAX_PINS)
+	if (i < 0 || m->objs[i].alloc < 0)
 		abort(); /* a pin on what the model does not hold */
 	struct model_alloc *a = &m->allocs[m->objs[i].alloc];
 	if (a->kind == RM_CLASS_CHANNEL || a->kind == RM_CLASS_CHANNEL_GROUP)
@@ -250,6 +296,23 @@ static void op_unpin(struct ledger *l, struct model *m, unsigned which)
 	m->n_pins--;
 	m->pin[which] = m->pin[m->n_pins];
 	m->pin_alloc[which] = m->pin_alloc[m->n_pins];
+}
+
+/* Every listed handle unregistered: the pins go. */
+static void op_settle(struct ledger *l, struct model *m)
+{
+	while (l->n_unreg)
+		ledger_unreg_done(l, 0, NULL);
+	for (unsigned i = 0; i < m->n_unreg; i++)
+		for (int k = 0; k < 2; k++) {
+			int a = m->unreg_alloc[i][k];
+			if (a < 0)
+				continue;
+			m->allocs[a].refs--;
+			m->allocs[a].pins--;
+			m->n_unreg_pins--;
+		}
+	m->n_unreg = 0;
 }
 
 static void run_op(struct ledger *l, struct model *m, const uint8_t *b)
@@ -291,6 +354,13 @@ static void run_op(struct ledger *l, struct model *m, const uint8_t *b)
 		break;
 	case OP_UNPIN:
 		op_unpin(l, m, b[5]);
+		break;
+	case OP_WATCH:
+		ledger_watch_channel_frees(l);
+		m->watch = true;
+		break;
+	case OP_SETTLE:
+		op_settle(l, m);
 		break;
 	}
 }
@@ -362,7 +432,7 @@ static void check_rebuilt(const struct ledger *live, const struct model *m, cons
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		if (ledger_used(&l, (int)g) != ledger_used(live, (int)g))
 			abort(); /* a charge lost, or moved, across the restart */
-	if (ledger_live_objects(&l) != ledger_live_objects(live) || l.n_resumed_pins != m->n_pins)
+	if (ledger_live_objects(&l) != ledger_live_objects(live) || l.n_resumed_pins != m->n_pins + m->n_unreg_pins)
 		abort();
 	if (exact_counts && (l.channels != live->channels || l.channel_groups != live->channel_groups))
 		abort();
@@ -407,6 +477,8 @@ static void check_agree(const struct ledger *l, const struct model *m)
 	}
 	for (unsigned i = 0; i < m->n_objs; i++)
 		live += m->objs[i].live;
+	if (l->n_unreg != m->n_unreg)
+		abort();
 	/* Held by pins alone exactly when every handle on it went. */
 	for (unsigned i = 0; i < m->n_pins; i++) {
 		const struct model_alloc *a = &m->allocs[m->pin_alloc[i]];
