@@ -125,6 +125,8 @@ TESTS=(
 	"uvm_channel:lone|sandbox|uvm_channel lone"
 	"uvm_channel:flow|sandbox|uvm_channel flow"
 	"uvm_channel:race|sandbox|uvm_channel race"
+	"uvm_channel:swap|sandbox|uvm_channel swap"
+	"uvm_channel:stall|sandbox|uvm_channel stall"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -165,6 +167,8 @@ TESTS=(
 	"baseline-uvm_ctlfd:pipe|bare|uvm_ctlfd pipe"
 	"baseline-uvm_channel:free|bare|uvm_channel free"
 	"baseline-uvm_channel:lone|bare|uvm_channel lone"
+	"baseline-uvm_channel:swap|sandbox|uvm_channel swap"
+	"baseline-uvm_channel:stall|sandbox|uvm_channel stall"
 	"baseline-uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"baseline-uvm_ctlfd:race|sandbox|uvm_ctlfd race"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
@@ -310,6 +314,14 @@ run_case() {
 	# continue_swap's baseline: the same hold off, for the calls continued
 	# on a file that is not the driver's.
 	[ "$name" = baseline-continue_swap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
+	# uvm_channel swap's: a registration then lands in whichever UVM file
+	# the number names when the kernel runs it.
+	[ "$name" = baseline-uvm_channel:swap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
+	# uvm_channel stall: the fake answers the first registration late
+	# (tests/adv/uvm_channel.c, STALL_LATE_MS); its baseline unregisters
+	# without waiting for a registration in flight.
+	[ "${name#baseline-}" = uvm_channel:stall ] && fake_extra=(--register-late-ms 7000)
+	[ "$name" = baseline-uvm_channel:stall ] && sb_env=(env GPUSANDBOX_TEST_SETTLE_IN_FLIGHT=1)
 	# dupcache's baselines: a kept dup used without kcmp, or never closed
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
@@ -562,6 +574,17 @@ check_uvm_channel() {
 		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="not exercised: reg_ok=$reg flips=$(val_of "$d" flips)"; return 1; }
 		return 0 ;;
+	uvm_channel:swap)
+		# Registrations made through the swapped number (those that
+		# found another file than the one looked at were refused).
+		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
+			{ why="not exercised: reg_ok=$reg swaps=$(val_of "$d" flips)"; return 1; } ;;
+	uvm_channel:stall)
+		# The late registration was made, the child's free was
+		# performed while it was in flight, and once it had returned
+		# the driver let the group go.
+		grep -q '^stall: register=NV_OK child_free=NV_OK groups_end=0$' "$d/out" ||
+			{ why="$(grep '^stall' "$d/out")"; return 1; } ;;
 	*)
 		# Every channel made was registered.
 		ge "$alloc" 1 && [ "$reg" = "$alloc" ] ||
@@ -1295,6 +1318,22 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "${name#baseline-}" != "$name" ] && [ "$prog" = dupcache ]; then
 		check_dupcache_baseline "$name" "$dir" && pass "$name" || fail "$name" "$why"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_channel:stall ]; then
+		# Unregistered before the registration landed: the driver keeps
+		# the group every handle of which was freed.
+		grep -q '^stall: register=NV_OK child_free=NV_OK groups_end=1$' "$dir/out" &&
+			[ "$(val_of "$dir" registered_end)" = 1 ] && pass "$name" ||
+			fail "$name" "settled in flight: $(grep '^stall' "$dir/out") registered_end=$(val_of "$dir" registered_end): not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_channel:swap ]; then
+		# The quiesce off: registrations land in the file the supervisor
+		# does not hold, and keep their groups past the frees.
+		v=$(stat_of "$dir" gpu0.channel_groups_peak)
+		[ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] && ge "$(val_of "$dir" registered_end)" 1 && pass "$name" ||
+			fail "$name" "quiesce off: groups peak ${v:-?}, registered_end=$(val_of "$dir" registered_end), reg_ok=$(val_of "$dir" reg_ok): not sensitive"
 		continue
 	fi
 	if [ "${name%:*}" = baseline-client_fdswap ] || [ "$name" = baseline-continue_swap ]; then

@@ -20,6 +20,22 @@
  *        flipping the register struct's hChannel between A and B while
  *        this one registers through it RACE_TRIES times; then both groups
  *        are freed, nothing unregistered.
+ * swap:  SWAP_ROUNDS rounds of free's, each registering through an fd
+ *        number a thread keeps pointing at the first UVM file and then
+ *        at a fresh one opened for the round (and kept open). The kernel
+ *        resolves the number again after the supervisor's CONTINUE: a
+ *        registration that lands in a file the supervisor never looked
+ *        at is one it cannot unregister. With the caller's fd table held
+ *        still (quiesce) none does; without (GPUSANDBOX_TEST_NO_QUIESCE,
+ *        the baseline) about half do.
+ * stall: the fake answers the first registration STALL_LATE_MS late
+ *        (--register-late-ms: the retain at once, the record at the
+ *        end), longer than the supervisor waits for a caller to leave a
+ *        continued ioctl; meanwhile a child frees the channel's group.
+ *        The supervisor must not take the channel for unregistered
+ *        before the registration has returned: once it has, a free of
+ *        another group makes it settle. Prints child_free= and
+ *        groups_end= (the fake's live groups before the UVM file closes).
  *
  * The verdict on the quota comes from the fake driver (its
  * channel_groups_peak, checked by run.sh). Read live after each round:
@@ -39,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adv.h"
@@ -50,6 +67,14 @@
 #define ROUNDS         8
 /* ...and twice as many groups in the race, within the fake's pool. */
 #define RACE_TRIES     64
+/* Enough for the baseline's wins (about half the rounds) to pass the
+ * cap of 4 many times over, within the fake's pool of 64. */
+#define SWAP_ROUNDS    48
+/* The child's free comes after the supervisor stopped waiting for the
+ * registering caller (GS_QUIESCE_CALLER_MS, 5000 ms) and before the
+ * fake's late answer (run.sh passes --register-late-ms STALL_LATE_MS). */
+#define STALL_FREE_AFTER_MS 5600
+#define STALL_LATE_MS       7000
 #define CARDS          32
 #define H_GROUP0 0x5c00e000u
 #define H_CHAN0  0x5c00e100u
@@ -268,6 +293,85 @@ static void race_round(struct rmc_session *s, int uvm, int i, struct result *r)
 	note_fake(r);
 }
 
+/* ---- swap ---- */
+
+struct swapper {
+	int number, first;
+	_Atomic int fresh;
+	atomic_bool stop;
+	unsigned long swaps;
+};
+
+static void *swap_files(void *arg)
+{
+	struct swapper *w = arg;
+
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		(void)dup2(w->swaps & 1u ? atomic_load(&w->fresh) : w->first, w->number);
+		w->swaps++;
+	}
+	return NULL;
+}
+
+/* free's rounds, registered through a number another thread keeps
+ * pointing at the first UVM file and the round's fresh one. */
+static void swap_rounds(struct rmc_session *s, int uvm, struct result *r)
+{
+	struct swapper w = { .first = uvm, .fresh = uvm };
+	pthread_t t;
+
+	w.number = dup(uvm);
+	r->rounds = SWAP_ROUNDS;
+	if (w.number < 0 || pthread_create(&t, NULL, swap_files, &w) != 0) {
+		printf("swap: setup failed\n");
+		return;
+	}
+	for (int i = 0; i < SWAP_ROUNDS; i++) {
+		int fresh = open_uvm();
+		if (fresh >= 0)
+			atomic_store(&w.fresh, fresh);
+		one_round(s, w.number, "free", i, r);
+	}
+	atomic_store(&w.stop, true);
+	pthread_join(t, NULL);
+	r->flips = w.swaps;
+	/* Every file stays open: the fake's count is read before any
+	 * closes (main). */
+}
+
+/* ---- stall ---- */
+
+static void stall_round(struct rmc_session *s, int uvm, struct result *r)
+{
+	rmc_status_t a = alloc_pair(s, H_GROUP0, H_CHAN0), child = RMC_SYSERR(0);
+	int status = 0;
+
+	r->rounds = 1;
+	if (a != NV_OK) {
+		printf("stall: alloc=%s\n", rmc_status_str(a));
+		return;
+	}
+	r->alloc_ok = 1;
+	fflush(stdout);
+	pid_t q = fork();
+	if (q == 0) {
+		usleep(STALL_FREE_AFTER_MS * 1000u);
+		_exit(rmc_free(s->fd, NULL, s->client, s->device, H_GROUP0) == NV_OK ? 0 : 1);
+	}
+	rmc_status_t reg = register_channel(uvm, s, H_CHAN0);
+	r->reg_ok = reg == NV_OK;
+	if (q > 0 && waitpid(q, &status, 0) == q && WIFEXITED(status))
+		child = WEXITSTATUS(status) == 0 ? NV_OK : NV_ERR_GENERIC;
+	/* A free that succeeds: the supervisor settles what it listed. */
+	if (alloc_group(s, H_GROUPB) == NV_OK)
+		(void)rmc_free(s->fd, NULL, s->client, s->device, H_GROUPB);
+	uint64_t groups = UINT64_MAX;
+	(void)rmc_fake_stat("gpu0.channel_groups_live", &groups);
+	printf("stall: register=%s child_free=%s groups_end=%llu\n", rmc_status_str(reg), rmc_status_str(child),
+	       (unsigned long long)groups);
+	note_fake(r);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -276,8 +380,9 @@ int main(int argc, char **argv)
 	struct adv_tally t = { 0 };
 	uint64_t registered = UINT64_MAX;
 
-	if (strcmp(mode, "free") && strcmp(mode, "lone") && strcmp(mode, "flow") && strcmp(mode, "race")) {
-		fprintf(stderr, "usage: uvm_channel free|lone|flow|race\n");
+	if (strcmp(mode, "free") && strcmp(mode, "lone") && strcmp(mode, "flow") && strcmp(mode, "race") &&
+	    strcmp(mode, "swap") && strcmp(mode, "stall")) {
+		fprintf(stderr, "usage: uvm_channel free|lone|flow|race|swap|stall\n");
 		return ADV_EXIT_SETUP;
 	}
 	adv_session_or_die(&s, -1, "uvm_channel");
@@ -286,7 +391,12 @@ int main(int argc, char **argv)
 		return ADV_EXIT_SETUP;
 	}
 	int uvm = open_uvm();
-	for (int i = 0; i < ROUNDS; i++) {
+	bool many = strcmp(mode, "swap") && strcmp(mode, "stall");
+	if (!strcmp(mode, "swap"))
+		swap_rounds(&s, uvm, &r);
+	if (!strcmp(mode, "stall"))
+		stall_round(&s, uvm, &r);
+	for (int i = 0; i < ROUNDS && many; i++) {
 		if (!strcmp(mode, "race"))
 			race_round(&s, uvm, i, &r);
 		else

@@ -103,6 +103,13 @@
 #                     more than 1 GiB, and the second allocation fits (the
 #                     agent took the mapping back). baseline-uvmhold-runc:
 #                     no profile, no agent: the fake holds 1.5 GiB
+#   uvmchannel-runc   tests/adv's uvm_channel free in the container, under a
+#                     policy of 4 channel groups (the profile traps
+#                     UVM_REGISTER_CHANNEL): 8 groups made, their channels
+#                     registered with UVM, the groups freed: the fake never
+#                     holds more than 4.
+#                     baseline-uvmchannel-runc: no profile, no agent: the
+#                     fake holds all 8
 #   uvmrestart-runc   uvm_hold free across an agent restart: 768 MiB mapped
 #                     through UVM by the agent, which is then SIGKILLed and
 #                     started again on the keeper; the workload frees the
@@ -199,6 +206,7 @@ MANAGED=$ROOT/build/tests/agent/managed
 ABANDON=$ROOT/build/tests/agent/abandon
 P2P=$ROOT/build/tests/agent/p2p_pairs
 UVMHOLD=$ROOT/build/tests/agent/uvm_hold
+UVMCHANNEL=$ROOT/build/tests/agent/uvm_channel
 UVMVICTIM=$ROOT/build/tests/agent/uvm_victim
 STALE=$ROOT/build/tests/agent/stale_client
 STALE_SCAN=512          # client handles the attacker tries from the fake's base
@@ -586,6 +594,11 @@ inside() {
 	uvmhold)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
+	uvmchannel)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\nchannel-groups = 4\nchannels = 8\n' >"$D/policies/chan.policy"
+		[ -n "$p" ] && { profile "$p" --policy-name chan && start_agent || return; }
+		run_fg '["/bin/uvm_channel", "free"]' "$p" ;;
 	uvmrestart)
 		# The map made by the agent before its restart, the free and
 		# the second allocation judged by the resumed one.
@@ -804,7 +817,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE"; do
+for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -823,7 +836,8 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$ROOTFS/bin/"
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" \
+	"$ROOTFS/bin/"
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -988,6 +1002,16 @@ judge() {  # judge NAME RUNTIME
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] &&
 			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" ||
 			why="without the agent the mapping did not hold the memory: peak=$peak rc=$rc $(head -c 200 "$dir/container.out")" ;;
+	uvmchannel-runc)
+		# By the fake (its stats are outside the container): every
+		# registration made, and the groups let go as they were freed.
+		[ "$rc" = 0 ] && [ "$(st "$dir" gpu0.channel_groups_peak)" -le 4 ] &&
+			grep -q '^rounds=8 alloc_ok=8 reg_ok=8 ' "$dir/container.out" ||
+			why="rc=$rc groups peak $(st "$dir" gpu0.channel_groups_peak): $(grep -E '^(rounds|fake)' "$dir/container.out" | tr '\n' ' ')" ;;
+	baseline-uvmchannel-runc)
+		[ "$rc" = 0 ] && [ "$(st "$dir" gpu0.channel_groups_peak)" -gt 4 ] &&
+			grep -q '^rounds=8 alloc_ok=8 reg_ok=8 ' "$dir/container.out" ||
+			why="without the agent the registrations did not hold the groups: peak $(st "$dir" gpu0.channel_groups_peak) rc=$rc" ;;
 	uvmrestart-runc)
 		# By the fake: A mapped before the restart (768 MiB held, one
 		# mapping), its handle freed after it, B refused; peak 1 GiB at
@@ -1206,7 +1230,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmrestart-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

@@ -346,6 +346,18 @@ static bool replied_late(fuse_req_t req, unsigned nr, int rc, uint8_t *buf, size
 	return true;
 }
 
+/* --register-late-ms: the reply to a UVM_REGISTER_CHANNEL answered late
+ * (fake_uvm_register_late). */
+static void reply_uvm_late(void *ctx, int err)
+{
+	fuse_req_t req = ctx;
+
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
@@ -368,6 +380,8 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		 * the kernel copy goes back as it came, and rmStatus stays
 		 * whatever the caller left. */
 		fake_rm_uvm_ioctl();
+		if (cmd == UVM_REGISTER_CHANNEL && fake_uvm_register_late(pid, of->id, addr, reply_uvm_late, req))
+			return;
 		if (fake_uvm_models(cmd)) {
 			int rc = fake_uvm_ioctl(pid, of->id, cmd, addr);
 			if (rc < 0)
@@ -484,6 +498,7 @@ static void usage(FILE *f, const char *prog)
 		"usage: %s [--vidmem BYTES[k|m|g]] [--gpus 1|2] [--channels N] [--busy-lag-ms N]\n"
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
 		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--map-sleep-ms N]\n"
+		"          [--register-late-ms N]\n"
 		"          [--count-closes] [--gpu-node-check]\n"
 		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
@@ -500,6 +515,9 @@ static void usage(FILE *f, const char *prog)
 		"              other requests are served (a test knob)\n"
 		"  --alloc-sleep-ms N  the first video memory RM_ALLOC takes N ms\n"
 		"  --map-sleep-ms N  the first UVM_MAP_EXTERNAL_ALLOCATION takes N ms\n"
+		"  --register-late-ms N  the first UVM_REGISTER_CHANNEL retains the channel at\n"
+		"              once and records the registration N ms later, while other\n"
+		"              requests are served (a test knob)\n"
 		"  --count-closes  count every close(2) of a device file's descriptor\n"
 		"              (stats: fd_closes; a test knob)\n"
 		"  --gpu-node-check  a device allocation needs the caller to hold the\n"
@@ -521,7 +539,7 @@ int main(int argc, char **argv)
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
 	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES,
-	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP };
+	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP, OPT_REGISTER_LATE };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -540,6 +558,7 @@ int main(int argc, char **argv)
 		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
 		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "map-sleep-ms", required_argument, NULL, OPT_MAP_SLEEP },
+		{ "register-late-ms", required_argument, NULL, OPT_REGISTER_LATE },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -625,6 +644,12 @@ int main(int argc, char **argv)
 		case OPT_MAP_SLEEP:
 			if (parse_uint(optarg, UINT_MAX, &cfg.map_sleep_ms)) {
 				fprintf(stderr, "gs-fakedrv: bad --map-sleep-ms '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_REGISTER_LATE:
+			if (parse_uint(optarg, UINT_MAX, &cfg.register_late_ms)) {
+				fprintf(stderr, "gs-fakedrv: bad --register-late-ms '%s'\n", optarg);
 				return 2;
 			}
 			break;

@@ -146,6 +146,11 @@ struct fake_config {
 	 * mapping a large allocation), so that a test can stop the agent
 	 * while it performs a map (tests/agent stalestop-runc). */
 	unsigned map_sleep_ms;
+	/* >0: the first UVM_REGISTER_CHANNEL retains the channel at once and
+	 * records the registration (and answers) this many ms later, while
+	 * other requests are served, as UVM does when its VA space lock or
+	 * the mm's lock is held elsewhere between the two (a test knob). */
+	unsigned register_late_ms;
 	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
 	/* Count every close(2) of a descriptor of the fake's device files
 	 * (FUSE's FLUSH): a test knob, not driver behaviour. Off, the first
@@ -197,6 +202,13 @@ void fake_uvm_release_file(uint64_t file);
 /* --slow-control: a late reply starts (+1) or is sent (-1); and an ioctl
  * arrived, counted in served_while_late if one is pending. */
 void fake_rm_late_reply(int delta);
+/* --register-late-ms: takes the first UVM_REGISTER_CHANNEL (params at
+ * addr in pid) for a late answer: the channel is retained now, and a
+ * thread of its own records the registration, writes rmStatus and calls
+ * reply(ctx, 0) (or an errno) later. False when the call is to be served
+ * as usual. */
+typedef void (*fake_late_reply_fn)(void *ctx, int err);
+bool fake_uvm_register_late(pid_t pid, uint64_t file, uint64_t addr, fake_late_reply_fn reply, void *ctx);
 void fake_rm_note_ioctl_overlap(void);
 
 /* Write a consistent "key value\n" snapshot; returns bytes (may truncate). */

@@ -235,6 +235,19 @@ bool        fake_uvm_chan_models(uint32_t cmd);
 /* The params size of cmd on the played branch (branch as atoi'd). */
 size_t      fake_uvm_chan_params_size(uint32_t cmd, int branch);
 nv_status_t fake_uvm_chan_run(pid_t caller, uint64_t file, uint32_t cmd, void *params, int branch);
+/* A registration in two steps, as UVM makes it: RM retains the channel
+ * (its references taken), then, once UVM has its VA space lock for
+ * writing, the registration is recorded (or, for a pair registered
+ * already, the references dropped). Between the two, an unregister finds
+ * nothing (--register-late-ms stretches that). */
+struct fake_uvm_retained {
+	uint64_t    file;
+	nv_handle_t h_client, h_channel;
+	struct res *channel, *group;
+};
+nv_status_t fake_uvm_chan_retain(pid_t caller, uint64_t file, const struct uvm_register_channel_params *p,
+                                 struct fake_uvm_retained *out);
+nv_status_t fake_uvm_chan_commit(const struct fake_uvm_retained *r);
 /* The VA space of file is torn down: its registrations go. */
 void        fake_uvm_chan_release_file(uint64_t file);
 /* Registrations held now. */

@@ -58,6 +58,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -467,6 +468,66 @@ int fake_uvm_ioctl(pid_t caller, uint64_t file, uint32_t cmd, uint64_t arg)
 		rc = -EFAULT;
 	free(buf);
 	return rc;
+}
+
+/* ---- --register-late-ms ---- */
+
+struct late_register {
+	pid_t                    pid;
+	uint64_t                 addr;
+	unsigned                 ms;
+	fake_late_reply_fn       reply;
+	void                    *ctx;
+	struct fake_uvm_retained r;
+};
+
+static void *register_late_reply(void *arg)
+{
+	struct late_register *l = arg;
+	nv_status_t st;
+
+	usleep(l->ms * 1000u);
+	pthread_mutex_lock(&fake_st.lock);
+	st = fake_uvm_chan_commit(&l->r);
+	pthread_mutex_unlock(&fake_st.lock);
+	fake_rm_late_reply(-1);
+	l->reply(l->ctx, fake_mem_write(l->pid, l->addr + offsetof(struct uvm_register_channel_params, rm_status),
+	                                &st, sizeof(st))
+	                     ? EFAULT
+	                     : 0);
+	free(l);
+	return NULL;
+}
+
+bool fake_uvm_register_late(pid_t pid, uint64_t file, uint64_t addr, fake_late_reply_fn reply, void *ctx)
+{
+	struct uvm_register_channel_params p;
+	struct late_register *l;
+	pthread_t t;
+
+	pthread_mutex_lock(&fake_st.lock);
+	unsigned ms = fake_st.cfg.register_late_ms;
+	fake_st.cfg.register_late_ms = 0;  /* the first one only */
+	pthread_mutex_unlock(&fake_st.lock);
+	if (!ms || fake_mem_read(pid, addr, &p, sizeof(p)) || !(l = calloc(1, sizeof(*l))))
+		return false;
+	*l = (struct late_register){ .pid = pid, .addr = addr, .ms = ms, .reply = reply, .ctx = ctx };
+	pthread_mutex_lock(&fake_st.lock);
+	nv_status_t st = fake_uvm_chan_retain(pid, file, &p, &l->r);
+	pthread_mutex_unlock(&fake_st.lock);
+	/* A call the checks refuse is served as usual: they answer alike. */
+	if (st != NV_OK) {
+		free(l);
+		return false;
+	}
+	fake_rm_late_reply(+1);
+	if (pthread_create(&t, NULL, register_late_reply, l) != 0) {
+		l->ms = 0;  /* no thread: recorded and answered now */
+		(void)register_late_reply(l);
+		return true;
+	}
+	pthread_detach(t);
+	return true;
 }
 
 void fake_uvm_release_file(uint64_t file)

@@ -151,8 +151,8 @@ static nv_status_t verify_channel(pid_t caller, const struct uvm_register_channe
 	return NV_OK;
 }
 
-static nv_status_t register_channel(pid_t caller, uint64_t file,
-				    const struct uvm_register_channel_params *p)
+nv_status_t fake_uvm_chan_retain(pid_t caller, uint64_t file, const struct uvm_register_channel_params *p,
+                                 struct fake_uvm_retained *out)
 {
 	int gpu = gpu_of_uuid(p->gpu_uuid);
 	struct res *ch;
@@ -162,23 +162,47 @@ static nv_status_t register_channel(pid_t caller, uint64_t file,
 	nv_status_t st = verify_channel(caller, p, gpu, &ch);
 	if (st != NV_OK)
 		return st;
-	/* The retain would be undone at once: nothing is taken. */
-	if (find_reg(file, p->h_client, p->h_channel))
-		return NV_ERR_INVALID_CHANNEL;
-	if (nregs == cap_regs) {
-		size_t cap = cap_regs ? 2 * cap_regs : 16;
-		struct uvm_chan_reg *n = realloc(regs, cap * sizeof(*n));
-		if (!n)
-			return NV_ERR_NO_MEMORY;
-		regs = n;
-		cap_regs = cap;
-	}
-	regs[nregs++] = (struct uvm_chan_reg){ file, p->h_client, p->h_channel, ch, ch->group };
+	*out = (struct fake_uvm_retained){ file, p->h_client, p->h_channel, ch, ch->group };
 	ch->refs++;
 	if (ch->group)
 		ch->group->refs++;
+	return NV_OK;
+}
+
+nv_status_t fake_uvm_chan_commit(const struct fake_uvm_retained *r)
+{
+	/* The pair registered already: what the retain took is dropped. */
+	if (find_reg(r->file, r->h_client, r->h_channel)) {
+		if (r->group)
+			fake_res_put(r->group);
+		fake_res_put(r->channel);
+		return NV_ERR_INVALID_CHANNEL;
+	}
+	if (nregs == cap_regs) {
+		size_t cap = cap_regs ? 2 * cap_regs : 16;
+		struct uvm_chan_reg *n = realloc(regs, cap * sizeof(*n));
+		if (!n) {
+			if (r->group)
+				fake_res_put(r->group);
+			fake_res_put(r->channel);
+			return NV_ERR_NO_MEMORY;
+		}
+		regs = n;
+		cap_regs = cap;
+	}
+	regs[nregs++] = (struct uvm_chan_reg){ r->file, r->h_client, r->h_channel, r->channel, r->group };
 	fake_st.uvm_channel_registrations++;
 	return NV_OK;
+}
+
+/* The retain, then (uvm_register_channel_under_write) the record. */
+static nv_status_t register_channel(pid_t caller, uint64_t file,
+				    const struct uvm_register_channel_params *p)
+{
+	struct fake_uvm_retained r;
+	nv_status_t st = fake_uvm_chan_retain(caller, file, p, &r);
+
+	return st == NV_OK ? fake_uvm_chan_commit(&r) : st;
 }
 
 /* The retainer and the TSG dup go (the channel's reference last: it may
