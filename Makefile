@@ -63,7 +63,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/workload.c supervisor/core/private_table.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/host_pids.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
-                   supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_sm.c supervisor/core/filter.c \
+                   supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c supervisor/core/filter.c \
                    supervisor/core/stack.c supervisor/core/uvm_maps.c supervisor/core/own_rm.c supervisor/core/exec_uvm.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
@@ -104,7 +104,7 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
 FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger.c supervisor/core/ledger_files.c \
-                    supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_sm.c
+                    supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c
 FUZZ_PLAN_SRCS := tests/fuzz/fuzz_plan.c supervisor/compute/plan.c
 PLAN_REPLAY := $(BUILD)/tests/fuzz/plan_replay
 LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay

@@ -164,11 +164,11 @@ $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c supervisor/core/ledger_files.c \
-		supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_sm.c supervisor/core/ledger.h \
+		supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c supervisor/core/ledger.h \
 		supervisor/core/ledger_watch.h supervisor/core/ledger_pins.h supervisor/core/ledger_obj.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger.c \
-		supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_sm.c
+		supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c
 
 $(TESTS_QUIESCE_BENCH): tests/bench/quiescebench.c supervisor/core/quiesce.c supervisor/core/taskset.c \
 		supervisor/core/host_pids.c supervisor/core/quiesce.h supervisor/core/taskset.h \

@@ -877,7 +877,61 @@ uint32_t ledger_live_objects(const struct ledger *l)
 	return l->table_used;
 }
 
-/* ---- replay and snapshot (the agent's state journal) ----------------------- */
+/* ---- UVM's channel registrations (ledger.h, struct ledger_unreg) ---------- */
+
+/* CUDA makes about 20 channels per context. */
+#define INITIAL_UNREGS 32u
+
+/* Pins on what a registration of the channel by the handle obj holds:
+ * the channel's hardware record, which carries its ID (and, for a
+ * channel outside any group, the group RM made for it: ledger.c,
+ * count_object), and the record of the group the handle hangs under,
+ * which RM dups for UVM (nvGpuOpsGetChannelTsgInfo, nv_gpu_ops.c,
+ * 580.95.05). RM never dups a channel (KernelChannel keeps resserv's
+ * resCanCopy, which says no), so the handle is the channel's own and its
+ * parent its group, or a dup of it. */
+static void pin_channel(struct ledger *l, uint32_t obj, uint32_t pins[2])
+{
+	const struct ledger_obj *o = &l->objs[obj];
+	uint32_t parent = o->has_parent ? ledger_obj_find(l, o->client, o->parent) : NONE;
+
+	pins[0] = ledger_pin_again(l, o->alloc);
+	pins[1] = LEDGER_NO_PIN;
+	if (parent != NONE && l->objs[parent].alloc != NONE && l->allocs[l->objs[parent].alloc].group)
+		pins[1] = ledger_pin_again(l, l->objs[parent].alloc);
+}
+
+/* A handle of a channel goes (free_subtree, before the count moves). */
+static void note_channel_free(struct ledger *l, uint32_t obj)
+{
+	struct ledger_unreg u = { .client = l->objs[obj].client, .handle = l->objs[obj].handle };
+
+	pin_channel(l, obj, u.pins);
+	if (!GS_ROOM_FOR_ONE(l->unreg, l->n_unreg, l->cap_unreg, INITIAL_UNREGS)) {
+		/* Nothing will unregister it: counted until the ledger goes. */
+		ledger_pin_keep(l, u.pins[0]);
+		ledger_pin_keep(l, u.pins[1]);
+		return;
+	}
+	l->unreg[l->n_unreg++] = u;
+}
+
+void ledger_watch_channel_frees(struct ledger *l)
+{
+	const struct ledger_change ch = { .op = LEDGER_OP_WATCH_CHANNELS };
+
+	if (l->channel_freed)
+		return;
+	l->channel_freed = note_channel_free;
+	ledger_journal(l, &ch);
+}
+
+bool ledger_watches_channel_frees(const struct ledger *l)
+{
+	return l->channel_freed != NULL;
+}
+
+/* ---- replay (the agent's state journal) ----------------------- */
 
 int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 {
@@ -931,83 +985,4 @@ int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 	l->channel_freed = freed;
 	l->journal = saved;
 	return rc;
-}
-
-/* One object as the changes that make it: a client, an object with its own
- * charge, or a dup of the first handle met on the same allocation. first
- * maps an allocation to that handle's object (NONE: not met yet). */
-static void snapshot_obj(const struct ledger *l, uint32_t idx, uint32_t *first, ledger_journal_fn emit,
-                         void *ctx)
-{
-	const struct ledger_obj *o = &l->objs[idx];
-	/* A root's parent is its own handle: add_obj frees an object of that
-	 * handle before it looks the parent up, so it finds none, where
-	 * parent 0 (a root's o->parent) would find a handle 0 of the client
-	 * made since, and hang the object, and its GPU, under it. */
-	struct ledger_change ch = { .client = o->client, .parent = o->has_parent ? o->parent : o->handle,
-	                            .handle = o->handle, .kind = o->kind, .cls = o->cls, .gpu = o->gpu };
-
-	if (o->kind == RM_CLASS_CLIENT && o->client == o->handle && !o->has_parent) {
-		ch.op = LEDGER_OP_NOTE_CLIENT;
-	} else if (o->alloc != NONE && first[o->alloc] != NONE) {
-		ch.op = LEDGER_OP_DUP;
-		ch.src_client = l->objs[first[o->alloc]].client;
-		ch.src_handle = l->objs[first[o->alloc]].handle;
-	} else {
-		ch.op = LEDGER_OP_ADD;
-		if (o->alloc != NONE) {
-			/* The first handle met on a hardware record stands for it,
-			 * as a dup that takes the count over does (hand_over). */
-			uint32_t owner = l->allocs[o->alloc].owner;
-			if (owner != NONE) {
-				ch.kind = l->objs[owner].kind;
-				ch.cls = l->objs[owner].cls;
-			}
-			ch.bytes = l->allocs[o->alloc].bytes;
-			ch.serial = l->allocs[o->alloc].serial;
-			ch.gpu = l->allocs[o->alloc].gpu;
-			first[o->alloc] = idx;
-		}
-	}
-	emit(ctx, &ch);
-	if (o->scheduled) {
-		struct ledger_change sch = { .op = LEDGER_OP_SCHEDULED, .client = o->client,
-		                             .handle = o->handle, .on = 1 };
-		emit(ctx, &sch);
-	}
-}
-
-/* Depth first from each root, without recursion (the workload sets the
- * depth): a child after its parent. */
-int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx)
-{
-	uint32_t *first = malloc(sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
-
-	if (!first)
-		return -1;
-	memset(first, 0xff, sizeof(uint32_t) * (l->n_allocs ? l->n_allocs : 1));
-	for (uint32_t root = 0; root < l->n_objs; root++) {
-		if (!l->objs[root].used || l->objs[root].has_parent)
-			continue;
-		uint32_t cur = root;
-		for (;;) {
-			snapshot_obj(l, cur, first, emit, ctx);
-			if (l->objs[cur].first_child != NONE) {
-				cur = l->objs[cur].first_child;
-				continue;
-			}
-			while (cur != root && l->objs[cur].next_sibling == NONE)
-				cur = ledger_obj_find(l, l->objs[cur].client, l->objs[cur].parent);
-			if (cur == root || cur == NONE)
-				break;
-			cur = l->objs[cur].next_sibling;
-		}
-	}
-	ledger_pins_snapshot(l, first, emit, ctx);
-	if (ledger_watches_channel_frees(l)) {
-		const struct ledger_change ch = { .op = LEDGER_OP_WATCH_CHANNELS };
-		emit(ctx, &ch);
-	}
-	free(first);
-	return 0;
 }
