@@ -11,14 +11,14 @@
  * ioctl must be trapped and decoded like a native one. */
 static struct gs_abi abis[] = {
 #if defined(__x86_64__)
-	{ "x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, false, -1, -1, -1, false, -1 },
-	{ "i386",   SCMP_ARCH_X86,    AUDIT_ARCH_I386,   true,  -1, -1, -1, true, -1 },
+	{ "x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, false, -1, -1, -1, false, -1, -1, -1 },
+	{ "i386",   SCMP_ARCH_X86,    AUDIT_ARCH_I386,   true,  -1, -1, -1, true, -1, -1, -1 },
 	/* x32 shares AUDIT_ARCH_X86_64 and marks its syscall numbers with
 	 * __X32_SYSCALL_BIT; libseccomp only generates x32 rules if asked. */
-	{ "x32",    SCMP_ARCH_X32,    AUDIT_ARCH_X86_64, true,  -1, -1, -1, false, -1 },
+	{ "x32",    SCMP_ARCH_X32,    AUDIT_ARCH_X86_64, true,  -1, -1, -1, false, -1, -1, -1 },
 #elif defined(__aarch64__)
-	{ "aarch64", SCMP_ARCH_AARCH64, AUDIT_ARCH_AARCH64, false, -1, -1, -1, false, -1 },
-	{ "arm",     SCMP_ARCH_ARM,     AUDIT_ARCH_ARM,     true,  -1, -1, -1, false, -1 },
+	{ "aarch64", SCMP_ARCH_AARCH64, AUDIT_ARCH_AARCH64, false, -1, -1, -1, false, -1, -1, -1 },
+	{ "arm",     SCMP_ARCH_ARM,     AUDIT_ARCH_ARM,     true,  -1, -1, -1, false, -1, -1, -1 },
 #else
 #error "gpusandbox: add this architecture's ABIs to arch/arch.c"
 #endif
@@ -50,6 +50,8 @@ int gs_abi_resolve(void)
 		abis[i].mmap_nr = resolve_optional(abis[i].scmp_arch, "mmap");
 		abis[i].mmap2_nr = resolve_optional(abis[i].scmp_arch, "mmap2");
 		abis[i].remap_file_pages_nr = resolve_optional(abis[i].scmp_arch, "remap_file_pages");
+		abis[i].clone_nr = resolve_optional(abis[i].scmp_arch, "clone");
+		abis[i].clone3_nr = resolve_optional(abis[i].scmp_arch, "clone3");
 	}
 	return 0;
 }

@@ -28,6 +28,10 @@ struct gs_abi {
 	/* remap_file_pages re-maps a shared file mapping through the file's
 	 * own mmap handler (-1 where the ABI lacks it). */
 	int         remap_file_pages_nr;
+	/* clone and clone3 (-1 where the ABI lacks one): the command line's
+	 * filter follows which tasks may come to share an fd table. */
+	int         clone_nr;
+	int         clone3_nr;
 };
 
 /* mmap2's offset unit on every ABI that has it (i386, arm). */

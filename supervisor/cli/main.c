@@ -217,6 +217,12 @@ static int choose_driver_and_filter(struct run *r)
 		return GS_EXIT_ERROR;
 	r->filter_opts.trap_uvm_mmap = r->o.quota.managed == GS_MANAGED_DENY;
 	r->filter_opts.rm_abi = r->driver.rm_abi;
+	/* The clones that share an fd table beyond a thread group are
+	 * followed (filter.h, quiesce.h). GPUSANDBOX_TEST_NO_CLONE_TRACK, in
+	 * our own environment: not trapped, while the session still takes
+	 * none to have come (tests/adv client_fdswap:proc's baseline). */
+	r->filter_opts.follow_shared_tables = getenv("GPUSANDBOX_TEST_NO_CLONE_TRACK") == NULL;
+	r->cfg.follows_shared_tables = true;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");
 		return GS_EXIT_ERROR;

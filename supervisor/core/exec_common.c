@@ -52,7 +52,9 @@ bool notif_still_valid(const struct call *c)
  * was taken is dropped, and the call ends without an answer. */
 int dup_trapped_fd(struct call *c, int wfd)
 {
-	int fd = dup_workload_fd(&c->sb->pidfds, c->tid, wfd);
+	/* The uvm_ctlfd baselines take any file, as before the checks. */
+	int fd = c->sb->uvm_ctlfd_test != GS_UVM_CTLFD_CHECKED ? dup_workload_fd_any(&c->sb->pidfds, c->tid, wfd)
+	                                                       : dup_workload_fd(&c->sb->pidfds, c->tid, wfd);
 
 	if (fd >= 0 && !notif_still_valid(c)) {
 		close(fd);
@@ -81,7 +83,8 @@ int dup_trapped_fd(struct call *c, int wfd)
 bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track, const char **why)
 {
 	struct gs_session *sb = c->sb;
-	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx, track != NULL, track };
+	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx, track != NULL, track,
+	                                    sb->tables_shared };
 
 	if (sb->quiesce_off)
 		return true;

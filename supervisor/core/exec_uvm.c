@@ -234,7 +234,8 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
  * at all, for closing our dup of a FUSE file the workload serves would
  * wait for its server's FLUSH (tests/adv/uvm_ctlfd fuse). Only a swap
  * that lands between that look and the dup gets a file of the
- * workload's dup'ed, and then refused on the dup. */
+ * workload's dup'ed, and that dup is parked, not closed (workload.h),
+ * and the map refused. */
 static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
                                 const struct gs_uvm_layout *lay, uint8_t *params)
 {

@@ -49,6 +49,7 @@
 #include "rm_tables.h"
 #include "session.h"
 #include "exec_int.h"
+#include "filter.h"
 #include "exec_managed.h"
 #include "executor.h"
 #include "stack.h"
@@ -364,9 +365,10 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
  * for its mappings is found with one kcmp instead of a look, a dup from
  * the task and its close (issue #16; the fetch's ID_VALID confirms the
  * look by tid). Otherwise no dup of a file that is not UVM's
- * (dup_workload_fd_kind looks first). *other when the
- * number names another file (with our dup of it only when a swap came
- * between the look and the dup); -1 with errno when it cannot be taken. */
+ * (dup_workload_fd_kind looks first, and parks a dup a swap after the
+ * look made of a file that is not the driver's). *other when the number
+ * names another file (with our dup of it only when that file is another
+ * of the driver's); -1 with errno when it cannot be taken. */
 static int uvm_file_for_call(struct call *c, bool *other)
 {
 	enum gs_node_kind kind;
@@ -552,6 +554,17 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
 	return undone;
 }
 
+/* follow_shared_tables (filter.h): a clone that makes a process sharing
+ * its creator's fd table. From now on any quiesce of this sandbox walks
+ * every process for the caller's sharers; set under the session lock,
+ * before the clone runs, so no quiesce can miss the new process. */
+static struct answer note_shared_table(struct call *c, const struct seccomp_data *data)
+{
+	if (GS_FILTER_CLONE_SHARES_FILES(data->args[0]))
+		c->sb->tables_shared = true;
+	return answer_continue();
+}
+
 void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 {
 	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
@@ -568,6 +581,9 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
 		/* managed = deny traps mmap calls shaped like a UVM mapping. */
 		a = handle_uvm_mmap(&c, data);
+	} else if (c.abi && c.abi->clone_nr >= 0 && data->nr == c.abi->clone_nr) {
+		a = note_shared_table(&c, data);
+		record = false;
 	} else if (!c.abi || data->nr != c.abi->ioctl_nr) {
 		/* Otherwise the filter traps only ioctl; anything else here
 		 * is a filter bug, and a bug must not let a call through. */

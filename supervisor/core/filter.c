@@ -184,6 +184,26 @@ static int add_uvm_map_rules(scmp_filter_ctx ctx, const struct gs_rm_abi *abi, s
 	return 0;
 }
 
+/* follow_shared_tables (filter.h): clone3 refused with ENOSYS, as a
+ * kernel without it would (glibc, musl and the Go and Rust runtimes then
+ * use clone); a clone with CLONE_FILES and without CLONE_THREAD trapped
+ * (the supervisor notes it and continues it). */
+static int add_clone_rules(scmp_filter_ctx ctx, const struct gs_abi *abi, struct gs_error *err)
+{
+	int rc = 0;
+
+	/* By name, as the other rules: the context is this ABI's, and
+	 * libseccomp numbers the call for it (x32's carry their bit). */
+	if (abi->clone3_nr >= 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (rc == 0 && abi->clone_nr >= 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
+		                      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FILES | CLONE_THREAD, CLONE_FILES));
+	if (rc < 0)
+		return gs_fail(err, -rc, "seccomp_rule_add(clone, %s)", abi->name);
+	return 0;
+}
+
 /* One ABI's rules in a context of its own: libseccomp adds a rule to every
  * architecture of a context, and i386's "mmap" needs other rules than
  * x86_64's. The contexts are merged afterwards. */
@@ -229,6 +249,8 @@ static scmp_filter_ctx build_abi_filter(const struct gs_abi *abi, bool native,
 	if (add_listener_refusal(ctx, err) < 0 || add_iouring_refusal(ctx, err) < 0)
 		goto fail;
 	if (opts->trap_uvm_mmap && add_mmap_rules(ctx, abi, err) < 0)
+		goto fail;
+	if (opts->follow_shared_tables && add_clone_rules(ctx, abi, err) < 0)
 		goto fail;
 	return ctx;
 fail:

@@ -5,6 +5,7 @@
 #ifndef GPUSANDBOX_FILTER_H
 #define GPUSANDBOX_FILTER_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 
@@ -45,7 +46,16 @@ struct gs_filter_opts {
 	bool trap_uvm_mmap;
 	/* The running driver's RM tables: which escapes are trapped. */
 	const struct gs_rm_abi *rm_abi;
+	/* The command line's sandbox: a clone that makes a process sharing
+	 * its creator's fd table is trapped (and continued), clone3, whose
+	 * flags a filter cannot read, refused with ENOSYS (C libraries fall
+	 * back to clone), so that the supervisor knows whether any fd table
+	 * may be shared beyond a thread group (quiesce.h). */
+	bool follow_shared_tables;
 };
+/* The clone flags of a process that shares its creator's fd table. */
+#define GS_FILTER_CLONE_SHARES_FILES(flags) \
+	(((flags) & (CLONE_FILES | CLONE_THREAD)) == CLONE_FILES)
 
 /* Builds the filter and loads it in the calling process with a new listener.
  * The caller must have set NO_NEW_PRIVS. Returns the listener fd or -1. */

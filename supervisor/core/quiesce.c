@@ -449,9 +449,12 @@ static const char *stop_sharers(struct gs_quiesce *q)
 	for (bool walk = false;; walk = true) {
 		int fresh = 0, n;
 
-		n = walk ? gs_fd_sharers(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS)
-		         : scan_process(q->caller, q->caller, q->who->tasks, found,
-		                        GS_QUIESCE_MAX_SHARERS, 0);
+		/* Without others_may_share the second look is the thread
+		 * group's again: a thread not yet stopped may have made
+		 * another. */
+		n = walk && q->who->others_may_share
+		            ? gs_fd_sharers(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS)
+		            : scan_process(q->caller, q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS, 0);
 		for (int i = 0; i < n && !q->why; i++)
 			if (!seized_already(q, found[i]) && seize_and_interrupt(q, found[i]) == 0)
 				fresh++;
@@ -555,7 +558,7 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	 * answers without a walk of every process. Only a "yes" is taken
 	 * from it; "none" is asked of the full walk, as before. */
 	int n = scan_process(caller, caller, who->tasks, probe, 1, 0);
-	if (n == 0)
+	if (n == 0 && who->others_may_share)
 		n = gs_fd_sharers(caller, who->tasks, probe, 1);
 
 	*qp = NULL;

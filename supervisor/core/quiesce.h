@@ -62,6 +62,12 @@ struct gs_quiesce_who {
 	 * NULL) meanwhile. */
 	bool                     seize_lone;
 	struct gs_inflight      *track;
+	/* May a task of another thread group share the caller's fd table?
+	 * Only a clone with CLONE_FILES and without CLONE_THREAD makes one;
+	 * false when the sandbox's filter follows those and none came
+	 * (filter.h): then the caller's own thread group is all there is to
+	 * stop, and no walk of every process is made. */
+	bool                     others_may_share;
 };
 
 /* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)

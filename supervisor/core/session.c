@@ -89,6 +89,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->stacks = cfg->stacks && cfg->audit && gs_stack_available();
 	sb->trace = cfg->trace;
 	gs_pidfd_cache_init(&sb->pidfds);
+	sb->pidfds.test_no_park = getenv("GPUSANDBOX_TEST_NO_PARK") != NULL;
 	/* The command line's sandbox: the workload we launched and all its
 	 * descendants, with this process as their subreaper. */
 	gs_taskset_process_tree(&sb->tasks, getpid());
@@ -109,6 +110,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	sb->quiesce_off = getenv("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
+	sb->tables_shared = !cfg->follows_shared_tables;
 	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(getenv("GPUSANDBOX_TEST_UVM_CTLFD"));
 	return 0;
 }

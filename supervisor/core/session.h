@@ -122,6 +122,13 @@ struct gs_session {
 	 * tests' baseline of client_fdswap, a continued client without its
 	 * fd table held still. Never for use. */
 	bool                 quiesce_off;
+	/* May an fd table of the sandbox be shared beyond a thread group?
+	 * Set from the start unless the filter follows the clones that make
+	 * one (gs_session_config.follows_shared_tables), and then by the
+	 * first such clone (exec_clone, under the session lock, before the
+	 * clone runs). Unset, a quiesce stops the caller's own sharing
+	 * threads without a walk of every process (issue #16). */
+	bool                 tables_shared;
 	/* GPUSANDBOX_TEST_UVM_CTLFD in the supervisor's own environment: the
 	 * tests' baselines of uvm_ctlfd, a UVM map whose rmCtrlFd is not
 	 * checked to be the client's control file ("unchecked"), or checked
@@ -151,6 +158,12 @@ struct gs_session_config {
 	struct gs_learn *learn;
 	struct gs_audit *audit;
 	bool             stacks;          /* audit refusals with their call stacks */
+	/* The filter traps the clones that make a process share its
+	 * creator's fd table (gs_filter_opts.follow_shared_tables): until one
+	 * comes, no fd table of the sandbox is shared beyond a thread group.
+	 * False: any may be (the agent's containers, whose history before
+	 * their filter is not ours to know). */
+	bool             follows_shared_tables;
 	FILE            *trace;
 	const char      *id;              /* NULL: a random one */
 };

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
+#include "private_table.h"
 #include "stack.h"
 
 #define PATH_BUF 64
@@ -472,28 +473,42 @@ static void stack_from_msg(struct gs_stack *out, const struct stack_msg *msg)
 	}
 }
 
-/* The unwinding child of one copied stack: its answer, within
- * GS_STACK_TIMEOUT_MS. */
-static uint32_t unwind_copy(struct unwind *u, struct gs_stack *out)
+struct unwind_job {
+	struct unwind   *u;
+	struct gs_stack *out;
+	uint32_t         err;
+};
+
+/* The unwinding child of one copied stack and its answer, within
+ * GS_STACK_TIMEOUT_MS; run in a private, empty fd table, so that the
+ * child copies no file of ours (gs_private_table_run says why). */
+static void unwind_in_child(void *arg)
 {
+	struct unwind_job *job = arg;
 	struct stack_msg msg;
-	uint32_t err;
 	int pfd[2];
 	pid_t child;
 
+	job->err = STACK_CHILD;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return STACK_CHILD;
+		return;
 	child = fork();
 	if (child == 0) {
 		close(pfd[0]);
-		unwind_child(u, pfd[1]);
+		unwind_child(job->u, pfd[1]);
 	}
 	close(pfd[1]);
-	err = child < 0 ? STACK_CHILD : await_child(child, pfd[0], &msg);
+	job->err = child < 0 ? STACK_CHILD : await_child(child, pfd[0], &msg);
 	close(pfd[0]);
-	if (err == STACK_OK)
-		stack_from_msg(out, &msg);
-	return err;
+	if (job->err == STACK_OK)
+		stack_from_msg(job->out, &msg);
+}
+
+static uint32_t unwind_copy(struct unwind *u, struct gs_stack *out)
+{
+	struct unwind_job job = { u, out, STACK_CHILD };
+
+	return gs_private_table_run(unwind_in_child, &job) == 0 ? job.err : STACK_CHILD;
 }
 
 void gs_stack_read(pid_t tid, struct gs_stack *out)

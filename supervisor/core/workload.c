@@ -32,6 +32,66 @@ void gs_pidfd_cache_init(struct gs_pidfd_cache *pc)
 {
 	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)
 		pc->slot[i] = (struct gs_pidfd_slot){ .tid = 0, .pidfd = -1 };
+	pthread_mutex_init(&pc->parked_lock, NULL);
+	pc->n_parked = 0;
+}
+
+/* ---- parked dups (workload.h, struct gs_pidfd_cache) ----------------------- */
+
+struct closing {
+	unsigned n;
+	int      fd[];
+};
+
+static void *close_them(void *arg)
+{
+	struct closing *c = arg;
+
+	for (unsigned i = 0; i < c->n; i++)
+		close(c->fd[i]);
+	free(c);
+	return NULL;
+}
+
+/* Closes n fds from a detached thread: whoever serves them may keep that
+ * thread, never the caller. Closed here when no thread can be made (the
+ * rare case keeps the old wait rather than a leak). */
+static void close_detached(const int *fds, unsigned n)
+{
+	struct closing *c = n ? malloc(sizeof(*c) + n * sizeof(int)) : NULL;
+	pthread_attr_t attr;
+	pthread_t t;
+	bool started = false;
+
+	if (!c) {
+		for (unsigned i = 0; i < n; i++)
+			close(fds[i]);
+		return;
+	}
+	c->n = n;
+	memcpy(c->fd, fds, n * sizeof(int));
+	if (pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		started = pthread_create(&t, &attr, close_them, c) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	if (!started)
+		(void)close_them(c);
+}
+
+static void park_fd(struct gs_pidfd_cache *pc, int fd)
+{
+	if (pc->test_no_park) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&pc->parked_lock);
+	bool kept = pc->n_parked < GS_PARKED_MAX;
+	if (kept)
+		pc->parked[pc->n_parked++] = fd;
+	pthread_mutex_unlock(&pc->parked_lock);
+	if (!kept)
+		close_detached(&fd, 1);
 }
 
 void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc)
@@ -39,7 +99,11 @@ void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc)
 	for (unsigned i = 0; i < GS_PIDFD_CACHE; i++)
 		if (pc->slot[i].pidfd >= 0)
 			close(pc->slot[i].pidfd);
+	close_detached(pc->parked, pc->n_parked);
+	pthread_mutex_destroy(&pc->parked_lock);
+	const bool test = pc->test_no_park;
 	gs_pidfd_cache_init(pc);
+	pc->test_no_park = test;
 }
 
 /* ---- memory of the workload ---------------------------------------------- */
@@ -207,6 +271,21 @@ static int getfd_of_task(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
  * every device allocation being made in a private table of its own
  * (private_table.h). The look through /proc comes first, so that a file
  * of another kind (a FUSE file the workload serves) is never dup'ed. */
+/* The dup, and what it is to the driver; a dup of anything else is
+ * parked, never closed here (-1, errno ENODEV). */
+static int getfd_of_driver(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind)
+{
+	int fd = getfd_of_task(pc, tid, wfd);
+
+	*kind = fd >= 0 ? fd_node_kind_cached(fd) : GS_NODE_NONE;
+	if (fd >= 0 && *kind == GS_NODE_NONE) {
+		park_fd(pc, fd);
+		errno = ENODEV;
+		return -1;
+	}
+	return fd;
+}
+
 int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, unsigned kinds,
                          enum gs_node_kind *kind)
 {
@@ -215,15 +294,17 @@ int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, unsigned
 		errno = ENODEV;
 		return -1;
 	}
-	int fd = getfd_of_task(pc, tid, wfd);
-
-	*kind = fd >= 0 ? fd_node_kind_cached(fd) : GS_NODE_NONE;
-	return fd;
+	return getfd_of_driver(pc, tid, wfd, kind);
 }
 
-/* Its callers know what the fd must be, and check it themselves: no
- * statx for a kind nobody reads. */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
+{
+	enum gs_node_kind kind;
+
+	return getfd_of_driver(pc, tid, wfd, &kind);
+}
+
+int dup_workload_fd_any(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 {
 	return getfd_of_task(pc, tid, wfd);
 }

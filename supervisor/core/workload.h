@@ -13,6 +13,7 @@
 #ifndef GPUSANDBOX_WORKLOAD_H
 #define GPUSANDBOX_WORKLOAD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,9 +29,30 @@ struct gs_pidfd_slot {
 	int   pidfd;
 };
 
-/* pidfds of recently trapped tasks, indexed by tid. */
+/* Dups of workload files kept unclosed, at most (beyond: each closed by
+ * a thread of its own). */
+#define GS_PARKED_MAX 256u
+
+/* pidfds of recently trapped tasks, indexed by tid; and the dups parked.
+ * A dup of a workload fd that turns out not to be the driver's (another
+ * thread swapped the number between our look at it and our dup) may be a
+ * FUSE file the workload serves: closing it asks the server (FLUSH), and
+ * the closer waits for the answer uninterruptibly, so a worker that
+ * closed it could be held for as long as the server liked (issue #17).
+ * Such a dup is parked instead: never closed while the sandbox lives, and
+ * at its end closed by a thread of its own that nothing waits for (a
+ * server inside the sandbox has died with it by then, and a close of its
+ * file no longer waits). */
 struct gs_pidfd_cache {
 	struct gs_pidfd_slot slot[GS_PIDFD_CACHE];
+	pthread_mutex_t      parked_lock;  /* workers off the session lock park too */
+	int                  parked[GS_PARKED_MAX];
+	unsigned             n_parked;
+	/* GPUSANDBOX_TEST_NO_PARK in the supervisor's own environment
+	 * (gs_session_init): such a dup is closed at once, as before, so
+	 * that tests/adv uvm_ctlfd:race's baseline shows what parking
+	 * prevents. Never for use. */
+	bool                 test_no_park;
 };
 
 void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
@@ -92,13 +114,19 @@ struct gs_mem_out {
 int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,
                        const struct gs_mem_out *b);
 
-/* Our dup of fd wfd of task tid, or -1 with errno set. _kind: only when a
- * look through /proc (task_fd_node_kind_cached) finds the file of a kind
- * in kinds (GS_NODE_BIT), else -1 with errno ENODEV and no dup; *kind is
- * what the dup (or the look) is to the driver. */
+/* Our dup of fd wfd of task tid, or -1 with errno set. Only a file of the
+ * driver's is returned: a dup of another is parked (above), with -1 and
+ * errno ENODEV. _kind: only when a look through /proc
+ * (task_fd_node_kind_cached) finds the file of a kind in kinds
+ * (GS_NODE_BIT), else -1 with errno ENODEV and no dup; *kind is what the
+ * dup (or the look) is to the driver. */
 int dup_workload_fd(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
 int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, unsigned kinds,
                          enum gs_node_kind *kind);
+/* Any file, not parked: for the tests' baselines of uvm_ctlfd alone
+ * (GPUSANDBOX_TEST_UVM_CTLFD), which show what the checks after a dup
+ * prevent. */
+int dup_workload_fd_any(struct gs_pidfd_cache *pc, pid_t tid, int wfd);
 
 /* Does our fd lead to the driver's UVM device, to its control node?
  * uvm_major (fd_is_uvm) is the nvidia-uvm major, 0 if unknown. */

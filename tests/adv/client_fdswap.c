@@ -19,7 +19,11 @@
  *
  *   client_fdswap thread [TRIES]  the swapper is a thread of this process
  *   client_fdswap proc     the swapper is a process of another tgid that
- *                          shares this fd table (clone CLONE_FILES)
+ *                          shares this fd table: made with clone3 where
+ *                          the kernel takes it (gpusandbox's filter
+ *                          answers ENOSYS, so that it sees every such
+ *                          process made: filter.h), else with clone
+ *                          (CLONE_FILES); prints clone3= (ok or ENOSYS)
  *   client_fdswap busy     no attack: a PyTorch-like process, whose other
  *                          threads keep making RM controls (trapped, and
  *                          received by other workers meanwhile) while one
@@ -37,6 +41,8 @@
  * attempts= made= refused= won= calm= calm_made= and SUMMARY.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <linux/sched.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -193,6 +199,27 @@ static int calm_attempt(int i, int *refused)
 	return made;
 }
 
+/* The swapper process: another tgid, its own memory, this fd table. By
+ * clone3 first (fork's return, no new stack: no CLONE_VM), as a workload
+ * that meant to slip past a filter watching clone would; by clone when
+ * clone3 is refused. *clone3_errno: 0 or why clone3 failed. */
+static pid_t clone_sharing_files(int *clone3_errno)
+{
+	struct clone_args ca = { .flags = CLONE_FILES, .exit_signal = SIGCHLD };
+	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+
+	if (pid == 0) {
+		swap_loop(NULL);
+		_exit(0);
+	}
+	*clone3_errno = pid < 0 ? errno : 0;
+	if (pid > 0)
+		return (pid_t)pid;
+	char *stack = mmap(NULL, SWAPPER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+	                   0);
+	return clone(swap_loop, stack + SWAPPER_STACK, CLONE_FILES | SIGCHLD, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	bool as_proc = argc > 1 && strcmp(argv[1], "proc") == 0;
@@ -202,6 +229,7 @@ int main(int argc, char **argv)
 	int made = 0, refused = 0, i, won = 0, calm = 0, calm_made = 0;
 	pthread_t swap;
 	pid_t swap_pid = -1;
+	int clone3_errno = 0;
 
 	adv_session_or_die(&s, -1, "client_fdswap");
 	session_fd = s.fd;
@@ -228,10 +256,7 @@ int main(int argc, char **argv)
 		return ADV_EXIT_SETUP;
 	}
 	if (as_proc) {
-		char *stack = mmap(NULL, SWAPPER_STACK, PROT_READ | PROT_WRITE,
-		                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-		/* Another tgid, its own memory, this fd table. */
-		swap_pid = clone(swap_loop, stack + SWAPPER_STACK, CLONE_FILES | SIGCHLD, NULL);
+		swap_pid = clone_sharing_files(&clone3_errno);
 	} else {
 		pthread_create(&swap, NULL, swapper_thread, NULL);
 	}
@@ -257,6 +282,8 @@ int main(int argc, char **argv)
 	won = won || driver_over_quota();
 	printf("swapper=%s attempts=%d made=%d refused=%d won=%d calm=%d calm_made=%d\n",
 	       as_proc ? "proc" : "thread", i, made + calm_made, refused, won, calm, calm_made);
+	if (as_proc)
+		printf("clone3=%s\n", clone3_errno == 0 ? "ok" : clone3_errno == ENOSYS ? "ENOSYS" : strerror(clone3_errno));
 	adv_print_summary(&t);
 	return 0;
 }

@@ -27,14 +27,14 @@
  *                    rmCtrlFd's number names the client's file while a
  *                    second thread dup2()s PATH, the other control file
  *                    and the client's file onto it in turn; the map is
- *                    made ROUNDS times (FLIP_ROUNDS; the baseline, whose
+ *                    made ROUNDS times (FLIP_ROUNDS; the baselines, whose
  *                    window is narrow, more). The supervisor must make no
- *                    ioctl on PATH. It does close its dup of PATH when a
- *                    flip lands between its look at the caller's fd table
- *                    and its dup, and FUSE asks the server about that
- *                    close (FLUSH): counted (outside_other), not judged,
- *                    since any trapped ioctl on PATH does the same
- *                    (SECURITY.md, "Open")
+ *                    ioctl on PATH. When a flip lands between its look at
+ *                    the caller's fd table and its dup, it has a dup of
+ *                    PATH, which it parks: closed only at the sandbox's
+ *                    end, so no map waits for the server's answer to a
+ *                    FLUSH (bad_ms, judged; the baseline that closes it
+ *                    at once, GPUSANDBOX_TEST_NO_PARK, waits 5 s)
  *   uvm_ctlfd serve DIR STATS
  *                    the FUSE server: mounts a one-file file system on DIR
  *                    (its file: ctl) and answers the sandbox's requests at
