@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "adv.h"
+#include "../lib/uuid_text.h"
 
 #define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
 #define TSG_PARAMS     20
@@ -91,27 +92,6 @@ struct result {
 static uint8_t group_params[TSG_PARAMS];
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t gpu_uuid[UVM_UUID_BYTES];
-
-/* 16 raw bytes from "GPU-xxxxxxxx-xxxx-...": its hex digits. */
-static int uuid_from_text(const char *text, uint8_t out[UVM_UUID_BYTES])
-{
-	size_t n = 0;
-
-	memset(out, 0, UVM_UUID_BYTES);
-	if (strncmp(text, "GPU-", 4) != 0)
-		return -1;
-	for (const char *p = text + 4; *p && n < 2 * UVM_UUID_BYTES; p++) {
-		if (*p == '-')
-			continue;
-		if (!isxdigit((unsigned char)*p))
-			return -1;
-		unsigned v = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
-		                                        : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
-		out[n / 2] |= (uint8_t)(n % 2 ? v : v << 4);
-		n++;
-	}
-	return n == 2 * UVM_UUID_BYTES ? 0 : -1;
-}
 
 /* The first GPU's UUID as a UVM caller learns it: CARD_INFO's gpu_id,
  * then GET_UUID_FROM_GPU_ID. */

@@ -14,32 +14,12 @@
 #include <unistd.h>
 
 #include "fake_selftest.h"
+#include "../lib/uuid_text.h"
 
 /* A GPU UUID no fake GPU has (16 raw bytes of it). */
 #define UUID_NOT_A_GPU 0x11
 /* A handle that names nothing in the client. */
 #define H_NOTHING 0x5c0ffee0u
-
-/* 16 raw bytes from "GPU-xxxxxxxx-xxxx-...": its hex digits. */
-static int uuid_from_text(const char *text, uint8_t out[UVM_UUID_BYTES])
-{
-	size_t n = 0;
-
-	memset(out, 0, UVM_UUID_BYTES);
-	if (strncmp(text, "GPU-", 4) != 0)
-		return -1;
-	for (const char *p = text + 4; *p && n < 2 * UVM_UUID_BYTES; p++) {
-		if (*p == '-')
-			continue;
-		if (!isxdigit((unsigned char)*p))
-			return -1;
-		unsigned v = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
-		                                        : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
-		out[n / 2] |= (uint8_t)(n % 2 ? v : v << 4);
-		n++;
-	}
-	return n == 2 * UVM_UUID_BYTES ? 0 : -1;
-}
 
 /* GPU 0's UUID, as a UVM caller learns it: CARD_INFO's gpu_id, then
  * GET_UUID_FROM_GPU_ID. */

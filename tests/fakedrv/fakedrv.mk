@@ -27,7 +27,7 @@ $(STALLFS_BIN): tests/sm/stallfs.c $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(FAKEDRV_LIBS)
 
 FAKEDRV_SELFTEST_SRCS := $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_DIR)/fake_selftest_uvmchan.c
-$(FAKEDRV_SELFTEST): $(FAKEDRV_SELFTEST_SRCS) $(FAKEDRV_DIR)/fake_selftest.h $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
+$(FAKEDRV_SELFTEST): $(FAKEDRV_SELFTEST_SRCS) $(FAKEDRV_DIR)/fake_selftest.h tests/lib/uuid_text.h $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_SELFTEST_SRCS) $(LDFLAGS)
 
 .PHONY: fakedrv fakedrv-selftest fakedrv-clean
