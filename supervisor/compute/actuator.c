@@ -51,9 +51,14 @@ void cs_fail(struct gs_compute_share *cs)
 
 /* ---- the toggle ------------------------------------------------------------ */
 
-/* Our dup of fd wfd of task tid, if it is h_client's open file. */
+/* Our dup of fd wfd of task tid, if it is h_client's open file. A look
+ * by kcmp first, so that no other file of the task's is dup'ed: the walk
+ * below meets every fd of every task, and a dup of a FUSE file the
+ * workload serves would be parked for the sandbox's life (workload.h). */
 static int dup_if_client_file(struct gs_session *sb, uint32_t h_client, pid_t tid, int wfd)
 {
+	if (ledger_task_fd_is_client_file(&sb->ledger, h_client, tid, wfd) != 1)
+		return -1;
 	int fd = dup_workload_fd(&sb->pidfds, tid, wfd);
 
 	/* The fd number may have been closed and reused for another file

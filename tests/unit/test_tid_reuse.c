@@ -133,6 +133,10 @@ int main(void)
 	scratch.listener = listener;
 	CHECK(ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, scratch.req) == 0);
 	gs_pidfd_cache_init(&sb.pidfds);
+	/* The target is a plain file, not the driver's: dups of it are taken
+	 * as the uvm_ctlfd baselines take them (any file), not parked
+	 * (workload.h), for what is tested here is whose fd it is. */
+	sb.uvm_ctlfd_test = GS_UVM_CTLFD_UNCHECKED;
 	struct call c = { .sb = &sb, .scratch = &scratch, .tid = (pid_t)scratch.req->pid, .dup = -1,
 	                  .mem = GS_TASK_MEM_CLOSED };
 	/* As the executor does: the address space first, then ID_VALID. */
@@ -172,7 +176,7 @@ int main(void)
 
 	/* Baseline: by tid alone, the cached pidfd's task is gone and a
 	 * fresh one names B. */
-	fd = dup_workload_fd(&sb.pidfds, c.tid, TARGET_FD);
+	fd = dup_workload_fd_any(&sb.pidfds, c.tid, TARGET_FD);
 	CHECK(fd >= 0 && names(fd, NAME_B));
 	if (fd >= 0)
 		close(fd);
