@@ -36,9 +36,7 @@
 #define TAKEN_MAX (MAX_BORROWED_GPU_FDS + CALL_FDS)
 
 struct job {
-	struct gs_private_call  *call;     /* or, for gs_private_table_run: */
-	void                   (*fn)(void *arg);
-	void                    *arg;
+	struct gs_private_call  *call;
 	enum gs_private_outcome  outcome;
 	bool                     done;     /* under sp.lock */
 	struct job              *next;
@@ -159,12 +157,7 @@ static void *helper(void *arg)
 	struct taken t = { .n = 0 };
 
 	if (unshare(CLONE_FILES) < 0 || syscall(SYS_close_range, 0, ~0u, 0) < 0) {
-		if (j->call)
-			j->call->err = errno;
-	} else if (j->fn) {
-		j->fn(j->arg);
-		syscall(SYS_close_range, 0, ~0u, 0);
-		outcome = GS_PRIVATE_PERFORMED;
+		j->call->err = errno;
 	} else {
 		outcome = make_call(j->call, false, &t);
 		syscall(SYS_close_range, 0, ~0u, 0);
@@ -202,8 +195,7 @@ static void *spawner(void *arg)
 		pthread_t h;
 		int rc = pthread_create(&h, &attr, helper, j);
 		if (rc) {
-			if (j->call)
-				j->call->err = rc;
+			j->call->err = rc;
 			finish(j, GS_PRIVATE_FAILED);
 		}
 		pthread_mutex_lock(&sp.lock);
@@ -242,22 +234,6 @@ int gs_private_table_start(struct gs_error *err)
 	return rc ? gs_fail(err, rc, "starting the device allocations' spawner thread") : 0;
 }
 
-/* Queues j for the spawner and waits until it is done. Called with
- * sp.lock held; returns with it released. */
-static enum gs_private_outcome queue_and_wait(struct job *j)
-{
-	if (sp.tail)
-		sp.tail->next = j;
-	else
-		sp.head = j;
-	sp.tail = j;
-	pthread_cond_signal(&sp.wake);
-	while (!j->done)
-		pthread_cond_wait(&sp.finished, &sp.lock);
-	pthread_mutex_unlock(&sp.lock);
-	return j->outcome;
-}
-
 enum gs_private_outcome gs_private_table_call(struct gs_private_call *pc)
 {
 	struct job j = { .call = pc, .outcome = GS_PRIVATE_FAILED, .next = NULL };
@@ -279,22 +255,14 @@ enum gs_private_outcome gs_private_table_call(struct gs_private_call *pc)
 		close_taken(&t);
 		return j.outcome;
 	}
-	return queue_and_wait(&j);
-}
-
-int gs_private_table_run(void (*fn)(void *arg), void *arg)
-{
-	struct job j = { .fn = fn, .arg = arg, .outcome = GS_PRIVATE_FAILED, .next = NULL };
-
-	pthread_mutex_lock(&sp.lock);
-	if (sp.pid != getpid()) {
-		pthread_mutex_unlock(&sp.lock);
-		errno = ESRCH;
-		return -1;
-	}
-	if (queue_and_wait(&j) != GS_PRIVATE_PERFORMED) {
-		errno = EAGAIN;
-		return -1;
-	}
-	return 0;
+	if (sp.tail)
+		sp.tail->next = &j;
+	else
+		sp.head = &j;
+	sp.tail = &j;
+	pthread_cond_signal(&sp.wake);
+	while (!j.done)
+		pthread_cond_wait(&sp.finished, &sp.lock);
+	pthread_mutex_unlock(&sp.lock);
+	return j.outcome;
 }

@@ -78,11 +78,4 @@ int gs_private_table_start(struct gs_error *err);
  * the shared table: GS_PRIVATE_FAILED when no helper could be made. */
 enum gs_private_outcome gs_private_table_call(struct gs_private_call *pc);
 
-/* Runs fn(arg) in a helper whose fd table is its own and empty, and waits
- * for it: a process fn forks copies none of the shared table's files. A
- * dup parked there may be a FUSE file, whose every close, a forked
- * child's at its exit included, asks its server and waits (workload.h).
- * 0, or -1 with errno (ESRCH: the spawner is not running here). */
-int gs_private_table_run(void (*fn)(void *arg), void *arg);
-
 #endif

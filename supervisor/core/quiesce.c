@@ -633,6 +633,10 @@ static bool wait_done(struct gs_quiesce *q, uint64_t deadline)
 static void quiesce_end(struct gs_quiesce *q, bool continued)
 {
 	struct timespec now;
+	/* Read while q is surely ours: once wait_done gives q up, the
+	 * tracing thread may free it at any moment (found by make tsan on
+	 * uvm_channel:stall, whose caller stays past the deadline). */
+	const pthread_t thread = q->thread;
 
 	pthread_mutex_lock(&q->m);
 	if (q->go == GO_WAIT)
@@ -645,7 +649,7 @@ static void quiesce_end(struct gs_quiesce *q, bool continued)
 	if (!wait_done(q, deadline)) {
 		/* The caller is still in its ioctl: the thread keeps the
 		 * sharers stopped until it leaves, and frees q then. */
-		pthread_detach(q->thread);
+		pthread_detach(thread);
 		return;
 	}
 	pthread_join(q->thread, NULL);

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -32,7 +33,6 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
-#include "private_table.h"
 #include "stack.h"
 
 #define PATH_BUF 64
@@ -446,6 +446,37 @@ static _Noreturn void unwind_child(struct unwind *u, int wfd)
 /* ---- the supervisor's side ------------------------------------------------------ */
 
 /* The child's answer within the time left, or an error code. */
+static void *reap_in_thread(void *arg)
+{
+	pid_t child = (pid_t)(intptr_t)arg;
+
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* The child copied our fd table, dups parked there included (workload.h):
+ * its exit closes them, and the close of a FUSE file the workload serves
+ * waits for the server. So the child is reaped at once only when it is
+ * gone already, else by a detached thread of its own, which nobody waits
+ * for (found by uvm_ctlfd race: a map held 5 s by a refusal's stack). */
+static void reap_child(pid_t child)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool started = false;
+
+	if (waitpid(child, NULL, WNOHANG) != 0)
+		return;
+	if (pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		started = pthread_create(&t, &attr, reap_in_thread, (void *)(intptr_t)child) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	if (!started)
+		(void)reap_in_thread((void *)(intptr_t)child);
+}
+
 static uint32_t await_child(pid_t child, int rfd, struct stack_msg *msg)
 {
 	struct pollfd p = { rfd, POLLIN, 0 };
@@ -454,8 +485,7 @@ static uint32_t await_child(pid_t child, int rfd, struct stack_msg *msg)
 	if (poll(&p, 1, GS_STACK_TIMEOUT_MS) == 1)
 		n = read(rfd, msg, sizeof(*msg));
 	kill(child, SIGKILL);
-	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-		;
+	reap_child(child);
 	if (n == 0 && p.revents == 0)
 		return STACK_TIMEOUT;
 	if (n != (ssize_t)sizeof(*msg) || msg->err >= sizeof(stack_err_text) / sizeof(stack_err_text[0]))
@@ -473,42 +503,28 @@ static void stack_from_msg(struct gs_stack *out, const struct stack_msg *msg)
 	}
 }
 
-struct unwind_job {
-	struct unwind   *u;
-	struct gs_stack *out;
-	uint32_t         err;
-};
-
-/* The unwinding child of one copied stack and its answer, within
- * GS_STACK_TIMEOUT_MS; run in a private, empty fd table, so that the
- * child copies no file of ours (gs_private_table_run says why). */
-static void unwind_in_child(void *arg)
+/* The unwinding child of one copied stack: its answer, within
+ * GS_STACK_TIMEOUT_MS. */
+static uint32_t unwind_copy(struct unwind *u, struct gs_stack *out)
 {
-	struct unwind_job *job = arg;
 	struct stack_msg msg;
+	uint32_t err;
 	int pfd[2];
 	pid_t child;
 
-	job->err = STACK_CHILD;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return;
+		return STACK_CHILD;
 	child = fork();
 	if (child == 0) {
 		close(pfd[0]);
-		unwind_child(job->u, pfd[1]);
+		unwind_child(u, pfd[1]);
 	}
 	close(pfd[1]);
-	job->err = child < 0 ? STACK_CHILD : await_child(child, pfd[0], &msg);
+	err = child < 0 ? STACK_CHILD : await_child(child, pfd[0], &msg);
 	close(pfd[0]);
-	if (job->err == STACK_OK)
-		stack_from_msg(job->out, &msg);
-}
-
-static uint32_t unwind_copy(struct unwind *u, struct gs_stack *out)
-{
-	struct unwind_job job = { u, out, STACK_CHILD };
-
-	return gs_private_table_run(unwind_in_child, &job) == 0 ? job.err : STACK_CHILD;
+	if (err == STACK_OK)
+		stack_from_msg(out, &msg);
+	return err;
 }
 
 void gs_stack_read(pid_t tid, struct gs_stack *out)
