@@ -884,8 +884,8 @@ uint32_t ledger_live_objects(const struct ledger *l)
 
 /* Pins on what a registration of the channel by the handle obj holds:
  * the channel's hardware record, which carries its ID (and, for a
- * channel outside any group, the group RM made for it: ledger.c,
- * count_object), and the record of the group the handle hangs under,
+ * channel outside any group, the group RM made for it: count_object,
+ * above), and the record of the group the handle hangs under,
  * which RM dups for UVM (nvGpuOpsGetChannelTsgInfo, nv_gpu_ops.c,
  * 580.95.05). RM never dups a channel (KernelChannel keeps resserv's
  * resCanCopy, which says no), so the handle is the channel's own and its
@@ -931,7 +931,7 @@ bool ledger_watches_channel_frees(const struct ledger *l)
 	return l->channel_freed != NULL;
 }
 
-/* ---- replay (the agent's state journal) ----------------------- */
+/* ---- replay (the agent's state journal) ------------------------------------ */
 
 int ledger_replay(struct ledger *l, const struct ledger_change *ch)
 {
