@@ -12,16 +12,7 @@ echo "== PyTorch under --mem 4g: OOM, then recovery"
 HOLD_S=1 $B --mem 4g --audit-log "$OUT/torch.jsonl" -- python3 tests/gpu/torch_quota.py; echo "rc=$?"
 echo "== nvidia-smi inside --mem 4g"
 $B --mem 4g -- nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader; echo "rc=$?"
-OOM_JAX='import jax, jax.numpy as jnp
-try:
-    x = jnp.ones((3 << 30,), dtype=jnp.uint8).block_until_ready(); print("jax no oom")
-except Exception as e: print("jax oom:", type(e).__name__, str(e).splitlines()[0][:160])
-y = jnp.ones((256 << 20,), dtype=jnp.uint8).block_until_ready(); print("jax recovered", int(y.sum()))'
-OOM_CUPY='import cupy as cp
-try:
-    x = cp.ones((5 << 30,), dtype=cp.uint8); print("cupy no oom")
-except cp.cuda.memory.OutOfMemoryError as e: print("cupy oom:", str(e)[:160])
-y = cp.ones((1 << 30,), dtype=cp.uint8); print("cupy recovered", int(y.sum()))'
+. tests/gpu/common.sh
 echo "== JAX under --mem 2g (preallocation off)"
 XLA_PYTHON_CLIENT_PREALLOCATE=false $B --mem 2g -- python3 -c "$OOM_JAX" 2>&1 | grep -v Warning | tail -3
 echo "== CuPy under --mem 4g"

@@ -21,7 +21,7 @@ echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format
 echo "== PyTorch under --mem 4g: OOM, then recovery"
 HOLD_S=0 timeout 120 $B --user root --mem 4g --audit-log "$OUT/torch.jsonl" -- python3 tests/gpu/torch_quota.py; echo "rc=$?"
 grep -o '"call":"UVM_REGISTER_CHANNEL"[^}]*"verdict":"[a-z]*"' "$OUT/torch.jsonl" | sort | uniq -c | head -3
-. tests/gpu/oom_snippets.sh
+. tests/gpu/common.sh
 echo "== JAX under --mem 2g (preallocation off)"
 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 $B --user root --mem 2g -- python3 -c "$OOM_JAX" 2>&1 | grep -v Warning | tail -3
 echo "== CuPy under --mem 4g"
@@ -52,13 +52,5 @@ done
 echo "== where the new binary's time goes at PyTorch's start (GPUSANDBOX_PROFILE)"
 GPUSANDBOX_PROFILE=1 timeout 60 $B --user root --mem 16g -- python3 -c "$INIT" 2>&1 | grep -E 'quiesce|REGISTER|UVM|RM_ALLOC|^ *[0-9.]+$' | head -12
 echo "== 2 MiB pairs: native, base, new"
-nvcc -O2 -o /tmp/bench_memalloc tests/gpu/bench_memalloc.c -lcuda || exit 1
-for i in 1 2 3; do
-	for mode in native base new; do
-		pre=""
-		[ "$mode" = base ] && pre="$BASE --user root --mem 120g --"
-		[ "$mode" = new ] && pre="$B --user root --mem 120g --"
-		echo "pair $mode $(timeout 60 $pre /tmp/bench_memalloc 2 3000)"
-	done
-done
+pairs_interleaved 3 || exit 1
 echo "== Xid lines in the kernel log since boot: $(dmesg 2>/dev/null | grep -c 'NVRM: Xid')"

@@ -19,7 +19,7 @@ HOLD_S=1 timeout 120 $B --user root --mem 4g --audit-log "$OUT/torch.jsonl" -- p
 grep -c '"call":"UVM_' "$OUT/torch.jsonl" | sed 's/^/audited UVM records: /'
 echo "== nvidia-smi inside --mem 4g"
 timeout 60 $B --user root --mem 4g -- nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader; echo "rc=$?"
-. tests/gpu/oom_snippets.sh
+. tests/gpu/common.sh
 echo "== JAX under --mem 2g (preallocation off)"
 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 $B --user root --mem 2g -- python3 -c "$OOM_JAX" 2>&1 | grep -v Warning | tail -3
 echo "== CuPy under --mem 4g"
@@ -38,15 +38,7 @@ PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout 120 $B --user root --me
 echo "== the attack: raw RM_FREE of a UVM-mapped handle (uvm_hold.sh)"
 GPUSANDBOX=$B timeout 200 bash tests/gpu/uvm_hold.sh 2>&1 | tail -14
 echo "== 2 MiB pairs: native, base, new"
-nvcc -O2 -o /tmp/bench_memalloc tests/gpu/bench_memalloc.c -lcuda || exit 1
-for i in 1 2 3; do
-	for mode in native base new; do
-		pre=""
-		[ "$mode" = base ] && pre="$BASE --user root --mem 120g --"
-		[ "$mode" = new ] && pre="$B --user root --mem 120g --"
-		echo "pair $mode $(timeout 60 $pre /tmp/bench_memalloc 2 3000)"
-	done
-done
+pairs_interleaved 3 || exit 1
 echo "== where the supervisor's time goes (GPUSANDBOX_PROFILE, new)"
 GPUSANDBOX_PROFILE=1 timeout 60 $B --user root --mem 120g -- /tmp/bench_memalloc 2 3000 2>&1 | tail -12
 echo "== --sm alone (matmul, 10 s each)"
