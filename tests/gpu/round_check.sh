@@ -12,7 +12,7 @@ echo "== PyTorch under --mem 4g: OOM, then recovery"
 HOLD_S=1 $B --mem 4g --audit-log "$OUT/torch.jsonl" -- python3 tests/gpu/torch_quota.py; echo "rc=$?"
 echo "== nvidia-smi inside --mem 4g"
 $B --mem 4g -- nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader; echo "rc=$?"
-. tests/gpu/common.sh
+. "$(cd "$(dirname "$0")" && pwd)/common.sh"
 echo "== JAX under --mem 2g (preallocation off)"
 XLA_PYTHON_CLIENT_PREALLOCATE=false $B --mem 2g -- python3 -c "$OOM_JAX" 2>&1 | grep -v Warning | tail -3
 echo "== CuPy under --mem 4g"
