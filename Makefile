@@ -60,7 +60,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
-                   supervisor/core/workload.c supervisor/core/private_table.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/host_pids.c supervisor/core/exec_control.c \
+                   supervisor/core/workload.c supervisor/core/detached.c supervisor/core/private_table.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/host_pids.c supervisor/core/exec_control.c \
                    supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c supervisor/core/filter.c \

@@ -38,6 +38,7 @@
 
 #include "host_pids.h"
 #include "agent.h"
+#include "detached.h"
 #include "agent_resume.h"
 #include "agent_sandbox.h"
 #include "arch.h"
@@ -291,7 +292,7 @@ static void start_handshake(struct gs_agent *a, int conn)
 		hs->a = a;
 		hs->conn = conn;
 		atomic_fetch_add(&a->handshakes, 1);
-		rc = gs_agent_spawn_detached(handshake_main, hs);
+		rc = gs_spawn_detached(handshake_main, hs);
 	}
 	if (rc == 0)
 		return;

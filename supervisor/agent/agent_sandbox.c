@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "detached.h"
 #include "keeper_link.h"
 #include "audit_policy.h"
 #include "exec_managed.h"
@@ -360,31 +361,13 @@ int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t inde
 		w->scratch.flight_ctx = &w->slot;
 	}
 	gs_listener_sync_wakeup(listener);
-	rc = gs_agent_spawn_detached(worker_main, w);
+	rc = gs_spawn_detached(worker_main, w);
 	if (rc) {
 		gs_scratch_fini(&w->scratch);
 		free(w);
 		return gs_fail(err, rc, "starting a worker");
 	}
 	return 0;
-}
-
-int gs_agent_spawn_detached(void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, old;
-	int rc;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* Signals stay with the main thread's signalfd. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &attr, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	return rc;
 }
 
 /* The log's file name: POD_NAMESPACE_CONTAINER-ID.jsonl when Kubernetes

@@ -52,10 +52,6 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 
 /* What is due every GS_METRICS_INTERVAL_MS: the containers' usage records
  * and, with metrics_path, the metrics file of all of them. */
-/* Starts fn(arg) on a detached thread with every signal blocked (they stay
- * with the main thread's signalfd). 0 or an errno. */
-int gs_agent_spawn_detached(void *(*fn)(void *), void *arg);
-
 int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error *err);
 
 /* A stop waits this long in all for the calls in flight. */

@@ -15,7 +15,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -32,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "detached.h"
 #include "gpusandbox.h"
 #include "stack.h"
 
@@ -445,7 +445,6 @@ static _Noreturn void unwind_child(struct unwind *u, int wfd)
 
 /* ---- the supervisor's side ------------------------------------------------------ */
 
-/* The child's answer within the time left, or an error code. */
 static void *reap_in_thread(void *arg)
 {
 	pid_t child = (pid_t)(intptr_t)arg;
@@ -462,21 +461,13 @@ static void *reap_in_thread(void *arg)
  * for (found by uvm_ctlfd race: a map held 5 s by a refusal's stack). */
 static void reap_child(pid_t child)
 {
-	pthread_attr_t attr;
-	pthread_t t;
-	bool started = false;
-
 	if (waitpid(child, NULL, WNOHANG) != 0)
 		return;
-	if (pthread_attr_init(&attr) == 0) {
-		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		started = pthread_create(&t, &attr, reap_in_thread, (void *)(intptr_t)child) == 0;
-		pthread_attr_destroy(&attr);
-	}
-	if (!started)
+	if (gs_spawn_detached(reap_in_thread, (void *)(intptr_t)child) != 0)
 		(void)reap_in_thread((void *)(intptr_t)child);
 }
 
+/* The child's answer within the time left, or an error code. */
 static uint32_t await_child(pid_t child, int rfd, struct stack_msg *msg)
 {
 	struct pollfd p = { rfd, POLLIN, 0 };

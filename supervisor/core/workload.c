@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "detached.h"
 #include "driver.h"
 #include "workload.h"
 
@@ -59,9 +60,6 @@ static void *close_them(void *arg)
 static void close_detached(const int *fds, unsigned n)
 {
 	struct closing *c = n ? malloc(sizeof(*c) + n * sizeof(int)) : NULL;
-	pthread_attr_t attr;
-	pthread_t t;
-	bool started = false;
 
 	if (!c) {
 		for (unsigned i = 0; i < n; i++)
@@ -70,12 +68,7 @@ static void close_detached(const int *fds, unsigned n)
 	}
 	c->n = n;
 	memcpy(c->fd, fds, n * sizeof(int));
-	if (pthread_attr_init(&attr) == 0) {
-		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		started = pthread_create(&t, &attr, close_them, c) == 0;
-		pthread_attr_destroy(&attr);
-	}
-	if (!started)
+	if (gs_spawn_detached(close_them, c) != 0)
 		(void)close_them(c);
 }
 
@@ -267,10 +260,6 @@ static int getfd_of_task(struct gs_pidfd_cache *pc, pid_t tid, int wfd)
 	return -1;
 }
 
-/* No lock: a GPU node in our shared table vouches for nothing we perform,
- * every device allocation being made in a private table of its own
- * (private_table.h). The look through /proc comes first, so that a file
- * of another kind (a FUSE file the workload serves) is never dup'ed. */
 /* The dup, and what it is to the driver; a dup of anything else is
  * parked, never closed here (-1, errno ENODEV). */
 static int getfd_of_driver(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum gs_node_kind *kind)
@@ -286,6 +275,10 @@ static int getfd_of_driver(struct gs_pidfd_cache *pc, pid_t tid, int wfd, enum g
 	return fd;
 }
 
+/* No lock: a GPU node in our shared table vouches for nothing we perform,
+ * every device allocation being made in a private table of its own
+ * (private_table.h). The look through /proc comes first, so that a file
+ * of another kind (a FUSE file the workload serves) is never dup'ed. */
 int dup_workload_fd_kind(struct gs_pidfd_cache *pc, pid_t tid, int wfd, unsigned kinds,
                          enum gs_node_kind *kind)
 {
