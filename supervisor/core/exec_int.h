@@ -177,9 +177,11 @@ struct answer handle_dup(struct call *c);
 struct answer handle_share(struct call *c);
 struct answer handle_register_fd(struct call *c);
 
-/* UVM_MAP_EXTERNAL_ALLOCATION, UVM_UNMAP_EXTERNAL and UVM_FREE on the
- * UVM file c->dup, performed from our copy (exec_uvm.c). */
-struct answer handle_uvm(struct call *c, uint32_t cmd);
+/* UVM's trapped commands on the UVM file c->dup (exec_uvm.c): the map,
+ * performed from our copy; ALLOC_DEVICE_P2P, refused; REGISTER_CHANNEL,
+ * continued with the caller held. space: the file's space when the
+ * router found it held (gs_uvm_space_held), else -1. */
+struct answer handle_uvm(struct call *c, uint32_t cmd, int space);
 
 /* GPU visibility, --gpus (exec_visibility.c). */
 bool gpu_instance_visible(struct call *c, nv_handle_t client, uint32_t instance);

@@ -187,7 +187,7 @@ static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
 }
 
 static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int *ctl,
-                                const struct gs_uvm_layout *lay, uint8_t *params)
+                                const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
 	uint32_t status_off = gs_uvm_map_status_offset(lay);
 	struct gs_uvm_facts f;
@@ -198,7 +198,7 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 	c->d.gpu = mem.gpu;
 	if (v.verdict != GS_VERDICT_ALLOW)
 		return answer_uvm(c, status_off, v.status, v.verdict, v.reason);
-	int space = gs_uvm_space_of(&c->sb->uvm, &c->sb->ledger, c->dup);
+	int space = held >= 0 ? held : gs_uvm_space_of(&c->sb->uvm, &c->sb->ledger, c->dup);
 	if (space < 0 || note_mapper(c, (uint32_t)space) < 0) {
 		if (space >= 0)
 			gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
@@ -237,7 +237,7 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
  * workload's dup'ed, and that dup is parked, not closed (workload.h),
  * and the map refused. */
 static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
-                                const struct gs_uvm_layout *lay, uint8_t *params)
+                                const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
 	const struct ledger *l = &c->sb->ledger;
 	int ctl = -1;
@@ -248,7 +248,7 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 		if (ctl < 0 && errno == ESRCH)
 			return answer_none();
 	}
-	struct answer a = map_judged(c, u, &ctl, lay, params);
+	struct answer a = map_judged(c, u, &ctl, lay, params, held);
 	if (ctl >= 0)
 		close(ctl);
 	return a;
@@ -280,7 +280,7 @@ static struct answer refuse_device_p2p(struct call *c)
  * it names is read for the record alone: any task sharing the page may
  * rewrite it after our read, and nothing is decided on it. A call that
  * cannot be followed so is refused, as UVM refuses one it cannot serve. */
-static struct answer handle_register_channel(struct call *c)
+static struct answer handle_register_channel(struct call *c, int held)
 {
 	const uint32_t status_off = offsetof(struct uvm_register_channel_params, rm_status);
 	struct uvm_register_channel_params p;
@@ -296,7 +296,7 @@ static struct answer handle_register_channel(struct call *c)
 	}
 	if (!notif_still_valid(c))
 		return answer_none();
-	int space = gs_uvm_space_of(&sb->uvm, &sb->ledger, c->dup);
+	int space = held >= 0 ? held : gs_uvm_space_of(&sb->uvm, &sb->ledger, c->dup);
 	if (space < 0 || note_mapper(c, (uint32_t)space) < 0 ||
 	    gs_uvm_space_note_registrant(&sb->uvm, &sb->ledger, (uint32_t)space) < 0) {
 		if (space >= 0)
@@ -360,7 +360,7 @@ static bool fetch_map(struct call *c, const struct gs_uvm_layout *lay, uint8_t *
 	return true;
 }
 
-struct answer handle_uvm(struct call *c, uint32_t cmd)
+struct answer handle_uvm(struct call *c, uint32_t cmd, int space)
 {
 	struct gs_uvm_layout lay;
 	struct gs_uvm_call u;
@@ -370,7 +370,7 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 	if (cmd == UVM_ALLOC_DEVICE_P2P)
 		return refuse_device_p2p(c);
 	if (cmd == UVM_REGISTER_CHANNEL)
-		return handle_register_channel(c);
+		return handle_register_channel(c, space);
 	c->d.call = "UVM_MAP_EXTERNAL_ALLOCATION";
 	/* A branch without checked UVM facts: its struct's size is unknown,
 	 * so the status cannot even be written. Fail closed. */
@@ -386,5 +386,5 @@ struct answer handle_uvm(struct call *c, uint32_t cmd)
 	(void)gs_decode_uvm_map(&lay, params, c->size, &u);
 	c->d.h_client = u.h_client;
 	c->d.h_object = u.h_memory;
-	return handle_map(c, &u, &lay, params);
+	return handle_map(c, &u, &lay, params, space);
 }

@@ -364,19 +364,21 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
 /* Our own copy of the UVM file the call's fd number names. A file we hold
  * for its mappings is found with one kcmp instead of a look, a dup from
  * the task and its close (issue #16; the fetch's ID_VALID confirms the
- * look by tid). Otherwise no dup of a file that is not UVM's
- * (dup_workload_fd_kind looks first, and parks a dup a swap after the
- * look made of a file that is not the driver's). *other when the number
- * names another file (with our dup of it only when that file is another
- * of the driver's); -1 with errno when it cannot be taken. */
-static int uvm_file_for_call(struct call *c, bool *other)
+ * look by tid), and its space (*space, else -1) needs no second search.
+ * Otherwise no dup of a file that is not UVM's (dup_workload_fd_kind
+ * looks first, and parks a dup a swap after the look made of a file that
+ * is not the driver's). *other when the number names another file (with
+ * our dup of it only when that file is another of the driver's); -1 with
+ * errno when it cannot be taken. */
+static int uvm_file_for_call(struct call *c, bool *other, int *space)
 {
+	const struct gs_uvm_maps *m = &c->sb->uvm;
 	enum gs_node_kind kind;
-	int held = gs_uvm_space_held_file(&c->sb->uvm, c->sb->ledger.self, c->tid, c->wfd);
 
 	*other = false;
-	if (held >= 0)
-		return fcntl(held, F_DUPFD_CLOEXEC, 0);
+	*space = gs_uvm_space_held(m, c->sb->ledger.self, c->tid, c->wfd);
+	if (*space >= 0)
+		return fcntl(m->spaces[*space].fd, F_DUPFD_CLOEXEC, 0);
 	int fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, GS_NODE_BIT(GS_NODE_UVM), &kind);
 	/* Minor 0 only: nvidia-uvm-tools shares the major, not these calls. */
 	if (fd < 0 ? errno == ENODEV : kind != GS_NODE_UVM || !fd_is_uvm(c->sb->uvm_major, fd))
@@ -394,8 +396,9 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 {
 	struct answer a;
 	bool other;
+	int space;
 
-	c->dup = uvm_file_for_call(c, &other);
+	c->dup = uvm_file_for_call(c, &other, &space);
 	if (other)
 		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
 	if (c->dup < 0)
@@ -403,7 +406,7 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 	if (!open_answer_mem(c, &a))
 		return a;
 	*record = true;
-	return handle_uvm(c, cmd);
+	return handle_uvm(c, cmd, space);
 }
 
 /* Routes an ioctl notification to its handler. Sets *record when the

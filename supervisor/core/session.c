@@ -195,13 +195,9 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 	uint64_t before[GS_MAX_GPUS];
 	struct ledger_owner owner = { 0 };
 
-	memset(released, 0, sizeof(released));
-	memcpy(before, sb->ledger.used, sizeof(before));
 	/* Channel handles that went while a registration was in flight are
-	 * unregistered once none is (uvm_maps.h). */
-	if (sb->ledger.n_unreg && gs_uvm_maps_take_back_orphans(&sb->uvm, &sb->ledger, released))
-		note_file_close(sb, &owner, released, before,
-		                "the channels of handles that went were unregistered from UVM");
+	 * unregistered once none is (uvm_maps.h); no memory goes with them. */
+	(void)gs_uvm_settle_unregisters(&sb->uvm, &sb->ledger);
 	memset(released, 0, sizeof(released));
 	memcpy(before, sb->ledger.used, sizeof(before));
 	if (gs_uvm_maps_reap(&sb->uvm, &sb->ledger, released))

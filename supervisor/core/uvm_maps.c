@@ -107,11 +107,10 @@ static bool unregister_pair(void *ctx, uint32_t client, uint32_t handle)
 	return gs_uvm_unregister_counted(in->m, in->fd, client, handle);
 }
 
-/* Every listed pair unregistered from every registrant space: its entry
- * and pins go. Entries that could not be are kept for the next try.
- * Returns how many went. */
-static unsigned settle_unregisters(struct gs_uvm_maps *m, struct ledger *l, uint64_t released[GS_MAX_GPUS])
+unsigned gs_uvm_settle_unregisters(struct gs_uvm_maps *m, struct ledger *l)
 {
+	/* The pins are on hardware records, which charge no bytes. */
+	uint64_t released[GS_MAX_GPUS] = { 0 };
 	unsigned n = 0;
 
 	if (!l->n_unreg || !may_settle(m))
@@ -198,18 +197,10 @@ void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l)
 	m->test_settle_in_flight = test;
 }
 
-int gs_uvm_space_held_file(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd)
+int gs_uvm_space_held(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd)
 {
 	for (uint32_t s = 0; s < m->n_spaces; s++)
 		if (m->spaces[s].fd >= 0 && syscall(SYS_kcmp, self, tid, KCMP_FILE, m->spaces[s].fd, wfd) == 0)
-			return m->spaces[s].fd;
-	return -1;
-}
-
-int gs_uvm_space_find(const struct gs_uvm_maps *m, const struct ledger *l, int fd)
-{
-	for (uint32_t s = 0; s < m->n_spaces; s++)
-		if (m->spaces[s].fd >= 0 && syscall(SYS_kcmp, l->self, l->self, KCMP_FILE, m->spaces[s].fd, fd) == 0)
 			return (int)s;
 	return -1;
 }
@@ -403,7 +394,7 @@ unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
 	unsigned n = 0;
 	bool kept = false;
 
-	n += settle_unregisters(m, l, released);
+	n += gs_uvm_settle_unregisters(m, l);
 	if (!l->orphaned_pins)
 		return n;
 	l->orphaned_pins = false;

@@ -126,11 +126,12 @@ void gs_uvm_maps_init(struct gs_uvm_maps *m);
  * every dup. */
 void gs_uvm_maps_fini(struct gs_uvm_maps *m, struct ledger *l);
 
-/* Our dup of the UVM file that task tid has at fd number wfd, when it is
- * one we hold (kcmp KCMP_FILE, by tid: a look the caller's ID_VALID must
+/* The space whose UVM file task tid has at fd number wfd, when it is one
+ * we hold (kcmp KCMP_FILE, by tid: a look the caller's ID_VALID must
  * confirm); -1 otherwise. The file is then known to be UVM's (it was
- * when we took it), with no look at it and no dup from the task. */
-int gs_uvm_space_held_file(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd);
+ * when we took it), with no look at it and no dup from the task, and a
+ * dup of the space's own fd is the call's. */
+int gs_uvm_space_held(const struct gs_uvm_maps *m, pid_t self, pid_t tid, int wfd);
 
 /* The space of the UVM file behind fd (ours): a known one (kcmp), or a
  * new one holding a dup of it. -1 when the file cannot be told apart or
@@ -144,9 +145,6 @@ int gs_uvm_space_note_mapper(struct gs_uvm_maps *m, uint32_t space, pid_t tgid, 
  * leader: no pidfd need be opened to know it (the caller checks the
  * notification after). */
 bool gs_uvm_space_knows_leader(const struct gs_uvm_maps *m, uint32_t space, pid_t tid);
-/* The space of the UVM file behind fd (ours) when we hold one; -1
- * otherwise (nothing is dup'ed). */
-int gs_uvm_space_find(const struct gs_uvm_maps *m, const struct ledger *l, int fd);
 /* Lets go of a space that holds no record (closes our dup). */
 void gs_uvm_space_tidy(struct gs_uvm_maps *m, uint32_t space);
 
@@ -184,6 +182,13 @@ unsigned gs_uvm_maps_take_back_orphans(struct gs_uvm_maps *m, struct ledger *l,
 unsigned gs_uvm_maps_reap(struct gs_uvm_maps *m, struct ledger *l, uint64_t released[GS_MAX_GPUS]);
 /* Live records (for tests and metrics). */
 uint32_t gs_uvm_maps_live(const struct gs_uvm_maps *m);
+
+/* The channel handles the ledger lists, each unregistered from every
+ * registrant space; its entry and pins go once all answered that none is
+ * left, and not while a registration is in flight (uvm_maps.h, above).
+ * The rest are kept for the next try. Returns how many went.
+ * gs_uvm_maps_take_back_orphans does this first. */
+unsigned gs_uvm_settle_unregisters(struct gs_uvm_maps *m, struct ledger *l);
 
 /* UVM_UNREGISTER_CHANNEL of (h_client, h_channel) through fd (our dup of
  * the UVM file), in the form of the driver's branch (m), counted in m's
