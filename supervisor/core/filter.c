@@ -198,7 +198,7 @@ static int add_clone_rules(scmp_filter_ctx ctx, const struct gs_abi *abi, struct
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	if (rc == 0 && abi->clone_nr >= 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
-		                      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FILES | CLONE_THREAD, CLONE_FILES));
+		                      SCMP_A0(SCMP_CMP_MASKED_EQ, GS_FILTER_CLONE_MASK, GS_FILTER_CLONE_SHARING));
 	if (rc < 0)
 		return gs_fail(err, -rc, "seccomp_rule_add(clone, %s)", abi->name);
 	return 0;

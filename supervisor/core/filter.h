@@ -53,9 +53,12 @@ struct gs_filter_opts {
 	 * may be shared beyond a thread group (quiesce.h). */
 	bool follow_shared_tables;
 };
-/* The clone flags of a process that shares its creator's fd table. */
-#define GS_FILTER_CLONE_SHARES_FILES(flags) \
-	(((flags) & (CLONE_FILES | CLONE_THREAD)) == CLONE_FILES)
+/* The clone flags of a process that shares its creator's fd table: the
+ * filter's rule (filter.c) and the supervisor's check of what it trapped
+ * (executor.c) read them alike. */
+#define GS_FILTER_CLONE_MASK    (CLONE_FILES | CLONE_THREAD)
+#define GS_FILTER_CLONE_SHARING CLONE_FILES
+#define GS_FILTER_CLONE_SHARES_FILES(flags) (((flags) & GS_FILTER_CLONE_MASK) == GS_FILTER_CLONE_SHARING)
 
 /* Builds the filter and loads it in the calling process with a new listener.
  * The caller must have set NO_NEW_PRIVS. Returns the listener fd or -1. */
