@@ -10,6 +10,7 @@
 #include "agent_state.h"
 #include "audit.h"
 #include "compute_share.h"
+#include "keeper_link.h"
 #include "metrics.h"
 #include "scratch.h"
 #include "session.h"
@@ -55,6 +56,9 @@ struct container_origin {
 	bool uvm_mmap_traps;
 	struct gs_agent_state *resumed;   /* NULL: a new container */
 	int init_pidfd;                   /* resumed: the keeper's; -1: opened from the pid */
+	/* Resumed: the sandbox's own RM clients the keeper holds (made by
+	 * earlier agents), to retire. NULL: none. */
+	const struct gs_kept_container *kept;
 };
 
 struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct container_origin *o,

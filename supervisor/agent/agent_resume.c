@@ -203,7 +203,7 @@ static struct gs_agent_container *rebuild(struct gs_agent *a, struct gs_kept_con
 {
 	const struct gs_state_ident *id = &st->hdr->ident;
 	struct gs_agent_hello h = { .listener = -1, .init_pid = id->init_pid, .k8s = id->k8s };
-	const struct container_origin o = { &h, id->policy_name, id->uvm_mmap_traps != 0, st, kc->pidfd };
+	const struct container_origin o = { &h, id->policy_name, id->uvm_mmap_traps != 0, st, kc->pidfd, kc };
 	struct gs_agent_container *c;
 
 	snprintf(h.id, sizeof(h.id), "%s", id->id);

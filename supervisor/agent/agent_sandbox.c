@@ -565,6 +565,37 @@ static void keep_client_watch(void *ctx, uint32_t client, bool gone)
 		gs_keeper_link_watch(c->agent->keeper, c->id, client, tfd, epfd);
 }
 
+/* The sandbox's own RM client goes to the keeper as soon as it is made,
+ * before any share names it: a map shares the workload's memory with that
+ * client's handle until the answer is sent (own_rm.h), and an agent killed
+ * in between would leave the handle free for anyone to take. Held by the
+ * keeper, the client lives until the container is dropped; a resumed
+ * agent frees what it held (gs_own_rm_retire) and makes its own. Under
+ * the sandbox lock. */
+static void keep_own_client(void *ctx, int ctl_fd, nv_handle_t client)
+{
+	struct gs_agent_container *c = ctx;
+
+	gs_keeper_link_own_client(c->agent->keeper, c->id, client, ctl_fd);
+}
+
+/* Earlier agents' own clients stay in the keeper (their handles taken);
+ * what they held goes (gs_own_rm_retire). Ours is made when first needed,
+ * and handed over then. */
+static void own_client_of(struct gs_agent_container *c, const struct container_origin *o)
+{
+	for (unsigned i = 0; o->kept && i < o->kept->n_own; i++)
+		gs_own_rm_retire(o->kept->own[i].fd, o->kept->own[i].client);
+	/* GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT, in the agent's own environment:
+	 * the client is not handed over, as before, so that tests/agent
+	 * stalekill-runc's baseline shows what keeping it prevents. Never
+	 * for use. */
+	if (getenv("GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT"))
+		return;
+	c->sb.own.on_client = keep_own_client;
+	c->sb.own.on_client_ctx = c;
+}
+
 struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct container_origin *o,
                                                 struct gs_error *err)
 {
@@ -614,6 +645,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 		gs_state_attach(&c->state, &c->sb.ledger);
 		c->state.on_client = keep_client_watch;
 		c->state.on_client_ctx = c;
+		own_client_of(c, o);
 	}
 	if (start_compute_share(c, err) < 0)
 		goto fail_state;
@@ -671,7 +703,7 @@ static struct gs_agent_container *attach(struct gs_agent *a, const struct gs_age
 		c->listeners++;
 		return c;
 	}
-	const struct container_origin o = { h, policy_name, uvm_mmap_traps, NULL, -1 };
+	const struct container_origin o = { h, policy_name, uvm_mmap_traps, NULL, -1, NULL };
 	c = agent_make_container(a, &o, err);
 	if (!c)
 		return NULL;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * keeper.c - `gpusandbox keeper --socket PATH`: holds, for a node's agent,
- * every container's seccomp listeners, its init's pidfd and its state
- * memfd, so that the agent can die or be upgraded without the containers
+ * every container's seccomp listeners, its init's pidfd, its state
+ * memfd and the control file of the sandbox's own RM client, so that the agent can die or be upgraded without the containers
  * losing their supervision (the kernel fails a filter's trapped calls
  * with ENOSYS only once no process holds its listener).
  *
@@ -40,6 +40,7 @@
 
 #define MAX_PEERS 8            /* the agent, a restarted one, a few refused */
 #define MAX_LISTENERS 65536    /* all containers together; bounded by RLIMIT_NOFILE too */
+#define MAX_OWN_CLIENTS 256    /* per container: one per agent restart that mapped */
 #define LISTEN_BACKLOG 16
 #define SOCKET_UMASK 0077
 
@@ -67,6 +68,13 @@ struct kept {
 		uint32_t client, tfd;
 	} *w;
 	unsigned n_w, cap_w;
+	/* The sandbox's own RM clients (keeper_proto.h, OWN_CLIENT), one
+	 * per agent that made one: each control file and its handle. */
+	struct kept_own {
+		int fd;
+		uint32_t client;
+	} *own;
+	unsigned n_own, cap_own;
 };
 
 struct keeper {
@@ -102,6 +110,9 @@ static void drop(struct keeper *k, struct kept *c)
 		close(c->w[i].fd);
 	close(c->pidfd);
 	close(c->memfd);
+	for (unsigned i = 0; i < c->n_own; i++)
+		close(c->own[i].fd);
+	free(c->own);
 	free(c->l);
 	free(c->w);
 	*c = k->c[--k->n];
@@ -171,6 +182,22 @@ static void add_watch(struct keeper *k, const struct gs_keeper_msg *m, int fd)
 	c->w[c->n_w++] = (struct kept_watch){ fd, m->index, m->aux };
 }
 
+/* A sandbox's own client. None replaces another: each agent that served
+ * the container makes its own (RM lets a client's memory be dup'ed for a
+ * UVM map only by the process that made the client), and the older ones
+ * are held so that their handles stay taken. */
+static void add_own_client(struct keeper *k, const struct gs_keeper_msg *m, int fd)
+{
+	struct kept *c = find(k, m->id);
+
+	if (!c || c->n_own >= MAX_OWN_CLIENTS || !GS_ROOM_FOR_ONE(c->own, c->n_own, c->cap_own, 2)) {
+		close(fd);
+		say("container %s: an own client not kept", m->id);
+		return;
+	}
+	c->own[c->n_own++] = (struct kept_own){ fd, m->index };
+}
+
 /* Everything held, to a (restarted) agent; then END with the previous
  * agent's pidfd, so that it waits for that one to be gone before it
  * answers any call (two agents must never serve one listener). */
@@ -200,6 +227,12 @@ static int send_all(struct keeper *k, int peer)
 				return -1;
 		}
 		m.aux = 0;
+		for (unsigned j = 0; j < c->n_own; j++) {
+			m.op = GS_KEEPER_OWN_CLIENT;
+			m.index = c->own[j].client;
+			if (gs_keeper_send(peer, &m, &c->own[j].fd, 1) < 0)
+				return -1;
+		}
 	}
 	memset(&m, 0, sizeof(m));
 	m.op = GS_KEEPER_END;
@@ -232,6 +265,7 @@ static int handle_peer(struct keeper *k, int peer)
 	case GS_KEEPER_CONTAINER: add_container(k, &m, fds); return 0;
 	case GS_KEEPER_LISTENER: add_listener(k, &m, fds[0]); return 0;
 	case GS_KEEPER_WATCH: add_watch(k, &m, fds[0]); return 0;
+	case GS_KEEPER_OWN_CLIENT: add_own_client(k, &m, fds[0]); return 0;
 	case GS_KEEPER_UNWATCH: {
 		struct kept *c = find(k, m.id);
 		if (c)

@@ -125,6 +125,14 @@ static int take_one(int fd, struct gs_kept_container **held, int *old_agent, str
 			return gs_fail(err, EPROTO, "the keeper sent a watch of no container");
 		}
 		return 1;
+	case GS_KEEPER_OWN_CLIENT:
+		c = find(*held, m.id);
+		if (!c || !GS_ROOM_FOR_ONE(c->own, c->n_own, c->cap_own, 2)) {
+			close(fds[0]);
+			return gs_fail(err, EPROTO, "the keeper sent an own client of no container");
+		}
+		c->own[c->n_own++] = (struct gs_kept_own){ fds[0], m.index };
+		return 1;
 	case GS_KEEPER_END:
 		*old_agent = m.nfds ? fds[0] : -1;
 		return 0;
@@ -181,6 +189,10 @@ void gs_kept_free(struct gs_kept_container *held)
 			close(held->pidfd);
 		if (held->memfd >= 0)
 			close(held->memfd);
+		for (unsigned i = 0; i < held->n_own; i++)
+			if (held->own[i].fd >= 0)
+				close(held->own[i].fd);
+		free(held->own);
 		for (unsigned i = 0; i < held->n_w; i++)
 			if (held->w[i].epfd >= 0)
 				close(held->w[i].epfd);
@@ -247,4 +259,12 @@ void gs_keeper_link_unwatch(struct gs_keeper_link *k, const char *id, uint32_t c
 
 	set_id(&m, id);
 	send_or_lose(k, &m, NULL, 0);
+}
+
+void gs_keeper_link_own_client(struct gs_keeper_link *k, const char *id, uint32_t client, int ctl_fd)
+{
+	struct gs_keeper_msg m = { .op = GS_KEEPER_OWN_CLIENT, .index = client };
+
+	set_id(&m, id);
+	send_or_lose(k, &m, &ctl_fd, 1);
 }

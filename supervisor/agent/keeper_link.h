@@ -34,6 +34,13 @@ struct gs_kept_container {
 		int epfd;
 		uint32_t client, tfd;
 	} *w;
+	/* The sandbox's own RM clients, one per agent that made one: each
+	 * control file and handle. */
+	unsigned n_own, cap_own;
+	struct gs_kept_own {
+		int fd;
+		uint32_t client;
+	} *own;
 };
 
 /* Connects to the keeper at path, says HELLO and takes back every
@@ -54,5 +61,8 @@ void gs_keeper_link_drop(struct gs_keeper_link *k, const char *id);
  * the client's file), or its end. */
 void gs_keeper_link_watch(struct gs_keeper_link *k, const char *id, uint32_t client, int tfd, int epfd);
 void gs_keeper_link_unwatch(struct gs_keeper_link *k, const char *id, uint32_t client);
+/* The control file of the sandbox's own RM client (own_rm.h), so that
+ * the client outlives the agent (keeper_proto.h says why). */
+void gs_keeper_link_own_client(struct gs_keeper_link *k, const char *id, uint32_t client, int ctl_fd);
 
 #endif

@@ -21,6 +21,7 @@ int gs_keeper_op_fds(uint32_t op, unsigned nfds)
 	case GS_KEEPER_END: return nfds <= 1 ? (int)nfds : -1;
 	case GS_KEEPER_WATCH: return 1;
 	case GS_KEEPER_UNWATCH: return 0;
+	case GS_KEEPER_OWN_CLIENT: return 1;
 	default: return -1;
 	}
 }

@@ -19,8 +19,16 @@
  *                               reference on the file: the file still
  *                               closes with the workload)
  *                    UNWATCH    id, index: the client is gone
+ *                    OWN_CLIENT id, index (the handle of the sandbox's own
+ *                               RM client, own_rm.h); fds: the control
+ *                               file it lives on. Held so that the client,
+ *                               and the handle a map's share names, outlive
+ *                               an agent killed between the share and its
+ *                               revoke: RM gives a free client handle to
+ *                               whoever asks for it (rs_server.c, 580.95.05).
+ *                               Each agent makes its own; all are held
  * The keeper's answer to HELLO gives each container's WATCHes after its
- * LISTENERs.
+ * LISTENERs, then its OWN_CLIENTs.
  */
 #ifndef GPUSANDBOX_KEEPER_PROTO_H
 #define GPUSANDBOX_KEEPER_PROTO_H
@@ -40,6 +48,7 @@ enum gs_keeper_op {
 	GS_KEEPER_END,
 	GS_KEEPER_WATCH,
 	GS_KEEPER_UNWATCH,
+	GS_KEEPER_OWN_CLIENT,
 };
 
 struct gs_keeper_msg {

@@ -27,6 +27,8 @@ static nv_status_t make_client(struct gs_own_rm *o)
 		return st;
 	}
 	o->client = client;
+	if (o->on_client)
+		o->on_client(o->on_client_ctx, o->ctl_fd, client);
 	return NV_OK;
 }
 
@@ -123,4 +125,10 @@ void gs_own_rm_close(struct gs_own_rm *o)
 	o->ctl_fd = -1;
 	o->client = 0;
 	o->devices = 0;
+}
+
+void gs_own_rm_retire(int ctl_fd, nv_handle_t client)
+{
+	for (unsigned g = 0; g < GS_OWN_MAX_GPUS; g++)
+		(void)rm_own_free(ctl_fd, client, client, GS_OWN_DEVICE(g));
 }

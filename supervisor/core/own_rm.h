@@ -42,6 +42,13 @@ struct gs_own_rm {
 	 * c15c8fd, so that tests/agent stalehandle-runc's baseline shows
 	 * what the revoke prevents. Never for use. */
 	bool        test_keep_share;
+	/* Told once our client exists, before any share names it (NULL:
+	 * nobody): the agent hands the control file to its keeper, so that
+	 * the client, and so its handle, outlives an agent killed between
+	 * a share and its revoke (gs_own_rm_drop_temp says why a handle
+	 * left free is a way in). */
+	void      (*on_client)(void *ctx, int ctl_fd, nv_handle_t client);
+	void       *on_client_ctx;
 };
 #define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1 }
 
@@ -81,5 +88,17 @@ nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_
  * lock, so no other call of the sandbox runs in between. */
 void gs_own_rm_drop_temp(struct gs_own_rm *o);
 void gs_own_rm_close(struct gs_own_rm *o);
+/* Frees what a previous agent's own client (client, on our copy ctl_fd
+ * of the file the keeper holds) may still hold: that agent may have died
+ * holding a temporary dup, and which devices it made is not known, so
+ * every device handle of ours is freed (the dup goes with its device).
+ * The client itself stays, held by the keeper: a share that agent had not
+ * revoked still names its handle. It cannot serve our maps: UVM dups the
+ * memory as the calling process, and RM's default policy wants the
+ * client's maker to be that process (cliresShareCallback,
+ * client_resource.c, 580.95.05), so each agent makes a client of its own.
+ * RM takes the call through the client's file alone (rmclientValidate,
+ * client.c: the strict check compares files, not processes). */
+void gs_own_rm_retire(int ctl_fd, nv_handle_t client);
 
 #endif

@@ -132,7 +132,8 @@
 #                     covered every client handle the fake handed out, and
 #                     the memory goes with the container's handle.
 #                     baseline-stalehandle-runc: the agent never revokes the
-#                     share (GPUSANDBOX_TEST_KEEP_SHARE): the attacker's
+#                     share (GPUSANDBOX_TEST_KEEP_SHARE) nor hands its own
+#                     client to the keeper (see stalekill): the attacker's
 #                     client at the dead client's handle dups the memory,
 #                     and the fake still holds it after the container freed
 #                     its handle and exited
@@ -141,6 +142,20 @@
 #                     again on the keeper: by the fake, no CLIENT share
 #                     policy once the agent has exited (it let the call in
 #                     flight finish), and the attacker's dups are refused
+#   stalekill-runc    the same container; the agent SIGKILLed while it
+#                     performs the map (the fake sleeps in it), so between
+#                     the share and its revoke: by the fake, a CLIENT
+#                     share policy outlives the dead agent; before another
+#                     agent starts, the attacker scans as in stalehandle:
+#                     the policy's client is still held (the keeper holds
+#                     the agent's own client), every dup is refused, and
+#                     the resumed agent answers the map and lets the
+#                     memory go with the container's handle.
+#                     baseline-stalekill-runc: the agent does not hand its
+#                     client to the keeper (GPUSANDBOX_TEST_OWN_CLIENT_
+#                     UNKEPT): the attacker's client at the dead client's
+#                     handle dups the memory and holds it after the
+#                     container exits
 #   mmapless-runc     the same policy with a profile made without --policy
 #                     (no mmap traps): refused, the container killed
 #   restart-runc      the agent, started with --keeper, is SIGKILLed while it
@@ -392,19 +407,30 @@ profile() {  # profile OUT [profile options]
 	"$GS" profile --listener "$SOCK" "$@" >"$out" 2>>"$D/err.profile"
 }
 
-# After the restart (stalehandle, stalestop): the attacker on the host,
-# outside any sandbox, takes client handles from the fake's base and tries
-# to dup the container's memory (named in its go.ready), holding what it
-# got while the container frees its handle, unmaps and exits; the fake's
-# vidmem_used once the container is gone goes to $D/after.
-stale_attack() {
-	local victim mem atk i
-	victim=$(grep -o 'client=0x[0-9a-f]*' "$D/ctmp/go.ready" | cut -d= -f2)
-	mem=$(grep -o 'memory=0x[0-9a-f]*' "$D/ctmp/go.ready" | cut -d= -f2)
+# The attacker on the host (stalehandle, stalestop, stalekill), outside
+# any sandbox: takes client handles from the fake's base and tries to dup
+# the container's memory (named in the file $1), holding what it got
+# until stale_finish. ATK is its pid.
+stale_scan() {
+	local victim mem
+	victim=$(grep -o 'client=0x[0-9a-f]*' "$1" | cut -d= -f2)
+	mem=$(grep -o 'memory=0x[0-9a-f]*' "$1" | cut -d= -f2)
 	"$STALE" "$victim" "$mem" "$STALE_SCAN" "$D/attack.hold" >"$D/attack.out" 2>&1 &
-	atk=$!
+	ATK=$!
 	wait_for -e "$D/attack.hold.ready" || wait_for -e "$D/attack.hold.ready" ||
-		{ echo "the attacker never finished its scan" >"$D/rc"; kill "$atk"; return; }
+		{ echo "the attacker never finished its scan" >"$D/rc"; kill "$ATK"; return 1; }
+}
+
+# After the restart: the attacker's scan, then stale_finish.
+stale_attack() {
+	stale_scan "$D/ctmp/go.ready" && stale_finish
+}
+
+# The attacker holds what it got while the container frees its handle,
+# unmaps and exits; the fake's vidmem_used once the container is gone
+# goes to $D/after.
+stale_finish() {
+	local i
 	# Its memory is the driver's to free now, unless the attacker's
 	# dup holds it.
 	: >"$D/ctmp/go"
@@ -415,8 +441,20 @@ stale_attack() {
 	done
 	echo "vidmem_used=$(stat_now gpu0.vidmem_used)" >"$D/after"
 	: >"$D/attack.hold"
-	wait "$atk"
+	wait "$ATK"
 	echo 0 >"$D/rc"
+}
+
+# Waits until the fake is inside a call that sleeps (its stats cannot be
+# read meanwhile: it serves one request at a time); the step it got there
+# goes to $D/stop.
+wait_fake_asleep() {
+	local i
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
+		sleep 0.02
+	done
+	echo "stopped_at_step=$i" >"$D/stop"
 }
 
 inside() {
@@ -616,9 +654,12 @@ inside() {
 		# the agent SIGKILLed and started again on the keeper, then an
 		# attacker on the host (outside any sandbox) takes client handles
 		# to dup that memory. The baseline differs only in its agent,
-		# which never revokes the share (GPUSANDBOX_TEST_KEEP_SHARE).
+		# which never revokes the share (GPUSANDBOX_TEST_KEEP_SHARE) and
+		# does not hand its own client to the keeper either
+		# (GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT): either defence alone
+		# holds here (the kept client stands in for the revoke).
 		p=$D/profile.json
-		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_KEEP_SHARE=1}
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_KEEP_SHARE=1 GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT=1}
 		profile "$p" && start_keeper && start_agent || return
 		run_bg '["/bin/uvm_victim", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
 		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never ready" >"$D/rc"; return; }
@@ -636,18 +677,36 @@ inside() {
 		p=$D/profile.json
 		profile "$p" && start_keeper && start_agent || return
 		run_bg '["/bin/uvm_victim", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
-		local i
-		for ((i = 0; i < WAIT_STEPS; i++)); do
-			timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
-			sleep 0.02
-		done
-		echo "stopped_at_step=$i" >"$D/stop"
+		wait_fake_asleep
 		kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 		# The fake's CLIENT policies once the agent is gone.
 		echo "policies=$(stat_now share_client_policies)" >"$D/before"
 		start_agent || return
 		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never ready" >"$D/rc"; return; }
 		stale_attack ;;
+	stalekill)
+		# The agent SIGKILLed while the fake performs the container's
+		# map: after the share, before its revoke. Its thread in the
+		# fake leaves only with the fake's answer, so once it has exited
+		# the share is in place and will not be revoked by it. The
+		# attacker strikes before another agent starts (the map still
+		# unanswered: it takes the handles from go.pre); then a new
+		# agent resumes the container and answers the map. The baseline
+		# differs only in its agents, which do not hand their own client
+		# to the keeper (GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT).
+		p=$D/profile.json
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT=1}
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/uvm_victim", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_fake_asleep
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		# The fake's CLIENT policies once the agent is gone.
+		echo "policies=$(stat_now share_client_policies)" >"$D/before"
+		wait_for -e "$D/ctmp/go.pre" || { echo "victim never allocated" >"$D/rc"; return; }
+		stale_scan "$D/ctmp/go.pre" || return
+		start_agent || return
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never mapped" >"$D/rc"; return; }
+		stale_finish ;;
 	mmapless)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nmanaged = deny\n' >"$D/policies/deny.policy"
@@ -860,7 +919,7 @@ run_case() {  # run_case NAME RUNTIME
 		wait_for -e "$dir/mnt/stall" || { fail "$1" "stallfs did not come up"; return 1; }
 	fi
 	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
-	[ "$1" = stalestop-runc ] && fake_extra=(--map-sleep-ms "$STOP_MAP_SLEEP_MS")
+	case "$1" in stalestop-runc|stalekill-runc|baseline-stalekill-runc) fake_extra=(--map-sleep-ms "$STOP_MAP_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
@@ -1062,6 +1121,31 @@ judge() {  # judge NAME RUNTIME
 			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
 			[ "$(val "$dir/after" vidmem_used)" = "$CHUNK" ] ||
 			why="the stale handle won nothing: before: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
+	stalekill-runc)
+		# By the fake: the agent was killed while the fake performed
+		# its map (its stats unreadable), a CLIENT share policy outlived
+		# it, and still every dup the attacker tried was refused, its
+		# scan covering every client handle the fake had handed out (the
+		# policy's client was held); the resumed agent answered the map
+		# and the memory went with the container's handle.
+		[ "$(val "$dir/stop" stopped_at_step)" -lt "$WAIT_STEPS" ] && [ "$(val "$dir/before" policies)" -ge 1 ] &&
+			[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
+			[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
+			[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
+			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+			[ "$(val "$dir/after" vidmem_used)" = 0 ] &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
+			why="$(cat "$dir/stop" 2>/dev/null); once killed: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null); resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
+	baseline-stalekill-runc)
+		# Without the kept client: the dead agent's handle was free,
+		# the attacker's client there dup'ed the memory, and the fake
+		# still holds it after the container freed its handle and
+		# exited.
+		[ "$(val "$dir/before" policies)" -ge 1 ] &&
+			[ "$(val "$dir/attack.out" dups_ok)" -ge 1 ] && [ "$(val "$dir/attack.out" dup)" = 0x0 ] &&
+			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+			[ "$(val "$dir/after" vidmem_used)" = "$CHUNK" ] ||
+			why="the dead agent's handle won nothing: $(cat "$dir/stop" 2>/dev/null); once killed: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
 			why="rc=$rc, agent said: $(grep -m1 refused "$dir/agent.err")" ;;
@@ -1230,7 +1314,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

@@ -7,7 +7,9 @@
  * performs the map through its own client, after sharing the memory with
  * that client: own_rm.h), writes "client=0x.. memory=0x.. map=0x.." to
  * WAIT.ready for the host (the handles an attacker outside is told, so
- * that the test judges the share and not a guess of the handles), waits
+ * that the test judges the share and not a guess of the handles; the
+ * same handles go to WAIT.pre before the map, for stalekill-runc, whose
+ * attacker strikes while the map is unanswered), waits
  * until the file WAIT exists (the agent is restarted meanwhile), then
  * frees its handle and closes the UVM file, so that the memory is the
  * driver's to free unless someone else holds it. Prints
@@ -66,17 +68,22 @@ static rmc_status_t map_through_uvm(int ctl, nv_handle_t client, nv_handle_t mem
 	return tail()->rm_status;
 }
 
-/* WAIT.ready appears whole: written aside, then renamed. */
-static void tell_host(const char *wait, nv_handle_t client, nv_handle_t mem, rmc_status_t mapped)
+/* WAIT.SUFFIX appears whole: written aside, then renamed. The map's
+ * status is left out before the map (mapped NULL). */
+static void tell_host(const char *wait, const char *suffix, nv_handle_t client, nv_handle_t mem,
+                      const rmc_status_t *mapped)
 {
 	char ready[PATH_LEN], tmp[PATH_LEN];
 
-	snprintf(ready, sizeof(ready), "%s.ready", wait);
-	snprintf(tmp, sizeof(tmp), "%s.ready.tmp", wait);
+	snprintf(ready, sizeof(ready), "%s.%s", wait, suffix);
+	snprintf(tmp, sizeof(tmp), "%s.%s.tmp", wait, suffix);
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return;
-	fprintf(f, "client=0x%x memory=0x%x map=0x%x\n", client, mem, mapped);
+	fprintf(f, "client=0x%x memory=0x%x", client, mem);
+	if (mapped)
+		fprintf(f, " map=0x%x", *mapped);
+	fputc('\n', f);
 	if (fclose(f) == 0)
 		(void)rename(tmp, ready);
 }
@@ -95,8 +102,9 @@ int main(int argc, char **argv)
 	adv_session_or_die(&s, -1, "uvm_victim");
 	nv_handle_t mem = rmc_next_handle(&s);
 	first = adv_alloc_rm(&s, NULL, mem, VICTIM_SIZE);
+	tell_host(argv[1], "pre", s.client, mem, NULL);
 	mapped = first == NV_OK ? map_through_uvm(s.fd, s.client, mem, &uvm) : first;
-	tell_host(argv[1], s.client, mem, mapped);
+	tell_host(argv[1], "ready", s.client, mem, &mapped);
 	for (int i = 0; i < WAIT_MAX_STEPS && access(argv[1], F_OK) != 0; i++)
 		nanosleep(&step, NULL);
 	freed = adv_free_rm(&s, NULL, mem);
