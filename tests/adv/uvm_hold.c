@@ -39,8 +39,9 @@
  *
  * Prints map= free= second= (hex RM status; free is the close's errno
  * for close, and the child's exit status for handoff) and, for race,
- * flips= and race_maps= (the racing rounds mapped), for the handoffs held_mappings= (the fake's uvm_mappings read
- * while this process still holds the UVM file, after B); then SUMMARY.
+ * flips= and race_maps= (the racing rounds that mapped), for the
+ * handoffs held_mappings= (the fake's uvm_mappings read while this
+ * process still holds the UVM file, after B); then SUMMARY.
  */
 #define _GNU_SOURCE
 #include <errno.h>
