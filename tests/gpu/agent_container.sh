@@ -120,7 +120,18 @@ fi
 wait "$ctr"
 rc=$?
 "$runtime" --root "$tmp/state" delete -f "gs-gpu-$$" >/dev/null 2>&1
-sleep 0.2
+# The serving agent seals the log when it tears the sandbox down, once
+# every listener has hung up: wait for that (10 s at most), not a guess.
+last_log=$tmp/agent.err
+[ -n "$restart_after" ] && last_log=$tmp/agent2.err
+for _ in $(seq 500); do grep -q 'torn down' "$last_log" 2>/dev/null && break; sleep 0.02; done
+# It says so just before it writes the summary and the seal.
+for _ in $(seq 50); do
+	ok=1
+	for f in "$tmp"/audit/*.jsonl; do "$GS" audit verify "$f" >/dev/null 2>&1 || ok=; done
+	[ -n "$ok" ] && break
+	sleep 0.02
+done
 echo "--- agent log" >&2
 cat "$tmp/agent.err" >&2
 if [ -n "$restart_after" ]; then
