@@ -88,11 +88,11 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < scan; i++) {
 		/* The client at the handle asked for, with a device (and
 		 * subdevice) under it on our file; RM refuses a live handle
-		 * with NV_ERR_INSUFFICIENT_RESOURCES. */
+		 * with NV_ERR_INSERT_DUPLICATE_NAME. */
 		struct rmc_session s;
 		rmc_status_t st = rmc_session_open_client(&s, fd, FAKE_CLIENT_HANDLE_BASE + i);
 		if (st != NV_OK) {
-			if (st == NV_ERR_INSUFFICIENT_RESOURCES)
+			if (st == NV_ERR_INSERT_DUPLICATE_NAME)
 				busy++;
 			else
 				other++;

@@ -361,7 +361,9 @@ static nv_status_t alloc_client(const struct fake_caller *who, nv_handle_t want,
 			want = FAKE_CLIENT_HANDLE_BASE + fake_st.next_client++;
 		while (fake_find_client(want));
 	} else if (fake_find_client(want)) {
-		return NV_ERR_INSUFFICIENT_RESOURCES;
+		/* The handle already exists (_serverCreateEntryAndLockForNewClient,
+		 * rs_server.c, 580.95.05). */
+		return NV_ERR_INSERT_DUPLICATE_NAME;
 	}
 	if (fake_st.nclients == fake_st.cap) {
 		size_t cap = fake_st.cap ? fake_st.cap * 2 : 16;
@@ -640,7 +642,13 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	}
 
 	if (is_client_class(a.h_class)) {
-		nv_handle_t want = a.h_object_new ? a.h_object_new : a.h_root;
+		/* A client asked for by handle names it in hRoot: the escape
+		 * passes hRoot as the hClient of the allocation
+		 * (_nv04AllocWithSecInfo, entry_points.c) and serverAllocClient
+		 * takes pParams->hClient, honoured in the RS_COMPATABILITY_MODE
+		 * the driver is built in (src/nvidia/Makefile, rs_server.c,
+		 * 580.95.05); hObjectNew is only where the handle comes back. */
+		nv_handle_t want = a.h_root;
 		st = alloc_client(who, want, &out.h);
 		if (st == NV_OK && a.p_alloc_parms &&
 		    fake_mem_write(who->pid, a.p_alloc_parms, &out.h, sizeof(out.h))) {

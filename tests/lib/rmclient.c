@@ -350,8 +350,10 @@ rmc_status_t rmc_session_open_client(struct rmc_session *s, int fd, nv_handle_t 
 	if (h_client) {
 		/* A client handle of our choosing (handle re-use tests). */
 		uint8_t params[RMC_CLIENT_PARAMS_SIZE] = { 0 };
-		s->client = h_client;
-		st = rmc_alloc(s->fd, NULL, 0, 0, &s->client, NV01_ROOT_CLIENT, params, 0);
+		/* RM takes the handle asked for from hRoot (fake_rm.c says
+		 * where the driver does). */
+		s->client = 0;
+		st = rmc_alloc(s->fd, NULL, h_client, 0, &s->client, NV01_ROOT_CLIENT, params, 0);
 	} else {
 		st = rmc_alloc_client(s->fd, NULL, &s->client);
 	}
