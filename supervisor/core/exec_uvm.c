@@ -186,6 +186,23 @@ static bool commit_map(struct call *c, const struct gs_uvm_call *u, int space,
 	return ok;
 }
 
+/* A pin on the memory for the driver's map, taken before it and dropped
+ * once the mapping's own pins are (commit_map), or the map failed. It is
+ * journalled, so an agent killed while the driver maps leaves its
+ * successor a pin to rebuild (a resumed pin: the memory stays charged
+ * until the container ends) rather than a mapping nothing charges: the
+ * commit never ran, and a task that gave its call up meanwhile (a signal)
+ * is not asked again (tests/agent/run.sh uvmkill-runc). LEDGER_NO_PIN
+ * when the ledger does not hold the memory, or for
+ * GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT (the baseline of that case; read by
+ * gs_session_init). */
+static uint32_t pin_in_flight(struct call *c, const struct gs_uvm_call *u)
+{
+	if (c->sb->uvm.test_no_pin_in_flight)
+		return LEDGER_NO_PIN;
+	return ledger_pin(&c->sb->ledger, u->h_client, u->h_memory);
+}
+
 static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int *ctl,
                                 const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
@@ -206,14 +223,19 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 		                                         "the mapping could not be followed")
 		                            : answer_none();
 	}
+	uint32_t in_flight = pin_in_flight(c, u);
 	nv_status_t st = map_through_own(c, u, ctl, lay, params, mem.gpu >= 0 ? mem.gpu : 0);
+	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
 	if (st != NV_OK) {
+		ledger_unpin(&c->sb->ledger, in_flight, released);
 		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
 	}
-	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
 	memcpy(before, c->sb->ledger.used, sizeof(before));
-	if (!commit_map(c, u, space, released)) {
+	bool recorded = commit_map(c, u, space, released);
+	/* The mapping's own pins are taken (or it is taken back below). */
+	ledger_unpin(&c->sb->ledger, in_flight, released);
+	if (!recorded) {
 		unmap_unrecorded(c, u);
 		(void)gs_uvm_maps_cut(&c->sb->uvm, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
 		                      released);

@@ -102,6 +102,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	struct gs_uvm_layout lay;
 	sb->uvm.unregister_short = sb->rm_abi && gs_uvm_layout_of(sb->rm_abi, &lay) && lay.unregister_short;
 	sb->uvm.test_settle_in_flight = getenv("GPUSANDBOX_TEST_SETTLE_IN_FLIGHT") != NULL;
+	sb->uvm.test_no_pin_in_flight = getenv("GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT") != NULL;
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
 	sb->own.test_keep_share = getenv("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)

@@ -115,6 +115,10 @@ struct gs_uvm_maps {
 	 * stall's baseline shows what waiting for it prevents. Never for
 	 * use. */
 	bool                 test_settle_in_flight;
+	/* GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT: no pin is taken while the
+	 * driver maps (exec_uvm.c, pin_in_flight), so that tests/agent
+	 * uvmkill-runc's baseline shows what it prevents. Never for use. */
+	bool                 test_no_pin_in_flight;
 	/* For GPUSANDBOX_PROFILE: registrations continued, listed handles
 	 * settled, and our unregisters by UVM's answer (NV_OK, none
 	 * registered, anything else). */

@@ -26,6 +26,11 @@
  *                   child, and makes B with a client of its own
  *   uvm_hold handoff_free
  *                   the same, the child freeing A's handle before it exits
+ *   uvm_hold intr   as free, but SIGUSR1 (caught, without SA_RESTART)
+ *                   makes the map give its call up: EINTR, never asked
+ *                   again (tests/agent's uvmkill-runc signals it while the
+ *                   agent that took the call is dead and the driver has
+ *                   made the mapping)
  *
  * The handoff is the hold a supervisor that follows mappings by process
  * could miss: the process that mapped is gone, the file that holds the
@@ -49,6 +54,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -117,6 +123,21 @@ static rmc_status_t map_racing(int uvm, struct adv_uvm_map *m, nv_handle_t a, nv
 	adv_uvm_tail(m)->h_memory = a;
 	*flips = f.flips;
 	return adv_uvm_map(uvm, m);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* SIGUSR1 interrupts a call waiting for its answer, which then fails
+ * with EINTR instead of being made again (no SA_RESTART). */
+static void give_up_on_usr1(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGUSR1, &sa, NULL);
 }
 
 /* WAIT.ready, then WAIT itself (made by the harness). */
@@ -239,6 +260,8 @@ int main(int argc, char **argv)
 		adv_count(&t, adv_alloc_rm(&s, NULL, c, SMALL_SIZE));
 		mapped = map_racing(uvm, &m, a, c, &flips, &race_maps);
 	} else {
+		if (strcmp(mode, "intr") == 0)
+			give_up_on_usr1();
 		mapped = adv_uvm_map(uvm, &m);
 	}
 	if (argc > 2)

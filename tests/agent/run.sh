@@ -119,6 +119,17 @@
 #                     pin. An agent that does not journal pins (GPUSANDBOX=
 #                     a build before 43fa56d) grants it: the fake holds
 #                     1.5 GiB
+#   uvmkill-runc      uvm_hold intr: the agent SIGKILLed while the fake
+#                     performs the map of A (768 MiB), and the mapper then
+#                     gives its call up (SIGUSR1, no SA_RESTART: EINTR),
+#                     so the next agent has no call to answer; the fake
+#                     has made the mapping. The resumed agent rebuilds the
+#                     pin taken before the map, so after A's handle is
+#                     freed B (768 MiB) is refused: the fake never holds
+#                     more than 1 GiB.
+#                     baseline-uvmkill-runc: no pin while the driver maps
+#                     (GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT): B is granted and
+#                     the fake holds 1.5 GiB
 #   stalehandle-runc  the container's video memory mapped through UVM (the
 #                     agent shares it with its own client to map it), the
 #                     agent SIGKILLed and started again on the keeper (its
@@ -649,6 +660,24 @@ inside() {
 		: >"$D/ctmp/go"
 		wait_stopped
 		echo 0 >"$D/rc" ;;
+	uvmkill)
+		# The agent dies in the driver's map of A and the mapper gives
+		# its call up before another agent could answer it: the commit
+		# that pins A never ran. The baseline's agents take no pin while
+		# the driver maps.
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT=1}
+		p=$D/profile.json
+		profile "$p" && start_keeper && start_agent || return
+		run_bg '["/bin/uvm_hold", "intr", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_fake_asleep
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		kill -USR1 "$(rt state "gs-$CASE" | jq -r .pid)" || { echo "no mapper to signal" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || { echo "the map never gave up" >"$D/rc"; return; }
+		echo "vidmem_used=$(stat_now gpu0.vidmem_used) uvm_mappings=$(stat_now uvm_mappings)" >"$D/before"
+		start_agent || return
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	stalehandle)
 		# The container's memory mapped through the agent's own client,
 		# the agent SIGKILLed and started again on the keeper, then an
@@ -919,7 +948,7 @@ run_case() {  # run_case NAME RUNTIME
 		wait_for -e "$dir/mnt/stall" || { fail "$1" "stallfs did not come up"; return 1; }
 	fi
 	case "$1" in abandon-runc|midcall-runc|baseline-midcall-runc|restart-runc|baseline-restart-runc) fake_extra=(--alloc-sleep-ms "$ABANDON_SLEEP_MS") ;; esac
-	case "$1" in stalestop-runc|stalekill-runc|baseline-stalekill-runc) fake_extra=(--map-sleep-ms "$STOP_MAP_SLEEP_MS") ;; esac
+	case "$1" in stalestop-runc|stalekill-runc|baseline-stalekill-runc|uvmkill-runc|baseline-uvmkill-runc) fake_extra=(--map-sleep-ms "$STOP_MAP_SLEEP_MS") ;; esac
 	GS_FAKE_STATS_OUT=$dir/stats timeout "$CASE_TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" "${fake_extra[@]}" -- \
 		"$0" --inside "$1" "$2" "$dir" "$ROOTFS" >"$dir/harness.out" 2>&1
 	local rc=$?
@@ -1081,6 +1110,23 @@ judge() {  # judge NAME RUNTIME
 			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
 			grep -q ': 1 UVM mapping pin(s) from before the restart' "$dir/agent.err" ||
 			why=${why:-"before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
+	uvmkill-runc)
+		# By the fake: the mapping made while no agent could commit it
+		# (A's 768 MiB held, one mapping) and the call given up (EINTR);
+		# A's handle freed after the restart, B refused; peak 1 GiB at
+		# most.
+		peak_within && [ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
+			[ "$(val "$dir/before" uvm_mappings)" = 1 ] &&
+			grep -q '^mode=intr first=0x0 map=0xe0000004 free=0x0 second=0x51 ' "$dir/container.out" &&
+			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
+			grep -q ': 1 UVM mapping pin(s) from before the restart' "$dir/agent.err" ||
+			why=${why:-"before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
+	baseline-uvmkill-runc)
+		# Without the pin: B granted while the mapping holds A, and
+		# the fake's peak passes the quota.
+		grep -q '^mode=intr first=0x0 map=0xe0000004 free=0x0 second=0x0 ' "$dir/container.out" &&
+			[ -n "$peak" ] && [ "$peak" -gt "$QUOTA" ] ||
+			why="the given-up map won nothing: before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak" ;;
 	stalehandle-runc)
 		# By the fake: the map made, and no CLIENT share policy left
 		# once the agent had answered it; after the restart the attacker
@@ -1314,7 +1360,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
