@@ -323,16 +323,23 @@ start_keeper() {
 	wait_for -S "$KSOCK"
 }
 
-# The agent SIGKILLed while the fake sleeps in the container's first
-# allocation (the single-threaded fake's stats cannot be read meanwhile).
-kill_agent_midcall() {
+# Waits until the fake is inside a call that sleeps (its stats cannot be
+# read meanwhile: it serves one request at a time); the step it got there
+# goes to FILE as KEY=step (default $D/stop, stopped_at_step).
+wait_fake_asleep() {
 	local i
 	for ((i = 0; i < WAIT_STEPS; i++)); do
 		timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
 		sleep 0.02
 	done
+	echo "${2:-stopped_at_step}=$i" >"${1:-$D/stop}"
+}
+
+# The agent SIGKILLed while the fake sleeps in the container's first
+# allocation.
+kill_agent_midcall() {
+	wait_fake_asleep "$D/kill" killed_at_step
 	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
-	echo "killed_at_step=$i" >"$D/kill"
 }
 
 # Teardown follows the runtime's exit (when the last listener hangs up,
@@ -454,18 +461,6 @@ stale_finish() {
 	: >"$D/attack.hold"
 	wait "$ATK"
 	echo 0 >"$D/rc"
-}
-
-# Waits until the fake is inside a call that sleeps (its stats cannot be
-# read meanwhile: it serves one request at a time); the step it got there
-# goes to $D/stop.
-wait_fake_asleep() {
-	local i
-	for ((i = 0; i < WAIT_STEPS; i++)); do
-		timeout 0.2 cat "$GS_FAKE_STATS" >/dev/null 2>&1 || break
-		sleep 0.02
-	done
-	echo "stopped_at_step=$i" >"$D/stop"
 }
 
 inside() {
@@ -967,6 +962,26 @@ peak_within() {  # the fake's own peak
 	[ -n "$peak" ] && [ "$peak" -le "$QUOTA" ] || { why="fake's peak $peak > quota $QUOTA"; return 1; }
 }
 
+# The stale-handle cases' attacker (stale_scan): its scan covered every
+# client handle the fake handed out, every dup it tried was refused as RM
+# refuses a client the memory is not shared with, the container's own
+# calls went through, and its memory went with its handle.
+stale_refused() {
+	[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
+		[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
+		[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
+		grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+		[ "$(val "$dir/after" vidmem_used)" = 0 ]
+}
+
+# Their baselines: the attacker's dup went through and still holds the
+# memory after the container freed its handle and exited.
+stale_won() {
+	[ "$(val "$dir/attack.out" dups_ok)" -ge 1 ] && [ "$(val "$dir/attack.out" dup)" = 0x0 ] &&
+		grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
+		[ "$(val "$dir/after" vidmem_used)" = "$CHUNK" ]
+}
+
 judge() {  # judge NAME RUNTIME
 	local name=$1 peak rc nomem why=""
 	peak=$(st "$dir" gpu0.vidmem_peak)
@@ -1100,24 +1115,16 @@ judge() {  # judge NAME RUNTIME
 		[ "$rc" = 0 ] && [ "$(st "$dir" gpu0.channel_groups_peak)" -gt 4 ] &&
 			grep -q '^rounds=8 alloc_ok=8 reg_ok=8 ' "$dir/container.out" ||
 			why="without the agent the registrations did not hold the groups: peak $(st "$dir" gpu0.channel_groups_peak) rc=$rc" ;;
-	uvmrestart-runc)
+	uvmrestart-runc|uvmkill-runc)
 		# By the fake: A mapped before the restart (768 MiB held, one
 		# mapping), its handle freed after it, B refused; peak 1 GiB at
-		# most.
+		# most. uvmkill: the mapping made while no agent could commit
+		# it, and the call given up (EINTR).
+		local line='^mode=free first=0x0 map=0x0 free=0x0 second=0x51 '
+		[ "$name" = uvmkill-runc ] && line='^mode=intr first=0x0 map=0xe0000004 free=0x0 second=0x51 '
 		peak_within && [ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
 			[ "$(val "$dir/before" uvm_mappings)" = 1 ] &&
-			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x51 ' "$dir/container.out" &&
-			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
-			grep -q ': 1 UVM mapping pin(s) from before the restart' "$dir/agent.err" ||
-			why=${why:-"before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
-	uvmkill-runc)
-		# By the fake: the mapping made while no agent could commit it
-		# (A's 768 MiB held, one mapping) and the call given up (EINTR);
-		# A's handle freed after the restart, B refused; peak 1 GiB at
-		# most.
-		peak_within && [ "$(val "$dir/before" vidmem_used)" = $((3 * CHUNK)) ] &&
-			[ "$(val "$dir/before" uvm_mappings)" = 1 ] &&
-			grep -q '^mode=intr first=0x0 map=0xe0000004 free=0x0 second=0x51 ' "$dir/container.out" &&
+			grep -q "$line" "$dir/container.out" &&
 			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] &&
 			grep -q ': 1 UVM mapping pin(s) from before the restart' "$dir/agent.err" ||
 			why=${why:-"before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")"} ;;
@@ -1137,11 +1144,7 @@ judge() {  # judge NAME RUNTIME
 		# container's handle.
 		[ "$(val "$dir/before" map)" = 0x0 ] && [ "$(val "$dir/before" policies)" = 0 ] &&
 			[ "$(val "$dir/before" uvm_maps)" = 1 ] &&
-			[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
-			[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
-			[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
-			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
-			[ "$(val "$dir/after" vidmem_used)" = 0 ] &&
+			stale_refused &&
 			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
 			why="before: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null); resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
 	stalestop-runc)
@@ -1151,11 +1154,7 @@ judge() {  # judge NAME RUNTIME
 		# dup the attacker tried was refused, its scan covering every
 		# client handle the fake had handed out.
 		[ "$(val "$dir/stop" stopped_at_step)" -lt "$WAIT_STEPS" ] && [ "$(val "$dir/before" policies)" = 0 ] &&
-			[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
-			[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
-			[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
-			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
-			[ "$(val "$dir/after" vidmem_used)" = 0 ] ||
+			stale_refused ||
 			why="$(cat "$dir/stop" 2>/dev/null); once stopped: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
 	baseline-stalehandle-runc)
 		# Without the revoke: the policy outlived the agent's client,
@@ -1163,9 +1162,7 @@ judge() {  # judge NAME RUNTIME
 		# the fake still holds it after the container freed its handle
 		# and exited.
 		[ "$(val "$dir/before" map)" = 0x0 ] && [ "$(val "$dir/before" policies)" -ge 1 ] &&
-			[ "$(val "$dir/attack.out" dups_ok)" -ge 1 ] && [ "$(val "$dir/attack.out" dup)" = 0x0 ] &&
-			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
-			[ "$(val "$dir/after" vidmem_used)" = "$CHUNK" ] ||
+			stale_won ||
 			why="the stale handle won nothing: before: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
 	stalekill-runc)
 		# By the fake: the agent was killed while the fake performed
@@ -1175,11 +1172,7 @@ judge() {  # judge NAME RUNTIME
 		# policy's client was held); the resumed agent answered the map
 		# and the memory went with the container's handle.
 		[ "$(val "$dir/stop" stopped_at_step)" -lt "$WAIT_STEPS" ] && [ "$(val "$dir/before" policies)" -ge 1 ] &&
-			[ "$(val "$dir/attack.out" taken)" -ge 1 ] && [ "$(val "$dir/attack.out" covered)" = 1 ] &&
-			[ "$(val "$dir/attack.out" dups_ok)" = 0 ] &&
-			[ "$(val "$dir/attack.out" dup)" = "$NV_ERR_INSUFFICIENT_PERMISSIONS" ] &&
-			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
-			[ "$(val "$dir/after" vidmem_used)" = 0 ] &&
+			stale_refused &&
 			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
 			why="$(cat "$dir/stop" 2>/dev/null); once killed: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null); resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
 	baseline-stalekill-runc)
@@ -1188,9 +1181,7 @@ judge() {  # judge NAME RUNTIME
 		# still holds it after the container freed its handle and
 		# exited.
 		[ "$(val "$dir/before" policies)" -ge 1 ] &&
-			[ "$(val "$dir/attack.out" dups_ok)" -ge 1 ] && [ "$(val "$dir/attack.out" dup)" = 0x0 ] &&
-			grep -q '^first=0x0 map=0x0 free=0x0$' "$dir/container.out" &&
-			[ "$(val "$dir/after" vidmem_used)" = "$CHUNK" ] ||
+			stale_won ||
 			why="the dead agent's handle won nothing: $(cat "$dir/stop" 2>/dev/null); once killed: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
 	mmapless-runc)
 		[ "$rc" != 0 ] && ! grep -q '=EPERM' "$dir/container.out" && grep -q "does not trap mmap" "$dir/agent.err" ||
