@@ -461,6 +461,7 @@ enum nv_ctrl_cmd {
 /* ---- status codes (our own table of the values we use) ------------------ */
 enum nv_status_code {
 	NV_OK                          = 0x00000000,
+	NV_ERR_GPU_UUID_NOT_FOUND      = 0x00000012,
 	NV_ERR_INSERT_DUPLICATE_NAME   = 0x00000019,
 	NV_ERR_INSUFFICIENT_RESOURCES  = 0x0000001A,
 	NV_ERR_INSUFFICIENT_PERMISSIONS = 0x0000001B,
@@ -728,6 +729,26 @@ _Static_assert(offsetof(struct nv2080_timer_get_time_params, time_nsec) == 0, "T
 #define UVM_VALIDATE_VA_RANGE          72u
 #define UVM_REGISTER_CHANNEL           27u
 #define UVM_UNREGISTER_CHANNEL         28u
+#define UVM_REGISTER_GPU               37u
+
+/* UVM_REGISTER_GPU: a GPU, by UUID, registered in the caller's VA space
+ * (for managed memory, among others). The same layout from 535 to 595
+ * (uvm_ioctl.h). UVM lets it through once the calling process holds the
+ * GPU's node, RM device or not (nvGpuOpsGetGpuInfo -> osIsGpuAccessible,
+ * nv_gpu_ops.c, 580.95.05); the tests' fake models that (fake_uvm.c). */
+struct uvm_register_gpu_params {
+	uint8_t     gpu_uuid[16];
+	uint8_t     numa_enabled;   /* NvBool */
+	uint8_t     pad0[3];
+	int32_t     numa_node_id;
+	int32_t     rm_ctrl_fd;
+	nv_handle_t h_client;
+	nv_handle_t h_smc_part_ref;
+	nv_status_t rm_status;
+};
+_Static_assert(sizeof(struct uvm_register_gpu_params) == 40, "UVM_REGISTER_GPU_PARAMS size");
+_Static_assert(offsetof(struct uvm_register_gpu_params, rm_ctrl_fd) == 24, "UVM_REGISTER_GPU rmCtrlFd");
+_Static_assert(offsetof(struct uvm_register_gpu_params, rm_status) == 36, "UVM_REGISTER_GPU rmStatus");
 
 /* UVM_INITIALIZE: flags 0 asks for the most a VA space can have (the flags
  * only take features away: DISABLE_HMM 0x1, MULTI_PROCESS_SHARING 0x2). */

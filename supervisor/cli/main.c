@@ -255,6 +255,7 @@ static int settle_limits(struct run *r)
 	if (gs_resolve_gpu_uuids(&r->o.quota, &r->err) < 0 ||
 	    gs_driver_check_gpus(&r->driver, &r->o.quota, &r->err) < 0)
 		return report(&r->err, NULL), GS_EXIT_ERROR;
+	r->o.contain.hidden_gpu_nodes = gs_driver_hidden_minors(&r->driver, &r->o.quota);
 	if (gs_contain_prepare(&r->o.contain, &r->err) < 0)
 		return report(&r->err, NULL), GS_EXIT_ERROR;
 	r->cfg.quota = r->o.quota;

@@ -208,6 +208,18 @@ int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_er
 
 #define GPU_LIST_LEN 256
 
+uint64_t gs_driver_hidden_minors(const struct gs_driver *d, const struct gs_quota *q)
+{
+	uint64_t hidden = 0;
+
+	if (!q->visible_set)
+		return 0;
+	for (unsigned i = 0; i < d->n_gpus; i++)
+		if (d->gpus[i].minor < GS_MAX_GPUS && !((q->visible >> d->gpus[i].minor) & 1u))
+			hidden |= 1ull << d->gpus[i].minor;
+	return hidden;
+}
+
 int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
                          struct gs_error *err)
 {

@@ -194,10 +194,31 @@ static int mask_coordinator(struct gs_contain *c, struct gs_error *err)
 	return add_masked(c, GS_COORD_DIR_DEFAULT, err);
 }
 
+/* The node of a GPU --gpus hides. The supervisor refuses every device on
+ * it already; without its node the workload cannot reach it in the few
+ * calls the driver admits by the caller's nodes alone: UVM registers a GPU
+ * by its UUID for managed memory once the caller holds the GPU's node
+ * (nvGpuOpsGetGpuInfo -> osIsGpuAccessible, nv_gpu_ops.c, 580.95.05), with
+ * no RM device of the caller's on it. /dev/null in its place: an open
+ * works, and names no GPU. */
+static int mask_hidden_gpus(struct gs_contain *c, struct gs_error *err)
+{
+	char path[sizeof(GS_GPU_NODE_FMT) + 16];
+
+	for (unsigned g = 0; g < 64; g++) {
+		if (!((c->hidden_gpu_nodes >> g) & 1u))
+			continue;
+		snprintf(path, sizeof(path), GS_GPU_NODE_FMT, g);
+		if (add_masked(c, path, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Brokers allocate GPU memory on a client's behalf outside the sandbox:
  * the MPS pipe directory (the default one and the one gpusandbox's own
  * environment names; the workload's later environment changes nothing)
- * and every --hide path. */
+ * and every --hide path. Then the hidden GPUs' nodes. */
 static int list_masked(struct gs_contain *c, struct gs_error *err)
 {
 	const char *env = getenv(GS_MPS_PIPE_DIR_ENV);
@@ -211,6 +232,8 @@ static int list_masked(struct gs_contain *c, struct gs_error *err)
 	for (unsigned i = 0; i < c->n_hide_arg; i++)
 		if (add_masked(c, c->hide_arg[i], err) < 0)
 			return -1;
+	if (mask_hidden_gpus(c, err) < 0)
+		return -1;
 	return mask_coordinator(c, err);
 }
 
@@ -291,7 +314,8 @@ static int mask_one(const char *path, struct gs_error *err)
 	if (S_ISDIR(st.st_mode))
 		rc = mount("gs-masked", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		           MASK_TMPFS_OPTS);
-	else /* a socket or a FIFO: connecting to /dev/null is refused */
+	else /* a socket or a FIFO: connecting to /dev/null is refused; a
+	      * hidden GPU's node: /dev/null is no GPU */
 		rc = mount("/dev/null", path, NULL, MS_BIND, NULL);
 	if (rc < 0)
 		return gs_fail(err, errno, "masking %s", path);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "gs_error.h"
@@ -17,8 +18,10 @@
 /* Supplementary groups --groups may give; NGROUPS_MAX is far larger, but a
  * workload that needs more than this is not what the option is for. */
 #define GS_MAX_SUPP_GROUPS 32
-/* Paths masked in the workload's view: the defaults plus --hide. */
-#define GS_MAX_MASKED 16
+/* Paths masked in the workload's view: the defaults plus --hide (16),
+ * and the device node of each GPU --gpus hides (at most 64). */
+#define GS_MAX_MASKED (16 + 64)
+#define GS_GPU_NODE_FMT "/dev/nvidia%u"
 
 /* The pipe directory of the NVIDIA MPS control daemon and server when
  * CUDA_MPS_PIPE_DIRECTORY does not name another (CUDA MPS documentation,
@@ -33,6 +36,8 @@ struct gs_contain {
 	const char *hide_arg[GS_MAX_MASKED];
 	unsigned    n_hide_arg;
 	bool        allow_mps;          /* --allow-mps: leave MPS reachable */
+	/* Bit N: --gpus hides GPU N, whose node /dev/nvidiaN is masked. */
+	uint64_t    hidden_gpu_nodes;
 
 	/* Resolved. */
 	bool   change_identity;         /* --user given: set uid, gid, groups */

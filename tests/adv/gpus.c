@@ -10,14 +10,24 @@
  * makes device instance 0 (the hidden GPU; deviceConstruct_IMPL, device.c
  * at 580.x), and a channel group under it (issue #17 item 13: that path
  * skipped the --gpus check). Judged by the fake's gpu0.channel_groups_peak.
+ * Last, UVM: the hidden GPU registered in a VA space by its UUID (known
+ * outside the sandbox: nvidia-smi prints it), which UVM grants to any
+ * process holding the GPU's node, with no RM device of its own there
+ * (fake_uvm_gpu.c; managed memory can then live on that GPU). Judged by
+ * the fake's gpu0.uvm_registered_peak.
  * Prints cards= card_minor= probed= attached= info_hidden= info_visible=
- * dev0= dev1= mem1= legacy_dev0= legacy_group0= and SUMMARY.
+ * dev0= dev1= mem1= legacy_dev0= legacy_group0= uvm_node0= uvm_reg0= and
+ * SUMMARY.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../fakedrv/fake_rm.h"
+#include "../lib/uuid_text.h"
 #include "adv.h"
 
 #define CARDS NV0000_CTRL_GPU_MAX_IDS
@@ -52,6 +62,25 @@ static rmc_status_t device(struct rmc_session *s, nv_handle_t h, uint32_t instan
 {
 	struct nv0080_alloc_params p = { .device_id = instance, .h_client_share = s->client };
 	return rmc_alloc(s->fd, NULL, s->client, s->client, &h, NV01_DEVICE_0, &p, 0);
+}
+
+/* GPU 0 registered with UVM through its node: its open's errno (0: it
+ * opened) in *node_errno, the registration's status returned. The files
+ * stay open (the registration lives with the UVM file). */
+static rmc_status_t uvm_register_hidden(int *node_errno)
+{
+	char text[64];
+	struct uvm_register_gpu_params p = { .rm_ctrl_fd = -1, .rm_status = NV_ERR_GENERIC };
+	struct uvm_initialize_params init = { 0 };
+
+	*node_errno = open("/dev/nvidia0", O_RDWR | O_CLOEXEC) < 0 ? errno : 0;
+	snprintf(text, sizeof(text), FAKE_GPU_UUID_FMT, 0u);
+	int ufd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	if (uuid_from_text(text, p.gpu_uuid) < 0 || ufd < 0 || syscall(SYS_ioctl, ufd, UVM_INITIALIZE, &init) < 0)
+		return RMC_SYSERR(ufd < 0 ? errno : EIO);
+	if (syscall(SYS_ioctl, ufd, UVM_REGISTER_GPU, &p) < 0)
+		return RMC_SYSERR(errno);
+	return p.rm_status;
 }
 
 int main(void)
@@ -113,6 +142,9 @@ int main(void)
 	h = H_LEGACY_GROUP0;
 	st = rmc_alloc(s.fd, NULL, s.client, H_LEGACY_DEV0, &h, KEPLER_CHANNEL_GROUP_A, tsg, 0);
 	printf("legacy_group0=%s\n", rmc_status_str(st));
+	int node_errno;
+	st = uvm_register_hidden(&node_errno);
+	printf("uvm_node0=%d uvm_reg0=%s\n", node_errno, rmc_status_str(st));
 	adv_print_summary(&(struct adv_tally){ 0 });
 	return 0;
 }

@@ -743,13 +743,18 @@ check_positive() {
 	gpus|gpus_uuid)
 		local k want
 		for k in cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
-			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK legacy_dev0=INVALID_ARGUMENT; do
+			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK legacy_dev0=INVALID_ARGUMENT \
+			uvm_reg0=INSUFFICIENT_PERMISSIONS; do
 			want=${k#*=}; k=${k%%=*}
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 		done
 		[ "$(stat_of "$d" gpu0.vidmem_peak)" = 0 ] || { why="video memory reached the hidden GPU 0"; return 1; }
 		[ "$(stat_of "$d" gpu0.channel_groups_peak)" = 0 ] ||
 			{ why="a channel group reached the hidden GPU 0 (legacy_group0=$(val_of "$d" legacy_group0))"; return 1; }
+		# Its node is /dev/null in the sandbox: UVM, which asks for the
+		# node alone, did not register it (by the fake's count).
+		[ "$(stat_of "$d" gpu0.uvm_registered_peak)" = 0 ] ||
+			{ why="the hidden GPU 0 was registered with UVM (uvm_node0=$(val_of "$d" uvm_node0))"; return 1; }
 		grep -q '"reason":"GPU not visible in this sandbox"' "$d/audit.jsonl" ||
 			{ why="no audit record names the refused device"; return 1; }
 		return 0 ;;
@@ -1205,8 +1210,9 @@ for t in "${TESTS[@]}"; do
 	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then
 		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] &&
 			[ "$(val_of "$dir" legacy_dev0)" = NV_OK ] && [ "$(val_of "$dir" legacy_group0)" = NV_OK ] &&
-			[ "$(stat_of "$dir" gpu0.channel_groups_peak)" -ge 1 ] && pass "$name" ||
-			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0) legacy_dev0=$(val_of "$dir" legacy_dev0) legacy_group0=$(val_of "$dir" legacy_group0): not sensitive"
+			[ "$(stat_of "$dir" gpu0.channel_groups_peak)" -ge 1 ] && [ "$(val_of "$dir" uvm_reg0)" = NV_OK ] &&
+			[ "$(stat_of "$dir" gpu0.uvm_registered_peak)" -ge 1 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0) legacy_dev0=$(val_of "$dir" legacy_dev0) legacy_group0=$(val_of "$dir" legacy_group0) uvm_reg0=$(val_of "$dir" uvm_reg0): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-audit_hostile ]; then

@@ -402,6 +402,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		put(&b, "disable_calls", gi, true, g->disable_calls);
 		put(&b, "enable_calls", gi, true, g->enable_calls);
 		put(&b, "freed_while_disabled", gi, true, g->freed_while_disabled);
+		put(&b, "uvm_registered", gi, true, fake_uvm_gpu_registered(gi));
+		put(&b, "uvm_registered_peak", gi, true, fake_uvm_gpu_registered_peak(gi));
 		put(&b, "busy_ms", gi, true, fake_busy_ms(gi));
 		/* Time in which several clients could run at once: the
 		 * contention the compute-share coordinator removes. */

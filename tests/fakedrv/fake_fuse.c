@@ -89,6 +89,11 @@ struct open_file {
 };
 static uint64_t next_file_id = 1;
 
+unsigned long fake_gpu_node_ino(int gpu)
+{
+	return (unsigned long)INO_GPU0 + (unsigned long)gpu;
+}
+
 static const struct node *node_of(fuse_ino_t ino)
 {
 	if (ino == INO_GPU1 && cfg.gpus < 2)
@@ -694,10 +699,14 @@ int main(int argc, char **argv)
 	int rc = 1;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_destroy;
+	char real[PATH_MAX];
+	bool have_real = realpath(mnt, real) != NULL;
 	if (fuse_session_mount(se, mnt) != 0) {
 		fprintf(stderr, "gs-fakedrv: cannot mount on %s\n", mnt);
 		goto out_signals;
 	}
+	if (have_real)
+		fake_nodes_learn_mount(real);
 	rc = fuse_session_loop(se) < 0 ? 1 : 0;
 	fuse_session_unmount(se);
 out_signals:

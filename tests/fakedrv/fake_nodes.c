@@ -16,12 +16,17 @@
  * private_table.c).
  *
  * The fake's GPU node for GPU g is its file nvidia<g>; a caller holds it
- * when an fd in /proc/<caller>/fd links to a file of that name, the caller
- * being the FUSE request's pid, which is the calling thread's id, and
- * /proc/<tid>/fd that thread's table (the fake's
- * own files are bind-mounted over /dev/nvidia*: the link reads
- * /dev/nvidia<g> or <mount>/nvidia<g>). Reading the links costs no FUSE
- * request, so this is safe from inside a request.
+ * when an fd in /proc/<caller>/fd is that file, the caller being the FUSE
+ * request's pid, which is the calling thread's id, and /proc/<tid>/fd
+ * that thread's table. The file is told by its identity, as the driver
+ * tells it by its own file private: the inode number of nvidia<g> on the
+ * fake's own file system (its device, learnt from /proc/self/mountinfo
+ * once mounted), read with AT_STATX_DONT_SYNC (the cached attributes: no
+ * FUSE request, so safe from inside one). Not by its name: a file bind-
+ * mounted over /dev/nvidia<g> (gpusandbox masks a hidden GPU's node with
+ * /dev/null) still reads /dev/nvidia<g> through the link. Before the
+ * device is known (it always is once the fake serves), the name is the
+ * test.
  *
  * The stats (fake_st): device_node_grants and device_node_refusals count
  * the check's answers; device_unentitled_grants counts grants whose
@@ -31,10 +36,13 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fake_rm_int.h"
@@ -42,18 +50,53 @@
 #define FD_DIR_MAX 64
 #define NODE_NAME_MAX 32
 
-/* Does thread (or process) pid hold an open fd of the fake's nvidia<gpu>
- * in its fd table? */
-static bool holds_gpu_node(pid_t pid, int gpu)
+#define MOUNTINFO_LINE 4096
+
+/* The device of the fake's file system; 0 until learnt. */
+static dev_t fake_dev;
+
+void fake_nodes_learn_mount(const char *real)
 {
-	char dir[FD_DIR_MAX], name[NODE_NAME_MAX], link[PATH_MAX + FD_DIR_MAX];
+	char line[MOUNTINFO_LINE], point[PATH_MAX];
+	unsigned maj, min;
+	FILE *f;
+
+	if (!(f = fopen("/proc/self/mountinfo", "re")))
+		return;
+	/* "ID PARENT MAJ:MIN ROOT POINT ...": the last mount on mnt. */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, point) == 3 && strcmp(point, real) == 0)
+			fake_dev = makedev(maj, min);
+	fclose(f);
+}
+
+/* Is the file at link (a /proc/PID/fd/N) the fake's nvidia<gpu>? target
+ * is what the link reads. */
+static bool is_gpu_node(const char *link, const char *target, int gpu)
+{
+	char name[NODE_NAME_MAX];
+	struct statx sx;
+
+	if (fake_dev == 0) {
+		size_t tl = strlen(target), nl;
+		snprintf(name, sizeof(name), "/nvidia%d", gpu);
+		nl = strlen(name);
+		return tl >= nl && strcmp(target + tl - nl, name) == 0;
+	}
+	if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_INO, &sx) < 0)
+		return false;
+	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == fake_dev && sx.stx_ino == fake_gpu_node_ino(gpu);
+}
+
+bool fake_holds_gpu_node(pid_t pid, int gpu)
+{
+	char dir[FD_DIR_MAX], link[PATH_MAX + FD_DIR_MAX];
 	char target[PATH_MAX];
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	snprintf(name, sizeof(name), "/nvidia%d", gpu);
 	d = opendir(dir);
 	if (!d)
 		return false;
@@ -65,8 +108,7 @@ static bool holds_gpu_node(pid_t pid, int gpu)
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		size_t tl = (size_t)n, nl = strlen(name);
-		found = tl >= nl && strcmp(target + tl - nl, name) == 0;
+		found = is_gpu_node(link, target, gpu);
 	}
 	closedir(d);
 	return found;
@@ -77,12 +119,12 @@ nv_status_t fake_check_gpu_node(const struct fake_caller *who, pid_t client_tgid
 {
 	if (!fake_st.cfg.gpu_node_check)
 		return NV_OK;
-	if (!holds_gpu_node(who->pid, gpu)) {
+	if (!fake_holds_gpu_node(who->pid, gpu)) {
 		fake_st.device_node_refusals++;
 		return NV_ERR_INSUFFICIENT_PERMISSIONS;
 	}
 	fake_st.device_node_grants++;
-	if (!holds_gpu_node(client_tgid, gpu))
+	if (!fake_holds_gpu_node(client_tgid, gpu))
 		fake_st.device_unentitled_grants++;
 	return NV_OK;
 }

@@ -37,6 +37,9 @@
  * hands out for clients (see traces/); 0xcaf00000 is RM's base for handles
  * it generates for objects. */
 #define FAKE_CLIENT_HANDLE_BASE  0xc1d00000u
+/* Fake GPU g's UUID, as RM prints them (ASCII, "GPU-" prefix); a test
+ * outside the sandbox knows it as one knows nvidia-smi's list. */
+#define FAKE_GPU_UUID_FMT "GPU-00000000-0000-0000-0000-%012u"
 #define FAKE_OBJECT_HANDLE_BASE  0xcaf00000u
 
 /* ---- status codes not in nvrm_abi.h ------------------------------------ */
@@ -217,5 +220,12 @@ size_t fake_rm_format_stats(char *out, size_t cap);
 /* Caller memory access (process_vm_readv/writev); 0 or -errno. */
 int fake_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len);
 int fake_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len);
+
+/* The fake's file system is mounted at real (a path without links,
+ * resolved before the mount: resolving it after would ask the fake
+ * itself): learn its device, which the node check compares (fake_nodes.c). */
+void fake_nodes_learn_mount(const char *real);
+/* The inode number of nvidia<gpu> on the fake's file system (fake_fuse.c). */
+unsigned long fake_gpu_node_ino(int gpu);
 
 #endif /* GPUSANDBOX_FAKE_RM_H */

@@ -9,8 +9,7 @@
 
 /* The RM gpuId of fake GPU g (not equal to its minor, on purpose). */
 #define FAKE_GPU_ID(g) (0x100u * ((unsigned)(g) + 1u))
-/* And its UUID, as RM prints them (ASCII, "GPU-" prefix). */
-#define FAKE_GPU_UUID_FMT "GPU-00000000-0000-0000-0000-%012u"
+/* Its UUID: FAKE_GPU_UUID_FMT (fake_rm.h). */
 
 #include <pthread.h>
 
@@ -206,6 +205,9 @@ nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct
 /* --gpu-node-check: may the caller make a device on GPU gpu (fake_nodes.c)?
  * client_tgid: the process that made the client, for the stats. */
 nv_status_t fake_check_gpu_node(const struct fake_caller *who, pid_t client_tgid, int gpu);
+/* Does thread (or process) pid hold an open file of the fake's GPU node
+ * nvidia<gpu>, by the file's identity (fake_nodes.c)? */
+bool        fake_holds_gpu_node(pid_t pid, int gpu);
 
 /* fake_share.c */
 /* May a client of process tgid, named dst (0: a kernel client, as UVM's),
@@ -229,6 +231,15 @@ size_t      fake_p2p_live(void);
 
 /* fake_uvm.c: mapping pieces held now (one per GPU, split pieces apart). */
 size_t      fake_uvm_live(void);
+/* UVM VA spaces that have GPU g registered (UVM_REGISTER_GPU), now and at
+ * most at once. */
+unsigned    fake_uvm_gpu_registered(unsigned g);
+unsigned    fake_uvm_gpu_registered_peak(unsigned g);
+/* fake_uvm_gpu.c: UVM_REGISTER_GPU, and the file's registrations gone. */
+nv_status_t fake_uvm_gpu_register(pid_t caller, uint64_t file, struct uvm_register_gpu_params *p);
+void        fake_uvm_gpu_release_file(uint64_t file);
+/* The fake GPU a raw 16-byte UUID names, or -1 (fake_uvm_chan.c). */
+int         fake_gpu_of_raw_uuid(const uint8_t *uuid);
 
 /* fake_uvm_chan.c: UVM_REGISTER_CHANNEL / UVM_UNREGISTER_CHANNEL. */
 bool        fake_uvm_chan_models(uint32_t cmd);

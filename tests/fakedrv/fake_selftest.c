@@ -914,6 +914,7 @@ int main(void)
 
 	uvm_checks();
 	uvm_chan_checks();
+	uvm_gpu_checks();
 	share_checks();
 
 	printf("%d passed, %d failed\n", passed, failed);

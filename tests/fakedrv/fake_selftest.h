@@ -35,5 +35,6 @@ int open_uvm(void);
 
 /* fake_selftest_uvmchan.c */
 void uvm_chan_checks(void);
+void uvm_gpu_checks(void);
 
 #endif

@@ -5,12 +5,20 @@
  * channel and its group counted after RM_FREE of their handles, until
  * UVM_UNREGISTER_CHANNEL or the UVM file's last close. The unregister
  * struct is the played branch's (GS_FAKE_DRIVER_VERSION: 590 on, the short
- * form).
+ * form). And UVM_REGISTER_GPU (fake_uvm_gpu.c): the caller must hold the
+ * GPU's node, told by the file, not its path.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fake_selftest.h"
@@ -149,4 +157,81 @@ void uvm_chan_checks(void)
 	close(fd);
 	check(stat_wait("clients_live", 0) == 0 && stat_wait("gpu0.channels_live", 0) == 0 &&
 	      stat_wait("gpu0.channel_groups_live", 0) == 0, "uvm channel: all closed, nothing held");
+}
+
+/* ---- UVM_REGISTER_GPU (fake_uvm_gpu.c) ---- */
+
+/* What the child saw, in order. */
+enum { REG_NO_NODE, REG_NULL_AT_NODE, REG_NODE, REG_TWICE, REG_NOT_A_GPU, REG_STEPS };
+#define REG_OUT_FD 3   /* the child's pipe to the parent */
+
+static nv_status_t reg_gpu(int ufd, const uint8_t *uuid)
+{
+	struct uvm_register_gpu_params p = { .rm_ctrl_fd = -1 };
+	memcpy(p.gpu_uuid, uuid, UVM_UUID_BYTES);
+	return uvm_call(ufd, UVM_REGISTER_GPU, &p, offsetof(typeof(p), rm_status));
+}
+
+/* In a child holding no fd of ours but its pipe: a registration without
+ * GPU 0's node; with /dev/null bound over /dev/nvidia0 (in a mount
+ * namespace of its own) and opened there, whose link reads the node's
+ * path; with the node; twice; and of no GPU. */
+static void reg_gpu_child(const uint8_t *uuid, int out)
+{
+	nv_status_t st[REG_STEPS] = { 0 };
+	uint8_t none[UVM_UUID_BYTES];
+
+	memset(none, UUID_NOT_A_GPU, sizeof(none));
+	if (dup2(out, REG_OUT_FD) < 0 || syscall(SYS_close_range, REG_OUT_FD + 1u, ~0u, 0u) != 0)
+		_exit(2);
+	int ufd = open_uvm();
+	st[REG_NO_NODE] = reg_gpu(ufd, uuid);
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("/dev/null", "/dev/nvidia0", NULL, MS_BIND, NULL) != 0)
+		_exit(3);
+	int null_fd = open("/dev/nvidia0", O_RDWR | O_CLOEXEC);
+	st[REG_NULL_AT_NODE] = null_fd < 0 ? NV_ERR_GENERIC : reg_gpu(ufd, uuid);
+	/* The node itself, from the fake's own mount. */
+	char node[PATH_MAX];
+	const char *mnt = getenv("GS_FAKE_MOUNT");
+	if (!mnt || snprintf(node, sizeof(node), "%s/nvidia0", mnt) >= (int)sizeof(node) ||
+	    open(node, O_RDWR | O_CLOEXEC) < 0)
+		_exit(4);
+	st[REG_NODE] = reg_gpu(ufd, uuid);
+	st[REG_TWICE] = reg_gpu(ufd, uuid);
+	st[REG_NOT_A_GPU] = reg_gpu(ufd, none);
+	_exit(write(REG_OUT_FD, st, sizeof(st)) == sizeof(st) ? 0 : 5);
+}
+
+void uvm_gpu_checks(void)
+{
+	int fd = open_ctl();
+	nv_handle_t hdev, hc = make_client(fd, &hdev);
+	uint8_t uuid[UVM_UUID_BYTES];
+	nv_status_t st[REG_STEPS] = { 0 };
+	int p[2], status = -1;
+
+	check(gpu0_uuid(fd, hc, uuid) == 0 && pipe(p) == 0, "uvm gpu: GPU 0's UUID, and a pipe");
+	pid_t pid = fork();
+	if (pid == 0)
+		reg_gpu_child(uuid, p[1]);
+	close(p[1]);
+	bool got = read(p[0], st, sizeof(st)) == sizeof(st);
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	check(got && WIFEXITED(status) && WEXITSTATUS(status) == 0, "uvm gpu: the child ran every step (status 0x%x)",
+	      (unsigned)status);
+	check(st[REG_NO_NODE] == NV_ERR_INSUFFICIENT_PERMISSIONS,
+	      "uvm gpu: without GPU 0's node -> INSUFFICIENT_PERMISSIONS (0x%x)", st[REG_NO_NODE]);
+	check(st[REG_NULL_AT_NODE] == NV_ERR_INSUFFICIENT_PERMISSIONS,
+	      "uvm gpu: /dev/null bound over /dev/nvidia0 is not the node (0x%x)", st[REG_NULL_AT_NODE]);
+	check(st[REG_NODE] == NV_OK && st[REG_TWICE] == NV_ERR_INVALID_DEVICE,
+	      "uvm gpu: with the node NV_OK, again INVALID_DEVICE (0x%x, 0x%x)", st[REG_NODE], st[REG_TWICE]);
+	check(st[REG_NOT_A_GPU] == NV_ERR_GPU_UUID_NOT_FOUND, "uvm gpu: no such GPU -> GPU_UUID_NOT_FOUND (0x%x)",
+	      st[REG_NOT_A_GPU]);
+	check(stat_wait("gpu0.uvm_registered", 0) == 0 && stat_get("gpu0.uvm_registered_peak") >= 1,
+	      "uvm gpu: the registration went with the child's UVM file (peak %lld)",
+	      (long long)stat_get("gpu0.uvm_registered_peak"));
+	close(fd);
+	check(stat_wait("clients_live", 0) == 0, "uvm gpu: all closed");
 }

@@ -47,10 +47,11 @@
  *   GPU whose P2P pages are set up (device_p2p_initialised); a GPU
  *   without them answers NV_ERR_NOT_SUPPORTED.
  *
- * UVM_REGISTER_CHANNEL and UVM_UNREGISTER_CHANNEL: fake_uvm_chan.c.
+ * UVM_REGISTER_CHANNEL and UVM_UNREGISTER_CHANNEL: fake_uvm_chan.c;
+ * UVM_REGISTER_GPU: fake_uvm_gpu.c.
  *
- * Not modelled: GPU registration (any UUID is taken; none gets
- * NV_ERR_INVALID_DEVICE), the mapping/caching/format type checks, sparse
+ * Not modelled: the GPUs a map names being registered (any UUID is
+ * taken), the mapping/caching/format type checks, sparse
  * mappings, and ranges of other types (managed, semaphore pools), which
  * the fake never has: VALIDATE and FREE find no range there.
  *
@@ -367,7 +368,7 @@ bool fake_uvm_models(uint32_t cmd)
 	return cmd == UVM_INITIALIZE || cmd == UVM_CREATE_EXTERNAL_RANGE ||
 	       cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_UNMAP_EXTERNAL ||
 	       cmd == UVM_FREE || cmd == UVM_VALIDATE_VA_RANGE || cmd == UVM_ALLOC_DEVICE_P2P ||
-	       fake_uvm_chan_models(cmd);
+	       cmd == UVM_REGISTER_GPU || fake_uvm_chan_models(cmd);
 }
 
 /* The params size of cmd on the played branch. rmStatus is the last u32
@@ -404,10 +405,13 @@ static size_t params_size(uint32_t cmd, size_t *status_off)
 		size = UVM_MAP_EXTERNAL_SIZE(max_gpus());
 	else if (cmd == UVM_ALLOC_DEVICE_P2P)
 		size = sizeof(struct uvm_alloc_device_p2p_params);
+	else if (cmd == UVM_REGISTER_GPU)
+		size = sizeof(struct uvm_register_gpu_params);
 	else if (fake_uvm_chan_models(cmd))
 		size = fake_uvm_chan_params_size(cmd, branch());
 	bool status_last = cmd == UVM_MAP_EXTERNAL_ALLOCATION || cmd == UVM_ALLOC_DEVICE_P2P ||
-	                   size == sizeof(struct uvm_unregister_channel_params_590);
+	                   cmd == UVM_REGISTER_GPU ||
+	                   (cmd == UVM_UNREGISTER_CHANNEL && size == sizeof(struct uvm_unregister_channel_params_590));
 	*status_off = size - (status_last ? 4 : 8);
 	return size;
 }
@@ -434,6 +438,8 @@ static nv_status_t run(pid_t caller, uint64_t file, uint32_t cmd, uint8_t *buf)
 	case UVM_REGISTER_CHANNEL:
 	case UVM_UNREGISTER_CHANNEL:
 		return fake_uvm_chan_run(caller, file, cmd, buf, branch());
+	case UVM_REGISTER_GPU:
+		return fake_uvm_gpu_register(caller, file, (void *)buf);
 	case UVM_FREE: {
 		/* base comes first in both shapes; only up to 580 a length. */
 		const struct uvm_free_params *f = (const void *)buf;
@@ -540,6 +546,7 @@ void fake_uvm_release_file(uint64_t file)
 			i++;
 	}
 	fake_uvm_chan_release_file(file);
+	fake_uvm_gpu_release_file(file);
 	pthread_mutex_unlock(&fake_st.lock);
 }
 

@@ -86,8 +86,7 @@ static void fake_gpu_raw_uuid(unsigned g, uint8_t out[UVM_UUID_BYTES])
 	}
 }
 
-/* The fake GPU named by a raw UUID, or -1. */
-static int gpu_of_uuid(const uint8_t *uuid)
+int fake_gpu_of_raw_uuid(const uint8_t *uuid)
 {
 	uint8_t raw[UVM_UUID_BYTES];
 
@@ -154,7 +153,7 @@ static nv_status_t verify_channel(pid_t caller, const struct uvm_register_channe
 nv_status_t fake_uvm_chan_retain(pid_t caller, uint64_t file, const struct uvm_register_channel_params *p,
                                  struct fake_uvm_retained *out)
 {
-	int gpu = gpu_of_uuid(p->gpu_uuid);
+	int gpu = fake_gpu_of_raw_uuid(p->gpu_uuid);
 	struct res *ch;
 
 	if (gpu < 0)
