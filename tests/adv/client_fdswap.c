@@ -87,6 +87,23 @@ static struct swap_ctl *ctl;
 static struct nv_memory_allocation_params gib;
 static atomic_bool stop;
 static int session_fd;
+static nv_handle_t session_client;
+
+/* The struct as a client allocation (hRoot 0: RM picks the handle; RM
+ * reads a client's handle from hRoot, so S's would be refused as taken)
+ * or as S's video memory. Two stores each: a read between them is
+ * refused either way (a client at S's handle, memory under no client). */
+static void as_client(void)
+{
+	call->h_class = NV01_ROOT;
+	call->h_root = 0;
+}
+
+static void as_vidmem(void)
+{
+	call->h_class = NV01_MEMORY_LOCAL_USER;
+	call->h_root = session_client;
+}
 
 /* Runs until killed (the process) or told to stop (the thread). */
 static int swap_loop(void *arg)
@@ -95,7 +112,7 @@ static int swap_loop(void *arg)
 	while (!atomic_load(&stop)) {
 		if (atomic_load(&ctl->hold)) {
 			dup2(FRESH_SLOT, FD_N);
-			call->h_class = NV01_ROOT;
+			as_client();
 			atomic_store(&ctl->held, 1);
 			while (atomic_load(&ctl->hold))
 				;  /* spinning: a live sharer the quiesce must stop */
@@ -103,9 +120,9 @@ static int swap_loop(void *arg)
 			continue;
 		}
 		dup2(FRESH_SLOT, FD_N);
-		call->h_class = NV01_ROOT;
+		as_client();
 		dup2(session_fd, FD_N);
-		call->h_class = NV01_MEMORY_LOCAL_USER;
+		as_vidmem();
 	}
 	return 0;
 }
@@ -247,9 +264,9 @@ int main(int argc, char **argv)
 		printf("client_fdswap: setup failed\n");
 		return ADV_EXIT_SETUP;
 	}
-	call->h_root = s.client;
+	session_client = s.client;
 	call->h_object_parent = s.device;
-	call->h_class = NV01_ROOT;
+	as_client();
 	call->p_alloc_parms = (uintptr_t)&gib;
 	if (rmc_open_ctl() < 0 || dup2(s.fd, FRESH_SLOT) < 0 || dup2(s.fd, FD_N) < 0) {
 		printf("client_fdswap: setup failed\n");
