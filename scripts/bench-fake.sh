@@ -7,6 +7,8 @@
 #   [GPUSANDBOX=path] [GS_ARGS='--p2p-register answer'] scripts/bench-fake.sh [--full | --pair]
 #
 # GS_ARGS: options for every sandboxed run (split on spaces).
+# GS_MAP=1: each pair also maps its memory through UVM after the RM_ALLOC
+# (rmbench -u), as every cuMemAlloc does: five trapped calls a pair.
 #
 # 1. the 2 MiB pair as CUDA makes it (RM_ALLOC 0x40, REGISTER_VIDMEM,
 #    UNREGISTER_VIDMEM, RM_FREE), native (no gpusandbox) and sandboxed,
@@ -41,6 +43,9 @@ ROUNDS=3
 PAIRS=2000
 STRACE_PAIRS=2000
 TRAPS_PER_PAIR=4
+RMBENCH_EXTRA=
+[ "${GS_MAP:-0}" = 1 ] && { RMBENCH_EXTRA=-u; TRAPS_PER_PAIR=5; }
+export RMBENCH_EXTRA
 # Time for strace to attach before the loop starts (ms).
 ATTACH_WAIT_MS=700
 LIVE_COUNTS="1000 10000"
@@ -55,8 +60,8 @@ for f in "$BENCH" "$LEDGER_BENCH" "$GS"; do
 	[ -x "$f" ] || { echo "bench-fake: $f missing: run make -s -j2 all tests" >&2; exit 2; }
 done
 
-native() { "$FAKE" --vidmem 2100g -- "$BENCH" "$@"; }
-sandboxed() { "$FAKE" --vidmem 2100g -- "$GS" --user root "${GS_OPTS[@]}" -- "$BENCH" "$@"; }
+native() { "$FAKE" --vidmem 2100g -- "$BENCH" $RMBENCH_EXTRA "$@"; }
+sandboxed() { "$FAKE" --vidmem 2100g -- "$GS" --user root "${GS_OPTS[@]}" -- "$BENCH" $RMBENCH_EXTRA "$@"; }
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
@@ -85,7 +90,7 @@ count_syscalls() { # TOOL OUTDIR
 	"$FAKE" -- bash -c '
 		gs=$1 bench=$2 pairs=$3 wait_ms=$4 dir=$5 tool=$6 points=$7
 		shift 7
-		"$gs" --user root "$@" -- "$bench" -n "$pairs" -w "$wait_ms" > "$dir/bench" &
+		"$gs" --user root "$@" -- "$bench" $RMBENCH_EXTRA -n "$pairs" -w "$wait_ms" > "$dir/bench" &
 		sup=$!
 		sleep 0.3
 		if [ "$tool" = perf ]; then

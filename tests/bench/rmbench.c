@@ -5,11 +5,18 @@
  * 0x503c0104 REGISTER_VIDMEM, 0x503c0105 UNREGISTER_VIDMEM, RM_FREE),
  * timed from inside the workload, natively or under gpusandbox.
  *
- *   rmbench [-n PAIRS] [-s SIZE] [-p LIVE_OBJECTS] [-k CLIENTS] [-r] [-N NEW_CLIENTS]
+ *   rmbench [-n PAIRS] [-s SIZE] [-p LIVE_OBJECTS] [-k CLIENTS] [-r] [-u] [-N NEW_CLIENTS]
  *           [-w MS]
  *
  * The registration registers the allocation's whole 64 KiB pages, as the
  * driver wants: a SIZE under 64 KiB needs -r.
+ * -u maps each allocation through UVM after its RM_ALLOC, as every
+ * cuMemAlloc does since CUDA maps what it allocates
+ * (UVM_MAP_EXTERNAL_ALLOCATION, into one external range made at start,
+ * each map replacing the last): a pair is then five trapped calls. A
+ * resident allocation stays mapped in a range of its own throughout, as
+ * a CUDA context's own buffers do, so the UVM file keeps a mapping (the
+ * supervisor lets a UVM file and its mappers go with its last mapping).
  * -p prefills that many live objects (4 KiB allocations) before the loop,
  * -k opens that many other clients (each on its own control file), -r
  * leaves out the two registration controls, -N times the creation and
@@ -29,6 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/syscall.h>
+
 #include "rmclient.h"
 
 #define CLASS_THIRD_PARTY_P2P   0x503cu
@@ -45,11 +55,52 @@
 #define PREFILL_SIZE            4096u
 #define FD_HEADROOM             64u
 #define DEFAULT_PAIRS           2000u
+/* -u: where the external range lies (2 MiB aligned: the memory's page
+ * size), and the map's struct on the branches the fake plays up to 580. */
+#define UVM_RANGE_BASE          0x7f4000000000ull
+#define UVM_RESIDENT_BASE       0x7f5000000000ull
+#define H_RESIDENT              0x5c0000f1u
+#define UVM_MAP_GPUS            UVM_MAX_GPUS_570
+#define UVM_GPU_UUID_BYTE       0x11u
 
-enum { T_ALLOC, T_REG, T_UNREG, T_FREE, T_CLIENT, T_CLIENT_FREE, N_TIMERS };
+enum { T_ALLOC, T_MAP, T_REG, T_UNREG, T_FREE, T_CLIENT, T_CLIENT_FREE, N_TIMERS };
 static const char *const timer_name[N_TIMERS] = {
-	"alloc", "register", "unregister", "free", "client_alloc", "client_free",
+	"alloc", "map", "register", "unregister", "free", "client_alloc", "client_free",
 };
+
+/* -u: the UVM file (-1: no map) and the map's struct. */
+static int uvm_fd = -1;
+static uint8_t map_bytes[UVM_MAP_EXTERNAL_SIZE(UVM_MAP_GPUS)];
+
+static struct uvm_map_external_tail *map_tail(void)
+{
+	return (struct uvm_map_external_tail *)(map_bytes + UVM_MAP_EXTERNAL_TAIL_OFF(UVM_MAP_GPUS));
+}
+
+static rmc_status_t uvm_range(uint64_t base, uint64_t size)
+{
+	struct uvm_create_external_range_params range = { .base = base, .length = size };
+
+	if (syscall(SYS_ioctl, uvm_fd, UVM_CREATE_EXTERNAL_RANGE, &range) < 0)
+		return RMC_SYSERR(errno);
+	return range.rm_status;
+}
+
+static rmc_status_t uvm_map(const struct rmc_session *r, uint64_t base, nv_handle_t h, uint64_t size)
+{
+	struct uvm_map_external_head head = { .base = base, .length = size };
+	struct uvm_gpu_mapping_attrs gpu;
+
+	memset(&gpu, 0, sizeof(gpu));
+	memset(gpu.gpu_uuid, UVM_GPU_UUID_BYTE, sizeof(gpu.gpu_uuid));
+	memcpy(map_bytes, &head, sizeof(head));
+	memcpy(map_bytes + sizeof(head), &gpu, sizeof(gpu));
+	*map_tail() = (struct uvm_map_external_tail){ .gpu_count = 1, .rm_ctrl_fd = r->fd, .h_client = r->client,
+	                                              .h_memory = h, .rm_status = NV_ERR_GENERIC };
+	if (syscall(SYS_ioctl, uvm_fd, UVM_MAP_EXTERNAL_ALLOCATION, map_bytes) < 0)
+		return RMC_SYSERR(errno);
+	return map_tail()->rm_status;
+}
 
 struct samples {
 	double  *us;
@@ -108,6 +159,10 @@ static void one_pair(struct rmc_session *r, uint64_t size, bool controls, struct
 	t0 = now_us();
 	st = rmc_alloc_vidmem(r->fd, NULL, r->client, r->device, h, size);
 	die_on(timed_call(&t[T_ALLOC], st, t0), "RM_ALLOC 0x40");
+	if (uvm_fd >= 0) {
+		t0 = now_us();
+		die_on(timed_call(&t[T_MAP], uvm_map(r, UVM_RANGE_BASE, h, size), t0), "UVM_MAP_EXTERNAL_ALLOCATION");
+	}
 	if (controls) {
 		t0 = now_us();
 		st = rmc_control(r->fd, NULL, r->client, H_P2P, CMD_REGISTER_VIDMEM, &reg,
@@ -121,6 +176,23 @@ static void one_pair(struct rmc_session *r, uint64_t size, bool controls, struct
 	t0 = now_us();
 	st = rmc_free(r->fd, NULL, r->client, r->device, h);
 	die_on(timed_call(&t[T_FREE], st, t0), "RM_FREE");
+}
+
+/* A UVM file with the pairs' external range, and the resident mapping. */
+static void uvm_setup(const struct rmc_session *r, uint64_t size)
+{
+	struct uvm_initialize_params init = { 0 };
+
+	uvm_fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	if (uvm_fd < 0)
+		die_on(RMC_SYSERR(errno), "opening /dev/nvidia-uvm");
+	if (syscall(SYS_ioctl, uvm_fd, UVM_INITIALIZE, &init) < 0)
+		die_on(RMC_SYSERR(errno), "UVM_INITIALIZE");
+	die_on(init.rm_status, "UVM_INITIALIZE");
+	die_on(uvm_range(UVM_RANGE_BASE, size), "the pairs' external range");
+	die_on(uvm_range(UVM_RESIDENT_BASE, size), "the resident range");
+	die_on(rmc_alloc_vidmem(r->fd, NULL, r->client, r->device, H_RESIDENT, size), "the resident RM_ALLOC");
+	die_on(uvm_map(r, UVM_RESIDENT_BASE, H_RESIDENT, size), "the resident map");
 }
 
 static void prefill(struct rmc_session *r, unsigned n)
@@ -180,7 +252,9 @@ int main(int argc, char **argv)
 	struct samples t[N_TIMERS];
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:p:k:N:rw:")) != -1) {
+	bool maps = false;
+
+	while ((opt = getopt(argc, argv, "n:s:p:k:N:ruw:")) != -1) {
 		switch (opt) {
 		case 'n': pairs = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 's': if (rmc_parse_size(optarg, &size)) return 2; break;
@@ -188,9 +262,10 @@ int main(int argc, char **argv)
 		case 'k': clients = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'N': fresh = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'r': controls = false; break;
+		case 'u': maps = true; break;
 		case 'w': wait_ms = (unsigned)strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: rmbench [-n PAIRS] [-s SIZE] [-p LIVE] [-k CLIENTS] [-N NEW] [-r] [-w MS]\n");
+			fprintf(stderr, "usage: rmbench [-n PAIRS] [-s SIZE] [-p LIVE] [-k CLIENTS] [-N NEW] [-r] [-u] [-w MS]\n");
 			return 2;
 		}
 	}
@@ -208,6 +283,8 @@ int main(int argc, char **argv)
 		die_on(rmc_alloc(r.fd, NULL, r.client, r.subdevice, &h, CLASS_THIRD_PARTY_P2P, &p2p_params,
 		                 P2P_ALLOC_PARAMS_SIZE), "RM_ALLOC NV50_THIRD_PARTY_P2P");
 	}
+	if (maps)
+		uvm_setup(&r, size);
 	prefill(&r, live);
 	open_clients(clients);
 	if (wait_ms)
