@@ -2,8 +2,9 @@
 /*
  * keeper.c - `gpusandbox keeper --socket PATH`: holds, for a node's agent,
  * every container's seccomp listeners, its init's pidfd, its state
- * memfd and the control file of the sandbox's own RM client, so that the agent can die or be upgraded without the containers
- * losing their supervision (the kernel fails a filter's trapped calls
+ * memfd, its clients' release watches and the control files of the
+ * sandbox's own RM clients, so that the agent can die or be upgraded
+ * without the containers losing their supervision (the kernel fails a filter's trapped calls
  * with ENOSYS only once no process holds its listener).
  *
  * It is small on purpose: it parses nothing from containers, never reads

@@ -26,7 +26,7 @@
  *                               an agent killed between the share and its
  *                               revoke: RM gives a free client handle to
  *                               whoever asks for it (rs_server.c, 580.95.05).
- *                               Each agent makes its own; all are held
+ *                               Each agent makes its own; all are held.
  * The keeper's answer to HELLO gives each container's WATCHes after its
  * LISTENERs, then its OWN_CLIENTs.
  */

@@ -74,11 +74,11 @@ int gs_driver_choose_abi(struct gs_driver *d, const char *override, struct gs_er
 
 /* --gpus: every index names a GPU the driver listed at start (UUIDs were
  * resolved to indices already); an error names the GPUs there are. */
+int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
+                         struct gs_error *err);
 /* --gpus: the minors of the GPUs the driver listed at start that q hides
  * (bit N: /dev/nvidiaN); 0 without --gpus. */
 uint64_t gs_driver_hidden_minors(const struct gs_driver *d, const struct gs_quota *q);
-int gs_driver_check_gpus(const struct gs_driver *d, const struct gs_quota *q,
-                         struct gs_error *err);
 
 /* The device instance (NV0080 deviceId) of the GPU with this minor, asked
  * on the supervisor's own client; -1 when none of map is that minor or the

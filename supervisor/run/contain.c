@@ -43,7 +43,7 @@ int gs_contain_add_hide(struct gs_contain *c, const char *path, const char **why
 		*why = "not an absolute path";
 		return -1;
 	}
-	if (c->n_hide_arg >= GS_MAX_MASKED) {
+	if (c->n_hide_arg >= GS_MAX_HIDE) {
 		*why = "too many --hide paths";
 		return -1;
 	}
@@ -205,7 +205,7 @@ static int mask_hidden_gpus(struct gs_contain *c, struct gs_error *err)
 {
 	char path[sizeof(GS_GPU_NODE_FMT) + 16];
 
-	for (unsigned g = 0; g < 64; g++) {
+	for (unsigned g = 0; g < 8 * sizeof(c->hidden_gpu_nodes); g++) {
 		if (!((c->hidden_gpu_nodes >> g) & 1u))
 			continue;
 		snprintf(path, sizeof(path), GS_GPU_NODE_FMT, g);

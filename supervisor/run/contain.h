@@ -18,9 +18,11 @@
 /* Supplementary groups --groups may give; NGROUPS_MAX is far larger, but a
  * workload that needs more than this is not what the option is for. */
 #define GS_MAX_SUPP_GROUPS 32
-/* Paths masked in the workload's view: the defaults plus --hide (16),
- * and the device node of each GPU --gpus hides (at most 64). */
-#define GS_MAX_MASKED (16 + 64)
+/* Paths masked in the workload's view: the defaults, the --hide paths
+ * (GS_MAX_HIDE at most), and the device node of each GPU --gpus hides
+ * (one per bit of hidden_gpu_nodes). */
+#define GS_MAX_HIDE   16
+#define GS_MAX_MASKED (GS_MAX_HIDE + 64)
 #define GS_GPU_NODE_FMT "/dev/nvidia%u"
 
 /* The pipe directory of the NVIDIA MPS control daemon and server when
@@ -33,7 +35,7 @@ struct gs_contain {
 	/* As given on the command line (NULL: not given); resolved by
 	 * gs_contain_prepare. */
 	const char *user_arg, *group_arg, *groups_arg;
-	const char *hide_arg[GS_MAX_MASKED];
+	const char *hide_arg[GS_MAX_HIDE];
 	unsigned    n_hide_arg;
 	bool        allow_mps;          /* --allow-mps: leave MPS reachable */
 	/* Bit N: --gpus hides GPU N, whose node /dev/nvidiaN is masked. */
