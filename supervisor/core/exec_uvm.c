@@ -107,7 +107,7 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
                                    const struct gs_uvm_layout *lay, uint8_t *params, int gpu)
 {
 	struct gs_own_rm *o = &c->sb->own;
-	nv_status_t st = gs_own_rm_device(o, gpu);
+	nv_status_t st = gs_own_rm_device(o, gpu, c->sb->gpu_map, c->sb->n_gpu_map);
 
 	if (st != NV_OK)
 		return st;
@@ -203,6 +203,16 @@ static uint32_t pin_in_flight(struct call *c, const struct gs_uvm_call *u)
 	return ledger_pin(&c->sb->ledger, u->h_client, u->h_memory);
 }
 
+/* The GPU (minor) our dup of the memory hangs under: the memory's own,
+ * or for memory the ledger names no GPU for (RM_ALLOC_MEMORY's system
+ * memory) the driver's first. */
+static int dup_gpu(const struct call *c, int mem_gpu)
+{
+	if (mem_gpu >= 0 || c->sb->n_gpu_map == 0)
+		return mem_gpu >= 0 ? mem_gpu : 0;
+	return (int)c->sb->gpu_map[0].minor;
+}
+
 static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int *ctl,
                                 const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
@@ -224,7 +234,7 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 		                            : answer_none();
 	}
 	uint32_t in_flight = pin_in_flight(c, u);
-	nv_status_t st = map_through_own(c, u, ctl, lay, params, mem.gpu >= 0 ? mem.gpu : 0);
+	nv_status_t st = map_through_own(c, u, ctl, lay, params, dup_gpu(c, mem.gpu));
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
 	if (st != NV_OK) {
 		ledger_unpin(&c->sb->ledger, in_flight, released);

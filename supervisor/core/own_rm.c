@@ -32,14 +32,16 @@ static nv_status_t make_client(struct gs_own_rm *o)
 	return NV_OK;
 }
 
-/* Our device on device instance gpu, with every GPU node open around it
- * (which minor is which instance does not matter: holding them all
- * covers it). */
-static nv_status_t make_device(struct gs_own_rm *o, int gpu)
+/* Our device on the GPU of minor gpu, with every GPU node open around
+ * it (holding them all covers whichever the driver checks). */
+static nv_status_t make_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_entry *map, unsigned n_map)
 {
+	struct nv0080_alloc_params dp = { 0 };
+
+	if (gs_gpu_instance_of_minor(o->ctl_fd, o->client, map, n_map, (unsigned)gpu, &dp.device_id) < 0)
+		return NV_ERR_INVALID_DEVICE;
 	int nodes[MAX_NODES];
 	unsigned n = rm_own_open_gpu_nodes(nodes, MAX_NODES);
-	struct nv0080_alloc_params dp = { .device_id = (uint32_t)gpu };
 	nv_handle_t dev = GS_OWN_DEVICE(gpu);
 	nv_status_t st = rm_own_alloc(o->ctl_fd, o->client, o->client, &dev, NV01_DEVICE_0, &dp, sizeof(dp));
 
@@ -47,7 +49,7 @@ static nv_status_t make_device(struct gs_own_rm *o, int gpu)
 	return st;
 }
 
-nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu)
+nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_entry *map, unsigned n_map)
 {
 	nv_status_t st;
 
@@ -57,7 +59,7 @@ nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu)
 		return st;
 	if (o->devices & (1ull << gpu))
 		return NV_OK;
-	st = make_device(o, gpu);
+	st = make_device(o, gpu, map, n_map);
 	if (st == NV_OK)
 		o->devices |= 1ull << gpu;
 	return st;

@@ -22,12 +22,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "driver.h"
 #include "nvrm_abi.h"
 
 struct gs_own_rm {
 	int         ctl_fd;   /* our control file; -1: no client yet */
 	nv_handle_t client;
-	uint64_t    devices;  /* bit g: our device on device instance g exists */
+	uint64_t    devices;  /* bit g: our device on the GPU of minor g exists */
 	/* The parent of the dup at GS_OWN_TEMP_DUP while one lives (0:
 	 * none): freed after the workload's answer is sent
 	 * (gs_own_rm_drop_temp), not before it. */
@@ -52,20 +53,26 @@ struct gs_own_rm {
 };
 #define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1 }
 
-/* Our device handle on device instance gpu (a fixed handle per GPU). */
+/* Our device handle on the GPU of minor gpu (a fixed handle per GPU). */
 #define GS_OWN_DEVICE_BASE 0x0a0de000u
 #define GS_OWN_DEVICE(gpu) (GS_OWN_DEVICE_BASE + (nv_handle_t)(gpu))
 /* The handle a dup is made at for the length of one call. */
 #define GS_OWN_TEMP_DUP    0x0a0df000u
 #define GS_OWN_MAX_GPUS    64u
 
-/* Makes sure our client and our device on device instance gpu exist.
- * The driver lets a device be made only by a thread that holds the GPU's
- * node: ours are opened around the allocation, as the sampler's are
- * (sampler.c), in the shared table, where no workload's device
- * allocation is made (private_table.h). NV_OK or the driver's status
- * (NV_ERR_OPERATING_SYSTEM when our files cannot be opened). */
-nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu);
+/* Makes sure our client and our device on the GPU of minor gpu exist
+ * (the ledger's key, map the driver's list of GPUs). The device is made
+ * on that GPU's device instance, asked of the driver on our client: RM
+ * numbers instances in attach order, so an instance is not a minor
+ * (exec_visibility.c says more), and a dup under another GPU's device is
+ * refused across MIG instances (vidmemCheckCopyPermissions, video_mem.c,
+ * 580.95.05). The driver lets a device be made only by a thread that
+ * holds the GPU's node: ours are opened around the allocation, as the
+ * sampler's are (sampler.c), in the shared table, where no workload's
+ * device allocation is made (private_table.h). NV_OK or the driver's
+ * status (NV_ERR_OPERATING_SYSTEM when our files cannot be opened,
+ * NV_ERR_INVALID_DEVICE when the driver names no instance for it). */
+nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_entry *map, unsigned n_map);
 
 /* Lets our client dup the workload's memory (h_client, h_object) and
  * dups it at GS_OWN_TEMP_DUP under our device on gpu, after dropping a

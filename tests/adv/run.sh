@@ -111,6 +111,7 @@ TESTS=(
 	"uvm_hold:free|sandbox|uvm_hold free"
 	"uvm_hold:close|sandbox|uvm_hold close"
 	"uvm_hold:race|sandbox|uvm_hold race"
+	"uvm_hold:reversed|sandbox|uvm_hold free"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
 	"continue_swap|sandbox|continue_swap"
@@ -304,6 +305,12 @@ run_case() {
 		printf 'mem = %s\ngpu.1.mem = %s\n' "$QUOTA_ARG" "$PER_GPU_QUOTA_ARG" >"$d/per_gpu.policy"
 		sb_gpus=(--policy "$d/per_gpu.policy")
 		[ "$name" = per_gpu ] && fake_args=(--reverse-instances)
+	fi
+	# Two GPUs attached out of minor order: the map's dup must hang under a
+	# device of the memory's own GPU (own_rm.h).
+	if [ "$name" = uvm_hold:reversed ]; then
+		fake_gpus=2
+		fake_args=(--reverse-instances)
 	fi
 	# own_driver talks to a look-alike driver mounted beside the fake
 	# (with-lookalike), which gpusandbox must not take for the driver.
@@ -713,6 +720,10 @@ check_positive() {
 			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) free=$(val_of "$d" free) second=$(val_of "$d" second)"; return 1; }
 		[ "$name" != uvm_hold:race ] || ge "$(val_of "$d" flips)" 1000 ||
 			{ why="the race did not run: flips=$(val_of "$d" flips)"; return 1; }
+		# The GPUs' instances reversed: our dup of the memory under a
+		# device of its own GPU, by the fake's count.
+		[ "$name" != uvm_hold:reversed ] || [ "$(stat_of "$d" dups_cross_gpu)" = 0 ] ||
+			{ why="our dup hung under another GPU's device ($(stat_of "$d" dups_cross_gpu) dups)"; return 1; }
 		# The handoffs: the fake maps nothing while the process that
 		# was passed the UVM file still holds it (B made).
 		[ "${name#uvm_hold:handoff}" = "$name" ] || [ "$(val_of "$d" held_mappings)" = 0 ] ||

@@ -451,6 +451,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "device_node_refusals", 0, false, fake_st.device_node_refusals);
 	put(&b, "device_unentitled_grants", 0, false, fake_st.device_unentitled_grants);
 	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
+	put(&b, "dups_cross_gpu", 0, false, fake_st.dups_cross_gpu);
 	put(&b, "share_client_policies", 0, false, fake_share_client_policies());
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
 	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);

@@ -781,8 +781,11 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 	 * of the same process only. */
 	if (!fake_share_allows_dup(src, so, dst))
 		return NV_ERR_INSUFFICIENT_PERMISSIONS;
-	if (d->h_parent != dst->h && !fake_find_obj(dst, d->h_parent))
+	struct obj *parent = d->h_parent != dst->h ? fake_find_obj(dst, d->h_parent) : NULL;
+	if (d->h_parent != dst->h && !parent)
 		return NV_ERR_INVALID_OBJECT_PARENT;
+	if (parent && so->res->kind == K_VIDMEM && parent->res->gpu != so->res->gpu)
+		fake_st.dups_cross_gpu++;
 	nv_handle_t h = d->h_object;
 	if (h == 0)
 		h = pick_handle(dst);

@@ -156,6 +156,10 @@ struct fake_state {
 	/* --gpu-node-check (fake_nodes.c) */
 	uint64_t         device_node_grants, device_node_refusals, device_unentitled_grants;
 	uint64_t         dmabuf_held;  /* memory references taken by dma-bufs */
+	/* Video memory dup'ed under a device of another GPU: RM allows it
+	 * outside MIG (vidmemCheckCopyPermissions, video_mem.c, 580.95.05)
+	 * and refuses it across MIG instances; the fake counts it. */
+	uint64_t         dups_cross_gpu;
 	/* Alloc params the driver read past the 580 size of their class (a
 	 * branch whose struct grew: NV50_P2P is 88 bytes on 590+, 72 on 580),
 	 * and how many of those tails held a non-zero byte: bytes a
