@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # GPU tier: what 2026-12-01's last changes did not run on a GPU, for the
 # next session with a device (a few minutes). Prints what it saw.
-#  - the UVM map's pin in flight (exec_uvm.c): PyTorch out of memory and
-#    recovery under --mem 4g, and the freed-but-mapped attack's charge;
+#  - the UVM map's pin in flight (exec_uvm.c) and our device's instance
+#    (own_rm.c): PyTorch, JAX and CuPy out of memory and recovery, and the
+#    freed-but-mapped attack's charge;
 #  - PyTorch across agent restarts at 3.3 and 7 s (the kept own client);
 #  - --gpus and UVM: a hidden GPU's UUID registered with UVM natively and
 #    under --gpus naming another GPU (needs two GPUs; said when there is one).
@@ -14,8 +15,12 @@ B=${GPUSANDBOX:-build/gpusandbox-static}
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) $(uname -r)"
 echo "== PyTorch under --mem 4g"
 HOLD_S=0 timeout 120 "$B" --user root --mem 4g -- python3 tests/gpu/torch_quota.py | head -1
-echo "== the freed-but-mapped attack (held_after_free.sh)"
-GPUSANDBOX="$B" timeout 180 bash tests/gpu/held_after_free.sh 2>&1 | tail -4
+echo "== the freed-but-mapped attack (uvm_hold.sh: --mem 64g, then 2g)"
+GPUSANDBOX="$B" timeout 180 bash tests/gpu/uvm_hold.sh 2>&1 | grep -E '^== |^uvmfree'
+. tests/gpu/common.sh
+echo "== JAX and CuPy at a quota"
+XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 "$B" --user root --mem 2g -- python3 -c "$OOM_JAX" 2>&1 | grep -v Warning | tail -2
+timeout 120 "$B" --user root --mem 4g -- python3 -c "$OOM_CUPY" 2>&1 | grep cupy
 for k in 3.3 7; do
 	echo "== agent restart after $k s"
 	GS=$PWD/$B timeout 120 tests/gpu/agent_container.sh --mem 4g --restart-after "$k" -- python3 tests/gpu/torch_restart.py 2>&1 |
