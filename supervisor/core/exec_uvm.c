@@ -208,9 +208,9 @@ static uint32_t pin_in_flight(struct call *c, const struct gs_uvm_call *u)
  * memory) the driver's first. */
 static int dup_gpu(const struct call *c, int mem_gpu)
 {
-	if (mem_gpu >= 0 || c->sb->n_gpu_map == 0)
-		return mem_gpu >= 0 ? mem_gpu : 0;
-	return (int)c->sb->gpu_map[0].minor;
+	if (mem_gpu >= 0)
+		return mem_gpu;
+	return c->sb->n_gpu_map ? (int)c->sb->gpu_map[0].minor : 0;
 }
 
 static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int *ctl,

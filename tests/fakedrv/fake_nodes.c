@@ -24,9 +24,10 @@
  * once mounted), read with AT_STATX_DONT_SYNC (the cached attributes: no
  * FUSE request, so safe from inside one). Not by its name: a file bind-
  * mounted over /dev/nvidia<g> (gpusandbox masks a hidden GPU's node with
- * /dev/null) still reads /dev/nvidia<g> through the link. Before the
- * device is known (it always is once the fake serves), the name is the
- * test.
+ * /dev/null) still reads /dev/nvidia<g> through the link. A fake that
+ * could not learn its device holds no node for anyone (every check
+ * refused, so the tests that rely on it fail, rather than fall back to
+ * the name).
  *
  * The stats (fake_st): device_node_grants and device_node_refusals count
  * the check's answers; device_unentitled_grants counts grants whose
@@ -48,7 +49,6 @@
 #include "fake_rm_int.h"
 
 #define FD_DIR_MAX 64
-#define NODE_NAME_MAX 32
 
 #define MOUNTINFO_LINE 4096
 
@@ -63,27 +63,19 @@ void fake_nodes_learn_mount(const char *real)
 
 	if (!(f = fopen("/proc/self/mountinfo", "re")))
 		return;
-	/* "ID PARENT MAJ:MIN ROOT POINT ...": the last mount on mnt. */
+	/* "ID PARENT MAJ:MIN ROOT POINT ...": the last mount on real. */
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, point) == 3 && strcmp(point, real) == 0)
 			fake_dev = makedev(maj, min);
 	fclose(f);
 }
 
-/* Is the file at link (a /proc/PID/fd/N) the fake's nvidia<gpu>? target
- * is what the link reads. */
-static bool is_gpu_node(const char *link, const char *target, int gpu)
+/* Is the file at link (a /proc/PID/fd/N) the fake's nvidia<gpu>? */
+static bool is_gpu_node(const char *link, int gpu)
 {
-	char name[NODE_NAME_MAX];
 	struct statx sx;
 
-	if (fake_dev == 0) {
-		size_t tl = strlen(target), nl;
-		snprintf(name, sizeof(name), "/nvidia%d", gpu);
-		nl = strlen(name);
-		return tl >= nl && strcmp(target + tl - nl, name) == 0;
-	}
-	if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_INO, &sx) < 0)
+	if (fake_dev == 0 || statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_INO, &sx) < 0)
 		return false;
 	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == fake_dev && sx.stx_ino == fake_gpu_node_ino(gpu);
 }
@@ -91,7 +83,6 @@ static bool is_gpu_node(const char *link, const char *target, int gpu)
 bool fake_holds_gpu_node(pid_t pid, int gpu)
 {
 	char dir[FD_DIR_MAX], link[PATH_MAX + FD_DIR_MAX];
-	char target[PATH_MAX];
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
@@ -104,11 +95,7 @@ bool fake_holds_gpu_node(pid_t pid, int gpu)
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
-		ssize_t n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		found = is_gpu_node(link, target, gpu);
+		found = is_gpu_node(link, gpu);
 	}
 	closedir(d);
 	return found;
