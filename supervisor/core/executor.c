@@ -561,11 +561,26 @@ bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
  * its creator's fd table. From now on any quiesce of this sandbox walks
  * every process for the caller's sharers; set under the session lock,
  * before the clone runs, so no quiesce can miss the new process. */
-static struct answer note_shared_table(struct call *c, const struct seccomp_data *data)
+static struct answer note_shared_table(struct call *c, const struct seccomp_data *data, bool *record)
 {
-	if (GS_FILTER_CLONE_SHARES_FILES(data->args[0]))
-		c->sb->tables_shared = true;
-	return answer_continue();
+	if (!GS_FILTER_CLONE_SHARES_FILES(data->args[0]))
+		return answer_continue();
+	c->sb->tables_shared = true;
+	/* A quiesce lets its worker go once the continued caller is on its
+	 * way (gs_quiesce_hand_off), so this may be a sharer the quiesce
+	 * found held in this very trap: its clone would make a task that
+	 * shares the caller's table and was never stopped, while the caller
+	 * is still inside the kernel. It waits for every quiesce of the
+	 * sandbox to have let its tasks go; one that does not within the
+	 * caller's bound fails the clone (fail closed, as fork fails). */
+	if (c->sb->test_clone_no_wait ||
+	    gs_inflight_wait_none(c->sb->quiesces_live, GS_QUIESCE_CALLER_MS + GS_QUIESCE_STOP_MS))
+		return answer_continue();
+	*record = true;
+	c->d.call = "clone";
+	c->d.verdict = GS_VERDICT_REFUSE;
+	c->d.reason = "an fd table of the sandbox is held for a continued call";
+	return answer_errno(EAGAIN);
 }
 
 void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
@@ -580,13 +595,15 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 
 	c.d.gpu = LEDGER_NO_GPU;
 	gs_scratch_forget(scratch);
+	/* A continued call of this task's, handed off, is over. */
+	gs_quiesce_caller_back(&sb->handoffs, c.tid);
 	c.abi = abi_of(data);
 	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
 		/* managed = deny traps mmap calls shaped like a UVM mapping. */
 		a = handle_uvm_mmap(&c, data);
 	} else if (c.abi && c.abi->clone_nr >= 0 && data->nr == c.abi->clone_nr) {
-		a = note_shared_table(&c, data);
 		record = false;
+		a = note_shared_table(&c, data, &record);
 	} else if (!c.abi || data->nr != c.abi->ioctl_nr) {
 		/* Otherwise the filter traps only ioctl; anything else here
 		 * is a filter bug, and a bug must not let a call through. */
@@ -605,7 +622,9 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	bool sent = send_answer(sb, &c, &a, t0);
 	/* A held fd table is let go once a continued caller has left its
 	 * ioctl (or at once when nothing was continued). */
-	gs_quiesce_end(c.quiesce, sent && a.kind == ANSWER_CONTINUE);
+	bool continued = sent && a.kind == ANSWER_CONTINUE;
+	if (!continued || sb->test_quiesce_wait || !gs_quiesce_hand_off(&sb->handoffs, c.quiesce))
+		gs_quiesce_end(c.quiesce, continued);
 	/* A performed allocation whose answer is lost would stay made and
 	 * charged, unknown to the task, which may retry it: undone. */
 	if (!sent && c.made.set && undo_abandoned_alloc(&c)) {

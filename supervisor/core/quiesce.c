@@ -48,6 +48,7 @@
 #include "quiesce.h"
 
 #define PROC_PATH_MAX 64
+#define PROC_LINE_MAX 256
 #define NS_PER_MS 1000000ull
 /* Polling: from POLL_MIN_US, doubling up to POLL_MAX_US. A stop is
  * awaited from STOP_POLL_MIN_US: an interrupted task stops within tens of
@@ -108,13 +109,17 @@ struct gs_quiesce {
 	enum quiesce_go              go;    /* under m */
 	bool                         done;  /* under m: the tracing thread is finishing */
 	bool                         orphaned; /* under m: it frees q itself */
+	bool                         caller_back; /* under m: the caller trapped again */
 	const char                  *why;
 	int                          n;     /* tasks seized, not counting the caller */
 	struct gs_inflight          *track; /* a reference, or NULL */
+	struct gs_inflight          *live;  /* a reference, or NULL */
 	struct tracee                t[GS_QUIESCE_MAX_SHARERS];
 	struct tracee                caller_t;
 	bool                         lone;  /* no sharer was found: only the caller is seized */
 };
+
+static uint64_t now_ns(void);
 
 struct gs_inflight {
 	atomic_uint n;
@@ -139,6 +144,20 @@ void gs_inflight_put(struct gs_inflight *f)
 unsigned gs_inflight_count(const struct gs_inflight *f)
 {
 	return f ? atomic_load(&f->n) : 0;
+}
+
+bool gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms)
+{
+	uint64_t until = now_ns() + ms * NS_PER_MS;
+	unsigned poll_us = STOP_POLL_MIN_US;
+
+	while (gs_inflight_count(f)) {
+		if (now_ns() > until)
+			return false;
+		usleep(poll_us);
+		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
+	}
+	return true;
 }
 
 /* The tracing thread's own reference, taken before it starts. */
@@ -328,15 +347,51 @@ static bool seized_already(const struct gs_quiesce *q, pid_t t)
 	return false;
 }
 
-/* PTRACE_SEIZE, asked again for a while when t is traced already. */
+/* Is t traced by a thread of this process: the tracing thread of a quiesce
+ * handed off (gs_quiesce_hand_off), which holds t until its continued
+ * caller has left the ioctl? Read from /proc/TID/status's TracerPid. */
+static bool traced_by_us(pid_t t)
+{
+	char path[PROC_PATH_MAX], line[PROC_LINE_MAX];
+	int tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)t);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	if (tracer <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tracer);
+	return access(path, F_OK) == 0;
+}
+
+/* PTRACE_SEIZE, asked again for a while when t is traced already: for
+ * SEIZE_RETRY_MS, or, while the tracer is one of ours, as long as a
+ * continued caller may stay in its ioctl (the worker that handed that
+ * quiesce off no longer waits for it, so the next call of the same
+ * threads may come first: issue #16). */
 static int seize(pid_t t)
 {
-	uint64_t until = now_ns() + SEIZE_RETRY_MS * NS_PER_MS;
+	uint64_t start = now_ns(), until = start + SEIZE_RETRY_MS * NS_PER_MS;
 	unsigned poll_us = POLL_MIN_US;
+	bool ours_looked = false;
 
 	while (ptrace(PTRACE_SEIZE, t, 0, 0) < 0) {
-		if (errno != EPERM || now_ns() > until)
+		if (errno != EPERM)
 			return -1;
+		if (!ours_looked) {
+			ours_looked = true;
+			if (traced_by_us(t))
+				until = start + (GS_QUIESCE_CALLER_MS + GS_QUIESCE_STOP_MS) * NS_PER_MS;
+		}
+		if (now_ns() > until) {
+			errno = EPERM;
+			return -1;
+		}
 		usleep(poll_us);
 		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
 	}
@@ -500,15 +555,38 @@ static enum quiesce_go wait_go(struct gs_quiesce *q)
  * as well (a zombie made no call after its end). Without that, the
  * supervisor waited for it forever (tests/unit/test_quiesce, the
  * group-ending caller). */
-static void wait_caller_out(struct tracee *caller)
+/* Sleeps up to us, woken early when the worker says the caller is back
+ * (gs_quiesce_caller_back); true once it is. */
+static bool nap_unless_back(struct gs_quiesce *q, unsigned us)
 {
+	struct timespec ts;
+	bool back;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + us * 1000ull;
+	ts = (struct timespec){ .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
+	pthread_mutex_lock(&q->m);
+	if (!q->caller_back)
+		(void)pthread_cond_timedwait(&q->cv, &q->m, &ts);
+	back = q->caller_back;
+	pthread_mutex_unlock(&q->m);
+	return back;
+}
+
+static void wait_caller_out(struct gs_quiesce *q)
+{
+	struct tracee *caller = &q->caller_t;
 	unsigned poll_us = STOP_POLL_MIN_US;
 
 	(void)ptrace(PTRACE_INTERRUPT, caller->tid, 0, 0);
 	while (!reported_stop(caller)) {
 		if (poll_us >= POLL_MAX_US / 2 && has_ended(caller->tid))
 			return;
-		usleep(poll_us);
+		/* The caller trapped again: its continued ioctl is over (a
+		 * task makes one system call at a time), and it waits in the
+		 * seccomp trap, where our interrupt may not stop it. */
+		if (nap_unless_back(q, poll_us))
+			return;
 		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
 	}
 }
@@ -516,6 +594,7 @@ static void wait_caller_out(struct tracee *caller)
 static void quiesce_free(struct gs_quiesce *q)
 {
 	inflight_end(q->track);
+	inflight_end(q->live);
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->m);
 	free(q);
@@ -534,10 +613,15 @@ static void *tracing_thread(void *arg)
 	q->caller_t = (struct tracee){ .tid = why ? 0 : q->caller, .state = TRACEE_RUNNING };
 	publish(q, why ? Q_FAILED : Q_READY, why);
 	if (!why && wait_go(q) == GO_CONTINUED)
-		wait_caller_out(&q->caller_t);
+		wait_caller_out(q);
 	for (int i = 0; i < q->n; i++)
 		let_go(&q->t[i]);
 	let_go(&q->caller_t);
+	/* Counted out as soon as every task is let go, not when q is freed
+	 * (a handed-off q is freed at the worker's next look). */
+	inflight_end(q->track);
+	inflight_end(q->live);
+	q->track = q->live = NULL;
 	pthread_mutex_lock(&q->m);
 	q->done = true;
 	orphaned = q->orphaned;
@@ -579,7 +663,9 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	q->who = who;
 	q->lone = n == 0;
 	q->track = who->track;
+	q->live = who->live;
 	inflight_begin(q->track);
+	inflight_begin(q->live);
 	pthread_mutex_init(&q->m, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	if (pthread_create(&q->thread, NULL, tracing_thread, q) != 0) {
@@ -663,6 +749,96 @@ void gs_quiesce_end(struct gs_quiesce *q, bool continued)
 	uint64_t t0 = now_ns();
 	quiesce_end(q, continued);
 	prof_add(&prof.end_ns, now_ns() - t0);
+}
+
+/* Joins a handed-off quiesce whose thread is done, or will be at once. */
+static void join_and_free(struct gs_quiesce *q)
+{
+	pthread_join(q->thread, NULL);
+	quiesce_free(q);
+}
+
+static bool is_done(struct gs_quiesce *q)
+{
+	pthread_mutex_lock(&q->m);
+	bool done = q->done;
+	pthread_mutex_unlock(&q->m);
+	return done;
+}
+
+/* Drops entry i (its order does not matter). */
+static void handoffs_drop(struct gs_quiesce_handoffs *h, unsigned i)
+{
+	h->q[i] = h->q[--h->n];
+}
+
+static void handoffs_reap(struct gs_quiesce_handoffs *h)
+{
+	for (unsigned i = 0; i < h->n;)
+		if (is_done(h->q[i])) {
+			join_and_free(h->q[i]);
+			handoffs_drop(h, i);
+		} else {
+			i++;
+		}
+}
+
+bool gs_quiesce_hand_off(struct gs_quiesce_handoffs *h, struct gs_quiesce *q)
+{
+	if (!q)
+		return true;
+	handoffs_reap(h);
+	if (h->n >= GS_QUIESCE_HANDOFF_MAX)
+		return false;
+	pthread_mutex_lock(&q->m);
+	if (q->go == GO_WAIT)
+		q->go = GO_CONTINUED;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->m);
+	h->q[h->n++] = q;
+	return true;
+}
+
+void gs_quiesce_caller_back(struct gs_quiesce_handoffs *h, pid_t tid)
+{
+	if (!h->n)
+		return;
+	uint64_t t0 = now_ns();
+	for (unsigned i = 0; i < h->n;) {
+		struct gs_quiesce *q = h->q[i];
+		if (q->caller != tid) {
+			i++;
+			continue;
+		}
+		pthread_mutex_lock(&q->m);
+		q->caller_back = true;
+		pthread_cond_broadcast(&q->cv);
+		pthread_mutex_unlock(&q->m);
+		/* It lets every task go and ends: no wait of its own is left. */
+		join_and_free(q);
+		handoffs_drop(h, i);
+	}
+	handoffs_reap(h);
+	prof_add(&prof.end_ns, now_ns() - t0);
+}
+
+void gs_quiesce_handoffs_fini(struct gs_quiesce_handoffs *h)
+{
+	for (unsigned i = 0; i < h->n; i++) {
+		struct gs_quiesce *q = h->q[i];
+		const pthread_t thread = q->thread;
+		pthread_mutex_lock(&q->m);
+		bool done = q->done;
+		if (!done)
+			q->orphaned = true; /* it frees q when its caller is out */
+		pthread_mutex_unlock(&q->m);
+		if (done) {
+			join_and_free(q);
+		} else {
+			pthread_detach(thread);
+		}
+	}
+	h->n = 0;
 }
 
 void gs_quiesce_print_profile(FILE *f)

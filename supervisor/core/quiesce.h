@@ -52,6 +52,9 @@ struct gs_inflight;
 struct gs_inflight *gs_inflight_new(void);      /* one reference; NULL: no memory */
 void     gs_inflight_put(struct gs_inflight *f); /* NULL: nothing */
 unsigned gs_inflight_count(const struct gs_inflight *f);
+/* Waits, polling, until f counts none or ms have passed; true when none
+ * is left. NULL counts none. */
+bool     gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms);
 
 struct gs_quiesce_who {
 	const struct gs_taskset *tasks; /* the sandbox's: a task of it we cannot compare fails closed */
@@ -68,6 +71,11 @@ struct gs_quiesce_who {
 	 * (filter.h): then the caller's own thread group is all there is to
 	 * stop, and no walk of every process is made. */
 	bool                     others_may_share;
+	/* Counts every quiesce of the sandbox from its begin until its tasks
+	 * are let go (may be NULL): what must not run while a continued
+	 * caller is inside the kernel waits for it (a clone that makes a
+	 * new sharer, executor.c). */
+	struct gs_inflight      *live;
 };
 
 /* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)
@@ -91,6 +99,35 @@ int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_q
  * until the caller has left the ioctl, then lets every task go. q NULL:
  * nothing. */
 void gs_quiesce_end(struct gs_quiesce *q, bool continued);
+
+/* Quiesces handed off by their worker (below), kept until their threads
+ * are done. Used under the sandbox's lock. */
+#define GS_QUIESCE_HANDOFF_MAX 64
+struct gs_quiesce_handoffs {
+	struct gs_quiesce *q[GS_QUIESCE_HANDOFF_MAX];
+	unsigned           n;
+};
+
+/* After a CONTINUE the kernel took, without waiting: the tracing thread
+ * keeps every sharer stopped until the caller has left its ioctl, lets
+ * them go and counts them out of track and live; h keeps q until then.
+ * So the worker's session lock is not held across the driver's time of a
+ * continued call (issue #16: a UVM channel registration takes about 1 ms,
+ * 20 per CUDA context). false (nothing done) when h is full: then
+ * gs_quiesce_end. q NULL: nothing, true. */
+bool gs_quiesce_hand_off(struct gs_quiesce_handoffs *h, struct gs_quiesce *q);
+
+/* tid trapped again, before its call is handled: a quiesce of h whose
+ * caller it is has its caller out of the continued ioctl (a task makes one
+ * system call at a time) and may not see it stop (it waits in the trap,
+ * where an interrupt need not stop it). Each such quiesce lets its tasks
+ * go now and is freed, so that the new call can seize them; finished ones
+ * are freed too. */
+void gs_quiesce_caller_back(struct gs_quiesce_handoffs *h, pid_t tid);
+
+/* At the sandbox's end: those whose caller is still in the kernel free
+ * themselves once it is out. */
+void gs_quiesce_handoffs_fini(struct gs_quiesce_handoffs *h);
 
 /* Where the quiesces' time went (GPUSANDBOX_PROFILE): one line to f, none
  * when no client allocation was quiesced. */

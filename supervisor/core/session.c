@@ -111,6 +111,10 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	sb->quiesce_off = getenv("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
+	sb->test_quiesce_wait = getenv("GPUSANDBOX_TEST_QUIESCE_WAIT") != NULL;
+	sb->test_clone_no_wait = getenv("GPUSANDBOX_TEST_CLONE_NO_WAIT") != NULL;
+	if (!(sb->quiesces_live = gs_inflight_new()))
+		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;
 	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(getenv("GPUSANDBOX_TEST_UVM_CTLFD"));
 	return 0;
@@ -121,6 +125,10 @@ void gs_session_fini(struct gs_session *sb)
 	gs_pidfd_cache_fini(&sb->pidfds);
 	gs_uvm_maps_fini(&sb->uvm, &sb->ledger);
 	gs_own_rm_close(&sb->own);
+	gs_quiesce_handoffs_fini(&sb->handoffs);
+	/* A tracing thread may outlive us: it holds its own reference. */
+	gs_inflight_put(sb->quiesces_live);
+	sb->quiesces_live = NULL;
 	ledger_fini(&sb->ledger);
 	pthread_mutex_destroy(&sb->lock);
 	if (sb->listener >= 0)

@@ -122,6 +122,23 @@ struct gs_session {
 	 * tests' baseline of client_fdswap, a continued client without its
 	 * fd table held still. Never for use. */
 	bool                 quiesce_off;
+	/* Every quiesce of the sandbox until its tasks are let go
+	 * (quiesce.h, gs_quiesce_who.live): a clone that makes a sharer of
+	 * an fd table waits for none to be left (exec_clone). NULL when it
+	 * could not be allocated: the session does not start. */
+	struct gs_inflight  *quiesces_live;
+	/* Quiesces whose continued caller may still be in the kernel, handed
+	 * off by their worker (quiesce.h); under lock. */
+	struct gs_quiesce_handoffs handoffs;
+	/* GPUSANDBOX_TEST_QUIESCE_WAIT in the supervisor's own environment:
+	 * the worker waits, under the session lock, until a continued
+	 * caller has left its ioctl, as before issue #16's hand-off (the
+	 * baseline of tests/adv slow_register). Never for use. */
+	bool                 test_quiesce_wait;
+	/* GPUSANDBOX_TEST_CLONE_NO_WAIT: a clone that makes a sharer of an
+	 * fd table is continued without waiting for the sandbox's quiesces
+	 * (the baseline of tests/adv uvm_channel clone). Never for use. */
+	bool                 test_clone_no_wait;
 	/* May an fd table of the sandbox be shared beyond a thread group?
 	 * Set from the start unless the filter follows the clones that make
 	 * one (gs_session_config.follows_shared_tables), and then by the

@@ -128,6 +128,8 @@ TESTS=(
 	"uvm_channel:race|sandbox|uvm_channel race"
 	"uvm_channel:swap|sandbox|uvm_channel swap"
 	"uvm_channel:stall|sandbox|uvm_channel stall"
+	"uvm_channel:overlap|sandbox|uvm_channel overlap"
+	"uvm_channel:clone|sandbox|uvm_channel clone"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -170,6 +172,8 @@ TESTS=(
 	"baseline-uvm_channel:lone|bare|uvm_channel lone"
 	"baseline-uvm_channel:swap|sandbox|uvm_channel swap"
 	"baseline-uvm_channel:stall|sandbox|uvm_channel stall"
+	"baseline-uvm_channel:overlap|sandbox|uvm_channel overlap"
+	"baseline-uvm_channel:clone|sandbox|uvm_channel clone"
 	"baseline-uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"baseline-uvm_ctlfd:race|sandbox|uvm_ctlfd race"
 	"baseline-uvm_ctlfd:park|sandbox|uvm_ctlfd race"
@@ -335,6 +339,13 @@ run_case() {
 	# without waiting for a registration in flight.
 	[ "${name#baseline-}" = uvm_channel:stall ] && fake_extra=(--register-late-ms 7000)
 	[ "$name" = baseline-uvm_channel:stall ] && sb_env=(env GPUSANDBOX_TEST_SETTLE_IN_FLIGHT=1)
+	# uvm_channel overlap and clone: the registration answered late
+	# (tests/adv/uvm_channel.c, LATE_MS). overlap's baseline: the worker
+	# waits, under the session lock, for the continued caller to leave
+	# (before the hand-off); clone's: a sharer's clone is not held back.
+	case "${name#baseline-}" in uvm_channel:overlap | uvm_channel:clone) fake_extra=(--register-late-ms 1000) ;; esac
+	[ "$name" = baseline-uvm_channel:overlap ] && sb_env=(env GPUSANDBOX_TEST_QUIESCE_WAIT=1)
+	[ "$name" = baseline-uvm_channel:clone ] && sb_env=(env GPUSANDBOX_TEST_CLONE_NO_WAIT=1)
 	# dupcache's baselines: a kept dup used without kcmp, or never closed
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
@@ -594,6 +605,17 @@ check_uvm_channel() {
 		# found another file than the one looked at were refused).
 		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="not exercised: reg_ok=$reg swaps=$(val_of "$d" flips)"; return 1; } ;;
+	uvm_channel:overlap)
+		# The other process's pairs all returned while the registration
+		# was in the driver, by its account and by the fake's.
+		grep -q '^overlap: quick=NV_OK pairs=20 overlapped=1$' "$d/out" &&
+			grep -q '^late: register=NV_OK other_ok=1 ' "$d/out" && ge "$(val_of "$d" served_while_late)" 40 ||
+			{ why="$(grep -E '^(overlap|late):' "$d/out" | tr '\n' ';')"; return 1; } ;;
+	uvm_channel:clone)
+		# The clone was made, once the registration had returned.
+		grep -q '^clone: clone=ok clone_while_late=0$' "$d/out" &&
+			grep -q '^late: register=NV_OK other_ok=1 ' "$d/out" ||
+			{ why="$(grep -E '^(clone|late):' "$d/out" | tr '\n' ';')"; return 1; } ;;
 	uvm_channel:stall)
 		# The late registration was made, the child's free was
 		# performed while it was in flight, and once it had returned
@@ -1367,6 +1389,20 @@ for t in "${TESTS[@]}"; do
 		grep -q '^stall: register=NV_OK child_free=NV_OK groups_end=1$' "$dir/out" &&
 			[ "$(val_of "$dir" registered_end)" = 1 ] && pass "$name" ||
 			fail "$name" "settled in flight: $(grep '^stall' "$dir/out") registered_end=$(val_of "$dir" registered_end): not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_channel:overlap ]; then
+		# The worker waiting for the continued caller under the session
+		# lock: the other process's first call waits behind it.
+		grep -q '^overlap: quick=NV_OK pairs=20 overlapped=0$' "$dir/out" &&
+			[ "$(val_of "$dir" served_while_late)" = 0 ] && pass "$name" ||
+			fail "$name" "waiting: $(grep -E '^(overlap|late):' "$dir/out" | tr '\n' ';'): not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_channel:clone ]; then
+		# Not held back: the clone returns while the caller is inside.
+		grep -q '^clone: clone=ok clone_while_late=1$' "$dir/out" && pass "$name" ||
+			fail "$name" "not held back: $(grep -E '^(clone|late):' "$dir/out" | tr '\n' ';'): not sensitive"
 		continue
 	fi
 	if [ "$name" = baseline-uvm_channel:swap ]; then

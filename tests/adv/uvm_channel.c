@@ -36,6 +36,20 @@
  *        before the registration has returned: once it has, a free of
  *        another group makes it settle. Prints child_free= and
  *        groups_end= (the fake's live groups before the UVM file closes).
+ * overlap: one process's slow registration must not hold up another
+ *        process *        (issue #16): the fake answers the registration LATE_MS late
+ *        (run.sh passes --register-late-ms LATE_MS); once the registering
+ *        process is inside it, another process of the sandbox makes
+ *        QUICK_PAIRS 2 MiB allocations and frees. Prints overlapped=1
+ *        when they all returned before the registration did, and
+ *        served_while_late= (the fake's count of calls it served while
+ *        the late answer was pending). The registered group is freed.
+ * clone: the same late registration; the other process makes a clone
+ *        with CLONE_FILES (a new sharer of an fd table, the kind the
+ *        hold of a continued caller's table must not let run, quiesce.h)
+ *        and prints clone_while_late= (the fake's pending late answers
+ *        when the clone returned: 1 while the registration was still in
+ *        the driver).
  *
  * The verdict on the quota comes from the fake driver (its
  * channel_groups_peak, checked by run.sh). Read live after each round:
@@ -54,6 +68,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,6 +92,13 @@
  * fake's late answer (run.sh passes --register-late-ms STALL_LATE_MS). */
 #define STALL_FREE_AFTER_MS 5600
 #define STALL_LATE_MS       7000
+/* overlap and clone: run.sh's --register-late-ms, and how long after the
+ * registering process said it is about to register the other one starts
+ * (the call's way to the fake). */
+#define LATE_MS             1000
+#define OTHER_START_US      300000u
+#define QUICK_PAIRS         20
+#define PAIR_BYTES          (2ull << 20)
 #define CARDS          32
 #define H_GROUP0 0x5c00e000u
 #define H_CHAN0  0x5c00e100u
@@ -352,6 +375,83 @@ static void stall_round(struct rmc_session *s, int uvm, struct result *r)
 	note_fake(r);
 }
 
+/* ---- overlap and clone ---- */
+
+struct flags {
+	atomic_int in_register, register_done;
+};
+
+/* overlap's other process: its own client, QUICK_PAIRS pairs. */
+static int quick_pairs(struct flags *fl)
+{
+	struct rmc_session q;
+	rmc_status_t st = rmc_session_open(&q, -1);
+	int done = 0;
+
+	int before = atomic_load(&fl->register_done);
+	for (; done < QUICK_PAIRS && st == NV_OK; done++) {
+		nv_handle_t h = rmc_next_handle(&q);
+		st = rmc_alloc_vidmem(q.fd, NULL, q.client, q.device, h, PAIR_BYTES);
+		if (st == NV_OK)
+			st = rmc_free(q.fd, NULL, q.client, q.device, h);
+	}
+	int overlapped = !before && !atomic_load(&fl->register_done);
+	printf("overlap: quick=%s pairs=%d overlapped=%d\n", rmc_status_str(st), done, overlapped);
+	return st == NV_OK ? 0 : 1;
+}
+
+/* clone's other process: a clone that shares its fd table. */
+static int clone_sharer(void)
+{
+	long pid = syscall(SYS_clone, (unsigned long)(CLONE_FILES | SIGCHLD), 0, NULL, NULL, 0);
+	uint64_t late = UINT64_MAX;
+
+	if (pid == 0)
+		_exit(0);
+	int err = pid < 0 ? errno : 0;
+	(void)rmc_fake_stat("late_pending", &late);
+	if (pid > 0)
+		(void)waitpid((pid_t)pid, NULL, 0);
+	printf("clone: clone=%s clone_while_late=%llu\n", err ? strerror(err) : "ok", (unsigned long long)late);
+	return err ? 1 : 0;
+}
+
+static void late_round(struct rmc_session *s, int uvm, bool clone, struct result *r)
+{
+	struct flags *fl = mmap(NULL, sizeof(*fl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	rmc_status_t a = alloc_pair(s, H_GROUP0, H_CHAN0);
+	uint64_t served = UINT64_MAX;
+	int status = 0;
+
+	r->rounds = 1;
+	if (fl == MAP_FAILED || a != NV_OK) {
+		printf("late: setup failed: alloc=%s\n", rmc_status_str(a));
+		return;
+	}
+	r->alloc_ok = 1;
+	fflush(stdout);
+	pid_t other = fork();
+	if (other == 0) {
+		while (!atomic_load(&fl->in_register))
+			usleep(1000);
+		usleep(OTHER_START_US);
+		int rc = clone ? clone_sharer() : quick_pairs(fl);
+		fflush(stdout);
+		_exit(rc);
+	}
+	atomic_store(&fl->in_register, 1);
+	rmc_status_t reg = register_channel(uvm, s, H_CHAN0);
+	atomic_store(&fl->register_done, 1);
+	r->reg_ok = reg == NV_OK;
+	bool other_ok = other > 0 && waitpid(other, &status, 0) == other && WIFEXITED(status) &&
+	                WEXITSTATUS(status) == 0;
+	(void)rmc_fake_stat("served_while_late", &served);
+	(void)rmc_free(s->fd, NULL, s->client, s->device, H_GROUP0);
+	printf("late: register=%s other_ok=%d served_while_late=%llu\n", rmc_status_str(reg), other_ok,
+	       (unsigned long long)served);
+	note_fake(r);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -361,8 +461,8 @@ int main(int argc, char **argv)
 	uint64_t registered = UINT64_MAX;
 
 	if (strcmp(mode, "free") && strcmp(mode, "lone") && strcmp(mode, "flow") && strcmp(mode, "race") &&
-	    strcmp(mode, "swap") && strcmp(mode, "stall")) {
-		fprintf(stderr, "usage: uvm_channel free|lone|flow|race|swap|stall\n");
+	    strcmp(mode, "swap") && strcmp(mode, "stall") && strcmp(mode, "overlap") && strcmp(mode, "clone")) {
+		fprintf(stderr, "usage: uvm_channel free|lone|flow|race|swap|stall|overlap|clone\n");
 		return ADV_EXIT_SETUP;
 	}
 	adv_session_or_die(&s, -1, "uvm_channel");
@@ -371,7 +471,10 @@ int main(int argc, char **argv)
 		return ADV_EXIT_SETUP;
 	}
 	int uvm = open_uvm();
-	bool many = strcmp(mode, "swap") && strcmp(mode, "stall");
+	bool late = !strcmp(mode, "overlap") || !strcmp(mode, "clone");
+	bool many = strcmp(mode, "swap") && strcmp(mode, "stall") && !late;
+	if (late)
+		late_round(&s, uvm, !strcmp(mode, "clone"), &r);
 	if (!strcmp(mode, "swap"))
 		swap_rounds(&s, uvm, &r);
 	if (!strcmp(mode, "stall"))

@@ -13,7 +13,10 @@
  * continued call, before our interrupt reaches it, is let go of at once:
  * its stopped threads die in their stops, and their ends are ours to
  * take before the leader's can be reported (a supervisor once waited
- * for it forever).
+ * for it forever). Handed off (gs_quiesce_hand_off), a quiesce whose
+ * caller is inside the kernel (a vfork parent, in a killable wait our
+ * interrupt cannot end) stays counted live, its caller seized, until the
+ * caller has left; then it is counted out with no one waiting for it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -123,7 +126,7 @@ static void test_lone_process(const struct gs_taskset *ts)
 		sleeper(NULL);
 	usleep(POLL_US * 10);
 	CHECK(gs_fd_sharers(lone, ts, out, 4) == 0);
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL };
 	struct gs_quiesce *q = (struct gs_quiesce *)1;
 	const char *why = NULL;
 	CHECK(gs_quiesce_begin(lone, &who, &q, &why) == 0 && q == NULL);
@@ -156,9 +159,85 @@ static void test_lone_process(const struct gs_taskset *ts)
 	waitpid(lone, NULL, 0);
 }
 
+/* A caller inside a syscall for VFORK_CHILD_MS: a vfork parent waits for
+ * its child killably. */
+#define VFORK_CHILD_MS 400
+#define HAND_OFF_LOOK_MS 100
+
+static _Noreturn void vforker(int go)
+{
+	char x;
+
+	(void)!read(go, &x, 1);
+	if (vfork() == 0) {
+		usleep(VFORK_CHILD_MS * 1000);
+		_exit(0);
+	}
+	sleeper(NULL);
+	_exit(0);
+}
+
+/* Begins a quiesce of a fresh vforker, which then goes into its vfork. */
+static pid_t vforker_held(const struct gs_quiesce_who *who, struct gs_quiesce **q, int go[2])
+{
+	const char *why = NULL;
+
+	if (pipe(go) < 0)
+		return -1;
+	pid_t p = fork();
+	if (p == 0)
+		vforker(go[0]);
+	CHECK(gs_quiesce_begin(p, who, q, &why) == 0 && *q != NULL);
+	(void)!write(go[1], "x", 1);
+	usleep(POLL_US * 20);
+	return p;
+}
+
+static void vforker_end(pid_t p, int go[2])
+{
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	close(go[0]);
+	close(go[1]);
+}
+
+static void test_hand_off(const struct gs_taskset *ts)
+{
+	struct gs_inflight *live = gs_inflight_new(), *track = gs_inflight_new();
+	struct gs_quiesce_who who = { ts, NULL, NULL, true, track, true, live };
+	struct gs_quiesce_handoffs h = { .n = 0 };
+	struct gs_quiesce *q = NULL;
+	int go[2];
+
+	if (!live || !track)
+		return;
+	/* The caller in the kernel ("continued"), handed off: still held. */
+	pid_t p = vforker_held(&who, &q, go);
+	CHECK(gs_quiesce_hand_off(&h, q) && h.n == 1);
+	usleep(HAND_OFF_LOOK_MS * 1000);
+	CHECK(gs_inflight_count(live) == 1 && gs_inflight_count(track) == 1);
+	/* Counted out once the caller has left, with no one waiting. */
+	CHECK(gs_inflight_wait_none(live, VFORK_CHILD_MS * 10));
+	CHECK(gs_inflight_count(track) == 0);
+	CHECK(becomes(p, false));
+	gs_quiesce_caller_back(&h, 0); /* reaps the finished one */
+	CHECK(h.n == 0);
+	vforker_end(p, go);
+	/* The caller trapped again (said by the worker): let go at once,
+	 * though this one is still in its vfork. */
+	p = vforker_held(&who, &q, go);
+	CHECK(gs_quiesce_hand_off(&h, q) && h.n == 1);
+	gs_quiesce_caller_back(&h, p);
+	CHECK(h.n == 0 && gs_inflight_count(live) == 0 && gs_inflight_count(track) == 0);
+	CHECK(state_of(p) != 't');
+	vforker_end(p, go);
+	gs_inflight_put(live);
+	gs_inflight_put(track);
+}
+
 static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 
@@ -177,7 +256,7 @@ static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
  * to prevent. tests/adv client_fdswap:proc shows it in a sandbox. */
 static void test_thread_group_only(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, false };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 
@@ -191,7 +270,7 @@ static void test_thread_group_only(const struct gs_taskset *ts, const pid_t *tid
 /* A sharer traced by another process cannot be stopped by us: refused. */
 static void test_traced_elsewhere(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	int go[2];
@@ -252,7 +331,7 @@ static bool reaped_soon(pid_t pid, int tries)
 
 static void test_caller_ends_group(const struct gs_taskset *ts)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	int go[2];
@@ -285,6 +364,7 @@ int main(void)
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	gs_taskset_process_tree(&ts, getpid());
 	test_lone_process(&ts);
+	test_hand_off(&ts);
 	if (pipe(fds) < 0)
 		return 1;
 	pid_t child = fork();
