@@ -42,6 +42,7 @@ TESTS_P2P_BIN    := $(TESTS_BUILD)/p2p/p2p_pairs
 TESTS_LEDGER_BENCH := $(TESTS_BUILD)/bench/ledgerbench
 # The quiesce's walk of /proc with many host processes (root).
 TESTS_QUIESCE_BENCH := $(TESTS_BUILD)/bench/quiescebench
+TESTS_HOLD_BENCH := $(TESTS_BUILD)/bench/holdbench
 # A device allocation's private fd table (root; links the core).
 TESTS_PRIVTABLE_BENCH := $(TESTS_BUILD)/bench/privtablebench
 
@@ -72,7 +73,7 @@ TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 TESTS_AGENT_UVMVICTIM := $(TESTS_BUILD)/agent/uvm_victim
 TESTS_AGENT_STALE := $(TESTS_BUILD)/agent/stale_client
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
                     $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL)
@@ -176,6 +177,13 @@ $(TESTS_QUIESCE_BENCH): tests/bench/quiescebench.c supervisor/core/quiesce.c sup
 		supervisor/core/host_pids.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ tests/bench/quiescebench.c supervisor/core/quiesce.c \
+		supervisor/core/taskset.c supervisor/core/host_pids.c
+
+$(TESTS_HOLD_BENCH): tests/bench/holdbench.c supervisor/core/quiesce.c supervisor/core/taskset.c \
+		supervisor/core/host_pids.c supervisor/core/quiesce.h supervisor/core/taskset.h \
+		supervisor/core/host_pids.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ tests/bench/holdbench.c supervisor/core/quiesce.c \
 		supervisor/core/taskset.c supervisor/core/host_pids.c
 
 $(TESTS_PRIVTABLE_BENCH): tests/bench/privtablebench.c $(CORE_OBJS)
