@@ -30,29 +30,11 @@ PY=${PY:-/opt/torch/.venv/bin/python}
 REPS=${REPS:-3}
 SB=("$B" --mem 120g --)
 SB_AUDIT=("$B" --mem 120g --audit-log "$OUT/bench-audit.log" --)
-MEMALLOC=/tmp/bench_memalloc
 TXT="$OUT/bench.txt"
-log() { echo "$*" | tee -a "$TXT"; }
-# The value of key $1 in "k=v" or JSON ("k": v) output.
-field() { grep -o "$1\"\?[=:] *[-0-9.e+]*" | head -1 | sed 's/.*[=:] *//'; }
-now() { date +%s.%N; }
+. tests/gpu/bench_common.sh
+bench_start || exit 1
 
-: > "$TXT"
-log "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) kernel $(uname -r) gpusandbox $(git rev-parse --short HEAD 2>/dev/null)"
-nvcc -O2 -o "$MEMALLOC" tests/gpu/bench_memalloc.c -lcuda || exit 1
-
-# Runs "$@" N times at once and prints the makespan in seconds.
-at_once() {
-	local n=$1; shift
-	local t0 pids=() rc=0
-	t0=$(now)
-	for _ in $(seq "$n"); do "$@" > /dev/null & pids+=($!); done
-	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	[ "$rc" = 0 ] || { echo "fail"; return; }
-	echo "$(now) $t0" | awk '{ printf "%.4f", $1 - $2 }'
-}
-
-for i in $(seq "$REPS"); do
+for _ in $(seq "$REPS"); do
 	for mode in native sandbox audit; do
 		case $mode in
 		native)  pre=() ;;
@@ -69,6 +51,7 @@ for i in $(seq "$REPS"); do
 	done
 	# 16 processes in one sandbox: its supervisor serves them all.
 	t0=$(now)
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	"${SB[@]}" bash -c 'for i in $(seq 16); do "$1" 2 1 > /dev/null & done; wait' _ "$MEMALLOC"
 	log "start16 one $(echo "$(now) $t0" | awk '{ printf "%.4f", $1 - $2 }')"
 done

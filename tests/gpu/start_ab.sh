@@ -22,39 +22,23 @@ NEW=${NEW:-build/gpusandbox-static}
 PY=${PY:-/opt/torch/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 REPS=${REPS:-3}
-MEMALLOC=/tmp/bench_memalloc
 TXT="$OUT/start_ab.txt"
-log() { echo "$*" | tee -a "$TXT"; }
-field() { grep -o "$1\"\?[=:] *[-0-9.e+]*" | head -1 | sed 's/.*[=:] *//'; }
-now() { date +%s.%N; }
-
-: > "$TXT"
-log "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) kernel $(uname -r)"
+. tests/gpu/bench_common.sh
+bench_start || exit 1
 log "# old=$OLD new=$NEW"
-nvcc -O2 -o "$MEMALLOC" tests/gpu/bench_memalloc.c -lcuda || exit 1
-
-# Runs "$@" N times at once and prints the makespan in seconds.
-at_once() {
-	local n=$1; shift
-	local t0 pids=() rc=0
-	t0=$(now)
-	for _ in $(seq "$n"); do "$@" > /dev/null & pids+=($!); done
-	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	[ "$rc" = 0 ] || { echo "fail"; return; }
-	echo "$(now) $t0" | awk '{ printf "%.4f", $1 - $2 }'
-}
 
 # 16 processes in one sandbox of build $1.
 one16() {
 	local b=$1 t0 rc
 	t0=$(now)
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	"$b" --mem 120g -- bash -c 'for i in $(seq 16); do "$1" 2 1 > /dev/null & done; wait' _ "$MEMALLOC"
 	rc=$?
 	[ "$rc" = 0 ] || { echo "fail"; return; }
 	echo "$(now) $t0" | awk '{ printf "%.4f", $1 - $2 }'
 }
 
-for i in $(seq "$REPS"); do
+for _ in $(seq "$REPS"); do
 	log "start16 native $(at_once 16 "$MEMALLOC" 2 1)"
 	log "torch_init native $("$PY" tests/gpu/bench_torch.py init | field init_s)"
 	for which in old new; do
