@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Sourced by the GPU benchmarks (bench.sh, start_ab.sh), from the
 # repository's root, after they set OUT and TXT: their logging, the
 # fields they read, and the makespan of processes started at once.
