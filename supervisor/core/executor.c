@@ -596,7 +596,8 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	c.d.gpu = LEDGER_NO_GPU;
 	gs_scratch_forget(scratch);
 	/* A continued call of this task's, handed off, is over. */
-	gs_quiesce_caller_back(&sb->handoffs, c.tid);
+	if (!sb->test_no_caller_back)
+		gs_quiesce_caller_back(&sb->handoffs, c.tid);
 	c.abi = abi_of(data);
 	if (c.abi && sb->quota.managed == GS_MANAGED_DENY && gs_abi_is_mmap(c.abi, (uint32_t)data->nr)) {
 		/* managed = deny traps mmap calls shaped like a UVM mapping. */

@@ -139,6 +139,10 @@ struct gs_session {
 	 * fd table is continued without waiting for the sandbox's quiesces
 	 * (the baseline of tests/adv uvm_channel clone). Never for use. */
 	bool                 test_clone_no_wait;
+	/* GPUSANDBOX_TEST_NO_CALLER_BACK: a task's new trap does not let its
+	 * handed-off quiesce go (gs_quiesce_caller_back; the baseline of
+	 * tests/adv quick_return). Never for use. */
+	bool                 test_no_caller_back;
 	/* May an fd table of the sandbox be shared beyond a thread group?
 	 * Set from the start unless the filter follows the clones that make
 	 * one (gs_session_config.follows_shared_tables), and then by the
