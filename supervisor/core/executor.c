@@ -577,6 +577,7 @@ static struct answer note_shared_table(struct call *c, const struct seccomp_data
 	    gs_inflight_wait_none(c->sb->quiesces_live, GS_QUIESCE_CALLER_MS + GS_QUIESCE_STOP_MS))
 		return answer_continue();
 	*record = true;
+	c->audit = true;
 	c->d.call = "clone";
 	c->d.verdict = GS_VERDICT_REFUSE;
 	c->d.reason = "an fd table of the sandbox is held for a continued call";

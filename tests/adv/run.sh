@@ -131,6 +131,7 @@ TESTS=(
 	"uvm_channel:stall|sandbox|uvm_channel stall"
 	"uvm_channel:overlap|sandbox|uvm_channel overlap"
 	"uvm_channel:clone|sandbox|uvm_channel clone"
+	"uvm_channel:clone_held|sandbox|uvm_channel clone"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -346,6 +347,9 @@ run_case() {
 	# waits, under the session lock, for the continued caller to leave
 	# (before the hand-off); clone's: a sharer's clone is not held back.
 	case "${name#baseline-}" in uvm_channel:overlap | uvm_channel:clone) fake_extra=(--register-late-ms 1000) ;; esac
+	# clone_held: the registration outlasts the clone's wait (7 s), which
+	# must then fail, recorded.
+	[ "$name" = uvm_channel:clone_held ] && fake_extra=(--register-late-ms 9000)
 	[ "$name" = baseline-uvm_channel:overlap ] && sb_env=(env GPUSANDBOX_TEST_QUIESCE_WAIT=1)
 	# quick_return: the interrupt of a continued caller 50 ms late, so the
 	# caller traps again first; its baseline: that new trap does not let
@@ -619,6 +623,12 @@ check_uvm_channel() {
 		grep -q '^overlap: quick=NV_OK pairs=20 overlapped=1$' "$d/out" &&
 			grep -q '^late: register=NV_OK other_ok=1 ' "$d/out" && ge "$(val_of "$d" served_while_late)" 40 ||
 			{ why="$(grep -E '^(overlap|late):' "$d/out" | tr '\n' ';')"; return 1; } ;;
+	uvm_channel:clone_held)
+		# Still held after the wait: the clone fails as fork fails, and
+		# the refusal is in the audit log.
+		grep -q '^clone: clone=Resource temporarily unavailable clone_while_late=1$' "$d/out" &&
+			grep -q '"reason":"an fd table of the sandbox is held for a continued call"' "$d/audit.jsonl" ||
+			{ why="$(grep -E '^(clone|late):' "$d/out" | tr '\n' ';') $(grep -c '"call":"clone"' "$d/audit.jsonl") clone records"; return 1; } ;;
 	uvm_channel:clone)
 		# The clone was made, once the registration had returned.
 		grep -q '^clone: clone=ok clone_while_late=0$' "$d/out" &&
