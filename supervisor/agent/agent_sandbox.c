@@ -144,22 +144,14 @@ static void refuse_stranger(struct worker *w)
  * NO_NEW_PRIVS. Read at every call: a thread's capabilities are its own,
  * and a tid can be reused. */
 #define CAP_LINE "CapBnd:"
-#define STATUS_LINE 256
+#define CAP_VALUE_MAX 32
 bool agent_may_hold_sys_admin(pid_t tid)
 {
-	char path[64], line[STATUS_LINE];
+	char value[CAP_VALUE_MAX];
 	unsigned long long bnd = ~0ull;
-	bool found = false;
-	FILE *f;
+	bool found = gs_proc_status_field(tid, CAP_LINE, value, sizeof(value)) &&
+	             sscanf(value, "%llx", &bnd) == 1;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	while (!found && fgets(line, sizeof(line), f))
-		if (strncmp(line, CAP_LINE, strlen(CAP_LINE)) == 0)
-			found = sscanf(line + strlen(CAP_LINE), "%llx", &bnd) == 1;
-	fclose(f);
 	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
 }
 

@@ -49,8 +49,9 @@
 #include "quiesce.h"
 
 #define PROC_PATH_MAX 64
-#define PROC_LINE_MAX 256
 #define NS_PER_MS 1000000ull
+#define NS_PER_US 1000ull
+#define NS_PER_S 1000000000ull
 /* Polling: from POLL_MIN_US, doubling up to POLL_MAX_US. A stop is
  * awaited from STOP_POLL_MIN_US: an interrupted task stops within tens of
  * microseconds, and a client allocation waits for it (issue #16). */
@@ -133,6 +134,12 @@ struct gs_quiesce {
 
 static uint64_t now_ns(void);
 
+/* Polling intervals double up to POLL_MAX_US. */
+static unsigned doubled_poll_us(unsigned us)
+{
+	return us * 2 > POLL_MAX_US ? POLL_MAX_US : us * 2;
+}
+
 struct gs_inflight {
 	atomic_uint n;
 	atomic_uint refs;
@@ -167,7 +174,7 @@ bool gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms)
 		if (now_ns() > until)
 			return false;
 		usleep(poll_us);
-		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
+		poll_us = doubled_poll_us(poll_us);
 	}
 	return true;
 }
@@ -189,12 +196,17 @@ static void inflight_end(struct gs_inflight *f)
 	gs_inflight_put(f);
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static pid_t parse_pid(const char *s)
@@ -364,18 +376,10 @@ static bool seized_already(const struct gs_quiesce *q, pid_t t)
  * caller has left the ioctl? Read from /proc/TID/status's TracerPid. */
 static bool traced_by_us(pid_t t)
 {
-	char path[PROC_PATH_MAX], line[PROC_LINE_MAX];
+	char path[PROC_PATH_MAX], value[PROC_PATH_MAX];
 	int tracer = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)t);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	if (tracer <= 0)
+	if (!gs_proc_status_field(t, "TracerPid:", value, sizeof(value)) || (tracer = atoi(value)) <= 0)
 		return false;
 	snprintf(path, sizeof(path), "/proc/self/task/%d", tracer);
 	return access(path, F_OK) == 0;
@@ -405,7 +409,7 @@ static int seize(pid_t t)
 			return -1;
 		}
 		usleep(poll_us);
-		poll_us = poll_us * 2 > POLL_MAX_US ? POLL_MAX_US : poll_us * 2;
+		poll_us = doubled_poll_us(poll_us);
 	}
 	return 0;
 }
@@ -479,15 +483,15 @@ static void let_go(const struct tracee *t)
 		(void)ptrace(PTRACE_DETACH, t->tid, 0, (void *)(intptr_t)sig);
 }
 
-/* Until every seized task is stopped or held; false past the deadline. */
 /* The next poll interval after us, started at t0 (now_ns). */
 static unsigned next_poll_us(unsigned us, uint64_t t0)
 {
 	if (now_ns() - t0 < FAST_POLL_MS * NS_PER_MS)
 		return us * 2 > FAST_POLL_US ? FAST_POLL_US : us * 2;
-	return us * 2 > POLL_MAX_US ? POLL_MAX_US : us * 2;
+	return doubled_poll_us(us);
 }
 
+/* Until every seized task is stopped or held; false past the deadline. */
 static bool all_quiet(struct gs_quiesce *q, uint64_t deadline)
 {
 	unsigned poll_us = STOP_POLL_MIN_US;
@@ -567,25 +571,25 @@ static enum quiesce_go wait_go(struct gs_quiesce *q)
 	return go;
 }
 
-/* Step 4: the caller stops on its way back to user space, or ends. No
- * bound here: until then the sharers stay stopped (fail closed); the
- * worker stops waiting for this thread after GS_QUIESCE_CALLER_MS.
- * A caller that left its ioctl before our interrupt came may go on to end
- * its whole thread group; as a group leader it is then a zombie whose end
- * is not reported while we trace its other threads, so its state is read
- * as well (a zombie made no call after its end). Without that, the
- * supervisor waited for it forever (tests/unit/test_quiesce, the
- * group-ending caller). */
+/* The condition variables' clock (CLOCK_REALTIME, their default), in ns,
+ * and a time of it as pthread_cond_timedwait takes it. */
+static uint64_t realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static struct timespec timespec_of(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S) };
+}
+
 /* Sleeps up to us, woken early when the worker says the caller is back
  * (gs_quiesce_caller_back); true once it is. */
 static bool nap_unless_back(struct gs_quiesce *q, unsigned us)
 {
-	struct timespec ts;
+	const struct timespec ts = timespec_of(realtime_ns() + us * NS_PER_US);
 	bool back;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + us * 1000ull;
-	ts = (struct timespec){ .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
 	pthread_mutex_lock(&q->m);
 	if (!q->caller_back)
 		(void)pthread_cond_timedwait(&q->cv, &q->m, &ts);
@@ -609,6 +613,17 @@ static unsigned test_interrupt_delay_us(void)
 	return (unsigned)atomic_load(&us);
 }
 
+/* Step 4: the caller stops on its way back to user space, or ends. No
+ * bound here: until then the sharers stay stopped (fail closed); a
+ * worker that waits for this thread (gs_quiesce_end) stops waiting after
+ * GS_QUIESCE_CALLER_MS, one that handed it off waits not at all. The
+ * caller's next trap ends the wait too (gs_quiesce_caller_back).
+ * A caller that left its ioctl before our interrupt came may go on to end
+ * its whole thread group; as a group leader it is then a zombie whose end
+ * is not reported while we trace its other threads, so its state is read
+ * as well (a zombie made no call after its end). Without that, the
+ * supervisor waited for it forever (tests/unit/test_quiesce, the
+ * group-ending caller). */
 static void wait_caller_out(struct gs_quiesce *q)
 {
 	struct tracee *caller = &q->caller_t;
@@ -744,8 +759,7 @@ int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_q
 /* Waits for the tracing thread until deadline; true when it is done. */
 static bool wait_done(struct gs_quiesce *q, uint64_t deadline)
 {
-	struct timespec ts = { .tv_sec = (time_t)(deadline / 1000000000ull),
-		               .tv_nsec = (long)(deadline % 1000000000ull) };
+	const struct timespec ts = timespec_of(deadline);
 	bool done;
 
 	pthread_mutex_lock(&q->m);
@@ -758,30 +772,32 @@ static bool wait_done(struct gs_quiesce *q, uint64_t deadline)
 	return done;
 }
 
-static void quiesce_end(struct gs_quiesce *q, bool continued)
+/* Frees q once its thread is done, waiting until deadline (realtime ns;
+ * a past one does not wait). Past it, the caller is still in its ioctl:
+ * the thread keeps the sharers stopped until it leaves, and frees q then. */
+static void join_or_orphan(struct gs_quiesce *q, uint64_t deadline)
 {
-	struct timespec now;
 	/* Read while q is surely ours: once wait_done gives q up, the
 	 * tracing thread may free it at any moment (found by make tsan on
 	 * uvm_channel:stall, whose caller stays past the deadline). */
 	const pthread_t thread = q->thread;
 
+	if (!wait_done(q, deadline)) {
+		pthread_detach(thread);
+		return;
+	}
+	pthread_join(thread, NULL);
+	quiesce_free(q);
+}
+
+static void quiesce_end(struct gs_quiesce *q, bool continued)
+{
 	pthread_mutex_lock(&q->m);
 	if (q->go == GO_WAIT)
 		q->go = continued ? GO_CONTINUED : GO_RELEASE;
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->m);
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t deadline = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
-	                    GS_QUIESCE_CALLER_MS * NS_PER_MS;
-	if (!wait_done(q, deadline)) {
-		/* The caller is still in its ioctl: the thread keeps the
-		 * sharers stopped until it leaves, and frees q then. */
-		pthread_detach(thread);
-		return;
-	}
-	pthread_join(q->thread, NULL);
-	quiesce_free(q);
+	join_or_orphan(q, realtime_ns() + GS_QUIESCE_CALLER_MS * NS_PER_MS);
 }
 
 void gs_quiesce_end(struct gs_quiesce *q, bool continued)
@@ -866,20 +882,8 @@ void gs_quiesce_caller_back(struct gs_quiesce_handoffs *h, pid_t tid)
 
 void gs_quiesce_handoffs_fini(struct gs_quiesce_handoffs *h)
 {
-	for (unsigned i = 0; i < h->n; i++) {
-		struct gs_quiesce *q = h->q[i];
-		const pthread_t thread = q->thread;
-		pthread_mutex_lock(&q->m);
-		bool done = q->done;
-		if (!done)
-			q->orphaned = true; /* it frees q when its caller is out */
-		pthread_mutex_unlock(&q->m);
-		if (done) {
-			join_and_free(q);
-		} else {
-			pthread_detach(thread);
-		}
-	}
+	for (unsigned i = 0; i < h->n; i++)
+		join_or_orphan(h->q[i], 0);
 	h->n = 0;
 }
 

@@ -124,7 +124,7 @@ struct gs_session {
 	bool                 quiesce_off;
 	/* Every quiesce of the sandbox until its tasks are let go
 	 * (quiesce.h, gs_quiesce_who.live): a clone that makes a sharer of
-	 * an fd table waits for none to be left (exec_clone). NULL when it
+	 * an fd table waits for none to be left (note_shared_table, executor.c). NULL when it
 	 * could not be allocated: the session does not start. */
 	struct gs_inflight  *quiesces_live;
 	/* Quiesces whose continued caller may still be in the kernel, handed
@@ -133,7 +133,7 @@ struct gs_session {
 	/* GPUSANDBOX_TEST_QUIESCE_WAIT in the supervisor's own environment:
 	 * the worker waits, under the session lock, until a continued
 	 * caller has left its ioctl, as before issue #16's hand-off (the
-	 * baseline of tests/adv slow_register). Never for use. */
+	 * baseline of tests/adv uvm_channel overlap). Never for use. */
 	bool                 test_quiesce_wait;
 	/* GPUSANDBOX_TEST_CLONE_NO_WAIT: a clone that makes a sharer of an
 	 * fd table is continued without waiting for the sandbox's quiesces

@@ -11,6 +11,7 @@
 #define MAX_TREE_DEPTH 64     /* parent links followed to find the root */
 #define PROC_PATH_MAX 64
 #define STAT_BUF 512
+#define STATUS_LINE_MAX 256
 #define INIT_PID 1
 
 bool gs_proc_state(pid_t pid, char *state, pid_t *ppid)
@@ -30,6 +31,28 @@ bool gs_proc_state(pid_t pid, char *state, pid_t *ppid)
 		return false;
 	*ppid = (pid_t)parent;
 	return true;
+}
+
+bool gs_proc_status_field(pid_t tid, const char *key, char *val, size_t len)
+{
+	char path[PROC_PATH_MAX], line[STATUS_LINE_MAX];
+	size_t klen = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) != 0)
+			continue;
+		const char *v = line + klen + strspn(line + klen, " \t");
+		snprintf(val, len, "%.*s", (int)strcspn(v, "\n"), v);
+		found = true;
+	}
+	fclose(f);
+	return found;
 }
 
 /* The parent of pid; -1 if it cannot be read. */

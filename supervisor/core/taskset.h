@@ -50,6 +50,11 @@ int gs_taskset_cgroup(struct gs_taskset *ts, pid_t init);
  * False if it cannot be read (the task is gone, or /proc unreadable). */
 bool gs_proc_state(pid_t pid, char *state, pid_t *ppid);
 
+/* The value of the line of /proc/TID/status that begins with key (say
+ * "TracerPid:"), its blanks skipped, into val (at most len bytes, with
+ * its NUL). False if the file cannot be read or has no such line. */
+bool gs_proc_status_field(pid_t tid, const char *key, char *val, size_t len);
+
 static inline bool gs_taskset_contains(const struct gs_taskset *ts, pid_t pid)
 {
 	return ts->ops && ts->ops->contains(ts, pid);

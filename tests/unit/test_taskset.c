@@ -104,6 +104,20 @@ static void test_cgroup(pid_t gc)
 	}
 }
 
+/* gs_proc_status_field: our own Tgid, a key no status has, a value cut to
+ * the buffer, and a task that is not there. */
+static void test_status_field(void)
+{
+	char v[32], small[3], want[32];
+
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	CHECK(gs_proc_status_field(getpid(), "Tgid:", v, sizeof(v)) && strcmp(v, want) == 0);
+	CHECK(!gs_proc_status_field(getpid(), "NoSuchKey:", v, sizeof(v)));
+	CHECK(gs_proc_status_field(getpid(), "Tgid:", small, sizeof(small)) && strlen(small) <= 2 &&
+	      strncmp(small, want, strlen(small)) == 0);
+	CHECK(!gs_proc_status_field(NO_SUCH_PID, "Tgid:", v, sizeof(v)));
+}
+
 int main(void)
 {
 	struct gs_taskset ts;
@@ -115,6 +129,7 @@ int main(void)
 	CHECK(!gs_taskset_contains(&ts, getppid()));
 	CHECK(!gs_taskset_contains(&ts, 1));
 	CHECK(!gs_taskset_contains(&ts, NO_SUCH_PID));
+	test_status_field();
 
 	pid_t gc = orphan_grandchild(&child);
 	CHECK(gc > 0);
