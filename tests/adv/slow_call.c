@@ -82,12 +82,8 @@ static int quick_process(struct shared *sh)
 		usleep(1000);
 	usleep(B_START_DELAY_US);
 	int a_done_before = atomic_load(&sh->a_done);
-	for (; done < QUICK_PAIRS && st == NV_OK; done++) {
-		nv_handle_t h = rmc_next_handle(&s);
-		st = rmc_alloc_vidmem(s.fd, NULL, s.client, s.device, h, PAIR_BYTES);
-		if (st == NV_OK)
-			st = rmc_free(s.fd, NULL, s.client, s.device, h);
-	}
+	if (st == NV_OK)
+		st = rmc_vidmem_pairs(&s, QUICK_PAIRS, PAIR_BYTES, &done);
 	int overlapped = !a_done_before && !atomic_load(&sh->a_done);
 	printf("quick_status=%s quick_pairs=%d a_done_before=%d overlapped=%d\n", rmc_status_str(st),
 	       done, a_done_before, overlapped);

@@ -389,12 +389,8 @@ static int quick_pairs(struct flags *fl)
 	int done = 0;
 
 	int before = atomic_load(&fl->register_done);
-	for (; done < QUICK_PAIRS && st == NV_OK; done++) {
-		nv_handle_t h = rmc_next_handle(&q);
-		st = rmc_alloc_vidmem(q.fd, NULL, q.client, q.device, h, PAIR_BYTES);
-		if (st == NV_OK)
-			st = rmc_free(q.fd, NULL, q.client, q.device, h);
-	}
+	if (st == NV_OK)
+		st = rmc_vidmem_pairs(&q, QUICK_PAIRS, PAIR_BYTES, &done);
 	int overlapped = !before && !atomic_load(&fl->register_done);
 	printf("overlap: quick=%s pairs=%d overlapped=%d\n", rmc_status_str(st), done, overlapped);
 	return st == NV_OK ? 0 : 1;

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "quiesce.h"
 #include "taskset.h"
 
@@ -52,23 +52,9 @@ static _Noreturn void family(int threads)
 	_exit(0);
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void print_figure(const char *name, double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), by_value);
+	bench_sort(v, n);
 	printf("%s_median_us=%.1f %s_p90_us=%.1f ", name, v[n / 2], name, v[(int)(n * PERCENTILE_90)]);
 }
 
@@ -94,15 +80,15 @@ int main(int argc, char **argv)
 	for (; done < rounds; done++) {
 		struct gs_quiesce *q = NULL;
 		const char *why = NULL;
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		if (gs_quiesce_begin(child, &who, &q, &why) < 0) {
 			fprintf(stderr, "holdbench: %s\n", why);
 			break;
 		}
-		double t1 = now_us();
+		double t1 = bench_now_us();
 		gs_quiesce_end(q, false);
 		begin_us[done] = t1 - t0;
-		end_us[done] = now_us() - t1;
+		end_us[done] = bench_now_us() - t1;
 	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "ledger.h"
 
 #define H_CLIENT      0xc1d00001u
@@ -43,23 +44,9 @@
 #define SLOW_OPS      20
 #define FD_HEADROOM   256u
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	bench_sort(v, n);
 	return v[n / 2];
 }
 
@@ -85,7 +72,7 @@ static int new_file(void)
 static double time_pairs(struct ledger *l, int fd, int ops)
 {
 	uint64_t rel[GS_MAX_GPUS];
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 
 	for (int i = 0; i < ops; i++) {
 		(void)ledger_bind_client(l, H_CLIENT, fd, rel);
@@ -93,7 +80,7 @@ static double time_pairs(struct ledger *l, int fd, int ops)
 		                 PAIR_BYTES);
 		ledger_free(l, H_CLIENT, H_MEM, rel);
 	}
-	return (now_ns() - t0) / ops;
+	return (bench_now_ns() - t0) / ops;
 }
 
 static void reap_some(struct ledger *l)
@@ -112,13 +99,13 @@ static double time_new_clients(struct ledger *l, int ops)
 
 	for (int i = 0; i < ops; i++) {
 		int fd = new_file();
-		double t0 = now_ns();
+		double t0 = bench_now_ns();
 		(void)ledger_file_of(l, fd);
 		reap_some(l);
 		(void)ledger_note_client(l, H_NEW_CLIENT, fd);
 		ledger_free(l, H_NEW_CLIENT, H_NEW_CLIENT, rel);
 		(void)ledger_file_of(l, fd);
-		t += now_ns() - t0;
+		t += bench_now_ns() - t0;
 		close(fd);
 	}
 	return t / ops;
@@ -170,19 +157,19 @@ int main(int argc, char **argv)
 	for (int r = 0; r < ROUNDS; r++) {
 		pair[r] = time_pairs(&l, fd, OPS_PER_ROUND);
 		fresh[r] = time_new_clients(&l, SLOW_OPS);
-		double t0 = now_ns();
+		double t0 = bench_now_ns();
 		(void)ledger_reap_dead_clients(&l, rel);
-		reap[r] = now_ns() - t0;
-		t0 = now_ns();
+		reap[r] = bench_now_ns() - t0;
+		t0 = bench_now_ns();
 		(void)ledger_count_engines(&l, any_engine, NULL);
-		eng[r] = now_ns() - t0;
-		t0 = now_ns();
+		eng[r] = bench_now_ns() - t0;
+		t0 = bench_now_ns();
 		ledger_count_channels(&l, counts);
-		chan[r] = now_ns() - t0;
-		t0 = now_ns();
+		chan[r] = bench_now_ns() - t0;
+		t0 = bench_now_ns();
 		if (ledger_subdevice_of(&l, H_CLIENT, 0) != H_SUBDEVICE)
 			return 1;
-		subdev[r] = now_ns() - t0;
+		subdev[r] = bench_now_ns() - t0;
 	}
 	printf("objects=%u clients=%u live=%u pair_ns=%.0f new_client_ns=%.0f full_reap_ns=%.0f "
 	       "engines_ns=%.0f channels_ns=%.0f subdevice_ns=%.0f\n",

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "quiesce.h"
 #include "taskset.h"
 
@@ -70,19 +71,6 @@ static int caller_main(void *arg)
 	return 0;
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
@@ -116,11 +104,11 @@ int main(int argc, char **argv)
 	struct gs_taskset tasks;
 	gs_taskset_process_tree(&tasks, getpid());
 	for (int r = 0; r < rounds; r++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		n = gs_fd_sharers(caller, &tasks, found, MAX_FOUND);
-		t[r] = now_us() - t0;
+		t[r] = bench_now_us() - t0;
 	}
-	qsort(t, (size_t)rounds, sizeof(t[0]), cmp);
+	bench_sort(t, rounds);
 	printf("host_processes=%d threads_each=%d full_walk=%s walk_us_median=%.0f walk_us_min=%.0f "
 	       "sharers_found=%d\n", hosts,
 	       threads, getenv("GPUSANDBOX_TEST_QUIESCE_FULL_WALK") ? "yes" : "no", t[rounds / 2], t[0], n);

@@ -381,6 +381,19 @@ nv_handle_t rmc_next_handle(struct rmc_session *s)
 	return s->next_mem++;
 }
 
+rmc_status_t rmc_vidmem_pairs(struct rmc_session *s, int n, uint64_t bytes, int *done)
+{
+	rmc_status_t st = NV_OK;
+
+	for (*done = 0; *done < n && st == NV_OK; ++*done) {
+		nv_handle_t h = rmc_next_handle(s);
+		st = rmc_alloc_vidmem(s->fd, NULL, s->client, s->device, h, bytes);
+		if (st == NV_OK)
+			st = rmc_free(s->fd, NULL, s->client, s->device, h);
+	}
+	return st;
+}
+
 const char *rmc_status_str(rmc_status_t st)
 {
 	static char buf[48];

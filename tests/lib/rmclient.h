@@ -146,6 +146,11 @@ rmc_status_t rmc_session_open_client(struct rmc_session *s, int fd, nv_handle_t 
 /* Free the client (RM frees its subtree) and close the fd. */
 void rmc_session_close(struct rmc_session *s);
 nv_handle_t rmc_next_handle(struct rmc_session *s);
+/* n video memory allocations of bytes on the session's device, each freed
+ * at once (a cuMemAlloc + cuMemFree loop); stops at the first failure.
+ * *done: the pairs tried, a failed one included. Returns NV_OK or that
+ * failure's status. */
+rmc_status_t rmc_vidmem_pairs(struct rmc_session *s, int n, uint64_t bytes, int *done);
 
 /* ---- reporting --------------------------------------------------------- */
 
