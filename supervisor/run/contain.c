@@ -201,9 +201,11 @@ static int mask_coordinator(struct gs_contain *c, struct gs_error *err)
  * (nvGpuOpsGetGpuInfo -> osIsGpuAccessible, nv_gpu_ops.c, 580.95.05), with
  * no RM device of the caller's on it. /dev/null in its place: an open
  * works, and names no GPU. */
+#define GPU_MINOR_DIGITS_MAX 10
 static int mask_hidden_gpus(struct gs_contain *c, struct gs_error *err)
 {
-	char path[sizeof(GS_GPU_NODE_FMT) + 16];
+	/* The format, with its %u replaced by a minor of at most 10 digits. */
+	char path[sizeof(GS_GPU_NODE_FMT) + GPU_MINOR_DIGITS_MAX];
 
 	for (unsigned g = 0; g < 8 * sizeof(c->hidden_gpu_nodes); g++) {
 		if (!((c->hidden_gpu_nodes >> g) & 1u))
