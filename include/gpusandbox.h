@@ -13,6 +13,7 @@
 
 #define GPUSANDBOX_VERSION "0.1.0"
 #define GS_NS_PER_S 1000000000ull
+#define GS_NS_PER_US 1000ull
 
 /* Room for one more item in a growing array of count n: when n has
  * reached cap, arr is reallocated to twice cap (first when empty) and cap

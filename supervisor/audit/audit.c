@@ -367,10 +367,17 @@ static int write_usage_locked(struct gs_audit *a, unsigned gpu, uint64_t now)
 		json_object_object_add(o, "quota", NULL);
 	else
 		add_u64(o, "quota", u->quota);
+	/* The interval is stamped from the very reading that decided to write
+	 * the record (flush_usage_locked), so the rate limit can be checked
+	 * exactly from the log; the wall-clock "time" is read apart and two
+	 * of them may be closer than the interval on a loaded machine. */
+	if (u->written)
+		add_u64(o, "interval_us", (now - u->written_ns) / GS_NS_PER_US);
 	rc = chain_and_write(a, o);
 	json_object_put(o);
 	if (rc == 0) {
 		u->pending = false;
+		u->written = true;
 		u->written_ns = now;
 		u->peak_since = u->used;
 	}

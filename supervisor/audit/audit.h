@@ -87,7 +87,7 @@ struct gs_audit_repeat {
 /* Video memory in use on one GPU, as the decisions report it, for the
  * usage records: the value last written and the one not yet written. */
 struct gs_audit_usage {
-	bool     seen, pending, unlimited;
+	bool     seen, pending, unlimited, written;
 	uint64_t used, quota;
 	uint64_t peak_since;        /* the most in use since the last record */
 	uint64_t written_ns;        /* CLOCK_MONOTONIC of the last record */
