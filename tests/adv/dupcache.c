@@ -41,10 +41,12 @@
 
 #define PAIR_SIZE (2ull * RMC_MIB)
 #define PAIRS 200
-/* How long the close test waits for the release: far above the
- * supervisor's idle bound (5 ms) and a FUSE release's delay, far below
- * the run's end (the baseline keeps the file until then). */
-#define RELEASE_WAIT_MS 1000
+/* How long the close test waits for the release: a deadline for
+ * liveness only, far above the supervisor's idle bound (5 ms), a sweep
+ * and a FUSE release's delay on a loaded machine, below the run's end
+ * (the baseline keeps the file until then). The check is that the file
+ * is released at all, never how fast. */
+#define RELEASE_WAIT_MS 5000
 #define POLL_US 1000
 #define US_PER_MS 1000
 #define GPU_CALLS 20

@@ -8,11 +8,11 @@
 
 # The fake's video memory delta of one 2 MiB allocation (dupcache.c).
 DUPCACHE_PAIR_BYTES=$((2 * MIB))
-# How late a closed (or exited) file may be released: the supervisor's
-# idle bound (GS_DUP_CACHE_IDLE_MS, 5 ms) plus a sweep, plus slack for a
-# loaded machine and FUSE's asynchronous release. The baseline keeps the
-# file for the whole run: the program gives up after 1000 ms (-1).
-DUPCACHE_RELEASE_MAX_MS=500
+# A closed (or exited) file must be released: the supervisor drops an
+# idle dup after GS_DUP_CACHE_IDLE_MS (5 ms) and a sweep. No duration is
+# asserted (a loaded machine may take any time): the program waits up to
+# its liveness deadline (RELEASE_WAIT_MS, 5 s) and prints -1 when the file
+# was never released, as the baseline keeps it for the whole run.
 # 200 pairs (RM_ALLOC + RM_FREE) and the session are over 400 trapped
 # calls; without the cache every one closes a
 # dup (a close the fake counts). With it, a few misses at most.
@@ -49,8 +49,8 @@ check_dupcache() {
 		for v in freed_ms exit_freed_ms; do
 			local ms
 			ms=$(val_of "$d" $v)
-			[ -n "$ms" ] && [ "$ms" -ge 0 ] && [ "$ms" -le "$DUPCACHE_RELEASE_MAX_MS" ] ||
-				{ why="$v=$ms: the fake did not release the file within ${DUPCACHE_RELEASE_MAX_MS} ms"; return 1; }
+			[ -n "$ms" ] && [ "$ms" -ge 0 ] ||
+				{ why="$v=$ms: the fake never saw the file released"; return 1; }
 		done
 		[ "$(val_of "$d" gpu_calls)" = "$DUPCACHE_GPU_CALLS" ] &&
 			ge "$(val_of "$d" gpu_fd_closes)" "$DUPCACHE_GPU_CLOSES" ||
