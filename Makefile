@@ -16,7 +16,8 @@ CFLAGS  ?= -O2 -g
 # Folders searched for "name.h", bottom layer first (docs/hacking.md,
 # Layers; scripts/check-layers.sh resolves includes through this same list).
 # supervisor/ itself last, for "agent/name.h".
-GS_INCLUDE_DIRS := include arch policy supervisor/rm supervisor/audit supervisor/core \
+GS_INCLUDE_DIRS := include arch policy supervisor/rm supervisor/audit \
+                   supervisor/core/tasks supervisor/core/own_client supervisor/core/ledger supervisor/core/pipeline \
                    supervisor/compute supervisor/run supervisor/agent supervisor/cli supervisor
 GS_CPPFLAGS := $(addprefix -I,$(GS_INCLUDE_DIRS)) $(shell pkg-config --cflags $(PKGS))
 # -Werror is for CI and development builds (WERROR=1, as scripts/check.sh
@@ -58,13 +59,13 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
-                   supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \
-                   supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
-                   supervisor/core/workload.c supervisor/core/detached.c supervisor/core/private_table.c supervisor/core/taskset.c supervisor/core/quiesce.c supervisor/core/host_pids.c supervisor/core/exec_control.c \
-                   supervisor/core/exec_visibility.c supervisor/core/exec_policy.c \
-                   supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
-                   supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c supervisor/core/filter.c \
-                   supervisor/core/stack.c supervisor/core/uvm_maps.c supervisor/core/own_rm.c supervisor/core/exec_uvm.c \
+                   supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
+                   supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
+                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
+                   supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c \
+                   supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c \
+                   supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
+                   supervisor/core/tasks/stack.c supervisor/core/ledger/uvm_maps.c supervisor/core/own_client/own_rm.c supervisor/core/pipeline/exec_uvm.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
                    supervisor/compute/off_cache.c supervisor/compute/sm_figures.c supervisor/compute/actuator.c \
@@ -103,8 +104,8 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
-FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger.c supervisor/core/ledger_files.c \
-                    supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c
+FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_files.c \
+                    supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 FUZZ_PLAN_SRCS := tests/fuzz/fuzz_plan.c supervisor/compute/plan.c
 PLAN_REPLAY := $(BUILD)/tests/fuzz/plan_replay
 LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
@@ -119,12 +120,12 @@ FUZZ_REVIEW_SRCS := tests/fuzz/fuzz_audit_review.c $(REVIEW_SRCS) supervisor/aud
                     supervisor/audit/sha256.c supervisor/audit/utf8.c policy/quota.c
 REVIEW_REPLAY := $(BUILD)/tests/fuzz/audit_review_replay
 
-$(REVIEW_REPLAY): tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) $(wildcard include/*.h policy/*.h supervisor/*/*.h)
+$(REVIEW_REPLAY): tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) $(wildcard include/*.h policy/*.h supervisor/*/*.h supervisor/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) \
 		$(shell pkg-config --libs json-c)
 
-$(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*/*.h)
+$(VERIFY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) $(wildcard include/*.h supervisor/*/*.h supervisor/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_VERIFY_SRCS) \
 		$(shell pkg-config --libs json-c)
@@ -133,7 +134,7 @@ $(PLAN_REPLAY): tests/fuzz/replay_main.c $(FUZZ_PLAN_SRCS) supervisor/compute/pl
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_PLAN_SRCS)
 
-$(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*/*.h)
+$(LEDGER_REPLAY): tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS) $(wildcard include/*.h supervisor/*/*.h supervisor/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_LEDGER_SRCS)
 
@@ -142,13 +143,13 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -o $@ tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS)
 
 # The pipeline's pure stages: decode and verdict (same replay driver).
-FUZZ_STAGE_SRCS := supervisor/rm/decode.c supervisor/rm/uvm_decode.c supervisor/core/verdict.c supervisor/rm/rm_decode.c \
+FUZZ_STAGE_SRCS := supervisor/rm/decode.c supervisor/rm/uvm_decode.c supervisor/core/pipeline/verdict.c supervisor/rm/rm_decode.c \
                    include/nvrm/rm_abi.c policy/groups.c policy/quota.c
 FUZZ_DECODE_SRCS := tests/fuzz/fuzz_decode.c $(FUZZ_STAGE_SRCS)
 FUZZ_VERDICT_SRCS := tests/fuzz/fuzz_verdict.c $(FUZZ_STAGE_SRCS)
 DECODE_REPLAY := $(BUILD)/tests/fuzz/decode_replay
 VERDICT_REPLAY := $(BUILD)/tests/fuzz/verdict_replay
-FUZZ_HDRS := $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def policy/*.h supervisor/*/*.h)
+FUZZ_HDRS := $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def policy/*.h supervisor/*/*.h supervisor/core/*/*.h)
 
 $(DECODE_REPLAY): tests/fuzz/replay_main.c $(FUZZ_DECODE_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -188,7 +189,7 @@ fuzz: $(FUZZ_POLICY_SRCS) $(FUZZ_DECODE_SRCS) $(FUZZ_VERDICT_SRCS) $(FUZZ_LEDGER
 .PHONY: all tests clean check check-unit
 all: $(GPUSANDBOX)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*/*.h supervisor/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -22,7 +22,7 @@
 
 /* One row per kind: adding a kind is a row here, its enum value, its
  * way of counting (counted_by, and for a new one a case in count_of_kind,
- * supervisor/core/exec_policy.c) and its
+ * supervisor/core/pipeline/exec_policy.c) and its
  * hand-written documentation (docs/hacking.md, "A quota kind"). Channels
  * and groups are capped by default (GS_DEFAULT_CHANNELS says why). */
 static const struct gs_quota_kind_row kind_rows[GS_QK_N] = {

@@ -9,13 +9,22 @@
 #   2 supervisor/rm/       RM decoders, the pure decode stage, our own RM
 #                          client, driver detection
 #   3 supervisor/audit/    the audit record, its writer and verifier
-#   4 supervisor/core/     one sandbox: the pipeline (executor, exec_*,
-#                          verdict), ledger, workload access, task set, filter
-#   5 supervisor/compute/  the compute share (--sm)
-#   6 supervisor/run/      the command line's runner, launching and containing
+#   supervisor/core/       one sandbox, in four folders of one idea each:
+#   4   core/tasks/        the workload's tasks: its memory and fds, the task
+#                          set, the fd-table quiesce, host pids, the private
+#                          fd table, call stacks, the dup cache
+#   5   core/own_client/   the supervisor's own RM client (maps, GPU UUIDs)
+#   6   core/ledger/       what is charged: objects, files, pins, holds, the
+#                          UVM maps it charges, the compute share's view
+#   7   core/pipeline/     the call pipeline: the session, executor, exec_*,
+#                          verdict, scratch, the seccomp filter
+#   8 supervisor/compute/  the compute share (--sm)
+#   9 supervisor/run/      the command line's runner, launching and containing
 #                          the workload (the agent drops privileges with it too)
-#   7 supervisor/agent/    gpusandbox agent and profile
-#   8 supervisor/cli/      main, options and subcommands, --check, --trace
+#  10 supervisor/agent/    gpusandbox agent and profile
+#  11 supervisor/cli/      main, options and subcommands, --check, --trace
+# A file directly in supervisor/core/ is in no layer: it goes in one of
+# the four folders.
 # Two files of one layer may use each other's symbols, never in a circle.
 # Two kinds of dependency are checked:
 #  - #include "..." lines, resolved the way the compiler does (the file's
@@ -53,11 +62,14 @@ layer_of() {
 	policy/*) echo 1 ;;
 	supervisor/rm/*) echo 2 ;;
 	supervisor/audit/*) echo 3 ;;
-	supervisor/core/*) echo 4 ;;
-	supervisor/compute/*) echo 5 ;;
-	supervisor/run/*) echo 6 ;;
-	supervisor/agent/*) echo 7 ;;
-	supervisor/cli/*) echo 8 ;;
+	supervisor/core/tasks/*) echo 4 ;;
+	supervisor/core/own_client/*) echo 5 ;;
+	supervisor/core/ledger/*) echo 6 ;;
+	supervisor/core/pipeline/*) echo 7 ;;
+	supervisor/compute/*) echo 8 ;;
+	supervisor/run/*) echo 9 ;;
+	supervisor/agent/*) echo 10 ;;
+	supervisor/cli/*) echo 11 ;;
 	*) echo 99 ;;
 	esac
 }

@@ -63,7 +63,7 @@ FACTS = [
     ("UTIL_ENGINE_UTIL_OFF", "offsetof(%s, util)" % UTIL_ENGINE),
     ("UTIL_ENGINE_PROC_ID_OFF", "offsetof(%s, procId)" % UTIL_ENGINE),
 ]
-ALLOC_PARAMS_DRIVER_BOUND = 4096   # supervisor/core/scratch.h
+ALLOC_PARAMS_DRIVER_BOUND = 4096   # supervisor/core/pipeline/scratch.h
 
 
 def git(gitdir, *args, binary=False):
@@ -184,7 +184,7 @@ def measure(gitdir, tag):
     if dropped:
         print("%s: types that do not compile, rows skipped: %s" % (tag, " ".join(sorted(dropped))),
               file=sys.stderr)
-    # supervisor/core/scratch.h: GS_ALLOC_PARAMS_DRIVER_BOUND must cover every
+    # supervisor/core/pipeline/scratch.h: GS_ALLOC_PARAMS_DRIVER_BOUND must cover every
     # class's params, or the supervisor's buffer is not cleared far enough.
     biggest = max(size for _, size, _ in cls.values())
     if biggest >= ALLOC_PARAMS_DRIVER_BOUND:

@@ -165,17 +165,17 @@ $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
-$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c supervisor/core/ledger_files.c \
-		supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c supervisor/core/ledger.h \
-		supervisor/core/ledger_watch.h supervisor/core/ledger_pins.h supervisor/core/ledger_obj.h tests/bench/bench_util.h
+$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_files.c \
+		supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/ledger/ledger.h \
+		supervisor/core/ledger/ledger_watch.h supervisor/core/ledger/ledger_pins.h supervisor/core/ledger/ledger_obj.h tests/bench/bench_util.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger.c \
-		supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c \
+		supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process).
-QUIESCE_BENCH_SRCS := supervisor/core/quiesce.c supervisor/core/taskset.c supervisor/core/host_pids.c
+QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/taskset.c supervisor/core/tasks/host_pids.c
 $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH): $(TESTS_BUILD)/bench/%: tests/bench/%.c $(QUIESCE_BENCH_SRCS) \
-		supervisor/core/quiesce.h supervisor/core/taskset.h supervisor/core/host_pids.h tests/bench/bench_util.h
+		supervisor/core/tasks/quiesce.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(QUIESCE_BENCH_SRCS)
 

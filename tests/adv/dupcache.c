@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dupcache - the supervisor's kept dups of a workload's file (issue #16,
- * supervisor/core/dupcache.h) must neither be used for a file the fd
+ * supervisor/core/tasks/dupcache.h) must neither be used for a file the fd
  * number no longer names nor keep a closed file alive for long.
  *
  *   dupcache swap    a session A makes a pair on fd number N (the

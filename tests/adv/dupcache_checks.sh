@@ -3,7 +3,7 @@
 #
 # tests/adv/dupcache_checks.sh - the checks of tests/adv dupcache (sourced
 # by tests/adv/run.sh): the supervisor's kept dups of a workload's file
-# (supervisor/core/dupcache.h), judged by the fake driver's own account.
+# (supervisor/core/tasks/dupcache.h), judged by the fake driver's own account.
 # Each returns 1 with $why. Uses val_of and $MIB from run.sh.
 
 # The fake's video memory delta of one 2 MiB allocation (dupcache.c).

@@ -4,7 +4,7 @@
  * a FUSE file whose reads answer only after a stall (tests/sm/stallfs,
  * named by GS_STALL_FILE). The supervisor audits a refusal with the
  * caller's call stack, which it reads from the task's stack pointer
- * (supervisor/core/stack.c) while it holds the audit log's lock and the
+ * (supervisor/core/tasks/stack.c) while it holds the audit log's lock and the
  * session's: a workload chooses its stack pointer, so it can make that
  * read wait as long as it likes. For tests/agent/sm.sh stall-audit (static:
  * it runs in a busybox container; x86-64 only, like the stack reader).

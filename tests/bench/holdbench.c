@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * holdbench - what holding a threaded caller's fd table still costs
- * (gs_quiesce_begin and gs_quiesce_end, supervisor/core/quiesce.c): the
+ * (gs_quiesce_begin and gs_quiesce_end, supervisor/core/tasks/quiesce.c): the
  * begin of every continued client allocation and UVM channel
  * registration of a CUDA process, whose threads share its table. Run as
  * root:

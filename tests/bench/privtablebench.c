@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * privtablebench - what making a device allocation in a private fd table
- * costs (supervisor/core/private_table.c): the worker's handoff to the
+ * costs (supervisor/core/tasks/private_table.c): the worker's handoff to the
  * spawner, a helper thread, its unshare of an empty table, the pidfd_getfd
  * of the call's dup and the listener, the borrow's walk of the trapped
  * task's /proc/TID/fd, the ID_VALID check and the ioctl. Run as root:

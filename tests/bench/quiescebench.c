@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * quiescebench - what finding the sharers of a caller's fd table costs
- * (gs_fd_sharers, supervisor/core/quiesce.c), the walk of /proc that a
+ * (gs_fd_sharers, supervisor/core/tasks/quiesce.c), the walk of /proc that a
  * continued client allocation makes, with many other processes on the
  * host. Run as root:
  *

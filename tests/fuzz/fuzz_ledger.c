@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_ledger.c - fuzz target for the ledger (supervisor/core/ledger.c).
+ * fuzz_ledger.c - fuzz target for the ledger (supervisor/core/ledger/ledger.c).
  *
  * Every input is a sequence of operations (add, dup, free, a client's file
  * closing, reap, and pins: a UVM mapping's reference on memory, taken and

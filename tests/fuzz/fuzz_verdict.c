@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_verdict.c - fuzz target for the verdict stage (supervisor/core/verdict.c).
+ * fuzz_verdict.c - fuzz target for the verdict stage (supervisor/core/pipeline/verdict.c).
  *
  * The input is read field by field (zeros once it runs out): a call made
  * by the decoder from an RM_ALLOC's top-level struct and params, from an

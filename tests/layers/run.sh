@@ -14,8 +14,8 @@ passed=0 failed=0
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
-[ -f "$BUILD/supervisor/core/session.o" ] ||
-	{ echo "FAIL build: $BUILD/supervisor/core/session.o missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
+[ -f "$BUILD/supervisor/core/pipeline/session.o" ] ||
+	{ echo "FAIL build: $BUILD/supervisor/core/pipeline/session.o missing (run make)"; echo "0 passed, 1 failed"; exit 1; }
 T=$(mktemp -d) || exit 2
 trap 'rm -rf "$T"' EXIT
 
@@ -45,16 +45,16 @@ else bad "baseline-tree-passes" "$(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')
 
 # One violation of each kind, planted in one copy (each has its own line
 # in the checker's report; one run keeps the tier quick):
-# - audit/ (layer 3) includes a header of core/ (layer 4);
+# - audit/ (layer 3) includes a header of core/pipeline/ (layer 7);
 echo '#include "session.h"' >> "$T/tree/supervisor/audit/utf8.h"
-# - compute/ (layer 5) includes a header of run/ (layer 6), found through
+# - compute/ (layer 8) includes a header of run/ (layer 9), found through
 #   GS_INCLUDE_DIRS, not its own folder;
 echo '#include "runner.h"' >> "$T/tree/supervisor/compute/sm_controller.h"
-# - rm/ (layer 2) calls a function defined in run/ (layer 6);
+# - rm/ (layer 2) calls a function defined in run/ (layer 9);
 plant_object supervisor/rm/planted.c 'void gs_session_summarize(void); void planted(void) { gs_session_summarize(); }'
-# - two files of core/ use each other;
-plant_object supervisor/core/ping.c 'void planted_pong(void); void planted_ping(void) { planted_pong(); }'
-plant_object supervisor/core/pong.c 'void planted_ping(void); void planted_pong(void) { planted_ping(); }'
+# - two files of core/ledger/ use each other;
+plant_object supervisor/core/ledger/ping.c 'void planted_pong(void); void planted_ping(void) { planted_pong(); }'
+plant_object supervisor/core/ledger/pong.c 'void planted_ping(void); void planted_pong(void) { planted_ping(); }'
 # - a source file directly in supervisor/, in no layer's folder.
 echo 'int planted_stray;' > "$T/tree/supervisor/stray.c"
 out=$("$T/tree/scripts/check-layers.sh" build 2>&1); rc=$?
@@ -65,11 +65,11 @@ expect_line() {
 	if printf '%s\n' "$out" | grep -q -- "$2"; then ok "$1"
 	else bad "$1" "no line matching '$2'"; fi
 }
-expect_line "upward-include" "^FAIL supervisor/audit/utf8.h includes supervisor/core/session.h, a layer above it"
+expect_line "upward-include" "^FAIL supervisor/audit/utf8.h includes supervisor/core/pipeline/session.h, a layer above it"
 expect_line "upward-include-by-path" "^FAIL supervisor/compute/sm_controller.h includes supervisor/run/runner.h, a layer above it"
 expect_line "upward-symbol" "^FAIL supervisor/rm/planted.c uses supervisor/run/runner.c, a layer above it"
 expect_line "circle-in-a-layer" "^FAIL files that depend on each other in a circle"
-expect_line "circle-names-its-files" "supervisor/core/p[io]ng"
+expect_line "circle-names-its-files" "supervisor/core/ledger/p[io]ng"
 expect_line "file-in-no-layer" "^FAIL supervisor/stray.c is in no layer"
 
 echo "$passed passed, $failed failed"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_dupcache.c - a worker's kept dups (supervisor/core/dupcache.c).
+ * test_dupcache.c - a worker's kept dups (supervisor/core/tasks/dupcache.c).
  *
  * The "workload" is this process and its fds are pipe ends: a pipe's read
  * end sees EOF exactly when the last reference to its write end is gone,

@@ -2,7 +2,7 @@
 /*
  * test_private_table.c - a device allocation the supervisor performs meets
  * only the trapped task's GPU nodes, whatever another thread of the
- * supervisor holds (supervisor/core/private_table.c).
+ * supervisor holds (supervisor/core/tasks/private_table.c).
  *
  * Run under tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-check: the
  * fake models the driver's nv_is_gpu_accessible (tests/fakedrv/

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_uvm_maps.c - the UVM external mappings a sandbox holds
- * (supervisor/core/uvm_maps.c) and the ledger pins they keep (issue #17
+ * (supervisor/core/ledger/uvm_maps.c) and the ledger pins they keep (issue #17
  * item 9).
  *
  * The rules are UVM's (uvm_map_external.c, 580.95.05): a mapping keeps
