@@ -52,7 +52,7 @@ REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervis
                supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c
 
 # One line per layer, bottom up (docs/hacking.md, Layers).
-SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
+SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
@@ -98,7 +98,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds
 # the libFuzzer binary when clang is installed.
 FUZZ_POLICY_SRCS := tests/fuzz/fuzz_policy.c policy/policy.c policy/groups.c policy/quota.c policy/suggest.c \
-                    include/nvrm/rm_abi.c
+                    include/rm_tables.c
 SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               $(CC) -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null && \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
@@ -144,7 +144,7 @@ $(POLICY_REPLAY): tests/fuzz/replay_main.c $(FUZZ_POLICY_SRCS) $(wildcard includ
 
 # The pipeline's pure stages: decode and verdict (same replay driver).
 FUZZ_STAGE_SRCS := supervisor/rm/decode.c supervisor/rm/uvm_decode.c supervisor/core/pipeline/verdict.c supervisor/rm/rm_decode.c \
-                   include/nvrm/rm_abi.c policy/groups.c policy/quota.c
+                   include/rm_tables.c policy/groups.c policy/quota.c
 FUZZ_DECODE_SRCS := tests/fuzz/fuzz_decode.c $(FUZZ_STAGE_SRCS)
 FUZZ_VERDICT_SRCS := tests/fuzz/fuzz_verdict.c $(FUZZ_STAGE_SRCS)
 DECODE_REPLAY := $(BUILD)/tests/fuzz/decode_replay

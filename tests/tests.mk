@@ -15,7 +15,7 @@
 TESTS_BUILD      := $(BUILD)/tests
 # The clients send the sizes of the driver the fake plays: gpusandbox's own
 # per-version tables (rmc_ctrl_size).
-TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_abi.o
+TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_tables.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
 TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
 TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
@@ -82,7 +82,7 @@ $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
 
-$(TESTS_BUILD)/lib/rm_abi.o: include/nvrm/rm_abi.c $(TESTS_HDRS) $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
+$(TESTS_BUILD)/lib/rm_tables.o: include/rm_tables.c $(TESTS_HDRS) $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) -c -o $@ $<
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rm_tables.c - checks of the RM ABI layer (include/nvrm/rm_abi.c and
+ * test_rm_tables.c - checks of the RM ABI layer (include/rm_tables.c and
  * its rows, the .def files under include/nvrm).
  *
  * Prints one line per failure and "N passed, M failed" last; exits non-zero

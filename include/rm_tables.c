@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rm_abi.c - the RM ABI layer: identity rows joined with one driver
+ * rm_tables.c - the RM ABI layer: identity rows joined with one driver
  * branch's parameter rows, and the lookups every other layer uses.
  *
  * Everything here is our own data: class ids, control numbers, names,
