@@ -24,6 +24,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 125
 ROOT=$(pwd)
 GS=${GS:-$ROOT/build/gpusandbox}
+# The test build (make tests), which alone honours GPUSANDBOX_TEST_*:
+# the agent of the race with the switch set.
+GS_SWITCHED=${GS_SWITCHED:-$ROOT/build/switches/gpusandbox}
 GPUNODE=${GPUNODE:-$ROOT/build/tests/agent/gpunode}
 RACE_MS=${1:-4000}
 PY=${PY:-/opt/torch/.venv/bin/python}
@@ -46,8 +49,10 @@ printf 'mem = 8g\n' >"$tmp/policy"
 "$GS" profile --listener "$tmp/agent.sock" >"$tmp/profile.json" || exit 125
 
 start_agent() { # ENV...
+	local gs=$GS
+	[ $# -gt 0 ] && gs=$GS_SWITCHED
 	mkdir -p "$tmp/audit"
-	env "$@" "$GS" agent --socket "$tmp/agent.sock" --policy "$tmp/policy" \
+	env "$@" "$gs" agent --socket "$tmp/agent.sock" --policy "$tmp/policy" \
 		--audit-dir "$tmp/audit" 2>>"$tmp/agent.err" &
 	agent=$!
 	for _ in $(seq 250); do [ -S "$tmp/agent.sock" ] && return 0; sleep 0.02; done
