@@ -218,11 +218,14 @@ $(GPUSANDBOX): $(BUILD)/supervisor/cli/main.o $(CORE_OBJS)
 $(SWITCHED_GPUSANDBOX): $(call switched_objs,supervisor/cli/main.c) $(CORE_SWITCHED_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The unit tests set switches of their own (test_dupcache, the baseline of
-# test_private_table).
-$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_SWITCHED_OBJS)
+# The unit tests link the release objects, but for those that set a
+# switch (test_dupcache; the baseline of test_private_table).
+UNIT_SWITCHED := test_dupcache test_private_table
+unit_objs = $(if $(filter $(1),$(UNIT_SWITCHED)),$(CORE_SWITCHED_OBJS),$(CORE_OBJS))
+.SECONDEXPANSION:
+$(BUILD)/tests/unit/%: tests/unit/%.c $$(call unit_objs,$$*)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_SWITCHED_OBJS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(call unit_objs,$*) $(LDLIBS)
 
 # One sampler per GPU per process, against the fake (tests/sm/run.sh).
 SAMPLER_SHARE := $(BUILD)/tests/sm/sampler_share

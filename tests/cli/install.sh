@@ -80,9 +80,9 @@ cmp -s "$T/files" "$T/want" && ok "install-files" || bad "install-files" "$(diff
 # --- the test switches: in the test build only ---
 # switch_names FILE: the GPUSANDBOX_TEST_* names in FILE's bytes, sorted.
 switch_names() { grep -aoE 'GPUSANDBOX_TEST_[A-Z0-9_]+' "$1" | sort -u; }
-# Every switch the source reads (gs_test_switch's argument is the full
-# name as a literal).
-want_switches=$(grep -rhoE 'gs_test_switch\("GPUSANDBOX_TEST_[A-Z0-9_]+"' include arch policy supervisor |
+# Every switch the source reads: gs_test_switch's argument is the full
+# name as a literal (in the .c files: the header's example is none).
+want_switches=$(grep -rhoE --include='*.c' 'gs_test_switch\("GPUSANDBOX_TEST_[A-Z0-9_]+"' include arch policy supervisor |
 	grep -oE 'GPUSANDBOX_TEST_[A-Z0-9_]+' | sort -u)
 found=
 for f in "$B" "$D/usr/bin/gpusandbox" "$T/distro/gpusandbox"; do
