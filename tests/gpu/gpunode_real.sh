@@ -19,7 +19,8 @@
 # Then, with the agent as built, `nvidia-smi -L` and a PyTorch allocation
 # in each container that has a GPU (a device allocation through the
 # private table on the real driver).
-# Prints each container's output. Needs root, runc (RUNTIME=), jq.
+# Prints each container's output. Needs root, runc (RUNTIME=), jq, and
+# `make all tests` (the race with the switch runs the test build).
 set -u
 cd "$(dirname "$0")/../.." || exit 125
 ROOT=$(pwd)
@@ -32,6 +33,7 @@ RACE_MS=${1:-4000}
 PY=${PY:-/opt/torch/.venv/bin/python}
 runtime=${RUNTIME:-$(command -v runc || command -v crun)}
 [ -n "$runtime" ] && command -v jq >/dev/null || { echo "needs runc and jq" >&2; exit 125; }
+[ -x "$GS" ] && [ -x "$GS_SWITCHED" ] || { echo "needs $GS and $GS_SWITCHED (make all tests)" >&2; exit 2; }
 # B's GPU: nvidia1 on a two-GPU machine; on one GPU, none (only the
 # control node and UVM): B is then entitled to no GPU at all.
 B_NODE=nvidia1
