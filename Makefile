@@ -83,6 +83,22 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 
 GPUSANDBOX := $(BUILD)/gpusandbox
 
+# The test switches (include/test_switch.h): GPUSANDBOX_TEST_* variables
+# that turn a defence off for a baseline case. They are compiled only into
+# the test build, never into $(GPUSANDBOX), the binary `make install`
+# ships. The files that read one (found by their gs_test_switch calls) are
+# compiled a second time with -DGS_TEST_SWITCHES into $(SWITCHES_BUILD);
+# the rest of the objects are shared, so the test build costs those few
+# files. The test build's gpusandbox, the unit tests and the benches link
+# them.
+GS_SWITCHES_CPPFLAGS := -DGS_TEST_SWITCHES
+SWITCHES_BUILD := $(BUILD)/switches
+SWITCH_SRCS := $(shell grep -l 'gs_test_switch."GPUSANDBOX_TEST_' $(SUPERVISOR_SRCS))
+# $(call switched_objs,SRCS): the test build's object of each source.
+switched_objs = $(foreach s,$(1),$(if $(filter $(s),$(SWITCH_SRCS)),$(SWITCHES_BUILD),$(BUILD))/$(s:.c=.o))
+CORE_SWITCHED_OBJS := $(call switched_objs,$(CORE_SRCS))
+SWITCHED_GPUSANDBOX := $(SWITCHES_BUILD)/gpusandbox
+
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
               $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
               $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_review \
@@ -193,12 +209,24 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def inc
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+$(SWITCHES_BUILD)/%.o: %.c $(wildcard include/*.h include/nvrm/*.h include/nvrm/*.def include/nvrm/*/*.def arch/*.h policy/*.h supervisor/*/*.h supervisor/core/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(GS_SWITCHES_CPPFLAGS) -c -o $@ $<
+
 $(GPUSANDBOX): $(BUILD)/supervisor/cli/main.o $(CORE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
+$(SWITCHED_GPUSANDBOX): $(call switched_objs,supervisor/cli/main.c) $(CORE_SWITCHED_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The unit tests link the release objects, but for those that set a
+# switch (test_dupcache; the baseline of test_private_table).
+UNIT_SWITCHED := test_dupcache test_private_table
+unit_objs = $(if $(filter $(1),$(UNIT_SWITCHED)),$(CORE_SWITCHED_OBJS),$(CORE_OBJS))
+.SECONDEXPANSION:
+$(BUILD)/tests/unit/%: tests/unit/%.c $$(call unit_objs,$$*)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(call unit_objs,$*) $(LDLIBS)
 
 # One sampler per GPU per process, against the fake (tests/sm/run.sh).
 SAMPLER_SHARE := $(BUILD)/tests/sm/sampler_share
@@ -209,7 +237,7 @@ $(SAMPLER_SHARE): tests/sm/sampler_share.c $(CORE_OBJS)
 -include tests/fakedrv/fakedrv.mk
 -include tests/tests.mk
 
-tests: $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(PLAN_REPLAY) $(SAMPLER_SHARE) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
+tests: $(SWITCHED_GPUSANDBOX) $(UNIT_TESTS) $(POLICY_REPLAY) $(DECODE_REPLAY) $(VERDICT_REPLAY) $(LEDGER_REPLAY) $(VERIFY_REPLAY) $(REVIEW_REPLAY) $(PLAN_REPLAY) $(SAMPLER_SHARE) $(TEST_CLIENT_BINS) $(FAKEDRV_BIN) $(FAKEDRV_SELFTEST) $(STALLFS_BIN)
 
 check: all tests
 	./tests/run-tests.sh
@@ -239,15 +267,15 @@ TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmres
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \
-		build-tsan/gpusandbox
+		build-tsan/gpusandbox build-tsan/switches/gpusandbox
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
-		setarch -R tests/adv/run.sh $(TSAN_CASES_ADV)
+		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/adv/run.sh $(TSAN_CASES_ADV)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
-		setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
+		GPUSANDBOX_SWITCHED=$(CURDIR)/build-tsan/switches/gpusandbox setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
 
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).

@@ -4,7 +4,8 @@
 # and that no files depend on each other in a circle.
 #
 # Layers, bottom up, each using only those below it:
-#   0 include/ and arch/   the RM ABI layer, the CPU ABI, the error object
+#   0 include/ and arch/   the RM ABI layer, the CPU ABI, the error object,
+#                          the test switches
 #   1 policy/              rules, limits, groups, the policy parser, learn
 #   2 supervisor/rm/       RM decoders, the pure decode stage, our own RM
 #                          client, driver detection

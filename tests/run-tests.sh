@@ -46,7 +46,9 @@ run_tier unit-quiesce build/tests/unit/test_quiesce
 run_tier unit-host-pids build/tests/unit/test_host_pids
 run_tier unit-dupcache build/tests/unit/test_dupcache
 # Under the fake driver (its GPU-node check); the baseline makes the same
-# device allocation in the shared table and must see it granted.
+# device allocation in the shared table and must see it granted (a test
+# switch: test_private_table is linked with the test build's objects,
+# UNIT_SWITCHED in the Makefile).
 run_tier unit-private-table tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-check -- \
 	build/tests/unit/test_private_table
 run_tier unit-private-table-baseline env GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC=1 \

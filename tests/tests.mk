@@ -172,16 +172,18 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c \
 		supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 
-# The benches of the quiesce (quiesce.c and what it calls, in process).
+# The benches of the quiesce (quiesce.c and what it calls, in process),
+# with the test switches (quiescebench's GPUSANDBOX_TEST_QUIESCE_FULL_WALK).
 QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/taskset.c supervisor/core/tasks/host_pids.c
 $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH): $(TESTS_BUILD)/bench/%: tests/bench/%.c $(QUIESCE_BENCH_SRCS) \
-		supervisor/core/tasks/quiesce.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h
+		supervisor/core/tasks/quiesce.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h \
+		include/test_switch.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(QUIESCE_BENCH_SRCS)
+	$(CC) $(ALL_CFLAGS) $(GS_SWITCHES_CPPFLAGS) $(LDFLAGS) -pthread -o $@ $< $(QUIESCE_BENCH_SRCS)
 
-$(TESTS_PRIVTABLE_BENCH): tests/bench/privtablebench.c $(CORE_OBJS)
+$(TESTS_PRIVTABLE_BENCH): tests/bench/privtablebench.c $(CORE_SWITCHED_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_SWITCHED_OBJS) $(LDLIBS)
 
 $(TESTS_REPLAY_BIN): tests/replay/replay.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

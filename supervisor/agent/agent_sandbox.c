@@ -44,6 +44,7 @@
 #include "runner.h"
 #include "session.h"
 #include "stack.h"
+#include "test_switch.h"
 
 
 #define POLICY_SUFFIX ".policy"
@@ -582,7 +583,7 @@ static void own_client_of(struct gs_agent_container *c, const struct container_o
 	 * the client is not handed over, as before, so that tests/agent
 	 * stalekill-runc's baseline shows what keeping it prevents. Never
 	 * for use. */
-	if (getenv("GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT"))
+	if (gs_test_switch("GPUSANDBOX_TEST_OWN_CLIENT_UNKEPT"))
 		return;
 	c->sb.own.on_client = keep_own_client;
 	c->sb.own.on_client_ctx = c;

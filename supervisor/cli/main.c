@@ -38,6 +38,7 @@
 #include "runner.h"
 #include "session.h"
 #include "trace_out.h"
+#include "test_switch.h"
 
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
 
@@ -221,7 +222,7 @@ static int choose_driver_and_filter(struct run *r)
 	 * followed (filter.h, quiesce.h). GPUSANDBOX_TEST_NO_CLONE_TRACK, in
 	 * our own environment: not trapped, while the session still takes
 	 * none to have come (tests/adv client_fdswap:proc's baseline). */
-	r->filter_opts.follow_shared_tables = getenv("GPUSANDBOX_TEST_NO_CLONE_TRACK") == NULL;
+	r->filter_opts.follow_shared_tables = gs_test_switch("GPUSANDBOX_TEST_NO_CLONE_TRACK") == NULL;
 	r->cfg.follows_shared_tables = true;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");

@@ -17,14 +17,18 @@
 # Builds nothing: run `make` first. Output: `PASS name` or
 # `FAIL name: reason` per test (`SKIP name: reason` when the fake driver
 # cannot run here), then `N passed, M failed`. Exit status 1 on any
-# failure. Environment: GPUSANDBOX (default build/gpusandbox), WITH_FAKE
-# (default tests/fakedrv/with-fake-nvidia), GS_ADV_TIMEOUT (seconds per
-# run, default 120), GS_ADV_KEEP=DIR to keep every run's output there.
+# failure. Environment: GPUSANDBOX (default build/gpusandbox),
+# GPUSANDBOX_SWITCHED (default build/switches/gpusandbox: the test build,
+# which alone honours the GPUSANDBOX_TEST_* switches; it runs only the
+# cases that set one), WITH_FAKE (default tests/fakedrv/with-fake-nvidia),
+# GS_ADV_TIMEOUT (seconds per run, default 120), GS_ADV_KEEP=DIR to keep
+# every run's output there.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 2
 
 GPUSANDBOX=${GPUSANDBOX:-build/gpusandbox}
+GPUSANDBOX_SWITCHED=${GPUSANDBOX_SWITCHED:-build/switches/gpusandbox}
 WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
 ADV=build/tests/adv
 TIMEOUT=${GS_ADV_TIMEOUT:-120}
@@ -251,6 +255,18 @@ check_driver_within() {
 	return 0
 }
 
+# sandbox_command: sets sb to the command that runs the supervisor: with
+# the test switches a case put in sb_env (env GPUSANDBOX_TEST_...=...),
+# the test build, since the release build reads none of them
+# (include/test_switch.h); otherwise $GPUSANDBOX, the build under test.
+sandbox_command() {
+	if [ ${#sb_env[@]} -gt 0 ]; then
+		sb=("${sb_env[@]}" "$GPUSANDBOX_SWITCHED")
+	else
+		sb=("$GPUSANDBOX")
+	fi
+}
+
 # ---- one run -----------------------------------------------------------------
 run_case() {
 	local name=$1 mode=$2 d
@@ -325,7 +341,7 @@ run_case() {
 	# client_fdswap's baseline: gpusandbox with the fd-table quiesce of
 	# continued client allocations turned off, in the supervisor's own
 	# environment (GPUSANDBOX_TEST_NO_QUIESCE, read at start).
-	local sb_env=()
+	local sb_env=() sb
 	[ "${name%:*}" = baseline-client_fdswap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
 	# ...and the quiesce on, but the clone that makes the swapper process
 	# not trapped: the supervisor takes no fd table to be shared beyond a
@@ -371,10 +387,11 @@ run_case() {
 		set -- "$d/lookalike/nvidiactl"
 	fi
 	if [ "$mode" = sandbox ]; then
+		sandbox_command
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
 			"$WITH_FAKE" --vidmem "$FAKE_VIDMEM" --gpus "$fake_gpus" ${fake_args[@]+"${fake_args[@]}"} \
 			${fake_extra[@]+"${fake_extra[@]}"} -- ${wrap[@]+"${wrap[@]}"} \
-			${sb_env[@]+"${sb_env[@]}"} "$GPUSANDBOX" ${mem_args[@]+"${mem_args[@]}"} ${chan_args[@]+"${chan_args[@]}"} \
+			"${sb[@]}" ${mem_args[@]+"${mem_args[@]}"} ${chan_args[@]+"${chan_args[@]}"} \
 			${sb_gpus[@]+"${sb_gpus[@]}"} --audit-log "$d/audit.jsonl" -- \
 			"$ADV/$prog" "$@" >"$d/out" 2>"$d/err"
 	else
@@ -543,7 +560,7 @@ run_share() {
 # the supervisor with its rmCtrlFd check off (fuse), or made only by its
 # first look at the caller's fd table (race).
 run_ownfs() {
-	local name=$1 mode=$2 d="$tmp/${1//:/_}" sb_env=()
+	local name=$1 mode=$2 d="$tmp/${1//:/_}" sb_env=() sb
 	rm -rf "$d"
 	mkdir -p "$d/ownfs"
 	[ "$name" = baseline-uvm_ctlfd:fuse ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=unchecked)
@@ -554,6 +571,7 @@ run_ownfs() {
 	# races longer, so that a win is not left to chance.
 	local rounds=
 	[ "${name#baseline-uvm_ctlfd:}" != "$name" ] && [ "$mode" = race ] && rounds=$BASELINE_RACE_ROUNDS
+	sandbox_command
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
 			d=$1 prog=$2 mode=$3 rounds=$4
@@ -570,7 +588,7 @@ run_ownfs() {
 			kill "$s"
 			wait "$s"
 			umount -l "$d/ownfs"
-			exit $rc' sh "$d" "$ADV/uvm_ctlfd" "$mode" "$rounds" ${sb_env[@]+"${sb_env[@]}"} "$GPUSANDBOX" \
+			exit $rc' sh "$d" "$ADV/uvm_ctlfd" "$mode" "$rounds" "${sb[@]}" \
 		--mem "$QUOTA_ARG" >"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d

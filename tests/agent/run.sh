@@ -226,6 +226,10 @@ cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 # GPUSANDBOX: another build to test (e.g. an older one, to see a case fail).
 GS=${GPUSANDBOX:-$ROOT/build/gpusandbox}
+# GPUSANDBOX_SWITCHED: the test build, which alone honours the
+# GPUSANDBOX_TEST_* switches (include/test_switch.h): the agent of a case
+# that sets one (AGENT_ENV, the baselines) is this one.
+GS_SWITCHED=${GPUSANDBOX_SWITCHED:-$ROOT/build/switches/gpusandbox}
 HOLDER=$ROOT/build/tests/agent/holder
 PEER=$ROOT/build/tests/agent/peer
 MANAGED=$ROOT/build/tests/agent/managed
@@ -311,7 +315,9 @@ start_agent() {
 	# A restarted agent appends to the same log (stop_agent counts it),
 	# and is waited for by its own socket, not a dead one's.
 	rm -f "$SOCK"
-	${AGENT_ENV:+env $AGENT_ENV} "$GS" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
+	local gs=$GS
+	[ -n "${AGENT_ENV:-}" ] && gs=$GS_SWITCHED
+	${AGENT_ENV:+env $AGENT_ENV} "$gs" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
 		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
@@ -900,7 +906,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL"; do
+for f in "$GS" "$GS_SWITCHED" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""

@@ -17,10 +17,19 @@
 #   completion-*        the bash completion loads in bash and offers every
 #                       long option of --help; the zsh one lists the same
 #   uninstall-clean     `make uninstall` leaves no file behind
+#   release-no-switches no GPUSANDBOX_TEST_* switch (include/test_switch.h)
+#                       is in build/gpusandbox, the installed binary or the
+#                       distribution-flags build: a release binary must not
+#                       let its environment turn a defence off;
+#                       switches-in-test-build: the same look finds every
+#                       switch the source reads in the test build
+#                       (build/switches/gpusandbox), so it is one that sees
+#                       them where they are
 # Builds into its own temporary folders; needs make and a compiler.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${GPUSANDBOX:-build/gpusandbox}
+S=${GPUSANDBOX_SWITCHED:-build/switches/gpusandbox}
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-install.XXXXXX") || exit 2
 trap 'rm -rf "$T"' EXIT
 passed=0 failed=0
@@ -67,6 +76,28 @@ fi
 cmp -s "$T/files" "$T/want" && ok "install-files" || bad "install-files" "$(diff "$T/want" "$T/files" | tr '\n' ' ')"
 [ -x "$D/usr/bin/gpusandbox" ] && "$D/usr/bin/gpusandbox" --version | grep -q '^gpusandbox [0-9]' &&
 	ok "install-binary-runs" || bad "install-binary-runs" "installed binary does not run"
+
+# --- the test switches: in the test build only ---
+# switch_names FILE: the GPUSANDBOX_TEST_* names in FILE's bytes, sorted.
+switch_names() { grep -aoE 'GPUSANDBOX_TEST_[A-Z0-9_]+' "$1" | sort -u; }
+# Every switch the source reads: gs_test_switch's argument is the full
+# name as a literal (in the .c files: the header's example is none).
+want_switches=$(grep -rhoE --include='*.c' 'gs_test_switch\("GPUSANDBOX_TEST_[A-Z0-9_]+"' include arch policy supervisor |
+	grep -oE 'GPUSANDBOX_TEST_[A-Z0-9_]+' | sort -u)
+found=
+for f in "$B" "$D/usr/bin/gpusandbox" "$T/distro/gpusandbox"; do
+	[ -f "$f" ] || continue # a failed build or install: its own case fails
+	n=$(switch_names "$f")
+	[ -z "$n" ] || found="$found $f: $(echo $n);"
+done
+[ -z "$found" ] && ok "release-no-switches" || bad "release-no-switches" "$found"
+if [ ! -x "$S" ]; then
+	bad "switches-in-test-build" "$S missing (make tests)"
+elif [ -n "$want_switches" ] && [ "$(switch_names "$S")" = "$want_switches" ]; then
+	ok "switches-in-test-build"
+else
+	bad "switches-in-test-build" "source: $(echo $want_switches) $S: $(echo $(switch_names "$S"))"
+fi
 
 # `man gpusandbox` as a user would type it, the page found through MANPATH.
 if MANPATH="$D/usr/share/man" MANPAGER=cat MANWIDTH=80 man gpusandbox 2>"$T/man.err" |

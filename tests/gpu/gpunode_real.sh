@@ -19,16 +19,21 @@
 # Then, with the agent as built, `nvidia-smi -L` and a PyTorch allocation
 # in each container that has a GPU (a device allocation through the
 # private table on the real driver).
-# Prints each container's output. Needs root, runc (RUNTIME=), jq.
+# Prints each container's output. Needs root, runc (RUNTIME=), jq, and
+# `make all tests` (the race with the switch runs the test build).
 set -u
 cd "$(dirname "$0")/../.." || exit 125
 ROOT=$(pwd)
 GS=${GS:-$ROOT/build/gpusandbox}
+# The test build (make tests), which alone honours GPUSANDBOX_TEST_*:
+# the agent of the race with the switch set.
+GS_SWITCHED=${GS_SWITCHED:-$ROOT/build/switches/gpusandbox}
 GPUNODE=${GPUNODE:-$ROOT/build/tests/agent/gpunode}
 RACE_MS=${1:-4000}
 PY=${PY:-/opt/torch/.venv/bin/python}
 runtime=${RUNTIME:-$(command -v runc || command -v crun)}
 [ -n "$runtime" ] && command -v jq >/dev/null || { echo "needs runc and jq" >&2; exit 125; }
+[ -x "$GS" ] && [ -x "$GS_SWITCHED" ] || { echo "needs $GS and $GS_SWITCHED (make all tests)" >&2; exit 2; }
 # B's GPU: nvidia1 on a two-GPU machine; on one GPU, none (only the
 # control node and UVM): B is then entitled to no GPU at all.
 B_NODE=nvidia1
@@ -46,8 +51,10 @@ printf 'mem = 8g\n' >"$tmp/policy"
 "$GS" profile --listener "$tmp/agent.sock" >"$tmp/profile.json" || exit 125
 
 start_agent() { # ENV...
+	local gs=$GS
+	[ $# -gt 0 ] && gs=$GS_SWITCHED
 	mkdir -p "$tmp/audit"
-	env "$@" "$GS" agent --socket "$tmp/agent.sock" --policy "$tmp/policy" \
+	env "$@" "$gs" agent --socket "$tmp/agent.sock" --policy "$tmp/policy" \
 		--audit-dir "$tmp/audit" 2>>"$tmp/agent.err" &
 	agent=$!
 	for _ in $(seq 250); do [ -S "$tmp/agent.sock" ] && return 0; sleep 0.02; done

@@ -25,6 +25,7 @@
 #include "quiesce.h"
 #include "stack.h"
 #include "learn.h"
+#include "test_switch.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -89,7 +90,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->stacks = cfg->stacks && cfg->audit && gs_stack_available();
 	sb->trace = cfg->trace;
 	gs_pidfd_cache_init(&sb->pidfds);
-	sb->pidfds.test_no_park = getenv("GPUSANDBOX_TEST_NO_PARK") != NULL;
+	sb->pidfds.test_no_park = gs_test_switch("GPUSANDBOX_TEST_NO_PARK") != NULL;
 	/* The command line's sandbox: the workload we launched and all its
 	 * descendants, with this process as their subreaper. */
 	gs_taskset_process_tree(&sb->tasks, getpid());
@@ -101,23 +102,23 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	gs_uvm_maps_init(&sb->uvm);
 	struct gs_uvm_layout lay;
 	sb->uvm.unregister_short = sb->rm_abi && gs_uvm_layout_of(sb->rm_abi, &lay) && lay.unregister_short;
-	sb->uvm.test_settle_in_flight = getenv("GPUSANDBOX_TEST_SETTLE_IN_FLIGHT") != NULL;
-	sb->uvm.test_no_pin_in_flight = getenv("GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT") != NULL;
+	sb->uvm.test_settle_in_flight = gs_test_switch("GPUSANDBOX_TEST_SETTLE_IN_FLIGHT") != NULL;
+	sb->uvm.test_no_pin_in_flight = gs_test_switch("GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT") != NULL;
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
-	sb->own.test_keep_share = getenv("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
+	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	gs_listener_sync_wakeup(listener);
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
-	sb->quiesce_off = getenv("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
-	sb->test_quiesce_wait = getenv("GPUSANDBOX_TEST_QUIESCE_WAIT") != NULL;
-	sb->test_clone_no_wait = getenv("GPUSANDBOX_TEST_CLONE_NO_WAIT") != NULL;
-	sb->test_no_caller_back = getenv("GPUSANDBOX_TEST_NO_CALLER_BACK") != NULL;
+	sb->quiesce_off = gs_test_switch("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
+	sb->test_quiesce_wait = gs_test_switch("GPUSANDBOX_TEST_QUIESCE_WAIT") != NULL;
+	sb->test_clone_no_wait = gs_test_switch("GPUSANDBOX_TEST_CLONE_NO_WAIT") != NULL;
+	sb->test_no_caller_back = gs_test_switch("GPUSANDBOX_TEST_NO_CALLER_BACK") != NULL;
 	if (!(sb->quiesces_live = gs_inflight_new()))
 		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;
-	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(getenv("GPUSANDBOX_TEST_UVM_CTLFD"));
+	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(gs_test_switch("GPUSANDBOX_TEST_UVM_CTLFD"));
 	return 0;
 }
 

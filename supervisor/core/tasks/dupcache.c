@@ -16,6 +16,7 @@
 
 #include "dupcache.h"
 #include "gpusandbox.h"
+#include "test_switch.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_SEC 1000000000ull
@@ -123,7 +124,7 @@ static int janitor_start(void)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	self_pid = getpid();
-	jan.no_expiry = getenv("GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY") != NULL;
+	jan.no_expiry = gs_test_switch("GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY") != NULL;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&t, &attr, janitor, NULL);
@@ -146,7 +147,7 @@ int gs_dup_cache_attach(struct gs_dup_cache *dc, const void *owner)
 		atomic_init(&dc->slot[i].parked_ns, 0);
 	}
 	dc->owner = owner;
-	dc->test_no_kcmp = getenv("GPUSANDBOX_TEST_DUPCACHE_NO_KCMP") != NULL;
+	dc->test_no_kcmp = gs_test_switch("GPUSANDBOX_TEST_DUPCACHE_NO_KCMP") != NULL;
 	pthread_mutex_lock(&jan.lock);
 	rc = janitor_start();
 	if (rc == 0) {

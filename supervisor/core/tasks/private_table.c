@@ -28,6 +28,7 @@
 #include "gs_error.h"
 #include "private_table.h"
 #include "workload.h"
+#include "test_switch.h"
 
 #define FD_DIR_BUF 32
 /* What a helper takes in besides the borrowed nodes: our own pidfd, the
@@ -212,7 +213,7 @@ int gs_private_table_start(struct gs_error *err)
 
 	pthread_mutex_lock(&sp.lock);
 	if (sp.pid != getpid()) {
-		sp.shared = getenv("GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC") != NULL;
+		sp.shared = gs_test_switch("GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC") != NULL;
 		sp.head = sp.tail = NULL; /* a forked child's copy of a queue */
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

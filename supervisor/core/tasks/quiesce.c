@@ -47,6 +47,7 @@
 
 #include "host_pids.h"
 #include "quiesce.h"
+#include "test_switch.h"
 
 #define PROC_PATH_MAX 64
 #define NS_PER_MS 1000000ull
@@ -85,7 +86,7 @@ static bool getenv_test_full_walk(void)
 	static atomic_int full = -1;
 
 	if (atomic_load(&full) < 0)
-		atomic_store(&full, getenv("GPUSANDBOX_TEST_QUIESCE_FULL_WALK") != NULL);
+		atomic_store(&full, gs_test_switch("GPUSANDBOX_TEST_QUIESCE_FULL_WALK") != NULL);
 	return atomic_load(&full) == 1;
 }
 
@@ -607,7 +608,7 @@ static unsigned test_interrupt_delay_us(void)
 	static atomic_int us = -1;
 
 	if (atomic_load(&us) < 0) {
-		const char *v = getenv("GPUSANDBOX_TEST_QUIESCE_INTERRUPT_DELAY_US");
+		const char *v = gs_test_switch("GPUSANDBOX_TEST_QUIESCE_INTERRUPT_DELAY_US");
 		atomic_store(&us, v ? atoi(v) : 0);
 	}
 	return (unsigned)atomic_load(&us);
