@@ -16,7 +16,7 @@
 #                     holds. Baseline (GPUSANDBOX_TEST_CHANNEL_ANY_PARENT):
 #                     the channel is made, never switched: the share ~1;
 #   internal-resched  the same group found by scheduling guessed handles,
-#                     then scheduled every 5 ms, which turns the lone
+#                     then scheduled every 10 ms, which turns the lone
 #                     channel back on. Defended: every such call is followed
 #                     by an off pass on every GPU in an off phase. Baseline
 #                     (GPUSANDBOX_TEST_SM_REASSERT_KNOWN_GPU): only calls on

@@ -14,7 +14,7 @@
  *                     supervisor never sees a group of.
  *   internal-resched  the same lone channel; finds RM's group by scheduling
  *                     the guessed handles, then schedules it again every
- *                     RESCHEDULE_US (5 ms), which turns the channel back on in an
+ *                     RESCHEDULE_US (10 ms), which turns the channel back on in an
  *                     off phase (the group's GPFIFO_SCHEDULE).
  *   group-churn       a fresh channel group of CHANNELS_PER_GROUP channels,
  *                     scheduled, every CHURN_MS (less than the settling
@@ -49,11 +49,13 @@
  * 580.95.05), and how many of them we try. */
 #define RM_HANDLE_BASE 0xcaf00000u
 #define RM_HANDLE_TRIES 64u
-/* As tests/sm/run.sh reschedule's workload: each re-schedule in an off
- * phase costs the fake's drain (--busy-lag-ms) before our disable lands,
- * so a shorter interval would buy time through the drain alone, for any
- * group, known or not. */
-#define RESCHEDULE_US 5000
+/* Each re-schedule in an off phase costs the fake's drain (--busy-lag-ms,
+ * 1 ms) and our answer's latency before the disable lands again: at 5 ms
+ * that alone was 0.27 of the GPU with the duty at its floor, for any
+ * group, known or not (a limit of re-asserting, not of this attack), and
+ * the margin to the cap too thin for a loaded machine. 10 ms keeps the
+ * baseline's win (the channel back on within 10 ms of each off edge). */
+#define RESCHEDULE_US 10000
 #define CHURN_POLL_US 1000
 #define CHURN_MS 400
 #define EXIT_SETUP 2
