@@ -328,9 +328,7 @@ void cs_enable_everything(struct gs_compute_share *cs)
 	cs->err = keep;
 }
 
-/* The sandbox's event (gs_session_observer), with the sandbox lock held,
- * after a workload call that may have made channels on gpu runnable again:
- * if the duty cycle has them off now, they are turned off again. */
+/* GPU gpu's channels off again if the duty cycle has them off now. */
 static void reassert_gpu(struct gs_compute_share *cs, unsigned gpu)
 {
 	if (!cs->gpu[gpu].off)
@@ -339,7 +337,10 @@ static void reassert_gpu(struct gs_compute_share *cs, unsigned gpu)
 		cs_fail(cs);
 }
 
-/* A call on an object of no known GPU (gpu < 0) is followed on every GPU
+/* The sandbox's event (gs_session_observer), with the sandbox lock held,
+ * after a workload call that may have made channels on gpu runnable again:
+ * if the duty cycle has them off now, they are turned off again.
+ * A call on an object of no known GPU (gpu < 0) is followed on every GPU
  * in an off phase: the channel group RM makes for a lone channel has a
  * handle the driver never tells (exec_alloc.c channel_placed), so the
  * ledger cannot place it, yet GPFIFO_SCHEDULE on it turns that channel
