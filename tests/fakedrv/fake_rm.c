@@ -704,8 +704,11 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	}
 	st = alloc_object(who, a.h_root, a.h_object_parent, a.h_object_new, a.h_class, pp, &out);
 	if (st == NV_OK && pp) {
-		if (k->kind == K_CHANNEL)
+		if (k->kind == K_CHANNEL) {
 			memcpy(params + NV_CHANNEL_ALLOC_PARAMS_CID_OFF, &out.cid, sizeof(out.cid));
+			memset(params + NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF, 0,
+			       NV_CHANNEL_ALLOC_PARAMS_INTERNAL_LEN);
+		}
 		if (fake_mem_write(who->pid, a.p_alloc_parms, params, psize)) {
 			undo_alloc(a.h_root, out.h);
 			st = NV_ERR_INVALID_ADDRESS;

@@ -530,7 +530,11 @@ static void internal_group_checks(int fd, nv_handle_t hc, nv_handle_t hdev, nv_h
 	const nv_handle_t hlone = 0x5e000001u, hsecond = 0x5e000002u;
 	nv_handle_t h = hlone;
 
+	uint32_t told = 0xffffffffu;
+	memset((uint8_t *)chp + NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF, 0xff, sizeof(told));
 	check(alloc64(fd, hc, hdev, &h, HOPPER_CHANNEL_GPFIFO_A, chp) == NV_OK, "a lone channel");
+	memcpy(&told, (uint8_t *)chp + NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF, sizeof(told));
+	check(told == 0, "its params do not tell RM's group (hPhysChannelGroup 0x%x)", told);
 	nv_handle_t hg = find_internal_group(fd, hc, chp, hsecond);
 	check(hg != 0 && stat_get("gpu0.channels_live") == 2 && stat_get("gpu0.channel_groups_live") == 1,
 	      "a second channel under RM's group of a lone channel (0x%x), no group more", hg);
