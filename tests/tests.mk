@@ -34,6 +34,8 @@ TESTS_ADV_STATIC := static_raw
 TESTS_ADV_BINS   := $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_DYN) $(TESTS_ADV_STATIC))
 TESTS_REPLAY_BIN := $(TESTS_BUILD)/replay/replay
 TESTS_SM_BIN     := $(TESTS_BUILD)/sm/sm_workload
+# tests/sm/escape.sh's attacks on --sm (issue #32).
+TESTS_SM_ESCAPE  := $(TESTS_BUILD)/sm/sm_escape
 # The fake-driver microbenchmark's client (scripts/bench-fake.sh).
 TESTS_BENCH_BIN  := $(TESTS_BUILD)/bench/rmbench
 # tests/p2p's client: CUDA's pair with its P2P registration controls.
@@ -73,7 +75,7 @@ TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 TESTS_AGENT_UVMVICTIM := $(TESTS_BUILD)/agent/uvm_victim
 TESTS_AGENT_STALE := $(TESTS_BUILD)/agent/stale_client
 
-TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
+TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_SM_ESCAPE) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
                     $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL)
@@ -148,6 +150,10 @@ $(TESTS_AGENT_COMPAT): tests/adv/compat_i386.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ)
 $(TESTS_SM_BIN): tests/sm/sm_workload.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -pthread -o $@ $< $(TESTS_LIB_OBJ)
+
+$(TESTS_SM_ESCAPE): tests/sm/sm_escape.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_STACKSTALL): tests/agent/stackstall.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

@@ -254,16 +254,26 @@ bool cs_set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable,
 		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
 		return false;
 	}
-	n = ledger_list_channels(&sb->ledger, gpu, gs_monotonic_ns(), SETTLE_MS * NS_PER_MS, cs->chans,
-	                         cs->cap_chans);
+	uint64_t now = gs_monotonic_ns();
+	n = ledger_list_channels(&sb->ledger, gpu, now, SETTLE_MS * NS_PER_MS, cs->chans, cs->cap_chans);
 	/* Keep the channels this toggle is about, then take them client by
 	 * client (a control names channels of clients on its own file). Off
 	 * means every settled channel, even one we believe off already: a
-	 * workload call may have put it back (reassert_off_phase). */
+	 * workload call may have put it back (reassert_off_phase); and the
+	 * unsettled ones too once the GPU's settling grace is spent
+	 * (sm_controller.h: a budget, or a group made every 0.4 s would
+	 * never be switched). */
+	struct sm_grace *grace = &cs->gpu[gpu].grace;
+	bool spare = disable && (cs->test_settle_unbounded || sm_grace_may_spare(grace, now));
+	bool spared = false;
 	uint32_t m = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (disable ? cs->chans[i].settled : cs->chans[i].sm_disabled)
+	for (uint32_t i = 0; i < n; i++) {
+		bool want = disable ? cs->chans[i].settled || !spare : cs->chans[i].sm_disabled;
+		spared |= disable && !want;
+		if (want)
 			cs->chans[m++] = cs->chans[i];
+	}
+	sm_grace_note(grace, spared, now);
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t client = cs->chans[i].client, k = 0;
 		if (!client)
@@ -318,16 +328,36 @@ void cs_enable_everything(struct gs_compute_share *cs)
 	cs->err = keep;
 }
 
+/* GPU gpu's channels off again if the duty cycle has them off now. */
+static void reassert_gpu(struct gs_compute_share *cs, unsigned gpu)
+{
+	if (!cs->gpu[gpu].off)
+		return;
+	if (!cs_set_gpu_channels(cs, (int)gpu, true, NULL))
+		cs_fail(cs);
+}
+
 /* The sandbox's event (gs_session_observer), with the sandbox lock held,
  * after a workload call that may have made channels on gpu runnable again:
- * if the duty cycle has them off now, they are turned off again. */
+ * if the duty cycle has them off now, they are turned off again.
+ * A call on an object of no known GPU (gpu < 0) is followed on every GPU
+ * in an off phase: the channel group RM makes for a lone channel has a
+ * handle the driver never tells (exec_alloc.c channel_placed), so the
+ * ledger cannot place it, yet GPFIFO_SCHEDULE on it turns that channel
+ * back on. */
 void cs_reassert_off_phase(void *ctx, int gpu)
 {
 	struct gs_compute_share *cs = ctx;
 
-	if (!cs || gpu < 0 || (unsigned)gpu >= GS_MAX_GPUS || !cs->gpu[gpu].off ||
-	    atomic_load(&cs->stop))
+	if (!cs || atomic_load(&cs->stop) || gpu >= (int)GS_MAX_GPUS)
 		return;
-	if (!cs_set_gpu_channels(cs, gpu, true, NULL))
-		cs_fail(cs);
+	if (gpu >= 0) {
+		reassert_gpu(cs, (unsigned)gpu);
+		return;
+	}
+	if (cs->test_reassert_known_gpu)
+		return;
+	for (unsigned g = 0; g < GS_MAX_GPUS && !atomic_load(&cs->stop); g++)
+		if (cs->gpu[g].seen)
+			reassert_gpu(cs, g);
 }

@@ -28,7 +28,9 @@
  * Safety rules, each from a measured failure or from the threat model:
  * - A channel is toggled only after its group was scheduled and had
  *   SETTLE_MS to finish setting up: toggling during CUDA's context set-up
- *   hung it (design.md 1.6).
+ *   hung it (design.md 1.6). That grace is a budget of off-phase time per
+ *   GPU (sm_controller.h, struct sm_grace), so that a workload making new
+ *   groups faster than they settle is switched all the same.
  * - bOnlyDisableScheduling stays 0: with 1 the work never resumed.
  * - Every toggle runs under the sandbox lock, so the notify thread cannot
  *   free a channel while we name it, and after reaping clients whose file
@@ -53,6 +55,7 @@
 #include "compute_internal.h"
 #include "gpusandbox.h"
 #include "session.h"
+#include "test_switch.h"
 
 /* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
  * driver takes a utilization sample every ~200 ms, a multiple of the
@@ -226,6 +229,7 @@ static void start_gpu(struct gs_compute_share *cs, unsigned gpu)
 
 	s->seen = true;
 	sm_ctl_init(&s->ctl, cs->percent / PERCENT);
+	sm_grace_init(&s->grace, gs_monotonic_ns());
 	s->audited_duty = s->ctl.duty;
 	gs_coord_init(&s->coord, known ? cs->coord_dir : NULL, id, cs->percent, cs->mode, cs->period_ms);
 	cs_idle_start(cs, (int)gpu, known, id);
@@ -413,6 +417,8 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	cs->debug = dbg && *dbg == '1';
 	cs->rng = gs_monotonic_ns() | 1u;
 	cs->mechanism = mechanism_from_env();
+	cs->test_settle_unbounded = gs_test_switch("GPUSANDBOX_TEST_SM_SETTLE_UNBOUNDED") != NULL;
+	cs->test_reassert_known_gpu = gs_test_switch("GPUSANDBOX_TEST_SM_REASSERT_KNOWN_GPU") != NULL;
 	/* The samples come from the process's sampler of each GPU, opened
 	 * when the GPU is first seen (idle_report.c); without one the loop
 	 * runs open (duty = target), which still caps, less exactly. */

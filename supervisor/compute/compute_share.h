@@ -59,6 +59,9 @@ struct gs_sm_gpu {
 	 * longest a tenant waited for its window. */
 	uint64_t             switch_ns_sum, switch_ns_max, switches;
 	uint64_t             off_since_ns, off_max_ns;
+	/* The settling grace of this GPU's new channel groups (sm_controller.h):
+	 * a budget of off-phase time, not a right of every group. */
+	struct sm_grace      grace;
 };
 
 /* How the off phase is made. Only FIFO_DISABLE_CHANNELS caps anything;
@@ -83,6 +86,13 @@ struct gs_compute_share {
 	struct gs_error      err;
 	uint64_t             unreachable_since_ns;
 	bool                 debug;       /* GPUSANDBOX_SM_DEBUG=1: one line per window */
+	/* Test switches, the baselines of tests/sm/escape.sh (read once, in
+	 * gs_sm_start): GPUSANDBOX_TEST_SM_SETTLE_UNBOUNDED, every new group
+	 * settles unswitched whatever the budget (before the grace was a
+	 * budget); GPUSANDBOX_TEST_SM_REASSERT_KNOWN_GPU, a scheduling call
+	 * on an object of no known GPU is not followed by an off pass. */
+	bool                 test_settle_unbounded;
+	bool                 test_reassert_known_gpu;
 	uint64_t             rng;         /* period jitter */
 	struct gs_sm_gpu     gpu[GS_MAX_GPUS];
 	struct ledger_channel *chans;

@@ -83,15 +83,6 @@ static void fill_pid_info(int gpu, struct nv2080_gpu_pid_info *e)
 }
 
 /* Known controls. Returns the status; sets *dirty when params changed. */
-static void enable_group_channels(const struct fake_caller *who, nv_handle_t h_client,
-                                  nv_handle_t h_group)
-{
-	struct client *c = fake_find_client(h_client);
-	(void)who;
-	for (size_t i = 0; c && i < c->n; i++)
-		if (c->objs[i].parent == h_group && c->objs[i].res->kind == K_CHANNEL)
-			c->objs[i].res->disabled = false;
-}
 
 static nv_status_t run_control(const struct fake_caller *who, const struct nvos54 *ctl,
 			       struct obj *o, void *params, bool *dirty)
@@ -195,7 +186,8 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		/* Scheduling a group turns its channels on, disabled or not:
 		 * the reason gpusandbox re-asserts an off phase after it. */
 		if (p->enable)
-			enable_group_channels(who, ctl->h_client, ctl->h_object);
+			fake_chgrp_enable_channels(fake_find_client(ctl->h_client), ctl->h_object,
+			                           o->res);
 		return NV_OK;
 	}
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE: {
@@ -207,6 +199,9 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		if (ctl->params_size != fake_ctrl_size(ctl->cmd))
 			return NV_ERR_INVALID_ARGUMENT;
 		o->res->scheduled = p->enable != 0;
+		/* A lone channel's runlist entry is its RM-made group. */
+		if (o->res->internal_group)
+			o->res->internal_group->scheduled = p->enable != 0;
 		return NV_OK;
 	}
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {
@@ -386,7 +381,9 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 				r->seen = pass;
 				disabled += r->kind == K_CHANNEL && r->disabled;
 				/* A runlist unit: a group, or a channel in none. */
-				scheduled += r->scheduled && (r->kind == K_CHANNEL_GROUP ||
+				/* RM's group of a lone channel is counted as
+				 * its channel. */
+				scheduled += r->scheduled && ((r->kind == K_CHANNEL_GROUP && !r->rm_internal) ||
 				                              (r->kind == K_CHANNEL && r->own_group));
 			}
 		}

@@ -226,7 +226,7 @@ static bool handle_in_use(struct client *c, nv_handle_t h)
 	return h == c->h || fake_find_obj(c, h) != NULL;
 }
 
-static nv_handle_t pick_handle(struct client *c)
+nv_handle_t fake_pick_handle(struct client *c)
 {
 	nv_handle_t h;
 
@@ -241,7 +241,7 @@ static nv_handle_t pick_handle(struct client *c)
 	return h;
 }
 
-static struct obj *add_obj(struct client *c)
+struct obj *fake_add_obj(struct client *c)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
@@ -268,19 +268,24 @@ void fake_res_put(struct res *r)
 			g->used -= r->bytes;
 		else if (r->kind == K_CHANNEL)
 			g->ch_live--;
+		/* RM's own group of a lone channel is counted with the
+		 * channel (own_group), not again as a group. */
 		if (r->kind == K_CHANNEL && r->own_group)
 			g->grp_live--;
-		else if (r->kind == K_CHANNEL_GROUP)
+		else if (r->kind == K_CHANNEL_GROUP && !r->rm_internal)
 			g->grp_live--;
 		else if (r->kind == K_ENGINE)
 			g->eng_live[r->engine]--;
 	}
 	fake_p2p_forget(r);
-	struct res *group = r->group;
+	struct res *group = r->group, *internal = r->internal_group;
 	free(r);
-	/* The channel's reference on its group (alloc_object). */
+	/* The channel's reference on its group (alloc_object), or on the
+	 * group RM made for it (fake_chgrp.c). */
 	if (group)
 		fake_res_put(group);
+	if (internal)
+		fake_res_put(internal);
 }
 
 /* Free h and everything below it. Doomed handles are collected in a list so
@@ -298,8 +303,9 @@ static void free_subtree(struct client *c, struct obj *root)
 			struct obj *o = &c->objs[i];
 			if (o->doomed)
 				continue;
+			bool tied = fake_chgrp_tied_to_doomed(c, o);
 			for (size_t k = 0; k < nd; k++) {
-				if (o->parent != doomed[k])
+				if (!tied && o->parent != doomed[k])
 					continue;
 				o->doomed = true;
 				changed = true;
@@ -428,7 +434,7 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		pres = p->res;
 	}
 	if (h_new == 0)
-		h_new = pick_handle(c);
+		h_new = fake_pick_handle(c);
 	else if (handle_in_use(c, h_new))
 		return NV_ERR_INSUFFICIENT_RESOURCES;
 
@@ -509,7 +515,7 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 	}
 
 	struct res *r = calloc(1, sizeof(*r));
-	struct obj *o = r ? add_obj(c) : NULL;
+	struct obj *o = r ? fake_add_obj(c) : NULL;
 	if (!o) {
 		free(r);
 		return NV_ERR_NO_MEMORY;
@@ -549,6 +555,17 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		}
 	}
 	out->h = h_new;
+	/* Outside a channel group RM makes one for the channel, a handle of
+	 * the client's (fake_chgrp.c). */
+	if (kind == K_CHANNEL && r->own_group) {
+		st = fake_chgrp_make_internal(c, r, h_parent);
+		if (st != NV_OK) {
+			struct obj *made = fake_find_obj(c, h_new);
+			if (made)
+				free_subtree(c, made);
+			return st;
+		}
+	}
 	return NV_OK;
 }
 
@@ -687,8 +704,11 @@ static int esc_alloc(const struct fake_caller *who, void *buf, size_t size)
 	}
 	st = alloc_object(who, a.h_root, a.h_object_parent, a.h_object_new, a.h_class, pp, &out);
 	if (st == NV_OK && pp) {
-		if (k->kind == K_CHANNEL)
+		if (k->kind == K_CHANNEL) {
 			memcpy(params + NV_CHANNEL_ALLOC_PARAMS_CID_OFF, &out.cid, sizeof(out.cid));
+			memset(params + NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF, 0,
+			       NV_CHANNEL_ALLOC_PARAMS_INTERNAL_LEN);
+		}
 		if (fake_mem_write(who->pid, a.p_alloc_parms, params, psize)) {
 			undo_alloc(a.h_root, out.h);
 			st = NV_ERR_INVALID_ADDRESS;
@@ -788,12 +808,12 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 		fake_st.dups_cross_gpu++;
 	nv_handle_t h = d->h_object;
 	if (h == 0)
-		h = pick_handle(dst);
+		h = fake_pick_handle(dst);
 	else if (handle_in_use(dst, h))
 		return NV_ERR_INSUFFICIENT_RESOURCES;
 	struct res *r = so->res;
 	uint32_t cls = so->cls;  /* so may move when dst's array grows */
-	struct obj *o = add_obj(dst);
+	struct obj *o = fake_add_obj(dst);
 	if (!o)
 		return NV_ERR_NO_MEMORY;
 	r->refs++;

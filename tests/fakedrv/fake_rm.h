@@ -75,6 +75,12 @@
 #define NV_CHANNEL_ALLOC_PARAMS_SIZE       368u
 /* NV_CHANNEL_ALLOC_PARAMS.cid: the channel id RM returns. */
 #define NV_CHANNEL_ALLOC_PARAMS_CID_OFF    132u
+/* NV_CHANNEL_ALLOC_PARAMS.hPhysChannelGroup and internalFlags, after the
+ * four 24-byte NV_MEMORY_DESC_PARAMS (alloc_channel.h, 580.95.05): RM
+ * zeroes both before the params go back (kchannelConstruct_IMPL's
+ * cleanup, kernel_channel.c), so its own group's handle is never told. */
+#define NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF 240u
+#define NV_CHANNEL_ALLOC_PARAMS_INTERNAL_LEN   8u
 
 /* ---- controls ----------------------------------------------------------- */
 

@@ -48,6 +48,11 @@ struct res {
 	 * registration finds the TSG it dups from the channel alone, whatever
 	 * handle names the channel (fake_uvm_chan.c). */
 	struct res   *group;
+	/* A lone channel's channel group, which RM makes for it under the
+	 * channel's device with a handle of its own (fake_chgrp.c): the
+	 * channel holds a reference on it. rm_internal marks that group. */
+	struct res   *internal_group;
+	bool          rm_internal;
 	unsigned      seen;      /* stats pass that counted it last */
 };
 
@@ -205,6 +210,19 @@ pid_t    fake_tgid_of(pid_t tid);
 void     fake_res_put(struct res *r);
 struct client *fake_find_client(nv_handle_t h);
 struct obj *fake_find_obj(struct client *c, nv_handle_t h);
+/* A free slot for one more object of c (NULL: no memory), and a handle
+ * as RM generates it (clientGenResourceHandle). */
+struct obj *fake_add_obj(struct client *c);
+nv_handle_t fake_pick_handle(struct client *c);
+
+/* RM's own channel group of a lone channel (fake_chgrp.c). */
+nv_status_t fake_chgrp_make_internal(struct client *c, struct res *channel, nv_handle_t h_device);
+/* Is o freed with a handle being freed (the lone channel and its group go
+ * together, whichever is freed)? */
+bool        fake_chgrp_tied_to_doomed(const struct client *c, const struct obj *o);
+/* Scheduling group g turns on its channels (by parent, or RM's group's
+ * lone channel). */
+void        fake_chgrp_enable_channels(struct client *c, nv_handle_t h_group, const struct res *g);
 nv_status_t fake_get_client(const struct fake_caller *who, nv_handle_t h, struct client **out);
 /* --gpu-node-check: may the caller make a device on GPU gpu (fake_nodes.c)?
  * client_tgid: the process that made the client, for the stats. */

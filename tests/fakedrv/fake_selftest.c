@@ -28,6 +28,8 @@
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
+/* Generated handles tried for RM's group of a lone channel. */
+#define INTERNAL_GROUP_TRIES 4096u  /* past the pool-filling channels of this client */
 #define EXPECT_VIDMEM   (4 * GIB)
 #define EXPECT_CHANNELS 64u
 /* How long to wait for an asynchronous FUSE release to show in the stats. */
@@ -506,6 +508,54 @@ static nv_status_t share_with(int fd, nv_handle_t hc, nv_handle_t ho, nv_handle_
 
 /* Share policies are the handle's, start empty unless composed, and are
  * inherited from the nearest edited ancestor (fake_share.c). */
+/* RM's group of a lone channel by its generated handle (the first under
+ * which a channel can be made, as a workload would guess it), with that
+ * second channel made as hsecond. 0: none. */
+static nv_handle_t find_internal_group(int fd, nv_handle_t hc, void *chp, nv_handle_t hsecond)
+{
+	for (nv_handle_t k = 0; k < INTERNAL_GROUP_TRIES; k++) {
+		nv_handle_t h = FAKE_OBJECT_HANDLE_BASE + k, hn = hsecond;
+		if (alloc64(fd, hc, h, &hn, HOPPER_CHANNEL_GPFIFO_A, chp) == NV_OK)
+			return h;
+	}
+	return 0;
+}
+
+/* RM's own channel group of a lone channel (fake_chgrp.c, after
+ * kernel_channel.c at 580.95.05): a handle of the client, freed with the
+ * channel and freeing it, a parent for a second channel, and scheduling
+ * it turns the lone channel back on. */
+static void internal_group_checks(int fd, nv_handle_t hc, nv_handle_t hdev, nv_handle_t hsub, void *chp)
+{
+	const nv_handle_t hlone = 0x5e000001u, hsecond = 0x5e000002u;
+	nv_handle_t h = hlone;
+
+	uint32_t told = 0xffffffffu;
+	memset((uint8_t *)chp + NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF, 0xff, sizeof(told));
+	check(alloc64(fd, hc, hdev, &h, HOPPER_CHANNEL_GPFIFO_A, chp) == NV_OK, "a lone channel");
+	memcpy(&told, (uint8_t *)chp + NV_CHANNEL_ALLOC_PARAMS_PHYS_GROUP_OFF, sizeof(told));
+	check(told == 0, "its params do not tell RM's group (hPhysChannelGroup 0x%x)", told);
+	nv_handle_t hg = find_internal_group(fd, hc, chp, hsecond);
+	check(hg != 0 && stat_get("gpu0.channels_live") == 2 && stat_get("gpu0.channel_groups_live") == 1,
+	      "a second channel under RM's group of a lone channel (0x%x), no group more", hg);
+	check(rm_free(fd, hc, hdev, hlone) == NV_OK && stat_get("gpu0.channels_live") == 0 &&
+	      stat_get("gpu0.channel_groups_live") == 0, "freeing the lone channel frees RM's group and "
+	      "the channel under it");
+	h = hlone;
+	check(alloc64(fd, hc, hdev, &h, HOPPER_CHANNEL_GPFIFO_A, chp) == NV_OK, "a lone channel again");
+	hg = find_internal_group(fd, hc, chp, hsecond);
+	struct nv2080_fifo_disable_channels dc = { .b_disable = 1, .num_channels = 1 };
+	dc.h_client_list[0] = hc;
+	dc.h_channel_list[0] = hlone;
+	struct nva06c_gpfifo_schedule_params sch = { .enable = 1 };
+	check(hg && control(fd, hc, hsub, NV2080_CTRL_CMD_FIFO_DISABLE_CHANNELS, 0, &dc, sizeof(dc)) == NV_OK &&
+	      stat_get("gpu0.channels_disabled") == 1 &&
+	      control(fd, hc, hg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, 0, &sch, sizeof(sch)) == NV_OK &&
+	      stat_get("gpu0.channels_disabled") == 0, "scheduling RM's group turns its lone channel on");
+	check(rm_free(fd, hc, hdev, hg) == NV_OK && stat_get("gpu0.channels_live") == 0 &&
+	      stat_get("gpu0.channel_groups_live") == 0, "freeing RM's group frees its lone channel");
+}
+
 static void share_checks(void)
 {
 	int fa = open_ctl(), fb = open_ctl(), ufd = open_uvm();
@@ -807,6 +857,7 @@ int main(void)
 	      stat_get("gpu0.channel_groups_live") == 1, "a lone channel brings its own group");
 	check(rm_free(fd, hc, hdev, hlone) == NV_OK && stat_get("gpu0.channel_groups_live") == 0,
 	      "the lone channel's group goes with it");
+	internal_group_checks(fd, hc, hdev, hsub, chp);
 	nv_handle_t hg2 = 0, hg2dup = 0;
 	check(alloc64(fd, hc, hdev, &hg2, KEPLER_CHANNEL_GROUP_A, cgp) == NV_OK &&
 	      dup_obj(fd, hc, hdev, &hg2dup, hc, hg2) == NV_OK && rm_free(fd, hc, hdev, hg2) == NV_OK &&

@@ -464,6 +464,62 @@ static void test_sm_convergence(void)
 	       cases, SM_TOLERANCE, worst, SM_BOUND_WINDOWS);
 }
 
+/* The settling grace (sm_controller.h): a budget of off-phase time, spent
+ * by the off phases that leave unsettled channels running. A simulated
+ * clock: a 20 ms period, 5 ms on and 15 ms off (--sm 25). */
+#define GRACE_MS 1000000ull
+#define GRACE_PERIOD (20 * GRACE_MS)
+#define GRACE_ON (5 * GRACE_MS)
+
+/* Runs periods from *t while unsettled channels always exist (a group made
+ * faster than it settles); returns the off time they were left running. */
+static uint64_t grace_churn(struct sm_grace *g, uint64_t *t, unsigned periods)
+{
+	uint64_t spared = 0;
+
+	for (unsigned p = 0; p < periods; p++) {
+		uint64_t off_at = *t + GRACE_ON, end = *t + GRACE_PERIOD;
+		sm_grace_note(g, false, *t);               /* on pass */
+		bool spare = sm_grace_may_spare(g, off_at); /* off pass */
+		sm_grace_note(g, spare, off_at);
+		if (spare)
+			spared += end - off_at;
+		*t = end;
+	}
+	sm_grace_note(g, false, *t);
+	return spared;
+}
+
+static void test_sm_grace(void)
+{
+	struct sm_grace g;
+	uint64_t t = 1000 * GRACE_MS;
+
+	/* A context set-up (one settling time of unsettled channels) is
+	 * spared in full, and spends only the off time it was left. */
+	sm_grace_init(&g, t);
+	uint64_t spared = grace_churn(&g, &t, 25);  /* 0.5 s */
+	CHECK(spared == 25 * (GRACE_PERIOD - GRACE_ON));
+	CHECK(g.spent_ns == spared && g.left_ns > 0);
+	/* Left alone (nothing unsettled), the budget refills to its cap. */
+	t += GRACE_PERIOD * 50 * SM_GRACE_REFILL_DIV;
+	CHECK(sm_grace_may_spare(&g, t));
+	CHECK(g.left_ns == SM_GRACE_BUDGET_NS);
+	/* A churning workload: over 60 s it is spared the budget once plus
+	 * the refill (2 %), and one off phase of debt at most, never more. */
+	sm_grace_init(&g, t);
+	uint64_t churn_ns = 3000 * GRACE_PERIOD;
+	spared = grace_churn(&g, &t, 3000);
+	CHECK(spared <= (uint64_t)SM_GRACE_BUDGET_NS + churn_ns / SM_GRACE_REFILL_DIV +
+	                   (GRACE_PERIOD - GRACE_ON));
+	CHECK(spared >= (uint64_t)SM_GRACE_BUDGET_NS);
+	/* Spent, then debt: no sliver of refill buys a whole off phase. */
+	CHECK(g.left_ns <= 0 || g.left_ns < (int64_t)(GRACE_PERIOD - GRACE_ON));
+	printf("sm grace: %.3f s spared of %.0f s of churn (budget %.1f s, refill 1/%u)\n",
+	       (double)spared / 1e9, (double)churn_ns / 1e9, (double)SM_GRACE_BUDGET_NS / 1e9,
+	       SM_GRACE_REFILL_DIV);
+}
+
 static void test_sm_decisions(void)
 {
 	struct sm_controller c;
@@ -807,6 +863,7 @@ int main(void)
 	test_ledger_channel_dups();
 	test_ledger_p2p_facts();
 	test_sm_decisions();
+	test_sm_grace();
 	test_sm_convergence();
 	test_scratch_params_cleared();
 	test_read_window();

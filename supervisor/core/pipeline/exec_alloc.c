@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/kcmp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include "decode.h"
 #include "exec_int.h"
 #include "verdict.h"
+#include "test_switch.h"
 
 /* The audit reason of a device allocation refused because no private fd
  * table could be made for it (private_table.h): never made in the shared one. */
@@ -473,6 +476,52 @@ static bool passes_judged(struct call *c, struct alloc_flight *f, struct gs_call
 	return true;
 }
 
+/* GPUSANDBOX_TEST_CHANNEL_ANY_PARENT (read once, the one place it is
+ * read): a channel under a parent of no known GPU is performed, as before
+ * this check; the baseline of tests/sm/escape.sh internal-group. */
+static bool test_channel_any_parent(void)
+{
+	static atomic_int any = -1;
+
+	if (atomic_load(&any) < 0)
+		atomic_store(&any, gs_test_switch("GPUSANDBOX_TEST_CHANNEL_ANY_PARENT") != NULL);
+	return atomic_load(&any) == 1;
+}
+
+/* A hardware channel is made only where the ledger places it on a GPU:
+ * under a device, or a channel group the sandbox made (or a dup of
+ * either). Only such a channel can --sm switch (ledger_list_channels
+ * lists the channels of a GPU), and the sandbox must be able to switch
+ * every channel it lets run.
+ *
+ * The parent this leaves out is the channel group RM makes for a lone
+ * channel (kchannelConstruct_IMPL, src/nvidia/src/kernel/gpu/fifo/
+ * kernel_channel.c, open-gpu-kernel-modules 580.95.05): it lives in the
+ * workload's client under a handle RM generates (0xcaf00000 upward,
+ * clientGenResourceHandle_IMPL, so guessable), which the driver zeroes
+ * in the params before they go back (hPhysChannelGroup, at cleanup): no
+ * answer of the driver's names it, so the ledger never holds it. The
+ * driver takes it as the parent of a second channel (the TSG branch
+ * checks no bAllocatedByRm), and that channel would run in every off
+ * phase: 1.0 of the GPU under --sm 25 (tests/sm/escape.sh). CUDA never
+ * names that group; refusing is what the driver answers for a parent that
+ * is not there, so a program sees an ordinary error. */
+static bool channel_placed(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	const struct gs_rm_call *rc = &f->call;
+
+	if (rc->kind != RM_CLASS_CHANNEL || test_channel_any_parent())
+		return true;
+	int gpu = ledger_gpu_of(&c->sb->ledger, rc->h_client, rc->h_parent);
+	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS)
+		return true;
+	*a = refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_INVALID_OBJECT_PARENT,
+	                        GS_VERDICT_REFUSE,
+	                        "a channel under a parent the sandbox did not make (such as RM's "
+	                        "own channel group of a lone channel): --sm could not switch it");
+	return false;
+}
+
 struct answer handle_alloc(struct call *c)
 {
 	struct alloc_flight f = { .file = -1 };
@@ -482,7 +531,7 @@ struct answer handle_alloc(struct call *c)
 	if (!fetch_alloc_top(c, &f, &a) || !passes_first(c, &f, &a))
 		return a;
 	fetch_alloc_params(c, &f);
-	if (!passes_judged(c, &f, &v, &a))
+	if (!passes_judged(c, &f, &v, &a) || !channel_placed(c, &f, &a))
 		return a;
 	if (v.verdict == GS_VERDICT_CONTINUE)
 		return continue_client(c, &f);

@@ -7,12 +7,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decode.h"
 #include "exec_int.h"
 #include "quota.h"
+#include "test_switch.h"
 
 /* ---- RM_CONTROL ---------------------------------------------------------- */
 
@@ -340,6 +343,42 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	                       top->status);
 }
 
+/* GPUSANDBOX_TEST_RESUME_ANY_OBJECT (read once, the one place it is
+ * read): a control that may resume channels is taken on any object, as
+ * before resumes_placed_object; a baseline of tests/sm/escape.sh. */
+static bool test_resume_any_object(void)
+{
+	static atomic_int any = -1;
+
+	if (atomic_load(&any) < 0)
+		atomic_store(&any, gs_test_switch("GPUSANDBOX_TEST_RESUME_ANY_OBJECT") != NULL);
+	return atomic_load(&any) == 1;
+}
+
+/* A control after which channels may run again (may_resume_channels) is
+ * taken only on an object the ledger places on a GPU: a channel or a
+ * channel group the sandbox made. What this leaves out is the channel
+ * group RM makes for a lone channel, under a handle the driver never
+ * tells (exec_alloc.c channel_placed): scheduling it turns the lone
+ * channel back on in an off phase, on no GPU --sm could follow with its
+ * own disable, and outside the ledger's count of scheduled groups
+ * (--active-channel-groups). CUDA never names it; the workload schedules
+ * a lone channel through the channel itself (counted). Refused as the
+ * driver refuses a handle it does not hold. */
+static bool resumes_placed_object(struct call *c, struct control_flight *f, struct answer *a)
+{
+	if (!may_resume_channels(f->top.cmd) || test_resume_any_object())
+		return true;
+	int gpu = ledger_gpu_of(&c->sb->ledger, f->top.h_client, f->top.h_object);
+	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS)
+		return true;
+	restore_embedded(c, f->ci, f->rel, false);
+	*a = refuse_control(c, f, NV_ERR_INVALID_OBJECT_HANDLE, GS_VERDICT_REFUSE,
+	                    "scheduling an object the sandbox did not make (such as RM's own channel "
+	                    "group of a lone channel): --sm could not follow it");
+	return false;
+}
+
 struct answer handle_control(struct call *c)
 {
 	struct control_flight f = { .rel = { { 0, 0 } } };
@@ -347,7 +386,8 @@ struct answer handle_control(struct call *c)
 	struct answer a;
 
 	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) ||
-	    !fetch_control_params(c, &f, &a) || !passes_params_verdict(c, &f, &a))
+	    !fetch_control_params(c, &f, &a) || !passes_params_verdict(c, &f, &a) ||
+	    !resumes_placed_object(c, &f, &a))
 		return a;
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back
