@@ -132,6 +132,8 @@ TESTS=(
 	"uvm_channel:overlap|sandbox|uvm_channel overlap"
 	"uvm_channel:clone|sandbox|uvm_channel clone"
 	"uvm_channel:clone_held|sandbox|uvm_channel clone"
+	"sem_surf|sandbox|sem_surf"
+	"sem_surf:sysmem|sandbox|sem_surf sysmem"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -185,6 +187,7 @@ TESTS=(
 	"baseline-client_fdswap:untracked|sandbox|client_fdswap proc 24000"
 	"baseline-dupcache_swap|sandbox|dupcache swap"
 	"baseline-dupcache_close|sandbox|dupcache close"
+	"baseline-sem_surf|sandbox|sem_surf"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -362,6 +365,14 @@ run_case() {
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
 	[ "$name" = baseline-dupcache_close ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY=1)
+	# sem_surf: a GPU with 32-bit semaphores (two memory objects per
+	# surface) on a driver without the limit of surfaces to sysmem
+	# (tests/fakedrv/fake_semsurf.c); sem_surf:sysmem runs on the
+	# faithful fake. Its baseline: the driver's references not charged.
+	if [ "$prog" = sem_surf ] && [ "${1:-}" != sysmem ]; then
+		fake_extra=(--semaphores-32bit --semsurf-any-memory)
+	fi
+	[ "$name" = baseline-sem_surf ] && sb_env=(env GPUSANDBOX_TEST_NO_KEEP=1)
 	# dupcache close counts the closes of the fake's descriptors.
 	[ "$prog" = dupcache ] && fake_extra=(--count-closes)
 	# audit_forge guess: the workload guesses where its log is.
@@ -778,6 +789,19 @@ check_positive() {
 		# Every client made, by the program's count and the driver's.
 		[ "$(val_of "$d" clients_ok)" = 20 ] && [ "$(val_of "$d" clients_rise)" = 20 ] ||
 			{ why="$(grep -E '^client|^clients_ok' "$d/out" | tr '\n' ';')"; return 1; } ;;
+	sem_surf)
+		# The surface was made and kept its memory: the next round was
+		# refused, and each release let a new allocation through.
+		[ "$(val_of "$d" rounds)" = 1 ] && [ "$(val_of "$d" surf)" = NV_OK ] &&
+			[ "$(val_of "$d" refused)" = NO_MEMORY ] && [ "$(val_of "$d" last)" = NV_OK ] &&
+			[ "$(val_of "$d" after_free)" = NV_OK ] && [ "$(val_of "$d" after_parent)" = NV_OK ] ||
+			{ why="$(head -1 "$d/out")"; return 1; }
+		[ "$(stat_of "$d" semsurf_kept)" = 0 ] && [ "$(stat_of "$d" gpu0.vidmem_used)" = 0 ] ||
+			{ why="the driver still keeps $(stat_of "$d" semsurf_kept) objects, $(stat_of "$d" gpu0.vidmem_used) bytes"; return 1; } ;;
+	sem_surf:sysmem)
+		# The driver (sem_surf.c) takes no video memory for a surface.
+		[ "$(val_of "$d" surf)" = INVALID_PARAMETER ] && [ "$(val_of "$d" after_free)" = NV_OK ] ||
+			{ why="$(head -1 "$d/out")"; return 1; } ;;
 	dup_free)
 		local first dup second third
 		first=$(val_of "$d" first); dup=$(val_of "$d" dup)
@@ -1441,6 +1465,14 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.channel_groups_peak)
 		[ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] && ge "$(val_of "$dir" registered_end)" 1 && pass "$name" ||
 			fail "$name" "quiesce off: groups peak ${v:-?}, registered_end=$(val_of "$dir" registered_end), reg_ok=$(val_of "$dir" reg_ok): not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-sem_surf ]; then
+		# The driver's references not charged: every round is let
+		# through and the driver holds them all (3 GiB under 1 GiB).
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" rounds)" = 3 ] && [ -n "$v" ] && [ "$v" -ge $((3 * QUOTA)) ] && pass "$name" ||
+			fail "$name" "keep off: rounds=$(val_of "$dir" rounds) peak ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "${name%:*}" = baseline-client_fdswap ] || [ "$name" = baseline-continue_swap ]; then
