@@ -96,8 +96,13 @@ TESTS=(
 	"per_gpu:ordered|sandbox|per_gpu"
 	"audit_hostile|sandbox|audit_hostile"
 	"audit_forge|sandbox|audit_forge guess"
+	"audit_forge:unguarded|sandbox|audit_forge guess"
 	"audit_path_hidden|sandbox|audit_forge"
 	"audit_forge_fd|sandbox|audit_forge"
+	"audit_reach:dir|sandbox|audit_reach"
+	"audit_reach:file|sandbox|audit_reach"
+	"audit_reach:fd|sandbox|audit_reach"
+	"audit_reach:append|sandbox|audit_reach"
 	"handle_zero|sandbox|handle_zero"
 	"dmabuf|sandbox|dmabuf"
 	"share_import|sandbox|share_import"
@@ -188,6 +193,7 @@ TESTS=(
 	"baseline-dupcache_swap|sandbox|dupcache swap"
 	"baseline-dupcache_close|sandbox|dupcache close"
 	"baseline-sem_surf|sandbox|sem_surf"
+	"baseline-audit_reach|sandbox|audit_reach"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -375,6 +381,10 @@ run_case() {
 	[ "$name" = baseline-sem_surf ] && sb_env=(env GPUSANDBOX_TEST_NO_KEEP=1)
 	# dupcache close counts the closes of the fake's descriptors.
 	[ "$prog" = dupcache ] && fake_extra=(--count-closes)
+	# audit_forge:unguarded and baseline-audit_forge: the log neither
+	# masked nor append-only (audit_guard.h), so that the forgery lands and
+	# what the chain tells of it can be checked.
+	case "$name" in audit_forge:unguarded | baseline-audit_forge) sb_env=(env GPUSANDBOX_TEST_NO_AUDIT_GUARD=1) ;; esac
 	# audit_forge guess: the workload guesses where its log is.
 	[ "$prog" = audit_forge ] && [ "${1:-}" = guess ] && set -- "$d/audit.jsonl"
 	if [ "$prog" = own_driver ]; then
@@ -660,6 +670,7 @@ check_uvm_channel() {
 		{ why="the driver still had $(val_of "$d" registered_end) channel registrations before the UVM file closed (fake_groups_max=$(val_of "$d" fake_groups_max))"; return 1; }
 }
 . tests/adv/dupcache_checks.sh
+. tests/adv/audit_reach.sh
 
 # uvm_ctlfd: the maps naming another file are refused (INSUFFICIENT_PERMISSIONS
 # in the struct, audited), the supervisor asks the served file nothing
@@ -1094,8 +1105,19 @@ PY
 		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
 		return 0 ;;
 	audit_forge)
-		# The workload reached the log (here by a guess) and rewrote it;
-		# the chain must give it away.
+		# The workload guessed the log's path; the file there is masked
+		# (/dev/null over it): nothing was forged, and the log verifies
+		# with the real start record first.
+		[ "$(val_of "$d" found)" = "$d/audit.jsonl" ] && [ "$(val_of "$d" forged)" = 0 ] ||
+			{ why="the forgery landed: found=$(val_of "$d" found) forged=$(val_of "$d" forged)"; return 1; }
+		head -1 "$d/audit.jsonl" | grep -q '"command":\[".*audit_forge"' ||
+			{ why="the real start record is not first"; return 1; }
+		audit_verify "$d/audit.jsonl"
+		[ "$verify_rc" = 0 ] || { why="audit verify exit $verify_rc: $verify_err"; return 1; }
+		return 0 ;;
+	audit_forge:unguarded)
+		# The guard off: the workload reached the log (here by a guess)
+		# and rewrote it; the chain must give it away.
 		[ "$(val_of "$d" found)" = "$d/audit.jsonl" ] && ge "$(val_of "$d" forged)" 1 ||
 			{ why="not exercised: found=$(val_of "$d" found) forged=$(val_of "$d" forged)"; return 1; }
 		head -1 "$d/audit.jsonl" | grep -q '"command":\["benign"\]' ||
@@ -1211,6 +1233,8 @@ for t in "${TESTS[@]}"; do
 		run_broker "$mode" "$name"
 	elif [ "$name" = audit_forge_fd ]; then
 		run_audit_fd
+	elif [ "$prog" = audit_reach ]; then
+		run_audit_reach "$name"
 	elif [ "$prog" = share_import ]; then
 		run_share "$mode" "$name"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
@@ -1465,6 +1489,10 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.channel_groups_peak)
 		[ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] && ge "$(val_of "$dir" registered_end)" 1 && pass "$name" ||
 			fail "$name" "quiesce off: groups peak ${v:-?}, registered_end=$(val_of "$dir" registered_end), reg_ok=$(val_of "$dir" reg_ok): not sensitive"
+		continue
+	fi
+	if [ "$prog" = audit_reach ]; then
+		check_audit_reach "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$name" = baseline-sem_surf ]; then
