@@ -45,15 +45,6 @@ bool ledger_each_channel_handle(const struct ledger *l, bool (*fn)(void *ctx, ui
 
 /* ---- references the driver keeps (ledger.h, ledger_keep) ---------------- */
 
-/* The kept entry of keeper record a, or NULL. */
-static const struct ledger_kept *kept_of(const struct ledger *l, uint32_t a)
-{
-	for (uint32_t i = 0; i < l->n_kept; i++)
-		if (l->kept[i].alloc == a)
-			return &l->kept[i];
-	return NULL;
-}
-
 /* What handle keeps alive, as allocations to pin: its own record when it
  * is memory of ours (a dup shares it), the pins of a keeper's entry when
  * it is a keeper (the driver's dup of a semaphore surface keeps the
@@ -72,8 +63,8 @@ static bool kept_by(const struct ledger *l, uint32_t h_client, uint32_t handle, 
 		out[(*n)++] = a;
 		return true;
 	}
-	const struct ledger_kept *k = kept_of(l, a);
-	for (uint32_t p = 0; k && p < k->n; p++) {
+	const struct ledger_kept *k = &l->kept[l->allocs[a].kept_idx];
+	for (uint32_t p = 0; p < k->n; p++) {
 		if (*n >= LEDGER_KEPT_MAX)
 			return false;
 		out[(*n)++] = k->pins[p];
@@ -102,6 +93,7 @@ int ledger_keep(struct ledger *l, uint32_t h_client, uint32_t h_keeper, const ui
 	if (k.alloc == LEDGER_NONE)
 		return -1;
 	l->allocs[k.alloc].keeps = true;
+	l->allocs[k.alloc].kept_idx = l->n_kept;
 	l->objs[keeper].alloc = k.alloc;
 	for (uint32_t p = 0; p < k.n; p++)
 		(void)ledger_pin_again(l, k.pins[p]);

@@ -62,15 +62,15 @@ uint32_t ledger_alloc_new(struct ledger *l, uint64_t bytes, int gpu, uint64_t se
  * kept keeper's pins rather than pinning the keeper). */
 static void drop_kept(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS])
 {
-	for (uint32_t i = 0; i < l->n_kept; i++) {
-		if (l->kept[i].alloc != idx)
-			continue;
-		const struct ledger_kept k = l->kept[i];
-		l->kept[i] = l->kept[--l->n_kept];
-		for (uint32_t p = 0; p < k.n; p++)
-			ledger_unpin(l, k.pins[p], released);
-		return;
-	}
+	const uint32_t i = l->allocs[idx].kept_idx;
+	const struct ledger_kept k = l->kept[i];
+
+	/* The last entry takes the place of this one. */
+	l->kept[i] = l->kept[--l->n_kept];
+	if (i < l->n_kept)
+		l->allocs[l->kept[i].alloc].kept_idx = i;
+	for (uint32_t p = 0; p < k.n; p++)
+		ledger_unpin(l, k.pins[p], released);
 }
 
 void ledger_alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS])

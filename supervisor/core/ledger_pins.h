@@ -43,7 +43,9 @@ struct ledger_alloc {
 	/* A keeper's record (ledger_keep): its last reference drops the
 	 * pins of its entry in l->kept. Holds no bytes of its own. */
 	bool     keeps;
+	uint32_t kept_idx;   /* a keeper's: its entry in l->kept */
 };
+_Static_assert(sizeof(struct ledger_alloc) == 48, "a keeper's fields fit the allocation's padding");
 /* The pins a keeper's record holds (ledger.h, ledger_keep). */
 struct ledger_kept {
 	uint32_t alloc;                   /* the keeper's record */

@@ -277,6 +277,9 @@ static void test_ledger_keep(void)
 	ledger_free(&l, CLIENT, MEM2, rel);
 	CHECK(rel[0] == 0 && ledger_used(&l, 0) == GiB);
 	CHECK(replayed_used(&j) == GiB);
+	/* A snapshot of it too (the memory held by the surface alone). */
+	struct journal_rec snap = { .n = 0 };
+	CHECK(ledger_snapshot(&l, record_change, &snap) == 0 && replayed_used(&snap) == GiB);
 	/* A dup of the surface (another client) keeps it after the surface. */
 	CHECK(ledger_dup(&l, CLIENT2, DEVICE, DUPH, CLIENT, SURF) == 0);
 	ledger_free(&l, CLIENT, SURF, rel);
