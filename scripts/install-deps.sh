@@ -10,7 +10,9 @@ set -eu
 # to PNG headless, to check what a reviewer sees.
 # libdw-dev: the call stacks of refused calls are symbolized with libdw.
 # python3-yaml: tests/deploy reads deploy/'s manifests.
-PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun podman busybox-static jq chromium"
+# e2fsprogs: chattr, for the test harnesses' cleanup of an audit log a
+# killed supervisor left append-only (tests/lib/harness.sh).
+PKGS="build-essential e2fsprogs pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun podman busybox-static jq chromium"
 # tests/deploy's offline schema validator and CEL evaluator
 # (kubernetes-models, @bufbuild/cel, pinned in tests/deploy/package-lock.json),
 # where npm is on the machine; without them that tier skips those parts and

@@ -27,7 +27,7 @@ AUDIT_REACH_REFUSALS=2
 
 run_audit_reach() {
 	local name=$1 d="$tmp/${1//:/_}" log env=() audit=()
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	log="$d/logs/audit.jsonl"
 	install -d -m 0700 "$d/logs"

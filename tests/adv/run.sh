@@ -265,7 +265,7 @@ run_case() {
 	local name=$1 mode=$2 d
 	shift 2
 	d="$tmp/${name//:/_}"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	local prog=$1
 	shift
@@ -415,7 +415,7 @@ run_case() {
 # writes it).
 run_kill_super() {
 	local d="$tmp/kill_super"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -439,7 +439,7 @@ run_kill_super() {
 # allocate. Bare (the baseline) the program runs alone.
 run_outlive() {
 	local mode=$1 d="$tmp/$2"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	if [ "$mode" = bare ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
@@ -484,7 +484,7 @@ check_outlive() {
 # The client asks it for 3 GiB, under gpusandbox or (baseline) without.
 run_broker() {
 	local mode=$1 d="$tmp/$2" client=()
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d/mps"
 	[ "$mode" = sandbox ] && client=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl")
 	# --allow-mps leaves the pipe directory open; --hide closes it again.
@@ -519,7 +519,7 @@ run_broker() {
 # gpusandbox so that no other process holds the descriptor.
 run_audit_fd() {
 	local d="$tmp/audit_forge_fd"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	install -d -o nobody -m 0700 "$d/private"
 	# shellcheck disable=SC2016 # expanded by the inner shell
@@ -536,7 +536,7 @@ run_audit_fd() {
 # donor.out.
 run_share() {
 	local mode=$1 d="$tmp/$2" gs=()
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d/x"
 	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG")
 	# shellcheck disable=SC2016 # expanded by the inner shell
@@ -565,7 +565,7 @@ run_share() {
 # first look at the caller's fd table (race).
 run_ownfs() {
 	local name=$1 mode=$2 d="$tmp/${1//:/_}" sb_env=()
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d/ownfs"
 	[ "$name" = baseline-uvm_ctlfd:fuse ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=unchecked)
 	[ "$name" = baseline-uvm_ctlfd:race ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look)
