@@ -56,7 +56,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
-                   supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
+                   supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
@@ -101,7 +101,8 @@ SWITCHED_GPUSANDBOX := $(SWITCHES_BUILD)/gpusandbox
 
 UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $(BUILD)/tests/unit/test_policy \
               $(BUILD)/tests/unit/test_learn $(BUILD)/tests/unit/test_listener $(BUILD)/tests/unit/test_verdict \
-              $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_review \
+              $(BUILD)/tests/unit/test_taskset $(BUILD)/tests/unit/test_audit $(BUILD)/tests/unit/test_audit_guard \
+              $(BUILD)/tests/unit/test_review \
               $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \

@@ -440,6 +440,38 @@ struct nv2080_alloc_params {
 };
 _Static_assert(sizeof(struct nv2080_alloc_params) == 4, "NV2080_ALLOC_PARAMETERS size");
 
+/* NV_SEMAPHORE_SURFACE_ALLOC_PARAMETERS (class 0xda, cl00da.h; the same 16
+ * bytes on every branch from 535 to 595). The driver dups both memory
+ * objects into its internal client for the surface's life
+ * (_semsurfDupMemory, sem_surf.c, 580.95.05): the ledger keeps them
+ * charged while the surface lives (docs/security/driver-refs.md). */
+struct nv00da_alloc_params {
+	nv_handle_t h_semaphore_mem;
+	nv_handle_t h_max_submitted_mem;   /* 0: none; may equal h_semaphore_mem */
+	uint64_t    flags;                 /* must be 0 */
+};
+_Static_assert(sizeof(struct nv00da_alloc_params) == 16, "NV_SEMAPHORE_SURFACE_ALLOC_PARAMETERS size");
+_Static_assert(offsetof(struct nv00da_alloc_params, h_semaphore_mem) == 0, "NV00DA.hSemaphoreMem");
+_Static_assert(offsetof(struct nv00da_alloc_params, h_max_submitted_mem) == 4, "NV00DA.hMaxSubmittedMem");
+_Static_assert(offsetof(struct nv00da_alloc_params, flags) == 8, "NV00DA.flags");
+
+/* NV_MEMORY_MAPPER_ALLOCATION_PARAMS (class 0xfe, cl00fe.h) as 570 to 595
+ * have it (24 bytes; 550's is its first 8 bytes, 535's a 1-byte stub
+ * without the surface: NV_MEMORY_MAPPER_SURFACE_BYTES covers both). The
+ * mapper dups its semaphore surface into its internal client
+ * (memmapperConstruct_IMPL, mem_mapper.c, 580.95.05). */
+struct nv00fe_alloc_params {
+	nv_handle_t h_semaphore_surface;
+	uint32_t    max_queue_size;
+	nv_handle_t h_notification_memory;
+	uint32_t    pad0;
+	uint64_t    notification_offset;
+};
+_Static_assert(sizeof(struct nv00fe_alloc_params) == 24, "NV_MEMORY_MAPPER_ALLOCATION_PARAMS size");
+_Static_assert(offsetof(struct nv00fe_alloc_params, h_semaphore_surface) == 0, "NV00FE.hSemaphoreSurface");
+_Static_assert(offsetof(struct nv00fe_alloc_params, notification_offset) == 16, "NV00FE.notificationOffset");
+#define NV_MEMORY_MAPPER_SURFACE_BYTES (offsetof(struct nv00fe_alloc_params, max_queue_size) + sizeof(uint32_t))
+
 /* ---- classes and controls ---------------------------------------------- */
 /* One constant per row of nvrm/classes.def and nvrm/controls.def, so that a
  * number is written once. Control numbers above INT_MAX make enum
@@ -461,6 +493,7 @@ enum nv_ctrl_cmd {
 /* ---- status codes (our own table of the values we use) ------------------ */
 enum nv_status_code {
 	NV_OK                          = 0x00000000,
+	NV_ERR_BUFFER_TOO_SMALL        = 0x00000002,
 	NV_ERR_GPU_UUID_NOT_FOUND      = 0x00000012,
 	NV_ERR_INSERT_DUPLICATE_NAME   = 0x00000019,
 	NV_ERR_INSUFFICIENT_RESOURCES  = 0x0000001A,
@@ -474,6 +507,7 @@ enum nv_status_code {
 	NV_ERR_INVALID_OBJECT_HANDLE   = 0x00000033,
 	NV_ERR_INVALID_OBJECT_PARENT   = 0x00000036,
 	NV_ERR_INVALID_PARAM_STRUCT    = 0x0000003A,
+	NV_ERR_INVALID_PARAMETER       = 0x0000003B,
 	NV_ERR_INVALID_STATE           = 0x00000040,
 	NV_ERR_NO_MEMORY               = 0x00000051,
 	NV_ERR_NOT_SUPPORTED           = 0x00000056,

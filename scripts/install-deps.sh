@@ -14,7 +14,9 @@ BUILD_PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev l
 # python3, jq: most tiers read JSON and the fake's stats with them;
 # python3-yaml: tests/deploy reads deploy/'s manifests;
 # man-db: tests/cli/install.sh renders the installed man pages with man(1).
-TEST_PKGS="python3 python3-yaml jq man-db"
+# e2fsprogs: chattr, for the test harnesses' cleanup of an audit log a
+# killed supervisor left append-only (tests/lib/harness.sh).
+TEST_PKGS="python3 python3-yaml jq man-db e2fsprogs"
 # runc, crun, busybox-static: tests/agent/run.sh runs containers under
 # `gpusandbox agent` with both runtimes, on a busybox rootfs; podman: the
 # same through podman (--rootfs, runc underneath).

@@ -434,6 +434,13 @@ static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_erro
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
 	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
 		return -1;
+	/* Append-only where the file system allows (audit_guard.h). Nothing
+	 * to mask: the runtime makes the container's mount namespace, and the
+	 * log lives on the host, outside it unless the container mounts its
+	 * directory (docs/security/audit-log.md). */
+	gs_audit_guard_file(&c->audit.guard, c->audit.fd);
+	gs_audit_guard_no_mask(&c->audit.guard, "the container's mount namespace is the runtime's; "
+	                                        "the log's directory is on the host");
 	if (c->policy.has_audit_level)
 		c->audit.level = c->policy.audit_level;
 	c->audited = true;

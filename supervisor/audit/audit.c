@@ -677,6 +677,7 @@ int gs_audit_close(struct gs_audit *a)
 	/* A fork of the supervisor (the workload before exec) never seals. */
 	if (a->owner == getpid()) {
 		seal(a);
+		gs_audit_guard_release(&a->guard, a->fd);
 		struct gs_audit *mine = a;
 		(void)atomic_compare_exchange_strong(&open_log, &mine, NULL);
 	}
@@ -737,6 +738,8 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 	json_object_object_add(o, "nvidia_device", json_object_new_boolean(!a->no_nvidia_device));
 	json_object_object_add(o, "level", json_object_new_string(gs_audit_level_name(a->level)));
 	json_object_object_add(o, "stacks", json_object_new_boolean(s->stacks));
+	/* What keeps the workload away from this file (audit_guard.h). */
+	json_object_object_add(o, "protections", gs_audit_guard_json(&a->guard));
 	return emit(a, o, false);
 }
 

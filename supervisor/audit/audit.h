@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "audit_guard.h"
 #include "audit_policy.h"
 #include "policy.h"
 #include "gs_error.h"
@@ -138,6 +139,9 @@ struct gs_audit {
 	/* For the metrics (read under the lock): records written, repeats
 	 * folded into suppressed counts, decisions below the level. */
 	uint64_t n_written, n_suppressed, n_below_level;
+	/* What keeps the workload away from the file (audit_guard.h): set
+	 * by the runner after the open, said in the start record. */
+	struct gs_audit_guard guard;
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset

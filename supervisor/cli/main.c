@@ -265,6 +265,29 @@ static int settle_limits(struct run *r)
 	return RUN_GOES_ON;
 }
 
+/* Keeps the workload away from its audit log (audit_guard.h): the file
+ * append-only, and the log masked in the workload's mount namespace (its
+ * directory, or the file alone), before anything runs. The test switches
+ * (tests/adv audit_reach's baselines) turn off both, or the mask alone;
+ * the start record says what was in force. */
+static int guard_audit_log(struct run *r)
+{
+	struct gs_audit_guard *g = &r->audit->guard;
+	char cwd[PATH_MAX];
+
+	if (gs_test_switch("GPUSANDBOX_TEST_NO_AUDIT_GUARD")) {
+		gs_audit_guard_no_mask(g, "turned off for a test (GPUSANDBOX_TEST_NO_AUDIT_GUARD)");
+		return 0;
+	}
+	gs_audit_guard_file(g, r->audit->fd);
+	if (gs_test_switch("GPUSANDBOX_TEST_NO_AUDIT_MASK")) {
+		gs_audit_guard_no_mask(g, "turned off for a test (GPUSANDBOX_TEST_NO_AUDIT_MASK)");
+		return 0;
+	}
+	gs_audit_guard_mask_target(g, r->audit->fd, r->o.audit_path, getcwd(cwd, sizeof(cwd)));
+	return g->mask == GS_AUDIT_MASK_NONE ? 0 : gs_contain_mask(&r->o.contain, g->mask_path, &r->err);
+}
+
 /* The trace, the audit log and the metrics file, each opened or checked
  * now so that a bad path is our error and the workload never runs
  * unaudited. */
@@ -289,6 +312,8 @@ static int open_outputs(struct run *r)
 		r->cfg.stacks = r->o.audit_stacks;
 		r->cfg.audit = r->audit;
 		r->cfg.id = r->audit->sandbox_id;
+		if (guard_audit_log(r) < 0)
+			return report(&r->err, r->audit), GS_EXIT_ERROR;
 	}
 	/* The metrics file's place is checked now (a file with no samples),
 	 * so that a bad path is our error before anything runs. */

@@ -27,6 +27,10 @@
  * into; a control's object is in h_object. */
 struct gs_rm_abi;
 
+/* The most handles one allocation makes the driver keep (a semaphore
+ * surface: its semaphore and max-submitted memory). */
+#define GS_KEPT_HANDLES 2u
+
 struct gs_rm_call {
 	/* The driver tables the call was decoded with: constant data, never
 	 * workload memory. The verdict reads class and control facts there. */
@@ -58,6 +62,12 @@ struct gs_rm_call {
 	bool               has_size;
 	uint64_t           size;          /* memory classes: bytes asked for */
 	uint32_t           device_instance; /* RM_CLASS_DEVICE: deviceId (0 default) */
+	/* Handles of the caller's client whose objects the driver dups into
+	 * its own client for as long as the new object lives (a semaphore
+	 * surface's memory, a memory mapper's surface): kept charged by the
+	 * ledger until then (ledger_keep; docs/security/driver-refs.md). */
+	uint32_t           n_kept;
+	nv_handle_t        kept[GS_KEPT_HANDLES];
 	/* RM_CONTROL, from our copy of its params (gs_decode_control_params):
 	 * a GPFIFO_SCHEDULE (of a group, or of a channel) that enables. */
 	bool               schedules;

@@ -60,6 +60,26 @@ int gs_decode_alloc_top(const struct gs_rm_abi *abi, const void *top, uint32_t t
 	return 0;
 }
 
+/* The objects an allocation of call's class makes the driver keep, from
+ * our copy of its params (call.h, kept). Only handles the driver dups:
+ * a zero hMaxSubmittedMem names none, and one equal to hSemaphoreMem is
+ * not dup'ed twice (_semsurfDupMemory, sem_surf.c, 580.95.05). */
+static void decode_kept(struct gs_rm_call *call, const uint8_t *p)
+{
+	nv_handle_t h[GS_KEPT_HANDLES] = { 0, 0 };
+
+	if (call->h_class == NV_SEMAPHORE_SURFACE && call->params_size >= sizeof(struct nv00da_alloc_params)) {
+		memcpy(&h[0], p + offsetof(struct nv00da_alloc_params, h_semaphore_mem), sizeof(h[0]));
+		memcpy(&h[1], p + offsetof(struct nv00da_alloc_params, h_max_submitted_mem), sizeof(h[1]));
+		call->kept[call->n_kept++] = h[0];
+		if (h[1] != 0 && h[1] != h[0])
+			call->kept[call->n_kept++] = h[1];
+	} else if (call->h_class == NV_MEMORY_MAPPER && call->params_size >= NV_MEMORY_MAPPER_SURFACE_BYTES) {
+		memcpy(&h[0], p + offsetof(struct nv00fe_alloc_params, h_semaphore_surface), sizeof(h[0]));
+		call->kept[call->n_kept++] = h[0];
+	}
+}
+
 void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_t len,
                             bool rights_copied)
 {
@@ -81,6 +101,9 @@ void gs_decode_alloc_params(struct gs_rm_call *call, const void *params, uint32_
 		 * device 0. Read from our copy, before the driver writes. */
 		memcpy(&call->device_instance, p + offsetof(struct nv0080_alloc_params, device_id),
 		       sizeof(call->device_instance));
+		break;
+	case RM_CLASS_OTHER:
+		decode_kept(call, p);
 		break;
 	default:
 		break;

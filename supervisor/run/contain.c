@@ -181,6 +181,11 @@ static int add_masked(struct gs_contain *c, const char *path, struct gs_error *e
 	return 0;
 }
 
+int gs_contain_mask(struct gs_contain *c, const char *path, struct gs_error *err)
+{
+	return add_masked(c, path, err);
+}
+
 /* The compute-share coordinators' directory (coord.h): a workload that
  * reached it could unlink another tenant's socket or pose as a host. The
  * one this run uses is made now so that it can be masked; the default one

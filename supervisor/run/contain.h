@@ -56,6 +56,10 @@ struct gs_contain {
 
 /* Option values; each returns 0 or -1 with *why set (a usage error). */
 int gs_contain_add_hide(struct gs_contain *c, const char *path, const char **why);
+/* Masks path in the workload's mount namespace as the brokers are (a
+ * directory: an empty tmpfs nobody may enter; a file: /dev/null over it):
+ * the audit log (audit_guard.h). Before the launch; 0 or -1. */
+int gs_contain_mask(struct gs_contain *c, const char *path, struct gs_error *err);
 
 /* Resolves names to ids, decides whether a user namespace is needed, lists
  * what to mask, and warns when the workload would run as root by accident.

@@ -100,8 +100,13 @@ TESTS=(
 	"per_gpu:ordered|sandbox|per_gpu"
 	"audit_hostile|sandbox|audit_hostile"
 	"audit_forge|sandbox|audit_forge guess"
+	"audit_forge:unguarded|sandbox|audit_forge guess"
 	"audit_path_hidden|sandbox|audit_forge"
 	"audit_forge_fd|sandbox|audit_forge"
+	"audit_reach:dir|sandbox|audit_reach"
+	"audit_reach:file|sandbox|audit_reach"
+	"audit_reach:fd|sandbox|audit_reach"
+	"audit_reach:append|sandbox|audit_reach"
 	"handle_zero|sandbox|handle_zero"
 	"dmabuf|sandbox|dmabuf"
 	"share_import|sandbox|share_import"
@@ -136,6 +141,8 @@ TESTS=(
 	"uvm_channel:overlap|sandbox|uvm_channel overlap"
 	"uvm_channel:clone|sandbox|uvm_channel clone"
 	"uvm_channel:clone_held|sandbox|uvm_channel clone"
+	"sem_surf|sandbox|sem_surf"
+	"sem_surf:sysmem|sandbox|sem_surf sysmem"
 	"baseline-race_size:size|bare|race_size size"
 	"baseline-race_size:class|bare|race_size class"
 	"baseline-race_size:ptr|bare|race_size ptr"
@@ -189,6 +196,8 @@ TESTS=(
 	"baseline-client_fdswap:untracked|sandbox|client_fdswap proc 24000"
 	"baseline-dupcache_swap|sandbox|dupcache swap"
 	"baseline-dupcache_close|sandbox|dupcache close"
+	"baseline-sem_surf|sandbox|sem_surf"
+	"baseline-audit_reach|sandbox|audit_reach"
 )
 # slow_call: REGISTER_VIDMEM answered this late (ms); the quick process
 # makes SLOW_QUICK_PAIRS pairs meanwhile, two ioctls each.
@@ -272,7 +281,7 @@ run_case() {
 	local name=$1 mode=$2 d
 	shift 2
 	d="$tmp/${name//:/_}"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	local prog=$1
 	shift
@@ -378,8 +387,20 @@ run_case() {
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
 	[ "$name" = baseline-dupcache_close ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY=1)
+	# sem_surf: a GPU with 32-bit semaphores (two memory objects per
+	# surface) on a driver without the limit of surfaces to sysmem
+	# (tests/fakedrv/fake_semsurf.c); sem_surf:sysmem runs on the
+	# faithful fake. Its baseline: the driver's references not charged.
+	if [ "$prog" = sem_surf ] && [ "${1:-}" != sysmem ]; then
+		fake_extra=(--semaphores-32bit --semsurf-any-memory)
+	fi
+	[ "$name" = baseline-sem_surf ] && sb_env=(env GPUSANDBOX_TEST_NO_KEEP=1)
 	# dupcache close counts the closes of the fake's descriptors.
 	[ "$prog" = dupcache ] && fake_extra=(--count-closes)
+	# audit_forge:unguarded and baseline-audit_forge: the log neither
+	# masked nor append-only (audit_guard.h), so that the forgery lands and
+	# what the chain tells of it can be checked.
+	case "$name" in audit_forge:unguarded | baseline-audit_forge) sb_env=(env GPUSANDBOX_TEST_NO_AUDIT_GUARD=1) ;; esac
 	# audit_forge guess: the workload guesses where its log is.
 	[ "$prog" = audit_forge ] && [ "${1:-}" = guess ] && set -- "$d/audit.jsonl"
 	if [ "$prog" = own_driver ]; then
@@ -411,7 +432,7 @@ run_case() {
 # writes it).
 run_kill_super() {
 	local d="$tmp/kill_super"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" \
@@ -435,7 +456,7 @@ run_kill_super() {
 # allocate. Bare (the baseline) the program runs alone.
 run_outlive() {
 	local mode=$1 d="$tmp/$2"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	if [ "$mode" = bare ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
@@ -480,7 +501,7 @@ check_outlive() {
 # The client asks it for 3 GiB, under gpusandbox or (baseline) without.
 run_broker() {
 	local mode=$1 d="$tmp/$2" client=()
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d/mps"
 	[ "$mode" = sandbox ] && client=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl")
 	# --allow-mps leaves the pipe directory open; --hide closes it again.
@@ -515,7 +536,7 @@ run_broker() {
 # gpusandbox so that no other process holds the descriptor.
 run_audit_fd() {
 	local d="$tmp/audit_forge_fd"
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d"
 	install -d -o nobody -m 0700 "$d/private"
 	# shellcheck disable=SC2016 # expanded by the inner shell
@@ -532,7 +553,7 @@ run_audit_fd() {
 # donor.out.
 run_share() {
 	local mode=$1 d="$tmp/$2" gs=()
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d/x"
 	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG")
 	# shellcheck disable=SC2016 # expanded by the inner shell
@@ -561,7 +582,7 @@ run_share() {
 # first look at the caller's fd table (race).
 run_ownfs() {
 	local name=$1 mode=$2 d="$tmp/${1//:/_}" sb_env=() sb
-	rm -rf "$d"
+	harness_rm_tree "$d"
 	mkdir -p "$d/ownfs"
 	[ "$name" = baseline-uvm_ctlfd:fuse ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=unchecked)
 	[ "$name" = baseline-uvm_ctlfd:race ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look)
@@ -667,6 +688,7 @@ check_uvm_channel() {
 		{ why="the driver still had $(val_of "$d" registered_end) channel registrations before the UVM file closed (fake_groups_max=$(val_of "$d" fake_groups_max))"; return 1; }
 }
 . tests/adv/dupcache_checks.sh
+. tests/adv/audit_reach.sh
 
 # uvm_ctlfd: the maps naming another file are refused (INSUFFICIENT_PERMISSIONS
 # in the struct, audited), the supervisor asks the served file nothing
@@ -796,6 +818,19 @@ check_positive() {
 		# Every client made, by the program's count and the driver's.
 		[ "$(val_of "$d" clients_ok)" = 20 ] && [ "$(val_of "$d" clients_rise)" = 20 ] ||
 			{ why="$(grep -E '^client|^clients_ok' "$d/out" | tr '\n' ';')"; return 1; } ;;
+	sem_surf)
+		# The surface was made and kept its memory: the next round was
+		# refused, and each release let a new allocation through.
+		[ "$(val_of "$d" rounds)" = 1 ] && [ "$(val_of "$d" surf)" = NV_OK ] &&
+			[ "$(val_of "$d" refused)" = NO_MEMORY ] && [ "$(val_of "$d" last)" = NV_OK ] &&
+			[ "$(val_of "$d" after_free)" = NV_OK ] && [ "$(val_of "$d" after_parent)" = NV_OK ] ||
+			{ why="$(head -1 "$d/out")"; return 1; }
+		[ "$(stat_of "$d" semsurf_kept)" = 0 ] && [ "$(stat_of "$d" gpu0.vidmem_used)" = 0 ] ||
+			{ why="the driver still keeps $(stat_of "$d" semsurf_kept) objects, $(stat_of "$d" gpu0.vidmem_used) bytes"; return 1; } ;;
+	sem_surf:sysmem)
+		# The driver (sem_surf.c) takes no video memory for a surface.
+		[ "$(val_of "$d" surf)" = INVALID_PARAMETER ] && [ "$(val_of "$d" after_free)" = NV_OK ] ||
+			{ why="$(head -1 "$d/out")"; return 1; } ;;
 	dup_free)
 		local first dup second third
 		first=$(val_of "$d" first); dup=$(val_of "$d" dup)
@@ -1088,8 +1123,19 @@ PY
 		[ "$verify_rc" = 0 ] || { why="audit verify: $verify_err"; return 1; }
 		return 0 ;;
 	audit_forge)
-		# The workload reached the log (here by a guess) and rewrote it;
-		# the chain must give it away.
+		# The workload guessed the log's path; the file there is masked
+		# (/dev/null over it): nothing was forged, and the log verifies
+		# with the real start record first.
+		[ "$(val_of "$d" found)" = "$d/audit.jsonl" ] && [ "$(val_of "$d" forged)" = 0 ] ||
+			{ why="the forgery landed: found=$(val_of "$d" found) forged=$(val_of "$d" forged)"; return 1; }
+		head -1 "$d/audit.jsonl" | grep -q '"command":\[".*audit_forge"' ||
+			{ why="the real start record is not first"; return 1; }
+		audit_verify "$d/audit.jsonl"
+		[ "$verify_rc" = 0 ] || { why="audit verify exit $verify_rc: $verify_err"; return 1; }
+		return 0 ;;
+	audit_forge:unguarded)
+		# The guard off: the workload reached the log (here by a guess)
+		# and rewrote it; the chain must give it away.
 		[ "$(val_of "$d" found)" = "$d/audit.jsonl" ] && ge "$(val_of "$d" forged)" 1 ||
 			{ why="not exercised: found=$(val_of "$d" found) forged=$(val_of "$d" forged)"; return 1; }
 		head -1 "$d/audit.jsonl" | grep -q '"command":\["benign"\]' ||
@@ -1205,6 +1251,8 @@ for t in "${TESTS[@]}"; do
 		run_broker "$mode" "$name"
 	elif [ "$name" = audit_forge_fd ]; then
 		run_audit_fd
+	elif [ "$prog" = audit_reach ]; then
+		run_audit_reach "$name"
 	elif [ "$prog" = share_import ]; then
 		run_share "$mode" "$name"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
@@ -1459,6 +1507,18 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.channel_groups_peak)
 		[ -n "$v" ] && [ "$v" -gt "$CHANNEL_GROUPS" ] && ge "$(val_of "$dir" registered_end)" 1 && pass "$name" ||
 			fail "$name" "quiesce off: groups peak ${v:-?}, registered_end=$(val_of "$dir" registered_end), reg_ok=$(val_of "$dir" reg_ok): not sensitive"
+		continue
+	fi
+	if [ "$prog" = audit_reach ]; then
+		check_audit_reach "$name" "$dir" && pass "$name" || fail "$name" "$why"
+		continue
+	fi
+	if [ "$name" = baseline-sem_surf ]; then
+		# The driver's references not charged: every round is let
+		# through and the driver holds them all (3 GiB under 1 GiB).
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" rounds)" = 3 ] && [ -n "$v" ] && [ "$v" -ge $((3 * QUOTA)) ] && pass "$name" ||
+			fail "$name" "keep off: rounds=$(val_of "$dir" rounds) peak ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "${name%:*}" = baseline-client_fdswap ] || [ "$name" = baseline-continue_swap ]; then

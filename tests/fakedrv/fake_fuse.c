@@ -504,7 +504,7 @@ static void usage(FILE *f, const char *prog)
 		"          [--fail-disable-after N] [--driver-version V] [--alloc-errno N] [--handle-zero]\n"
 		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--map-sleep-ms N]\n"
 		"          [--register-late-ms N]\n"
-		"          [--count-closes] [--gpu-node-check]\n"
+		"          [--count-closes] [--gpu-node-check] [--semaphores-32bit] [--semsurf-any-memory]\n"
 		"          [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
@@ -529,6 +529,10 @@ static void usage(FILE *f, const char *prog)
 		"              GPU's node, as nv_is_gpu_accessible (stats:\n"
 		"              device_node_grants, device_node_refusals,\n"
 		"              device_unentitled_grants)\n"
+		"  --semaphores-32bit  GPUs with 32-bit semaphores (TU10x, TU11x, GA100): a\n"
+		"              semaphore surface takes a hMaxSubmittedMem\n"
+		"  --semsurf-any-memory  a semaphore surface takes memory of any location,\n"
+		"              not only sysmem (no released driver does; a test knob)\n"
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
@@ -544,7 +548,8 @@ int main(int argc, char **argv)
 	enum { OPT_VIDMEM = 1, OPT_GPUS, OPT_CHANNELS, OPT_DIE_WITH_PARENT, OPT_LAG, OPT_FAIL_DISABLE,
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
 	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES,
-	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP, OPT_REGISTER_LATE };
+	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP, OPT_REGISTER_LATE, OPT_SEMAPHORES_32BIT,
+	       OPT_SEMSURF_ANY_MEMORY };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -560,6 +565,8 @@ int main(int argc, char **argv)
 		{ "handle-zero", no_argument, NULL, OPT_HANDLE_ZERO },
 		{ "count-closes", no_argument, NULL, OPT_COUNT_CLOSES },
 		{ "gpu-node-check", no_argument, NULL, OPT_GPU_NODE_CHECK },
+		{ "semaphores-32bit", no_argument, NULL, OPT_SEMAPHORES_32BIT },
+		{ "semsurf-any-memory", no_argument, NULL, OPT_SEMSURF_ANY_MEMORY },
 		{ "slow-control", required_argument, NULL, OPT_SLOW_CONTROL },
 		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "map-sleep-ms", required_argument, NULL, OPT_MAP_SLEEP },
@@ -633,6 +640,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_GPU_NODE_CHECK:
 			cfg.gpu_node_check = true;
+			break;
+		case OPT_SEMAPHORES_32BIT:
+			cfg.semaphores_32bit = true;
+			break;
+		case OPT_SEMSURF_ANY_MEMORY:
+			cfg.semsurf_any_memory = true;
 			break;
 		case OPT_SLOW_CONTROL:
 			if (sscanf(optarg, "%x:%u", &slow_cmd, &slow_ms) != 2 || !slow_ms) {

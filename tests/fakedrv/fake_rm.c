@@ -55,6 +55,8 @@ static const struct fake_class class_table[] = {
 	{ HOPPER_CHANNEL_GPFIFO_A, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
 	{ BLACKWELL_CHANNEL_GPFIFO_A, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
 	{ BLACKWELL_CHANNEL_GPFIFO_B, K_CHANNEL, NV_CHANNEL_ALLOC_PARAMS_SIZE, true },
+	/* RS_REQUIRED(NV_SEMAPHORE_SURFACE_ALLOC_PARAMETERS), resource_list.h */
+	{ NV_SEMAPHORE_SURFACE,    K_SEMSURF, sizeof(struct nv00da_alloc_params), true },
 };
 
 /* Video engine classes, by chip (rm-abi.md 4). The fake needs no params
@@ -278,6 +280,8 @@ void fake_res_put(struct res *r)
 			g->eng_live[r->engine]--;
 	}
 	fake_p2p_forget(r);
+	/* The last copy of a semaphore surface frees the driver's dups. */
+	fake_semsurf_release(r);
 	struct res *group = r->group, *internal = r->internal_group;
 	free(r);
 	/* The channel's reference on its group (alloc_object), or on the
@@ -443,6 +447,7 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 	enum obj_kind kind = k ? k->kind : engine >= 0 ? K_ENGINE : K_OTHER;
 	int gpu = pres ? pres->gpu : -1;
 	uint64_t bytes = 0;
+	struct res *kept[FAKE_SEMSURF_KEPT] = { NULL, NULL };
 	enum obj_kind pk = pres ? pres->kind : K_OTHER;
 
 	/* Everything below a device must know its GPU. */
@@ -510,6 +515,13 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		if (pk != K_CHANNEL)
 			return NV_ERR_INVALID_OBJECT_PARENT;
 		break;
+	case K_SEMSURF:
+		if (!params)
+			return NV_ERR_INVALID_ARGUMENT;
+		st = fake_semsurf_construct(c, pk, params, kept);
+		if (st != NV_OK)
+			return st;
+		break;
 	case K_OTHER:
 		break;
 	}
@@ -518,9 +530,12 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 	struct obj *o = r ? fake_add_obj(c) : NULL;
 	if (!o) {
 		free(r);
+		struct res tmp = { .kept = { kept[0], kept[1] } };
+		fake_semsurf_release(&tmp);
 		return NV_ERR_NO_MEMORY;
 	}
 	r->refs = 1;
+	memcpy(r->kept, kept, sizeof(r->kept));
 	r->kind = kind;
 	r->gpu = gpu;
 	r->bytes = bytes;

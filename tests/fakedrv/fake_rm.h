@@ -161,6 +161,11 @@ struct fake_config {
 	 * the mm's lock is held elsewhere between the two (a test knob). */
 	unsigned register_late_ms;
 	bool     handle_zero;        /* a handle the fake picks is 0 while 0 is free */
+	/* Semaphore surfaces (fake_semsurf.c): a GPU with 32-bit semaphores
+	 * (TU10x, TU11x, GA100: hMaxSubmittedMem taken), and a driver
+	 * without the limit of their memory to sysmem (a test knob). */
+	bool     semaphores_32bit;
+	bool     semsurf_any_memory;
 	/* Count every close(2) of a descriptor of the fake's device files
 	 * (FUSE's FLUSH): a test knob, not driver behaviour. Off, the first
 	 * FLUSH is refused and the kernel sends no more. */

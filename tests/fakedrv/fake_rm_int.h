@@ -26,7 +26,10 @@ enum obj_kind {
 	K_CHANNEL_GROUP,
 	K_CHANNEL,
 	K_ENGINE,   /* a video engine object (NVDEC, NVENC, NVJPG, OFA) */
+	K_SEMSURF,  /* a semaphore surface (fake_semsurf.c) */
 };
+/* The memory objects one semaphore surface keeps (fake_semsurf.c). */
+#define FAKE_SEMSURF_KEPT 2u
 
 /* Video engines the fake counts, for the policy's video.* caps. */
 enum fake_engine { FE_NVDEC, FE_NVENC, FE_NVJPG, FE_OFA, FE_N };
@@ -53,6 +56,9 @@ struct res {
 	 * channel holds a reference on it. rm_internal marks that group. */
 	struct res   *internal_group;
 	bool          rm_internal;
+	/* A semaphore surface's memory, dup'ed into the driver's own client
+	 * for the surface's life (fake_semsurf.c): a reference on each. */
+	struct res   *kept[FAKE_SEMSURF_KEPT];
 	unsigned      seen;      /* stats pass that counted it last */
 };
 
@@ -177,9 +183,18 @@ struct fake_state {
 	uint64_t         uvm_maps;
 	/* UVM_REGISTER_CHANNEL calls that succeeded (fake_uvm_chan.c). */
 	uint64_t         uvm_channel_registrations;
+	/* Memory objects live semaphore surfaces keep (fake_semsurf.c). */
+	uint64_t         semsurf_kept;
 };
 extern struct fake_state fake_st;
 
+
+/* fake_semsurf.c: the checks and dups of semsurfConstruct_IMPL; on
+ * success kept[] holds a reference on each memory object the surface
+ * keeps. fake_semsurf_release drops them (the last copy's destructor). */
+nv_status_t fake_semsurf_construct(struct client *c, enum obj_kind parent_kind, const void *params,
+                                   struct res *kept[FAKE_SEMSURF_KEPT]);
+void        fake_semsurf_release(struct res *r);
 
 /* fake_busy.c */
 uint64_t fake_now_ns(void);

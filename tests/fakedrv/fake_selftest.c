@@ -966,6 +966,7 @@ int main(void)
 	uvm_checks();
 	uvm_chan_checks();
 	uvm_gpu_checks();
+	semsurf_checks();
 	share_checks();
 
 	printf("%d passed, %d failed\n", passed, failed);

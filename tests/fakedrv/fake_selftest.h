@@ -36,5 +36,7 @@ int open_uvm(void);
 /* fake_selftest_uvmchan.c */
 void uvm_chan_checks(void);
 void uvm_gpu_checks(void);
+/* fake_selftest_semsurf.c */
+void semsurf_checks(void);
 
 #endif

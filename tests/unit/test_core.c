@@ -222,6 +222,86 @@ static void test_ledger_dup(void)
 	ledger_fini(&l);
 }
 
+/* References the driver keeps (ledger_keep): a semaphore surface keeps
+ * its memory past the memory's handles, a dup of the surface and a memory
+ * mapper over it keep it too, and the last of them releases it, by its
+ * own free or its client's. A journal replays what was kept at its end. */
+enum { SURF = 0x5c000030, SURF2 = 0x5c000031, MAPPER = 0x5c000032 };
+#define JOURNAL_MAX 64u
+struct journal_rec {
+	struct ledger_change ch[JOURNAL_MAX];
+	unsigned n;
+};
+static void record_change(void *ctx, const struct ledger_change *ch)
+{
+	struct journal_rec *j = ctx;
+	if (j->n < JOURNAL_MAX)
+		j->ch[j->n++] = *ch;
+}
+
+static uint64_t replayed_used(const struct journal_rec *j)
+{
+	struct ledger l2;
+	uint64_t used;
+
+	CHECK(ledger_init(&l2) == 0);
+	for (unsigned i = 0; i < j->n; i++)
+		CHECK(ledger_replay(&l2, &j->ch[i]) == 0);
+	used = ledger_used(&l2, 0);
+	ledger_fini(&l2);
+	return used;
+}
+
+static void test_ledger_keep(void)
+{
+	struct ledger l;
+	struct journal_rec j = { .n = 0 };
+	uint64_t rel[GS_MAX_GPUS] = { 0 };
+	const uint32_t both[2] = { MEM1, MEM2 }, surf2[1] = { SURF2 };
+
+	CHECK(ledger_init(&l) == 0);
+	l.journal = record_change;
+	l.journal_ctx = &j;
+	ledger_note_client(&l, CLIENT, -1);
+	ledger_note_client(&l, CLIENT2, -1);
+	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT2, CLIENT2, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
+	ledger_add(&l, CLIENT, DEVICE, SUBDEV, RM_CLASS_SUBDEVICE, 0x2080, LEDGER_NO_GPU, 0);
+	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 512 * MiB);
+	ledger_add(&l, CLIENT, DEVICE, MEM2, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 512 * MiB);
+	ledger_add(&l, CLIENT, SUBDEV, SURF, RM_CLASS_OTHER, 0xda, LEDGER_NO_GPU, 0);
+	CHECK(ledger_keep(&l, CLIENT, SURF, both, 2) == 0 && ledger_kept_pins(&l) == 2);
+	/* A keeper is a plain object; memory cannot be one. */
+	CHECK(ledger_keep(&l, CLIENT, MEM1, both, 1) == -1 && ledger_keep(&l, CLIENT, 0x777, both, 1) == -1);
+	ledger_free(&l, CLIENT, MEM1, rel);
+	ledger_free(&l, CLIENT, MEM2, rel);
+	CHECK(rel[0] == 0 && ledger_used(&l, 0) == GiB);
+	CHECK(replayed_used(&j) == GiB);
+	/* A snapshot of it too (the memory held by the surface alone). */
+	struct journal_rec snap = { .n = 0 };
+	CHECK(ledger_snapshot(&l, record_change, &snap) == 0 && replayed_used(&snap) == GiB);
+	/* A dup of the surface (another client) keeps it after the surface. */
+	CHECK(ledger_dup(&l, CLIENT2, DEVICE, DUPH, CLIENT, SURF) == 0);
+	ledger_free(&l, CLIENT, SURF, rel);
+	CHECK(rel[0] == 0 && ledger_used(&l, 0) == GiB);
+	ledger_free(&l, CLIENT2, DUPH, rel);
+	CHECK(rel[0] == GiB && ledger_used(&l, 0) == 0 && ledger_kept_pins(&l) == 0);
+	CHECK(replayed_used(&j) == 0);
+	/* A mapper keeps its surface's memory; the last of the two releases. */
+	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, 256 * MiB);
+	ledger_add(&l, CLIENT, SUBDEV, SURF2, RM_CLASS_OTHER, 0xda, LEDGER_NO_GPU, 0);
+	CHECK(ledger_keep(&l, CLIENT, SURF2, both, 1) == 0);
+	ledger_add(&l, CLIENT, SUBDEV, MAPPER, RM_CLASS_OTHER, 0xfe, LEDGER_NO_GPU, 0);
+	CHECK(ledger_keep(&l, CLIENT, MAPPER, surf2, 1) == 0 && ledger_kept_pins(&l) == 2);
+	ledger_free(&l, CLIENT, MEM1, NULL);
+	ledger_free(&l, CLIENT, SURF2, NULL);
+	CHECK(ledger_used(&l, 0) == 256 * MiB);
+	/* ...freed with its client. */
+	ledger_free(&l, CLIENT, CLIENT, NULL);
+	CHECK(ledger_used(&l, 0) == 0 && ledger_kept_pins(&l) == 0);
+	ledger_fini(&l);
+}
+
 static void test_ledger_many(void)
 {
 	struct ledger l;
@@ -853,6 +933,7 @@ int main(void)
 	test_alloc_view();
 	test_ledger_tree();
 	test_ledger_dup();
+	test_ledger_keep();
 	test_ledger_many();
 	test_ledger_release_watch();
 	test_ledger_bind_client();

@@ -68,6 +68,7 @@ void ledger_fini(struct ledger *l)
 	free(l->allocs);
 	free(l->watched);
 	free(l->unreg);
+	free(l->kept);
 	memset(l, 0, sizeof(*l));
 }
 

@@ -34,6 +34,7 @@
 
 struct ledger_obj;
 struct ledger_alloc;
+struct ledger_kept;
 
 /* One change of the ledger, as a journal outside the process records it
  * (the agent's state memfd, agent_state.c): replaying the changes in order
@@ -169,6 +170,9 @@ struct ledger {
 	void               (*channel_freed)(struct ledger *l, uint32_t obj);
 	struct ledger_unreg *unreg;
 	uint32_t             n_unreg, cap_unreg;
+	/* What keepers keep (ledger_keep): one entry per keeper's record. */
+	struct ledger_kept  *kept;
+	uint32_t             n_kept, cap_kept;
 };
 
 #define LEDGER_NAME_IS_ROW(name, array, k) \
@@ -283,6 +287,32 @@ uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
 void ledger_unpin(struct ledger *l, uint32_t pin, uint64_t released[GS_MAX_GPUS]);
 /* Is what pin holds held by pins alone (every handle on it freed)? */
 bool ledger_pin_orphaned(const struct ledger *l, uint32_t pin);
+
+/* References the driver keeps of its own (docs/security/driver-refs.md).
+ * Some objects make the driver dup memory of their client into its own
+ * internal client, and free that dup only with the object: a semaphore
+ * surface (NV_SEMAPHORE_SURFACE, _semsurfDupMemory, sem_surf.c) keeps
+ * its hSemaphoreMem and hMaxSubmittedMem, a memory mapper
+ * (NV_MEMORY_MAPPER, mem_mapper.c) keeps its semaphore surface and so
+ * what that keeps. Freeing the workload's handle on such memory then
+ * frees nothing in the driver, and must release no charge.
+ *
+ * ledger_keep, called at once after the keeper's ledger_add: the ledger's
+ * object (h_client, h_keeper) keeps what handles[0..n) of h_client hold
+ * (memory of ours, or what another keeper keeps: dups resolve to their
+ * allocation) until its own last handle goes: its own free, its parent's,
+ * its client's or its file's, and a dup of the keeper (RM shares one
+ * record between the copies) keeps it too. Each reference is a pin
+ * (journalled; a replayed one is a resumed pin: charged until the ledger
+ * goes). Which handles a class keeps is the caller's to read from the
+ * driver (exec_alloc.c): the ledger takes what it is told. A handle that
+ * holds nothing of ours is skipped. 0, or -1 with nothing changed when
+ * there is no memory for the record (the caller undoes the object). */
+#define LEDGER_KEPT_HANDLES 2u
+#define LEDGER_KEPT_MAX     (2u * LEDGER_KEPT_HANDLES)
+int ledger_keep(struct ledger *l, uint32_t h_client, uint32_t h_keeper, const uint32_t *handles, uint32_t n);
+/* Allocations kept by the driver for live keepers (for tests). */
+uint32_t ledger_kept_pins(const struct ledger *l);
 
 /* Frees an object and its whole subtree (the client itself when
  * handle == h_client). Returns the bytes released on each GPU through

@@ -55,6 +55,24 @@ uint32_t ledger_alloc_new(struct ledger *l, uint64_t bytes, int gpu, uint64_t se
 	return idx;
 }
 
+/* The keeper's record idx went with its last handle: what it kept goes
+ * as the driver frees its internal dups (_semsurfFreeMemory, sem_surf.c,
+ * from the destructor of the last copy). Depth is bounded: what a keeper
+ * keeps is memory, whose records keep nothing (ledger_keep copies a
+ * kept keeper's pins rather than pinning the keeper). */
+static void drop_kept(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS])
+{
+	const uint32_t i = l->allocs[idx].kept_idx;
+	const struct ledger_kept k = l->kept[i];
+
+	/* The last entry takes the place of this one. */
+	l->kept[i] = l->kept[--l->n_kept];
+	if (i < l->n_kept)
+		l->allocs[l->kept[i].alloc].kept_idx = i;
+	for (uint32_t p = 0; p < k.n; p++)
+		ledger_unpin(l, k.pins[p], released);
+}
+
 void ledger_alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX_GPUS])
 {
 	struct ledger_alloc *a = &l->allocs[idx];
@@ -77,6 +95,11 @@ void ledger_alloc_unref(struct ledger *l, uint32_t idx, uint64_t released[GS_MAX
 	if (a->held & LEDGER_HELD_GROUP)
 		l->count[GS_QK_CHANNEL_GROUPS]--;
 	a->held = 0;
+	if (a->keeps) {
+		a->keeps = false;
+		drop_kept(l, idx, released);
+		a = &l->allocs[idx];
+	}
 	a->bytes = l->free_alloc; /* free list threads through bytes */
 	l->free_alloc = idx;
 }

@@ -40,6 +40,17 @@ struct ledger_alloc {
 	uint8_t  held;
 	bool     channel;  /* a channel's hardware record (ledger.h, struct ledger_unreg) */
 	bool     group;    /* a channel group's */
+	/* A keeper's record (ledger_keep): its last reference drops the
+	 * pins of its entry in l->kept. Holds no bytes of its own. */
+	bool     keeps;
+	uint32_t kept_idx;   /* a keeper's: its entry in l->kept */
+};
+_Static_assert(sizeof(struct ledger_alloc) == 48, "a keeper's fields fit the allocation's padding");
+/* The pins a keeper's record holds (ledger.h, ledger_keep). */
+struct ledger_kept {
+	uint32_t alloc;                   /* the keeper's record */
+	uint32_t n;
+	uint32_t pins[LEDGER_KEPT_MAX];   /* allocations of memory it keeps */
 };
 #define LEDGER_HELD_CHANNEL 0x1u
 #define LEDGER_HELD_GROUP   0x2u

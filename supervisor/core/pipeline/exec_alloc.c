@@ -295,6 +295,16 @@ static bool commit_alloc(struct call *c, struct alloc_flight *f, uint64_t charge
 		                     "supervisor out of memory");
 		return false;
 	}
+	/* What the driver dup'ed into its own client for this object stays
+	 * charged while it lives (ledger.h, ledger_keep): read from our copy
+	 * of the params, which is what the driver was given. */
+	if (rc->n_kept && !sb->test_no_keep &&
+	    ledger_keep(&sb->ledger, rc->h_client, h_new, rc->kept, rc->n_kept) < 0) {
+		ledger_free(&sb->ledger, rc->h_client, h_new, NULL);
+		*a = undo_and_refuse(c, f, h_new, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
+		                     "supervisor out of memory");
+		return false;
+	}
 	c->made.set = true;
 	c->made.client = rc->h_client;
 	c->made.parent = rc->h_parent;

@@ -143,6 +143,10 @@ struct gs_session {
 	 * handed-off quiesce go (gs_quiesce_caller_back; the baseline of
 	 * tests/adv quick_return). Never for use. */
 	bool                 test_no_caller_back;
+	/* GPUSANDBOX_TEST_NO_KEEP: the references the driver keeps for a
+	 * semaphore surface or memory mapper are not charged (ledger_keep):
+	 * tests/adv sem_surf's baseline. */
+	bool                 test_no_keep;
 	/* May an fd table of the sandbox be shared beyond a thread group?
 	 * Set from the start unless the filter follows the clones that make
 	 * one (gs_session_config.follows_shared_tables), and then by the
