@@ -11,6 +11,11 @@ set -eu
 # libdw-dev: the call stacks of refused calls are symbolized with libdw.
 # python3-yaml: tests/deploy reads deploy/'s manifests.
 PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3 python3 python3-yaml man-db runc crun podman busybox-static jq chromium"
+# Test-only packages, each installed also by its own tier through
+# scripts/install-test-pkgs.sh (a tier split may move them there alone):
+# debootstrap: tests/deploy/image.sh builds deploy/Containerfile's root;
+# prometheus-node-exporter: tests/metrics reads the metrics file with it.
+TEST_PKGS="debootstrap prometheus-node-exporter"
 # tests/deploy's offline schema validator and CEL evaluator
 # (kubernetes-models, @bufbuild/cel, pinned in tests/deploy/package-lock.json),
 # where npm is on the machine; without them that tier skips those parts and
@@ -25,6 +30,9 @@ install_node_modules() {
 }
 missing=""
 for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+for p in $TEST_PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && { install_node_modules; exit 0; }

@@ -52,6 +52,7 @@ run_tier unit-private-table tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-c
 run_tier unit-private-table-baseline env GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC=1 \
 	tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-check -- build/tests/unit/test_private_table
 run_tier unit-audit build/tests/unit/test_audit
+run_tier unit-metrics build/tests/unit/test_metrics
 run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
