@@ -85,6 +85,7 @@ run_tier compute-share-multi tests/sm/multi.sh
 run_tier agent tests/agent/run.sh
 run_tier agent-sm tests/agent/sm.sh
 run_tier deploy tests/deploy/run.sh
+run_tier deploy-image tests/deploy/image.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,
 # on the fake playing it (tests/versions/run.sh says which and why).
 run_tier driver-branches tests/versions/run.sh
