@@ -83,6 +83,7 @@ run_tier fuzz-plan build/tests/fuzz/plan_replay tests/fuzz/corpus/plan/*
 run_tier compute-share tests/sm/run.sh
 run_tier compute-share-multi tests/sm/multi.sh
 run_tier agent tests/agent/run.sh
+run_tier agent-start tests/agent/start.sh
 run_tier agent-sm tests/agent/sm.sh
 run_tier deploy tests/deploy/run.sh
 run_tier deploy-image tests/deploy/image.sh
