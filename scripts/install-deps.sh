@@ -14,8 +14,9 @@ PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-d
 # Test-only packages, each installed also by its own tier through
 # scripts/install-test-pkgs.sh (a tier split may move them there alone):
 # debootstrap: tests/deploy/image.sh builds deploy/Containerfile's root;
-# prometheus-node-exporter: tests/metrics reads the metrics file with it.
-TEST_PKGS="debootstrap prometheus-node-exporter"
+# prometheus-node-exporter: tests/metrics reads the metrics file with it;
+# containerd: tests/agent's *-containerd cases (ctr run, runc underneath).
+TEST_PKGS="debootstrap prometheus-node-exporter containerd"
 # tests/deploy's offline schema validator and CEL evaluator
 # (kubernetes-models, @bufbuild/cel, pinned in tests/deploy/package-lock.json),
 # where npm is on the machine; without them that tier skips those parts and

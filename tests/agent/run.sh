@@ -226,6 +226,13 @@
 #                     --security-opt seccomp=PROFILE): podman passes the
 #                     profile's listenerPath through; baseline-quota-podman
 #                     without the profile exceeds the quota
+#   quota-containerd  quota-R through Debian's containerd 1.6 (a daemon of the
+#                     case's own, CRI plugin off) and `ctr run --rootfs
+#                     --seccomp --seccomp-profile PROFILE` (runc underneath):
+#                     containerd reads the profile into the OCI spec with its
+#                     listenerPath; baseline-quota-containerd without the
+#                     profile exceeds the quota. keyring-containerd and its
+#                     baseline as keyring-R
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -377,6 +384,11 @@ stop_agent() {
 
 stop_all() {
 	stop_agent
+	if [ -n "${CONTAINERD:-}" ]; then
+		kill "$CONTAINERD" 2>/dev/null
+		wait "$CONTAINERD" 2>/dev/null
+		CONTAINERD=
+	fi
 	[ -n "${KEEPER:-}" ] || return 0
 	kill "$KEEPER" 2>/dev/null
 	wait "$KEEPER" 2>/dev/null
@@ -407,6 +419,31 @@ run_podman() {
 		-v "$GS_FAKE_MOUNT/nvidiactl:/dev/nvidiactl" -v "$GS_FAKE_MOUNT/nvidia0:/dev/nvidia0" \
 		-v "$GS_FAKE_MOUNT/nvidia-uvm:/dev/nvidia-uvm" "${sc[@]}" --rootfs "$ROOTFS" "$@" \
 		>"$D/out" 2>"$D/err" </dev/null
+	echo $? >"$D/rc"
+}
+
+# containerd for one case: a daemon of its own (root, state and socket in
+# $D, the CRI plugin off), in the case's mount namespace (the fake's).
+start_containerd() {
+	printf 'version = 2\nroot = "%s"\nstate = "%s"\n[grpc]\n  address = "%s"\n[plugins."io.containerd.grpc.v1.cri"]\n  disable = true\n' \
+		"$D/croot" "$D/cstate" "$D/containerd.sock" >"$D/containerd.toml"
+	containerd --config "$D/containerd.toml" >"$D/containerd.log" 2>&1 &
+	CONTAINERD=$!
+	wait_for -S "$D/containerd.sock"
+}
+
+# run_ctr ARGS... : `ctr run` (runc underneath) on the same rootfs, the fake's
+# files bind-mounted, the profile ($P_CTR) or no seccomp; its exit in $D/rc.
+run_ctr() {
+	local sc=() n
+	[ -n "${P_CTR:-}" ] && sc=(--seccomp --seccomp-profile "$P_CTR")
+	start_containerd || { echo "containerd did not start: $(tail -1 "$D/containerd.log")" >"$D/rc"; return; }
+	local mounts=()
+	for n in nvidiactl nvidia0 nvidia-uvm; do
+		mounts+=(--mount "type=bind,src=$GS_FAKE_MOUNT/$n,dst=/dev/$n,options=rbind:rw")
+	done
+	timeout 30 ctr --address "$D/containerd.sock" run --rm --rootfs "${sc[@]}" "${mounts[@]}" \
+		"$ROOTFS" "gs-$CASE" "$@" >"$D/out" 2>"$D/err" </dev/null
 	echo $? >"$D/rc"
 }
 
@@ -482,7 +519,7 @@ inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
 	KSOCK=$D/keeper.sock
-	AGENT= KEEPER=
+	AGENT= KEEPER= CONTAINERD=
 	trap stop_all EXIT
 	[ "$RT" = crun ] && { crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; }; }
 	local base=${CASE#baseline-} p=""
@@ -499,6 +536,8 @@ inside() {
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		if [ "$RT" = podman ]; then
 			P_PODMAN=$p run_podman /bin/static_raw
+		elif [ "$RT" = containerd ]; then
+			P_CTR=$p run_ctr /bin/static_raw
 		else
 			run_fg '["/bin/static_raw"]' "$p"
 		fi ;;
@@ -531,6 +570,8 @@ inside() {
 		start_agent || return
 		if [ "$RT" = podman ]; then
 			P_PODMAN=$p run_podman /bin/sh -c '/bin/keyprobe; /bin/static_raw'
+		elif [ "$RT" = containerd ]; then
+			P_CTR=$p run_ctr /bin/sh -c '/bin/keyprobe; /bin/static_raw'
 		else
 			run_fg '["/bin/sh", "-c", "/bin/keyprobe; /bin/static_raw"]' "$p"
 		fi ;;
@@ -1393,6 +1434,17 @@ if command -v podman >/dev/null && case " $RUNTIMES " in *" runc "*) true ;; *) 
 	done
 else
 	echo "agent: podman (or runc under it) is not installed: its cases are skipped"
+fi
+# containerd is only this tier's: installed here when missing.
+scripts/install-test-pkgs.sh containerd >/dev/null 2>&1 ||
+	echo "agent: containerd could not be installed (scripts/install-test-pkgs.sh)"
+if command -v containerd >/dev/null && command -v ctr >/dev/null &&
+	case " $RUNTIMES " in *" runc "*) true ;; *) false ;; esac; then
+	for name in quota-containerd baseline-quota-containerd keyring-containerd baseline-keyring-containerd; do
+		want "$name" && run_case "$name" containerd && judge "$name" containerd
+	done
+else
+	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
