@@ -41,6 +41,10 @@ static void snapshot_locked(struct gs_metrics_snap *out, struct gs_session *sb, 
 		out->peak[g] = sb->ledger.peak[g];
 		out->quota[g] = gs_quota_mem(&sb->quota, (int)g);
 	}
+	for (uint32_t u = 0; u < sb->quota.n_uuids && u < GS_MAX_GPUS; u++)
+		if (sb->quota.uuid_minor[u] < GS_MAX_GPUS)
+			snprintf(out->gpu_uuid[sb->quota.uuid_minor[u]], sizeof(out->gpu_uuid[0]), "%s",
+			         sb->quota.uuids[u]);
 	out->channels = sb->ledger.channels;
 	out->channels_peak = sb->ledger.channels_peak;
 	out->channels_quota = sb->quota.channels;
@@ -168,15 +172,30 @@ static const char *sandbox_labels(const struct gs_metrics_snap *s, char *out, si
 	return out;
 }
 
-/* name{SANDBOX_LABELS[,gpu="N"]EXTRA} value: gpu < 0 leaves gpu out;
- * extra is "" or ",key=\"value\"..." (escaped by the caller). */
+/* ,gpu="N"[,uuid="GPU-..."]: the GPU's labels (its UUID where known). */
+static const char *gpu_labels(const struct gs_metrics_snap *s, int gpu, char *out, size_t len)
+{
+	char uuid[LABEL_BUF];
+
+	if (gpu < 0) {
+		out[0] = '\0';
+	} else if ((unsigned)gpu < GS_MAX_GPUS && s->gpu_uuid[gpu][0]) {
+		snprintf(out, len, ",gpu=\"%d\",uuid=\"%s\"", gpu, label_value(s->gpu_uuid[gpu], uuid, sizeof(uuid)));
+	} else {
+		snprintf(out, len, ",gpu=\"%d\"", gpu);
+	}
+	return out;
+}
+
+/* name{SANDBOX_LABELS[,gpu="N"[,uuid="..."]]EXTRA} value: gpu < 0 leaves
+ * the GPU's labels out; extra is "" or ",key=\"value\"..." (escaped by
+ * the caller). */
 static void sample_labelled(struct text *t, const char *name, const struct gs_metrics_snap *s, int gpu,
                             const char *extra, uint64_t v)
 {
-	char labels[LABEL_BUF * 2], g[NUM_BUF] = "";
+	char labels[LABEL_BUF * 2], g[LABEL_BUF + NUM_BUF];
 
-	if (gpu >= 0)
-		snprintf(g, sizeof(g), ",gpu=\"%d\"", gpu);
+	gpu_labels(s, gpu, g, sizeof(g));
 	put(t, "%s{%s%s%s} %" PRIu64 "\n", name, sandbox_labels(s, labels, sizeof(labels)), g, extra, v);
 }
 
@@ -290,7 +309,7 @@ static void decision_families(struct text *t, const struct gs_metrics_snap *s, u
 
 static void share_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
 {
-	char sb[LABEL_BUF * 2];
+	char sb[LABEL_BUF * 2], gl[LABEL_BUF + NUM_BUF];
 
 	family(t, "gpusandbox_compute_share_target_ratio", "gauge", "The --sm share of the GPU's time.");
 	for (unsigned i = 0; i < n; i++)
@@ -302,8 +321,9 @@ static void share_families(struct text *t, const struct gs_metrics_snap *s, unsi
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned g = 0; s[i].has_sm && g < s[i].sm.n && g < GS_MAX_GPUS; g++)
 			if (s[i].sm.gpu[g].busy_windows)
-				put(t, "gpusandbox_compute_share_achieved_ratio{%s,gpu=\"%u\"} %.4f\n",
-				    sandbox_labels(&s[i], sb, sizeof(sb)), s[i].sm.gpu[g].gpu,
+				put(t, "gpusandbox_compute_share_achieved_ratio{%s%s} %.4f\n",
+				    sandbox_labels(&s[i], sb, sizeof(sb)),
+				    gpu_labels(&s[i], (int)s[i].sm.gpu[g].gpu, gl, sizeof(gl)),
 				    s[i].sm.gpu[g].achieved_share);
 }
 

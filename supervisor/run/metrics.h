@@ -28,6 +28,9 @@ struct gs_metrics_snap {
 	char     sandbox[GS_METRICS_ID_MAX];   /* its id */
 	char     container[GS_METRICS_ID_MAX]; /* the agent's container id, or "" */
 	unsigned n_gpus;
+	/* Each GPU's UUID where the sandbox named it by UUID (its policy or
+	 * --gpus), else "": the uuid label of its per-GPU samples. */
+	char     gpu_uuid[GS_MAX_GPUS][GS_GPU_UUID_MAX];
 	uint64_t used[GS_MAX_GPUS], peak[GS_MAX_GPUS], quota[GS_MAX_GPUS]; /* UINT64_MAX: none */
 	uint32_t channels, channels_peak, channels_quota;       /* GS_COUNT_UNLIMITED: none */
 	uint32_t groups, groups_peak, groups_quota;

@@ -183,17 +183,19 @@ fi
 
 # ---- node_exporter: the file as its documented consumer reads it ----------------------
 # A run on two GPUs refused for one reason on each (tests/adv's per_gpu on GPU
-# 1, static_raw on GPU 0, --mem 1g), its file in a directory Debian's
+# 1, named by its UUID, static_raw on GPU 0, --mem 1g), its file in a directory Debian's
 # prometheus-node-exporter's textfile collector reads (the tier installs
 # the package); scrape.py scrapes it on a 127.0.0.1 port (bounded by
 # SCRAPE_DEADLINE_S) and checks what it exports against the file.
 SCRAPE_DEADLINE_S=30
+GPU1_UUID=GPU-00000000-0000-0000-0000-000000000001
 node_exporter_case() {
 	local d=$tmp/ne port ne chk
 	mkdir -p "$d/textfile"
 	scripts/install-test-pkgs.sh prometheus-node-exporter >"$d/install.out" 2>&1 ||
 		{ echo "SKIP node-exporter: prometheus-node-exporter could not be installed"; return; }
-	"$WITH_FAKE" --gpus 2 --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --user root --mem 1g --gpus 0,1 \
+	# GPU 1 named by the UUID the fake gives it: its samples carry it.
+	"$WITH_FAKE" --gpus 2 --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --user root --mem 1g --gpus "0,$GPU1_UUID" \
 		--metrics-file "$d/textfile/gpusandbox.prom" -- \
 		sh -c '"$1" >/dev/null; "$2" >/dev/null' sh build/tests/adv/per_gpu build/tests/adv/static_raw \
 		>"$d/gs.out" 2>"$d/gs.err"
@@ -206,10 +208,11 @@ node_exporter_case() {
 		"$d/textfile/gpusandbox.prom" "$d/scrape.txt" 2>&1)
 	kill "$ne" 2>/dev/null
 	wait "$ne" 2>/dev/null
-	if [[ $chk == ok* ]] && ! grep -q "collected before" "$d/ne.log"; then
+	if [[ $chk == ok* ]] && ! grep -q "collected before" "$d/ne.log" &&
+		grep -q "^gpusandbox_refusals_total{gpu=\"1\",outcome=\"quota\",.*uuid=\"$GPU1_UUID\"} [1-9]" "$d/scrape.txt"; then
 		pass node-exporter
 	else
-		fail node-exporter "$(head -5 <<<"$chk") $(grep -m1 "collected before" "$d/ne.log")"
+		fail node-exporter "$(head -5 <<<"$chk") $(grep -m1 "collected before" "$d/ne.log") $(grep refusals_total "$d/scrape.txt")"
 	fi
 }
 selected node-exporter "$@" && node_exporter_case

@@ -30,7 +30,11 @@ def parse_labels(text):
             else:
                 value.append(text[j])
             j += 1
-        labels.append((name, "".join(value)))
+        # An empty value is no label (Prometheus' data model): the
+        # collector gives every sample of a family the family's label
+        # names, empty where a sample had none.
+        if value:
+            labels.append((name, "".join(value)))
         i = j + 1
         while i < len(text) and text[i] in ", ":
             i += 1

@@ -128,6 +128,9 @@ static void test_two_gpus(void)
 		refusal(&s[i].refusals, GS_OUTCOME_QUOTA, "video memory quota exceeded", 1, 1 << 30, 3);
 		refusal(&s[i].refusals, GS_OUTCOME_QUOTA, "video memory quota exceeded", 0, 2u << 30, 4);
 		refusal(&s[i].refusals, GS_OUTCOME_POLICY, "class not allowed", -1, 0, 1);
+		/* GPU 1 named by UUID: its samples carry it. */
+		snprintf(s[i].gpu_uuid[1], sizeof(s[i].gpu_uuid[1]), "GPU-00000000-0000-0000-0000-000000000001");
+		s[i].used[1] = 5;
 		s[i].refusals.other = 5;
 	}
 	text = gs_metrics_text(s, 2);
@@ -136,7 +139,11 @@ static void test_two_gpus(void)
 	CHECK(text && strstr(text, "gpusandbox_refusals_total{sandbox=\"0000000000000001\",gpu=\"0\","
 	                           "outcome=\"quota\",reason=\"video memory quota exceeded\"} 6\n"));
 	CHECK(text && strstr(text, "gpusandbox_refusals_total{sandbox=\"0000000000000001\",gpu=\"1\","
+	                           "uuid=\"GPU-00000000-0000-0000-0000-000000000001\","
 	                           "outcome=\"quota\",reason=\"video memory quota exceeded\"} 3\n"));
+	CHECK(text && strstr(text, "gpusandbox_memory_used_bytes{sandbox=\"0000000000000002\",gpu=\"1\","
+	                           "uuid=\"GPU-00000000-0000-0000-0000-000000000001\"} 5\n"));
+	CHECK(text && strstr(text, "gpusandbox_memory_used_bytes{sandbox=\"0000000000000002\",gpu=\"0\"} 0\n"));
 	CHECK(text && strstr(text, "gpusandbox_refusals_total{sandbox=\"0000000000000002\","
 	                           "outcome=\"policy\",reason=\"class not allowed\"} 1\n"));
 	CHECK(text && strstr(text, "gpusandbox_refusals_total{sandbox=\"0000000000000002\","
