@@ -432,6 +432,9 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);
+	/* Said at once rather than by the file's age: nobody serves now. */
+	if (o.metrics_path && gs_metrics_write_stopped(o.metrics_path, &err) < 0)
+		warn_error(&err);
 	/* Under the list's lock, kept until exit with every sandbox's: a
 	 * handshake thread may still be adding or tearing down a container
 	 * (ThreadSanitizer, tests/agent two-runc). */

@@ -352,24 +352,26 @@ static void audit_families(struct text *t, const struct gs_metrics_snap *s, unsi
 
 /* The writer's own samples, present with no sandbox at all: an idle agent's
  * file says "up, 0 sandboxes", which a dead agent's stale file (its mtime,
- * node_exporter's node_textfile_mtime_seconds) does not. */
-static void writer_families(struct text *t, unsigned n)
+ * node_exporter's node_textfile_mtime_seconds) does not; a stopped agent's
+ * says up 0. */
+static void writer_families(struct text *t, unsigned n, bool up)
 {
 	family(t, "gpusandbox_build_info", "gauge", "The gpusandbox build writing this file.");
 	put(t, "gpusandbox_build_info{version=\"%s\"} 1\n", GPUSANDBOX_VERSION);
 	family(t, "gpusandbox_up", "gauge",
-	       "1: the writer (gpusandbox agent, or a gpusandbox run) rewrites this file every second.");
-	put(t, "gpusandbox_up 1\n");
+	       "1: the writer (gpusandbox agent, or a gpusandbox run) rewrites this file every second; "
+	       "0: the agent stopped.");
+	put(t, "gpusandbox_up %d\n", up ? 1 : 0);
 	family(t, "gpusandbox_sandboxes", "gauge", "Sandboxes the writer serves now.");
 	put(t, "gpusandbox_sandboxes %u\n", n);
 }
 
-char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
+static char *metrics_text(const struct gs_metrics_snap *s, unsigned n, bool up)
 {
 	struct text t = { 0 };
 	char sb[LABEL_BUF * 2], ct[LABEL_BUF];
 
-	writer_families(&t, n);
+	writer_families(&t, n, up);
 	family(&t, "gpusandbox_sandbox_info", "gauge", "One per sandbox; its container under the agent.");
 	for (unsigned i = 0; i < n; i++)
 		put(&t, "gpusandbox_sandbox_info{%s,container=\"%s\"} 1\n", sandbox_labels(&s[i], sb, sizeof(sb)),
@@ -391,13 +393,17 @@ char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
 	return t.buf;
 }
 
+char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
+{
+	return metrics_text(s, n, true);
+}
+
 /* PATH.tmp, written whole, then renamed over PATH: a reader sees the old
  * file or the new one. O_EXCL after removing a stale one: a link planted
- * at the temporary name is not followed. */
-int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
-                     struct gs_error *err)
+ * at the temporary name is not followed. Takes text. */
+static int write_text(const char *path, char *text, struct gs_error *err)
 {
-	char *text = gs_metrics_text(snaps, n), *tmp = NULL;
+	char *tmp = NULL;
 	size_t len = text ? strlen(text) : 0;
 	int fd = -1, rc = -1;
 
@@ -427,4 +433,15 @@ out:
 	free(tmp);
 	free(text);
 	return rc;
+}
+
+int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
+                     struct gs_error *err)
+{
+	return write_text(path, gs_metrics_text(snaps, n), err);
+}
+
+int gs_metrics_write_stopped(const char *path, struct gs_error *err)
+{
+	return write_text(path, metrics_text(NULL, 0, false), err);
 }

@@ -53,6 +53,9 @@ bool gs_metrics_snapshot_within(struct gs_metrics_snap *out, struct gs_session *
 /* Writes the exposition of n snapshots to path: PATH.tmp then rename. */
 int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
                      struct gs_error *err);
+/* The file of a stopped agent: gpusandbox_up 0 and no sandbox (its
+ * containers, held by a keeper, are served by nobody until the next). */
+int gs_metrics_write_stopped(const char *path, struct gs_error *err);
 /* The exposition of n snapshots into a malloc'd string (tests). */
 char *gs_metrics_text(const struct gs_metrics_snap *snaps, unsigned n);
 

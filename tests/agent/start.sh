@@ -16,6 +16,7 @@
 #   keeper-<what>  a missing --socket folder, a hard descriptor limit
 #   agent-good     everything there: it listens, its metrics file says
 #                  gpusandbox_up 1 before any container, SIGTERM ends it 0
+#                  and the file then says gpusandbox_up 0
 #                  (the same command line as the refused cases but for the
 #                  one setting each breaks)
 # Runs under the fake driver (the agent needs one to start).
@@ -57,6 +58,7 @@ started() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		rc=$([ -S "$sock" ] && echo listening || echo "neither exited nor listened")
+		cp "$T/metrics/agent.prom" "$T/metrics-listening.prom" 2>/dev/null
 		kill -TERM "$pid"
 		wait "$pid"
 		stopped=$?
@@ -117,11 +119,13 @@ refused keeper-socket-folder "^gpusandbox keeper: --socket $T/nodir/keeper.sock:
 refused keeper-nofile "^gpusandbox keeper: the descriptor limit \(ulimit -n, hard\) is 256" "$T/run/keeper.sock" \
 	sh -c 'ulimit -Sn 256 && ulimit -Hn 256 && exec "$@"' sh "$GS" keeper --socket "$T/run/keeper.sock"
 
-# The same command line with every setting in place: it serves.
+# The same command line with every setting in place: it serves; its
+# metrics file said up while it listened, and says up 0 once it stopped.
 agent
 rm -f "$T/metrics/agent.prom"
 started "$AGENT_SOCK" "${AGENT_CMD[@]}"
-if [ "$rc" = listening ] && [ "${stopped:-}" = 0 ] && grep -q '^gpusandbox_up 1$' "$T/metrics/agent.prom" 2>/dev/null; then
+if [ "$rc" = listening ] && [ "${stopped:-}" = 0 ] && grep -q '^gpusandbox_up 1$' "$T/metrics-listening.prom" 2>/dev/null &&
+	grep -q '^gpusandbox_up 0$' "$T/metrics/agent.prom" 2>/dev/null; then
 	pass agent-good
 else
 	fail agent-good "rc=$rc stopped=${stopped:-} metrics: $(head -c 200 "$T/metrics/agent.prom" 2>&1) $(tail -2 "$T/err")"

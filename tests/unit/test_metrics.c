@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "gpusandbox.h"
@@ -163,9 +164,30 @@ static void test_idle(void)
 	free(text);
 }
 
+/* A stopped agent's file: up 0, no sandbox. */
+static void test_stopped(void)
+{
+	char dir[] = "/tmp/gs-metrics-XXXXXX", path[64], buf[4096] = "";
+	struct gs_error err = { 0 };
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/m.prom", dir);
+	CHECK(gs_metrics_write_stopped(path, &err) == 0);
+	f = fopen(path, "r");
+	CHECK(f && fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	if (f)
+		fclose(f);
+	CHECK(strstr(buf, "\ngpusandbox_up 0\n") && strstr(buf, "\ngpusandbox_sandboxes 0\n"));
+	CHECK(duplicate_series(buf) == 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_checker();
+	test_stopped();
 	test_two_gpus();
 	test_idle();
 	return check_summary();
