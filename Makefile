@@ -75,6 +75,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
                    supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c \
+                   supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c \
                    supervisor/cli/main.c supervisor/cli/cmdline.c supervisor/cli/options.c supervisor/cli/envcheck.c \
                    supervisor/cli/trace_out.c supervisor/cli/check_mode.c
 # Everything but main: linked into the unit tests too.
@@ -109,7 +110,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids \
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
-              $(BUILD)/tests/unit/test_uvm_channels
+              $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

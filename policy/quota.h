@@ -179,6 +179,9 @@ struct gs_quota {
 	 * (gs_resolve_gpu_uuids). */
 	uint32_t n_uuids;
 	char     uuids[GS_MAX_GPUS][GS_GPU_UUID_MAX];
+	/* The /dev/nvidiaN minor each of uuids resolved to (metrics label
+	 * the GPU with its UUID where it is known this way). */
+	uint32_t uuid_minor[GS_MAX_GPUS];
 	/* Per-GPU video memory (policy key gpu.N.mem), by RM device instance;
 	 * GS_MEM_GPU_UNSET where mem_per_gpu applies. */
 	uint64_t mem_gpu[GS_MAX_GPUS];

@@ -28,11 +28,17 @@ BROWSER_PKGS="chromium"
 # schema validator and CEL evaluator (kubernetes-models, @bufbuild/cel,
 # pinned in tests/deploy/package-lock.json).
 NODE_PKGS="npm"
+# Tools of single tiers, each also installed by its own tier through
+# scripts/install-test-pkgs.sh when run alone:
+# debootstrap: tests/deploy/image.sh builds deploy/Containerfile's root;
+# prometheus-node-exporter: tests/metrics reads the metrics file with it;
+# containerd: tests/agent's *-containerd cases (ctr run, runc underneath).
+TIER_PKGS="debootstrap prometheus-node-exporter containerd"
 
 case "${1:-}" in
 "") pkgs=$BUILD_PKGS; tests=no ;;
 tests)
-	pkgs="$BUILD_PKGS $TEST_PKGS $CONTAINER_PKGS $BROWSER_PKGS"
+	pkgs="$BUILD_PKGS $TEST_PKGS $CONTAINER_PKGS $BROWSER_PKGS $TIER_PKGS"
 	command -v npm >/dev/null || pkgs="$pkgs $NODE_PKGS"
 	tests=yes ;;
 *) echo "usage: $0 [tests]" >&2; exit 2 ;;

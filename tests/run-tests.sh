@@ -55,6 +55,7 @@ run_tier unit-private-table-baseline env GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALL
 	tests/fakedrv/with-fake-nvidia --gpus 2 --gpu-node-check -- build/tests/unit/test_private_table
 run_tier unit-audit build/tests/unit/test_audit
 run_tier unit-audit-guard build/tests/unit/test_audit_guard
+run_tier unit-metrics build/tests/unit/test_metrics
 run_tier unit-review build/tests/unit/test_review
 run_tier unit-profile build/tests/unit/test_profile
 run_tier unit-agent-conn build/tests/unit/test_agent_conn
@@ -86,8 +87,10 @@ run_tier compute-share tests/sm/run.sh
 run_tier compute-share-multi tests/sm/multi.sh
 run_tier compute-share-escape tests/sm/escape.sh
 run_tier agent tests/agent/run.sh
+run_tier agent-start tests/agent/start.sh
 run_tier agent-sm tests/agent/sm.sh
 run_tier deploy tests/deploy/run.sh
+run_tier deploy-image tests/deploy/image.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,
 # on the fake playing it (tests/versions/run.sh says which and why).
 run_tier driver-branches tests/versions/run.sh

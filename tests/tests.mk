@@ -74,11 +74,13 @@ TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 # host that takes dead clients' handles to dup it (stalehandle-runc).
 TESTS_AGENT_UVMVICTIM := $(TESTS_BUILD)/agent/uvm_victim
 TESTS_AGENT_STALE := $(TESTS_BUILD)/agent/stale_client
+# A system call the runtimes' default profile refuses (add_key), static.
+TESTS_AGENT_KEYPROBE := $(TESTS_BUILD)/agent/keyprobe
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_SM_ESCAPE) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
-                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL)
+                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL) $(TESTS_AGENT_KEYPROBE)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -105,6 +107,10 @@ $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: test
 $(TESTS_AGENT_HOLDER): tests/agent/holder.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_KEYPROBE): tests/agent/keyprobe.c
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $<
 
 $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)

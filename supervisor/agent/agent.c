@@ -49,6 +49,7 @@
 #include "metrics.h"
 #include "private_table.h"
 #include "profile.h"
+#include "startup_checks.h"
 
 #define LISTEN_BACKLOG 128
 #define SOCKET_UMASK 0077
@@ -137,6 +138,24 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 	if (!a->policy_path && !a->policy_dir)
 		cmd_usage_error("%s", "agent needs --policy FILE or --policy-dir DIR (no container runs "
 		             "without a policy)");
+}
+
+/* Every path and limit the agent needs, before it listens
+ * (startup_checks.h says why): the socket's folder, the audit folder
+ * (each container's log is created there), the policy folder, the
+ * descriptor limit, and the metrics file (written now, with no container:
+ * it then says the agent is up). The default policy and the keeper are
+ * checked where they are taken, also before listening. */
+static void check_before_serving(const struct gs_agent *a, const struct agent_opts *o)
+{
+	struct gs_error err = { 0 };
+
+	if (gs_check_parent_folder("--socket", o->socket_path, &err) < 0 ||
+	    (a->audit_dir && gs_check_folder("--audit-dir", a->audit_dir, W_OK | X_OK, &err) < 0) ||
+	    (a->policy_dir && gs_check_folder("--policy-dir", a->policy_dir, R_OK | X_OK, &err) < 0) ||
+	    gs_check_nofile(&err) < 0 ||
+	    (o->metrics_path && gs_metrics_write(o->metrics_path, NULL, 0, &err) < 0))
+		die(&err);
 }
 
 /* A stale socket of ours is replaced; anything else at PATH is not. */
@@ -370,6 +389,7 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 
 	gs_driver_nodes_init();
 	parse_agent_options(argc, argv, &a, &o);
+	check_before_serving(&a, &o);
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */
 	gs_host_pids_prepare();
@@ -412,6 +432,9 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);
+	/* Said at once rather than by the file's age: nobody serves now. */
+	if (o.metrics_path && gs_metrics_write_stopped(o.metrics_path, &err) < 0)
+		warn_error(&err);
 	/* Under the list's lock, kept until exit with every sandbox's: a
 	 * handshake thread may still be adding or tearing down a container
 	 * (ThreadSanitizer, tests/agent two-runc). */

@@ -36,6 +36,7 @@
 
 #include "cmd_usage.h"
 #include "gpusandbox.h"
+#include "startup_checks.h"
 #include "keeper.h"
 #include "keeper_proto.h"
 
@@ -449,11 +450,20 @@ _Noreturn void gs_keeper_main(int argc, char **argv)
 {
 	static struct keeper k = { .agent_pidfd = -1 };
 	const char *path = parse_options(argc, argv);
+	struct gs_error err = { 0 };
 	struct rlimit rl;
 	sigset_t sigs;
 	int lfd, sfd, rc;
 
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* Before listening (startup_checks.h): the socket's folder, and at
+	 * least the services' minimum of descriptors. */
+	if (gs_check_parent_folder("--socket", path, &err) < 0 || gs_check_nofile(&err) < 0) {
+		char buf[GS_ERROR_MSG_MAX + 64];
+		gs_error_text(&err, buf, sizeof(buf));
+		fprintf(stderr, "gpusandbox keeper: %s\n", buf);
+		exit(GS_EXIT_ERROR);
+	}
 	/* Every listener is an fd: as many as the hard limit allows. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max;

@@ -34,6 +34,7 @@
 #include "gpusandbox.h"
 #include "profile.h"
 #include "rm_decode.h"
+#include "runtime_default.h"
 
 /* Bumped whenever a rule's shape changes (not its escapes, which the hash
  * covers anyway). */
@@ -352,6 +353,17 @@ static int trapped_index(const struct taken_over *t, json_object *name)
 	return -1;
 }
 
+/* A Docker/podman-format condition ("includes"/"excludes": arches, caps,
+ * minKernel) that is not empty: the rule holds only for some containers,
+ * so it is not an unconditional ALLOW. */
+static bool has_condition(json_object *r, const char *key)
+{
+	json_object *c = json_object_object_get(r, key);
+
+	return c && !json_object_is_type(c, json_type_null) &&
+	       !(json_object_is_type(c, json_type_object) && json_object_object_length(c) == 0);
+}
+
 /* Takes the trapped names out of a base rule. Only an unconditional ALLOW
  * can be taken over; anything else (conditions, another action) would
  * change what the traps mean, so it is refused. Marks the names removed in
@@ -365,7 +377,8 @@ static int strip_trapped_names(json_object *r, struct taken_over *t, struct gs_e
 		return gs_fail(err, EINVAL, "--base: a syscalls entry without a names list");
 	json_object_object_get_ex(r, "args", &args);
 	plain_allow = str_eq(json_object_object_get(r, "action"), ACT_ALLOW) &&
-	              (!args || json_object_is_type(args, json_type_null) || json_object_array_length(args) == 0);
+	              (!args || json_object_is_type(args, json_type_null) || json_object_array_length(args) == 0) &&
+	              !has_condition(r, "includes") && !has_condition(r, "excludes");
 	keep = json_object_new_array();
 	for (size_t i = 0; i < json_object_array_length(names); i++) {
 		json_object *n = json_object_array_get_idx(names, i);
@@ -410,11 +423,74 @@ static int merge_base_rules(json_object *base_rules, json_object *out, struct ta
 	return 0;
 }
 
+static bool left_out_name(json_object *a, bool trap_uvm_mmap)
+{
+	for (unsigned i = 0; i < gs_abi_count(); i++)
+		if (!abi_listed(gs_abi_at(i), trap_uvm_mmap) && str_eq(a, oci_arch_name(gs_abi_at(i)->scmp_arch)))
+			return true;
+	return false;
+}
+
+/* A copy of the array a without the ABIs the profile leaves out. */
+static json_object *without_left_out(json_object *a, bool trap_uvm_mmap)
+{
+	json_object *out = json_object_new_array();
+
+	for (size_t j = 0; a && json_object_is_type(a, json_type_array) && j < json_object_array_length(a); j++)
+		if (!left_out_name(json_object_array_get_idx(a, j), trap_uvm_mmap))
+			json_object_array_add(out, json_object_get(json_object_array_get_idx(a, j)));
+	return out;
+}
+
+/* The Docker/podman format's "archMap" (a runtime takes the entry whose
+ * architecture is the host's, with its subArchitectures): podman refuses a
+ * profile with both it and "architectures", so a base that has it keeps
+ * it. Every entry loses the ABIs the profile leaves out, and the native
+ * ABI's entry (made if missing) lists every ABI the profile covers. */
+static void set_arch_map(json_object *map, bool trap_uvm_mmap)
+{
+	const char *native = oci_arch_name(gs_abi_at(0)->scmp_arch);
+	json_object *entry = NULL, *subs;
+
+	for (size_t j = 0; j < json_object_array_length(map); j++) {
+		json_object *e = json_object_array_get_idx(map, j);
+		if (!json_object_is_type(e, json_type_object))
+			continue;
+		json_object_object_add(e, "subArchitectures",
+		                       without_left_out(json_object_object_get(e, "subArchitectures"), trap_uvm_mmap));
+		if (str_eq(json_object_object_get(e, "architecture"), native))
+			entry = e;
+	}
+	if (!entry) {
+		entry = json_object_new_object();
+		json_object_object_add(entry, "architecture", json_object_new_string(native));
+		json_object_object_add(entry, "subArchitectures", json_object_new_array());
+		json_object_array_add(map, entry);
+	}
+	subs = json_object_object_get(entry, "subArchitectures");
+	for (unsigned i = 1; i < gs_abi_count(); i++) {
+		const char *name = oci_arch_name(gs_abi_at(i)->scmp_arch);
+		bool have = false;
+		if (!abi_listed(gs_abi_at(i), trap_uvm_mmap))
+			continue;
+		for (size_t j = 0; j < json_object_array_length(subs); j++)
+			have |= str_eq(json_object_array_get_idx(subs, j), name);
+		if (!have)
+			json_object_array_add(subs, json_object_new_string(name));
+	}
+}
+
 /* Every ABI the profile covers is listed; one it leaves out (profile.h) is
  * taken out of a base's list too, so that its syscalls are killed rather
  * than let through untrapped. */
 static void set_architectures(json_object *prof, bool trap_uvm_mmap)
 {
+	json_object *map = json_object_object_get(prof, "archMap");
+
+	if (map && json_object_is_type(map, json_type_array)) {
+		set_arch_map(map, trap_uvm_mmap);
+		return;
+	}
 	json_object *arches = json_object_object_get(prof, "architectures"), *out = json_object_new_array();
 
 	for (size_t j = 0; arches && json_object_is_type(arches, json_type_array) &&
@@ -483,11 +559,13 @@ json_object *gs_profile_build(const struct gs_profile_opts *o, struct gs_error *
 			gs_fail(err, ENOMEM, "--base: copying");
 			goto fail;
 		}
-		default_allows = str_eq(json_object_object_get(prof, "defaultAction"), ACT_ALLOW);
 	} else {
-		prof = json_object_new_object();
-		json_object_object_add(prof, "defaultAction", json_object_new_string(ACT_ALLOW));
+		/* No base: the runtimes' default profile, so that a GPU
+		 * container loses none of the refusals its runtime applies
+		 * (runtime_default.c). */
+		prof = gs_runtime_default_profile();
 	}
+	default_allows = str_eq(json_object_object_get(prof, "defaultAction"), ACT_ALLOW);
 	if (o->trap_uvm_mmap) {
 		t.trapped[T_MMAP] = t.trapped[T_REMAP] = true;
 		t.trapped[T_MMAP2] = listed_abi_has_mmap2(true);

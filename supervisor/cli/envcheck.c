@@ -176,17 +176,29 @@ unsigned gs_quota_limit_names(const struct gs_quota *q, char *buf, size_t len)
 
 bool gs_env_warn(FILE *f, const struct gs_quota *q)
 {
+	return gs_env_warnings(f, q, NULL);
+}
+
+bool gs_env_warnings(FILE *f, const struct gs_quota *q, unsigned *printed)
+{
 	char names[LINE_MAX_LEN];
 	bool no_device = !gs_have_nvidia_device();
+	unsigned n = 0;
 
-	if (no_device && gs_quota_limit_names(q, names, sizeof(names)) > 0)
+	if (no_device && gs_quota_limit_names(q, names, sizeof(names)) > 0) {
 		fprintf(f, "gpusandbox: warning: no NVIDIA device (%s is missing): %s %s nothing to "
 		           "enforce; the command runs without a GPU\n",
 		        GS_NVIDIACTL_PATH, names, strchr(names, ',') ? "have" : "has");
-	if (gs_probe_wait_killable_recv() == 0)
+		n++;
+	}
+	if (gs_probe_wait_killable_recv() == 0) {
 		fprintf(f, "gpusandbox: warning: this kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
 		           "(Linux 5.19): a signal that reaches the workload while the supervisor "
 		           "performs a trapped call restarts the call, which the supervisor may then "
 		           "perform twice (an allocation counted and made twice)\n");
+		n++;
+	}
+	if (printed)
+		*printed = n;
 	return no_device;
 }

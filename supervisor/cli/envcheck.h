@@ -35,5 +35,8 @@ unsigned gs_quota_limit_names(const struct gs_quota *q, char *buf, size_t len);
  * device to enforce them on, and a kernel without WAIT_KILLABLE_RECV.
  * Returns true when the device is missing (for the audit start record). */
 bool gs_env_warn(FILE *f, const struct gs_quota *q);
+/* The same, with the number of warnings printed in *printed (if not NULL):
+ * --check counts them in its total. */
+bool gs_env_warnings(FILE *f, const struct gs_quota *q, unsigned *printed);
 
 #endif

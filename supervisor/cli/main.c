@@ -154,22 +154,6 @@ static int save_learned(const char *path, const struct gs_learn *l, struct gs_au
 	return 0;
 }
 
-/* --check: everything a run would refuse before starting, then the
- * effective policy and what in it cannot take effect. Nothing runs. */
-static int check_only(const struct gs_cli_options *o)
-{
-	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path,
-		                           o->audit_level, o->audit_stacks };
-	unsigned warnings;
-
-	gs_check_print(stdout, &in);
-	warnings = gs_check_warn(stderr, &in);
-	(void)gs_env_warn(stderr, &o->quota);
-	fprintf(stderr, "gpusandbox: --check: valid (%u warning%s); nothing was run\n", warnings,
-	        warnings == 1 ? "" : "s");
-	return 0;
-}
-
 /* Which driver answers, and which RM tables decode its calls: strict
  * unless --driver-abi says otherwise, and then said aloud. */
 static int start_driver(const struct gs_cli_options *o, struct gs_driver *d)
@@ -501,6 +485,57 @@ static int finish_run(struct run *r)
 	return code;
 }
 
+/* --check's checks of what the run checks before it starts, the same way
+ * and with the same messages: the users and groups named, the GPUs named
+ * (against the driver's own listing, as a run; with no driver here they
+ * cannot be, and that is a warning), and the places of the output files
+ * (nothing is created). Adds the warnings it prints to *warnings.
+ * Returns 0, or -1 with r->err. */
+static int check_as_run(struct run *r, unsigned *warnings)
+{
+	struct gs_quota *q = &r->o.quota;
+
+	if (gs_contain_check_identity(&r->o.contain, &r->err) < 0 ||
+	    gs_check_output_places(r->o.audit_path, r->o.trace_output, r->o.metrics_path, &r->err) < 0 ||
+	    (r->o.learn_path && gs_learn_check_path(r->o.learn_path, &r->err) < 0))
+		return -1;
+	if (gs_driver_detect(&r->driver, &r->err) < 0 || gs_driver_choose_abi(&r->driver, r->o.driver_abi, &r->err) < 0)
+		return -1;
+	if (r->driver.present)
+		return gs_resolve_gpu_uuids(q, &r->err) < 0 || gs_driver_check_gpus(&r->driver, q, &r->err) < 0 ? -1 : 0;
+	/* Without the device node the environment's warning says it (no
+	 * NVIDIA device: gpus has nothing to enforce). */
+	if ((q->visible_set || q->n_uuids) && gs_have_nvidia_device()) {
+		fprintf(stderr, "gpusandbox: warning: no NVIDIA driver answers here: the GPUs named (gpus) "
+		                "are not checked\n");
+		(*warnings)++;
+	}
+	return 0;
+}
+
+/* --check: everything a run would refuse before starting, then the
+ * effective policy and what in it cannot take effect. Nothing runs. Every
+ * warning printed is counted in the closing line. */
+static int check_only(struct run *r)
+{
+	const struct gs_cli_options *o = &r->o;
+	const struct gs_check_input in = { &o->quota, &o->rules, o->policy_path, o->audit_path,
+		                           o->audit_level, o->audit_stacks };
+	unsigned warnings = 0, env = 0;
+
+	if (check_as_run(r, &warnings) < 0)
+		return report(&r->err, NULL), GS_EXIT_ERROR;
+	gs_check_print(stdout, &in);
+	warnings += gs_check_warn(stderr, &in);
+	(void)gs_env_warnings(stderr, &o->quota, &env);
+	warnings += env;
+	if (o->argv && o->argv[0])
+		fprintf(stderr, "gpusandbox: --check: COMMAND (%s) is not run nor looked up\n", o->argv[0]);
+	fprintf(stderr, "gpusandbox: --check: valid (%u warning%s); nothing was run\n", warnings,
+	        warnings == 1 ? "" : "s");
+	return 0;
+}
+
 /* The run's steps in order; the first that stops the run gives the exit
  * status. */
 static int run_sandbox(struct run *r)
@@ -511,7 +546,7 @@ static int run_sandbox(struct run *r)
 	                          r->o.metrics_path, &r->err) < 0)
 		return report(&r->err, NULL), GS_EXIT_ERROR;
 	if (r->o.check)
-		return check_only(&r->o);
+		return check_only(r);
 	if ((code = choose_driver_and_filter(r)) != RUN_GOES_ON ||
 	    (code = settle_limits(r)) != RUN_GOES_ON || (code = open_outputs(r)) != RUN_GOES_ON ||
 	    (code = guard_supervisor(r)) != RUN_GOES_ON || (code = launch_supervised(r)) != RUN_GOES_ON)

@@ -251,3 +251,45 @@ int gs_check_output_paths(const char *audit, const char *learn, const char *trac
 				               out[i].opt, out[j].opt, out[j].path);
 	return 0;
 }
+
+/* PATH as the run will open it (--check): an existing file must be
+ * writable, else its folder must exist and let us create files in it. A
+ * file made in its folder and renamed over PATH (the metrics file) always
+ * needs the folder. */
+static int check_place(const char *opt, const char *path, bool made_in_folder, struct gs_error *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!made_in_folder && stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return gs_fail(err, EISDIR, "%s %s", opt, path);
+		return access(path, W_OK) == 0 ? 0 : gs_fail(err, errno, "%s %s", opt, path);
+	}
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		return gs_fail(err, ENAMETOOLONG, "%s %s", opt, path);
+	if (stat(dir, &st) < 0)
+		return gs_fail(err, errno, "%s %s: its folder %s", opt, path, dir);
+	if (!S_ISDIR(st.st_mode))
+		return gs_fail(err, ENOTDIR, "%s %s: %s", opt, path, dir);
+	if (access(dir, W_OK | X_OK) < 0)
+		return gs_fail(err, errno, "%s %s: cannot create files in %s", opt, path, dir);
+	return 0;
+}
+
+int gs_check_output_places(const char *audit, const char *trace_out, const char *metrics,
+                           struct gs_error *err)
+{
+	if (audit && check_place("--audit-log", audit, false, err) < 0)
+		return -1;
+	if (trace_out && check_place("--trace-output", trace_out, false, err) < 0)
+		return -1;
+	return metrics ? check_place("--metrics-file", metrics, true, err) : 0;
+}

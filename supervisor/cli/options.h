@@ -45,4 +45,11 @@ void gs_refuse_subcommand_word(char **argv, int optind);
 int gs_check_output_paths(const char *audit, const char *learn, const char *trace_out,
                           const char *metrics, struct gs_error *err);
 
+/* For --check: the audit log, --trace-output and --metrics-file can be
+ * opened as the run opens them (an existing file writable, else a folder
+ * that exists and lets us create files), without creating anything.
+ * Returns 0 or -1 with err. */
+int gs_check_output_places(const char *audit, const char *trace_out, const char *metrics,
+                           struct gs_error *err);
+
 #endif

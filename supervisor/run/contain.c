@@ -244,18 +244,25 @@ static int list_masked(struct gs_contain *c, struct gs_error *err)
 	return mask_coordinator(c, err);
 }
 
-int gs_contain_prepare(struct gs_contain *c, struct gs_error *err)
+int gs_contain_check_identity(struct gs_contain *c, struct gs_error *err)
 {
 	if (resolve_identity(c, err) < 0)
 		return -1;
-	c->outer_uid = getuid();
-	c->outer_gid = getgid();
 	/* Without CAP_SYS_ADMIN the namespaces need a user namespace of their
 	 * own, and in it only the caller's ids exist: no identity change. */
 	c->user_ns = !has_effective_cap(CAP_SYS_ADMIN);
 	if (c->user_ns && c->change_identity)
 		return gs_fail(err, EPERM,
 		               "--user, --group and --groups need gpusandbox to run as root");
+	return 0;
+}
+
+int gs_contain_prepare(struct gs_contain *c, struct gs_error *err)
+{
+	if (gs_contain_check_identity(c, err) < 0)
+		return -1;
+	c->outer_uid = getuid();
+	c->outer_gid = getgid();
 	if (list_masked(c, err) < 0)
 		return -1;
 	if (!c->change_identity && geteuid() == 0)

@@ -65,6 +65,9 @@ int gs_contain_mask(struct gs_contain *c, const char *path, struct gs_error *err
  * what to mask, and warns when the workload would run as root by accident.
  * In the supervisor, before anything runs. */
 int gs_contain_prepare(struct gs_contain *c, struct gs_error *err);
+/* The identity part of gs_contain_prepare alone (--check): the users and
+ * groups named exist, and we may switch to them. Prints nothing. */
+int gs_contain_check_identity(struct gs_contain *c, struct gs_error *err);
 
 /* clone(2) flags for the sandbox's init: new PID and mount namespaces, and
  * a user namespace when gpusandbox has no CAP_SYS_ADMIN. */

@@ -41,6 +41,10 @@ static void snapshot_locked(struct gs_metrics_snap *out, struct gs_session *sb, 
 		out->peak[g] = sb->ledger.peak[g];
 		out->quota[g] = gs_quota_mem(&sb->quota, (int)g);
 	}
+	for (uint32_t u = 0; u < sb->quota.n_uuids && u < GS_MAX_GPUS; u++)
+		if (sb->quota.uuid_minor[u] < GS_MAX_GPUS)
+			snprintf(out->gpu_uuid[sb->quota.uuid_minor[u]], sizeof(out->gpu_uuid[0]), "%s",
+			         sb->quota.uuids[u]);
 	out->channels = sb->ledger.channels;
 	out->channels_peak = sb->ledger.channels_peak;
 	out->channels_quota = sb->quota.channels;
@@ -157,19 +161,53 @@ static void family(struct text *t, const char *name, const char *type, const cha
 	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{sandbox="...",gpu="N"} value */
+/* The labels every per-sandbox series starts with: the one place they are
+ * written, so that a label added for the sandbox (its pod, its namespace)
+ * reaches every family alike. */
+static const char *sandbox_labels(const struct gs_metrics_snap *s, char *out, size_t len)
+{
+	char sb[LABEL_BUF];
+
+	snprintf(out, len, "sandbox=\"%s\"", label_value(s->sandbox, sb, sizeof(sb)));
+	return out;
+}
+
+/* ,gpu="N"[,uuid="GPU-..."]: the GPU's labels (its UUID where known). */
+static const char *gpu_labels(const struct gs_metrics_snap *s, int gpu, char *out, size_t len)
+{
+	char uuid[LABEL_BUF];
+
+	if (gpu < 0) {
+		out[0] = '\0';
+	} else if ((unsigned)gpu < GS_MAX_GPUS && s->gpu_uuid[gpu][0]) {
+		snprintf(out, len, ",gpu=\"%d\",uuid=\"%s\"", gpu, label_value(s->gpu_uuid[gpu], uuid, sizeof(uuid)));
+	} else {
+		snprintf(out, len, ",gpu=\"%d\"", gpu);
+	}
+	return out;
+}
+
+/* name{SANDBOX_LABELS[,gpu="N"[,uuid="..."]]EXTRA} value: gpu < 0 leaves
+ * the GPU's labels out; extra is "" or ",key=\"value\"..." (escaped by
+ * the caller). */
+static void sample_labelled(struct text *t, const char *name, const struct gs_metrics_snap *s, int gpu,
+                            const char *extra, uint64_t v)
+{
+	char labels[LABEL_BUF * 2], g[LABEL_BUF + NUM_BUF];
+
+	gpu_labels(s, gpu, g, sizeof(g));
+	put(t, "%s{%s%s%s} %" PRIu64 "\n", name, sandbox_labels(s, labels, sizeof(labels)), g, extra, v);
+}
+
 static void sample_gpu(struct text *t, const char *name, const struct gs_metrics_snap *s, unsigned gpu,
                        uint64_t v)
 {
-	char sb[LABEL_BUF];
-	put(t, "%s{sandbox=\"%s\",gpu=\"%u\"} %" PRIu64 "\n", name, label_value(s->sandbox, sb, sizeof(sb)),
-	    gpu, v);
+	sample_labelled(t, name, s, (int)gpu, "", v);
 }
 
 static void sample(struct text *t, const char *name, const struct gs_metrics_snap *s, uint64_t v)
 {
-	char sb[LABEL_BUF];
-	put(t, "%s{sandbox=\"%s\"} %" PRIu64 "\n", name, label_value(s->sandbox, sb, sizeof(sb)), v);
+	sample_labelled(t, name, s, -1, "", v);
 }
 
 static void memory_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
@@ -213,49 +251,79 @@ static void count_families(struct text *t, const struct gs_metrics_snap *s, unsi
 	}
 }
 
+static bool same_series(const struct gs_refusal_kind *a, const struct gs_refusal_kind *b)
+{
+	return a->outcome == b->outcome && a->gpu == b->gpu && strcmp(a->reason, b->reason) == 0;
+}
+
+/* The refusals of one sandbox, one sample per label set (gpu, outcome,
+ * reason): the audit's kinds also differ by resource and limit, which are
+ * not labels, so kinds that share the labels are summed into one sample.
+ * Two samples with one label set make node_exporter's textfile collector
+ * reject the whole file. */
+static void refusal_samples(struct text *t, const struct gs_metrics_snap *s)
+{
+	const struct gs_refusals *r = &s->refusals;
+	const unsigned n = r->n_kinds < GS_REFUSAL_KINDS ? r->n_kinds : GS_REFUSAL_KINDS;
+	char extra[LABEL_BUF * 2], reason[LABEL_BUF];
+
+	for (unsigned k = 0; k < n; k++) {
+		bool seen = false;
+		uint64_t total = 0;
+		for (unsigned j = 0; j < k; j++)
+			seen |= same_series(&r->kind[j], &r->kind[k]);
+		if (seen)
+			continue;
+		for (unsigned j = k; j < n; j++)
+			if (same_series(&r->kind[j], &r->kind[k]))
+				total += r->kind[j].n;
+		snprintf(extra, sizeof(extra), ",outcome=\"%s\",reason=\"%s\"", gs_outcome_name(r->kind[k].outcome),
+		         label_value(r->kind[k].reason, reason, sizeof(reason)));
+		sample_labelled(t, "gpusandbox_refusals_total", s, r->kind[k].gpu < 0 ? -1 : r->kind[k].gpu, extra,
+		                total);
+	}
+	if (r->other)
+		sample_labelled(t, "gpusandbox_refusals_total", s, -1, ",outcome=\"other\",reason=\"other\"",
+		                r->other);
+}
+
 static void decision_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
 {
 	static const char *const verdict[GS_COUNT_N] = { "allowed", "denied", "continued", "refused" };
-	char sb[LABEL_BUF], reason[LABEL_BUF];
+	char extra[NUM_BUF * 2];
 
 	family(t, "gpusandbox_decisions_total", "counter",
 	       "Trapped driver calls by verdict: allowed, denied (a limit), continued, refused (the policy).");
 	for (unsigned i = 0; i < n; i++)
-		for (unsigned v = 0; v < GS_COUNT_N; v++)
-			put(t, "gpusandbox_decisions_total{sandbox=\"%s\",verdict=\"%s\"} %" PRIu64 "\n",
-			    label_value(s[i].sandbox, sb, sizeof(sb)), verdict[v], s[i].decisions[v]);
+		for (unsigned v = 0; v < GS_COUNT_N; v++) {
+			snprintf(extra, sizeof(extra), ",verdict=\"%s\"", verdict[v]);
+			sample_labelled(t, "gpusandbox_decisions_total", &s[i], -1, extra, s[i].decisions[v]);
+		}
 	family(t, "gpusandbox_refusals_total", "counter",
-	       "Refused calls by outcome (quota, policy, device_full) and reason.");
-	for (unsigned i = 0; i < n; i++) {
-		const struct gs_refusals *r = &s[i].refusals;
-		for (unsigned k = 0; k < r->n_kinds && k < GS_REFUSAL_KINDS; k++)
-			put(t, "gpusandbox_refusals_total{sandbox=\"%s\",outcome=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
-			    label_value(s[i].sandbox, sb, sizeof(sb)), gs_outcome_name(r->kind[k].outcome),
-			    label_value(r->kind[k].reason, reason, sizeof(reason)), r->kind[k].n);
-		if (r->other)
-			put(t, "gpusandbox_refusals_total{sandbox=\"%s\",outcome=\"other\",reason=\"other\"} %" PRIu64 "\n",
-			    label_value(s[i].sandbox, sb, sizeof(sb)), r->other);
-	}
+	       "Refused calls by GPU (absent: no GPU), outcome (quota, policy, device_full) and reason.");
+	for (unsigned i = 0; i < n; i++)
+		refusal_samples(t, &s[i]);
 }
 
 #define PERCENT 100.0
 
 static void share_families(struct text *t, const struct gs_metrics_snap *s, unsigned n)
 {
-	char sb[LABEL_BUF];
+	char sb[LABEL_BUF * 2], gl[LABEL_BUF + NUM_BUF];
 
 	family(t, "gpusandbox_compute_share_target_ratio", "gauge", "The --sm share of the GPU's time.");
 	for (unsigned i = 0; i < n; i++)
 		if (s[i].has_sm)
-			put(t, "gpusandbox_compute_share_target_ratio{sandbox=\"%s\"} %.4f\n",
-			    label_value(s[i].sandbox, sb, sizeof(sb)), s[i].sm.target_percent / PERCENT);
+			put(t, "gpusandbox_compute_share_target_ratio{%s} %.4f\n",
+			    sandbox_labels(&s[i], sb, sizeof(sb)), s[i].sm.target_percent / PERCENT);
 	family(t, "gpusandbox_compute_share_achieved_ratio", "gauge",
 	       "The mean measured share over the windows the sandbox used the GPU.");
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned g = 0; s[i].has_sm && g < s[i].sm.n && g < GS_MAX_GPUS; g++)
 			if (s[i].sm.gpu[g].busy_windows)
-				put(t, "gpusandbox_compute_share_achieved_ratio{sandbox=\"%s\",gpu=\"%u\"} %.4f\n",
-				    label_value(s[i].sandbox, sb, sizeof(sb)), s[i].sm.gpu[g].gpu,
+				put(t, "gpusandbox_compute_share_achieved_ratio{%s%s} %.4f\n",
+				    sandbox_labels(&s[i], sb, sizeof(sb)),
+				    gpu_labels(&s[i], (int)s[i].sm.gpu[g].gpu, gl, sizeof(gl)),
 				    s[i].sm.gpu[g].achieved_share);
 }
 
@@ -282,15 +350,32 @@ static void audit_families(struct text *t, const struct gs_metrics_snap *s, unsi
 	}
 }
 
-char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
+/* The writer's own samples, present with no sandbox at all: an idle agent's
+ * file says "up, 0 sandboxes", which a dead agent's stale file (its mtime,
+ * node_exporter's node_textfile_mtime_seconds) does not; a stopped agent's
+ * says up 0. */
+static void writer_families(struct text *t, unsigned n, bool up)
+{
+	family(t, "gpusandbox_build_info", "gauge", "The gpusandbox build writing this file.");
+	put(t, "gpusandbox_build_info{version=\"%s\"} 1\n", GPUSANDBOX_VERSION);
+	family(t, "gpusandbox_up", "gauge",
+	       "1: the writer (gpusandbox agent, or a gpusandbox run) rewrites this file every second; "
+	       "0: the agent stopped.");
+	put(t, "gpusandbox_up %d\n", up ? 1 : 0);
+	family(t, "gpusandbox_sandboxes", "gauge", "Sandboxes the writer serves now.");
+	put(t, "gpusandbox_sandboxes %u\n", n);
+}
+
+static char *metrics_text(const struct gs_metrics_snap *s, unsigned n, bool up)
 {
 	struct text t = { 0 };
-	char sb[LABEL_BUF], ct[LABEL_BUF];
+	char sb[LABEL_BUF * 2], ct[LABEL_BUF];
 
+	writer_families(&t, n, up);
 	family(&t, "gpusandbox_sandbox_info", "gauge", "One per sandbox; its container under the agent.");
 	for (unsigned i = 0; i < n; i++)
-		put(&t, "gpusandbox_sandbox_info{sandbox=\"%s\",container=\"%s\"} 1\n",
-		    label_value(s[i].sandbox, sb, sizeof(sb)), label_value(s[i].container, ct, sizeof(ct)));
+		put(&t, "gpusandbox_sandbox_info{%s,container=\"%s\"} 1\n", sandbox_labels(&s[i], sb, sizeof(sb)),
+		    label_value(s[i].container, ct, sizeof(ct)));
 	memory_families(&t, s, n);
 	count_families(&t, s, n, "gpusandbox_channels", "GPU channels", offsetof(struct gs_metrics_snap, channels),
 	               offsetof(struct gs_metrics_snap, channels_peak),
@@ -308,13 +393,17 @@ char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
 	return t.buf;
 }
 
+char *gs_metrics_text(const struct gs_metrics_snap *s, unsigned n)
+{
+	return metrics_text(s, n, true);
+}
+
 /* PATH.tmp, written whole, then renamed over PATH: a reader sees the old
  * file or the new one. O_EXCL after removing a stale one: a link planted
- * at the temporary name is not followed. */
-int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
-                     struct gs_error *err)
+ * at the temporary name is not followed. Takes text. */
+static int write_text(const char *path, char *text, struct gs_error *err)
 {
-	char *text = gs_metrics_text(snaps, n), *tmp = NULL;
+	char *tmp = NULL;
 	size_t len = text ? strlen(text) : 0;
 	int fd = -1, rc = -1;
 
@@ -344,4 +433,15 @@ out:
 	free(tmp);
 	free(text);
 	return rc;
+}
+
+int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
+                     struct gs_error *err)
+{
+	return write_text(path, gs_metrics_text(snaps, n), err);
+}
+
+int gs_metrics_write_stopped(const char *path, struct gs_error *err)
+{
+	return write_text(path, metrics_text(NULL, 0, false), err);
 }

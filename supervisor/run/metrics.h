@@ -28,6 +28,9 @@ struct gs_metrics_snap {
 	char     sandbox[GS_METRICS_ID_MAX];   /* its id */
 	char     container[GS_METRICS_ID_MAX]; /* the agent's container id, or "" */
 	unsigned n_gpus;
+	/* Each GPU's UUID where the sandbox named it by UUID (its policy or
+	 * --gpus), else "": the uuid label of its per-GPU samples. */
+	char     gpu_uuid[GS_MAX_GPUS][GS_GPU_UUID_MAX];
 	uint64_t used[GS_MAX_GPUS], peak[GS_MAX_GPUS], quota[GS_MAX_GPUS]; /* UINT64_MAX: none */
 	uint32_t channels, channels_peak, channels_quota;       /* GS_COUNT_UNLIMITED: none */
 	uint32_t groups, groups_peak, groups_quota;
@@ -50,6 +53,9 @@ bool gs_metrics_snapshot_within(struct gs_metrics_snap *out, struct gs_session *
 /* Writes the exposition of n snapshots to path: PATH.tmp then rename. */
 int gs_metrics_write(const char *path, const struct gs_metrics_snap *snaps, unsigned n,
                      struct gs_error *err);
+/* The file of a stopped agent: gpusandbox_up 0 and no sandbox (its
+ * containers, held by a keeper, are served by nobody until the next). */
+int gs_metrics_write_stopped(const char *path, struct gs_error *err);
 /* The exposition of n snapshots into a malloc'd string (tests). */
 char *gs_metrics_text(const struct gs_metrics_snap *snaps, unsigned n);
 

@@ -21,6 +21,18 @@
 #                     at most (one sandbox, one quota for both)
 #   noagent-R         profile names a socket nobody serves: the container is
 #                     not created and nothing reaches the fake
+#   keyring-R         (R: runc, crun, podman) the profile of `gpusandbox
+#                     profile` without --base keeps the runtimes' default
+#                     refusals: the container's add_key (tests/agent
+#                     keyprobe) fails with the default's EPERM, and its
+#                     static_raw stays within the quota.
+#                     baseline-keyring-R: the profile made on an allow-all
+#                     base (what `gpusandbox profile` wrote before):
+#                     add_key runs
+#   podmanbase-podman --base podman's own default profile (archMap, includes):
+#                     podman takes the profile (before, it refused one with
+#                     both archMap and architectures), add_key fails with
+#                     podman's ENOSYS, static_raw within the quota
 #   agentkill-R       the agent is SIGKILLed while the container holds memory:
 #                     its later calls fail with ENOSYS and none reaches the fake
 #   stale-R           a profile whose trap set is not the agent's: refused,
@@ -214,6 +226,13 @@
 #                     --security-opt seccomp=PROFILE): podman passes the
 #                     profile's listenerPath through; baseline-quota-podman
 #                     without the profile exceeds the quota
+#   quota-containerd  quota-R through Debian's containerd 1.6 (a daemon of the
+#                     case's own, CRI plugin off) and `ctr run --rootfs
+#                     --seccomp --seccomp-profile PROFILE` (runc underneath):
+#                     containerd reads the profile into the OCI spec with its
+#                     listenerPath; baseline-quota-containerd without the
+#                     profile exceeds the quota. keyring-containerd and its
+#                     baseline as keyring-R
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
 #
@@ -239,6 +258,9 @@ UVMHOLD=$ROOT/build/tests/agent/uvm_hold
 UVMCHANNEL=$ROOT/build/tests/agent/uvm_channel
 UVMVICTIM=$ROOT/build/tests/agent/uvm_victim
 STALE=$ROOT/build/tests/agent/stale_client
+KEYPROBE=$ROOT/build/tests/agent/keyprobe
+# podman's own default profile, the --base of podmanbase-podman.
+PODMAN_DEFAULT_PROFILE=/usr/share/containers/seccomp.json
 STALE_SCAN=512          # client handles the attacker tries from the fake's base
 NV_ERR_INSUFFICIENT_PERMISSIONS=0x1b  # include/nvrm_abi.h
 STOP_MAP_SLEEP_MS=1500  # stalestop-runc: the fake's map, during which the agent is stopped
@@ -368,6 +390,11 @@ stop_agent() {
 
 stop_all() {
 	stop_agent
+	if [ -n "${CONTAINERD:-}" ]; then
+		kill "$CONTAINERD" 2>/dev/null
+		wait "$CONTAINERD" 2>/dev/null
+		CONTAINERD=
+	fi
 	[ -n "${KEEPER:-}" ] || return 0
 	kill "$KEEPER" 2>/dev/null
 	wait "$KEEPER" 2>/dev/null
@@ -398,6 +425,31 @@ run_podman() {
 		-v "$GS_FAKE_MOUNT/nvidiactl:/dev/nvidiactl" -v "$GS_FAKE_MOUNT/nvidia0:/dev/nvidia0" \
 		-v "$GS_FAKE_MOUNT/nvidia-uvm:/dev/nvidia-uvm" "${sc[@]}" --rootfs "$ROOTFS" "$@" \
 		>"$D/out" 2>"$D/err" </dev/null
+	echo $? >"$D/rc"
+}
+
+# containerd for one case: a daemon of its own (root, state and socket in
+# $D, the CRI plugin off), in the case's mount namespace (the fake's).
+start_containerd() {
+	printf 'version = 2\nroot = "%s"\nstate = "%s"\n[grpc]\n  address = "%s"\n[plugins."io.containerd.grpc.v1.cri"]\n  disable = true\n' \
+		"$D/croot" "$D/cstate" "$D/containerd.sock" >"$D/containerd.toml"
+	containerd --config "$D/containerd.toml" >"$D/containerd.log" 2>&1 &
+	CONTAINERD=$!
+	wait_for -S "$D/containerd.sock"
+}
+
+# run_ctr ARGS... : `ctr run` (runc underneath) on the same rootfs, the fake's
+# files bind-mounted, the profile ($P_CTR) or no seccomp; its exit in $D/rc.
+run_ctr() {
+	local sc=() n
+	[ -n "${P_CTR:-}" ] && sc=(--seccomp --seccomp-profile "$P_CTR")
+	start_containerd || { echo "containerd did not start: $(tail -1 "$D/containerd.log")" >"$D/rc"; return; }
+	local mounts=()
+	for n in nvidiactl nvidia0 nvidia-uvm; do
+		mounts+=(--mount "type=bind,src=$GS_FAKE_MOUNT/$n,dst=/dev/$n,options=rbind:rw")
+	done
+	timeout 30 ctr --address "$D/containerd.sock" run --rm --rootfs "${sc[@]}" "${mounts[@]}" \
+		"$ROOTFS" "gs-$CASE" "$@" >"$D/out" 2>"$D/err" </dev/null
 	echo $? >"$D/rc"
 }
 
@@ -473,7 +525,7 @@ inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
 	KSOCK=$D/keeper.sock
-	AGENT= KEEPER=
+	AGENT= KEEPER= CONTAINERD=
 	trap stop_all EXIT
 	[ "$RT" = crun ] && { crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; }; }
 	local base=${CASE#baseline-} p=""
@@ -490,6 +542,8 @@ inside() {
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		if [ "$RT" = podman ]; then
 			P_PODMAN=$p run_podman /bin/static_raw
+		elif [ "$RT" = containerd ]; then
+			P_CTR=$p run_ctr /bin/static_raw
 		else
 			run_fg '["/bin/static_raw"]' "$p"
 		fi ;;
@@ -504,6 +558,29 @@ inside() {
 	noagent)
 		profile "$p" || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
+	keyring|podmanbase)
+		# A system call the runtimes' default profiles refuse (add_key),
+		# then a GPU client, in one container. keyring: the profile of
+		# `gpusandbox profile` without --base; its baseline: made on an
+		# allow-all base (what that wrote before it kept the runtime's
+		# default). podmanbase: --base podman's own default profile.
+		p=$D/profile.json
+		if [ "$base" = podmanbase ]; then
+			profile "$p" --base "$PODMAN_DEFAULT_PROFILE" || { echo "profile failed" >"$D/rc"; return; }
+		elif [ -n "$BASELINE" ]; then
+			echo '{"defaultAction": "SCMP_ACT_ALLOW"}' >"$D/allow-all.json"
+			profile "$p" --base "$D/allow-all.json" || { echo "profile failed" >"$D/rc"; return; }
+		else
+			profile "$p" || { echo "profile failed" >"$D/rc"; return; }
+		fi
+		start_agent || return
+		if [ "$RT" = podman ]; then
+			P_PODMAN=$p run_podman /bin/sh -c '/bin/keyprobe; /bin/static_raw'
+		elif [ "$RT" = containerd ]; then
+			P_CTR=$p run_ctr /bin/sh -c '/bin/keyprobe; /bin/static_raw'
+		else
+			run_fg '["/bin/sh", "-c", "/bin/keyprobe; /bin/static_raw"]' "$p"
+		fi ;;
 	agentkill)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_bg '["/bin/holder", "1", "/tmp/go", "3"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
@@ -906,7 +983,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$GS_SWITCHED" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL"; do
+for f in "$GS" "$GS_SWITCHED" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -927,7 +1004,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" \
+cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
 	"$ROOTFS/bin/"
 
 passed=0 failed=0
@@ -1328,6 +1405,15 @@ judge() {  # judge NAME RUNTIME
 				[ ! -e "$dir/a-done-at-b-end" ] && [ "${grants:-0}" -ge "$GPUNODE_OWN" ] ||
 				why="B waited for A's stall: rc=$rc B: $(cat "$dir/b.out" 2>/dev/null); A: start=$a0 end=$a1; fake's grants at B's end: $grants"
 		fi ;;
+	keyring-*|baseline-keyring-*|podmanbase-podman)
+		# add_key refused as the profile's base refuses it (the default's
+		# EPERM; podman's default: ENOSYS), or run (the allow-all
+		# baseline); the GPU client held to its quota either way.
+		local want_key="add_key=errno 1"
+		case "$name" in baseline-*) want_key="add_key=ok" ;; podmanbase-*) want_key="add_key=errno 38" ;; esac
+		nomem=$(val "$dir/container.out" nomem)
+		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] && grep -qx "$want_key" "$dir/container.out" ||
+			why=${why:-"rc=$rc nomem=$nomem, want $want_key: $(grep add_key "$dir/container.out"; tail -2 "$dir/err" 2>/dev/null)"} ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -1344,18 +1430,29 @@ want() {  # want NAME: selected by the command line?
 SELECTED=("$@")
 
 for r in $RUNTIMES; do
-	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin managed baseline-managed; do
+	for c in quota baseline-quota exec baseline-exec noagent agentkill baseline-agentkill stale i386 baseline-i386 sysadmin baseline-sysadmin managed baseline-managed keyring baseline-keyring; do
 		name=$c-$r
 		want "$name" || continue
 		run_case "$name" "$r" && judge "$name" "$r"
 	done
 done
 if command -v podman >/dev/null && case " $RUNTIMES " in *" runc "*) true ;; *) false ;; esac; then
-	for name in quota-podman baseline-quota-podman; do
+	for name in quota-podman baseline-quota-podman keyring-podman baseline-keyring-podman podmanbase-podman; do
 		want "$name" && run_case "$name" podman && judge "$name" podman
 	done
 else
 	echo "agent: podman (or runc under it) is not installed: its cases are skipped"
+fi
+# containerd is only this tier's: installed here when missing.
+scripts/install-test-pkgs.sh containerd >/dev/null 2>&1 ||
+	echo "agent: containerd could not be installed (scripts/install-test-pkgs.sh)"
+if command -v containerd >/dev/null && command -v ctr >/dev/null &&
+	case " $RUNTIMES " in *" runc "*) true ;; *) false ;; esac; then
+	for name in quota-containerd baseline-quota-containerd keyring-containerd baseline-keyring-containerd; do
+		want "$name" && run_case "$name" containerd && judge "$name" containerd
+	done
+else
+	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)

@@ -98,8 +98,17 @@ expect trace-output-is-audit 125 "^gpusandbox: --audit-log and --trace-output na
 
 # --- --check ---
 printf 'mem = 4g\ngpus = 0\ngpu.1.mem = 1g\nvideo.decoders = 2\nsm-period = 50\nallow.class = 0xc9b0\n' >"$T/check.policy"
-expect check-valid-warns 0 "^gpusandbox: --check: valid \(2 warnings\); nothing was run$" \
-	"$B" --check --policy "$T/check.policy" -- sh -c "touch $T/ran"
+# Under the fake (one GPU, 0): a policy naming GPU 0 is what a run accepts,
+# and no "no NVIDIA device" warning joins the two the policy earns.
+fake_ok=1
+"$FAKE" -- true >/dev/null 2>&1 || fake_ok=
+if [ -n "$fake_ok" ]; then
+	expect check-valid-warns 0 "^gpusandbox: --check: valid \(2 warnings\); nothing was run$" \
+		"$FAKE" -- "$B" --check --policy "$T/check.policy" -- sh -c "touch $T/ran"
+else
+	echo "SKIP check-valid-warns: fake driver cannot run here"
+	"$B" --check --policy "$T/check.policy" -- sh -c "touch $T/ran" >"$T/out" 2>"$T/err"
+fi
 [ ! -e "$T/ran" ] && ok "check-runs-nothing" || bad "check-runs-nothing" "the command ran"
 grep -q "^gpusandbox: warning: gpu.1.mem has no effect: GPU 1 is not in gpus$" "$T/err" &&
 	grep -q "^gpusandbox: warning: sm-period has no effect without sm" "$T/err" &&
@@ -112,13 +121,47 @@ printf 'video.jpeg = 1\n' >"$T/jpeg.policy"
 expect check-video-without-group 0 "^gpusandbox: warning: video.jpeg has no effect: the policy allows none of its classes" \
 	"$B" --check --policy "$T/jpeg.policy"
 printf 'video.jpeg = 1\nallow = compute, memory, monitoring, video\n' >"$T/jpeg-ok.policy"
-expect check-video-with-group 0 "valid \(0 warnings\)" "$B" --check --policy "$T/jpeg-ok.policy"
+# Under the fake: no "no NVIDIA device" warning (which --check counts).
+expect check-video-with-group 0 "valid \(0 warnings\)" ${fake_ok:+"$FAKE" --} "$B" --check --policy "$T/jpeg-ok.policy"
 grep -q "video.jpeg has no effect" "$T/err" && bad "check-video-with-group-quiet" "$(cat "$T/err")" ||
 	ok "check-video-with-group-quiet"
 expect check-invalid 125 "invalid policy; nothing was started" "$B" --check --policy "$T/typo.policy"
 expect check-cli-overrides 0 "valid" "$B" --check --policy "$T/check.policy" --mem 2g
 grep -qE '^  mem +2.00 GiB on each GPU$' "$T/out" && ok "check-cli-overrides-shown" ||
 	bad "check-cli-overrides-shown" "$(head -3 "$T/out")"
+
+# --check refuses what the run refuses, with the run's messages (issue #28):
+# a user that does not exist, a GPU the driver does not list, output files
+# in folders that do not exist; and its count is the warnings it printed.
+expect check-user-unknown 125 "^gpusandbox: --user: no user named 'nosuch'$" "$B" --check --user nosuch
+"$B" --user nosuch -- true >/dev/null 2>"$T/err.run"
+grep -qx "gpusandbox: --user: no user named 'nosuch'" "$T/err.run" && ok "check-user-as-run" ||
+	bad "check-user-as-run" "the run says: $(cat "$T/err.run")"
+expect check-audit-folder 125 "^gpusandbox: --audit-log $T/no/dir/x.jsonl: its folder $T/no/dir: No such file or directory$" \
+	"$B" --check --audit-log "$T/no/dir/x.jsonl"
+expect check-metrics-folder 125 "^gpusandbox: --metrics-file $T/no/m.prom: its folder $T/no: No such file or directory$" \
+	"$B" --check --metrics-file "$T/no/m.prom"
+expect check-trace-folder 125 "^gpusandbox: --trace-output $T/no/t: its folder" "$B" --check --trace-output "$T/no/t"
+[ ! -e "$T/no" ] && ok "check-creates-nothing" || bad "check-creates-nothing" "$(ls -R "$T/no")"
+expect check-audit-ok 0 "valid" "$B" --check --audit-log "$T/check-audit.jsonl" --metrics-file "$T/check.prom"
+[ ! -e "$T/check-audit.jsonl" ] && [ ! -e "$T/check.prom" ] && ok "check-audit-ok-nothing-written" ||
+	bad "check-audit-ok-nothing-written" "$(ls "$T")"
+if [ -n "$fake_ok" ]; then
+	expect check-gpus-absent 125 "^gpusandbox: --gpus: there is no GPU 3 \(the GPUs here are 0\)$" \
+		"$FAKE" -- "$B" --check --gpus 3
+	expect check-gpus-present 0 "valid \(0 warnings\)" "$FAKE" --gpus 2 -- "$B" --check --gpus 1 --user root
+	expect check-gpus-uuid-unknown 125 "GPU-00000000-0000-0000-0000-00000000dead" \
+		"$FAKE" --gpus 2 -- "$B" --check --gpus GPU-00000000-0000-0000-0000-00000000dead
+else
+	echo "SKIP check-gpus-*: fake driver cannot run here"
+fi
+# The count is the warnings printed, whatever this machine warns about
+# (no NVIDIA device here, or an old kernel).
+"$B" --check --mem 1g --gpus 0 >"$T/out" 2>"$T/err"
+n=$(grep -c '^gpusandbox: warning:' "$T/err")
+grep -qE "^gpusandbox: --check: valid \($n warnings?\); nothing was run$" "$T/err" && ok "check-counts-warnings" ||
+	bad "check-counts-warnings" "$n warning lines: $(cat "$T/err")"
+expect check-says-command 0 "^gpusandbox: --check: COMMAND \(true\) is not run nor looked up$" "$B" --check -- true
 
 # --- --version ---
 "$B" --version >"$T/v" 2>&1

@@ -62,6 +62,8 @@ init = pod["initContainers"][0]
 script = init["command"][-1]
 vols = {v["name"]: v for v in pod["volumes"]}
 SECCOMP_ROOT = "/var/lib/kubelet/seccomp"
+# Where node_exporter's textfile collector reads (docs/kubernetes.md).
+METRICS_DIR = "/var/lib/node_exporter/textfile_collector"
 
 # paths
 sock = opt(agent["command"], "--socket")
@@ -74,6 +76,11 @@ seccomp_mount = [m for m in init["volumeMounts"] if m["name"] == "seccomp-root"]
 check("paths-seccomp-root", seccomp_mount and seccomp_mount[0]["mountPath"] == SECCOMP_ROOT and
       vols["seccomp-root"]["hostPath"]["path"] == SECCOMP_ROOT and ("dir=%s/gpusandbox" % SECCOMP_ROOT) in script,
       "the init container must write under the kubelet's %s" % SECCOMP_ROOT)
+metrics_path = opt(agent["command"], "--metrics-file") or ""
+metrics_mount = [m for m in agent["volumeMounts"] if m["mountPath"] == os.path.dirname(metrics_path)]
+check("paths-metrics", metrics_path.startswith(METRICS_DIR + "/") and len(metrics_mount) == 1 and
+      vols[metrics_mount[0]["name"]]["hostPath"]["path"] == METRICS_DIR,
+      "agent --metrics-file %s must be in the node's %s, mounted at the same path" % (metrics_path, METRICS_DIR))
 vap = by_kind["ValidatingAdmissionPolicy"][0]
 pattern = re.search(r"matches\('([^']*)'\)", json.dumps(vap["spec"]["validations"][0]["expression"]).replace('\\\\', '\\'))
 ex = by_kind["Pod"][0]["spec"]["securityContext"]["seccompProfile"]
@@ -145,7 +152,7 @@ check("keeper-starts", os.path.exists(wksock), "the keeper's command did not lis
 cmd = [gs if a == "gpusandbox" else a for a in agent["command"]]
 wsock = os.path.join(work, "agent.sock")
 cmd = [a.replace(sock, wsock).replace("/etc/gpusandbox/policies", pol_dir).replace(ksock or "-", wksock)
-       .replace("/var/log/gpusandbox", work) for a in cmd]
+       .replace("/var/log/gpusandbox", work).replace(METRICS_DIR, work) for a in cmd]
 err = open(os.path.join(work, "agent.err"), "w+")
 proc = subprocess.Popen(cmd, stderr=err)
 for _ in range(250):
@@ -153,6 +160,13 @@ for _ in range(250):
         break
     time.sleep(0.02)
 listening = os.path.exists(wsock)
+# The metrics file of an idle agent: written before it serves anything.
+metrics_file = os.path.join(work, os.path.basename(opt(agent["command"], "--metrics-file") or "-"))
+for _ in range(250):
+    if os.path.exists(metrics_file):
+        break
+    time.sleep(0.02)
+metrics_text = open(metrics_file).read() if os.path.exists(metrics_file) else ""
 proc.send_signal(signal.SIGTERM)
 rc = proc.wait(timeout=10)
 kproc.send_signal(signal.SIGTERM)
@@ -161,6 +175,12 @@ err.seek(0)
 log = err.read()
 traps = re.search(r"traps=([0-9a-f]{16}), with managed = deny ([0-9a-f]{16})", log)
 check("agent-starts", listening and rc == 0, "rc=%s: %s" % (rc, log[-300:]))
+check("agent-metrics-idle", "\ngpusandbox_up 1\n" in metrics_text and "\ngpusandbox_sandboxes 0\n" in metrics_text,
+      "the idle agent's %s: %r" % (metrics_file, metrics_text[:200]))
+# Its failures to start reach the pod's status.
+for name, c in (("agent", agent), ("keeper", keeper)):
+    check("termination-message %s" % name, c.get("terminationMessagePolicy") == "FallbackToLogsOnError",
+          "%s: terminationMessagePolicy %s" % (name, c.get("terminationMessagePolicy")))
 
 
 def denies_managed(profile_file):

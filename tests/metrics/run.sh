@@ -31,6 +31,7 @@ TESTS=(
 	"channels|channel counts and quota against the fake's"
 	"bad-path|a metrics file that cannot be written is an error before anything runs"
 	"share|--sm 50: the target, and the achieved share the audit summary gives"
+	"node-exporter|Debian's prometheus-node-exporter serves the file of a run refused on two GPUs"
 )
 
 # ---- the checker can fail ----------------------------------------------------------
@@ -117,7 +118,7 @@ if selected end "$@"; then
 	peak=$(value gpusandbox_memory_peak_bytes "sandbox=\"$sid\",gpu=\"0\"" "$m")
 	used=$(value gpusandbox_memory_used_bytes "sandbox=\"$sid\",gpu=\"0\"" "$m")
 	quota=$(value gpusandbox_memory_quota_bytes "sandbox=\"$sid\",gpu=\"0\"" "$m")
-	nref=$(value gpusandbox_refusals_total "sandbox=\"$sid\",outcome=\"quota\",reason=\"video memory quota exceeded\"" "$m")
+	nref=$(value gpusandbox_refusals_total "sandbox=\"$sid\",gpu=\"0\",outcome=\"quota\",reason=\"video memory quota exceeded\"" "$m")
 	denied=$(value gpusandbox_decisions_total "sandbox=\"$sid\",verdict=\"denied\"" "$m")
 	supp=$(grep -o '"event":"suppressed".*"count":[0-9]*' "$tmp/audit.jsonl" | sed 's/.*"count"://' | awk '{ n += $1 } END { print n + 0 }')
 	msupp=$(value gpusandbox_audit_records_suppressed_total "sandbox=\"$sid\"" "$m")
@@ -179,5 +180,41 @@ if selected share "$@"; then
 		fail share "exit $rc target=$target achieved=$ach summary=$want check: $chk $(tail -c 200 "$tmp/sm.err")"
 	fi
 fi
+
+# ---- node_exporter: the file as its documented consumer reads it ----------------------
+# A run on two GPUs refused for one reason on each (tests/adv's per_gpu on GPU
+# 1, named by its UUID, static_raw on GPU 0, --mem 1g), its file in a directory Debian's
+# prometheus-node-exporter's textfile collector reads (the tier installs
+# the package); scrape.py scrapes it on a 127.0.0.1 port (bounded by
+# SCRAPE_DEADLINE_S) and checks what it exports against the file.
+SCRAPE_DEADLINE_S=30
+GPU1_UUID=GPU-00000000-0000-0000-0000-000000000001
+node_exporter_case() {
+	local d=$tmp/ne port ne chk
+	mkdir -p "$d/textfile"
+	scripts/install-test-pkgs.sh prometheus-node-exporter >"$d/install.out" 2>&1 ||
+		{ echo "SKIP node-exporter: prometheus-node-exporter could not be installed"; return; }
+	# GPU 1 named by the UUID the fake gives it: its samples carry it.
+	"$WITH_FAKE" --gpus 2 --vidmem "$FAKE_VIDMEM" -- "$GPUSANDBOX" --user root --mem 1g --gpus "0,$GPU1_UUID" \
+		--metrics-file "$d/textfile/gpusandbox.prom" -- \
+		sh -c '"$1" >/dev/null; "$2" >/dev/null' sh build/tests/adv/per_gpu build/tests/adv/static_raw \
+		>"$d/gs.out" 2>"$d/gs.err"
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	prometheus-node-exporter --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$d/textfile" --web.listen-address="127.0.0.1:$port" \
+		>"$d/ne.log" 2>&1 &
+	ne=$!
+	chk=$(python3 tests/metrics/scrape.py "http://127.0.0.1:$port/metrics" "$SCRAPE_DEADLINE_S" \
+		"$d/textfile/gpusandbox.prom" "$d/scrape.txt" 2>&1)
+	kill "$ne" 2>/dev/null
+	wait "$ne" 2>/dev/null
+	if [[ $chk == ok* ]] && ! grep -q "collected before" "$d/ne.log" &&
+		grep -q "^gpusandbox_refusals_total{gpu=\"1\",outcome=\"quota\",.*uuid=\"$GPU1_UUID\"} [1-9]" "$d/scrape.txt"; then
+		pass node-exporter
+	else
+		fail node-exporter "$(head -5 <<<"$chk") $(grep -m1 "collected before" "$d/ne.log") $(grep refusals_total "$d/scrape.txt")"
+	fi
+}
+selected node-exporter "$@" && node_exporter_case
 
 harness_summary

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/profile.h"
+#include "agent/runtime_default.h"
 #include "arch.h"
 #include "check.h"
 #include "filter.h"
@@ -126,6 +127,21 @@ static json_object *round_trip(json_object *prof)
 	return back;
 }
 
+/* Does a rule name the system call (with this action, unless NULL)? */
+static bool names_rule(json_object *prof, const char *name, const char *action)
+{
+	json_object *rules = json_object_object_get(prof, "syscalls");
+
+	for (size_t i = 0; i < json_object_array_length(rules); i++) {
+		json_object *r = json_object_array_get_idx(rules, i), *names = json_object_object_get(r, "names");
+		for (size_t j = 0; j < json_object_array_length(names); j++)
+			if (strcmp(json_object_get_string(json_object_array_get_idx(names, j)), name) == 0 &&
+			    (!action || strcmp(str_of(r, "action"), action) == 0))
+				return true;
+	}
+	return false;
+}
+
 static void test_plain(const struct gs_rm_abi *abi)
 {
 	struct gs_profile_opts o = { .rm_abi = abi, .listener_path = "/run/gs/agent.sock" };
@@ -153,7 +169,15 @@ static void test_plain(const struct gs_rm_abi *abi)
 	}
 	/* The RM escapes, and the low bytes of UVM's performed calls. */
 	CHECK(uvm_bytes > 0 && count == n + uvm_bytes && n > 0);
-	CHECK(strcmp(str_of(prof, "defaultAction"), "SCMP_ACT_ALLOW") == 0);
+	/* No base: the runtimes' default profile (runtime_default.c), every
+	 * ioctl number trapped or allowed back by exactly one rule. */
+	CHECK(strcmp(str_of(prof, "defaultAction"), "SCMP_ACT_ERRNO") == 0);
+	CHECK(json_object_get_int(json_object_object_get(prof, "defaultErrnoRet")) == EPERM);
+	for (unsigned nr = 0; nr < N_NR; nr++)
+		CHECK((notify[nr] && allows[nr] == 0) || (!notify[nr] && allows[nr] == 1));
+	CHECK(names_rule(prof, "read", "SCMP_ACT_ALLOW") && names_rule(prof, "clone3", "SCMP_ACT_ERRNO"));
+	CHECK(!names_rule(prof, "add_key", NULL) && !names_rule(prof, "keyctl", NULL) &&
+	      !names_rule(prof, "bpf", NULL) && !names_rule(prof, "unshare", NULL));
 	CHECK(json_object_array_length(json_object_object_get(prof, "architectures")) == gs_abi_count());
 	CHECK(strcmp(json_object_get_string(json_object_array_get_idx(
 	                     json_object_object_get(prof, "architectures"), 0)), "SCMP_ARCH_X86_64") == 0);
@@ -274,8 +298,12 @@ static void test_managed(const struct gs_rm_abi *abi)
 	static const uint64_t offs[] = { 0, 4096 };
 	struct gs_profile_opts o = { .rm_abi = abi, .listener_path = "/s", .trap_uvm_mmap = true };
 	struct gs_error err = { 0 };
-	json_object *plain = round_trip(gs_profile_build(&o, &err)), *merged;
+	json_object *plain, *merged, *deflt = round_trip(gs_profile_build(&o, &err));
 
+	/* plain: onto an allow-all base (what 8b5caf6 wrote without one). */
+	o.base = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ALLOW\"}");
+	plain = round_trip(gs_profile_build(&o, &err));
+	json_object_put(o.base);
 	o.base = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":"
 	                            "[\"SCMP_ARCH_X86_64\",\"SCMP_ARCH_X86\",\"SCMP_ARCH_X32\"],\"syscalls\":"
 	                            "[{\"names\":[\"mmap\",\"remap_file_pages\",\"read\"],\"action\":\"SCMP_ACT_ALLOW\"}]}");
@@ -299,6 +327,8 @@ static void test_managed(const struct gs_rm_abi *abi)
 				CHECK(n == (uvm ? 1u : 0u) && a == 0);
 				match_mmap(merged, "mmap", v, &n, &a);
 				CHECK(n == (uvm ? 1u : 0u) && (uvm ? a == 0 : a >= 1));
+				match_mmap(deflt, "mmap", v, &n, &a);
+				CHECK(n == (uvm ? 1u : 0u) && (uvm ? a == 0 : a >= 1));
 			}
 	/* remap_file_pages is trapped whole, and the base's ALLOW is gone. */
 	uint64_t any[6] = { 0 };
@@ -307,6 +337,61 @@ static void test_managed(const struct gs_rm_abi *abi)
 	CHECK(n == 1 && a == 0);
 	json_object_put(plain);
 	json_object_put(merged);
+	json_object_put(deflt);
+}
+
+/* podman's and Docker's format: an "archMap" is kept (podman refuses a
+ * profile with both it and "architectures"), the native entry lists every
+ * ABI the profile covers, and under managed = deny none lists x86. A rule
+ * naming a trapped call under a condition (caps) is not taken over. */
+static void test_arch_map(const struct gs_rm_abi *abi)
+{
+	static const char base_text[] =
+		"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,\"archMap\":["
+		"{\"architecture\":\"SCMP_ARCH_X86_64\",\"subArchitectures\":[\"SCMP_ARCH_X86\"]},"
+		"{\"architecture\":\"SCMP_ARCH_AARCH64\",\"subArchitectures\":[\"SCMP_ARCH_ARM\"]}],"
+		"\"syscalls\":[{\"names\":[\"read\",\"ioctl\"],\"action\":\"SCMP_ACT_ALLOW\",\"args\":[],"
+		"\"includes\":{},\"excludes\":{}}]}";
+	struct gs_profile_opts o = { .rm_abi = abi, .listener_path = "/s" };
+	struct gs_error err = { 0 };
+	json_object *prof, *map;
+	const char *s;
+
+	for (int managed = 0; managed < 2; managed++) {
+		o.trap_uvm_mmap = managed;
+		o.base = json_tokener_parse(base_text);
+		prof = round_trip(gs_profile_build(&o, &err));
+		json_object_put(o.base);
+		CHECK(prof && json_object_object_get(prof, "architectures") == NULL);
+		map = json_object_object_get(prof, "archMap");
+		CHECK(json_object_array_length(map) == 2);
+		s = json_object_to_json_string_ext(json_object_array_get_idx(map, 0), JSON_C_TO_STRING_PLAIN);
+		CHECK(strstr(s, "\"SCMP_ARCH_X32\"") != NULL);
+		CHECK((strstr(s, "\"SCMP_ARCH_X86\"") != NULL) == !managed);
+		CHECK(json_object_get_int(json_object_object_get(prof, "defaultErrnoRet")) == 38);
+		json_object_put(prof);
+	}
+	o.trap_uvm_mmap = false;
+	o.base = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":[{\"names\":[\"ioctl\"],"
+	                            "\"action\":\"SCMP_ACT_ALLOW\",\"includes\":{\"caps\":[\"CAP_SYS_ADMIN\"]}}]}");
+	CHECK(gs_profile_build(&o, &err) == NULL);
+	json_object_put(o.base);
+}
+
+/* The declared default's facts: what it allows and refuses. */
+static void test_runtime_default(void)
+{
+	json_object *p = gs_runtime_default_profile();
+
+	CHECK(gs_runtime_default_allows("read") && gs_runtime_default_allows("ioctl") &&
+	      gs_runtime_default_allows("mmap") && gs_runtime_default_allows("arch_prctl"));
+	CHECK(!gs_runtime_default_allows("add_key") && !gs_runtime_default_allows("keyctl") &&
+	      !gs_runtime_default_allows("request_key") && !gs_runtime_default_allows("mount") &&
+	      !gs_runtime_default_allows("unshare") && !gs_runtime_default_allows("kexec_load") &&
+	      !gs_runtime_default_allows("init_module") && !gs_runtime_default_allows("clone3") &&
+	      !gs_runtime_default_allows("io_uring_setup"));
+	CHECK(strcmp(str_of(p, "defaultAction"), "SCMP_ACT_ERRNO") == 0);
+	json_object_put(p);
 }
 
 static void test_names(void)
@@ -327,6 +412,8 @@ int main(void)
 	test_plain(abi);
 	test_base_merge(abi);
 	test_managed(abi);
+	test_arch_map(abi);
+	test_runtime_default();
 	test_names();
 	/* Another ABI's tables trap other escapes: another version. */
 	for (size_t i = 0; i < gs_rm_abi_count(); i++)

@@ -94,6 +94,7 @@ int gs_resolve_gpu_uuids(struct gs_quota *q, struct gs_error *err)
 		for (uint32_t u = 0; u < q->n_uuids; u++)
 			if (strcasecmp(uuid, q->uuids[u]) == 0) {
 				q->visible |= 1ull << cards[i].minor_number;
+				q->uuid_minor[u] = cards[i].minor_number;
 				found[u] = true;
 			}
 	}
