@@ -35,6 +35,7 @@ run_tier() {
 
 run_tier layers scripts/check-layers.sh
 run_tier layers-checker tests/layers/run.sh
+run_tier gpu-results-refs python3 scripts/check-gpu-results-refs.py
 run_tier unit-rm-tables build/tests/unit/test_rm_tables
 run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
