@@ -10,7 +10,7 @@
 #ifndef GPUSANDBOX_COMPUTE_INTERNAL_H
 #define GPUSANDBOX_COMPUTE_INTERNAL_H
 
-#include "compute_share.h"
+#include "compute_state.h"
 
 #define NS_PER_MS 1000000ull
 
@@ -51,5 +51,11 @@ struct cs_idle_figures {
 	bool     timed;
 };
 struct cs_idle_figures cs_idle_figures(const struct gs_compute_share *cs, int gpu);
+
+/* sm_figures.c: the benchmark's figures (tests/gpu/coord_bench.sh): each
+ * switch's cost and the off phases' length, printed at stop under
+ * GPUSANDBOX_SM_DEBUG=1. */
+void gs_sm_note_switch(struct gs_sm_gpu *s, uint64_t t0, uint64_t t1, bool off);
+void gs_sm_print_figures(const struct gs_compute_share *cs);
 
 #endif
