@@ -186,6 +186,12 @@ struct gs_quota {
 	enum gs_managed managed;
 	/* --p2p-register, policy key p2p-register. */
 	enum gs_p2p_register p2p_register;
+	/* Policy key files: control files the sandbox may have the
+	 * supervisor know at once (each costs the supervisor a descriptor,
+	 * its release watch: ledger_file_of). GS_COUNT_UNLIMITED by
+	 * default; the agent gives its containers a bound
+	 * (agent_limits.h), since one process serves them all. */
+	uint32_t files;
 };
 
 /* The names and the rows are the same numbers. */

@@ -72,11 +72,15 @@ TESTS_AGENT_GPUNODE := $(TESTS_BUILD)/agent/gpunode
 # host that takes dead clients' handles to dup it (stalehandle-runc).
 TESTS_AGENT_UVMVICTIM := $(TESTS_BUILD)/agent/uvm_victim
 TESTS_AGENT_STALE := $(TESTS_BUILD)/agent/stale_client
+# A container that floods the agent with clients, one with idle threads,
+# and their victim (flood-runc, storm-runc; tests/bench/tenantbench.sh).
+TESTS_AGENT_TENANT := $(TESTS_BUILD)/agent/tenant
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
-                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL)
+                    $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL) \
+                    $(TESTS_AGENT_TENANT)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -103,6 +107,10 @@ $(addprefix $(TESTS_BUILD)/adv/,$(TESTS_ADV_STATIC)): $(TESTS_BUILD)/adv/%: test
 $(TESTS_AGENT_HOLDER): tests/agent/holder.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_TENANT): tests/agent/tenant.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -173,7 +181,7 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger.c superv
 		supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process).
-QUIESCE_BENCH_SRCS := supervisor/core/quiesce.c supervisor/core/taskset.c supervisor/core/host_pids.c
+QUIESCE_BENCH_SRCS := supervisor/core/quiesce.c supervisor/core/sharers.c supervisor/core/taskset.c supervisor/core/taskset_cgroup.c supervisor/core/host_pids.c
 $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH): $(TESTS_BUILD)/bench/%: tests/bench/%.c $(QUIESCE_BENCH_SRCS) \
 		supervisor/core/quiesce.h supervisor/core/taskset.h supervisor/core/host_pids.h tests/bench/bench_util.h
 	@mkdir -p $(@D)

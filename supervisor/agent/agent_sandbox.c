@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_limits.h"
 #include "detached.h"
 #include "keeper_link.h"
 #include "audit_policy.h"
@@ -68,6 +70,9 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 	char diag[GS_POLICY_DIAG_MAX];
 
 	gs_policy_init(p);
+	/* One container's clients and files must not fill the fd table
+	 * every container shares: bounded unless its policy says. */
+	gs_agent_policy_defaults(p);
 	if (gs_policy_load(path, p, diag, sizeof(diag)) < 0)
 		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
 	/* What the agent does not enforce is refused, never ignored: who
@@ -238,6 +243,21 @@ static void reconcile_released(struct gs_session *sb)
 	}
 }
 
+/* What its searches for fd-table sharers compared: tests/agent's thread
+ * storm reads it (a container's searches compare none of another's
+ * tasks), as an operator may. */
+static void log_walks(const struct gs_agent_container *c)
+{
+	const struct gs_walk_stats *w = &c->sb.walk_stats;
+	char what[GS_ERROR_MSG_MAX];
+
+	snprintf(what, sizeof(what), "sharer searches=%" PRIu64 " unbounded=%" PRIu64
+	         " tasks_compared=%" PRIu64 " most_in_one=%" PRIu64,
+	         atomic_load(&w->walks), atomic_load(&w->unbounded), atomic_load(&w->tasks),
+	         atomic_load(&w->most));
+	agent_log_line(c->id, NULL, what);
+}
+
 static void teardown(struct gs_agent_container *c)
 {
 	/* First: channels the duty cycle holds off come back on, and the
@@ -253,6 +273,7 @@ static void teardown(struct gs_agent_container *c)
 	gs_session_summarize(&c->sb, -1, 0);
 	if (c->sb.audit_failed)
 		agent_log_line(c->id, NULL, "writing the audit summary failed");
+	log_walks(c);
 	agent_log_line(c->id, NULL, "torn down (every listener hung up)");
 	gs_session_fini(&c->sb);
 	if (c->audited)
@@ -571,6 +592,14 @@ static void keep_own_client(void *ctx, int ctl_fd, nv_handle_t client)
 	gs_keeper_link_own_client(c->agent->keeper, c->id, client, ctl_fd);
 }
 
+static void log_unbounded(const struct gs_agent_container *c, const char *why)
+{
+	char what[GS_ERROR_MSG_MAX];
+
+	snprintf(what, sizeof(what), "its fd-table sharer searches walk every task of the host: %s", why);
+	agent_log_line(c->id, NULL, what);
+}
+
 /* Earlier agents' own clients stay in the keeper (their handles taken);
  * what they held goes (gs_own_rm_retire). Ours is made when first needed,
  * and handed over then. */
@@ -629,6 +658,12 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
 		goto fail_sandbox;
 	}
+	/* Its searches for fd-table sharers look at its own tasks only,
+	 * where that is sound (agent_limits.h): then nothing another
+	 * container runs is compared, nor waited for. */
+	const char *unbounded_why = NULL;
+	if (!gs_agent_bound_walk(&c->sb.tasks, c->init, &unbounded_why))
+		log_unbounded(c, unbounded_why);
 	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
 	if (open_audit(c, o->resumed != NULL, err) < 0)
@@ -733,6 +768,8 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	if (made)
 		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d\n", c->id, c->sb.id,
 		        (int)c->init);
+	else /* an exec: its process is asked for CAP_SYS_ADMIN too */
+		gs_taskset_walk_joined(&c->sb.tasks);
 	if (agent_start_worker(c, h->listener, index, unverified, err) < 0) {
 		close(h->listener);
 		agent_kill_container(c);

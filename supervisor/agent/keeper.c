@@ -36,6 +36,7 @@
 
 #include "cmd_usage.h"
 #include "gpusandbox.h"
+#include "agent_limits.h"
 #include "keeper.h"
 #include "keeper_proto.h"
 
@@ -449,16 +450,13 @@ _Noreturn void gs_keeper_main(int argc, char **argv)
 {
 	static struct keeper k = { .agent_pidfd = -1 };
 	const char *path = parse_options(argc, argv);
-	struct rlimit rl;
 	sigset_t sigs;
 	int lfd, sfd, rc;
 
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	/* Every listener is an fd: as many as the hard limit allows. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	/* Every listener and every release watch it holds is an fd: as
+	 * many as the hard limit allows (agent_limits.h). */
+	(void)gs_raise_nofile("keeper");
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);

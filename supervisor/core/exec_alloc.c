@@ -141,6 +141,7 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 
 	if (rc->creates_client && u->on_control_file) {
 		f->file = ledger_file_of(l, c->dup);
+		u->files_full = f->file == LEDGER_FILES_FULL;
 		u->file_known = f->file >= 0;
 		/* After an agent restart the files' index is new: a file may
 		 * hold a client rebuilt from the journal (then it keeps that). */

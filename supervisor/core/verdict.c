@@ -148,6 +148,12 @@ static struct gs_call_verdict client_clauses(struct gs_call_verdict v, const str
 	if (!u->on_control_file)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "client allocation outside the control file");
+	/* The driver's answer when a client's handle space is exhausted
+	 * (clientGenResourceHandle_IMPL, resserv rs_client.c, 580.95.05):
+	 * a program sees a failed allocation it can handle. */
+	if (u->files_full)
+		return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES,
+		                 "control file limit reached (policy key files)");
 	if (!u->file_known)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "cannot identify the open file (kcmp, epoll)");

@@ -32,6 +32,9 @@ struct gs_usage {
 	bool     on_control_file;
 	bool     file_known;        /* the ledger could identify the file */
 	bool     file_has_client;
+	/* The file is new and the sandbox knows its bound of control files
+	 * already (gs_quota.files, LEDGER_FILES_FULL). */
+	bool     files_full;
 	/* Video memory: the client could be bound for a charge, the GPU the
 	 * parent hangs under (LEDGER_NO_GPU if none) and its usage. */
 	bool     client_bound;
