@@ -5,7 +5,7 @@
  * the busybox container.
  *
  *   tenant flood N WAIT    N RM clients, each on a control file of its
- *                          own, held; prints "flood ok= refused=
+ *                          own and used once (a control), held; prints "flood ok= refused=
  *                          first_refusal="; writes WAIT.ready, and exits
  *                          once the file WAIT exists
  *   tenant storm T WAIT    T idle threads, held as above; prints
@@ -60,15 +60,24 @@ static void hold_until(const char *wait)
 		nanosleep(&step, NULL);
 }
 
-/* A client on a new control file: the file stays open while it lives. */
+/* A client on a new control file, used once as CUDA does at once (a
+ * control on the client: the agent learns the client from the driver's
+ * answer and watches its file from then on, one descriptor each). The
+ * file stays open while it lives. */
 static rmc_status_t client_on_new_file(void)
 {
+	struct nv0000_gpu_ids_params ids;
 	nv_handle_t h = 0;
 	int fd = rmc_open_ctl();
 
 	if (fd < 0)
 		return RMC_SYSERR(-fd);
 	rmc_status_t st = rmc_alloc_client(fd, NULL, &h);
+	if (st == NV_OK) {
+		memset(&ids, 0, sizeof(ids));
+		st = rmc_control(fd, NULL, h, h, NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS, &ids,
+		                 rmc_ctrl_size(NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS, sizeof(ids)));
+	}
 	if (st != NV_OK)
 		close(fd);
 	return st;
