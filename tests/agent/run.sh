@@ -216,6 +216,25 @@
 #                     without the profile exceeds the quota
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
+#   flood-runc        (issue #32) an attacker container makes 2500 clients,
+#                     each on a file of its own and used once, under an
+#                     agent started with a soft open-file limit of 1024 and
+#                     a hard one of 4096: the agent raises its limit (its
+#                     log), the fake counts 1024 clients for the attacker
+#                     (then INSUFFICIENT_RESOURCES: the default bound), and
+#                     a victim container beside it makes its 3 clients and
+#                     2 pairs of 2 MiB. baseline-flood-runc: the policy
+#                     lifts the bounds (clients, files = unlimited) and the
+#                     soft limit is the hard one: the attacker gets more
+#                     than 1024 and the victim is not served
+#   storm-runc        an attacker holds 2000 idle threads while a victim
+#                     makes 20 clients: none of the victim's searches for
+#                     its fd table's sharers compares more than its own
+#                     tasks (the agent's teardown line, most_in_one) nor
+#                     walks the host; the victim is served.
+#                     baseline-storm-runc: GPUSANDBOX_TEST_QUIESCE_FULL_WALK,
+#                     a search compares every attacker thread
+#   bench-runc        only when named (tests/bench/tenantbench.sh): figures
 #
 # R is runc and crun. A runtime that is not installed is skipped (said so);
 # with neither, the tier exits 125 (SKIP) like the other tiers.
@@ -275,6 +294,8 @@ VICTIM_PAIRS=2
 STORM_THREADS=2000
 STORM_CLIENTS=20
 STORM_OWN_MAX=4
+BENCH_CLIENTS=20        # bench-runc's victim
+BENCH_PAIRS=50
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -557,6 +578,26 @@ neighbours_storm() {
 	echo 0 >"$top/rc"
 }
 
+# bench-runc (tests/bench/tenantbench.sh, never in the tier): the victim's
+# clients and pairs beside TENANT_BENCH_NEIGHBOURS storm containers, with
+# every search walking the host when TENANT_BENCH_FULL_WALK is set.
+neighbours_bench() {
+	local top=$D i
+	AGENT_ENV=${TENANT_BENCH_FULL_WALK:+GPUSANDBOX_TEST_QUIESCE_FULL_WALK=1}
+	profile "$p" && start_agent || return
+	for ((i = 0; i < ${TENANT_BENCH_NEIGHBOURS:-0}; i++)); do
+		run_neighbour "n$i" '["/bin/tenant", "storm", "'"$STORM_THREADS"'", "/tmp/stop"]' &&
+			{ wait_for -e "$top/n$i/ctmp/stop.ready" || wait_for -e "$top/n$i/ctmp/stop.ready"; } ||
+			{ echo "neighbour $i never made its threads" >"$top/rc"; return; }
+	done
+	run_victim '["/bin/tenant", "victim", "'"$BENCH_CLIENTS"'", "'"$BENCH_PAIRS"'"]'
+	for ((i = 0; i < ${TENANT_BENCH_NEIGHBOURS:-0}; i++)); do
+		: >"$top/n$i/ctmp/stop"
+		wait_stopped_id "gs-$CASE-n$i"
+	done
+	echo 0 >"$top/rc"
+}
+
 inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
@@ -643,6 +684,8 @@ inside() {
 		neighbours_flood ;;
 	storm)
 		neighbours_storm ;;
+	bench)
+		neighbours_bench ;;
 	gpunode)
 		# A (nvidia0) keeps making devices on GPU 0, so the agent keeps
 		# borrowing its nvidia0; B (nvidia1 only) tries devices on GPU 0
@@ -1457,6 +1500,12 @@ judge() {  # judge NAME RUNTIME
 			[ "$rc" = 0 ] && [ "${most:-0}" -ge "$STORM_THREADS" ] ||
 				why="the victim's searches did not walk the attacker's threads: rc=$rc $line"
 		fi ;;
+	bench-runc)
+		echo "bench neighbours=${TENANT_BENCH_NEIGHBOURS:-0} threads_each=$STORM_THREADS" \
+			"walk=${TENANT_BENCH_FULL_WALK:+host}${TENANT_BENCH_FULL_WALK:-bounded}" \
+			"$(cat "$dir/victim.out" 2>/dev/null)"
+		[ "$rc" = 0 ] && [ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] ||
+			why="rc=$rc victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)" ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -1492,6 +1541,9 @@ case " $RUNTIMES " in *" runc "*)
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
+
+# tests/bench/tenantbench.sh's figures: only when named.
+case " ${SELECTED[*]-} $RUNTIMES " in *" bench-runc "*" runc "*) run_case bench-runc runc && judge bench-runc runc ;; esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
