@@ -1501,8 +1501,9 @@ judge() {  # judge NAME RUNTIME
 				why="the victim's searches did not walk the attacker's threads: rc=$rc $line"
 		fi ;;
 	bench-runc)
-		echo "bench neighbours=${TENANT_BENCH_NEIGHBOURS:-0} threads_each=$STORM_THREADS" \
-			"walk=${TENANT_BENCH_FULL_WALK:+host}${TENANT_BENCH_FULL_WALK:-bounded}" \
+		local walk=bounded
+		[ -n "${TENANT_BENCH_FULL_WALK:-}" ] && walk=host
+		echo "bench neighbours=${TENANT_BENCH_NEIGHBOURS:-0} threads_each=$STORM_THREADS walk=$walk" \
 			"$(cat "$dir/victim.out" 2>/dev/null)"
 		[ "$rc" = 0 ] && [ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] ||
 			why="rc=$rc victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)" ;;
