@@ -291,6 +291,12 @@ static int key_files(struct parser *ps, const struct stmt *s)
 	return set_count(ps, s, &ps->p->quota.files, false);
 }
 
+/* objects: a count or "unlimited" (quota.h, gs_quota.objects). */
+static int key_objects(struct parser *ps, const struct stmt *s)
+{
+	return set_count(ps, s, &ps->p->quota.objects, false);
+}
+
 static int key_gpus(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -512,6 +518,7 @@ static const struct key_def keys[] = {
 	{ "managed", key_managed, false },
 	{ "p2p-register", key_p2p_register, false },
 	{ "files", key_files, false },
+	{ "objects", key_objects, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
 	{ "audit-level", key_audit_level, false },

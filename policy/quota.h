@@ -192,6 +192,11 @@ struct gs_quota {
 	 * default; the agent gives its containers a bound
 	 * (agent_limits.h), since one process serves them all. */
 	uint32_t files;
+	/* Policy key objects: RM objects the sandbox may hold at once, as
+	 * the ledger counts them (each costs the supervisor memory: an
+	 * entry; the agent's is shared by every container). The same
+	 * default and agent bound as files. */
+	uint32_t objects;
 };
 
 /* The names and the rows are the same numbers. */

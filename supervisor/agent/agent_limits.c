@@ -18,6 +18,7 @@ void gs_agent_policy_defaults(struct gs_policy *p)
 {
 	p->quota.count[GS_QK_CLIENTS] = GS_AGENT_DEFAULT_CLIENTS;
 	p->quota.files = GS_AGENT_DEFAULT_FILES;
+	p->quota.objects = GS_AGENT_DEFAULT_OBJECTS;
 }
 
 /* A systemd service, or a process started in a container, gets a soft

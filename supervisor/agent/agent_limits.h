@@ -10,8 +10,9 @@
  * ledger_note_client) and each control file it presents one more (the
  * files' index, ledger_file_of): a container left unbounded could fill
  * the one fd table every container shares, and then the agent could not
- * read a new container's policy nor watch another's next client. So
- * every container gets a bound on both, refused the way the driver
+ * read a new container's policy nor watch another's next client. Each
+ * RM object costs it a ledger entry, memory every container shares. So
+ * every container gets a bound on all three, refused the way the driver
  * refuses an exhausted handle space (NV_ERR_INSUFFICIENT_RESOURCES), and
  * the agent runs with its soft descriptor limit raised to its hard one.
  */
@@ -37,6 +38,12 @@
  * outlives its client while the program keeps it open, so twice the
  * clients. */
 #define GS_AGENT_DEFAULT_FILES (2u * GS_AGENT_DEFAULT_CLIENTS)
+/* RM objects a container may hold at once (key objects): the agent's
+ * memory, about 100 bytes of ledger each. A CUDA process holds about 140
+ * after init and a tensor (the PyTorch trace), a few more per cached
+ * segment of its allocator; 2^19 leaves room for dozens of large
+ * processes and bounds a container's entries near 50 MiB. */
+#define GS_AGENT_DEFAULT_OBJECTS (1u << 19)
 /* Descriptors of the agent a container at those bounds may hold: a
  * release watch per client and per file. */
 #define GS_AGENT_FDS_PER_CONTAINER (GS_AGENT_DEFAULT_CLIENTS + GS_AGENT_DEFAULT_FILES)
