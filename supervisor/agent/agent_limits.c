@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "agent_int.h"
 #include "agent_limits.h"
 
 void gs_agent_policy_defaults(struct gs_policy *p)
@@ -82,7 +81,8 @@ static bool has_writable_cgroupfs(pid_t init)
 	return rw;
 }
 
-bool gs_agent_bound_walk(struct gs_taskset *ts, pid_t init, const char **why)
+bool gs_agent_bound_walk(struct gs_taskset *ts, pid_t init, bool (*may_leave)(pid_t tid),
+                         const char **why)
 {
 	if (gs_taskset_bound_walk(ts) < 0) {
 		*why = "its cgroup is not one this agent can list and count (pids.current)";
@@ -96,6 +96,6 @@ bool gs_agent_bound_walk(struct gs_taskset *ts, pid_t init, const char **why)
 	/* Asked of every task by the searches (the runtime's own init has
 	 * every capability until it drops them, after the listener is
 	 * sent: runc installs the filter first without NO_NEW_PRIVS). */
-	ts->walk_may_leave = agent_may_hold_sys_admin;
+	ts->walk_may_leave = may_leave;
 	return true;
 }

@@ -62,11 +62,13 @@ uint64_t gs_raise_nofile(const char *who);
  * task out of that subtree: the mounts the runtime made it (its init's
  * mount table) hold no writable cgroupfs, checked here, and no task of it
  * holds CAP_SYS_ADMIN in its bounding set (it could mount a cgroupfs of
- * the host's), which the searches ask of every task (walk_may_leave)
+ * the host's), which the searches ask of every task (may_leave, set as
+ * the taskset's walk_may_leave)
  * until none does, and again after each exec. A mount a task makes in a
  * user namespace of its own shows only its own cgroup namespace, inside
  * the subtree. Sets ts->walk_bounded, and says why not in *why when it
  * stays unbounded. */
-bool gs_agent_bound_walk(struct gs_taskset *ts, pid_t init, const char **why);
+bool gs_agent_bound_walk(struct gs_taskset *ts, pid_t init, bool (*may_leave)(pid_t tid),
+                         const char **why);
 
 #endif

@@ -662,7 +662,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 	 * where that is sound (agent_limits.h): then nothing another
 	 * container runs is compared, nor waited for. */
 	const char *unbounded_why = NULL;
-	if (!gs_agent_bound_walk(&c->sb.tasks, c->init, &unbounded_why))
+	if (!gs_agent_bound_walk(&c->sb.tasks, c->init, agent_may_hold_sys_admin, &unbounded_why))
 		log_unbounded(c, unbounded_why);
 	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
