@@ -146,8 +146,9 @@ static void refuse_stranger(struct worker *w)
  * quota's reach, and the calls the executor continues run as the caller.
  * The bounding set, not the effective one: it never grows, and anything
  * in it can become effective through an exec (a set-uid file) unless
- * NO_NEW_PRIVS. Read at every call: a thread's capabilities are its own,
- * and a tid can be reused. */
+ * NO_NEW_PRIVS. A thread's capabilities are its own and a tid can be
+ * reused: a caller's answer is remembered only by a pidfd of the task
+ * read (caller_may_hold_sys_admin). */
 #define CAP_LINE "CapBnd:"
 #define CAP_VALUE_MAX 32
 bool agent_may_hold_sys_admin(pid_t tid)
@@ -158,6 +159,55 @@ bool agent_may_hold_sys_admin(pid_t tid)
 	             sscanf(value, "%llx", &bnd) == 1;
 
 	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
+}
+
+/* Has pidfd's task exited? A pidfd is readable then; an error is taken
+ * as exited (the cache is not trusted: the status is read again). */
+static bool task_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+static void forget_capbnd(struct capbnd_slot *s)
+{
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->tid = 0;
+	s->pidfd = -1;
+}
+
+/* agent_may_hold_sys_admin for the caller of a notification, remembered
+ * per task (issue #31: it read /proc/TID/status at every call). A "no" is
+ * kept with a pidfd opened BEFORE the status was read and found alive
+ * after it: then the read was of the pidfd's task. A later call of tid
+ * takes the cached "no" only while that pidfd's task is still alive: a
+ * live task's tid names no other, so a tid reused by a new task (the old
+ * one exited: its pidfd is readable) is read again. Safe to keep: a
+ * bounding set never gains a capability (capset and PR_CAPBSET_DROP only
+ * drop, an exec keeps it); a new user namespace gives its creator a full
+ * set there, but the driver asks for CAP_SYS_ADMIN in the initial one
+ * (capable()), which no task of a container can enter again. A "yes"
+ * fails the container anyway and is never kept. Without thread pidfds
+ * (before Linux 6.9) a thread other than a leader has none: read each
+ * time, as before. */
+static bool caller_may_hold_sys_admin(struct worker *w, pid_t tid)
+{
+	struct capbnd_slot *s = &w->clear[(unsigned)tid % GS_AGENT_CAPBND_CACHE];
+
+	if (s->tid == tid && s->pidfd >= 0 && !task_exited(s->pidfd))
+		return false;
+	forget_capbnd(s);
+	int pidfd = pidfd_of_task(tid);
+	bool may = agent_may_hold_sys_admin(tid);
+	if (!may && pidfd >= 0 && !task_exited(pidfd)) {
+		s->tid = tid;
+		s->pidfd = pidfd;
+	} else if (pidfd >= 0) {
+		close(pidfd);
+	}
+	return may;
 }
 
 /* One call from one listener, under the sandbox lock. Returns -1 when the
@@ -194,7 +244,7 @@ static int serve_received(struct worker *w)
 	struct gs_scratch *s = &w->scratch;
 	bool failed;
 
-	if (agent_may_hold_sys_admin((pid_t)s->req->pid)) {
+	if (caller_may_hold_sys_admin(w, (pid_t)s->req->pid)) {
 		/* Gone meanwhile: nothing to answer. */
 		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) < 0)
 			return 0;
@@ -329,6 +379,8 @@ static void *worker_main(void *arg)
 		agent_kill_container(w->c);
 	}
 	close(w->listener);
+	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
+		forget_capbnd(&w->clear[i]);
 	gs_scratch_fini(&w->scratch);
 	if (w->c->stateful) {
 		pthread_mutex_lock(&w->c->sb.lock);
@@ -357,6 +409,8 @@ int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t inde
 	(void)gs_dup_cache_attach(&w->scratch.dups, &c->sb);
 	w->c = c;
 	w->listener = listener;
+	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
+		w->clear[i] = (struct capbnd_slot){ .tid = 0, .pidfd = -1 };
 	w->unverified = unverified;
 	w->slot.slot = GS_STATE_NO_SLOT;
 	if (c->stateful) {
