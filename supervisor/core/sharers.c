@@ -236,12 +236,12 @@ static int note_listed(void *ctx, pid_t t)
 	if (t == l->caller)
 		return 0;
 	/* Every listed task is the container's: one we may not compare
-	 * fails closed (shares_files with its own tid as the tgid asks the
-	 * taskset, which says yes for a task of the cgroup). */
-	int r = shares_files(l->caller, t, t, l->tasks);
-	if (r < 0)
+	 * fails closed (the host walk then meets it again). */
+	compared++;
+	long r = syscall(SYS_kcmp, l->caller, t, KCMP_FILES, 0, 0);
+	if (r < 0 && errno != ESRCH)
 		return -1;
-	if (r > 0) {
+	if (r == 0) {
 		if (l->found >= l->max) {
 			errno = E2BIG;
 			return -1;
@@ -361,6 +361,10 @@ int gs_sharers_search(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int
 		return -1;
 	if (tasks && tasks->walk_bounded && !getenv_test_full_walk())
 		rc = walk_bounded(tid, tasks, out, max, &n);
+	/* More sharers than max is an answer; a listing that failed (its
+	 * cgroup going away, too deep) is not: the host is walked. */
+	if (rc < 0 && errno != E2BIG)
+		rc = 0;
 	if (rc == 0) {
 		compared = 0;
 		n = walk_host(tid, tasks, out, max);
