@@ -234,6 +234,12 @@
 #                     walks the host; the victim is served.
 #                     baseline-storm-runc: GPUSANDBOX_TEST_QUIESCE_FULL_WALK,
 #                     a search compares every attacker thread
+#   objects-runc      a named policy of objects = 64: the container's
+#                     video memory objects are refused with
+#                     INSUFFICIENT_RESOURCES once it holds 64 (the fake
+#                     holds at most 64 objects; the refusal audited).
+#                     baseline-objects-runc: the agent's default bound, all
+#                     100 made
 #   bench-runc        only when named (tests/bench/tenantbench.sh): figures
 #
 # R is runc and crun. A runtime that is not installed is skipped (said so);
@@ -294,6 +300,11 @@ VICTIM_PAIRS=2
 STORM_THREADS=2000
 STORM_CLIENTS=20
 STORM_OWN_MAX=4
+# objects-runc: the bound a named policy sets, the objects the container
+# tries (2 MiB each, well under mem = 1g).
+OBJECTS_BOUND=64
+OBJECTS_TRIED=100
+OBJECTS_SESSION=3       # the client, device and subdevice its session holds first
 BENCH_CLIENTS=20        # bench-runc's victim
 BENCH_PAIRS=50
 SKIP=125
@@ -615,7 +626,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -686,6 +697,22 @@ inside() {
 		neighbours_storm ;;
 	bench)
 		neighbours_bench ;;
+	objects)
+		# A policy bounding the container's RM objects; the baseline's is
+		# the agent's default (2^19). The fake's count while it holds.
+		printf 'mem = 1g\nobjects = %s\n' "$OBJECTS_BOUND" >"$D/objects.policy"
+		mkdir -p "$D/policies" && cp "$D/objects.policy" "$D/policies/objects.policy"
+		if [ -n "$BASELINE" ]; then
+			profile "$p" && start_agent || return
+		else
+			profile "$p" --policy-name objects && start_agent || return
+		fi
+		run_bg '["/bin/tenant", "objects", "'"$OBJECTS_TRIED"'", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "never ready" >"$D/rc"; return; }
+		echo "objects_live=$(stat_now objects_live)" >"$D/held"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	gpunode)
 		# A (nvidia0) keeps making devices on GPU 0, so the agent keeps
 		# borrowing its nvidia0; B (nvidia1 only) tries devices on GPU 0
@@ -1500,6 +1527,20 @@ judge() {  # judge NAME RUNTIME
 			[ "$rc" = 0 ] && [ "${most:-0}" -ge "$STORM_THREADS" ] ||
 				why="the victim's searches did not walk the attacker's threads: rc=$rc $line"
 		fi ;;
+	objects-runc|baseline-objects-runc)
+		# By the fake's count while the container held what it got.
+		local live ok
+		live=$(val "$dir/held" objects_live) ok=$(val "$dir/out" ok)
+		if [ "$name" = objects-runc ]; then
+			[ "$rc" = 0 ] && [ -n "$live" ] && [ "$live" -le "$OBJECTS_BOUND" ] &&
+				[ "$ok" = $((OBJECTS_BOUND - OBJECTS_SESSION)) ] &&
+				[ "$(val "$dir/out" first_refusal)" = INSUFFICIENT_RESOURCES ] &&
+				grep -q '"reason":"object limit reached (policy key objects)"' "$dir"/gs-objects-runc.jsonl ||
+				why="rc=$rc fake's objects while held: $live; container: $(cat "$dir/out" 2>/dev/null)"
+		else
+			[ "$rc" = 0 ] && [ "$ok" = "$OBJECTS_TRIED" ] && [ "${live:-0}" -gt "$OBJECTS_BOUND" ] ||
+				why="rc=$rc fake's objects while held: $live; container: $(cat "$dir/out" 2>/dev/null)"
+		fi ;;
 	bench-runc)
 		local walk=bounded
 		[ -n "${TENANT_BENCH_FULL_WALK:-}" ] && walk=host
@@ -1538,7 +1579,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

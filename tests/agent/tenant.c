@@ -10,6 +10,10 @@
  *                          once the file WAIT exists
  *   tenant storm T WAIT    T idle threads, held as above; prints
  *                          "storm threads="
+ *   tenant objects N WAIT  a session (client, device, subdevice), then N
+ *                          video memory objects of 2 MiB, held; prints
+ *                          "objects ok= refused= first_refusal=", held as
+ *                          flood
  *   tenant victim K P      K clients on files of their own, then a
  *                          session and P pairs of 2 MiB video memory
  *                          (allocate, free); prints "victim clients_ok=
@@ -102,6 +106,28 @@ static int flood(int n, const char *wait)
 	return 0;
 }
 
+static int objects(int n, const char *wait)
+{
+	struct rmc_session s;
+	rmc_status_t first = NV_OK;
+	int ok = 0;
+
+	adv_session_or_die(&s, -1, "tenant objects");
+	for (int i = 0; i < n; i++) {
+		rmc_status_t st = rmc_alloc_vidmem(s.fd, NULL, s.client, s.device, rmc_next_handle(&s),
+		                                   PAIR_BYTES);
+		if (st == NV_OK)
+			ok++;
+		else if (first == NV_OK)
+			first = st;
+	}
+	printf("objects ok=%d refused=%d first_refusal=%s\n", ok, n - ok,
+	       first == NV_OK ? "none" : rmc_status_str(first));
+	fflush(stdout);
+	hold_until(wait);
+	return 0;
+}
+
 static void *idle_thread(void *arg)
 {
 	(void)arg;
@@ -177,10 +203,12 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "flood") == 0)
 		return flood(atoi(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "objects") == 0)
+		return objects(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "storm") == 0)
 		return storm(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "victim") == 0)
 		return victim(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: tenant flood N WAIT | storm T WAIT | victim K PAIRS\n");
+	fprintf(stderr, "usage: tenant flood N WAIT | objects N WAIT | storm T WAIT | victim K PAIRS\n");
 	return ADV_EXIT_SETUP;
 }
