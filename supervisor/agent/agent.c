@@ -374,7 +374,7 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	/* Every container's release watches are fds of this one process:
 	 * the soft limit (1024 under systemd) would be filled by one. Before
 	 * the fd table is grown below. */
-	(void)gs_raise_nofile("agent");
+	(void)gs_raise_nofile("agent", GS_AGENT_FDS_PER_CONTAINER);
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */
 	gs_host_pids_prepare();

@@ -24,7 +24,7 @@ void gs_agent_policy_defaults(struct gs_policy *p)
  * limit of 1024 and a far higher hard one (systemd's default is
  * 1024:524288): the soft one is for programs that still use select(),
  * which the agent and keeper do not. Raising it needs no privilege. */
-uint64_t gs_raise_nofile(const char *who)
+uint64_t gs_raise_nofile(const char *who, unsigned per_container)
 {
 	struct rlimit r;
 
@@ -47,7 +47,7 @@ uint64_t gs_raise_nofile(const char *who)
 	fprintf(stderr, "gpusandbox %s: open files: %" PRIu64 " (hard limit %" PRIu64 "), room for "
 	        "about %" PRIu64 " containers at the default bounds (%u clients, %u files)\n", who,
 	        (uint64_t)r.rlim_cur, (uint64_t)r.rlim_max,
-	        (uint64_t)r.rlim_cur / GS_AGENT_FDS_PER_CONTAINER, GS_AGENT_DEFAULT_CLIENTS,
+	        (uint64_t)r.rlim_cur / per_container, GS_AGENT_DEFAULT_CLIENTS,
 	        GS_AGENT_DEFAULT_FILES);
 	return (uint64_t)r.rlim_cur;
 }

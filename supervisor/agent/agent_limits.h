@@ -52,10 +52,14 @@
  * parsed: a key the file sets (a number or "unlimited") wins. */
 void gs_agent_policy_defaults(struct gs_policy *p);
 
+/* The keeper holds a copy of each client's watch, not the files'. */
+#define GS_KEEPER_FDS_PER_CONTAINER GS_AGENT_DEFAULT_CLIENTS
+
 /* Raises RLIMIT_NOFILE's soft limit to the hard one, and says on stderr
  * ("gpusandbox WHO: ...") what this process has and how many containers
- * at the default bounds that holds. Returns the soft limit now. */
-uint64_t gs_raise_nofile(const char *who);
+ * at the default bounds that holds, each costing per_container
+ * descriptors. Returns the soft limit now. */
+uint64_t gs_raise_nofile(const char *who, unsigned per_container);
 
 /* May a search for a container's fd-table sharers look at its cgroup
  * subtree alone (taskset_cgroup.c)? Only while no task of it can move a

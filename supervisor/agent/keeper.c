@@ -456,7 +456,7 @@ _Noreturn void gs_keeper_main(int argc, char **argv)
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* Every listener and every release watch it holds is an fd: as
 	 * many as the hard limit allows (agent_limits.h). */
-	(void)gs_raise_nofile("keeper");
+	(void)gs_raise_nofile("keeper", GS_KEEPER_FDS_PER_CONTAINER);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
