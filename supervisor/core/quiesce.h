@@ -94,7 +94,9 @@ struct gs_quiesce_who {
 };
 
 /* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)
- * over every task in /proc. Up to max into out; returns how many there
+ * over the tasks of the taskset's cgroup subtree where that is bounded
+ * (gs_fd_sharers_counted), else over every task in /proc (sharers.c). Up
+ * to max into out; returns how many there
  * are, or -1 with errno when it cannot be told (no kcmp, a task of the
  * sandbox that cannot be compared, more than max). */
 int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max);
