@@ -61,7 +61,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
-                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
+                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
                    supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c \
                    supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c \
                    supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
@@ -74,7 +74,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
-                   supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c \
+                   supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c supervisor/agent/agent_limits.c \
                    supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c \
                    supervisor/cli/main.c supervisor/cli/cmdline.c supervisor/cli/options.c supervisor/cli/envcheck.c \
                    supervisor/cli/trace_out.c supervisor/cli/check_mode.c
@@ -107,7 +107,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \
-              $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids \
+              $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids $(BUILD)/tests/unit/test_sharers \
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
               $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics
@@ -265,7 +265,7 @@ TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
 TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call \
                   uvm_hold:close uvm_hold:race uvm_share continue_swap uvm_ctlfd:race uvm_channel:swap \
                   uvm_channel:stall uvm_channel:overlap uvm_channel:clone quick_return client_fdswap:proc
-TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmrestart-runc uvmkill-runc stalestop-runc stalekill-runc uvmchannel-runc
+TSAN_CASES_AGENT := two-runc storm-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmrestart-runc uvmkill-runc stalestop-runc stalekill-runc uvmchannel-runc
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \

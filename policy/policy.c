@@ -285,6 +285,18 @@ static int key_p2p_register(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+/* files: a count or "unlimited" (quota.h, gs_quota.files). */
+static int key_files(struct parser *ps, const struct stmt *s)
+{
+	return set_count(ps, s, &ps->p->quota.files, false);
+}
+
+/* objects: a count or "unlimited" (quota.h, gs_quota.objects). */
+static int key_objects(struct parser *ps, const struct stmt *s)
+{
+	return set_count(ps, s, &ps->p->quota.objects, false);
+}
+
 static int key_gpus(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -505,6 +517,8 @@ static const struct key_def keys[] = {
 	{ "sm-mode", key_sm_mode, false },
 	{ "managed", key_managed, false },
 	{ "p2p-register", key_p2p_register, false },
+	{ "files", key_files, false },
+	{ "objects", key_objects, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
 	{ "audit-level", key_audit_level, false },

@@ -130,6 +130,8 @@ void gs_quota_init(struct gs_quota *q)
 		q->mem_gpu[g] = GS_MEM_GPU_UNSET;
 	q->managed = GS_MANAGED_ALLOW_UNACCOUNTED;
 	q->p2p_register = GS_P2P_REGISTER_PERFORM;
+	q->files = GS_COUNT_UNLIMITED;
+	q->objects = GS_COUNT_UNLIMITED;
 }
 
 bool gs_quota_has_mem(const struct gs_quota *q)

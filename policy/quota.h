@@ -189,6 +189,17 @@ struct gs_quota {
 	enum gs_managed managed;
 	/* --p2p-register, policy key p2p-register. */
 	enum gs_p2p_register p2p_register;
+	/* Policy key files: control files the sandbox may have the
+	 * supervisor know at once (each costs the supervisor a descriptor,
+	 * its release watch: ledger_file_of). GS_COUNT_UNLIMITED by
+	 * default; the agent gives its containers a bound
+	 * (agent_limits.h), since one process serves them all. */
+	uint32_t files;
+	/* Policy key objects: RM objects the sandbox may hold at once, as
+	 * the ledger counts them (each costs the supervisor memory: an
+	 * entry; the agent's is shared by every container). The same
+	 * default and agent bound as files. */
+	uint32_t objects;
 };
 
 /* The names and the rows are the same numbers. */

@@ -45,6 +45,7 @@ run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-quiesce build/tests/unit/test_quiesce
 run_tier unit-host-pids build/tests/unit/test_host_pids
+run_tier unit-sharers build/tests/unit/test_sharers
 run_tier unit-dupcache build/tests/unit/test_dupcache
 # Under the fake driver (its GPU-node check); the baseline makes the same
 # device allocation in the shared table and must see it granted (a test

@@ -38,6 +38,7 @@
 
 #include "host_pids.h"
 #include "agent.h"
+#include "agent_limits.h"
 #include "detached.h"
 #include "agent_resume.h"
 #include "agent_sandbox.h"
@@ -389,6 +390,10 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 
 	gs_driver_nodes_init();
 	parse_agent_options(argc, argv, &a, &o);
+	/* Every container's release watches are fds of this one process:
+	 * the soft limit (1024 under systemd) would be filled by one. Before
+	 * the fd table is grown below. */
+	(void)gs_raise_nofile("agent", GS_AGENT_FDS_PER_CONTAINER);
 	check_before_serving(&a, &o);
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */

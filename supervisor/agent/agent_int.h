@@ -38,6 +38,10 @@ struct gs_agent_container {
 	struct gs_metrics_snap metrics;
 };
 
+/* Callers whose bounding set a worker remembers (issue #31): one pidfd
+ * each, so few (the agent's descriptors are every container's). */
+#define GS_AGENT_CAPBND_CACHE 16u
+
 struct worker {
 	struct gs_agent_container *c;
 	int listener;
@@ -46,6 +50,13 @@ struct worker {
 	 * container's cgroup before anything is performed for it. */
 	bool unverified;
 	struct gs_state_worker slot; /* its call in flight, in the state memfd */
+	/* Callers known to lack CAP_SYS_ADMIN in their bounding set, each
+	 * by a pidfd of the task read (agent_sandbox.c, caller_may_hold_sys_admin):
+	 * indexed by tid, pidfd -1 when empty. */
+	struct capbnd_slot {
+		pid_t tid;
+		int   pidfd;
+	} clear[GS_AGENT_CAPBND_CACHE];
 	struct gs_scratch scratch;
 };
 

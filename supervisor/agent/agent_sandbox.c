@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_limits.h"
 #include "detached.h"
 #include "keeper_link.h"
 #include "audit_policy.h"
@@ -69,6 +71,9 @@ int gs_agent_load_policy(const struct gs_agent *a, const char *path, struct gs_p
 	char diag[GS_POLICY_DIAG_MAX];
 
 	gs_policy_init(p);
+	/* One container's clients and files must not fill the fd table
+	 * every container shares: bounded unless its policy says. */
+	gs_agent_policy_defaults(p);
 	if (gs_policy_load(path, p, diag, sizeof(diag)) < 0)
 		return gs_fail(err, EINVAL, "policy %s: %s", path, diag);
 	/* What the agent does not enforce is refused, never ignored: who
@@ -142,8 +147,9 @@ static void refuse_stranger(struct worker *w)
  * quota's reach, and the calls the executor continues run as the caller.
  * The bounding set, not the effective one: it never grows, and anything
  * in it can become effective through an exec (a set-uid file) unless
- * NO_NEW_PRIVS. Read at every call: a thread's capabilities are its own,
- * and a tid can be reused. */
+ * NO_NEW_PRIVS. A thread's capabilities are its own and a tid can be
+ * reused: a caller's answer is remembered only by a pidfd of the task
+ * read (caller_may_hold_sys_admin). */
 #define CAP_LINE "CapBnd:"
 #define CAP_VALUE_MAX 32
 bool agent_may_hold_sys_admin(pid_t tid)
@@ -154,6 +160,55 @@ bool agent_may_hold_sys_admin(pid_t tid)
 	             sscanf(value, "%llx", &bnd) == 1;
 
 	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
+}
+
+/* Has pidfd's task exited? A pidfd is readable then; an error is taken
+ * as exited (the cache is not trusted: the status is read again). */
+static bool task_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+static void forget_capbnd(struct capbnd_slot *s)
+{
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->tid = 0;
+	s->pidfd = -1;
+}
+
+/* agent_may_hold_sys_admin for the caller of a notification, remembered
+ * per task (issue #31: it read /proc/TID/status at every call). A "no" is
+ * kept with a pidfd opened BEFORE the status was read and found alive
+ * after it: then the read was of the pidfd's task. A later call of tid
+ * takes the cached "no" only while that pidfd's task is still alive: a
+ * live task's tid names no other, so a tid reused by a new task (the old
+ * one exited: its pidfd is readable) is read again. Safe to keep: a
+ * bounding set never gains a capability (capset and PR_CAPBSET_DROP only
+ * drop, an exec keeps it); a new user namespace gives its creator a full
+ * set there, but the driver asks for CAP_SYS_ADMIN in the initial one
+ * (capable()), which no task of a container can enter again. A "yes"
+ * fails the container anyway and is never kept. Without thread pidfds
+ * (before Linux 6.9) a thread other than a leader has none: read each
+ * time, as before. */
+static bool caller_may_hold_sys_admin(struct worker *w, pid_t tid)
+{
+	struct capbnd_slot *s = &w->clear[(unsigned)tid % GS_AGENT_CAPBND_CACHE];
+
+	if (s->tid == tid && s->pidfd >= 0 && !task_exited(s->pidfd))
+		return false;
+	forget_capbnd(s);
+	int pidfd = pidfd_of_task(tid);
+	bool may = agent_may_hold_sys_admin(tid);
+	if (!may && pidfd >= 0 && !task_exited(pidfd)) {
+		s->tid = tid;
+		s->pidfd = pidfd;
+	} else if (pidfd >= 0) {
+		close(pidfd);
+	}
+	return may;
 }
 
 /* One call from one listener, under the sandbox lock. Returns -1 when the
@@ -190,7 +245,7 @@ static int serve_received(struct worker *w)
 	struct gs_scratch *s = &w->scratch;
 	bool failed;
 
-	if (agent_may_hold_sys_admin((pid_t)s->req->pid)) {
+	if (caller_may_hold_sys_admin(w, (pid_t)s->req->pid)) {
 		/* Gone meanwhile: nothing to answer. */
 		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) < 0)
 			return 0;
@@ -239,6 +294,21 @@ static void reconcile_released(struct gs_session *sb)
 	}
 }
 
+/* What its searches for fd-table sharers compared: tests/agent's thread
+ * storm reads it (a container's searches compare none of another's
+ * tasks), as an operator may. */
+static void log_walks(const struct gs_agent_container *c)
+{
+	const struct gs_walk_stats *w = &c->sb.walk_stats;
+	char what[GS_ERROR_MSG_MAX];
+
+	snprintf(what, sizeof(what), "sharer searches=%" PRIu64 " unbounded=%" PRIu64
+	         " tasks_compared=%" PRIu64 " most_in_one=%" PRIu64,
+	         atomic_load(&w->walks), atomic_load(&w->unbounded), atomic_load(&w->tasks),
+	         atomic_load(&w->most));
+	agent_log_line(c->id, NULL, what);
+}
+
 static void teardown(struct gs_agent_container *c)
 {
 	/* First: channels the duty cycle holds off come back on, and the
@@ -254,6 +324,7 @@ static void teardown(struct gs_agent_container *c)
 	gs_session_summarize(&c->sb, -1, 0);
 	if (c->sb.audit_failed)
 		agent_log_line(c->id, NULL, "writing the audit summary failed");
+	log_walks(c);
 	agent_log_line(c->id, NULL, "torn down (every listener hung up)");
 	gs_session_fini(&c->sb);
 	if (c->audited)
@@ -309,6 +380,8 @@ static void *worker_main(void *arg)
 		agent_kill_container(w->c);
 	}
 	close(w->listener);
+	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
+		forget_capbnd(&w->clear[i]);
 	gs_scratch_fini(&w->scratch);
 	if (w->c->stateful) {
 		pthread_mutex_lock(&w->c->sb.lock);
@@ -337,6 +410,8 @@ int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t inde
 	(void)gs_dup_cache_attach(&w->scratch.dups, &c->sb);
 	w->c = c;
 	w->listener = listener;
+	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
+		w->clear[i] = (struct capbnd_slot){ .tid = 0, .pidfd = -1 };
 	w->unverified = unverified;
 	w->slot.slot = GS_STATE_NO_SLOT;
 	if (c->stateful) {
@@ -579,6 +654,14 @@ static void keep_own_client(void *ctx, int ctl_fd, nv_handle_t client)
 	gs_keeper_link_own_client(c->agent->keeper, c->id, client, ctl_fd);
 }
 
+static void log_unbounded(const struct gs_agent_container *c, const char *why)
+{
+	char what[GS_ERROR_MSG_MAX];
+
+	snprintf(what, sizeof(what), "its fd-table sharer searches walk every task of the host: %s", why);
+	agent_log_line(c->id, NULL, what);
+}
+
 /* Earlier agents' own clients stay in the keeper (their handles taken);
  * what they held goes (gs_own_rm_retire). Ours is made when first needed,
  * and handed over then. */
@@ -637,6 +720,12 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
 		goto fail_sandbox;
 	}
+	/* Its searches for fd-table sharers look at its own tasks only,
+	 * where that is sound (agent_limits.h): then nothing another
+	 * container runs is compared, nor waited for. */
+	const char *unbounded_why = NULL;
+	if (!gs_agent_bound_walk(&c->sb.tasks, c->init, agent_may_hold_sys_admin, &unbounded_why))
+		log_unbounded(c, unbounded_why);
 	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
 	if (open_audit(c, o->resumed != NULL, err) < 0)
@@ -741,6 +830,8 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 	if (made)
 		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d\n", c->id, c->sb.id,
 		        (int)c->init);
+	else /* an exec: its process is asked for CAP_SYS_ADMIN too */
+		gs_taskset_walk_joined(&c->sb.tasks);
 	if (agent_start_worker(c, h->listener, index, unverified, err) < 0) {
 		close(h->listener);
 		agent_kill_container(c);

@@ -37,6 +37,7 @@
 #include "cmd_usage.h"
 #include "gpusandbox.h"
 #include "startup_checks.h"
+#include "agent_limits.h"
 #include "keeper.h"
 #include "keeper_proto.h"
 
@@ -451,7 +452,6 @@ _Noreturn void gs_keeper_main(int argc, char **argv)
 	static struct keeper k = { .agent_pidfd = -1 };
 	const char *path = parse_options(argc, argv);
 	struct gs_error err = { 0 };
-	struct rlimit rl;
 	sigset_t sigs;
 	int lfd, sfd, rc;
 
@@ -464,11 +464,9 @@ _Noreturn void gs_keeper_main(int argc, char **argv)
 		fprintf(stderr, "gpusandbox keeper: %s\n", buf);
 		exit(GS_EXIT_ERROR);
 	}
-	/* Every listener is an fd: as many as the hard limit allows. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	/* Every listener and every release watch it holds is an fd: as
+	 * many as the hard limit allows (agent_limits.h). */
+	(void)gs_raise_nofile("keeper", GS_KEEPER_FDS_PER_CONTAINER);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);

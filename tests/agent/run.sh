@@ -235,6 +235,31 @@
 #                     baseline as keyring-R
 #   killable-crun     crun with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #   runc-flags        runc 1.1.5 refuses the flag (why it is an option)
+#   flood-runc        (issue #32) an attacker container makes 2500 clients,
+#                     each on a file of its own and used once, under an
+#                     agent started with a soft open-file limit of 1024 and
+#                     a hard one of 4096: the agent raises its limit (its
+#                     log), the fake counts 1024 clients for the attacker
+#                     (then INSUFFICIENT_RESOURCES: the default bound), and
+#                     a victim container beside it makes its 3 clients and
+#                     2 pairs of 2 MiB. baseline-flood-runc: the policy
+#                     lifts the bounds (clients, files = unlimited) and the
+#                     soft limit is the hard one: the attacker gets more
+#                     than 1024 and the victim is not served
+#   storm-runc        an attacker holds 2000 idle threads while a victim
+#                     makes 20 clients: none of the victim's searches for
+#                     its fd table's sharers compares more than its own
+#                     tasks (the agent's teardown line, most_in_one) nor
+#                     walks the host; the victim is served.
+#                     baseline-storm-runc: GPUSANDBOX_TEST_QUIESCE_FULL_WALK,
+#                     a search compares every attacker thread
+#   objects-runc      a named policy of objects = 64: the container's
+#                     video memory objects are refused with
+#                     INSUFFICIENT_RESOURCES once it holds 64 (the fake
+#                     holds at most 64 objects; the refusal audited).
+#                     baseline-objects-runc: the agent's default bound, all
+#                     100 made
+#   bench-runc        only when named (tests/bench/tenantbench.sh): figures
 #
 # R is runc and crun. A runtime that is not installed is skipped (said so);
 # with neither, the tier exits 125 (SKIP) like the other tiers.
@@ -282,6 +307,32 @@ ABANDON_SIGNAL_MS=400   # the signal, well inside it
 COMPAT=$ROOT/build/tests/agent/compat_i386
 STATIC_RAW=$ROOT/build/tests/adv/static_raw
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
+TENANT=$ROOT/build/tests/agent/tenant
+# flood-runc: the agent's open-file limits (soft as systemd gives a
+# service, hard as the case's node allows), the attacker's clients (each
+# on a file of its own: two of the agent's fds apiece unbounded, so
+# 2 x FLOOD_CLIENTS > FLOOD_HARD, while a container at the default bounds,
+# 1024 clients and 2048 files, fits with room to spare) and its own limit.
+FLOOD_SOFT=1024
+FLOOD_HARD=4096
+FLOOD_CLIENTS=2500
+FLOOD_DEFAULT_CLIENTS=1024  # GS_AGENT_DEFAULT_CLIENTS (agent_limits.h)
+FLOOD_RLIMIT='.process.rlimits = [{ type: "RLIMIT_NOFILE", hard: 8192, soft: 8192 }]'
+FLOOD_WAIT_STEPS=3000       # x 0.02 s: the flood's clients, on a loaded machine
+VICTIM_CLIENTS=3
+VICTIM_PAIRS=2
+# storm-runc: the attacker's idle threads, the victim's clients; the most
+# tasks one of the victim's searches may compare (its own: it has one).
+STORM_THREADS=2000
+STORM_CLIENTS=20
+STORM_OWN_MAX=4
+# objects-runc: the bound a named policy sets, the objects the container
+# tries (2 MiB each, well under mem = 1g).
+OBJECTS_BOUND=64
+OBJECTS_TRIED=100
+OBJECTS_SESSION=3       # the client, device and subdevice its session holds first
+BENCH_CLIENTS=20        # bench-runc's victim
+BENCH_PAIRS=50
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -331,7 +382,7 @@ make_bundle() {
 }
 
 start_agent() {
-	printf 'mem = 1g\n' >"$D/policy"
+	printf 'mem = 1g\n%s' "${AGENT_POLICY_EXTRA:-}" >"$D/policy"
 	mkdir -p "$D/policies"
 	printf 'mem = 512m\n' >"$D/policies/small.policy"
 	# A restarted agent appends to the same log (stop_agent counts it),
@@ -339,7 +390,7 @@ start_agent() {
 	rm -f "$SOCK"
 	local gs=$GS
 	[ -n "${AGENT_ENV:-}" ] && gs=$GS_SWITCHED
-	${AGENT_ENV:+env $AGENT_ENV} "$gs" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
+	${AGENT_WRAP:-} ${AGENT_ENV:+env $AGENT_ENV} "$gs" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
 		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
@@ -521,6 +572,101 @@ stale_finish() {
 	echo 0 >"$D/rc"
 }
 
+# Container NAME (gs-CASE-NAME) in $top/NAME, detached: make_bundle's args
+# and BUNDLE_EXTRA.
+run_neighbour() {  # run_neighbour NAME ARGS_JSON
+	D=$top/$1
+	mkdir -p "$D"
+	make_bundle "$2" "$p" || { D=$top; return 1; }
+	(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-$CASE-$1") >"$D/out" 2>"$D/err" </dev/null
+	D=$top
+}
+
+# The victim, in the foreground beside the attacker: its output in
+# $top/victim.out, its exit in $top/victim.rc.
+run_victim() {  # run_victim ARGS_JSON
+	D=$top/victim
+	mkdir -p "$D"
+	make_bundle "$1" "$p" || { D=$top; echo bundle >"$top/victim.rc"; return 1; }
+	(cd "$D/bundle" && timeout 30 "$RT" --root "$top/state" run "gs-$CASE-victim") >"$top/victim.out" 2>"$D/err" </dev/null
+	echo $? >"$top/victim.rc"
+	D=$top rt delete -f "gs-$CASE-victim" >/dev/null 2>&1
+	D=$top
+}
+
+# The attacker lets go; every sandbox is torn down (the agent's summary
+# lines are then in agent.err).
+release_attacker() {
+	: >"$top/attacker/ctmp/stop"
+	wait_stopped_id "gs-$CASE-attacker"
+	stop_agent
+	cp "$top/attacker/out" "$top/attacker.out" 2>/dev/null
+}
+
+# flood-runc: the attacker makes FLOOD_CLIENTS clients, each on a file of
+# its own, and holds them; then the victim makes its clients and pairs.
+# The agent starts with a soft open-file limit of FLOOD_SOFT. Baseline: no
+# bound on a container's clients and files (its policy says unlimited),
+# and a soft limit already at the hard one, which the agent cannot raise.
+neighbours_flood() {
+	local top=$D i
+	if [ -n "$BASELINE" ]; then
+		AGENT_WRAP="prlimit --nofile=$FLOOD_HARD:$FLOOD_HARD"
+		AGENT_POLICY_EXTRA=$'clients = unlimited\nfiles = unlimited\n'
+	else
+		AGENT_WRAP="prlimit --nofile=$FLOOD_SOFT:$FLOOD_HARD"
+	fi
+	profile "$p" && start_agent || return
+	BUNDLE_EXTRA=$FLOOD_RLIMIT run_neighbour attacker \
+		'["/bin/tenant", "flood", "'"$FLOOD_CLIENTS"'", "/tmp/stop"]' || { echo "attacker bundle" >"$top/rc"; return; }
+	for ((i = 0; i < FLOOD_WAIT_STEPS; i++)); do
+		[ -e "$top/attacker/ctmp/stop.ready" ] && break
+		sleep 0.02
+	done
+	[ -e "$top/attacker/ctmp/stop.ready" ] || { echo "the attacker never finished its flood" >"$top/rc"; return; }
+	echo "clients_live=$(stat_now clients_live)" >"$top/after-flood"
+	run_victim '["/bin/tenant", "victim", "'"$VICTIM_CLIENTS"'", "'"$VICTIM_PAIRS"'"]'
+	release_attacker
+	echo 0 >"$top/rc"
+}
+
+# storm-runc: the attacker holds STORM_THREADS idle threads while the
+# victim makes STORM_CLIENTS clients (each a search for its fd table's
+# sharers). Baseline: GPUSANDBOX_TEST_QUIESCE_FULL_WALK, every search
+# walks the host's tasks (as before issue #32).
+neighbours_storm() {
+	local top=$D
+	AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_QUIESCE_FULL_WALK=1}
+	profile "$p" && start_agent || return
+	run_neighbour attacker '["/bin/tenant", "storm", "'"$STORM_THREADS"'", "/tmp/stop"]' ||
+		{ echo "attacker bundle" >"$top/rc"; return; }
+	wait_for -e "$top/attacker/ctmp/stop.ready" || wait_for -e "$top/attacker/ctmp/stop.ready" ||
+		{ echo "the attacker never made its threads" >"$top/rc"; return; }
+	run_victim '["/bin/tenant", "victim", "'"$STORM_CLIENTS"'", "'"$VICTIM_PAIRS"'"]'
+	release_attacker
+	echo 0 >"$top/rc"
+}
+
+# bench-runc (tests/bench/tenantbench.sh, never in the tier): the victim's
+# clients and pairs beside TENANT_BENCH_NEIGHBOURS storm containers, with
+# every search walking the host when TENANT_BENCH_FULL_WALK is set.
+neighbours_bench() {
+	local top=$D i
+	AGENT_ENV=${TENANT_BENCH_FULL_WALK:+GPUSANDBOX_TEST_QUIESCE_FULL_WALK=1}
+	profile "$p" && start_agent || return
+	for ((i = 0; i < ${TENANT_BENCH_NEIGHBOURS:-0}; i++)); do
+		run_neighbour "n$i" '["/bin/tenant", "storm", "'"$STORM_THREADS"'", "/tmp/stop"]' &&
+			{ wait_for -e "$top/n$i/ctmp/stop.ready" || wait_for -e "$top/n$i/ctmp/stop.ready"; } ||
+			{ echo "neighbour $i never made its threads" >"$top/rc"; return; }
+	done
+	run_victim '["/bin/tenant", "victim", "'"$BENCH_CLIENTS"'", "'"$BENCH_PAIRS"'"]'
+	for ((i = 0; i < ${TENANT_BENCH_NEIGHBOURS:-0}; i++)); do
+		: >"$top/n$i/ctmp/stop"
+		wait_stopped_id "gs-$CASE-n$i"
+	done
+	echo 0 >"$top/rc"
+}
+
 inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
@@ -537,6 +683,8 @@ inside() {
 	# Its baseline is the agent making device allocations in its shared fd
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
+	# The neighbours' baselines are agents without the defence.
+	case "$base" in flood|storm|objects) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -626,6 +774,28 @@ inside() {
 		stop_agent
 		cat "$top/a/out" "$top/b/out" >"$top/out"
 		echo 0 >"$top/rc" ;;
+	flood)
+		neighbours_flood ;;
+	storm)
+		neighbours_storm ;;
+	bench)
+		neighbours_bench ;;
+	objects)
+		# A policy bounding the container's RM objects; the baseline's is
+		# the agent's default (2^19). The fake's count while it holds.
+		printf 'mem = 1g\nobjects = %s\n' "$OBJECTS_BOUND" >"$D/objects.policy"
+		mkdir -p "$D/policies" && cp "$D/objects.policy" "$D/policies/objects.policy"
+		if [ -n "$BASELINE" ]; then
+			profile "$p" && start_agent || return
+		else
+			profile "$p" --policy-name objects && start_agent || return
+		fi
+		run_bg '["/bin/tenant", "objects", "'"$OBJECTS_TRIED"'", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
+		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "never ready" >"$D/rc"; return; }
+		echo "objects_live=$(stat_now objects_live)" >"$D/held"
+		: >"$D/ctmp/go"
+		wait_stopped
+		echo 0 >"$D/rc" ;;
 	gpunode)
 		# A (nvidia0) keeps making devices on GPU 0, so the agent keeps
 		# borrowing its nvidia0; B (nvidia1 only) tries devices on GPU 0
@@ -983,7 +1153,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$GS_SWITCHED" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
+for f in "$GS" "$GS_SWITCHED" "$TENANT" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -1004,7 +1174,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
+cp "$STATIC_RAW" "$TENANT" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
 	"$ROOTFS/bin/"
 
 passed=0 failed=0
@@ -1414,6 +1584,64 @@ judge() {  # judge NAME RUNTIME
 		nomem=$(val "$dir/container.out" nomem)
 		peak_within && [ "$rc" = 0 ] && [ "${nomem:-0}" -ge 1 ] && grep -qx "$want_key" "$dir/container.out" ||
 			why=${why:-"rc=$rc nomem=$nomem, want $want_key: $(grep add_key "$dir/container.out"; tail -2 "$dir/err" 2>/dev/null)"} ;;
+	flood-runc|baseline-flood-runc)
+		# The attacker's clients by the fake's count; the victim's by its
+		# own (each an NV_OK from the fake: a client is continued).
+		local live ok vok
+		live=$(val "$dir/after-flood" clients_live)
+		ok=$(val "$dir/attacker.out" ok)
+		vok=$(val "$dir/victim.out" clients_ok)
+		if [ "$name" = flood-runc ]; then
+			[ "$rc" = 0 ] && [ "$live" = "$FLOOD_DEFAULT_CLIENTS" ] && [ "$ok" = "$FLOOD_DEFAULT_CLIENTS" ] &&
+				[ "$(val "$dir/attacker.out" first_refusal)" = INSUFFICIENT_RESOURCES ] &&
+				[ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] && [ "$vok" = "$VICTIM_CLIENTS" ] &&
+				[ "$(val "$dir/victim.out" pairs_ok)" = "$VICTIM_PAIRS" ] &&
+				grep -q "gpusandbox agent: open files: $FLOOD_HARD " "$dir/agent.err" ||
+				why="rc=$rc fake's clients after the flood: $live; attacker: $(cat "$dir/attacker.out" 2>/dev/null); victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)"
+		else
+			[ "$rc" = 0 ] && [ "${live:-0}" -gt "$FLOOD_DEFAULT_CLIENTS" ] &&
+				{ [ "$(cat "$dir/victim.rc" 2>/dev/null)" != 0 ] || [ "${vok:-0}" -lt "$VICTIM_CLIENTS" ]; } ||
+				why="the flood did not deny the victim: rc=$rc fake's clients after the flood: $live; victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)"
+		fi ;;
+	storm-runc|baseline-storm-runc)
+		# What the victim's searches compared (the agent's summary of its
+		# container), beside the attacker's threads; the victim served.
+		local line searches unb most
+		line=$(grep "container gs-$name-victim: sharer searches=" "$dir/agent.err" | tail -1)
+		searches=$(val <(echo "$line") searches) unb=$(val <(echo "$line") unbounded)
+		most=$(val <(echo "$line") most_in_one)
+		if [ "$(val "$dir/attacker.out" threads)" != "$STORM_THREADS" ] || [ "${searches:-0}" -lt "$STORM_CLIENTS" ]; then
+			why="no storm, or no searches: attacker $(cat "$dir/attacker.out" 2>/dev/null); victim's line: $line"
+		elif [ "$name" = storm-runc ]; then
+			[ "$rc" = 0 ] && [ "$unb" = 0 ] && [ "${most:-$STORM_THREADS}" -le "$STORM_OWN_MAX" ] &&
+				[ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] &&
+				[ "$(val "$dir/victim.out" clients_ok)" = "$STORM_CLIENTS" ] ||
+				why="rc=$rc victim's searches: $line; victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)"
+		else
+			[ "$rc" = 0 ] && [ "${most:-0}" -ge "$STORM_THREADS" ] ||
+				why="the victim's searches did not walk the attacker's threads: rc=$rc $line"
+		fi ;;
+	objects-runc|baseline-objects-runc)
+		# By the fake's count while the container held what it got.
+		local live ok
+		live=$(val "$dir/held" objects_live) ok=$(val "$dir/out" ok)
+		if [ "$name" = objects-runc ]; then
+			[ "$rc" = 0 ] && [ -n "$live" ] && [ "$live" -le "$OBJECTS_BOUND" ] &&
+				[ "$ok" = $((OBJECTS_BOUND - OBJECTS_SESSION)) ] &&
+				[ "$(val "$dir/out" first_refusal)" = INSUFFICIENT_RESOURCES ] &&
+				grep -q '"reason":"object limit reached (policy key objects)"' "$dir"/gs-objects-runc.jsonl ||
+				why="rc=$rc fake's objects while held: $live; container: $(cat "$dir/out" 2>/dev/null)"
+		else
+			[ "$rc" = 0 ] && [ "$ok" = "$OBJECTS_TRIED" ] && [ "${live:-0}" -gt "$OBJECTS_BOUND" ] ||
+				why="rc=$rc fake's objects while held: $live; container: $(cat "$dir/out" 2>/dev/null)"
+		fi ;;
+	bench-runc)
+		local walk=bounded
+		[ -n "${TENANT_BENCH_FULL_WALK:-}" ] && walk=host
+		echo "bench neighbours=${TENANT_BENCH_NEIGHBOURS:-0} threads_each=$STORM_THREADS walk=$walk" \
+			"$(cat "$dir/victim.out" 2>/dev/null)"
+		[ "$rc" = 0 ] && [ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] ||
+			why="rc=$rc victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)" ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -1456,10 +1684,13 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
+
+# tests/bench/tenantbench.sh's figures: only when named.
+case " ${SELECTED[*]-} $RUNTIMES " in *" bench-runc "*" runc "*) run_case bench-runc runc && judge bench-runc runc ;; esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

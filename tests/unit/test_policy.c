@@ -185,6 +185,23 @@ static void test_p2p_register(void)
 	CHECK(strcmp(gs_p2p_register_name(GS_P2P_REGISTER_PERFORM), "perform") == 0);
 }
 
+/* files and objects (issue #32): unbounded by default, a positive count
+ * or unlimited when set, nothing else. */
+static void test_tenant_bounds(void)
+{
+	struct gs_policy p;
+
+	CHECK(parse_text("", &p) == 0);
+	CHECK(p.quota.files == GS_COUNT_UNLIMITED && p.quota.objects == GS_COUNT_UNLIMITED);
+	CHECK(parse_text("files = 8\nobjects = 100\n", &p) == 0);
+	CHECK(p.quota.files == 8 && p.quota.objects == 100);
+	CHECK(parse_text("files = unlimited\nobjects=unlimited\n", &p) == 0);
+	CHECK(p.quota.files == GS_COUNT_UNLIMITED && p.quota.objects == GS_COUNT_UNLIMITED);
+	CHECK(parse_text("files = 0\n", &p) < 0);
+	CHECK(parse_text("objects = many\n", &p) < 0);
+	CHECK(parse_text("files = 1\nfiles = 2\n", &p) < 0);
+}
+
 static void test_bad_files(void)
 {
 	static const struct {
@@ -638,6 +655,7 @@ int main(void)
 	test_good_files();
 	test_managed();
 	test_p2p_register();
+	test_tenant_bounds();
 	test_run_as();
 	test_bad_files();
 	test_nul_byte();

@@ -898,8 +898,51 @@ static void check_uvm_rows(void)
 	}
 }
 
+/* Issue #32's bounds: a client on a new control file past the sandbox's
+ * bound of files, and any call that makes an object at its bound of
+ * objects (a dup too, through gs_verdict_object_clause), are denied the
+ * way the driver refuses an exhausted handle space; one under passes. */
+static void check_tenant_bounds(void)
+{
+	static const struct gs_rm_call client = CLIENT, vidmem = VIDMEM(MIB), channel = CHANNEL,
+	                               heap = VIDHEAP_VIDMEM(MIB);
+	struct gs_rm_call call;
+	struct gs_rules rules;
+	struct gs_quota q;
+	struct gs_call_verdict v;
+
+	rules_of(RULES_DEFAULT, &rules);
+	gs_quota_init(&q);
+	q.objects = 3;
+	struct gs_usage full_files = { .on_control_file = true, .files_full = true, .gpu = LEDGER_NO_GPU };
+	decoded(&call, &client);
+	v = gs_verdict_of(&rules, &q, &full_files, &call);
+	CHECK(v.verdict == GS_VERDICT_DENY && v.status == NV_ERR_INSUFFICIENT_RESOURCES &&
+	      same_text(v.reason, "control file limit reached (policy key files)"));
+	const struct gs_rm_call *makers[] = { &client, &vidmem, &channel, &heap };
+	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++) {
+		struct gs_usage at = { .on_control_file = true, .file_known = true, .client_bound = true,
+		                       .gpu = 0, .objects = 3 };
+		decoded(&call, makers[i]);
+		v = gs_verdict_of(&rules, &q, &at, &call);
+		CHECK(v.verdict == GS_VERDICT_DENY && v.status == NV_ERR_INSUFFICIENT_RESOURCES &&
+		      same_text(v.reason, "object limit reached (policy key objects)"));
+		at.objects = 2;
+		v = gs_verdict_of(&rules, &q, &at, &call);
+		CHECK(v.verdict == GS_VERDICT_ALLOW || v.verdict == GS_VERDICT_CONTINUE);
+	}
+	struct gs_usage dup_at = { .objects = 3, .gpu = LEDGER_NO_GPU };
+	v = gs_verdict_object_clause((struct gs_call_verdict){ .verdict = GS_VERDICT_ALLOW }, &q, &dup_at);
+	CHECK(v.verdict == GS_VERDICT_DENY && v.status == NV_ERR_INSUFFICIENT_RESOURCES);
+	q.objects = GS_COUNT_UNLIMITED;
+	dup_at.objects = UINT32_MAX - 1;
+	v = gs_verdict_object_clause((struct gs_call_verdict){ .verdict = GS_VERDICT_ALLOW }, &q, &dup_at);
+	CHECK(v.verdict == GS_VERDICT_ALLOW);
+}
+
 int main(void)
 {
+	check_tenant_bounds();
 	check_no_tables();
 	check_uvm_rows();
 	check_branch_members();

@@ -46,6 +46,7 @@ int ledger_init(struct ledger *l)
 	l->free_alloc = NONE;
 	l->hw_head = l->hw_tail = NONE;
 	l->next_serial = LEDGER_FIRST_SERIAL;
+	l->max_files = UINT32_MAX;
 	l->table_cap = INITIAL_TABLE;
 	l->table = malloc(sizeof(uint32_t) * l->table_cap);
 	if (!l->table)

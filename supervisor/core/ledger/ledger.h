@@ -143,6 +143,10 @@ struct ledger {
 	struct ledger_file  *files;
 	uint32_t             n_files, cap_files;
 	uint32_t             files_swept;   /* n_files after the last sweep */
+	/* At most this many live files known at once (gs_quota.files; each
+	 * costs this process a descriptor): ledger_file_of refuses a new
+	 * one past it. UINT32_MAX: no bound. */
+	uint32_t             max_files;
 	/* The clients with a release watch, so that reaping walks clients,
 	 * not every object (issue #16: a new client cost time linear in all
 	 * live objects). Each such client knows its position (watch_pos). */
@@ -356,7 +360,9 @@ static inline uint64_t ledger_peak(const struct ledger *l, int gpu)
 
 /* The workload's control file behind fd: its index in l->files, created
  * (with a release watch) if new, after dropping released ones. Returns -1
- * if the file cannot be identified (no kcmp or no epoll on it). */
+ * if the file cannot be identified (no kcmp or no epoll on it), and
+ * LEDGER_FILES_FULL when it is new and max_files live files are known. */
+#define LEDGER_FILES_FULL (-2)
 int ledger_file_of(struct ledger *l, int fd);
 
 /* Is this channel group scheduled now (its last GPFIFO_SCHEDULE enabled)? */

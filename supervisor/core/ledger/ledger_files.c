@@ -196,6 +196,14 @@ int ledger_file_of(struct ledger *l, int fd)
 	found = file_search(l, fd, &pos);
 	if (found != -1)
 		return found < 0 ? -1 : found;
+	/* A new file costs a descriptor of this process (its watch), which
+	 * the agent shares among every container: past the sandbox's bound,
+	 * after dropping the released ones, none is made and the caller
+	 * refuses the call (tenants.md, docs/security). */
+	if (l->n_files >= l->max_files)
+		files_sweep(l);
+	if (l->n_files >= l->max_files)
+		return LEDGER_FILES_FULL;
 	if (!GS_ROOM_FOR_ONE(l->files, l->n_files, l->cap_files, INITIAL_FILES))
 		return -1;
 	int epfd = ledger_watch_file(l, fd);

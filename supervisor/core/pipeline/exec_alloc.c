@@ -144,6 +144,7 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 
 	if (rc->creates_client && u->on_control_file) {
 		f->file = ledger_file_of(l, c->dup);
+		u->files_full = f->file == LEDGER_FILES_FULL;
 		u->file_known = f->file >= 0;
 		/* After an agent restart the files' index is new: a file may
 		 * hold a client rebuilt from the journal (then it keeps that). */
@@ -155,6 +156,7 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)
 	                                     : LEDGER_NO_GPU;
 	u->mem_used = ledger_used(l, u->gpu);
+	u->objects = ledger_live_objects(l);
 	u->parent_is_group = rc->kind == RM_CLASS_CHANNEL &&
 	                     ledger_is_channel_group(l, rc->h_client, rc->h_parent);
 	take_counts(c, rc, u);

@@ -84,7 +84,7 @@ bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track
 {
 	struct gs_session *sb = c->sb;
 	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx, track != NULL, track,
-	                                    sb->tables_shared, sb->quiesces_live };
+	                                    sb->tables_shared, sb->quiesces_live, &sb->walk_stats };
 
 	if (sb->quiesce_off)
 		return true;

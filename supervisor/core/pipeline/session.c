@@ -108,6 +108,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
+	sb->ledger.max_files = cfg->quota.files;
 	gs_listener_sync_wakeup(listener);
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;

@@ -130,6 +130,9 @@ struct gs_session {
 	/* Quiesces whose continued caller may still be in the kernel, handed
 	 * off by their worker (quiesce.h); under lock. */
 	struct gs_quiesce_handoffs handoffs;
+	/* What the searches for fd-table sharers of this sandbox compared
+	 * (quiesce.h): the agent says it when a container is torn down. */
+	struct gs_walk_stats walk_stats;
 	/* GPUSANDBOX_TEST_QUIESCE_WAIT in the supervisor's own environment:
 	 * the worker waits, under the session lock, until a continued
 	 * caller has left its ioctl, as before issue #16's hand-off (the

@@ -148,6 +148,12 @@ static struct gs_call_verdict client_clauses(struct gs_call_verdict v, const str
 	if (!u->on_control_file)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "client allocation outside the control file");
+	/* The driver's answer when a client's handle space is exhausted
+	 * (clientGenResourceHandle_IMPL, resserv rs_client.c, 580.95.05):
+	 * a program sees a failed allocation it can handle. */
+	if (u->files_full)
+		return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES,
+		                 "control file limit reached (policy key files)");
 	if (!u->file_known)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "cannot identify the open file (kcmp, epoll)");
@@ -261,6 +267,26 @@ static struct gs_call_verdict count_clauses(struct gs_call_verdict v, const stru
 	return named;
 }
 
+/* The sandbox's bound on the RM objects it holds (policy key objects):
+ * each costs the supervisor an entry, and the agent's memory is every
+ * container's. Refused as the driver refuses an exhausted handle space
+ * (clientGenResourceHandle_IMPL, resserv rs_client.c, 580.95.05). */
+struct gs_call_verdict gs_verdict_object_clause(struct gs_call_verdict v, const struct gs_quota *limits,
+                                               const struct gs_usage *usage)
+{
+	if (usage->objects < limits->objects)
+		return v;
+	return objection(v, GS_VERDICT_DENY, NV_ERR_INSUFFICIENT_RESOURCES,
+	                 "object limit reached (policy key objects)");
+}
+
+/* Does the call make an RM object? RM_ALLOC and RM_ALLOC_OBJECT do; a
+ * VID_HEAP_CONTROL does when it allocates video memory. */
+static bool makes_object(const struct gs_rm_call *call)
+{
+	return call->escape != NV_ESC_RM_VID_HEAP_CONTROL || call->kind == RM_CLASS_VIDMEM;
+}
+
 struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct gs_quota *limits,
                                      const struct gs_usage *usage, const struct gs_rm_call *call)
 {
@@ -268,6 +294,11 @@ struct gs_call_verdict gs_verdict_of(const struct gs_rules *rules, const struct 
 
 	if (objects(&v))
 		return v;
+	if (makes_object(call)) {
+		v = gs_verdict_object_clause(v, limits, usage);
+		if (objects(&v))
+			return v;
+	}
 	if (call->escape == NV_ESC_RM_VID_HEAP_CONTROL)
 		return call->kind == RM_CLASS_VIDMEM ? vidmem_clauses(v, limits, usage, call) : v;
 	if (call->escape == NV_ESC_RM_ALLOC_OBJECT)

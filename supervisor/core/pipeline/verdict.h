@@ -32,6 +32,12 @@ struct gs_usage {
 	bool     on_control_file;
 	bool     file_known;        /* the ledger could identify the file */
 	bool     file_has_client;
+	/* The file is new and the sandbox knows its bound of control files
+	 * already (gs_quota.files, LEDGER_FILES_FULL). */
+	bool     files_full;
+	/* RM objects the sandbox holds now (ledger_live_objects): a call
+	 * that makes one is refused at gs_quota.objects. */
+	uint32_t objects;
 	/* Video memory: the client could be bound for a charge, the GPU the
 	 * parent hangs under (LEDGER_NO_GPU if none) and its usage. */
 	bool     client_bound;
@@ -159,6 +165,12 @@ struct gs_call_verdict gs_verdict_of_handle_call(const struct gs_rm_call *call);
 
 /* RM_DUP_OBJECT: only from a live client of this sandbox. */
 struct gs_call_verdict gs_verdict_of_dup(const struct gs_usage *usage, const struct gs_rm_call *call);
+/* v, unless the sandbox holds its bound of RM objects (usage->objects
+ * against limits->objects): then denied, NV_ERR_INSUFFICIENT_RESOURCES.
+ * gs_verdict_of asks it of every call that makes an object; the executor
+ * of a dup, which makes one too. */
+struct gs_call_verdict gs_verdict_object_clause(struct gs_call_verdict v, const struct gs_quota *limits,
+                                               const struct gs_usage *usage);
 
 /* REGISTER_FD: a control file may not be linked to another
  * (usage->on_control_file: the call's own file). */

@@ -45,9 +45,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host_pids.h"
 #include "quiesce.h"
 #include "test_switch.h"
+#include "sharers.h"
 
 #define PROC_PATH_MAX 64
 #define NS_PER_MS 1000000ull
@@ -76,19 +76,6 @@
 /* A stop's status in waitid's si_status: (event << 8) | signal. */
 #define STOP_EVENT_SHIFT 8
 #define STOP_SIGNAL_MASK 0xff
-/* Remembered processes found gone after a walk, looked at per batch. */
-#define GS_HOST_PIDS_SETTLE_BATCH 64
-
-/* GPUSANDBOX_TEST_QUIESCE_FULL_WALK (read once): every process is walked,
- * for tests/bench/quiescebench's before-and-after. */
-static bool getenv_test_full_walk(void)
-{
-	static atomic_int full = -1;
-
-	if (atomic_load(&full) < 0)
-		atomic_store(&full, gs_test_switch("GPUSANDBOX_TEST_QUIESCE_FULL_WALK") != NULL);
-	return atomic_load(&full) == 1;
-}
 
 /* Where a quiesce's time goes, for GPUSANDBOX_PROFILE (process-wide,
  * all sandboxes; gs_quiesce_print_profile). Relaxed counters: figures,
@@ -210,158 +197,22 @@ static uint64_t now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-static pid_t parse_pid(const char *s)
-{
-	long v = 0;
-
-	if (!*s)
-		return 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > INT32_MAX / 10)
-			return 0;
-		v = v * 10 + (*s - '0');
-	}
-	return (pid_t)v;
-}
-
-/* 1: other shares tid's fd table; 0: not (or gone); -1: cannot tell. A
- * task we may not compare cannot be a sandbox's (they run under the
- * supervisor's uid or user namespace, or under the agent's root, with no
- * way to gain privilege: no_new_privs); one that is fails closed. */
-static int shares_files(pid_t tid, pid_t tgid, pid_t other, const struct gs_taskset *tasks)
-{
-	long r = syscall(SYS_kcmp, tid, other, KCMP_FILES, 0, 0);
-
-	if (r == 0)
-		return 1;
-	if (r > 0 || errno == ESRCH)
-		return 0;
-	if (errno == EPERM && !gs_taskset_contains(tasks, tgid))
-		return 0;
-	return -1;
-}
-
-/* Adds the threads of process pid that share tid's table; the new count,
- * or -1. A process that went away meanwhile has none. */
-static int scan_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pid_t *out,
-                        int max, int n)
-{
-	char path[PROC_PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-	int err = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return n;
-	while (n >= 0 && (e = readdir(d))) {
-		pid_t t = parse_pid(e->d_name);
-		int r = t > 0 && t != tid ? shares_files(tid, pid, t, tasks) : 0;
-		if (r < 0 || (r > 0 && n >= max)) {
-			err = r < 0 ? errno : E2BIG;
-			n = -1;
-		} else if (r > 0) {
-			out[n++] = t;
-		}
-	}
-	closedir(d);
-	if (n < 0)
-		errno = err;
-	return n;
-}
-
-/* Can a process of our own PID namespace be left out of the walk? Only a
- * task cloned with CLONE_FILES from a task that holds the caller's fd
- * table shares it: an exec makes a table its own (begin_new_exec unshares
- * it), so every holder descends by such clones from the task that made
- * the table, inside the sandbox. A clone puts the child in its parent's
- * PID namespace or one below it, and a task's own PID namespace never
- * changes; so when the caller is not in our namespace (the command
- * line's sandbox always; a container unless it shares the host's), no
- * holder of its table is in ours, where the host's processes are: one
- * readlink of /proc/PID/ns/pid, or the pid cache (host_pids.h), replaces
- * the walk of that process's threads (a kcmp each). When the caller is in
- * ours, or a namespace cannot be read, every process is walked, as before. */
-static bool skip_our_namespace(pid_t tid, unsigned long long *ours)
-{
-	unsigned long long callers;
-
-	if (getenv_test_full_walk())
-		return false;
-	return gs_pid_ns_of(0, ours) && gs_pid_ns_of(tid, &callers) && *ours != callers;
-}
-
-/* Looks at pid: left out when skip allows, else its threads compared. */
-static int look_at(pid_t tid, pid_t pid, bool skip, unsigned long long ours,
-                   const struct gs_taskset *tasks, pid_t *out, int max, int n)
-{
-	if (skip && gs_host_pids_ours(pid, ours))
-		return n;
-	return scan_process(tid, pid, tasks, out, max, n);
-}
-
-/* After a walk that skipped remembered processes: any of them that has
- * exited since may have left its pid to another process during the walk,
- * which is looked at now. Repeated until none did. */
-static int settle_skipped(pid_t tid, unsigned long long ours, const struct gs_taskset *tasks,
-                          pid_t *out, int max, int n)
-{
-	pid_t gone[GS_HOST_PIDS_SETTLE_BATCH];
-	int k;
-
-	while (n >= 0 && (k = gs_host_pids_settle(gone, GS_HOST_PIDS_SETTLE_BATCH)) != 0) {
-		if (k < 0) { /* more than a batch: each will be asked again */
-			k = GS_HOST_PIDS_SETTLE_BATCH;
-		}
-		for (int i = 0; i < k && n >= 0; i++)
-			n = look_at(tid, gone[i], true, ours, tasks, out, max, n);
-	}
-	return n;
-}
-
-static int walk_for_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
-{
-	struct dirent *e;
-	unsigned long long ours = 0;
-	DIR *d;
-	int n = 0, err = 0;
-
-	/* kcmp must work at all: without it nothing can be told. */
-	if (syscall(SYS_kcmp, tid, tid, KCMP_FILES, 0, 0) != 0)
-		return -1;
-	bool skip = skip_our_namespace(tid, &ours);
-	d = opendir("/proc");
-	if (!d)
-		return -1;
-	gs_host_pids_begin();
-	while (n >= 0 && (e = readdir(d))) {
-		pid_t pid = parse_pid(e->d_name);
-		if (pid > 0)
-			n = look_at(tid, pid, skip, ours, tasks, out, max, n);
-	}
-	err = errno;
-	if (skip && n >= 0) {
-		n = settle_skipped(tid, ours, tasks, out, max, n);
-		err = errno;
-	}
-	gs_host_pids_end();
-	closedir(d);
-	if (n < 0)
-		errno = err;
-	return n;
-}
-
-int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
+int gs_fd_sharers_counted(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max,
+                          struct gs_walk_stats *stats)
 {
 	uint64_t t0 = now_ns();
-	int n = walk_for_sharers(tid, tasks, out, max);
+	int n = gs_sharers_search(tid, tasks, out, max, stats);
 	int err = errno;
 
 	prof_add(&prof.walks, 1);
 	prof_add(&prof.walk_ns, now_ns() - t0);
 	errno = err;
 	return n;
+}
+
+int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max)
+{
+	return gs_fd_sharers_counted(tid, tasks, out, max, NULL);
 }
 
 static bool seized_already(const struct gs_quiesce *q, pid_t t)
@@ -534,8 +385,10 @@ static const char *stop_sharers(struct gs_quiesce *q)
 		 * group's again: a thread not yet stopped may have made
 		 * another. */
 		n = walk && q->who->others_may_share
-		            ? gs_fd_sharers(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS)
-		            : scan_process(q->caller, q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS, 0);
+		            ? gs_fd_sharers_counted(q->caller, q->who->tasks, found, GS_QUIESCE_MAX_SHARERS,
+		                                    q->who->stats)
+		            : gs_sharers_in_process(q->caller, q->caller, q->who->tasks, found,
+		                                    GS_QUIESCE_MAX_SHARERS, 0);
 		for (int i = 0; i < n && !q->why; i++)
 			if (!seized_already(q, found[i]) && seize_and_interrupt(q, found[i]) == 0)
 				fresh++;
@@ -699,9 +552,9 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	 * thread group): CUDA's processes are threaded, so this usually
 	 * answers without a walk of every process. Only a "yes" is taken
 	 * from it; "none" is asked of the full walk, as before. */
-	int n = scan_process(caller, caller, who->tasks, probe, 1, 0);
+	int n = gs_sharers_in_process(caller, caller, who->tasks, probe, 1, 0);
 	if (n == 0 && who->others_may_share)
-		n = gs_fd_sharers(caller, who->tasks, probe, 1);
+		n = gs_fd_sharers_counted(caller, who->tasks, probe, 1, who->stats);
 
 	*qp = NULL;
 	/* The common case: a table nobody else holds. The caller is trapped,

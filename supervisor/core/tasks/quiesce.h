@@ -20,7 +20,9 @@
 #ifndef GPUSANDBOX_QUIESCE_H
 #define GPUSANDBOX_QUIESCE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -56,6 +58,17 @@ unsigned gs_inflight_count(const struct gs_inflight *f);
  * is left. NULL counts none. */
 bool     gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms);
 
+/* What the searches for an fd table's sharers looked at (issue #32):
+ * the tasks compared (kcmp) by each search, so that a test can tell that
+ * a container's search compared none of another's tasks. Relaxed
+ * counters: figures, never decisions. */
+struct gs_walk_stats {
+	_Atomic uint64_t walks;     /* searches beyond the caller's own threads */
+	_Atomic uint64_t tasks;     /* tasks compared by them, in all */
+	_Atomic uint64_t most;      /* the most one search compared */
+	_Atomic uint64_t unbounded; /* searches of every task of the host */
+};
+
 struct gs_quiesce_who {
 	const struct gs_taskset *tasks; /* the sandbox's: a task of it we cannot compare fails closed */
 	gs_task_held_fn          held;
@@ -76,13 +89,23 @@ struct gs_quiesce_who {
 	 * caller is inside the kernel waits for it (a clone that makes a
 	 * new sharer, executor.c). */
 	struct gs_inflight      *live;
+	/* The searches' figures (may be NULL). */
+	struct gs_walk_stats    *stats;
 };
 
 /* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)
- * over every task in /proc. Up to max into out; returns how many there
+ * over the tasks of the taskset's cgroup subtree where that is bounded
+ * (gs_fd_sharers_counted), else over every task in /proc (sharers.c). Up
+ * to max into out; returns how many there
  * are, or -1 with errno when it cannot be told (no kcmp, a task of the
  * sandbox that cannot be compared, more than max). */
 int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max);
+/* The same, adding what it compared to stats (may be NULL). With a
+ * taskset whose walk is bounded (gs_taskset_bound_walk), only the tasks
+ * of its cgroup subtree are compared, when the subtree's count proves the
+ * listing whole (quiesce.c, walk_bounded); else every task, as above. */
+int gs_fd_sharers_counted(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max,
+                          struct gs_walk_stats *stats);
 
 struct gs_quiesce;
 

@@ -83,6 +83,9 @@ void gs_taskset_process_tree(struct gs_taskset *ts, pid_t root)
 {
 	ts->ops = &process_tree_ops;
 	ts->root = root;
+	ts->walk_bounded = false; /* only a cgroup subtree bounds a search */
+	ts->walk_may_leave = NULL;
+	atomic_store(&ts->walk_vetted, false);
 }
 
 /* The whole of /proc/PID/cgroup into buf; false if unreadable or too long
@@ -118,6 +121,9 @@ int gs_taskset_cgroup(struct gs_taskset *ts, pid_t init)
 {
 	ts->ops = NULL;
 	ts->root = init;
+	ts->walk_bounded = false; /* until gs_taskset_bound_walk */
+	ts->walk_may_leave = NULL;
+	atomic_store(&ts->walk_vetted, false);
 	if (init <= 0 || !read_cgroup(init, ts->cgroup, sizeof(ts->cgroup)))
 		return -1;
 	ts->ops = &cgroup_ops;

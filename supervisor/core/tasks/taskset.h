@@ -10,7 +10,9 @@
 #ifndef GPUSANDBOX_TASKSET_H
 #define GPUSANDBOX_TASKSET_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct gs_taskset;
@@ -25,12 +27,38 @@ struct gs_taskset_ops {
  * on hybrid hosts). */
 #define GS_TASKSET_CGROUP_MAX 4096
 
+/* A cgroupfs directory path, and the name of the file in it that lists
+ * its threads ("cgroup.threads" on v2, "tasks" on v1). */
+#define GS_TASKSET_DIR_MAX 4096
+#define GS_TASKSET_LIST_NAME_MAX 16
+
 struct gs_taskset {
 	const struct gs_taskset_ops *ops;
 	pid_t                        root;  /* process tree: the subreaper at its top */
 	/* cgroup: the container's cgroup memberships, as its init had them */
 	char                         cgroup[GS_TASKSET_CGROUP_MAX];
+	/* cgroup: a search for the sharers of an fd table may look at the
+	 * tasks of walk_dir's subtree alone (gs_taskset_bound_walk), not at
+	 * every task of the host. */
+	bool                         walk_bounded;
+	char                         walk_dir[GS_TASKSET_DIR_MAX];
+	char                         walk_list[GS_TASKSET_LIST_NAME_MAX];
+	/* May task tid move a task out of walk_dir's subtree (the agent:
+	 * CAP_SYS_ADMIN in its bounding set)? Asked of every listed task by
+	 * a bounded search until one search finds none (walk_vetted); a
+	 * search that meets one walks the host instead. NULL: never. */
+	bool                       (*walk_may_leave)(pid_t tid);
+	/* Every task was asked, and none may: until a new process joins
+	 * (an exec: gs_taskset_walk_joined). */
+	atomic_bool                  walk_vetted;
 };
+
+/* A process joined the set from outside its tree (an exec): its tasks
+ * are asked walk_may_leave again. */
+static inline void gs_taskset_walk_joined(struct gs_taskset *ts)
+{
+	atomic_store(&ts->walk_vetted, false);
+}
 
 /* The descendants of root, which must be a child subreaper (it inherits
  * every orphan of the tree, so a member's parent chain always ends at it).
@@ -44,6 +72,26 @@ void gs_taskset_process_tree(struct gs_taskset *ts, pid_t root);
  * read. A task the container moves to a child cgroup (it would need a
  * writable cgroupfs) is no longer a member: asking errs towards "not ours". */
 int gs_taskset_cgroup(struct gs_taskset *ts, pid_t init);
+
+/* The cgroup backend's walk bound (taskset_cgroup.c; the reasoning is
+ * there and in docs/security/tenants.md): finds the cgroupfs directory of
+ * the container's cgroup in one hierarchy this process has mounted whole,
+ * and sets walk_bounded. -1 (the walk stays unbounded) when there is none,
+ * or the container's cgroup is a hierarchy's root. The caller decides
+ * whether the container's tasks can leave that subtree (they cannot
+ * without a writable cgroupfs of a cgroup namespace above it). */
+int gs_taskset_bound_walk(struct gs_taskset *ts);
+
+/* Calls fn(ctx, tid) for every thread of walk_dir's subtree, until fn
+ * returns non-zero (that value is returned). -1 with errno when the
+ * subtree cannot be listed whole: the caller fails closed. */
+typedef int (*gs_task_fn)(void *ctx, pid_t tid);
+int gs_taskset_for_each_walked(const struct gs_taskset *ts, gs_task_fn fn, void *ctx);
+
+/* How many tasks walk_dir's subtree holds now, as the pids controller
+ * counts them (pids.current: every task from its fork until it is
+ * reaped, in the cgroup or any below it). False when it cannot be read. */
+bool gs_taskset_walked_count(const struct gs_taskset *ts, uint64_t *n);
 
 /* The state letter and the parent of pid, from /proc/PID/stat (the
  * fields after the command name, which may itself hold ')' and spaces).

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sharers.h - the search for the tasks that share a trapped task's fd
+ * table (kcmp KCMP_FILES), for the quiesce (quiesce.h). Private to
+ * quiesce.c and its tests.
+ */
+#ifndef GPUSANDBOX_SHARERS_H
+#define GPUSANDBOX_SHARERS_H
+
+#include <sys/types.h>
+
+#include "quiesce.h"
+#include "taskset.h"
+
+/* Adds the threads of process pid that share tid's table to out (from
+ * index n, at most max); the new count, or -1 with errno. A process that
+ * went away meanwhile has none. */
+int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pid_t *out, int max,
+                          int n);
+
+/* Every task other than tid that shares its table, into out (at most
+ * max): the taskset's cgroup subtree alone where that is proven whole,
+ * else every process of the host (gs_fd_sharers). stats may be NULL. */
+int gs_sharers_search(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max,
+                      struct gs_walk_stats *stats);
+
+#endif
