@@ -83,6 +83,7 @@ run_tier compute-share tests/sm/run.sh
 run_tier compute-share-multi tests/sm/multi.sh
 run_tier agent tests/agent/run.sh
 run_tier agent-sm tests/agent/sm.sh
+run_tier agent-operator tests/agent/operator.sh
 run_tier deploy tests/deploy/run.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,
 # on the fake playing it (tests/versions/run.sh says which and why).

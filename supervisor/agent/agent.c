@@ -7,9 +7,11 @@
  *
  * Trust: the socket is made 0600 by the agent (only root, the runtime, may
  * connect); the state is the runtime's word. The container's limits come
- * only from policy files on the node: the agent's --policy, or NAME.policy
- * in --policy-dir when the profile's listenerMetadata names NAME. The
- * container's annotations are not read.
+ * from policy files on the node: the agent's --policy, or NAME.policy in
+ * --policy-dir when the profile's listenerMetadata names NAME. Within them,
+ * the container's annotations gpusandbox.io/mem and gpusandbox.io/sm (the
+ * pod's request) choose its quota; they can only lower the node's limits
+ * (agent_request.h). Its Kubernetes names are read for the audit only.
  *
  * A connection is refused (its listener closed, so every trapped call of
  * that process fails with ENOSYS, and the process and its container's init

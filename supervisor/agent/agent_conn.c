@@ -219,6 +219,31 @@ static void fill_k8s(json_object *state, struct gs_agent_k8s *k)
 	}
 }
 
+/* The container's quota request (agent_request.h): only read here; what it
+ * may ask is judged against the node's policy when the sandbox is made. A
+ * value that is not a short string is named, so that the container is
+ * refused rather than run under another quota than it asked for. */
+static void fill_request(json_object *state, struct gs_agent_request *r)
+{
+	static const struct { const char *key; size_t field; } keys[] = {
+		{ GS_REQUEST_MEM_KEY, offsetof(struct gs_agent_request, mem) },
+		{ GS_REQUEST_SM_KEY, offsetof(struct gs_agent_request, sm) },
+	};
+	json_object *ann = NULL, *v = NULL;
+
+	if (!json_object_object_get_ex(state, "annotations", &ann) || !json_object_is_type(ann, json_type_object))
+		return;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!json_object_object_get_ex(ann, keys[i].key, &v))
+			continue;
+		const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+		if (s && s[0] && strlen(s) < GS_REQUEST_VALUE_MAX)
+			snprintf((char *)r + keys[i].field, GS_REQUEST_VALUE_MAX, "%s", s);
+		else if (!r->bad[0])
+			snprintf(r->bad, sizeof(r->bad), "%s", keys[i].key);
+	}
+}
+
 static int fill_hello(json_object *msg, struct gs_agent_hello *h, struct gs_error *err)
 {
 	json_object *state = NULL;
@@ -238,6 +263,7 @@ static int fill_hello(json_object *msg, struct gs_agent_hello *h, struct gs_erro
 	h->pid = get_pid(msg, "pid");
 	h->init_pid = get_pid(state, "pid");
 	fill_k8s(state, &h->k8s);
+	fill_request(state, &h->request);
 	return 0;
 }
 

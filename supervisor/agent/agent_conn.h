@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include "agent_request.h"
 #include "gs_error.h"
 
 /* OCI container ids as runc accepts them are shorter; a longer one is
@@ -45,6 +46,7 @@ struct gs_agent_hello {
 	char  status[GS_AGENT_STATUS_MAX];
 	char  metadata[GS_AGENT_META_MAX]; /* the profile's listenerMetadata */
 	struct gs_agent_k8s k8s;         /* state.annotations */
+	struct gs_agent_request request; /* state.annotations gpusandbox.io/mem, /sm */
 };
 
 /* Reads one state message and its fds from conn, without waiting for the

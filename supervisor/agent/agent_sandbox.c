@@ -452,11 +452,8 @@ static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_erro
 	return 0;
 }
 
-/* The policy of a new container: NAME.policy in --policy-dir when the
- * metadata names one, else --policy; neither is an error (no container
- * runs without limits it was meant to have). */
-static int container_policy(struct gs_agent_container *c, const char *policy_name, char *path,
-                            size_t len, struct gs_error *err)
+static int node_policy(struct gs_agent_container *c, const char *policy_name, char *path,
+                       size_t len, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
 
@@ -472,6 +469,20 @@ static int container_policy(struct gs_agent_container *c, const char *policy_nam
 		return gs_fail(err, ENAMETOOLONG, "the policy's path is too long");
 	}
 	return gs_agent_load_policy(a, path, &c->policy, err);
+}
+
+/* The policy of a new container: NAME.policy in --policy-dir when the
+ * metadata names one, else --policy; neither is an error (no container
+ * runs without limits it was meant to have). Then the container's own
+ * request (gpusandbox.io/mem, gpusandbox.io/sm) within it: it can only
+ * lower the node's limits, and one that cannot be read or asks for more
+ * refuses the container (agent_request.h). */
+static int container_policy(struct gs_agent_container *c, const char *policy_name, char *path,
+                            size_t len, struct gs_error *err)
+{
+	if (node_policy(c, policy_name, path, len, err) < 0)
+		return -1;
+	return gs_agent_apply_request(&c->policy.quota, &c->request, err);
 }
 
 /* managed = deny acts on trapped mmaps: a profile without the mmap traps
@@ -534,6 +545,7 @@ static int container_state(struct gs_agent_container *c, const struct container_
 	ident.uvm_mmap_traps = o->uvm_mmap_traps;
 	ident.trap_version = o->uvm_mmap_traps ? a->trap_version_uvm_mmap : a->trap_version;
 	ident.k8s = c->k8s;
+	ident.request = c->request;
 	if (gs_state_create(&c->state, &ident, err) < 0)
 		return -1;
 	c->stateful = true;
@@ -605,6 +617,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 	c->init_pidfd = o->init_pidfd >= 0 ? o->init_pidfd : (int)syscall(SYS_pidfd_open, c->init, 0);
 	snprintf(c->id, sizeof(c->id), "%s", h->id);
 	c->k8s = h->k8s;
+	c->request = h->request;
 	if (c->k8s.dropped[0])
 		fprintf(stderr, "gpusandbox agent: container %s: annotation %s is not a plain name: "
 		        "not recorded\n", c->id, c->k8s.dropped);
@@ -731,8 +744,9 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 		return -1;
 	}
 	if (made)
-		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d\n", c->id, c->sb.id,
-		        (int)c->init);
+		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d%s%s%s%s\n", c->id,
+		        c->sb.id, (int)c->init, c->request.mem[0] ? ", " GS_REQUEST_MEM_KEY "=" : "",
+		        c->request.mem, c->request.sm[0] ? ", " GS_REQUEST_SM_KEY "=" : "", c->request.sm);
 	if (agent_start_worker(c, h->listener, index, unverified, err) < 0) {
 		close(h->listener);
 		agent_kill_container(c);
