@@ -71,7 +71,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/compute/idle_report.c supervisor/compute/idle_rule.c supervisor/compute/sampler.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
-                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c \
+                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
                    supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c \
                    supervisor/cli/main.c supervisor/cli/cmdline.c supervisor/cli/options.c supervisor/cli/envcheck.c \

@@ -43,6 +43,7 @@
 #include "detached.h"
 #include "agent_resume.h"
 #include "agent_sandbox.h"
+#include "agent_status.h"
 #include "arch.h"
 #include "cmd_usage.h"
 #include "gpusandbox.h"
@@ -52,14 +53,12 @@
 #include "private_table.h"
 #include "profile.h"
 
-#define LISTEN_BACKLOG 128
-#define SOCKET_UMASK 0077
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
 
 static const char agent_usage[] =
 	"Usage: gpusandbox agent --socket PATH [--policy FILE] [--policy-dir DIR]\n"
 	"                        [--audit-dir DIR] [--metrics-file FILE] [--keeper PATH]\n"
-	"                        [--driver-abi ABI]\n"
+	"                        [--driver-abi ABI] [--status-socket PATH]\n"
 	"Serve the OCI seccomp listener of containers whose profile\n"
 	"(gpusandbox profile) names PATH: one sandbox per container.\n"
 	"\n"
@@ -72,13 +71,16 @@ static const char agent_usage[] =
 	"  --keeper PATH      hand every container's listeners and state to the\n"
 	"                     gpusandbox keeper on PATH, and resume the containers\n"
 	"                     it holds at start: they survive an agent restart\n"
-	"  --driver-abi ABI   as gpusandbox run's\n";
+	"  --driver-abi ABI   as gpusandbox run's\n"
+	"  --status-socket PATH  answer `gpusandbox status` (and probes) on PATH\n"
+	"                     (made 0600; root only)\n";
 
 struct agent_opts {
 	const char *socket_path;
 	const char *driver_abi;
 	const char *metrics_path;  /* --metrics-file, or NULL */
 	const char *keeper_path;   /* --keeper, or NULL */
+	const char *status_path;   /* --status-socket, or NULL */
 };
 
 static _Noreturn void die(const struct gs_error *err)
@@ -102,7 +104,7 @@ static void warn_error(const struct gs_error *err)
 static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
 {
 	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS,
-	       OPT_KEEPER };
+	       OPT_KEEPER, OPT_STATUS };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -111,6 +113,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ "keeper", required_argument, NULL, OPT_KEEPER },
+		{ "status-socket", required_argument, NULL, OPT_STATUS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -128,6 +131,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		case OPT_DRIVER_ABI: o->driver_abi = optarg; break;
 		case OPT_METRICS: o->metrics_path = optarg; break;
 		case OPT_KEEPER: o->keeper_path = optarg; break;
+		case OPT_STATUS: o->status_path = optarg; break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);
 		}
@@ -139,37 +143,6 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 	if (!a->policy_path && !a->policy_dir)
 		cmd_usage_error("%s", "agent needs --policy FILE or --policy-dir DIR (no container runs "
 		             "without a policy)");
-}
-
-/* A stale socket of ours is replaced; anything else at PATH is not. */
-static int listen_on(const char *path, struct gs_error *err)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	mode_t old;
-	int fd, rc;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return gs_fail(err, ENAMETOOLONG, "--socket %s: too long for a unix socket", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return gs_fail(err, EEXIST, "--socket %s exists and is not a socket", path);
-		unlink(path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return gs_fail(err, errno, "socket");
-	/* 0600 from birth: no window in which another user could connect. */
-	old = umask(SOCKET_UMASK);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (rc < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-		gs_fail(err, errno, "listening on %s", path);
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be one of this agent's
@@ -406,14 +379,20 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	}
 	if (o.keeper_path)
 		resume_from_keeper(&a, o.keeper_path);
-	lfd = listen_on(o.socket_path, &err);
+	lfd = gs_agent_listen(o.socket_path, &err);
 	if (lfd < 0)
+		die(&err);
+	/* After the runtime's socket: a status answered means the agent
+	 * serves (the DaemonSet's readiness). */
+	if (o.status_path && gs_agent_status_start(&a, o.status_path, &err) < 0)
 		die(&err);
 	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ", with managed = deny "
 	        "%016" PRIx64 ")\n", o.socket_path, a.trap_version, a.trap_version_uvm_mmap);
 	rc = serve(&a, lfd, sfd, o.metrics_path);
 	close(lfd);
 	unlink(o.socket_path);
+	if (o.status_path)
+		unlink(o.status_path);
 	/* Under the list's lock, kept until exit with every sandbox's: a
 	 * handshake thread may still be adding or tearing down a container
 	 * (ThreadSanitizer, tests/agent two-runc). */

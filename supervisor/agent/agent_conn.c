@@ -17,11 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent_conn.h"
 
+#define LISTEN_BACKLOG 128
+#define SOCKET_UMASK 0077
 #define MAX_FDS 8                       /* fds accepted in one state */
 #define MAX_STATE_BYTES (1u << 20)      /* annotations can be long; not this long */
 #define CHUNK 4096
@@ -287,4 +291,35 @@ int gs_agent_receive_hello(int conn, struct gs_agent_hello *h, struct gs_error *
 	close_fds(&f, listener);
 	h->listener = listener;
 	return listener >= 0 ? 0 : -1;
+}
+
+/* A stale socket of ours is replaced; anything else at PATH is not. */
+int gs_agent_listen(const char *path, struct gs_error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return gs_fail(err, ENAMETOOLONG, "%s: too long for a unix socket", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return gs_fail(err, EEXIST, "%s exists and is not a socket", path);
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gs_fail(err, errno, "socket");
+	/* 0600 from birth: no window in which another user could connect. */
+	old = umask(SOCKET_UMASK);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+		gs_fail(err, errno, "listening on %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -56,4 +56,9 @@ struct gs_agent_hello {
 #define GS_AGENT_HELLO_TIMEOUT_MS 5000
 int gs_agent_receive_hello(int conn, struct gs_agent_hello *h, struct gs_error *err);
 
+/* A unix socket listening on path, made 0600 from birth (only root may
+ * connect). A stale socket at path is replaced; anything else there is
+ * not. Returns the fd, or -1 (err). */
+int gs_agent_listen(const char *path, struct gs_error *err);
+
 #endif

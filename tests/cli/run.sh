@@ -288,7 +288,7 @@ if [ -n "$man_keys" ] && [ "$(echo "$check_keys" | wc -l)" -ge 10 ] && [ -z "$mi
 	ok "check-keys-in-policy-man"; else
 	bad "check-keys-in-policy-man" "not in gpusandbox.policy(5): $(echo $missing) (--check: $(echo $check_keys))"; fi
 # The same for the agent's subcommands and their man sections.
-for sub in agent keeper profile; do
+for sub in agent keeper profile status; do
 	SEC=$(echo "$sub" | tr a-z A-Z)
 	help_opts=$("$B" "$sub" --help | grep -E -- "^  --" | grep -oE -- "^  --[a-z][a-z-]+" | sed "s/^ *//" | sort -u)
 	man_opts=$(sed -n "/^\.SH $SEC\$/,/^\.SH [^$(echo "$SEC" | cut -c1)]/p" man/gpusandbox.1 |
