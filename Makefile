@@ -55,7 +55,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
-                   supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
+                   supervisor/audit/audit.c supervisor/audit/audit_rotate.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \

@@ -44,6 +44,8 @@
 #include "agent_resume.h"
 #include "agent_sandbox.h"
 #include "agent_status.h"
+#include "audit_rotate.h"
+#include "quota.h"
 #include "arch.h"
 #include "cmd_usage.h"
 #include "gpusandbox.h"
@@ -59,6 +61,7 @@ static const char agent_usage[] =
 	"Usage: gpusandbox agent --socket PATH [--policy FILE] [--policy-dir DIR]\n"
 	"                        [--audit-dir DIR] [--metrics-file FILE] [--keeper PATH]\n"
 	"                        [--driver-abi ABI] [--status-socket PATH]\n"
+	"                        [--audit-max-size SIZE [--audit-max-files N]]\n"
 	"Serve the OCI seccomp listener of containers whose profile\n"
 	"(gpusandbox profile) names PATH: one sandbox per container.\n"
 	"\n"
@@ -66,6 +69,10 @@ static const char agent_usage[] =
 	"  --policy FILE      the policy of containers whose profile names none\n"
 	"  --policy-dir DIR   NAME.policy for profiles made with --policy-name NAME\n"
 	"  --audit-dir DIR    one audit log per container: DIR/ID.jsonl\n"
+	"  --audit-max-size SIZE  rotate each container's log once it holds SIZE:\n"
+	"                     ID.jsonl.1 .. ID.jsonl.(N-1) are the files before it\n"
+	"  --audit-max-files N  files kept per container, the one written included\n"
+	"                     (default 10; the oldest is deleted)\n"
 	"  --metrics-file FILE  Prometheus text metrics of every container,\n"
 	"                     replaced atomically every second\n"
 	"  --keeper PATH      hand every container's listeners and state to the\n"
@@ -101,10 +108,27 @@ static void warn_error(const struct gs_error *err)
 	fprintf(stderr, "gpusandbox agent: warning: %s\n", buf);
 }
 
+#define AUDIT_MAX_FILES_DEFAULT 10u
+static void check_rotation(struct gs_agent *a)
+{
+	struct gs_error err = { 0 };
+
+	if (a->audit_max_files && !a->audit_max_size)
+		cmd_usage_error("%s", "--audit-max-files needs --audit-max-size");
+	if (!a->audit_max_size)
+		return;
+	if (!a->audit_dir)
+		cmd_usage_error("%s", "--audit-max-size needs --audit-dir");
+	if (!a->audit_max_files)
+		a->audit_max_files = AUDIT_MAX_FILES_DEFAULT;
+	if (gs_audit_rotation_check(a->audit_max_size, a->audit_max_files, &err) < 0)
+		cmd_usage_error("%s", err.msg);
+}
+
 static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
 {
 	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS,
-	       OPT_KEEPER, OPT_STATUS };
+	       OPT_KEEPER, OPT_STATUS, OPT_AUDIT_MAX_SIZE, OPT_AUDIT_MAX_FILES };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -114,9 +138,12 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ "keeper", required_argument, NULL, OPT_KEEPER },
 		{ "status-socket", required_argument, NULL, OPT_STATUS },
+		{ "audit-max-size", required_argument, NULL, OPT_AUDIT_MAX_SIZE },
+		{ "audit-max-files", required_argument, NULL, OPT_AUDIT_MAX_FILES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint32_t max_files;
 	int c;
 
 	cmd_usage_set("agent");
@@ -132,6 +159,15 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		case OPT_METRICS: o->metrics_path = optarg; break;
 		case OPT_KEEPER: o->keeper_path = optarg; break;
 		case OPT_STATUS: o->status_path = optarg; break;
+		case OPT_AUDIT_MAX_SIZE:
+			if (gs_parse_size(optarg, &a->audit_max_size) < 0)
+				cmd_usage_error("invalid --audit-max-size '%s' (a size, e.g. 64m)", optarg);
+			break;
+		case OPT_AUDIT_MAX_FILES:
+			if (gs_parse_count(optarg, &max_files) < 0 || max_files == GS_COUNT_UNLIMITED)
+				cmd_usage_error("invalid --audit-max-files '%s' (a count)", optarg);
+			a->audit_max_files = max_files;
+			break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);
 		}
@@ -140,6 +176,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		cmd_usage_error("agent takes no arguments (got '%s')", argv[optind]);
 	if (!o->socket_path)
 		cmd_usage_error("%s", "agent needs --socket PATH");
+	check_rotation(a);
 	if (!a->policy_path && !a->policy_dir)
 		cmd_usage_error("%s", "agent needs --policy FILE or --policy-dir DIR (no container runs "
 		             "without a policy)");

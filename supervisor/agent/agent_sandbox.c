@@ -420,7 +420,36 @@ static bool audit_goes_on(struct gs_agent_container *c, const char *path)
 	return rc == GS_AUDIT_CHAIN_GOES_ON;
 }
 
-static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_error *err)
+/* The init's real uid as the host sees it (a user namespace's root is its
+ * mapped uid here), or -1; and its working directory as /proc shows it to
+ * the agent. Read once, for the start record: who the container ran as,
+ * never a ground for a decision. */
+#define UID_LINE "Uid:"
+#define UID_TEXT 64
+static long init_uid(pid_t init)
+{
+	char value[UID_TEXT];
+	long uid;
+
+	return gs_proc_status_field(init, UID_LINE, value, sizeof(value)) && sscanf(value, "%ld", &uid) == 1
+	       ? uid : -1;
+}
+
+static bool init_cwd(pid_t init, char *buf, size_t len)
+{
+	char link[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)init);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+static int open_audit(struct gs_agent_container *c, bool resumed, const char *policy_path,
+                      struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
 	struct gs_audit_labels labels = { 0 };
@@ -433,6 +462,13 @@ static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_erro
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
 	if (gs_audit_open(&c->audit, path, c->sb.id, err) < 0)
 		return -1;
+	if (a->audit_max_size && gs_audit_set_rotation(&c->audit, path, a->audit_max_size,
+	                                               a->audit_max_files, err) < 0) {
+		/* Nothing written yet: no seal for a log that never began. */
+		close(c->audit.fd);
+		c->audit.fd = -1;
+		return -1;
+	}
 	if (c->policy.has_audit_level)
 		c->audit.level = c->policy.audit_level;
 	c->audited = true;
@@ -442,10 +478,14 @@ static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_erro
 	if (resumed && audit_goes_on(c, path))
 		return 0;
 	audit_labels(c, &labels);
-	/* The start record names the container's init and id. */
+	char cwd[PATH_MAX];
+	bool has_cwd = init_cwd(c->init, cwd, sizeof(cwd));
+	/* The start record names the container's init and id, its uid and
+	 * working directory, and the node policy's file (its SHA-256). */
 	const struct gs_audit_start start = {
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
 		.driver = &a->driver, .stacks = c->sb.stacks, .labels = &labels,
+		.uid = init_uid(c->init), .cwd = has_cwd ? cwd : NULL, .policy_file = policy_path,
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
@@ -644,7 +684,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 	}
 	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
-	if (open_audit(c, o->resumed != NULL, err) < 0)
+	if (open_audit(c, o->resumed != NULL, policy_path, err) < 0)
 		goto fail_state;
 	if (c->stateful) {
 		gs_state_attach(&c->state, &c->sb.ledger);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -259,6 +260,15 @@ static void add_u64(json_object *o, const char *key, uint64_t v)
  * caller fails closed. The hash covers the record's text up to the "hash"
  * key, "prev" included, so editing, removing or reordering any record
  * breaks the chain. Called with the lock held. */
+static int rotate_locked(struct gs_audit *a);
+
+static int rotate_if_due_locked(struct gs_audit *a)
+{
+	if (!a->rot.on || a->rot.rotating || a->rot.size < a->rot.max_size)
+		return 0;
+	return rotate_locked(a);
+}
+
 static int chain_and_write(struct gs_audit *a, json_object *o)
 {
 	char hash[GS_SHA256_HEX];
@@ -268,6 +278,9 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	ssize_t w = -1;
 	char now[TIME_BUF];
 
+	/* A full file is ended first: this record begins the next one. */
+	if (rotate_if_due_locked(a) < 0)
+		return -1;
 	gs_format_time(now, sizeof(now));
 	json_object_object_add(o, "time", json_object_new_string(now));
 	json_object_object_add(o, "seq", json_object_new_uint64(a->seq));
@@ -285,8 +298,54 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	if (w != (ssize_t)(len - 1 + HASH_SUFFIX_LEN))
 		return -1;
 	memcpy(a->prev, hash, sizeof(a->prev));
+	a->rot.size += (uint64_t)w;
 	a->seq++;
 	a->n_written++;
+	return 0;
+}
+
+/* The file is full: a "rotate" record ends it, the files move up one
+ * number, and a "continued" record begins the new one; both are links of
+ * the one chain (audit_rotate.h). Any failure fails the log (closed). */
+static int rotate_locked(struct gs_audit *a)
+{
+	json_object *end = record_new(a, "rotate"), *begin = record_new(a, "continued");
+	struct gs_error err = { 0 };
+	int rc, fd = -1;
+
+	a->rot.rotating = true;
+	rc = chain_and_write(a, end);
+	if (rc == 0 && (fd = gs_audit_rotate_files(&a->rot, &err)) < 0) {
+		fprintf(stderr, "gpusandbox: audit log: %s\n", err.msg);
+		rc = -1;
+	}
+	if (rc == 0) {
+		close(a->fd);
+		a->fd = fd;
+		a->rot.size = 0;
+		rc = chain_and_write(a, begin);
+	}
+	a->rot.rotating = false;
+	json_object_put(end);
+	json_object_put(begin);
+	return rc;
+}
+
+int gs_audit_set_rotation(struct gs_audit *a, const char *path, uint64_t max_size, unsigned max_files,
+                          struct gs_error *err)
+{
+	struct stat st;
+
+	if (gs_audit_rotation_check(max_size, max_files, err) < 0)
+		return -1;
+	if (snprintf(a->rot.path, sizeof(a->rot.path), "%s", path) >= (int)sizeof(a->rot.path))
+		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
+	if (fstat(a->fd, &st) < 0)
+		return gs_fail(err, errno, "audit log %s", path);
+	a->rot.size = (uint64_t)st.st_size;
+	a->rot.max_size = max_size;
+	a->rot.max_files = max_files;
+	a->rot.on = true;
 	return 0;
 }
 
@@ -644,6 +703,9 @@ static void seal(struct gs_audit *a)
 	rc = flush_repeats_locked(a, true);
 	if (rc == 0)
 		rc = flush_usage_locked(a, true);
+	/* Before the count: a rotation adds its two records. */
+	if (rc == 0)
+		rc = rotate_if_due_locked(a);
 	records = a->seq;
 	add_u64(o, "records", records);
 	/* Decisions the level left out: they were made, not lost. */
@@ -730,6 +792,7 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 	json_object_object_add(o, "nvidia_device", json_object_new_boolean(!a->no_nvidia_device));
 	json_object_object_add(o, "level", json_object_new_string(gs_audit_level_name(a->level)));
 	json_object_object_add(o, "stacks", json_object_new_boolean(s->stacks));
+	gs_audit_identity_add(o, s->uid, s->user, s->cwd, s->policy_file);
 	return emit(a, o, false);
 }
 

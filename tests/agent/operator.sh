@@ -25,7 +25,7 @@
 #                     quota and memory held, which add up to the fake's
 #                     vidmem_used; the text view names both pods; a user
 #                     other than root cannot connect
-#   rotate-runc       an agent with --audit-max-size 4k --audit-max-files 50
+#   rotate-runc       an agent with --audit-max-size 1k --audit-max-files 50
 #                     and audit-level = all: the container's log rotates
 #                     into N > 2 files, each verifies on its own, all of
 #                     them in order verify as one chain (directory too),
@@ -44,7 +44,7 @@ CHUNK=$((256 << 20))
 CASE_TIMEOUT=60
 WAIT_STEPS=250          # x 0.02 s: 5 s
 FAKE_VIDMEM=16g
-ROTATE_SIZE=4k
+ROTATE_SIZE=1k
 ROTATE_FILES=50
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
@@ -256,6 +256,12 @@ judge_rotate() {
 		echo "$logs/gs-rotate-runc.jsonl")
 	n=${#files[@]}
 	[ "$n" -ge 3 ] || { why="only $n log files: $(ls "$logs")"; return; }
+	# The start record (in the oldest file): who and where, and the node
+	# policy's file with sha256sum's hash.
+	local start want
+	start=$(head -1 "${files[0]}" | jq -c '[.event, .uid, .cwd, .policy_file.path, .policy_file.sha256]')
+	want=$(jq -nc --arg p "$dir/policy" --arg h "$(sha256sum "$dir/policy" | cut -d' ' -f1)" '["start", 0, "/", $p, $h]')
+	[ "$start" = "$want" ] || { why="start record $start, want $want"; return; }
 	for f in "${files[@]}"; do
 		"$GS" audit verify "$f" >/dev/null 2>"$dir/verify-one.err" ||
 			{ why="$f does not verify alone: $(cat "$dir/verify-one.err")"; return; }
