@@ -54,5 +54,6 @@ node_check() {  # node_check NAME SCRIPT MODULE
 }
 node_check schema validate.cjs kubernetes-models
 node_check cel cel.cjs @bufbuild/cel
+node_check cel-quota cel_quota.cjs @bufbuild/cel
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
