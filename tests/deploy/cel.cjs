@@ -35,6 +35,10 @@ const cases = [
   ["an ordinary annotation", pod((p) => (p.metadata.annotations = { "team": "ml" })), "admit"],
   ["no GPU asked for", pod((p) => { delete c0(p).resources; delete p.spec.securityContext; }), "skip"],
   ["NVIDIA_VISIBLE_DEVICES without a GPU limit", pod((p) => { delete c0(p).resources; delete p.spec.securityContext; c0(p).env = [{ name: "NVIDIA_VISIBLE_DEVICES", value: "all" }]; }), "deny: validation 0"],
+  ["a DRA claim without the profile", pod((p) => { delete c0(p).resources; delete p.spec.securityContext;
+    p.spec.resourceClaims = [{ name: "gpu", resourceClaimTemplateName: "gpu-20g" }]; c0(p).resources = { claims: [{ name: "gpu" }] }; }), "deny: validation 0"],
+  ["a DRA claim with the profile", pod((p) => { delete c0(p).resources;
+    p.spec.resourceClaims = [{ name: "gpu", resourceClaimTemplateName: "gpu-20g" }]; c0(p).resources = { claims: [{ name: "gpu" }] }; }), "admit"],
   ["a GPU request, not a limit", pod((p) => { c0(p).resources = { requests: { "nvidia.com/gpu": 1 } }; delete p.spec.securityContext; }), "deny: validation 0"],
 ];
 let passed = 0, failed = 0;
