@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -329,24 +328,6 @@ static int rotate_locked(struct gs_audit *a)
 	json_object_put(end);
 	json_object_put(begin);
 	return rc;
-}
-
-int gs_audit_set_rotation(struct gs_audit *a, const char *path, uint64_t max_size, unsigned max_files,
-                          struct gs_error *err)
-{
-	struct stat st;
-
-	if (gs_audit_rotation_check(max_size, max_files, err) < 0)
-		return -1;
-	if (snprintf(a->rot.path, sizeof(a->rot.path), "%s", path) >= (int)sizeof(a->rot.path))
-		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
-	if (fstat(a->fd, &st) < 0)
-		return gs_fail(err, errno, "audit log %s", path);
-	a->rot.size = (uint64_t)st.st_size;
-	a->rot.max_size = max_size;
-	a->rot.max_files = max_files;
-	a->rot.on = true;
-	return 0;
 }
 
 /* {"version": the module's or null, "abi": the tables' branch, "override":
