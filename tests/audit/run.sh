@@ -330,11 +330,12 @@ if selected who "$@"; then
 	mkdir -p "$wdir"
 	printf 'mem = 1g\n' >"$tmp/who.policy"
 	want_sha=$(sha256sum "$tmp/who.policy" | cut -d' ' -f1)
+	gs_abs=$(realpath "$GPUSANDBOX") wf_abs=$(realpath "$WITH_FAKE")
 	for u in root nobody; do
 		ulog=$tmp/who-$u.jsonl
 		opt=()
 		[ "$u" = nobody ] && opt=(--user nobody)
-		(cd "$wdir" && "$OLDPWD/$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- "$OLDPWD/$GPUSANDBOX" --policy "$tmp/who.policy" \
+		(cd "$wdir" && "$wf_abs" --vidmem "$FAKE_VIDMEM" -- "$gs_abs" --policy "$tmp/who.policy" \
 			"${opt[@]}" --audit-log "$ulog" -- /bin/true) >/dev/null 2>"$tmp/who-$u.err"
 	done
 	if python3 - "$tmp" "$wdir" "$want_sha" "$(id -u nobody)" 2>"$tmp/who.py" <<'PY'
