@@ -235,6 +235,9 @@ TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:
                   uvm_hold:close uvm_hold:race uvm_share continue_swap uvm_ctlfd:race uvm_channel:swap \
                   uvm_channel:stall uvm_channel:overlap uvm_channel:clone quick_return client_fdswap:proc
 TSAN_CASES_AGENT := two-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmrestart-runc uvmkill-runc stalestop-runc stalekill-runc uvmchannel-runc
+# The status thread's snapshots beside the workers and the tick; a log's
+# rotation under its lock.
+TSAN_CASES_OPERATOR := status-runc rotate-runc
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \
@@ -247,6 +250,8 @@ tsan:
 		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
 		setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
+		setarch -R tests/agent/operator.sh $(TSAN_CASES_OPERATOR)
 
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).

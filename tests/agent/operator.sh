@@ -24,7 +24,8 @@
 #                     agent's --status-socket lists both with their pod,
 #                     quota and memory held, which add up to the fake's
 #                     vidmem_used; the text view names both pods; a user
-#                     other than root cannot connect
+#                     other than root cannot connect, and with the socket
+#                     made 0666 still gets no answer (SO_PEERCRED)
 #   rotate-runc       an agent with --audit-max-size 1k --audit-max-files 50
 #                     and audit-level = all: the container's log rotates
 #                     into N > 2 files, each verifies on its own, all of
@@ -134,6 +135,15 @@ status_case() {
 	setpriv --reuid 65534 --regid 65534 --clear-groups "$GS" status --socket "$SSOCK" \
 		>"$D/status-nobody.out" 2>&1
 	echo $? >"$D/status-nobody.rc"
+	# Past the file mode too (as if the socket were reachable): the agent
+	# answers only root (SO_PEERCRED).
+	chmod 666 "$SSOCK"
+	chmod 711 "$D" "$(dirname "$D")"
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$GS" status --socket "$SSOCK" \
+		>"$D/status-nobody-open.out" 2>&1
+	echo $? >"$D/status-nobody-open.rc"
+	chmod 600 "$SSOCK"
+	chmod 700 "$D" "$(dirname "$D")"
 	for x in a b; do : >"$top/$x/ctmp/go"; done
 	for x in a b; do
 		for ((i = 0; i < WAIT_STEPS; i++)); do
@@ -244,7 +254,8 @@ judge_status() {
 		  "ml $((3 * CHUNK)) $((3 * CHUNK)) $((3 * CHUNK))" ] &&
 		[ "$used_sum" = "$fake_used" ] &&
 		grep -q 'ml/pod-a' "$dir/status.txt" && grep -q 'ml/pod-b' "$dir/status.txt" &&
-		[ "$(cat "$dir/status-nobody.rc")" != 0 ] &&
+		[ "$(cat "$dir/status-nobody.rc")" != 0 ] && grep -q 'Permission denied' "$dir/status-nobody.out" &&
+		[ "$(cat "$dir/status-nobody-open.rc")" = 1 ] && grep -q "not the agent's status" "$dir/status-nobody-open.out" &&
 		[ "$(grep -c '^then ok=0 refused=1 first_refusal=NO_MEMORY' "$dir/b/out")" = 1 ] ||
 		why="status rc=$(cat "$dir/status.rc"): $(jq -c . "$j" 2>&1 | head -c 600); fake used $fake_used; as nobody: rc $(cat "$dir/status-nobody.rc"); b: $(cat "$dir/b/out")"
 }
