@@ -18,6 +18,10 @@
 #   overbound-runc    gpusandbox.io/mem=2g, above the node's 1g: refused and
 #                     killed, nothing reaches the fake, the log says why
 #   malformed-runc    gpusandbox.io/mem=lots: the same
+#   requestrestart-runc  the agent on a keeper is SIGKILLed while a container
+#                     asking 512m holds 256 MiB, and started again: the
+#                     resumed container gets one chunk more, not three (the
+#                     fake's peak 512 MiB, not the node's 1 GiB)
 #   status-runc       two containers of two pods (io.kubernetes.pod.*), one
 #                     at the node's 1 GiB, one asking 768m, each holding
 #                     768 MiB: `gpusandbox status --format json` on the
@@ -157,7 +161,7 @@ status_case() {
 
 inside() {
 	CASE=$1 D=$2 ROOTFS=$3
-	SOCK=$D/agent.sock SSOCK=$D/status.sock P=$D/profile.json AGENT=
+	SOCK=$D/agent.sock SSOCK=$D/status.sock KSOCK=$D/keeper.sock P=$D/profile.json AGENT= KEEPER=
 	mkdir -p "$D/logs"
 	trap stop_agent EXIT
 	case "$CASE" in
@@ -173,12 +177,33 @@ inside() {
 		start_agent && run_fg '["/bin/static_raw"]' '{"gpusandbox.io/mem": "lots"}' ;;
 	status-runc)
 		status_case ;;
+	requestrestart-runc)
+		# The agent on a keeper, SIGKILLed while the container (asking
+		# 512m) holds 256 MiB, started again: the resumed sandbox keeps the
+		# request (the keeper's state), not the node's 1 GiB.
+		"$GS" keeper --socket "$KSOCK" 2>>"$D/keeper.err" &
+		KEEPER=$!
+		wait_for -S "$KSOCK" && start_agent --keeper "$KSOCK" || return
+		make_bundle '["/bin/holder", "1", "/tmp/go", "3"]' '{"gpusandbox.io/mem": "512m"}' ||
+			{ echo "bundle failed" >"$D/rc"; return; }
+		(cd "$D/bundle" && runc --root "$D/state" run -d "gs-$CASE") >"$D/out" 2>"$D/err" </dev/null
+		wait_for -e "$D/ctmp/go.ready" || { echo "holder never ready" >"$D/rc"; return; }
+		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+		start_agent --keeper "$KSOCK" || return
+		: >"$D/ctmp/go"
+		for ((i = 0; i < WAIT_STEPS; i++)); do
+			[ "$(runc --root "$D/state" state "gs-$CASE" 2>/dev/null | jq -r .status)" = running ] || break
+			sleep 0.02
+		done
+		runc --root "$D/state" delete -f "gs-$CASE" >/dev/null 2>&1
+		echo 0 >"$D/rc" ;;
 	rotate-runc)
 		POLICY_EXTRA='audit-level = all
 ' start_agent --audit-max-size "$ROTATE_SIZE" --audit-max-files "$ROTATE_FILES" &&
 			run_fg '["/bin/static_raw"]' '{}' ;;
 	esac
 	stop_agent
+	[ -n "$KEEPER" ] && { kill "$KEEPER" 2>/dev/null; wait "$KEEPER" 2>/dev/null; }
 	cp "$D/out" "$D/container.out" 2>/dev/null
 }
 
@@ -310,6 +335,10 @@ judge() {  # judge NAME
 		judge_status ;;
 	rotate-runc)
 		refused_at $((4 * CHUNK)) && judge_rotate ;;
+	requestrestart-runc)
+		[ "$(st "$dir/stats" gpu0.vidmem_peak)" = $((2 * CHUNK)) ] && grep -q 'resumed' "$dir/agent.err" &&
+			grep -q '^then ok=1 refused=2 first_refusal=NO_MEMORY' "$dir/container.out" ||
+			why="peak $(st "$dir/stats" gpu0.vidmem_peak) (want 512 MiB): $(tr '\n' ' ' <"$dir/container.out"); resumed: $(grep -c resumed "$dir/agent.err")" ;;
 	esac
 	[ -z "$why" ] && pass "$name" || fail "$name" "$why"
 }
@@ -321,7 +350,7 @@ want() {
 	return 1
 }
 SELECTED=("$@")
-for name in request-runc baseline-request-runc overbound-runc malformed-runc status-runc rotate-runc; do
+for name in request-runc baseline-request-runc overbound-runc malformed-runc status-runc rotate-runc requestrestart-runc; do
 	want "$name" && run_case "$name" && judge "$name"
 done
 if command -v podman >/dev/null; then
