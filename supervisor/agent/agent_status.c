@@ -2,7 +2,7 @@
 /*
  * agent_status.c - the agent's status socket (agent_status.h).
  *
- * Security:
+ * Security (also docs/security/quota-request.md):
  * - Who may ask: the socket is 0600 (root's, agent_conn.c gs_agent_listen),
  *   and a peer whose uid is not 0 in the agent's user namespace is closed
  *   unanswered (SO_PEERCRED): a container's root in a user namespace of its
