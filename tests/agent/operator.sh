@@ -308,6 +308,11 @@ judge_rotate() {
 		{ why="the chain across the files is not said sealed: $(cat "$dir/verify-all.out")"; return; }
 	"$GS" audit verify "$logs" >/dev/null 2>"$dir/verify-dir.err" ||
 		{ why="the directory does not verify: $(cat "$dir/verify-dir.err")"; return; }
+	# The review's own chain verdict agrees: the files in order are one
+	# intact chain, a middle file alone intact but not sealed.
+	"$GS" audit summary "${files[@]}" 2>/dev/null | grep -qE '^  chain +intact' &&
+		"$GS" audit summary "${files[1]}" 2>/dev/null | grep -qE '^  chain +intact but not sealed' ||
+		{ why="audit summary's chain: $("$GS" audit summary "${files[@]}" 2>&1 | grep chain) / $("$GS" audit summary "${files[1]}" 2>&1 | grep chain)"; return; }
 	local without=("${files[@]:0:1}" "${files[@]:2}")
 	"$GS" audit verify "${without[@]}" >/dev/null 2>"$dir/verify-gap.err" &&
 		{ why="a missing middle file was not detected"; return; }
