@@ -47,7 +47,9 @@
 #                   (it had not printed stalled_ms, at least 0.8 STALL_MS,
 #                   when the second ended). Against the agent whose tick
 #                   took the session lock unbounded, the second container
-#                   waited out the stall
+#                   waited out the stall. The agent's --status-socket is asked
+#                   then too: `gpusandbox status` answers, naming the first
+#                   container, before its call has ended
 #   stall-audit     the same with the stack pointer in the stalling page
 #                   (tests/agent/stackstall: a refused call, whose audit
 #                   record carries the caller's stack, read from there): the
@@ -167,7 +169,7 @@ start_agent() {  # start_agent COORD(yes/no)
 		env=(GPUSANDBOX_COORD_DIR="$D/coord")
 	fi
 	env "${env[@]}" "$GS" agent --socket "$SOCK" --policy-dir "$D/policies" --audit-dir "$D" \
-		--metrics-file "$D/agent.prom" 2>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" --status-socket "$D/status.sock" 2>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
 }
@@ -215,6 +217,11 @@ inside() {
 		t1=$(date +%s%N)
 		cp "$D/a.out" "$D/a-at-b-end.out"
 		echo "b_ms=$(((t1 - t0) / 1000000))" >"$D/b.time"
+		# The status too is answered while the first container's worker
+		# holds its locks (its figures of the last tick).
+		"$GS" status --socket "$D/status.sock" --format json >"$D/status.json" 2>"$D/status.err"
+		echo $? >"$D/status.rc"
+		cp "$D/a.out" "$D/a-at-status-end.out"
 		wait_done a ;;
 	leave-50-50)
 		start_agent yes || return
@@ -334,6 +341,9 @@ judge() {
 		[ -n "$why" ] || { [ -n "$(val "$d/b.out" share)" ] && [ "${b_ms:-99999}" -le "$STALL_B_MAX_MS" ] &&
 			! grep -q stalled_ms "$d/a-at-b-end.out"; } ||
 			why="the second container took ${b_ms:-?} ms (share '$(val "$d/b.out" share)'), the first stalled $stalled ms"
+		[ -n "$why" ] || { [ "$(cat "$d/status.rc")" = 0 ] && ! grep -q stalled_ms "$d/a-at-status-end.out" &&
+			[ "$(jq -r --arg c "gs-$name-a" '.sandboxes[] | select(.container == $c) | .container' "$d/status.json")" = "gs-$name-a" ]; } ||
+			why="gpusandbox status (exit $(cat "$d/status.rc")) did not answer, naming the first container, before its call ended: $(head -c 300 "$d/status.json") $(cat "$d/status.err")"
 		if [ -z "$why" ] && [ "$name" = stall-audit ]; then
 			[ "$(val "$d/a.out" status)" = status:0x1b ] &&
 				grep '"verdict":"refuse' "$d/gs-$name-a.jsonl" | grep -q '"stack":\["main+' ||
