@@ -49,7 +49,7 @@
 #                   took the session lock unbounded, the second container
 #                   waited out the stall. The agent's --status-socket is asked
 #                   then too: `gpusandbox status` answers, naming the first
-#                   container, before its call has ended
+#                   container and its sm = 30, before its call has ended
 #   stall-audit     the same with the stack pointer in the stalling page
 #                   (tests/agent/stackstall: a refused call, whose audit
 #                   record carries the caller's stack, read from there): the
@@ -342,7 +342,7 @@ judge() {
 			! grep -q stalled_ms "$d/a-at-b-end.out"; } ||
 			why="the second container took ${b_ms:-?} ms (share '$(val "$d/b.out" share)'), the first stalled $stalled ms"
 		[ -n "$why" ] || { [ "$(cat "$d/status.rc")" = 0 ] && ! grep -q stalled_ms "$d/a-at-status-end.out" &&
-			[ "$(jq -r --arg c "gs-$name-a" '.sandboxes[] | select(.container == $c) | .container' "$d/status.json")" = "gs-$name-a" ]; } ||
+			[ "$(jq -r --arg c "gs-$name-a" '.sandboxes[] | select(.container == $c) | "\(.container) \(.sm.target)"' "$d/status.json")" = "gs-$name-a 30" ]; } ||
 			why="gpusandbox status (exit $(cat "$d/status.rc")) did not answer, naming the first container, before its call ended: $(head -c 300 "$d/status.json") $(cat "$d/status.err")"
 		if [ -z "$why" ] && [ "$name" = stall-audit ]; then
 			[ "$(val "$d/a.out" status)" = status:0x1b ] &&
