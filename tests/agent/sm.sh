@@ -17,6 +17,9 @@
 #                   disjoint windows (overlap <= MAX_OVERLAP), and each
 #                   container's audit log holds the start record's sm, a
 #                   2-tenant sm_plan and the summary's sm
+#   request-30-70   cap-30-70 with both containers under sm = 70, A's
+#                   annotation gpusandbox.io/sm=30 lowering its own: the
+#                   same shares (A 30, B 70), A's start record says 30
 #   mixed-30-70     a container (sm = 30) and a command-line
 #                   `gpusandbox --sm 70` on the same fake GPU: one plan
 #                   (a 2-tenant sm_plan in both logs), each on its share,
@@ -73,7 +76,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
-GS=$ROOT/build/gpusandbox
+GS=${GPUSANDBOX:-$ROOT/build/gpusandbox}  # another build to test
 TENANT=$ROOT/build/tests/agent/sm_workload
 STACKSTALL=$ROOT/build/tests/agent/stackstall
 CLI_TENANT=$ROOT/build/tests/sm/sm_workload
@@ -192,6 +195,12 @@ inside() {
 		[ "$CASE" = baseline-nocoord-30-70 ] && coord=no
 		[ "$CASE" = baseline-nosm-30-70 ] || start_agent "$coord" || return
 		container a a30 "$W" "$M" && container b b70 "$W" "$M" || return
+		wait_done a; wait_done b ;;
+	request-30-70)
+		# Both under sm = 70; A's annotation asks 30 (within it).
+		start_agent yes || return
+		BUNDLE_EXTRA='.annotations = { "gpusandbox.io/sm": "30" }' container a b70 "$W" "$M" &&
+			container b b70 "$W" "$M" || return
 		wait_done a; wait_done b ;;
 	mixed-30-70)
 		start_agent yes || return
@@ -314,6 +323,11 @@ judge() {
 	cap-30-70)
 		tenant "$d/a.out" 0.30 && tenant "$d/b.out" 0.70 &&
 			audited "$d/gs-$name-a.jsonl" 2 && audited "$d/gs-$name-b.jsonl" 2 ;;
+	request-30-70)
+		tenant "$d/a.out" 0.30 && tenant "$d/b.out" 0.70 &&
+			audited "$d/gs-$name-a.jsonl" 2 && audited "$d/gs-$name-b.jsonl" 2 &&
+			grep -q '"event":"start".*"sm":{"target":0.30,' "$d/gs-$name-a.jsonl" ||
+			why=${why:-"A's start record does not say sm 30"} ;;
 	mixed-30-70)
 		tenant "$d/a.out" 0.30 && tenant "$d/cli.out" 0.70 &&
 			audited "$d/gs-$name-a.jsonl" 2 && audited "$d/cli.jsonl" 2 ;;
@@ -390,7 +404,7 @@ stallfs_down() {
 	wait "$stallfs_pid" 2>/dev/null
 }
 
-for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics stall-audit baseline-nocoord-30-70 baseline-nosm-30-70; do
+for name in cap-30-70 request-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics stall-audit baseline-nocoord-30-70 baseline-nosm-30-70; do
 	want "$name" || continue
 	dir=$tmp/$name
 	mkdir -p "$dir"
