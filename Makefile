@@ -56,7 +56,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    policy/quota.c policy/groups.c policy/policy.c policy/suggest.c policy/learn.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
-                   supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
+                   supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_rotate.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
@@ -72,7 +72,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/compute/idle_report.c supervisor/compute/idle_rule.c supervisor/compute/sampler.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
-                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_sandbox.c \
+                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
                    supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c supervisor/agent/agent_limits.c \
                    supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c \
@@ -266,6 +266,9 @@ TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:
                   uvm_hold:close uvm_hold:race uvm_share continue_swap uvm_ctlfd:race uvm_channel:swap \
                   uvm_channel:stall uvm_channel:overlap uvm_channel:clone quick_return client_fdswap:proc
 TSAN_CASES_AGENT := two-runc storm-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmrestart-runc uvmkill-runc stalestop-runc stalekill-runc uvmchannel-runc
+# The status thread's snapshots beside the workers and the tick; a log's
+# rotation under its lock.
+TSAN_CASES_OPERATOR := status-runc rotate-runc
 .PHONY: tsan
 tsan:
 	$(MAKE) BUILD=build-tsan EXTRA_CFLAGS="-fsanitize=thread -O1" EXTRA_LDFLAGS=-fsanitize=thread \
@@ -278,6 +281,8 @@ tsan:
 		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
 		GPUSANDBOX_SWITCHED=$(CURDIR)/build-tsan/switches/gpusandbox setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
+		setarch -R tests/agent/operator.sh $(TSAN_CASES_OPERATOR)
 
 # A binary with libseccomp, libcap and json-c linked in, for machines that do
 # not have them (the GPU tier runs it on the device machine).

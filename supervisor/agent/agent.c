@@ -7,9 +7,11 @@
  *
  * Trust: the socket is made 0600 by the agent (only root, the runtime, may
  * connect); the state is the runtime's word. The container's limits come
- * only from policy files on the node: the agent's --policy, or NAME.policy
- * in --policy-dir when the profile's listenerMetadata names NAME. The
- * container's annotations are not read.
+ * from policy files on the node: the agent's --policy, or NAME.policy in
+ * --policy-dir when the profile's listenerMetadata names NAME. Within them,
+ * the container's annotations gpusandbox.io/mem and gpusandbox.io/sm (the
+ * pod's request) choose its quota; they can only lower the node's limits
+ * (agent_request.h). Its Kubernetes names are read for the audit only.
  *
  * A connection is refused (its listener closed, so every trapped call of
  * that process fails with ENOSYS, and the process and its container's init
@@ -42,6 +44,9 @@
 #include "detached.h"
 #include "agent_resume.h"
 #include "agent_sandbox.h"
+#include "agent_status.h"
+#include "audit_rotate.h"
+#include "quota.h"
 #include "arch.h"
 #include "cmd_usage.h"
 #include "gpusandbox.h"
@@ -52,14 +57,13 @@
 #include "profile.h"
 #include "startup_checks.h"
 
-#define LISTEN_BACKLOG 128
-#define SOCKET_UMASK 0077
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
 
 static const char agent_usage[] =
 	"Usage: gpusandbox agent --socket PATH [--policy FILE] [--policy-dir DIR]\n"
 	"                        [--audit-dir DIR] [--metrics-file FILE] [--keeper PATH]\n"
-	"                        [--driver-abi ABI]\n"
+	"                        [--driver-abi ABI] [--status-socket PATH]\n"
+	"                        [--audit-max-size SIZE [--audit-max-files N]]\n"
 	"Serve the OCI seccomp listener of containers whose profile\n"
 	"(gpusandbox profile) names PATH: one sandbox per container.\n"
 	"\n"
@@ -67,18 +71,25 @@ static const char agent_usage[] =
 	"  --policy FILE      the policy of containers whose profile names none\n"
 	"  --policy-dir DIR   NAME.policy for profiles made with --policy-name NAME\n"
 	"  --audit-dir DIR    one audit log per container: DIR/ID.jsonl\n"
+	"  --audit-max-size SIZE  rotate each container's log once it holds SIZE:\n"
+	"                     ID.jsonl.1 .. ID.jsonl.(N-1) are the files before it\n"
+	"  --audit-max-files N  files kept per container, the one written included\n"
+	"                     (default 10; the oldest is deleted)\n"
 	"  --metrics-file FILE  Prometheus text metrics of every container,\n"
 	"                     replaced atomically every second\n"
 	"  --keeper PATH      hand every container's listeners and state to the\n"
 	"                     gpusandbox keeper on PATH, and resume the containers\n"
 	"                     it holds at start: they survive an agent restart\n"
-	"  --driver-abi ABI   as gpusandbox run's\n";
+	"  --driver-abi ABI   as gpusandbox run's\n"
+	"  --status-socket PATH  answer `gpusandbox status` (and probes) on PATH\n"
+	"                     (made 0600; root only)\n";
 
 struct agent_opts {
 	const char *socket_path;
 	const char *driver_abi;
 	const char *metrics_path;  /* --metrics-file, or NULL */
 	const char *keeper_path;   /* --keeper, or NULL */
+	const char *status_path;   /* --status-socket, or NULL */
 };
 
 static _Noreturn void die(const struct gs_error *err)
@@ -99,10 +110,27 @@ static void warn_error(const struct gs_error *err)
 	fprintf(stderr, "gpusandbox agent: warning: %s\n", buf);
 }
 
+#define AUDIT_MAX_FILES_DEFAULT 10u
+static void check_rotation(struct gs_agent *a)
+{
+	struct gs_error err = { 0 };
+
+	if (a->audit_max_files && !a->audit_max_size)
+		cmd_usage_error("%s", "--audit-max-files needs --audit-max-size");
+	if (!a->audit_max_size)
+		return;
+	if (!a->audit_dir)
+		cmd_usage_error("%s", "--audit-max-size needs --audit-dir");
+	if (!a->audit_max_files)
+		a->audit_max_files = AUDIT_MAX_FILES_DEFAULT;
+	if (gs_audit_rotation_check(a->audit_max_size, a->audit_max_files, &err) < 0)
+		cmd_usage_error("%s", err.msg);
+}
+
 static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
 {
 	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS,
-	       OPT_KEEPER };
+	       OPT_KEEPER, OPT_STATUS, OPT_AUDIT_MAX_SIZE, OPT_AUDIT_MAX_FILES };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -111,9 +139,13 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		{ "driver-abi", required_argument, NULL, OPT_DRIVER_ABI },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS },
 		{ "keeper", required_argument, NULL, OPT_KEEPER },
+		{ "status-socket", required_argument, NULL, OPT_STATUS },
+		{ "audit-max-size", required_argument, NULL, OPT_AUDIT_MAX_SIZE },
+		{ "audit-max-files", required_argument, NULL, OPT_AUDIT_MAX_FILES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint32_t max_files;
 	int c;
 
 	cmd_usage_set("agent");
@@ -128,6 +160,16 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		case OPT_DRIVER_ABI: o->driver_abi = optarg; break;
 		case OPT_METRICS: o->metrics_path = optarg; break;
 		case OPT_KEEPER: o->keeper_path = optarg; break;
+		case OPT_STATUS: o->status_path = optarg; break;
+		case OPT_AUDIT_MAX_SIZE:
+			if (gs_parse_size(optarg, &a->audit_max_size) < 0)
+				cmd_usage_error("invalid --audit-max-size '%s' (a size, e.g. 64m)", optarg);
+			break;
+		case OPT_AUDIT_MAX_FILES:
+			if (gs_parse_count(optarg, &max_files) < 0 || max_files == GS_COUNT_UNLIMITED)
+				cmd_usage_error("invalid --audit-max-files '%s' (a count)", optarg);
+			a->audit_max_files = max_files;
+			break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);
 		}
@@ -136,6 +178,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		cmd_usage_error("agent takes no arguments (got '%s')", argv[optind]);
 	if (!o->socket_path)
 		cmd_usage_error("%s", "agent needs --socket PATH");
+	check_rotation(a);
 	if (!a->policy_path && !a->policy_dir)
 		cmd_usage_error("%s", "agent needs --policy FILE or --policy-dir DIR (no container runs "
 		             "without a policy)");
@@ -157,37 +200,6 @@ static void check_before_serving(const struct gs_agent *a, const struct agent_op
 	    gs_check_nofile(&err) < 0 ||
 	    (o->metrics_path && gs_metrics_write(o->metrics_path, NULL, 0, &err) < 0))
 		die(&err);
-}
-
-/* A stale socket of ours is replaced; anything else at PATH is not. */
-static int listen_on(const char *path, struct gs_error *err)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	mode_t old;
-	int fd, rc;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return gs_fail(err, ENAMETOOLONG, "--socket %s: too long for a unix socket", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return gs_fail(err, EEXIST, "--socket %s exists and is not a socket", path);
-		unlink(path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return gs_fail(err, errno, "socket");
-	/* 0600 from birth: no window in which another user could connect. */
-	old = umask(SOCKET_UMASK);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (rc < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-		gs_fail(err, errno, "listening on %s", path);
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* "gpusandbox;traps=HEX[;policy=NAME]": HEX must be one of this agent's
@@ -429,8 +441,12 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	}
 	if (o.keeper_path)
 		resume_from_keeper(&a, o.keeper_path);
-	lfd = listen_on(o.socket_path, &err);
+	lfd = gs_agent_listen(o.socket_path, &err);
 	if (lfd < 0)
+		die(&err);
+	/* After the runtime's socket: a status answered means the agent
+	 * serves (the DaemonSet's readiness). */
+	if (o.status_path && gs_agent_status_start(&a, o.status_path, &err) < 0)
 		die(&err);
 	fprintf(stderr, "gpusandbox agent: listening on %s (traps=%016" PRIx64 ", with managed = deny "
 	        "%016" PRIx64 ")\n", o.socket_path, a.trap_version, a.trap_version_uvm_mmap);
@@ -440,6 +456,8 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	/* Said at once rather than by the file's age: nobody serves now. */
 	if (o.metrics_path && gs_metrics_write_stopped(o.metrics_path, &err) < 0)
 		warn_error(&err);
+	if (o.status_path)
+		unlink(o.status_path);
 	/* Under the list's lock, kept until exit with every sandbox's: a
 	 * handshake thread may still be adding or tearing down a container
 	 * (ThreadSanitizer, tests/agent two-runc). */

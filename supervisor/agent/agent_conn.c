@@ -17,11 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent_conn.h"
 
+#define LISTEN_BACKLOG 128
+#define SOCKET_UMASK 0077
 #define MAX_FDS 8                       /* fds accepted in one state */
 #define MAX_STATE_BYTES (1u << 20)      /* annotations can be long; not this long */
 #define CHUNK 4096
@@ -219,6 +223,31 @@ static void fill_k8s(json_object *state, struct gs_agent_k8s *k)
 	}
 }
 
+/* The container's quota request (agent_request.h): only read here; what it
+ * may ask is judged against the node's policy when the sandbox is made. A
+ * value that is not a short string is named, so that the container is
+ * refused rather than run under another quota than it asked for. */
+static void fill_request(json_object *state, struct gs_agent_request *r)
+{
+	static const struct { const char *key; size_t field; } keys[] = {
+		{ GS_REQUEST_MEM_KEY, offsetof(struct gs_agent_request, mem) },
+		{ GS_REQUEST_SM_KEY, offsetof(struct gs_agent_request, sm) },
+	};
+	json_object *ann = NULL, *v = NULL;
+
+	if (!json_object_object_get_ex(state, "annotations", &ann) || !json_object_is_type(ann, json_type_object))
+		return;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!json_object_object_get_ex(ann, keys[i].key, &v))
+			continue;
+		const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+		if (s && s[0] && strlen(s) < GS_REQUEST_VALUE_MAX)
+			snprintf((char *)r + keys[i].field, GS_REQUEST_VALUE_MAX, "%s", s);
+		else if (!r->bad[0])
+			snprintf(r->bad, sizeof(r->bad), "%s", keys[i].key);
+	}
+}
+
 static int fill_hello(json_object *msg, struct gs_agent_hello *h, struct gs_error *err)
 {
 	json_object *state = NULL;
@@ -238,6 +267,7 @@ static int fill_hello(json_object *msg, struct gs_agent_hello *h, struct gs_erro
 	h->pid = get_pid(msg, "pid");
 	h->init_pid = get_pid(state, "pid");
 	fill_k8s(state, &h->k8s);
+	fill_request(state, &h->request);
 	return 0;
 }
 
@@ -261,4 +291,35 @@ int gs_agent_receive_hello(int conn, struct gs_agent_hello *h, struct gs_error *
 	close_fds(&f, listener);
 	h->listener = listener;
 	return listener >= 0 ? 0 : -1;
+}
+
+/* A stale socket of ours is replaced; anything else at PATH is not. */
+int gs_agent_listen(const char *path, struct gs_error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return gs_fail(err, ENAMETOOLONG, "%s: too long for a unix socket", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return gs_fail(err, EEXIST, "%s exists and is not a socket", path);
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gs_fail(err, errno, "socket");
+	/* 0600 from birth: no window in which another user could connect. */
+	old = umask(SOCKET_UMASK);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+		gs_fail(err, errno, "listening on %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

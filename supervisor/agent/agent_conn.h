@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include "agent_request.h"
 #include "gs_error.h"
 
 /* OCI container ids as runc accepts them are shorter; a longer one is
@@ -45,6 +46,7 @@ struct gs_agent_hello {
 	char  status[GS_AGENT_STATUS_MAX];
 	char  metadata[GS_AGENT_META_MAX]; /* the profile's listenerMetadata */
 	struct gs_agent_k8s k8s;         /* state.annotations */
+	struct gs_agent_request request; /* state.annotations gpusandbox.io/mem, /sm */
 };
 
 /* Reads one state message and its fds from conn, without waiting for the
@@ -53,5 +55,10 @@ struct gs_agent_hello {
  * seccomp listener. Returns 0, or -1 (err set, no fd left open). */
 #define GS_AGENT_HELLO_TIMEOUT_MS 5000
 int gs_agent_receive_hello(int conn, struct gs_agent_hello *h, struct gs_error *err);
+
+/* A unix socket listening on path, made 0600 from birth (only root may
+ * connect). A stale socket at path is replaced; anything else there is
+ * not. Returns the fd, or -1 (err). */
+int gs_agent_listen(const char *path, struct gs_error *err);
 
 #endif

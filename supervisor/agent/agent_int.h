@@ -24,6 +24,7 @@ struct gs_agent_container {
 	unsigned listeners;          /* workers alive; 0: torn down */
 	struct gs_policy policy;     /* its rules outlive every call */
 	struct gs_agent_k8s k8s;     /* who it is to Kubernetes, for the audit */
+	struct gs_agent_request request; /* its own quota request, within the policy */
 	struct gs_audit audit;
 	bool audited;
 	/* With a keeper: the state memfd a restarted agent resumes from. */

@@ -202,7 +202,8 @@ static struct gs_agent_container *rebuild(struct gs_agent *a, struct gs_kept_con
                                           struct gs_agent_state *st, struct gs_error *err)
 {
 	const struct gs_state_ident *id = &st->hdr->ident;
-	struct gs_agent_hello h = { .listener = -1, .init_pid = id->init_pid, .k8s = id->k8s };
+	struct gs_agent_hello h = { .listener = -1, .init_pid = id->init_pid, .k8s = id->k8s,
+	                             .request = id->request };
 	const struct container_origin o = { &h, id->policy_name, id->uvm_mmap_traps != 0, st, kc->pidfd, kc };
 	struct gs_agent_container *c;
 

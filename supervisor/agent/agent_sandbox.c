@@ -496,7 +496,36 @@ static bool audit_goes_on(struct gs_agent_container *c, const char *path)
 	return rc == GS_AUDIT_CHAIN_GOES_ON;
 }
 
-static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_error *err)
+/* The init's real uid as the host sees it (a user namespace's root is its
+ * mapped uid here), or -1; and its working directory as /proc shows it to
+ * the agent. Read once, for the start record: who the container ran as,
+ * never a ground for a decision. */
+#define UID_LINE "Uid:"
+#define UID_TEXT 64
+static long init_uid(pid_t init)
+{
+	char value[UID_TEXT];
+	long uid;
+
+	return gs_proc_status_field(init, UID_LINE, value, sizeof(value)) && sscanf(value, "%ld", &uid) == 1
+	       ? uid : -1;
+}
+
+static bool init_cwd(pid_t init, char *buf, size_t len)
+{
+	char link[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)init);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+static int open_audit(struct gs_agent_container *c, bool resumed, const char *policy_path,
+                      struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
 	struct gs_audit_labels labels = { 0 };
@@ -516,6 +545,13 @@ static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_erro
 	gs_audit_guard_file(&c->audit.guard, c->audit.fd);
 	gs_audit_guard_no_mask(&c->audit.guard, "the container's mount namespace is the runtime's; "
 	                                        "the log's directory is on the host");
+	if (a->audit_max_size && gs_audit_set_rotation(&c->audit, path, a->audit_max_size,
+	                                               a->audit_max_files, err) < 0) {
+		/* Nothing written yet: no seal for a log that never began. */
+		close(c->audit.fd);
+		c->audit.fd = -1;
+		return -1;
+	}
 	if (c->policy.has_audit_level)
 		c->audit.level = c->policy.audit_level;
 	c->audited = true;
@@ -525,21 +561,22 @@ static int open_audit(struct gs_agent_container *c, bool resumed, struct gs_erro
 	if (resumed && audit_goes_on(c, path))
 		return 0;
 	audit_labels(c, &labels);
-	/* The start record names the container's init and id. */
+	char cwd[PATH_MAX];
+	bool has_cwd = init_cwd(c->init, cwd, sizeof(cwd));
+	/* The start record names the container's init and id, its uid and
+	 * working directory, and the node policy's file (its SHA-256). */
 	const struct gs_audit_start start = {
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
 		.driver = &a->driver, .stacks = c->sb.stacks, .labels = &labels,
+		.uid = init_uid(c->init), .cwd = has_cwd ? cwd : NULL, .policy_file = policy_path,
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
 	return 0;
 }
 
-/* The policy of a new container: NAME.policy in --policy-dir when the
- * metadata names one, else --policy; neither is an error (no container
- * runs without limits it was meant to have). */
-static int container_policy(struct gs_agent_container *c, const char *policy_name, char *path,
-                            size_t len, struct gs_error *err)
+static int node_policy(struct gs_agent_container *c, const char *policy_name, char *path,
+                       size_t len, struct gs_error *err)
 {
 	const struct gs_agent *a = c->agent;
 
@@ -555,6 +592,20 @@ static int container_policy(struct gs_agent_container *c, const char *policy_nam
 		return gs_fail(err, ENAMETOOLONG, "the policy's path is too long");
 	}
 	return gs_agent_load_policy(a, path, &c->policy, err);
+}
+
+/* The policy of a new container: NAME.policy in --policy-dir when the
+ * metadata names one, else --policy; neither is an error (no container
+ * runs without limits it was meant to have). Then the container's own
+ * request (gpusandbox.io/mem, gpusandbox.io/sm) within it: it can only
+ * lower the node's limits, and one that cannot be read or asks for more
+ * refuses the container (agent_request.h). */
+static int container_policy(struct gs_agent_container *c, const char *policy_name, char *path,
+                            size_t len, struct gs_error *err)
+{
+	if (node_policy(c, policy_name, path, len, err) < 0)
+		return -1;
+	return gs_agent_apply_request(&c->policy.quota, &c->request, err);
 }
 
 /* managed = deny acts on trapped mmaps: a profile without the mmap traps
@@ -617,6 +668,7 @@ static int container_state(struct gs_agent_container *c, const struct container_
 	ident.uvm_mmap_traps = o->uvm_mmap_traps;
 	ident.trap_version = o->uvm_mmap_traps ? a->trap_version_uvm_mmap : a->trap_version;
 	ident.k8s = c->k8s;
+	ident.request = c->request;
 	if (gs_state_create(&c->state, &ident, err) < 0)
 		return -1;
 	c->stateful = true;
@@ -696,6 +748,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 	c->init_pidfd = o->init_pidfd >= 0 ? o->init_pidfd : (int)syscall(SYS_pidfd_open, c->init, 0);
 	snprintf(c->id, sizeof(c->id), "%s", h->id);
 	c->k8s = h->k8s;
+	c->request = h->request;
 	if (c->k8s.dropped[0])
 		fprintf(stderr, "gpusandbox agent: container %s: annotation %s is not a plain name: "
 		        "not recorded\n", c->id, c->k8s.dropped);
@@ -728,7 +781,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 		log_unbounded(c, unbounded_why);
 	if (container_state(c, o, policy_path, err) < 0)
 		goto fail_sandbox;
-	if (open_audit(c, o->resumed != NULL, err) < 0)
+	if (open_audit(c, o->resumed != NULL, policy_path, err) < 0)
 		goto fail_state;
 	if (c->stateful) {
 		gs_state_attach(&c->state, &c->sb.ledger);
@@ -828,8 +881,9 @@ int gs_agent_serve(struct gs_agent *a, struct gs_agent_hello *h, const char *pol
 		return -1;
 	}
 	if (made)
-		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d\n", c->id, c->sb.id,
-		        (int)c->init);
+		fprintf(stderr, "gpusandbox agent: container %s: sandbox %s, init pid %d%s%s%s%s\n", c->id,
+		        c->sb.id, (int)c->init, c->request.mem[0] ? ", " GS_REQUEST_MEM_KEY "=" : "",
+		        c->request.mem, c->request.sm[0] ? ", " GS_REQUEST_SM_KEY "=" : "", c->request.sm);
 	else /* an exec: its process is asked for CAP_SYS_ADMIN too */
 		gs_taskset_walk_joined(&c->sb.tasks);
 	if (agent_start_worker(c, h->listener, index, unverified, err) < 0) {

@@ -26,6 +26,8 @@ struct gs_agent {
 	const char *policy_path;          /* --policy: containers whose metadata names none */
 	const char *policy_dir;           /* --policy-dir: NAME.policy files */
 	const char *audit_dir;            /* --audit-dir: one log per container; NULL: none */
+	uint64_t audit_max_size;          /* --audit-max-size: rotate each log; 0: never */
+	unsigned audit_max_files;         /* --audit-max-files */
 	struct gs_driver driver;
 	uint64_t trap_version;            /* the profile this agent would write */
 	uint64_t trap_version_uvm_mmap;   /* the same with managed = deny's mmap traps */

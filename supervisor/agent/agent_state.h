@@ -38,7 +38,8 @@
 #include "session.h"
 
 #define GS_STATE_MAGIC 0x74736773u          /* "gsst" */
-#define GS_STATE_FORMAT 2u                  /* 2: pins journalled, the serial in struct ledger_change */
+#define GS_STATE_FORMAT 3u                  /* 2: pins journalled, the serial in struct ledger_change;
+                                               3: the quota request in the ident */
 #define GS_STATE_SLOTS 128u                 /* workers (listeners) per container with a slot */
 #define GS_STATE_TOP_MAX 128u               /* our copy of the top-level struct */
 #define GS_STATE_AREA_BYTES (1u << 20)      /* one journal area: 16384 records */
@@ -55,6 +56,9 @@ struct gs_state_ident {
 	uint64_t trap_version;
 	uint32_t uvm_mmap_traps;
 	struct gs_agent_k8s k8s;
+	/* The container's quota request: a restarted agent applies it again,
+	 * or the container would resume under the node's default. */
+	struct gs_agent_request request;
 	uint32_t crc;
 };
 
@@ -62,7 +66,7 @@ struct gs_state_ident {
  * edits the trap set of a held state as an older agent would have written
  * it, and the crc is CRC-32 (IEEE, as zlib's crc32) of the bytes before it. */
 #define GS_STATE_IDENT_TRAPS_AT 248u
-#define GS_STATE_IDENT_CRC_AT 1532u
+#define GS_STATE_IDENT_CRC_AT 1660u
 _Static_assert(offsetof(struct gs_state_ident, trap_version) == GS_STATE_IDENT_TRAPS_AT,
                "the ident's trap set is where tests/agent/run.sh edits it");
 _Static_assert(offsetof(struct gs_state_ident, crc) == GS_STATE_IDENT_CRC_AT,

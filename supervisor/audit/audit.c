@@ -259,6 +259,15 @@ static void add_u64(json_object *o, const char *key, uint64_t v)
  * caller fails closed. The hash covers the record's text up to the "hash"
  * key, "prev" included, so editing, removing or reordering any record
  * breaks the chain. Called with the lock held. */
+static int rotate_locked(struct gs_audit *a);
+
+static int rotate_if_due_locked(struct gs_audit *a)
+{
+	if (!a->rot.on || a->rot.rotating || a->rot.size < a->rot.max_size)
+		return 0;
+	return rotate_locked(a);
+}
+
 static int chain_and_write(struct gs_audit *a, json_object *o)
 {
 	char hash[GS_SHA256_HEX];
@@ -268,6 +277,9 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	ssize_t w = -1;
 	char now[TIME_BUF];
 
+	/* A full file is ended first: this record begins the next one. */
+	if (rotate_if_due_locked(a) < 0)
+		return -1;
 	gs_format_time(now, sizeof(now));
 	json_object_object_add(o, "time", json_object_new_string(now));
 	json_object_object_add(o, "seq", json_object_new_uint64(a->seq));
@@ -285,9 +297,42 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	if (w != (ssize_t)(len - 1 + HASH_SUFFIX_LEN))
 		return -1;
 	memcpy(a->prev, hash, sizeof(a->prev));
+	a->rot.size += (uint64_t)w;
 	a->seq++;
 	a->n_written++;
 	return 0;
+}
+
+/* The file is full: a "rotate" record ends it, the files move up one
+ * number, and a "continued" record begins the new one; both are links of
+ * the one chain (audit_rotate.h). Any failure fails the log (closed). */
+static int rotate_locked(struct gs_audit *a)
+{
+	json_object *end = record_new(a, "rotate"), *begin = record_new(a, "continued");
+	struct gs_error err = { 0 };
+	int rc, fd = -1;
+
+	a->rot.rotating = true;
+	rc = chain_and_write(a, end);
+	/* An append-only file cannot be renamed: the flag we set goes with
+	 * the full file's last record, and comes on the new one at once. */
+	if (rc == 0)
+		gs_audit_guard_release(&a->guard, a->fd);
+	if (rc == 0 && (fd = gs_audit_rotate_files(&a->rot, &err)) < 0) {
+		fprintf(stderr, "gpusandbox: audit log: %s\n", err.msg);
+		rc = -1;
+	}
+	if (rc == 0) {
+		close(a->fd);
+		a->fd = fd;
+		gs_audit_guard_file(&a->guard, fd);
+		a->rot.size = 0;
+		rc = chain_and_write(a, begin);
+	}
+	a->rot.rotating = false;
+	json_object_put(end);
+	json_object_put(begin);
+	return rc;
 }
 
 /* {"version": the module's or null, "abi": the tables' branch, "override":
@@ -651,6 +696,9 @@ static void seal(struct gs_audit *a)
 	rc = flush_repeats_locked(a, true);
 	if (rc == 0)
 		rc = flush_usage_locked(a, true);
+	/* Before the count: a rotation adds its two records. */
+	if (rc == 0)
+		rc = rotate_if_due_locked(a);
 	records = a->seq;
 	add_u64(o, "records", records);
 	/* Decisions the level left out: they were made, not lost. */
@@ -740,6 +788,7 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 	json_object_object_add(o, "stacks", json_object_new_boolean(s->stacks));
 	/* What keeps the workload away from this file (audit_guard.h). */
 	json_object_object_add(o, "protections", gs_audit_guard_json(&a->guard));
+	gs_audit_identity_add(o, s->uid, s->user, s->cwd, s->policy_file);
 	return emit(a, o, false);
 }
 

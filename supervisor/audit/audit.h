@@ -23,6 +23,7 @@
 
 #include "audit_guard.h"
 #include "audit_policy.h"
+#include "audit_rotate.h"
 #include "policy.h"
 #include "gs_error.h"
 #include "quota.h"
@@ -142,6 +143,8 @@ struct gs_audit {
 	/* What keeps the workload away from the file (audit_guard.h): set
 	 * by the runner after the open, said in the start record. */
 	struct gs_audit_guard guard;
+	/* --audit-max-size / --audit-max-files (audit_rotate.h); off: one file. */
+	struct gs_audit_rotation rot;
 };
 
 /* One decision, filled by the executor. Fields left at their zero/unset
@@ -212,6 +215,10 @@ struct gs_sm_adjust {
 /* Opens path for appending (created with mode 0600, close-on-exec: the
  * workload never inherits it). */
 int  gs_audit_open(struct gs_audit *a, const char *path, const char *sandbox_id, struct gs_error *err);
+/* After gs_audit_open(path): rotate the log by size and count from now on
+ * (audit_rotate.h). Returns 0, or -1 with err set (the options checked). */
+int  gs_audit_set_rotation(struct gs_audit *a, const char *path, uint64_t max_size, unsigned max_files,
+                           struct gs_error *err);
 /* --audit-fd: writes to fd, which must be open for writing and not 0-2. It
  * is moved to a close-on-exec descriptor and the number given is closed,
  * so the workload never sees it. */
@@ -233,6 +240,14 @@ struct gs_audit_start {
 	const struct gs_driver *driver;
 	const struct gs_audit_labels *labels; /* --label; NULL for none */
 	bool                   stacks;    /* refusals carry call stacks */
+	/* Who and where (issue #28): the workload's uid as the host sees it
+	 * (-1: unknown), its user name (NULL: none known), its working
+	 * directory (NULL: unknown), and the policy file whose SHA-256 the
+	 * record carries (NULL: no file). */
+	long                   uid;
+	const char            *user;
+	const char            *cwd;
+	const char            *policy_file;
 };
 int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s);
 

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit_policy.h"
+#include "policy.h"
+#include "sha256.h"
 #include "utf8.h"
 
 #define NUM_BUF 16
@@ -175,4 +180,63 @@ json_object *gs_audit_labels_json(const struct gs_audit_labels *l)
 	for (unsigned i = 0; l && i < l->n; i++)
 		json_object_object_add(o, l->key[i], json_object_new_string(l->value[i]));
 	return o;
+}
+
+/* A policy is at most GS_POLICY_MAX_BYTES bytes (policy.h); one that is
+ * longer, or not a regular file, has no hash (null): it was not the
+ * policy loaded either. */
+#define SHA_CHUNK 8192
+static json_object *file_sha256(const char *path)
+{
+	char hex[GS_SHA256_HEX], buf[SHA_CHUNK];
+	uint8_t d[GS_SHA256_BYTES];
+	struct gs_sha256 s;
+	struct stat st;
+	size_t total = 0, n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return NULL;
+	}
+	gs_sha256_init(&s);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && total <= GS_POLICY_MAX_BYTES) {
+		gs_sha256_update(&s, buf, n);
+		total += n;
+	}
+	bool ok = !ferror(f) && total <= GS_POLICY_MAX_BYTES;
+	fclose(f);
+	if (!ok)
+		return NULL;
+	gs_sha256_final(&s, d);
+	for (unsigned i = 0; i < GS_SHA256_BYTES; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	return json_object_new_string(hex);
+}
+
+static json_object *text_or_null(const char *text)
+{
+	char *clean = text ? gs_utf8_clean(text) : NULL;
+	json_object *o = clean ? json_object_new_string(clean) : NULL;
+
+	free(clean);
+	return o;
+}
+
+void gs_audit_identity_add(json_object *o, long uid, const char *user, const char *cwd,
+                           const char *policy_file)
+{
+	json_object *pf = NULL;
+
+	json_object_object_add(o, "uid", uid >= 0 ? json_object_new_int64(uid) : NULL);
+	json_object_object_add(o, "user", text_or_null(user));
+	json_object_object_add(o, "cwd", text_or_null(cwd));
+	if (policy_file) {
+		pf = json_object_new_object();
+		json_object_object_add(pf, "path", text_or_null(policy_file));
+		json_object_object_add(pf, "sha256", file_sha256(policy_file));
+	}
+	json_object_object_add(o, "policy_file", pf);
 }

@@ -45,4 +45,11 @@ json_object *gs_audit_policy_json(const struct gs_quota *q, const struct gs_rule
 /* {"KEY": "VALUE", ...}; an empty object without labels. */
 json_object *gs_audit_labels_json(const struct gs_audit_labels *l);
 
+/* The start record's who and where: "uid" (number, or null when uid < 0),
+ * "user" (or null), "cwd" (or null), "policy_file": {"path", "sha256": the
+ * file's SHA-256 as read now, or null when it cannot be read} or null when
+ * no file. Text is cleaned to valid UTF-8. */
+void gs_audit_identity_add(json_object *o, long uid, const char *user, const char *cwd,
+                           const char *policy_file);
+
 #endif

@@ -17,7 +17,9 @@
  * stderr when it closed the log.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "audit.h"
 #include "audit_verify.h"
@@ -33,6 +36,9 @@
 #include "utf8.h"
 
 #define SANDBOX_MAX 64
+/* The records that end a rotated file and begin the next (audit_rotate.h). */
+#define EVENT_ROTATE "rotate"
+#define EVENT_CONTINUED "continued"
 #define MAX_HEADS 16
 /* ,"hash":"<64 hex>"} closes every record. */
 #define HASH_KEY ",\"hash\":\""
@@ -45,6 +51,11 @@ struct chain {
 	uint64_t next_seq;
 	char     prev[GS_SHA256_HEX];
 	bool     sealed;
+	/* Rotation (audit_rotate.h): the chain began with "continued" (its
+	 * start is in an earlier file, at first_seq), and its last record is
+	 * a "rotate" (it goes on in the next file). */
+	bool     continued, rotated;
+	uint64_t first_seq;
 	const char *file;      /* where its last record was */
 	unsigned long line;
 };
@@ -73,10 +84,12 @@ struct record {
 };
 
 static const char usage_text[] =
-	"Usage: gpusandbox audit verify [--head HASH]... FILE...\n"
+	"Usage: gpusandbox audit verify [--head HASH]... FILE|DIR...\n"
 	"Check the hash chain of every sandbox in the audit logs FILE... (read in\n"
 	"order, as one log): no record edited, inserted, deleted, reordered or\n"
-	"forged, and each chain sealed. --head HASH also requires a sandbox whose\n"
+	"forged, and each chain sealed. A rotated log's files are given oldest\n"
+	"first (NAME.jsonl.2 NAME.jsonl.1 NAME.jsonl), or as the DIR holding them:\n"
+	"its *.jsonl logs are read in that order. --head HASH also requires a sandbox whose\n"
 	"seal has that hash (the one gpusandbox printed when it closed the log),\n"
 	"which a log rewritten whole cannot match.\n"
 	"Exit status: 0 verified, 1 a chain does not verify, 2 usage or I/O error.\n";
@@ -238,7 +251,18 @@ static void check_chain(struct verifier *v, const struct record *r)
 		problem(v, r->sandbox, "out of memory");
 		return;
 	}
-	if (!c->file && (r->seq != 0 || strcmp(r->prev, zeros) != 0))
+	bool continues = strcmp(r->event, EVENT_CONTINUED) == 0;
+
+	if (c->file && continues != c->rotated)
+		problem(v, r->sandbox, "record %llu (%s) %s", (unsigned long long)r->seq, r->event,
+		        continues ? "where no file ended (no \"rotate\" before it)"
+		                  : "after a \"rotate\": the next file's first record should be \"continued\"");
+	if (!c->file && continues) {
+		/* A rotated log's file: its chain began in the file before
+		 * (given first, that file's "rotate" is linked below). */
+		c->continued = true;
+		c->first_seq = r->seq;
+	} else if (!c->file && (r->seq != 0 || strcmp(r->prev, zeros) != 0))
 		problem(v, r->sandbox, "the first record found is record %llu: %s",
 		        (unsigned long long)r->seq,
 		        "the records before it are missing (deleted or the log truncated at its start)");
@@ -263,6 +287,7 @@ static void check_chain(struct verifier *v, const struct record *r)
 	c->next_seq = r->seq + 1;
 	memcpy(c->prev, r->hash, sizeof(c->prev));
 	c->sealed = c->sealed || strcmp(r->event, "seal") == 0;
+	c->rotated = strcmp(r->event, EVENT_ROTATE) == 0;
 	c->file = v->file;
 	c->line = v->line;
 }
@@ -328,11 +353,91 @@ static int verify_file(struct verifier *v, const char *path, json_tokener *tok)
 	return 0;
 }
 
+/* A directory given to verify: its logs, each rotated log's files oldest
+ * first (NAME.jsonl.K down to NAME.jsonl.1, then NAME.jsonl), logs by
+ * name. Other files are not read. */
+#define LOG_SUFFIX ".jsonl"
+#define ROTATED_MAX_DIGITS 9
+
+/* NAME.jsonl -> 0, NAME.jsonl.K -> K (1..); -1 for any other name. The
+ * base is the name up to and including ".jsonl" (base_len). */
+static long rotation_number(const char *name, size_t *base_len)
+{
+	const char *at = NULL;
+
+	for (const char *p = strstr(name, LOG_SUFFIX); p; p = strstr(p + 1, LOG_SUFFIX))
+		at = p;
+	if (!at)
+		return -1;
+	*base_len = (size_t)(at - name) + strlen(LOG_SUFFIX);
+	const char *rest = name + *base_len;
+	if (!rest[0])
+		return 0;
+	size_t digits = strspn(rest + 1, "0123456789");
+	if (rest[0] != '.' || digits == 0 || digits > ROTATED_MAX_DIGITS || rest[1 + digits] || rest[1] == '0')
+		return -1;
+	return strtol(rest + 1, NULL, 10);
+}
+
+static int log_order(const struct dirent **x, const struct dirent **y)
+{
+	size_t bx, by;
+	long kx = rotation_number((*x)->d_name, &bx), ky = rotation_number((*y)->d_name, &by);
+	int base = strncmp((*x)->d_name, (*y)->d_name, bx < by ? bx : by);
+
+	if (base || bx != by)
+		return base ? base : (bx < by ? -1 : 1);
+	/* Older first: the higher number, and the file written (0) last. */
+	if (kx == 0 || ky == 0)
+		return kx == ky ? 0 : (kx == 0 ? 1 : -1);
+	return kx > ky ? -1 : (kx < ky ? 1 : 0);
+}
+
+static int is_log(const struct dirent *d)
+{
+	size_t base;
+
+	return d->d_type != DT_DIR && rotation_number(d->d_name, &base) >= 0;
+}
+
+/* Verifies the logs of directory dir; -1 on an I/O error. */
+static int verify_dir(struct verifier *v, const char *dir, json_tokener *tok)
+{
+	struct dirent **names;
+	char path[PATH_MAX];
+	int n = scandir(dir, &names, is_log, log_order), rc = 0;
+
+	if (n < 0) {
+		fprintf(stderr, "gpusandbox audit verify: cannot read '%s': %m\n", dir);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		/* The verifier keeps each chain's file name: one lives to the end. */
+		char *kept = NULL;
+		if (rc == 0 && snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) < (int)sizeof(path) &&
+		    (kept = strdup(path)) && verify_file(v, kept, tok) < 0)
+			rc = -1;
+		else if (rc == 0 && !kept)
+			rc = -1;
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
 /* Every chain sealed, every --head a seal; prints the chains. */
 static void check_ends(struct verifier *v, char *const *heads, unsigned n_heads)
 {
 	for (size_t i = 0; i < v->n; i++) {
 		const struct chain *c = &v->chains[i];
+		if (c->continued)
+			printf("sandbox %s: continues a chain begun in an earlier file (its first record "
+			       "here is record %llu)\n", c->sandbox, (unsigned long long)c->first_seq);
+		if (c->rotated) {
+			printf("sandbox %s: %llu records, rotated: goes on in the next file, last hash %s\n",
+			       c->sandbox, (unsigned long long)c->next_seq, c->prev);
+			continue;
+		}
 		if (!c->sealed) {
 			v->file = c->file;
 			v->line = c->line;
@@ -389,9 +494,12 @@ int gs_audit_verify(int argc, char **argv)
 	if (!tok)
 		return GS_AUDIT_USAGE;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	for (int i = optind; i < argc && rc == GS_AUDIT_VERIFIED; i++)
-		if (verify_file(&v, argv[i], tok) < 0)
+	for (int i = optind; i < argc && rc == GS_AUDIT_VERIFIED; i++) {
+		struct stat st;
+		bool dir = stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode);
+		if ((dir ? verify_dir(&v, argv[i], tok) : verify_file(&v, argv[i], tok)) < 0)
 			rc = GS_AUDIT_USAGE;
+	}
 	json_tokener_free(tok);
 	if (rc == GS_AUDIT_VERIFIED) {
 		if (!v.records) {

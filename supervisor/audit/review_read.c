@@ -126,9 +126,11 @@ static long sandbox_of(struct review_log *log, const char *id)
 static void check_chain(struct review_sandbox *sb, const char *text, size_t len, json_object *o,
                         const struct review_rec *r)
 {
-	const char *prev = review_json_str(o, "prev");
+	const char *prev = review_json_str(o, "prev"), *event = review_json_str(o, "event");
 	char hash[GS_SHA256_HEX] = "";
-	bool first = sb->records == 0;
+	/* A rotated log's file may begin with "continued": its chain began in
+	 * the file before (audit_rotate.h), whatever its seq and prev. */
+	bool first = sb->records == 0, continued = first && event && strcmp(event, "continued") == 0;
 
 	sb->records++;
 	if (!prev && !review_json_str(o, "hash")) {
@@ -140,7 +142,8 @@ static void check_chain(struct review_sandbox *sb, const char *text, size_t len,
 		sb->chain_problems++;       /* links that start after unlinked records */
 	sb->chained = true;
 	if (!gs_audit_hash_matches(text, len, hash) || !prev || sb->sealed ||
-	    r->seq != (first ? 0 : sb->next_seq) || strcmp(prev, first ? zero_hash : sb->prev) != 0)
+	    (!continued && (r->seq != (first ? 0 : sb->next_seq) ||
+	                    strcmp(prev, first ? zero_hash : sb->prev) != 0)))
 		sb->chain_problems++;
 	sb->next_seq = r->seq + 1;
 	snprintf(sb->prev, sizeof(sb->prev), "%s", hash);

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -328,13 +329,21 @@ static int guard_supervisor(struct run *r)
 	return RUN_GOES_ON;
 }
 
-/* The start record names COMMAND's process (the init's if unknown). */
+/* The start record names COMMAND's process (the init's if unknown), the
+ * uid and user it runs as (--user's, else ours: the workload keeps our
+ * uid), the working directory it starts in (ours) and the policy file. */
 static void audit_start(struct run *r)
 {
+	const struct gs_contain *c = &r->o.contain;
+	const uid_t uid = c->change_identity ? c->uid : getuid();
+	const struct passwd *pw = getpwuid(uid);
+	char cwd[PATH_MAX];
 	const struct gs_audit_start start = {
 		.child = r->child.command_pid > 0 ? r->child.command_pid : r->child.pid,
 		.argv = r->o.argv, .quota = &r->o.quota, .rules = &r->o.rules,
 		.driver = &r->driver, .labels = &r->o.labels, .stacks = r->sb.stacks,
+		.uid = (long)uid, .user = pw ? pw->pw_name : NULL,
+		.cwd = getcwd(cwd, sizeof(cwd)), .policy_file = r->o.policy_path,
 	};
 
 	r->audit->no_nvidia_device = r->no_device;

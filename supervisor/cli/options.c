@@ -21,6 +21,7 @@
 #include "agent/agent.h"
 #include "agent/keeper.h"
 #include "agent/profile.h"
+#include "agent/status_cmd.h"
 #include "suggest.h"
 
 #define NAME_MAX_LEN 64
@@ -138,6 +139,7 @@ static const struct subcommand subcommands[] = {
 	{ "agent", gs_agent_main, false },
 	{ "keeper", gs_keeper_main, false },
 	{ "profile", gs_profile_main, false },
+	{ "status", gs_status_main, false },
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 

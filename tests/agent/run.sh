@@ -1059,7 +1059,7 @@ inside() {
 		done
 		python3 -c '
 import sys, struct, zlib
-TRAPS, CRC = 248, 1532   # agent_state.h GS_STATE_IDENT_TRAPS_AT, _CRC_AT
+TRAPS, CRC = 248, 1660   # agent_state.h GS_STATE_IDENT_TRAPS_AT, _CRC_AT
 with open(sys.argv[1], "r+b") as f:
     h = bytearray(f.read(CRC + 4))
     (t,) = struct.unpack_from("<Q", h, TRAPS)

@@ -17,6 +17,9 @@
 #                   disjoint windows (overlap <= MAX_OVERLAP), and each
 #                   container's audit log holds the start record's sm, a
 #                   2-tenant sm_plan and the summary's sm
+#   request-30-70   cap-30-70 with both containers under sm = 70, A's
+#                   annotation gpusandbox.io/sm=30 lowering its own: the
+#                   same shares (A 30, B 70), A's start record says 30
 #   mixed-30-70     a container (sm = 30) and a command-line
 #                   `gpusandbox --sm 70` on the same fake GPU: one plan
 #                   (a 2-tenant sm_plan in both logs), each on its share,
@@ -47,7 +50,9 @@
 #                   (it had not printed stalled_ms, at least 0.8 STALL_MS,
 #                   when the second ended). Against the agent whose tick
 #                   took the session lock unbounded, the second container
-#                   waited out the stall
+#                   waited out the stall. The agent's --status-socket is asked
+#                   then too: `gpusandbox status` answers, naming the first
+#                   container and its sm = 30, before its call has ended
 #   stall-audit     the same with the stack pointer in the stalling page
 #                   (tests/agent/stackstall: a refused call, whose audit
 #                   record carries the caller's stack, read from there): the
@@ -71,7 +76,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
-GS=$ROOT/build/gpusandbox
+GS=${GPUSANDBOX:-$ROOT/build/gpusandbox}  # another build to test
 TENANT=$ROOT/build/tests/agent/sm_workload
 STACKSTALL=$ROOT/build/tests/agent/stackstall
 CLI_TENANT=$ROOT/build/tests/sm/sm_workload
@@ -167,7 +172,7 @@ start_agent() {  # start_agent COORD(yes/no)
 		env=(GPUSANDBOX_COORD_DIR="$D/coord")
 	fi
 	env "${env[@]}" "$GS" agent --socket "$SOCK" --policy-dir "$D/policies" --audit-dir "$D" \
-		--metrics-file "$D/agent.prom" 2>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" --status-socket "$D/status.sock" 2>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
 }
@@ -190,6 +195,12 @@ inside() {
 		[ "$CASE" = baseline-nocoord-30-70 ] && coord=no
 		[ "$CASE" = baseline-nosm-30-70 ] || start_agent "$coord" || return
 		container a a30 "$W" "$M" && container b b70 "$W" "$M" || return
+		wait_done a; wait_done b ;;
+	request-30-70)
+		# Both under sm = 70; A's annotation asks 30 (within it).
+		start_agent yes || return
+		BUNDLE_EXTRA='.annotations = { "gpusandbox.io/sm": "30" }' container a b70 "$W" "$M" &&
+			container b b70 "$W" "$M" || return
 		wait_done a; wait_done b ;;
 	mixed-30-70)
 		start_agent yes || return
@@ -215,6 +226,11 @@ inside() {
 		t1=$(date +%s%N)
 		cp "$D/a.out" "$D/a-at-b-end.out"
 		echo "b_ms=$(((t1 - t0) / 1000000))" >"$D/b.time"
+		# The status too is answered while the first container's worker
+		# holds its locks (its figures of the last tick).
+		"$GS" status --socket "$D/status.sock" --format json >"$D/status.json" 2>"$D/status.err"
+		echo $? >"$D/status.rc"
+		cp "$D/a.out" "$D/a-at-status-end.out"
 		wait_done a ;;
 	leave-50-50)
 		start_agent yes || return
@@ -307,6 +323,11 @@ judge() {
 	cap-30-70)
 		tenant "$d/a.out" 0.30 && tenant "$d/b.out" 0.70 &&
 			audited "$d/gs-$name-a.jsonl" 2 && audited "$d/gs-$name-b.jsonl" 2 ;;
+	request-30-70)
+		tenant "$d/a.out" 0.30 && tenant "$d/b.out" 0.70 &&
+			audited "$d/gs-$name-a.jsonl" 2 && audited "$d/gs-$name-b.jsonl" 2 &&
+			grep -q '"event":"start".*"sm":{"target":0.30,' "$d/gs-$name-a.jsonl" ||
+			why=${why:-"A's start record does not say sm 30"} ;;
 	mixed-30-70)
 		tenant "$d/a.out" 0.30 && tenant "$d/cli.out" 0.70 &&
 			audited "$d/gs-$name-a.jsonl" 2 && audited "$d/cli.jsonl" 2 ;;
@@ -334,6 +355,9 @@ judge() {
 		[ -n "$why" ] || { [ -n "$(val "$d/b.out" share)" ] && [ "${b_ms:-99999}" -le "$STALL_B_MAX_MS" ] &&
 			! grep -q stalled_ms "$d/a-at-b-end.out"; } ||
 			why="the second container took ${b_ms:-?} ms (share '$(val "$d/b.out" share)'), the first stalled $stalled ms"
+		[ -n "$why" ] || { [ "$(cat "$d/status.rc")" = 0 ] && ! grep -q stalled_ms "$d/a-at-status-end.out" &&
+			[ "$(jq -r --arg c "gs-$name-a" '.sandboxes[] | select(.container == $c) | "\(.container) \(.sm.target)"' "$d/status.json")" = "gs-$name-a 30" ]; } ||
+			why="gpusandbox status (exit $(cat "$d/status.rc")) did not answer, naming the first container, before its call ended: $(head -c 300 "$d/status.json") $(cat "$d/status.err")"
 		if [ -z "$why" ] && [ "$name" = stall-audit ]; then
 			[ "$(val "$d/a.out" status)" = status:0x1b ] &&
 				grep '"verdict":"refuse' "$d/gs-$name-a.jsonl" | grep -q '"stack":\["main+' ||
@@ -380,7 +404,7 @@ stallfs_down() {
 	wait "$stallfs_pid" 2>/dev/null
 }
 
-for name in cap-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics stall-audit baseline-nocoord-30-70 baseline-nosm-30-70; do
+for name in cap-30-70 request-30-70 mixed-30-70 leave-50-50 fail-50 stall-metrics stall-audit baseline-nocoord-30-70 baseline-nosm-30-70; do
 	want "$name" || continue
 	dir=$tmp/$name
 	mkdir -p "$dir"

@@ -47,7 +47,7 @@ TESTS=(
 	"after-seal|1|after the seal"
 	"forged-sandbox|0|verified: 5 sandboxes"
 )
-# Cases run below the table: head, head-rewrite, retry, levels, stacks, stacks-fp, stack-hostile, usage.
+# Cases run below the table: head, head-rewrite, retry, levels, stacks, stacks-fp, stack-hostile, who, usage.
 
 harness_probe_or_skip "$@"
 
@@ -322,6 +322,35 @@ PY
 	else
 		fail stack-hostile "$(cat "$tmp/hostile.out") $(tail -1 "$tmp/hostile.py" 2>/dev/null) $(tail -c 300 "$tmp/hostile.err")"
 	fi
+fi
+
+# ---- who: the start record's uid, user, cwd and policy file's SHA-256 -------------
+# Run from a folder of its own, with a policy file, as root and as --user
+# nobody: the record names each, and the policy's hash is sha256sum's.
+if selected who "$@"; then
+	wdir=$tmp/who-cwd
+	mkdir -p "$wdir"
+	printf 'mem = 1g\n' >"$tmp/who.policy"
+	want_sha=$(sha256sum "$tmp/who.policy" | cut -d' ' -f1)
+	gs_abs=$(realpath "$GPUSANDBOX") wf_abs=$(realpath "$WITH_FAKE")
+	for u in root nobody; do
+		ulog=$tmp/who-$u.jsonl
+		opt=()
+		[ "$u" = nobody ] && opt=(--user nobody)
+		(cd "$wdir" && "$wf_abs" --vidmem "$FAKE_VIDMEM" -- "$gs_abs" --policy "$tmp/who.policy" \
+			"${opt[@]}" --audit-log "$ulog" -- /bin/true) >/dev/null 2>"$tmp/who-$u.err"
+	done
+	if python3 - "$tmp" "$wdir" "$want_sha" "$(id -u nobody)" 2>"$tmp/who.py" <<'PY'
+import json, sys
+tmp, wdir, sha, nobody = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for user, uid in (("root", 0), ("nobody", nobody)):
+    start = json.loads(open(f"{tmp}/who-{user}.jsonl").readline())
+    assert start["event"] == "start", start
+    got = (start.get("uid"), start.get("user"), start.get("cwd"), start.get("policy_file"))
+    want = (uid, user, wdir, {"path": f"{tmp}/who.policy", "sha256": sha})
+    assert got == want, f"{user}: {got} != {want}"
+PY
+	then pass who; else fail who "$(tail -1 "$tmp/who.py") $(tail -c 300 "$tmp"/who-*.err)"; fi
 fi
 
 # ---- usage ---------------------------------------------------------------------

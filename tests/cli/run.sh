@@ -287,8 +287,16 @@ missing=$(comm -23 <(echo "$check_keys") <(echo "$man_keys"))
 if [ -n "$man_keys" ] && [ "$(echo "$check_keys" | wc -l)" -ge 10 ] && [ -z "$missing" ]; then
 	ok "check-keys-in-policy-man"; else
 	bad "check-keys-in-policy-man" "not in gpusandbox.policy(5): $(echo $missing) (--check: $(echo $check_keys))"; fi
+# The agent's and status's usage errors (125, before anything starts), and
+# status with no agent to answer (1).
+expect_status "agent-max-size-needs-dir" 125 "$B" agent --socket "$T/a.sock" --policy /dev/null --audit-max-size 64m
+expect_status "agent-max-files-needs-size" 125 "$B" agent --socket "$T/a.sock" --policy /dev/null --audit-dir "$T" --audit-max-files 4
+expect_status "agent-max-size-too-small" 125 "$B" agent --socket "$T/a.sock" --policy /dev/null --audit-dir "$T" --audit-max-size 100
+expect_status "agent-max-files-one" 125 "$B" agent --socket "$T/a.sock" --policy /dev/null --audit-dir "$T" --audit-max-size 1m --audit-max-files 1
+expect_status "status-bad-format" 125 "$B" status --format yaml
+expect_status "status-no-agent" 1 "$B" status --socket "$T/nobody.sock"
 # The same for the agent's subcommands and their man sections.
-for sub in agent keeper profile; do
+for sub in agent keeper profile status; do
 	SEC=$(echo "$sub" | tr a-z A-Z)
 	help_opts=$("$B" "$sub" --help | grep -E -- "^  --" | grep -oE -- "^  --[a-z][a-z-]+" | sed "s/^ *//" | sort -u)
 	man_opts=$(sed -n "/^\.SH $SEC\$/,/^\.SH [^$(echo "$SEC" | cut -c1)]/p" man/gpusandbox.1 |

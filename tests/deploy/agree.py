@@ -17,6 +17,9 @@ manifests agree with the binary? Run under with-fake-nvidia (the agent and
             ConfigMap's policies written there: the binary accepts it and
             listens, and the trap set it announces is the one in every
             profile the init container wrote
+  probes    the agent's startup, readiness and liveness probes (each an exec
+            of `gpusandbox status --quiet` on its --status-socket, moved):
+            exit 0 while the agent serves, non-zero once it has stopped
   keeper    the keeper's DaemonSet (its own, OnDelete) listens where the
             agent's --keeper points, in the same host folder; the agent's
             DaemonSet rolls; the keeper's command starts
@@ -151,8 +154,10 @@ for _ in range(250):
 check("keeper-starts", os.path.exists(wksock), "the keeper's command did not listen")
 cmd = [gs if a == "gpusandbox" else a for a in agent["command"]]
 wsock = os.path.join(work, "agent.sock")
+ssock = opt(agent["command"], "--status-socket")
+wssock = os.path.join(work, "status.sock")
 cmd = [a.replace(sock, wsock).replace("/etc/gpusandbox/policies", pol_dir).replace(ksock or "-", wksock)
-       .replace("/var/log/gpusandbox", work).replace(METRICS_DIR, work) for a in cmd]
+       .replace(ssock or "-", wssock).replace("/var/log/gpusandbox", work).replace(METRICS_DIR, work) for a in cmd]
 err = open(os.path.join(work, "agent.err"), "w+")
 proc = subprocess.Popen(cmd, stderr=err)
 for _ in range(250):
@@ -167,8 +172,34 @@ for _ in range(250):
         break
     time.sleep(0.02)
 metrics_text = open(metrics_file).read() if os.path.exists(metrics_file) else ""
+
+PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+
+
+def probe_rcs():
+    """Each probe's exec command, its status socket moved: exit statuses."""
+    rcs = {}
+    for name in PROBES:
+        pcmd = agent.get(name, {}).get("exec", {}).get("command", [])
+        pcmd = [gs if a == "gpusandbox" else a.replace(ssock or "-", wssock) for a in pcmd]
+        rcs[name] = subprocess.run(pcmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=20).returncode if pcmd else None
+    return rcs
+
+
+# The probes ask the agent's --status-socket: they pass while it serves,
+# and fail once it has stopped.
+for _ in range(250):
+    if os.path.exists(wssock):
+        break
+    time.sleep(0.02)
+serving = probe_rcs()
 proc.send_signal(signal.SIGTERM)
 rc = proc.wait(timeout=10)
+stopped = probe_rcs()
+for name in PROBES:
+    check("probe-%s" % name, ssock and serving[name] == 0 and stopped[name] not in (0, None),
+          "status socket %s: exit %s while serving, %s once stopped" % (ssock, serving[name], stopped[name]))
 kproc.send_signal(signal.SIGTERM)
 kproc.wait(timeout=10)
 err.seek(0)

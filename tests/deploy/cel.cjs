@@ -1,53 +1,16 @@
 // SPDX-License-Identifier: MIT
 // tests/deploy/cel.cjs DOCS_JSON - the admission policy's CEL, evaluated
-// offline with @bufbuild/cel (a CEL evaluator, with the strings extension
-// for upperAscii) against pods made from deploy/example-pod.yaml: its
-// matchConditions decide whether a pod is a GPU pod, its variables are
+// offline (cel_eval.cjs) against pods made from deploy/example-pod.yaml:
+// its matchConditions decide whether a pod is a GPU pod, its variables are
 // computed, then each validation must hold. An evaluation error counts as
-// a refusal (failurePolicy: Fail). Objects become CEL maps, so `has()` and
-// field access behave as on Kubernetes' unset fields (errors unless
-// guarded). Kubernetes' own CEL environment (its type checking, its cost
-// limits) is not run here. Prints PASS/FAIL per pod, "N passed, M failed".
+// a refusal (failurePolicy: Fail). Prints PASS/FAIL per pod, "N passed,
+// M failed".
 "use strict";
 const fs = require("fs");
-const { run } = require("@bufbuild/cel");
-const { strings } = require("@bufbuild/cel/ext");
-
-const toCel = (v) => Array.isArray(v) ? v.map(toCel) : v === null ? null :
-  typeof v === "object" ? new Map(Object.entries(v).map(([k, x]) => [k, toCel(x)])) :
-  typeof v === "number" && Number.isInteger(v) ? BigInt(v) : v;
-const evaluate = (expr, bindings) => {
-  try {
-    const r = run(expr, bindings, { funcs: strings });
-    return typeof r === "boolean" || r === null || typeof r === "object" ? r : { error: `not a bool: ${r}` };
-  } catch (e) {
-    return { error: e.message };
-  }
-};
-
-// "skip" (not a GPU pod), "admit", or "deny: why".
-function admission(vap, pod) {
-  const object = toCel(pod);
-  for (const m of vap.spec.matchConditions) {
-    const r = evaluate(m.expression, { object });
-    if (r !== true && r !== false) return `deny: matchCondition ${m.name}: ${r.error}`;
-    if (r === false) return "skip";
-  }
-  const variables = new Map();
-  for (const v of vap.spec.variables) {
-    const r = evaluate(v.expression, { object, variables });
-    if (r && r.error) return `deny: variable ${v.name}: ${r.error}`;
-    variables.set(v.name, r);
-  }
-  for (const [i, v] of vap.spec.validations.entries()) {
-    const r = evaluate(v.expression, { object, variables });
-    if (r !== true) return `deny: validation ${i}${r && r.error ? ` (error: ${r.error})` : ""}`;
-  }
-  return "admit";
-}
+const { admission } = require("./cel_eval.cjs");
 
 const docs = JSON.parse(fs.readFileSync(process.argv[2], "utf8")).map((d) => d.doc);
-const vap = docs.find((d) => d.kind === "ValidatingAdmissionPolicy");
+const vap = docs.find((d) => d.kind === "ValidatingAdmissionPolicy" && d.metadata.name === "gpusandbox-gpu-pods");
 const example = docs.find((d) => d.kind === "Pod");
 const pod = (edit) => { const p = JSON.parse(JSON.stringify(example)); edit(p); return p; };
 const c0 = (p) => p.spec.containers[0];
@@ -72,6 +35,10 @@ const cases = [
   ["an ordinary annotation", pod((p) => (p.metadata.annotations = { "team": "ml" })), "admit"],
   ["no GPU asked for", pod((p) => { delete c0(p).resources; delete p.spec.securityContext; }), "skip"],
   ["NVIDIA_VISIBLE_DEVICES without a GPU limit", pod((p) => { delete c0(p).resources; delete p.spec.securityContext; c0(p).env = [{ name: "NVIDIA_VISIBLE_DEVICES", value: "all" }]; }), "deny: validation 0"],
+  ["a DRA claim without the profile", pod((p) => { delete c0(p).resources; delete p.spec.securityContext;
+    p.spec.resourceClaims = [{ name: "gpu", resourceClaimTemplateName: "gpu-20g" }]; c0(p).resources = { claims: [{ name: "gpu" }] }; }), "deny: validation 0"],
+  ["a DRA claim with the profile", pod((p) => { delete c0(p).resources;
+    p.spec.resourceClaims = [{ name: "gpu", resourceClaimTemplateName: "gpu-20g" }]; c0(p).resources = { claims: [{ name: "gpu" }] }; }), "admit"],
   ["a GPU request, not a limit", pod((p) => { c0(p).resources = { requests: { "nvidia.com/gpu": 1 } }; delete p.spec.securityContext; }), "deny: validation 0"],
 ];
 let passed = 0, failed = 0;

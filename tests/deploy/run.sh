@@ -12,8 +12,13 @@
 #      (kubernetes-models 4.5.1 from npm), with broken copies that must be
 #      refused;
 #   3. cel.cjs: the admission policy's CEL evaluated (@bufbuild/cel 0.6.1
-#      from npm) against 20 pods made from deploy/example-pod.yaml, each
-#      admitted, refused by the validation it must fail, or not matched.
+#      from npm, cel_eval.cjs) against 22 pods made from
+#      deploy/example-pod.yaml, each admitted, refused by the validation it
+#      must fail, or not matched; cel_quota.cjs: deploy/quota-policy.yaml's
+#      against 14 HAMi-style pods;
+#   4. doc_manifests.py and cel_docs.cjs: docs/kubernetes.md's manifests for
+#      several pods on one GPU parse, deploy/'s policies admit their pods,
+#      and their own CEL (a DRA device selector) evaluates.
 # 2 and 3 need node and tests/deploy/node_modules (installed by
 # scripts/install-deps.sh where npm exists); without them they are
 # skipped, and said so.
@@ -54,5 +59,22 @@ node_check() {  # node_check NAME SCRIPT MODULE
 }
 node_check schema validate.cjs kubernetes-models
 node_check cel cel.cjs @bufbuild/cel
+node_check cel-quota cel_quota.cjs @bufbuild/cel
+# docs/kubernetes.md's manifests for several pods on one GPU: they parse,
+# then (with node) deploy/'s policies admit them and their CEL evaluates.
+python3 tests/deploy/doc_manifests.py docs/kubernetes.md "$tmp/doc-docs.json" >"$tmp/doc.out" 2>&1
+grep -E '^(PASS|FAIL) ' "$tmp/doc.out"
+passed=$((passed + $(grep -c '^PASS ' "$tmp/doc.out")))
+failed=$((failed + $(grep -c '^FAIL ' "$tmp/doc.out")))
+if command -v node >/dev/null && [ -d tests/deploy/node_modules/@bufbuild/cel ] && [ -s "$tmp/docs.json" ]; then
+	(cd tests/deploy && node cel_docs.cjs "$tmp/docs.json" "$tmp/doc-docs.json") >"$tmp/cel-docs.out" 2>&1
+	grep -E '^(PASS|FAIL) ' "$tmp/cel-docs.out"
+	passed=$((passed + $(grep -c '^PASS ' "$tmp/cel-docs.out")))
+	failed=$((failed + $(grep -c '^FAIL ' "$tmp/cel-docs.out")))
+	grep -q ' passed, 0 failed$' "$tmp/cel-docs.out" || [ "$(grep -c '^FAIL ' "$tmp/cel-docs.out")" -gt 0 ] ||
+		{ echo "FAIL cel-docs: $(tail -3 "$tmp/cel-docs.out" | tr '\n' ' ')"; failed=$((failed + 1)); }
+else
+	echo "deploy: SKIP cel-docs: node or tests/deploy/node_modules/@bufbuild/cel missing"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

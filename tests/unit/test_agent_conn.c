@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -134,6 +136,74 @@ static void check_k8s(int listener)
 	close(h.listener);
 }
 
+/* The quota request: read as strings; anything else, or too long, named
+ * as bad (the container is then refused). */
+#define STATE_REQ "\"state\":{\"id\":\"c\",\"pid\":4241,\"annotations\":{" \
+	"\"gpusandbox.io/mem\":\"512m\",\"gpusandbox.io/sm\":\"30\"}}}"
+#define STATE_REQ_BAD "\"state\":{\"id\":\"c\",\"pid\":4241,\"annotations\":{" \
+	"\"gpusandbox.io/mem\":4096,\"gpusandbox.io/sm\":\"" \
+	"0123456789012345678901234567890123456789\"}}}"
+static void check_request_read(int listener)
+{
+	struct gs_agent_hello h;
+
+	CHECK(try_raw(STATE_HEAD, STATE_REQ, &listener, 1, &h) == 0);
+	CHECK(strcmp(h.request.mem, "512m") == 0 && strcmp(h.request.sm, "30") == 0 && !h.request.bad[0]);
+	close(h.listener);
+	CHECK(try_raw(STATE_HEAD, STATE_REQ_BAD, &listener, 1, &h) == 0);
+	CHECK(!h.request.mem[0] && !h.request.sm[0] && strcmp(h.request.bad, "gpusandbox.io/mem") == 0);
+	close(h.listener);
+	CHECK(try_state(STATE_HEAD, "ctr-3", &listener, 1, &h) == 0);
+	CHECK(!gs_agent_request_any(&h.request));
+	close(h.listener);
+}
+
+/* Within the node's policy only: lower, never higher; malformed refused;
+ * nothing asked leaves the node's quota as it is. */
+static void check_request_apply(void)
+{
+	struct gs_quota q, before;
+	struct gs_error err = { 0 };
+	struct gs_agent_request r = { .mem = "512m" };
+
+	gs_quota_init(&q);
+	q.mem_per_gpu = 1ull << 30;
+	q.mem_gpu[1] = 2ull << 30;
+	before = q;
+	CHECK(gs_agent_apply_request(&q, &r, &err) == 0);
+	CHECK(q.mem_per_gpu == 512ull << 20 && gs_quota_mem(&q, 1) == 512ull << 20);
+	q = before;
+	snprintf(r.mem, sizeof(r.mem), "1536m");   /* above GPU 0's 1 GiB, under GPU 1's */
+	CHECK(gs_agent_apply_request(&q, &r, &err) < 0 && err.errnum == EDQUOT);
+	CHECK(memcmp(&q, &before, sizeof(q)) == 0);
+	q.visible_set = true;
+	q.visible = 1u << 1;                       /* GPU 1 only: 1.5 GiB fits there */
+	CHECK(gs_agent_apply_request(&q, &r, &err) == 0 && gs_quota_mem(&q, 1) == 1536ull << 20);
+	q = before;
+	snprintf(r.mem, sizeof(r.mem), "4096");    /* bytes: under GS_MEM_MIN */
+	CHECK(gs_agent_apply_request(&q, &r, &err) < 0 && err.errnum == EINVAL);
+	snprintf(r.mem, sizeof(r.mem), "lots");
+	CHECK(gs_agent_apply_request(&q, &r, &err) < 0 && err.errnum == EINVAL);
+	/* No memory limit on the node: any valid size lowers it. */
+	gs_quota_init(&q);
+	snprintf(r.mem, sizeof(r.mem), "64g");
+	CHECK(gs_agent_apply_request(&q, &r, &err) == 0 && q.mem_per_gpu == 64ull << 30);
+	/* sm: at most the node's share. */
+	struct gs_agent_request s = { .sm = "30" };
+	gs_quota_init(&q);
+	q.sm_percent = 50;
+	CHECK(gs_agent_apply_request(&q, &s, &err) == 0 && q.sm_percent == 30);
+	snprintf(s.sm, sizeof(s.sm), "70");
+	CHECK(gs_agent_apply_request(&q, &s, &err) < 0 && err.errnum == EDQUOT && q.sm_percent == 30);
+	snprintf(s.sm, sizeof(s.sm), "0");
+	CHECK(gs_agent_apply_request(&q, &s, &err) < 0 && err.errnum == EINVAL);
+	struct gs_agent_request bad = { .bad = "gpusandbox.io/mem" };
+	CHECK(gs_agent_apply_request(&q, &bad, &err) < 0 && err.errnum == EINVAL);
+	struct gs_agent_request none = { 0 };
+	before = q;
+	CHECK(gs_agent_apply_request(&q, &none, &err) == 0 && memcmp(&q, &before, sizeof(q)) == 0);
+}
+
 int main(void)
 {
 	struct gs_agent_hello h;
@@ -148,6 +218,8 @@ int main(void)
 	close(h.listener);
 	CHECK(open_fds() == before);
 	check_k8s(listener);
+	check_request_read(listener);
+	check_request_apply();
 	CHECK(open_fds() == before);
 
 	/* Two fds for one name; a pipe named seccompFd; a bad id; no JSON. */
