@@ -346,8 +346,13 @@ struct answer handle_control(struct call *c)
 	struct gs_session *sb = c->sb;
 	struct answer a;
 
-	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) ||
-	    !fetch_control_params(c, &f, &a) || !passes_params_verdict(c, &f, &a))
+	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) || !fetch_control_params(c, &f, &a))
+		return a;
+	/* The caller's fd in the params: never by the generic path, which
+	 * would make the driver resolve it in our table. */
+	if (f.call.fd_export)
+		return handle_fd_export(c, &f.top, f.user_params, c->scratch->params, f.psize);
+	if (!passes_params_verdict(c, &f, &a))
 		return a;
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back

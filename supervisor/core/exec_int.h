@@ -171,6 +171,12 @@ struct answer handle_control(struct call *c);
  * when it must take the usual path. Before the dup. */
 bool answers_p2p_registration(struct call *c, struct answer *a);
 
+/* The OS_UNIX export and import controls (call.fd_export), with our
+ * copy of their params (exec_fdexport.c): the caller's fd resolved once
+ * into ours, the exports pinned, imports from elsewhere refused. */
+struct answer handle_fd_export(struct call *c, struct nvos54 *top, uint64_t user_params, uint8_t *params,
+                               uint32_t psize);
+
 /* RM_FREE, RM_DUP_OBJECT, RM_SHARE and REGISTER_FD (exec_handles.c). */
 struct answer handle_free(struct call *c);
 struct answer handle_dup(struct call *c);

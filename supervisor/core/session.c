@@ -118,6 +118,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;
 	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(getenv("GPUSANDBOX_TEST_UVM_CTLFD"));
+	sb->test_foreign_import = getenv("GPUSANDBOX_TEST_FOREIGN_IMPORT") != NULL;
+	sb->test_no_export_pin = getenv("GPUSANDBOX_TEST_NO_EXPORT_PIN") != NULL;
 	return 0;
 }
 
@@ -125,6 +127,7 @@ void gs_session_fini(struct gs_session *sb)
 {
 	gs_pidfd_cache_fini(&sb->pidfds);
 	gs_uvm_maps_fini(&sb->uvm, &sb->ledger);
+	gs_fd_exports_fini(&sb->exports, &sb->ledger);
 	gs_own_rm_close(&sb->own);
 	gs_quiesce_handoffs_fini(&sb->handoffs);
 	/* A tracing thread may outlive us: it holds its own reference. */
@@ -208,6 +211,13 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 	/* Channel handles that went while a registration was in flight are
 	 * unregistered once none is (uvm_maps.h); no memory goes with them. */
 	(void)gs_uvm_settle_unregisters(&sb->uvm, &sb->ledger);
+	memset(released, 0, sizeof(released));
+	memcpy(before, sb->ledger.used, sizeof(before));
+	/* An export file released: the driver freed its dups of our memory
+	 * (fd_exports.h); the pins go, and the memory with them when no
+	 * handle is left. */
+	if (gs_fd_exports_sweep(&sb->exports, &sb->ledger, released))
+		note_file_close(sb, &owner, released, before, "the driver freed the exports of a closed file");
 	memset(released, 0, sizeof(released));
 	memcpy(before, sb->ledger.used, sizeof(before));
 	if (gs_uvm_maps_reap(&sb->uvm, &sb->ledger, released))

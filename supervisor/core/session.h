@@ -22,6 +22,7 @@
 #include "driver.h"
 #include "groups.h"
 #include "gs_error.h"
+#include "fd_exports.h"
 #include "ledger.h"
 #include "own_rm.h"
 #include "uvm_maps.h"
@@ -71,6 +72,19 @@ struct gs_session {
 	 * the supervisor makes names a dup of its own). Under lock. */
 	struct gs_uvm_maps   uvm;
 	struct gs_own_rm     own;
+	/* The control files this sandbox exported memory into, each slot
+	 * pinning what it holds until the file is released (fd_exports.h).
+	 * Under lock. */
+	struct gs_fd_exports exports;
+	/* GPUSANDBOX_TEST_FOREIGN_IMPORT: an import from an export file made
+	 * outside the sandbox is let through, uncharged (the baseline of
+	 * tests/adv fd_export). Never for use. */
+	bool                 test_foreign_import;
+	/* GPUSANDBOX_TEST_NO_EXPORT_PIN: exports are performed but pin
+	 * nothing, so the charge goes with the exporter's handle while the
+	 * export file still holds the memory (the baseline of tests/adv
+	 * fd_export one). Never for use. */
+	bool                 test_no_export_pin;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	bool                 stacks;      /* refusals are audited with their call stacks */
 	FILE                *trace;       /* NULL without --trace */

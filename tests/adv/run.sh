@@ -101,6 +101,8 @@ TESTS=(
 	"handle_zero|sandbox|handle_zero"
 	"dmabuf|sandbox|dmabuf"
 	"share_import|sandbox|share_import"
+	"fd_export:one|sandbox|fd_export one"
+	"fd_export:cross|sandbox|fd_export cross"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -154,6 +156,8 @@ TESTS=(
 	"baseline-handle_zero|bare|handle_zero"
 	"baseline-dmabuf|bare|dmabuf"
 	"baseline-share_import|bare|share_import"
+	"baseline-fd_export:one|sandbox|fd_export one"
+	"baseline-fd_export:cross|sandbox|fd_export cross"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
@@ -534,6 +538,78 @@ run_share() {
 			exit $rc' sh "$d" "$ADV/share_import" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d
+}
+
+# fd_export: memory shared through an export file (fd_export.c). one: both
+# processes in one sandbox (--mem 1g); cross: exporter and importer each in
+# its own (--mem 1g each). Baselines, in the supervisor's environment:
+# one with exports that pin nothing (GPUSANDBOX_TEST_NO_EXPORT_PIN), cross
+# with the importer's sandbox letting a foreign import through uncharged
+# (GPUSANDBOX_TEST_FOREIGN_IMPORT). The importer's output is the run's out.
+run_fd_export() {
+	local name=$1 how=$2 d="$tmp/${1//:/_}" env_one=() env_imp=()
+	rm -rf "$d"
+	mkdir -p "$d"
+	[ "$name" = baseline-fd_export:one ] && env_one=(GPUSANDBOX_TEST_NO_EXPORT_PIN=1)
+	[ "$name" = baseline-fd_export:cross ] && env_imp=(GPUSANDBOX_TEST_FOREIGN_IMPORT=1)
+	if [ "$how" = one ]; then
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			env ${env_one[@]+"${env_one[@]}"} "$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" -- \
+			"$ADV/fd_export" one >"$d/out" 2>"$d/err"
+	else
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+				d=$1 gs=$2 q=$3 prog=$4
+				shift 4
+				"$gs" --mem "$q" --audit-log "$d/exporter.jsonl" -- "$prog" cross_export "$d/sock" \
+					>"$d/exporter.out" 2>&1 &
+				env "$@" "$gs" --mem "$q" --audit-log "$d/audit.jsonl" -- "$prog" cross_import "$d/sock"
+				rc=$?
+				wait
+				exit $rc' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" ${env_imp[@]+"${env_imp[@]}"} \
+			>"$d/out" 2>"$d/err"
+	fi
+	rc=$?
+	dir=$d
+}
+
+# fd_export's verdicts, from the programs' statuses, the fake's account
+# (its stats: exports and imports it made, memory it holds) and the audit
+# log. Sets why on failure.
+check_fd_export() {
+	local name=$1 d=$2 peak
+	peak=$(stat_of "$d" gpu0.vidmem_peak)
+	[ -n "$peak" ] || { why="no driver stats (exit $rc): $(tail -c 300 "$d/err" | tr '\n' ' ')"; return 1; }
+	case $name in
+	fd_export:one)
+		[ "$(val_of "$d" held)" = NO_MEMORY ] && [ "$(val_of "$d" info)" = NV_OK ] &&
+			[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" second)" = NO_MEMORY ] &&
+			[ "$(val_of "$d" third)" = NV_OK ] && [ "$(val_of "$d" fake_used_mib)" = 768 ] ||
+			{ why="$(head -1 "$d/out"), want held=NO_MEMORY info=NV_OK import=NV_OK second=NO_MEMORY third=NV_OK fake_used_mib=768"; return 1; }
+		ge "$(stat_of "$d" imports_made)" 1 && ge "$(stat_of "$d" export_files_released)" 1 ||
+			{ why="the fake made no import or released no export file"; return 1; }
+		[ "$peak" -le "$QUOTA" ] || { why="driver peak $(mib "$peak") over the quota"; return 1; } ;;
+	baseline-fd_export:one)
+		# Without the pins the exporter's free drops the charge while the
+		# file holds the memory: the next 768 MiB go through.
+		[ "$(val_of "$d" held)" = NV_OK ] && [ "$peak" -gt "$QUOTA" ] ||
+			{ why="exports unpinned: held=$(val_of "$d" held) peak $(mib "$peak"): not sensitive"; return 1; } ;;
+	fd_export:cross)
+		[ "$(val_of "$d" import)" = status:0x1b ] && [ "$(val_of "$d" own)" = NV_OK ] &&
+			[ "$(stat_of "$d" imports_made)" = 0 ] && ge "$(stat_of "$d" exports_made)" 1 ||
+			{ why="$(head -1 "$d/out") exporter: $(tr '\n' ' ' <"$d/exporter.out") imports_made=$(stat_of "$d" imports_made)"; return 1; }
+		[ "$(val_of "$d" fake_used_mib)" -le 1024 ] ||
+			{ why="the importer's sandbox holds $(val_of "$d" fake_used_mib) MiB by the fake"; return 1; }
+		grep -q '"reason":"import from an export file made outside this sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused import"; return 1; } ;;
+	baseline-fd_export:cross)
+		# Let through, the import keeps the other sandbox's 768 MiB
+		# beside the importer's own 768 once the exporter is gone.
+		[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" own)" = NV_OK ] &&
+			[ "$(val_of "$d" fake_used_mib)" -gt 1024 ] ||
+			{ why="foreign import allowed: $(head -1 "$d/out"): not sensitive"; return 1; } ;;
+	esac
+	return 0
 }
 
 # uvm_ctlfd fuse and race: the file the workload serves itself is served
@@ -1189,6 +1265,8 @@ for t in "${TESTS[@]}"; do
 		run_audit_fd
 	elif [ "$prog" = share_import ]; then
 		run_share "$mode" "$name"
+	elif [ "$prog" = fd_export ]; then
+		run_fd_export "$name" "${argv[1]}"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
 		run_ownfs "$name" "${argv[1]}"
 	else
@@ -1203,6 +1281,10 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		fail "$name" "timed out after ${TIMEOUT}s"
+		continue
+	fi
+	if [ "$prog" = fd_export ]; then
+		check_fd_export "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$name" = outlive ] && ! check_outlive "$dir"; then

@@ -306,6 +306,13 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 		}
 	}
 	bool dirty = false;
+	if (fake_export_models(ctl->cmd) && o == NULL) {
+		st = fake_export_control(who, c, ctl->cmd, params, ctl->params_size, &dirty);
+		if (st == NV_OK && fake_mem_write(who->pid, ctl->params, params, ctl->params_size))
+			st = NV_ERR_INVALID_ADDRESS;
+		free(params);
+		return st;
+	}
 	if (fake_p2p_is_registration(ctl->cmd)) {
 		st = fake_p2p_control(c, o, ctl->cmd, params, ctl->params_size);
 		free(params);
@@ -370,6 +377,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	struct sbuf b = { out, 0, cap };
 	pthread_mutex_lock(&fake_st.lock);
 	fake_busy_refresh();  /* the per-client shares up to now */
+	fake_export_sweep();  /* exports of released files go with them */
 	/* Each object once, whichever handle (the first, or a dup that
 	 * outlived it) still holds it. */
 	static unsigned pass;
@@ -452,6 +460,10 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "device_node_refusals", 0, false, fake_st.device_node_refusals);
 	put(&b, "device_unentitled_grants", 0, false, fake_st.device_unentitled_grants);
 	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
+	put(&b, "export_files_live", 0, false, fake_export_live());
+	put(&b, "export_files_released", 0, false, fake_st.export_files_released);
+	put(&b, "exports_made", 0, false, fake_st.exports_made);
+	put(&b, "imports_made", 0, false, fake_st.imports_made);
 	put(&b, "dups_cross_gpu", 0, false, fake_st.dups_cross_gpu);
 	put(&b, "share_client_policies", 0, false, fake_share_client_policies());
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);

@@ -227,5 +227,7 @@ int fake_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len);
 void fake_nodes_learn_mount(const char *real);
 /* The inode number of nvidia<gpu> on the fake's file system (fake_fuse.c). */
 unsigned long fake_gpu_node_ino(int gpu);
+/* The inode number of nvidiactl there. */
+unsigned long fake_ctl_node_ino(void);
 
 #endif /* GPUSANDBOX_FAKE_RM_H */

@@ -8,7 +8,7 @@ FAKEDRV_SELFTEST := $(FAKEDRV_DIR)/fake_selftest
 FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDRV_DIR)/fake_ctrl.c \
                     $(FAKEDRV_DIR)/fake_busy.c $(FAKEDRV_DIR)/fake_share.c $(FAKEDRV_DIR)/fake_p2p.c \
                     $(FAKEDRV_DIR)/fake_nodes.c $(FAKEDRV_DIR)/fake_uvm.c $(FAKEDRV_DIR)/fake_uvm_chan.c \
-                    $(FAKEDRV_DIR)/fake_uvm_gpu.c \
+                    $(FAKEDRV_DIR)/fake_uvm_gpu.c $(FAKEDRV_DIR)/fake_export.c \
                     include/nvrm/rm_abi.c
 # The fake plays a driver branch with gpusandbox's own per-version tables.
 FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h include/rm_tables.h \

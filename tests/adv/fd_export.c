@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd_export - memory shared between processes through a control file's fd
+ * (NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD / IMPORT_OBJECTS_FROM_FD:
+ * CUDA's POSIX-fd handles, as NCCL, PyTorch's expandable segments and vLLM
+ * use them). The driver keeps exported memory while the export file lives
+ * (docs/security/fd-export.md); the fake models that (fake_export.c).
+ *
+ *   fd_export one
+ *       One sandbox (--mem 1g). A child exports 768 MiB into a fresh
+ *       control file, sends the fd to its parent, frees its handle and
+ *       exits. The parent, holding only the fd, asks for 768 MiB (held=,
+ *       want NO_MEMORY: the export keeps the charge), reads the file's
+ *       info (info=), imports (import=), closes the fd, asks again
+ *       (second=, want NO_MEMORY: the import keeps it, charged once), frees
+ *       its import and asks a last time (third=, want NV_OK).
+ *       fake_used_mib= is the fake's own account while the import holds.
+ *   fd_export cross_export SOCK / cross_import SOCK
+ *       Two sandboxes. The exporter exports 768 MiB, sends the fd over
+ *       SOCK, frees its handle and exits. The importer imports (import=,
+ *       want NV_ERR_INSUFFICIENT_PERMISSIONS: the file is another
+ *       sandbox's), closes the fd, waits for the exporter to be gone,
+ *       allocates 768 MiB (own=) and reads the fake's account
+ *       (fake_used_mib=: without the defence the import keeps the
+ *       exporter's 768 MiB beside its own, above its quota).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adv.h"
+
+#define SHARED_BYTES (768ull * RMC_MIB)
+#define FAKE_USED_KEY "gpu0.vidmem_used"
+#define CONNECT_TRIES 200
+#define CONNECT_WAIT_US 50000
+
+/* Exports h of s into a fresh control file: its fd, or -1 (*st says). */
+static int export_to_fd(struct rmc_session *s, nv_handle_t h, rmc_status_t *st)
+{
+	struct nv0000_os_unix_export_objects_params p;
+	int efd = rmc_open_ctl();
+
+	if (efd < 0) {
+		*st = (rmc_status_t)efd;
+		return -1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.fd = efd;
+	p.h_device = s->device;
+	p.max_objects = 1;
+	p.objects[0] = h;
+	p.num_objects = 1;
+	*st = rmc_control(s->fd, NULL, s->client, s->client, NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD, &p,
+	                  sizeof(p));
+	return efd;
+}
+
+static rmc_status_t import_from_fd(struct rmc_session *s, int efd, nv_handle_t h)
+{
+	struct nv0000_os_unix_import_objects_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.fd = efd;
+	p.h_parent = s->device;
+	p.objects[0] = h;
+	p.num_objects = 1;
+	return rmc_control(s->fd, NULL, s->client, s->client, NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD, &p,
+	                   sizeof(p));
+}
+
+static rmc_status_t export_info(struct rmc_session *s, int efd)
+{
+	struct nv0000_os_unix_export_info_params p = { .fd = efd };
+
+	return rmc_control(s->fd, NULL, s->client, s->client, NV0000_CTRL_CMD_OS_UNIX_GET_EXPORT_OBJECT_INFO, &p,
+	                   sizeof(p));
+}
+
+static uint64_t fake_used_mib(void)
+{
+	uint64_t v = 0;
+
+	return rmc_fake_stat(FAKE_USED_KEY, &v) == 0 ? v / RMC_MIB : UINT64_MAX;
+}
+
+/* The exporter's part: allocate, export, send, free, go. */
+static int exporter(int sock)
+{
+	struct rmc_session s;
+	rmc_status_t st = NV_OK, first;
+	nv_handle_t h;
+	int efd;
+
+	adv_session_or_die(&s, -1, "fd_export exporter");
+	h = rmc_next_handle(&s);
+	first = adv_alloc_rm(&s, NULL, h, SHARED_BYTES);
+	efd = first == NV_OK ? export_to_fd(&s, h, &st) : -1;
+	printf("alloc=%s export=%s\n", rmc_status_str(first), rmc_status_str(st));
+	fflush(stdout);
+	if (adv_send_fd(sock, efd >= 0 ? efd : 0, &st, sizeof(st)) < 0)
+		return 1;
+	if (efd >= 0)
+		close(efd);
+	(void)adv_free_rm(&s, NULL, h);
+	rmc_session_close(&s);
+	return 0;
+}
+
+static int one(void)
+{
+	int sv[2];
+	pid_t pid;
+	struct rmc_session t;
+	rmc_status_t sent, held, info, import, second, third;
+	nv_handle_t hi, h2, h3;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ADV_EXIT_SETUP;
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(exporter(sv[1]));
+	}
+	close(sv[1]);
+	adv_session_or_die(&t, -1, "fd_export importer");
+	int efd = adv_recv_fd(sv[0], &sent, sizeof(sent));
+	waitpid(pid, NULL, 0);  /* the exporter freed its handle and is gone */
+	if (efd < 0 || sent != NV_OK) {
+		printf("received=no\n");
+		return 1;
+	}
+	h2 = rmc_next_handle(&t);
+	held = adv_alloc_rm(&t, NULL, h2, SHARED_BYTES);
+	if (held == NV_OK)
+		(void)adv_free_rm(&t, NULL, h2);
+	info = export_info(&t, efd);
+	hi = rmc_next_handle(&t);
+	import = import_from_fd(&t, efd, hi);
+	close(efd);  /* only the import holds the memory now */
+	h2 = rmc_next_handle(&t);
+	second = adv_alloc_rm(&t, NULL, h2, SHARED_BYTES);
+	uint64_t used = fake_used_mib();
+	if (second == NV_OK)
+		(void)adv_free_rm(&t, NULL, h2);
+	if (import == NV_OK)
+		(void)adv_free_rm(&t, NULL, hi);
+	h3 = rmc_next_handle(&t);
+	third = adv_alloc_rm(&t, NULL, h3, SHARED_BYTES);
+	printf("held=%s info=%s import=%s second=%s third=%s fake_used_mib=%llu\n", rmc_status_str(held),
+	       rmc_status_str(info), rmc_status_str(import), rmc_status_str(second), rmc_status_str(third),
+	       (unsigned long long)used);
+	return 0;
+}
+
+static int unix_socket(const char *path, bool listening)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (s < 0)
+		return -1;
+	if (listening) {
+		unlink(path);
+		if (bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(s, 1) == 0) {
+			int c = accept(s, NULL, NULL);
+			close(s);
+			return c;
+		}
+		return -1;
+	}
+	for (int i = 0; i < CONNECT_TRIES; i++) {
+		if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return s;
+		usleep(CONNECT_WAIT_US);
+	}
+	return -1;
+}
+
+static int cross_import(const char *path)
+{
+	struct rmc_session t;
+	rmc_status_t sent, import, own;
+	char eof;
+	int s, efd;
+
+	adv_session_or_die(&t, -1, "fd_export cross importer");
+	s = unix_socket(path, false);
+	efd = s < 0 ? -1 : adv_recv_fd(s, &sent, sizeof(sent));
+	if (efd < 0 || sent != NV_OK) {
+		printf("received=no\n");
+		return 1;
+	}
+	import = import_from_fd(&t, efd, rmc_next_handle(&t));
+	close(efd);
+	/* The exporter closes its end when it is gone. */
+	while (read(s, &eof, 1) > 0)
+		;
+	own = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), SHARED_BYTES);
+	printf("import=%s own=%s fake_used_mib=%llu\n", rmc_status_str(import), rmc_status_str(own),
+	       (unsigned long long)fake_used_mib());
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "one"))
+		return one();
+	if (argc == 3 && !strcmp(argv[1], "cross_export")) {
+		int s = unix_socket(argv[2], true);
+		return s < 0 ? ADV_EXIT_SETUP : exporter(s);
+	}
+	if (argc == 3 && !strcmp(argv[1], "cross_import"))
+		return cross_import(argv[2]);
+	fprintf(stderr, "usage: fd_export one | cross_export SOCK | cross_import SOCK\n");
+	return 2;
+}
