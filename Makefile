@@ -65,7 +65,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/core/exec_managed.c supervisor/core/exec_handles.c supervisor/core/gpu_uuid.c supervisor/core/ledger.c \
                    supervisor/core/ledger_files.c supervisor/core/ledger_pins.c supervisor/core/ledger_holds.c supervisor/core/ledger_snapshot.c supervisor/core/ledger_sm.c supervisor/core/filter.c \
                    supervisor/core/stack.c supervisor/core/uvm_maps.c supervisor/core/own_rm.c supervisor/core/exec_uvm.c \
-                   supervisor/core/fd_exports.c supervisor/core/exec_fdexport.c \
+                   supervisor/core/fd_exports.c supervisor/core/exec_fdexport.c supervisor/core/exec_pids.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
                    supervisor/compute/off_cache.c supervisor/compute/sm_figures.c supervisor/compute/actuator.c \

@@ -487,6 +487,45 @@ enum nv_status_code {
 
 /* ---- controls we decode ------------------------------------------------ */
 
+/* The GPU's processes (ctrl2080gpu.h, 580.95.05; handlers in
+ * subdevice_ctrl_gpu_kernel.c): GET_PIDS lists the pids (the clients'
+ * ProcID, host pids) of processes with objects of a class on the GPU,
+ * GET_PID_INFO a pid's video memory. exec_pids.c shows a sandbox only its
+ * own, by the pids it sees. */
+#define NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT     950u
+#define NV2080_CTRL_GPU_GET_PIDS_ID_TYPE_CLASS 0u
+struct nv2080_gpu_get_pids {
+	uint32_t id_type;
+	uint32_t id;
+	uint32_t count;
+	uint32_t pids[NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT];
+};
+_Static_assert(sizeof(struct nv2080_gpu_get_pids) == 3812, "GET_PIDS size");
+_Static_assert(offsetof(struct nv2080_gpu_get_pids, pids) == 12, "GET_PIDS.pidTbl");
+#define NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT       200u
+#define NV2080_CTRL_GPU_PID_INFO_INDEX_VIDEO_MEMORY_USAGE 0u
+struct nv2080_gpu_pid_info {
+	uint32_t pid;
+	uint32_t index;
+	uint32_t result;
+	uint32_t pad0;
+	uint64_t mem_private;
+	uint64_t mem_shared_owned;
+	uint64_t mem_shared_duped;
+	uint64_t protected_mem_private;
+	uint64_t protected_mem_shared_owned;
+	uint64_t protected_mem_shared_duped;
+	uint32_t compute_instance_id;
+	uint32_t gpu_instance_id;
+};
+_Static_assert(sizeof(struct nv2080_gpu_pid_info) == 72, "PID_INFO size");
+struct nv2080_gpu_get_pid_info {
+	uint32_t                   count;
+	uint32_t                   pad;
+	struct nv2080_gpu_pid_info list[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT];
+};
+_Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO size");
+
 /* Export and import of RM objects through a control file's fd
  * (NV0000_CTRL_CMD_OS_UNIX_*, ctrl0000unix.h; handlers in
  * src/nvidia/arch/nvalloc/unix/src/os.c, 580.95.05). The fd is resolved in

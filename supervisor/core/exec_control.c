@@ -321,8 +321,15 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	 * may have resumed (may_resume_channels holds both). */
 	if (!may_resume_channels(top->cmd))
 		c->off_lock_key = top->cmd;
+	/* Another tenant's processes are neither named nor asked about. */
+	struct gs_pid_rewrite rw;
+	bool pids = gs_pids_rewrites(top->cmd);
+	if (pids)
+		gs_pids_before(c, top->cmd, c->scratch->params, f->psize, &rw);
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
 	c->off_lock_key = 0;
+	if (pids)
+		gs_pids_after(c, top->cmd, c->scratch->params, f->psize, &rw);
 	if (rc == 0 && top->status == NV_OK) {
 		note_client(c, top->h_client);
 		after_control(c, top, f->psize);

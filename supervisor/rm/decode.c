@@ -148,6 +148,10 @@ static bool supervisor_reads_params(uint32_t cmd)
 	if (gs_is_fd_export_control(cmd))
 		return true;  /* the fd is read and rewritten (exec_fdexport.c) */
 	switch (cmd) {
+	/* The process lists are filtered (exec_pids.c): any other size
+	 * would leave the answer unread. */
+	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
 	case NV2080_CTRL_CMD_FB_GET_INFO:
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:

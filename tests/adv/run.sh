@@ -103,6 +103,7 @@ TESTS=(
 	"share_import|sandbox|share_import"
 	"fd_export:one|sandbox|fd_export one"
 	"fd_export:cross|sandbox|fd_export cross"
+	"pid_list|sandbox|pid_list"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -158,6 +159,7 @@ TESTS=(
 	"baseline-share_import|bare|share_import"
 	"baseline-fd_export:one|sandbox|fd_export one"
 	"baseline-fd_export:cross|sandbox|fd_export cross"
+	"baseline-pid_list|bare|pid_list"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
@@ -610,6 +612,49 @@ check_fd_export() {
 			{ why="foreign import allowed: $(head -1 "$d/out"): not sensitive"; return 1; } ;;
 	esac
 	return 0
+}
+
+# pid_list: a holder (256 MiB) and a looker (128 MiB), each in its own
+# sandbox (--mem 1g) or (baseline) without one; the looker asks the GPU's
+# process lists (pid_list.c). Its output is the run's out.
+run_pid_list() {
+	local mode=$1 d="$tmp/$2" gs=()
+	rm -rf "$d"
+	mkdir -p "$d"
+	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			d=$1 prog=$2
+			shift 2
+			"$@" "$prog" hold "$d/ready" >"$d/holder.out" 2>&1 &
+			i=0
+			while [ ! -e "$d/ready" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+			other=$(pgrep -n -f "$prog hold")
+			"$@" "$prog" look "${other:-0}"
+			rc=$?
+			touch "$d/ready.done"
+			wait
+			exit $rc' sh "$d" "$ADV/pid_list" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+check_pid_list() {
+	local name=$1 d=$2
+	if [ "$name" = baseline-pid_list ]; then
+		# Natively the holder is listed and its 256 MiB reported.
+		ge "$(val_of "$d" others)" 1 && [ "$(val_of "$d" others_mib)" -ge 256 ] ||
+			{ why="without gpusandbox: $(head -1 "$d/out"): not sensitive"; return 1; }
+		return 0
+	fi
+	[ "$(val_of "$d" pids_status)" = NV_OK ] && [ "$(val_of "$d" pids)" = 1 ] &&
+		[ "$(val_of "$d" self_listed)" = 1 ] && [ "$(val_of "$d" own_mib)" = 128 ] &&
+		[ "$(val_of "$d" others)" = 0 ] && [ "$(val_of "$d" others_mib)" = 0 ] &&
+		[ "$(val_of "$d" other_result)" = INVALID_ARGUMENT ] ||
+		{ why="$(head -1 "$d/out"), want pids=1 self_listed=1 own_mib=128 others=0 others_mib=0 other_result=INVALID_ARGUMENT"; return 1; }
+	# The fake holds both tenants' memory: the holder was there to be seen.
+	ge "$(stat_of "$d" gpu0.vidmem_peak)" $((384 * MIB)) ||
+		{ why="the holder held nothing by the fake"; return 1; }
 }
 
 # uvm_ctlfd fuse and race: the file the workload serves itself is served
@@ -1267,6 +1312,8 @@ for t in "${TESTS[@]}"; do
 		run_share "$mode" "$name"
 	elif [ "$prog" = fd_export ]; then
 		run_fd_export "$name" "${argv[1]}"
+	elif [ "$prog" = pid_list ]; then
+		run_pid_list "$mode" "$name"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
 		run_ownfs "$name" "${argv[1]}"
 	else
@@ -1285,6 +1332,10 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$prog" = fd_export ]; then
 		check_fd_export "$name" "$dir" && pass "$name" || fail "$name" "$why"
+		continue
+	fi
+	if [ "$prog" = pid_list ]; then
+		check_pid_list "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$name" = outlive ] && ! check_outlive "$dir"; then

@@ -53,6 +53,38 @@ static struct obj *find_any_obj(nv_handle_t h_client, nv_handle_t h)
 	return c ? fake_find_obj(c, h) : NULL;
 }
 
+/* Does client c hold an object GET_PIDS looks for on GPU gpu? The driver
+ * (subdeviceCtrlCmdGpuGetPids_IMPL, subdevice_ctrl_gpu_kernel.c,
+ * 580.95.05) asks gpuGetProcWithObject for a Subdevice when id is
+ * NV20_SUBDEVICE_0, else for any ChannelDescendant; the fake has no
+ * channel descendants of its own, so it takes channels for them. */
+static bool client_has_kind(const struct client *c, int gpu, enum obj_kind kind)
+{
+	for (size_t j = 0; j < c->n; j++)
+		if (c->objs[j].res->kind == kind && c->objs[j].res->gpu == gpu)
+			return true;
+	return false;
+}
+
+/* GET_PIDS: each process (the client's creator) once, in client order. */
+static nv_status_t fill_pids(int gpu, struct nv2080_gpu_get_pids *p)
+{
+	enum obj_kind kind = p->id == NV20_SUBDEVICE_0 ? K_SUBDEVICE : K_CHANNEL;
+
+	if (p->id_type != NV2080_CTRL_GPU_GET_PIDS_ID_TYPE_CLASS)
+		return NV_ERR_INVALID_ARGUMENT;
+	p->count = 0;
+	for (size_t i = 0; i < fake_st.nclients && p->count < NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT; i++) {
+		const struct client *c = fake_st.clients[i];
+		bool seen = false;
+		for (uint32_t k = 0; k < p->count && !seen; k++)
+			seen = p->pids[k] == (uint32_t)c->tgid;
+		if (!seen && client_has_kind(c, gpu, kind))
+			p->pids[p->count++] = (uint32_t)c->tgid;
+	}
+	return NV_OK;
+}
+
 static void fill_pid_info(int gpu, struct nv2080_gpu_pid_info *e)
 {
 	uint64_t priv = 0, owned = 0, duped = 0;
@@ -209,6 +241,13 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		o->res->scheduled = p->enable != 0;
 		return NV_OK;
 	}
+	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(struct nv2080_gpu_get_pids))
+			return NV_ERR_INVALID_ARGUMENT;
+		*dirty = true;
+		return fill_pids(gpu, params);
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {
 		struct nv2080_gpu_get_pid_info *p = params;
 		if (kind != K_SUBDEVICE)
@@ -325,6 +364,7 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
+	case NV2080_CTRL_CMD_GPU_GET_PIDS:
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
 	case NV2080_CTRL_CMD_TIMER_GET_TIME:
 		/* Known controls have fixed sizes; a NULL or short buffer
