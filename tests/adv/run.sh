@@ -159,6 +159,7 @@ TESTS=(
 	"baseline-share_import|bare|share_import"
 	"baseline-fd_export:one|sandbox|fd_export one"
 	"baseline-fd_export:cross|sandbox|fd_export cross"
+	"baseline-fd_export:native|bare|fd_export one"
 	"baseline-pid_list|bare|pid_list"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
@@ -553,11 +554,13 @@ run_fd_export() {
 	rm -rf "$d"
 	mkdir -p "$d"
 	[ "$name" = baseline-fd_export:one ] && env_one=(GPUSANDBOX_TEST_NO_EXPORT_PIN=1)
+	# native: the fake's model alone, no gpusandbox.
+	local gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
+	[ "$name" = baseline-fd_export:native ] && gs=()
 	[ "$name" = baseline-fd_export:cross ] && env_imp=(GPUSANDBOX_TEST_FOREIGN_IMPORT=1)
 	if [ "$how" = one ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
-			env ${env_one[@]+"${env_one[@]}"} "$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" -- \
-			"$ADV/fd_export" one >"$d/out" 2>"$d/err"
+			env ${env_one[@]+"${env_one[@]}"} ${gs[@]+"${gs[@]}"} "$ADV/fd_export" one >"$d/out" 2>"$d/err"
 	else
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
@@ -591,6 +594,16 @@ check_fd_export() {
 		ge "$(stat_of "$d" imports_made)" 1 && ge "$(stat_of "$d" export_files_released)" 1 ||
 			{ why="the fake made no import or released no export file"; return 1; }
 		[ "$peak" -le "$QUOTA" ] || { why="driver peak $(mib "$peak") over the quota"; return 1; } ;;
+	baseline-fd_export:native)
+		# The driver's own behaviour, as the fake models it: the export
+		# keeps the memory after its handle and the exporter are gone,
+		# the import keeps it after the file is released, and it goes
+		# with the last reference (the 768 MiB asked for last fit).
+		[ "$(val_of "$d" held)" = NV_OK ] && [ "$(val_of "$d" import)" = NV_OK ] &&
+			[ "$(val_of "$d" fake_used_mib)" = 1536 ] && [ "$(val_of "$d" third)" = NV_OK ] &&
+			[ "$(stat_of "$d" exports_made)" = 1 ] && [ "$(stat_of "$d" imports_made)" = 1 ] &&
+			[ "$(stat_of "$d" export_files_released)" = 1 ] && [ "$(stat_of "$d" export_files_live)" = 0 ] ||
+			{ why="the fake's model: $(head -2 "$d/out" | tr '\n' ' ') exports=$(stat_of "$d" exports_made) imports=$(stat_of "$d" imports_made) released=$(stat_of "$d" export_files_released)"; return 1; } ;;
 	baseline-fd_export:one)
 		# Without the pins the exporter's free drops the charge while the
 		# file holds the memory: the next 768 MiB go through.
