@@ -12,7 +12,8 @@
  *       exits. The parent, holding only the fd, asks for 768 MiB (held=,
  *       want NO_MEMORY: the export keeps the charge), reads the file's
  *       info (info=), imports (import=), closes the fd, asks again
- *       (second=, want NO_MEMORY: the import keeps it, charged once), frees
+ *       (second=, want NO_MEMORY: the import keeps it, charged once; it is
+ *       mapped through UVM meanwhile, map=, as cuMemMap does), frees
  *       its import and asks a last time (third=, want NV_OK).
  *       fake_used_mib= is the fake's own account while the import holds.
  *   fd_export cross_export SOCK / cross_import SOCK
@@ -142,6 +143,11 @@ static int one(void)
 	info = export_info(&t, efd);
 	hi = rmc_next_handle(&t);
 	import = import_from_fd(&t, efd, hi);
+	/* Mapped as cuMemMap maps it: UVM's external map of the import. */
+	static struct adv_uvm_map m;
+	int uvm = adv_uvm_with_range(SHARED_BYTES, "fd_export importer");
+	adv_uvm_fill_map(&m, t.fd, t.client, hi, SHARED_BYTES);
+	rmc_status_t map = adv_uvm_map(uvm, &m);
 	close(efd);  /* only the import holds the memory now */
 	h2 = rmc_next_handle(&t);
 	second = adv_alloc_rm(&t, NULL, h2, SHARED_BYTES);
@@ -152,9 +158,9 @@ static int one(void)
 		(void)adv_free_rm(&t, NULL, hi);
 	h3 = rmc_next_handle(&t);
 	third = adv_alloc_rm(&t, NULL, h3, SHARED_BYTES);
-	printf("held=%s info=%s import=%s second=%s third=%s fake_used_mib=%llu\n", rmc_status_str(held),
-	       rmc_status_str(info), rmc_status_str(import), rmc_status_str(second), rmc_status_str(third),
-	       (unsigned long long)used);
+	printf("held=%s info=%s import=%s map=%s second=%s third=%s fake_used_mib=%llu\n", rmc_status_str(held),
+	       rmc_status_str(info), rmc_status_str(import), rmc_status_str(map), rmc_status_str(second),
+	       rmc_status_str(third), (unsigned long long)used);
 	return 0;
 }
 
