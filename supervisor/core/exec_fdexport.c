@@ -179,8 +179,11 @@ static void commit_export(struct call *c, struct fd_flight *f)
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
 	struct ledger_facts lf;
 
+	uint32_t n = p->num_objects < NV0000_OS_UNIX_EXPORT_MAX_OBJECTS ? p->num_objects
+	                                                                : NV0000_OS_UNIX_EXPORT_MAX_OBJECTS;
+
 	memcpy(before, sb->ledger.used, sizeof(before));
-	for (uint32_t i = 0; i < p->num_objects && (uint32_t)p->index + i < x->max; i++) {
+	for (uint32_t i = 0; i < n && (uint32_t)p->index + i < x->max; i++) {
 		struct gs_export_slot s = { .pin = LEDGER_NO_PIN, .cls = 0 };
 		if (p->objects[i] && !sb->test_no_export_pin &&
 		    ledger_object_facts(&sb->ledger, f->top->h_client, p->objects[i], &lf)) {

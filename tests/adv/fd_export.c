@@ -16,6 +16,13 @@
  *       mapped through UVM meanwhile, map=, as cuMemMap does), frees
  *       its import and asks a last time (third=, want NV_OK).
  *       fake_used_mib= is the fake's own account while the import holds.
+ *   fd_export hostile
+ *       One sandbox: an export whose fd is a pipe (pipe=) or a GPU node
+ *       (node=), both NV_ERR_INVALID_PARAMETER as the driver answers; an
+ *       export of the device (device=, NOT_SUPPORTED: not memory charged
+ *       to the sandbox, which the driver would keep past its handle); an
+ *       import from a control file never exported into (fresh=,
+ *       NV_ERR_INVALID_PARAMETER from the driver, refused before it).
  *   fd_export cross_export SOCK / cross_import SOCK
  *       Two sandboxes. The exporter exports 768 MiB, sends the fd over
  *       SOCK, frees its handle and exits. The importer imports (import=,
@@ -26,6 +33,7 @@
  *       exporter's 768 MiB beside its own, above its quota).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,27 +48,6 @@
 #define FAKE_USED_KEY "gpu0.vidmem_used"
 #define CONNECT_TRIES 200
 #define CONNECT_WAIT_US 50000
-
-/* Exports h of s into a fresh control file: its fd, or -1 (*st says). */
-static int export_to_fd(struct rmc_session *s, nv_handle_t h, rmc_status_t *st)
-{
-	struct nv0000_os_unix_export_objects_params p;
-	int efd = rmc_open_ctl();
-
-	if (efd < 0) {
-		*st = (rmc_status_t)efd;
-		return -1;
-	}
-	memset(&p, 0, sizeof(p));
-	p.fd = efd;
-	p.h_device = s->device;
-	p.max_objects = 1;
-	p.objects[0] = h;
-	p.num_objects = 1;
-	*st = rmc_control(s->fd, NULL, s->client, s->client, NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD, &p,
-	                  sizeof(p));
-	return efd;
-}
 
 static rmc_status_t import_from_fd(struct rmc_session *s, int efd, nv_handle_t h)
 {
@@ -83,6 +70,66 @@ static rmc_status_t export_info(struct rmc_session *s, int efd)
 	                   sizeof(p));
 }
 
+/* key=status and a space: one status a printf, as rmc_status_str's
+ * buffer for numeric forms is shared. */
+static void put(const char *key, rmc_status_t st)
+{
+	printf("%s=%s ", key, rmc_status_str(st));
+}
+
+/* Exports objects[0] = h into fd, as is. */
+static rmc_status_t export_into(struct rmc_session *s, int fd, nv_handle_t h)
+{
+	struct nv0000_os_unix_export_objects_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.fd = fd;
+	p.h_device = s->device;
+	p.max_objects = 1;
+	p.objects[0] = h;
+	p.num_objects = 1;
+	return rmc_control(s->fd, NULL, s->client, s->client, NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD, &p,
+	                   sizeof(p));
+}
+
+/* What the supervisor must not let through: an fd that is not a control
+ * file (a pipe, a GPU node), an export of what is not memory charged to
+ * the sandbox (the device: the driver would keep it past its handle), an
+ * import from a control file the sandbox never exported into. */
+static int hostile(void)
+{
+	struct rmc_session s;
+	int p[2], node, efd, fresh;
+
+	adv_session_or_die(&s, -1, "fd_export hostile");
+	if (pipe(p) < 0 || (node = open("/dev/nvidia0", O_RDWR | O_CLOEXEC)) < 0 ||
+	    (efd = rmc_open_ctl()) < 0 || (fresh = rmc_open_ctl()) < 0)
+		return ADV_EXIT_SETUP;
+	rmc_status_t pipe_st = export_into(&s, p[0], 0);
+	rmc_status_t node_st = export_into(&s, node, 0);
+	rmc_status_t dev_st = export_into(&s, efd, s.device);
+	rmc_status_t fresh_st = import_from_fd(&s, fresh, rmc_next_handle(&s));
+	put("pipe", pipe_st);
+	put("node", node_st);
+	put("device", dev_st);
+	put("fresh", fresh_st);
+	printf("\n");
+	return 0;
+}
+
+/* Exports h of s into a fresh control file: its fd, or -1 (*st says). */
+static int export_to_fd(struct rmc_session *s, nv_handle_t h, rmc_status_t *st)
+{
+	int efd = rmc_open_ctl();
+
+	if (efd < 0) {
+		*st = (rmc_status_t)efd;
+		return -1;
+	}
+	*st = export_into(s, efd, h);
+	return efd;
+}
+
 static uint64_t fake_used_mib(void)
 {
 	uint64_t v = 0;
@@ -102,7 +149,9 @@ static int exporter(int sock)
 	h = rmc_next_handle(&s);
 	first = adv_alloc_rm(&s, NULL, h, SHARED_BYTES);
 	efd = first == NV_OK ? export_to_fd(&s, h, &st) : -1;
-	printf("alloc=%s export=%s\n", rmc_status_str(first), rmc_status_str(st));
+	put("alloc", first);
+	put("export", st);
+	printf("\n");
 	fflush(stdout);
 	if (adv_send_fd(sock, efd >= 0 ? efd : 0, &st, sizeof(st)) < 0)
 		return 1;
@@ -158,9 +207,13 @@ static int one(void)
 		(void)adv_free_rm(&t, NULL, hi);
 	h3 = rmc_next_handle(&t);
 	third = adv_alloc_rm(&t, NULL, h3, SHARED_BYTES);
-	printf("held=%s info=%s import=%s map=%s second=%s third=%s fake_used_mib=%llu\n", rmc_status_str(held),
-	       rmc_status_str(info), rmc_status_str(import), rmc_status_str(map), rmc_status_str(second),
-	       rmc_status_str(third), (unsigned long long)used);
+	put("held", held);
+	put("info", info);
+	put("import", import);
+	put("map", map);
+	put("second", second);
+	put("third", third);
+	printf("fake_used_mib=%llu\n", (unsigned long long)used);
 	return 0;
 }
 
@@ -209,8 +262,9 @@ static int cross_import(const char *path)
 	while (read(s, &eof, 1) > 0)
 		;
 	own = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), SHARED_BYTES);
-	printf("import=%s own=%s fake_used_mib=%llu\n", rmc_status_str(import), rmc_status_str(own),
-	       (unsigned long long)fake_used_mib());
+	put("import", import);
+	put("own", own);
+	printf("fake_used_mib=%llu\n", (unsigned long long)fake_used_mib());
 	return 0;
 }
 
@@ -219,6 +273,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 2 && !strcmp(argv[1], "one"))
 		return one();
+	if (argc == 2 && !strcmp(argv[1], "hostile"))
+		return hostile();
 	if (argc == 3 && !strcmp(argv[1], "cross_export")) {
 		int s = unix_socket(argv[2], true);
 		return s < 0 ? ADV_EXIT_SETUP : exporter(s);

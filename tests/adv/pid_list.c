@@ -91,9 +91,11 @@ static int look(uint32_t other)
 	/* The holder by the pid the runner found, listed or not. */
 	if (other && other != self)
 		theirs += pid_memory(&s, other, &r);
-	printf("pids_status=%s pids=%u self_listed=%d others=%u own_mib=%llu others_mib=%llu other_result=%s\n",
-	       rmc_status_str(st), st == NV_OK ? p.count : 0, self_listed, others,
-	       (unsigned long long)(own / RMC_MIB), (unsigned long long)(theirs / RMC_MIB), rmc_status_str(r));
+	/* One status a printf: rmc_status_str's buffer is shared. */
+	printf("pids_status=%s ", rmc_status_str(st));
+	printf("pids=%u self_listed=%d others=%u own_mib=%llu others_mib=%llu ", st == NV_OK ? p.count : 0,
+	       self_listed, others, (unsigned long long)(own / RMC_MIB), (unsigned long long)(theirs / RMC_MIB));
+	printf("other_result=%s\n", rmc_status_str(r));
 	return 0;
 }
 

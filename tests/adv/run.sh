@@ -103,6 +103,7 @@ TESTS=(
 	"share_import|sandbox|share_import"
 	"fd_export:one|sandbox|fd_export one"
 	"fd_export:cross|sandbox|fd_export cross"
+	"fd_export:hostile|sandbox|fd_export hostile"
 	"pid_list|sandbox|pid_list"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
@@ -160,6 +161,7 @@ TESTS=(
 	"baseline-fd_export:one|sandbox|fd_export one"
 	"baseline-fd_export:cross|sandbox|fd_export cross"
 	"baseline-fd_export:native|bare|fd_export one"
+	"baseline-fd_export:hostile|bare|fd_export hostile"
 	"baseline-pid_list|bare|pid_list"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
@@ -556,11 +558,11 @@ run_fd_export() {
 	[ "$name" = baseline-fd_export:one ] && env_one=(GPUSANDBOX_TEST_NO_EXPORT_PIN=1)
 	# native: the fake's model alone, no gpusandbox.
 	local gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
-	[ "$name" = baseline-fd_export:native ] && gs=()
+	[ "$name" = baseline-fd_export:native ] || [ "$name" = baseline-fd_export:hostile ] && gs=()
 	[ "$name" = baseline-fd_export:cross ] && env_imp=(GPUSANDBOX_TEST_FOREIGN_IMPORT=1)
-	if [ "$how" = one ]; then
+	if [ "$how" != cross ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
-			env ${env_one[@]+"${env_one[@]}"} ${gs[@]+"${gs[@]}"} "$ADV/fd_export" one >"$d/out" 2>"$d/err"
+			env ${env_one[@]+"${env_one[@]}"} ${gs[@]+"${gs[@]}"} "$ADV/fd_export" "$how" >"$d/out" 2>"$d/err"
 	else
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
@@ -594,6 +596,18 @@ check_fd_export() {
 		ge "$(stat_of "$d" imports_made)" 1 && ge "$(stat_of "$d" export_files_released)" 1 ||
 			{ why="the fake made no import or released no export file"; return 1; }
 		[ "$peak" -le "$QUOTA" ] || { why="driver peak $(mib "$peak") over the quota"; return 1; } ;;
+	fd_export:hostile)
+		[ "$(val_of "$d" pipe)" = status:0x3b ] && [ "$(val_of "$d" node)" = status:0x3b ] &&
+			[ "$(val_of "$d" device)" = NOT_SUPPORTED ] && [ "$(val_of "$d" fresh)" = status:0x1b ] &&
+			[ "$(stat_of "$d" exports_made)" = 0 ] ||
+			{ why="$(head -1 "$d/out") exports_made=$(stat_of "$d" exports_made), want pipe=node=status:0x3b device=NOT_SUPPORTED fresh=status:0x1b, none made"; return 1; }
+		grep -q '"reason":"export of an object that is not video memory charged to this sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused export"; return 1; } ;;
+	baseline-fd_export:hostile)
+		# The driver exports the device (and would keep it past its
+		# handle): what the sandbox's refusal takes away.
+		[ "$(val_of "$d" device)" = NV_OK ] && [ "$(stat_of "$d" exports_made)" = 1 ] ||
+			{ why="without gpusandbox: $(head -1 "$d/out"): not sensitive"; return 1; } ;;
 	baseline-fd_export:native)
 		# The driver's own behaviour, as the fake models it: the export
 		# keeps the memory after its handle and the exporter are gone,
