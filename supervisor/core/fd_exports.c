@@ -94,6 +94,30 @@ void gs_fd_exports_set(struct gs_fd_exports *x, struct ledger *l, uint32_t i, ui
 	*old = slot;
 }
 
+/* Was pin met before slot (i, s), in the order gs_fd_exports_held walks? */
+static bool pin_seen_before(const struct gs_fd_exports *x, uint32_t pin, uint32_t i, uint32_t s)
+{
+	for (uint32_t fi = 0; fi <= i; fi++)
+		for (uint32_t si = 0; si < (fi == i ? s : x->files[fi].max); si++)
+			if (x->files[fi].slots[si].pin == pin)
+				return true;
+	return false;
+}
+
+void gs_fd_exports_held(const struct gs_fd_exports *x, const struct ledger *l, uint64_t held[GS_MAX_GPUS])
+{
+	for (uint32_t i = 0; i < x->n; i++)
+		for (uint32_t s = 0; s < x->files[i].max; s++) {
+			uint32_t pin = x->files[i].slots[s].pin;
+			uint64_t bytes;
+			int gpu;
+			if (!ledger_pin_facts(l, pin, &gpu, &bytes) || pin_seen_before(x, pin, i, s))
+				continue;
+			if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS)
+				held[gpu] += bytes;
+		}
+}
+
 unsigned gs_fd_exports_sweep(struct gs_fd_exports *x, struct ledger *l, uint64_t released[GS_MAX_GPUS])
 {
 	unsigned n = 0;

@@ -56,6 +56,8 @@ void gs_fd_exports_drop(struct gs_fd_exports *x, struct ledger *l, uint32_t i);
  * held is dropped, adding what that released to released. */
 void gs_fd_exports_set(struct gs_fd_exports *x, struct ledger *l, uint32_t i, uint32_t s,
                        struct gs_export_slot slot, uint64_t released[GS_MAX_GPUS]);
+/* The memory the live export files pin, per GPU, each allocation once. */
+void gs_fd_exports_held(const struct gs_fd_exports *x, const struct ledger *l, uint64_t held[GS_MAX_GPUS]);
 /* Drops the files released since, with their pins. Returns how many. */
 unsigned gs_fd_exports_sweep(struct gs_fd_exports *x, struct ledger *l, uint64_t released[GS_MAX_GPUS]);
 

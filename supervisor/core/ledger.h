@@ -282,6 +282,8 @@ void ledger_unreg_done(struct ledger *l, uint32_t i, uint64_t released[GS_MAX_GP
  * as fn answers false. */
 bool ledger_each_channel_handle(const struct ledger *l, bool (*fn)(void *ctx, uint32_t client, uint32_t handle),
                                 void *ctx);
+/* The GPU and bytes of what pin holds; false for LEDGER_NO_PIN. */
+bool ledger_pin_facts(const struct ledger *l, uint32_t pin, int *gpu, uint64_t *bytes);
 /* A second pin on what pin holds (a mapping split in two). */
 uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
 /* Drops a pin, adding what the allocation released to released. A

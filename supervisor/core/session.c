@@ -245,6 +245,32 @@ void gs_session_reconcile(struct gs_session *sb)
 	reconcile_within(sb, UINT32_MAX);
 }
 
+unsigned gs_session_note_exports_left(struct gs_session *sb)
+{
+	uint64_t held[GS_MAX_GPUS] = { 0 };
+
+	if (!sb->exports.n)
+		return 0;
+	gs_fd_exports_held(&sb->exports, &sb->ledger, held);
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		if (!held[g])
+			continue;
+		fprintf(stderr, "gpusandbox: warning: %u export file(s) outlive the sandbox, holding %llu bytes "
+		        "on GPU %u outside any quota (docs/security/fd-export.md)\n",
+		        sb->exports.n, (unsigned long long)held[g], g);
+		if (!sb->audit)
+			continue;
+		struct gs_decision d = {
+			.call = "EXPORT_FILE", .gpu = (int)g, .has_size = true, .size = held[g],
+			.verdict = GS_VERDICT_RELEASE, .pid = getpid(), .tid = 0,
+			.reason = "an export file outlives the sandbox: the driver keeps its memory",
+		};
+		if (gs_audit_decision(sb->audit, &d) < 0)
+			sb->audit_failed = true;
+	}
+	return sb->exports.n;
+}
+
 void gs_session_reconcile_some(struct gs_session *sb)
 {
 	reconcile_within(sb, LEDGER_REAP_SOME);

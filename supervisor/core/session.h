@@ -226,6 +226,11 @@ void gs_session_reconcile(struct gs_session *sb);
  * (needs_reconcile, over_quota_reconciled), and an entry not yet reaped
  * only keeps a charge (the safe side). */
 void gs_session_reconcile_some(struct gs_session *sb);
+/* At the sandbox's end, after a full reconcile (every task gone): an
+ * export file still open is held outside the sandbox, and the driver
+ * keeps its memory outside any quota (docs/security/fd-export.md). Said
+ * on stderr and in the audit log. Returns how many files. */
+unsigned gs_session_note_exports_left(struct gs_session *sb);
 
 /* Failing closed: SIGKILL to the workload (its pidfd when it has one). */
 void gs_session_kill_workload(const struct gs_session *sb);

@@ -27,7 +27,9 @@
  *       Two sandboxes. The exporter exports 768 MiB, sends the fd over
  *       SOCK, frees its handle and exits. The importer imports (import=,
  *       want NV_ERR_INSUFFICIENT_PERMISSIONS: the file is another
- *       sandbox's), closes the fd, waits for the exporter to be gone,
+ *       sandbox's), holds the fd until the exporter's sandbox has ended
+ *       (the file GONE appears; that sandbox says the file outlives it),
+ *       closes it,
  *       allocates 768 MiB (own=) and reads the fake's account
  *       (fake_used_mib=: without the defence the import keeps the
  *       exporter's 768 MiB beside its own, above its quota).
@@ -242,7 +244,17 @@ static int unix_socket(const char *path, bool listening)
 	return -1;
 }
 
-static int cross_import(const char *path)
+/* Waits (bounded) until file exists. */
+static void wait_for_file(const char *file)
+{
+	for (int i = 0; file && i < CONNECT_TRIES && access(file, F_OK) != 0; i++)
+		usleep(CONNECT_WAIT_US);
+}
+
+/* gone: a file that exists once the exporter's sandbox has ended (NULL:
+ * do not wait); the fd is held until then, so that the sandbox ends with
+ * its export file open elsewhere. */
+static int cross_import(const char *path, const char *gone)
 {
 	struct rmc_session t;
 	rmc_status_t sent, import, own;
@@ -257,10 +269,11 @@ static int cross_import(const char *path)
 		return 1;
 	}
 	import = import_from_fd(&t, efd, rmc_next_handle(&t));
-	close(efd);
 	/* The exporter closes its end when it is gone. */
 	while (read(s, &eof, 1) > 0)
 		;
+	wait_for_file(gone);
+	close(efd);
 	own = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), SHARED_BYTES);
 	put("import", import);
 	put("own", own);
@@ -279,8 +292,8 @@ int main(int argc, char **argv)
 		int s = unix_socket(argv[2], true);
 		return s < 0 ? ADV_EXIT_SETUP : exporter(s);
 	}
-	if (argc == 3 && !strcmp(argv[1], "cross_import"))
-		return cross_import(argv[2]);
-	fprintf(stderr, "usage: fd_export one | cross_export SOCK | cross_import SOCK\n");
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "cross_import"))
+		return cross_import(argv[2], argc == 4 ? argv[3] : NULL);
+	fprintf(stderr, "usage: fd_export one | hostile | cross_export SOCK | cross_import SOCK [GONE]\n");
 	return 2;
 }

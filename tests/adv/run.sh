@@ -570,10 +570,13 @@ run_fd_export() {
 				shift 4
 				"$gs" --mem "$q" --audit-log "$d/exporter.jsonl" -- "$prog" cross_export "$d/sock" \
 					>"$d/exporter.out" 2>&1 &
-				env "$@" "$gs" --mem "$q" --audit-log "$d/audit.jsonl" -- "$prog" cross_import "$d/sock"
-				rc=$?
-				wait
-				exit $rc' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" ${env_imp[@]+"${env_imp[@]}"} \
+				ep=$!
+				env "$@" "$gs" --mem "$q" --audit-log "$d/audit.jsonl" -- "$prog" cross_import "$d/sock" \
+					"$d/exporter.gone" &
+				ip=$!
+				wait $ep
+				touch "$d/exporter.gone"
+				wait $ip' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" ${env_imp[@]+"${env_imp[@]}"} \
 			>"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -630,7 +633,12 @@ check_fd_export() {
 		[ "$(val_of "$d" fake_used_mib)" -le 1024 ] ||
 			{ why="the importer's sandbox holds $(val_of "$d" fake_used_mib) MiB by the fake"; return 1; }
 		grep -q '"reason":"import from an export file made outside this sandbox"' "$d/audit.jsonl" ||
-			{ why="no audit record names the refused import"; return 1; } ;;
+			{ why="no audit record names the refused import"; return 1; }
+		# The exporter's sandbox ended while the importer held the file:
+		# it says the memory outlives it.
+		grep -q '"reason":"an export file outlives the sandbox: the driver keeps its memory"' "$d/exporter.jsonl" &&
+			grep -q 'export file(s) outlive the sandbox, holding 805306368 bytes' "$d/exporter.out" ||
+			{ why="the exporter's sandbox did not report its export file outliving it"; return 1; } ;;
 	baseline-fd_export:cross)
 		# Let through, the import keeps the other sandbox's 768 MiB
 		# beside the importer's own 768 once the exporter is gone.
