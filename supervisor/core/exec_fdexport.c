@@ -243,7 +243,7 @@ static struct answer act_and_commit(struct call *c, struct fd_flight *f)
 
 	if (f->top->cmd == NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD && !export_record(c, f, &made))
 		return refuse_with_status(c, f->top, CTRL_STATUS_OFF, NV_ERR_NO_MEMORY, GS_VERDICT_REFUSE,
-		                          "cannot watch the export file");
+		                          "cannot record the export file (its watch, memory, or the sandbox's bound on export slots)");
 	int rc = perform(c, f);
 	bool ok = rc == 0 && f->top->status == NV_OK;
 

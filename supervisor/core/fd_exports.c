@@ -26,6 +26,7 @@ static void drop_file(struct gs_fd_exports *x, struct ledger *l, uint32_t i, uin
 	if (f->epfd >= 0)
 		close(f->epfd);
 	free(f->slots);
+	x->slots -= f->max;
 	x->files[i] = x->files[--x->n];
 }
 
@@ -58,6 +59,8 @@ int gs_fd_exports_find(const struct gs_fd_exports *x, pid_t self, int fd)
 
 int gs_fd_exports_add(struct gs_fd_exports *x, struct ledger *l, int fd, uint32_t max)
 {
+	if (max > GS_FD_EXPORT_SLOTS_MAX - x->slots)
+		return -1;
 	if (x->n == x->cap) {
 		uint32_t cap = x->cap ? 2 * x->cap : INITIAL_EXPORT_FILES;
 		struct gs_export_file *n = realloc(x->files, cap * sizeof(*n));
@@ -78,6 +81,7 @@ int gs_fd_exports_add(struct gs_fd_exports *x, struct ledger *l, int fd, uint32_
 	}
 	f->tfd = fd;
 	f->max = max;
+	x->slots += max;
 	for (uint32_t s = 0; s < max; s++)
 		f->slots[s].pin = LEDGER_NO_PIN;
 	return (int)x->n++;

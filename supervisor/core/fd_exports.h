@@ -37,9 +37,16 @@ struct gs_export_file {
 	struct gs_export_slot *slots;
 };
 
+/* The slots of all of a sandbox's export files, at most: the driver takes
+ * a file's maxObjects (up to 65535) from the workload, and the supervisor
+ * keeps 8 bytes a slot, so a sandbox could otherwise make it hold
+ * gigabytes. 8 MiB; CUDA's export files have one slot each. */
+#define GS_FD_EXPORT_SLOTS_MAX (1u << 20)
+
 struct gs_fd_exports {
 	struct gs_export_file *files;
 	uint32_t               n, cap;
+	uint32_t               slots;  /* of all files */
 };
 
 void gs_fd_exports_fini(struct gs_fd_exports *x, struct ledger *l);
@@ -47,7 +54,8 @@ void gs_fd_exports_fini(struct gs_fd_exports *x, struct ledger *l);
  * none on that file. */
 int  gs_fd_exports_find(const struct gs_fd_exports *x, pid_t self, int fd);
 /* A new export file of max slots on fd's file: its index, or -1 (no
- * memory, or the file cannot be watched: fail closed, nothing exported). */
+ * memory, the file cannot be watched, or GS_FD_EXPORT_SLOTS_MAX would be
+ * passed: fail closed, nothing exported). */
 int  gs_fd_exports_add(struct gs_fd_exports *x, struct ledger *l, int fd, uint32_t max);
 /* Forgets file i, dropping its pins (a record made for a call the driver
  * then refused). */
