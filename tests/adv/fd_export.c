@@ -13,7 +13,8 @@
  *       want NO_MEMORY: the export keeps the charge), reads the file's
  *       info (info=), imports (import=), closes the fd, asks again
  *       (second=, want NO_MEMORY: the import keeps it, charged once; it is
- *       mapped through UVM meanwhile, map=, as cuMemMap does), frees
+ *       mapped through UVM meanwhile, map=, as cuMemMap does), asks for
+ *       192 MiB (fits=, want NV_OK: charged once, not twice), frees
  *       its import and asks a last time (third=, want NV_OK).
  *       fake_used_mib= is the fake's own account while the import holds.
  *   fd_export hostile
@@ -47,6 +48,9 @@
 #include "adv.h"
 
 #define SHARED_BYTES (768ull * RMC_MIB)
+/* What is left of --mem 1g beside SHARED_BYTES charged once, with room
+ * for the rounding: refused if the import were charged again. */
+#define FITS_BYTES (192ull * RMC_MIB)
 #define FAKE_USED_KEY "gpu0.vidmem_used"
 #define CONNECT_TRIES 200
 #define CONNECT_WAIT_US 50000
@@ -205,6 +209,11 @@ static int one(void)
 	uint64_t used = fake_used_mib();
 	if (second == NV_OK)
 		(void)adv_free_rm(&t, NULL, h2);
+	/* Charged once, not twice: what is left of the quota still fits. */
+	nv_handle_t hs = rmc_next_handle(&t);
+	rmc_status_t fits = adv_alloc_rm(&t, NULL, hs, FITS_BYTES);
+	if (fits == NV_OK)
+		(void)adv_free_rm(&t, NULL, hs);
 	if (import == NV_OK)
 		(void)adv_free_rm(&t, NULL, hi);
 	h3 = rmc_next_handle(&t);
@@ -214,6 +223,7 @@ static int one(void)
 	put("import", import);
 	put("map", map);
 	put("second", second);
+	put("fits", fits);
 	put("third", third);
 	printf("fake_used_mib=%llu\n", (unsigned long long)used);
 	return 0;

@@ -594,8 +594,9 @@ check_fd_export() {
 	fd_export:one)
 		[ "$(val_of "$d" held)" = NO_MEMORY ] && [ "$(val_of "$d" info)" = NV_OK ] &&
 			[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" map)" = NV_OK ] && [ "$(val_of "$d" second)" = NO_MEMORY ] &&
-			[ "$(val_of "$d" third)" = NV_OK ] && [ "$(val_of "$d" fake_used_mib)" = 768 ] ||
-			{ why="$(head -1 "$d/out"), want held=NO_MEMORY info=NV_OK import=NV_OK map=NV_OK second=NO_MEMORY third=NV_OK fake_used_mib=768"; return 1; }
+			[ "$(val_of "$d" fits)" = NV_OK ] && [ "$(val_of "$d" third)" = NV_OK ] &&
+			[ "$(val_of "$d" fake_used_mib)" = 768 ] ||
+			{ why="$(sed -n 2p "$d/out"), want held=NO_MEMORY info=NV_OK import=NV_OK map=NV_OK second=NO_MEMORY fits=NV_OK third=NV_OK fake_used_mib=768"; return 1; }
 		ge "$(stat_of "$d" imports_made)" 1 && ge "$(stat_of "$d" export_files_released)" 1 ||
 			{ why="the fake made no import or released no export file"; return 1; }
 		[ "$peak" -le "$QUOTA" ] || { why="driver peak $(mib "$peak") over the quota"; return 1; } ;;
