@@ -526,6 +526,23 @@ struct nv2080_gpu_get_pid_info {
 };
 _Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO size");
 
+/* NV0041_CTRL_CMD_GET_SURFACE_INFO on memory (ctrl0041.h; mem_ctrl.c,
+ * memCtrlCmdGetSurfaceInfoLvm_IMPL, 580.95.05): a list of {index, data}
+ * pairs behind a pointer; PHYS_SIZE_LO/HI are the allocation's size. */
+#define NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_LO 0x2u
+#define NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_HI 0x3u
+struct nv0041_surface_info {
+	uint32_t index;
+	uint32_t data;
+};
+struct nv0041_get_surface_info_params {
+	uint32_t count;
+	uint32_t pad;
+	uint64_t list;
+};
+_Static_assert(sizeof(struct nv0041_get_surface_info_params) == 16, "GET_SURFACE_INFO size");
+_Static_assert(offsetof(struct nv0041_get_surface_info_params, list) == 8, "GET_SURFACE_INFO.surfaceInfoList");
+
 /* Export and import of RM objects through a control file's fd
  * (NV0000_CTRL_CMD_OS_UNIX_*, ctrl0000unix.h; handlers in
  * src/nvidia/arch/nvalloc/unix/src/os.c, 580.95.05). The fd is resolved in

@@ -285,6 +285,17 @@ static int key_p2p_register(struct parser *ps, const struct stmt *s)
 	return 0;
 }
 
+static int key_fd_import(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_parse_fd_import(v, &ps->p->quota.fd_import) < 0)
+		return fail_at(ps, s->value_at, "invalid fd-import mode '%s' (own or foreign)", v);
+	return 0;
+}
+
 static int key_gpus(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -505,6 +516,7 @@ static const struct key_def keys[] = {
 	{ "sm-mode", key_sm_mode, false },
 	{ "managed", key_managed, false },
 	{ "p2p-register", key_p2p_register, false },
+	{ "fd-import", key_fd_import, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
 	{ "audit-level", key_audit_level, false },

@@ -20,8 +20,10 @@
  * the sandbox after the exporter frees it and exits, and an import is one
  * more handle on that same allocation (ledger_dup_pinned). An export file
  * the sandbox did not make (another sandbox's, the host's) holds memory
- * the ledger has no account of: an import from it is refused, as is an
- * export into it.
+ * the ledger has no account of: an import from it is refused (unless the
+ * policy says fd-import = foreign: then what was imported is charged to
+ * the importer by the size the driver gives it, charge_foreign), and an
+ * export into it always.
  *
  * Every step runs under the session lock (no off_lock_key): the look at
  * the sandbox's files, the verdict, the driver call and the pins are one
@@ -114,6 +116,7 @@ static bool take_facts(struct call *c, struct fd_flight *f, struct answer *a)
 	f->dup = -1;
 	f->file = -1;
 	f->facts.foreign_test = sb->test_foreign_import;
+	f->facts.foreign_charged = sb->quota.fd_import == GS_FD_IMPORT_FOREIGN;
 	/* A look first: a dup of a file that is not the driver's could be
 	 * a FUSE file the workload serves, whose close waits for it. */
 	if (f->wfd < 0 || task_fd_node_kind_cached(c->tid, f->wfd) != GS_NODE_CTL)
@@ -195,45 +198,112 @@ static void commit_export(struct call *c, struct fd_flight *f)
 	note_release(c, released, before);
 }
 
+/* The size the driver gives memory (h_client, h): GET_SURFACE_INFO's
+ * PHYS_SIZE_LO/HI (mem_ctrl.c, 580.95.05), asked from our own memory; 0
+ * when it cannot tell. */
+static uint64_t surface_bytes(struct call *c, nv_handle_t h_client, nv_handle_t h)
+{
+	struct nv0041_surface_info list[] = { { NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_LO, 0 },
+	                                      { NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_HI, 0 } };
+	struct nv0041_get_surface_info_params p = { .count = 2, .list = (uintptr_t)list };
+	struct nvos54 q = { .h_client = h_client, .h_object = h, .cmd = NV0041_CTRL_CMD_GET_SURFACE_INFO,
+	                    .params = (uintptr_t)&p, .params_size = sizeof(p) };
+
+	if (exec_escape(c, NV_ESC_RM_CONTROL, sizeof(q), &q) != 0 || q.status != NV_OK)
+		return 0;
+	return (uint64_t)list[1].data << 32 | list[0].data;
+}
+
+/* fd-import = foreign: memory imported from another sandbox's file is
+ * charged to the importer as its own allocation, by the size the driver
+ * gives it, within the quota. Only video memory; anything else, or a size
+ * the driver will not tell, is refused (fail closed). */
+static nv_status_t charge_foreign(struct call *c, nv_handle_t h_client, nv_handle_t h_parent, nv_handle_t h,
+                                  uint8_t type)
+{
+	struct gs_session *sb = c->sb;
+	int gpu = ledger_gpu_of(&sb->ledger, h_client, h_parent);
+	uint64_t bytes;
+
+	if (type != NV0000_OS_UNIX_IMPORT_TYPE_VIDMEM || gpu == LEDGER_NO_GPU ||
+	    !(bytes = surface_bytes(c, h_client, h)))
+		return NV_ERR_NOT_SUPPORTED;
+	if (over_quota_reconciled(sb, gpu, bytes))
+		return NV_ERR_NO_MEMORY;
+	uint64_t before = ledger_used(&sb->ledger, gpu);
+	if (ledger_add(&sb->ledger, h_client, h_parent, h, RM_CLASS_VIDMEM, NV01_MEMORY_LOCAL_USER, gpu, bytes) < 0)
+		return NV_ERR_NO_MEMORY;
+	note_usage(c, gpu, before);
+	return NV_OK;
+}
+
+/* What slot s of the call's export file holds; empty when the file is
+ * not the sandbox's or s is past its end. */
+static struct gs_export_slot slot_of(const struct call *c, const struct fd_flight *f, uint32_t s)
+{
+	const struct gs_export_file *x = f->file >= 0 ? &c->sb->exports.files[f->file] : NULL;
+
+	return x && s < x->max ? x->slots[s] : (struct gs_export_slot){ LEDGER_NO_PIN, 0 };
+}
+
+/* One handle the import made, whose slot held slot. */
+static nv_status_t commit_one_import(struct call *c, const struct fd_flight *f, nv_handle_t h_parent,
+                                     nv_handle_t h, uint8_t type, struct gs_export_slot slot)
+{
+	nv_handle_t client = f->top->h_client;
+
+	if (slot.pin != LEDGER_NO_PIN)
+		return ledger_dup_pinned(&c->sb->ledger, client, h_parent, h, slot.pin, slot.cls) < 0 ? NV_ERR_NO_MEMORY
+		                                                                                      : NV_OK;
+	if (f->facts.foreign_charged)
+		return charge_foreign(c, client, h_parent, h, type);
+	return f->facts.foreign_test ? NV_OK : NV_ERR_INSUFFICIENT_PERMISSIONS;
+}
+
 /* commit of an import: each handle made is one more reference on what
  * its slot pins. One the sandbox cannot account for (a slot it did not
- * fill: someone outside exported into its file) is freed again and the
- * import refused. */
+ * fill: another sandbox's file, or someone outside exported into its
+ * file) is charged as the importer's own under fd-import = foreign, else
+ * freed again and the import refused. The slots are read first: a
+ * charge's reconcile may sweep other export files (and move ours). */
 static nv_status_t commit_import(struct call *c, struct fd_flight *f)
 {
 	struct nv0000_os_unix_import_objects_params *p = (void *)f->params;
-	struct gs_session *sb = c->sb;
+	struct gs_export_slot slots[NV0000_OS_UNIX_IMPORT_MAX_OBJECTS];
 	nv_status_t st = NV_OK;
 	uint32_t n = p->num_objects < NV0000_OS_UNIX_IMPORT_MAX_OBJECTS ? p->num_objects
 	                                                                : NV0000_OS_UNIX_IMPORT_MAX_OBJECTS;
 
+	for (uint32_t i = 0; i < n; i++)
+		slots[i] = slot_of(c, f, (uint32_t)p->index + i);
 	if (note_client(c, f->top->h_client) < 0)
 		st = NV_ERR_NO_MEMORY;
-	for (uint32_t i = 0; i < n; i++) {
-		if (p->object_types[i] == NV0000_OS_UNIX_IMPORT_TYPE_NONE)
-			continue;
-		const struct gs_export_file *x = f->file >= 0 ? &sb->exports.files[f->file] : NULL;
-		uint32_t s = (uint32_t)p->index + i;
-		struct gs_export_slot slot = x && s < x->max ? x->slots[s]
-		                                             : (struct gs_export_slot){ LEDGER_NO_PIN, 0 };
-		if (st == NV_OK && slot.pin == LEDGER_NO_PIN && !f->facts.foreign_test)
-			st = NV_ERR_INSUFFICIENT_PERMISSIONS;
-		if (st == NV_OK && slot.pin != LEDGER_NO_PIN &&
-		    ledger_dup_pinned(&sb->ledger, f->top->h_client, p->h_parent, p->objects[i], slot.pin,
-		                      slot.cls) < 0)
-			st = NV_ERR_NO_MEMORY;
-		if (st != NV_OK)
-			break;
-	}
+	for (uint32_t i = 0; i < n && st == NV_OK; i++)
+		if (p->object_types[i] != NV0000_OS_UNIX_IMPORT_TYPE_NONE)
+			st = commit_one_import(c, f, p->h_parent, p->objects[i], p->object_types[i], slots[i]);
 	if (st == NV_OK)
 		return NV_OK;
-	/* Undo every handle the import made, the ones recorded included. */
+	/* Undo every handle the import made, the ones recorded included
+	 * (their charges with them). */
 	for (uint32_t i = 0; i < n; i++)
 		if (p->object_types[i] != NV0000_OS_UNIX_IMPORT_TYPE_NONE) {
 			undo_alloc(c, f->top->h_client, p->h_parent, p->objects[i]);
-			ledger_free(&sb->ledger, f->top->h_client, p->objects[i], NULL);
+			ledger_free(&c->sb->ledger, f->top->h_client, p->objects[i], NULL);
 		}
 	return st;
+}
+
+/* An import undone after the driver made it, answered with its reason. */
+static struct answer refuse_import(struct call *c, struct fd_flight *f, nv_status_t st)
+{
+	if (st == NV_ERR_NO_MEMORY && f->facts.foreign_charged)
+		return refuse_with_status(c, f->top, CTRL_STATUS_OFF, st, GS_VERDICT_DENY,
+		                          "video memory quota exceeded by an import from another sandbox's export file");
+	if (st == NV_ERR_NOT_SUPPORTED)
+		return refuse_with_status(c, f->top, CTRL_STATUS_OFF, st, GS_VERDICT_REFUSE,
+		                          "import of memory whose size the driver does not give");
+	return refuse_with_status(c, f->top, CTRL_STATUS_OFF, st, GS_VERDICT_REFUSE,
+	                          "import of memory this sandbox has no account of");
 }
 
 static struct answer act_and_commit(struct call *c, struct fd_flight *f)
@@ -257,8 +327,7 @@ static struct answer act_and_commit(struct call *c, struct fd_flight *f)
 		break;
 	case NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD:
 		if (ok && (st = commit_import(c, f)) != NV_OK)
-			return refuse_with_status(c, f->top, CTRL_STATUS_OFF, st, GS_VERDICT_REFUSE,
-			                          "import of memory this sandbox has no account of");
+			return refuse_import(c, f, st);
 		break;
 	case NV0000_CTRL_CMD_OS_UNIX_CREATE_EXPORT_OBJECT_FD: {
 		const struct nv0000_os_unix_create_export_fd_params *p = (const void *)f->params;

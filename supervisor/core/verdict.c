@@ -456,7 +456,7 @@ struct gs_call_verdict gs_verdict_of_fd_export(const struct gs_fd_export_facts *
 			                 "export of an object that is not video memory charged to this sandbox");
 		return v;
 	case NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD:
-		if ((!f->file_ours || !f->slots_ours) && !f->foreign_test)
+		if ((!f->file_ours || !f->slots_ours) && !f->foreign_test && !f->foreign_charged)
 			return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
 			                 "import from an export file made outside this sandbox");
 		return v;

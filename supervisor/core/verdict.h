@@ -173,11 +173,16 @@ struct gs_fd_export_facts {
 	/* GPUSANDBOX_TEST_FOREIGN_IMPORT: the baseline of tests/adv fd_export,
 	 * an import from another sandbox's file let through uncharged. */
 	bool foreign_test;
+	/* Policy fd-import = foreign: such an import is allowed, and charged
+	 * to the importer after the driver made it (exec_fdexport.c). */
+	bool foreign_charged;
 };
 /* Within one sandbox an export pins what it exports and an import is one
  * more handle on that, so both are allowed and nothing is charged twice;
  * across sandboxes the memory would leave the exporter's account and
- * never enter the importer's: refused (docs/security/fd-export.md). */
+ * never enter the importer's: an import is refused unless the policy says
+ * fd-import = foreign (then charged to the importer after the driver made
+ * it), an export into another's file always (docs/security/fd-export.md). */
 struct gs_call_verdict gs_verdict_of_fd_export(const struct gs_fd_export_facts *f, const struct gs_rm_call *call);
 
 struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,

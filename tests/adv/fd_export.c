@@ -30,10 +30,12 @@
  *       want NV_ERR_INSUFFICIENT_PERMISSIONS: the file is another
  *       sandbox's), holds the fd until the exporter's sandbox has ended
  *       (the file GONE appears; that sandbox says the file outlives it),
- *       closes it,
- *       allocates 768 MiB (own=) and reads the fake's account
- *       (fake_used_mib=: without the defence the import keeps the
- *       exporter's 768 MiB beside its own, above its quota).
+ *       closes it, allocates 768 MiB (own=) and 192 MiB (fits=), and reads
+ *       the fake's account (fake_used_mib=). Under the policy fd-import =
+ *       foreign the import is allowed and charged to the importer: own= is
+ *       then NO_MEMORY (768 + 768 over 1 GiB) and fits= NV_OK.
+ *       Without the defence the import keeps the exporter's 768 MiB beside
+ *       the importer's own, above its quota.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -267,7 +269,7 @@ static void wait_for_file(const char *file)
 static int cross_import(const char *path, const char *gone)
 {
 	struct rmc_session t;
-	rmc_status_t sent, import, own;
+	rmc_status_t sent, import, own, fits;
 	char eof;
 	int s, efd;
 
@@ -285,8 +287,10 @@ static int cross_import(const char *path, const char *gone)
 	wait_for_file(gone);
 	close(efd);
 	own = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), SHARED_BYTES);
+	fits = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), FITS_BYTES);
 	put("import", import);
 	put("own", own);
+	put("fits", fits);
 	printf("fake_used_mib=%llu\n", (unsigned long long)fake_used_mib());
 	return 0;
 }

@@ -104,6 +104,7 @@ TESTS=(
 	"fd_export:one|sandbox|fd_export one"
 	"fd_export:cross|sandbox|fd_export cross"
 	"fd_export:hostile|sandbox|fd_export hostile"
+	"fd_export:charged|sandbox|fd_export cross"
 	"pid_list|sandbox|pid_list"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
@@ -560,23 +561,31 @@ run_fd_export() {
 	local gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
 	[ "$name" = baseline-fd_export:native ] || [ "$name" = baseline-fd_export:hostile ] && gs=()
 	[ "$name" = baseline-fd_export:cross ] && env_imp=(GPUSANDBOX_TEST_FOREIGN_IMPORT=1)
+	# charged: the importer's policy lets a foreign import in, charged.
+	local imp_policy=()
+	if [ "$name" = fd_export:charged ]; then
+		printf 'fd-import = foreign\n' >"$d/foreign.policy"
+		imp_policy=(--policy "$d/foreign.policy")
+	fi
 	if [ "$how" != cross ]; then
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
 			env ${env_one[@]+"${env_one[@]}"} ${gs[@]+"${gs[@]}"} "$ADV/fd_export" "$how" >"$d/out" 2>"$d/err"
 	else
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
-				d=$1 gs=$2 q=$3 prog=$4
-				shift 4
+				d=$1 gs=$2 q=$3 prog=$4 pol=$5
+				shift 5
 				"$gs" --mem "$q" --audit-log "$d/exporter.jsonl" -- "$prog" cross_export "$d/sock" \
 					>"$d/exporter.out" 2>&1 &
 				ep=$!
-				env "$@" "$gs" --mem "$q" --audit-log "$d/audit.jsonl" -- "$prog" cross_import "$d/sock" \
+				env "$@" "$gs" --mem "$q" ${pol:+--policy "$pol"} --audit-log "$d/audit.jsonl" -- \
+					"$prog" cross_import "$d/sock" \
 					"$d/exporter.gone" &
 				ip=$!
 				wait $ep
 				touch "$d/exporter.gone"
-				wait $ip' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" ${env_imp[@]+"${env_imp[@]}"} \
+				wait $ip' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" "${imp_policy[1]:-}" \
+			${env_imp[@]+"${env_imp[@]}"} \
 			>"$d/out" 2>"$d/err"
 	fi
 	rc=$?
@@ -629,6 +638,7 @@ check_fd_export() {
 			{ why="exports unpinned: held=$(val_of "$d" held) peak $(mib "$peak"): not sensitive"; return 1; } ;;
 	fd_export:cross)
 		[ "$(val_of "$d" import)" = status:0x1b ] && [ "$(val_of "$d" own)" = NV_OK ] &&
+			[ "$(val_of "$d" fits)" = NV_OK ] &&
 			[ "$(stat_of "$d" imports_made)" = 0 ] && ge "$(stat_of "$d" exports_made)" 1 ||
 			{ why="$(head -1 "$d/out") exporter: $(tr '\n' ' ' <"$d/exporter.out") imports_made=$(stat_of "$d" imports_made)"; return 1; }
 		[ "$(val_of "$d" fake_used_mib)" -le 1024 ] ||
@@ -640,6 +650,15 @@ check_fd_export() {
 		grep -q '"reason":"an export file outlives the sandbox: the driver keeps its memory"' "$d/exporter.jsonl" &&
 			grep -q 'export file(s) outlive the sandbox, holding 805306368 bytes' "$d/exporter.out" ||
 			{ why="the exporter's sandbox did not report its export file outliving it"; return 1; } ;;
+	fd_export:charged)
+		# fd-import = foreign: allowed and charged to the importer, so
+		# its own 768 MiB no longer fit beside it, 192 MiB do.
+		[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" own)" = NO_MEMORY ] &&
+			[ "$(val_of "$d" fits)" = NV_OK ] && [ "$(val_of "$d" fake_used_mib)" -le 1024 ] &&
+			[ "$(stat_of "$d" imports_made)" = 1 ] ||
+			{ why="$(head -1 "$d/out") imports_made=$(stat_of "$d" imports_made), want import=NV_OK own=NO_MEMORY fits=NV_OK, at most 1024 MiB"; return 1; }
+		grep -q '"fd_import":"foreign"' "$d/audit.jsonl" ||
+			{ why="the importer's audit log does not record fd-import = foreign"; return 1; } ;;
 	baseline-fd_export:cross)
 		# Let through, the import keeps the other sandbox's 768 MiB
 		# beside the importer's own 768 once the exporter is gone.

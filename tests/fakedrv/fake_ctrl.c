@@ -125,6 +125,27 @@ static void enable_group_channels(const struct fake_caller *who, nv_handle_t h_c
 			c->objs[i].res->disabled = false;
 }
 
+/* GET_SURFACE_INFO on memory: the sizes of the list in the caller's
+ * memory (mem_ctrl.c, 580.95.05: PHYS_SIZE_LO/HI from the memory
+ * descriptor's size; other indices are not modelled and answer 0). */
+#define FAKE_SURFACE_INFO_MAX 16u
+static nv_status_t surface_info(const struct fake_caller *who, const struct res *r,
+                                const struct nv0041_get_surface_info_params *p)
+{
+	struct nv0041_surface_info list[FAKE_SURFACE_INFO_MAX];
+	size_t len = (size_t)p->count * sizeof(list[0]);
+
+	if (r->kind != K_VIDMEM && r->kind != K_SYSMEM)
+		return NV_ERR_NOT_SUPPORTED;
+	if (p->count == 0 || p->count > FAKE_SURFACE_INFO_MAX || fake_mem_read(who->pid, p->list, list, len))
+		return NV_ERR_INVALID_ARGUMENT;
+	for (uint32_t i = 0; i < p->count; i++)
+		list[i].data = list[i].index == NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_LO ? (uint32_t)r->bytes
+		             : list[i].index == NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_HI ? (uint32_t)(r->bytes >> 32)
+		                                                                             : 0;
+	return fake_mem_write(who->pid, p->list, list, len) ? NV_ERR_INVALID_ADDRESS : NV_OK;
+}
+
 static nv_status_t run_control(const struct fake_caller *who, const struct nvos54 *ctl,
 			       struct obj *o, void *params, bool *dirty)
 {
@@ -241,6 +262,10 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		o->res->scheduled = p->enable != 0;
 		return NV_OK;
 	}
+	case NV0041_CTRL_CMD_GET_SURFACE_INFO:
+		if (!o || ctl->params_size != sizeof(struct nv0041_get_surface_info_params))
+			return NV_ERR_INVALID_ARGUMENT;
+		return surface_info(who, o->res, params);
 	case NV2080_CTRL_CMD_GPU_GET_PIDS:
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
@@ -365,6 +390,7 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
 	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+	case NV0041_CTRL_CMD_GET_SURFACE_INFO:
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
 	case NV2080_CTRL_CMD_TIMER_GET_TIME:
 		/* Known controls have fixed sizes; a NULL or short buffer

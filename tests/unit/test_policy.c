@@ -185,6 +185,20 @@ static void test_p2p_register(void)
 	CHECK(strcmp(gs_p2p_register_name(GS_P2P_REGISTER_PERFORM), "perform") == 0);
 }
 
+/* fd-import: own by default, foreign when asked, nothing else. */
+static void test_fd_import(void)
+{
+	struct gs_policy p;
+	enum gs_fd_import m = GS_FD_IMPORT_FOREIGN;
+
+	CHECK(parse_text("", &p) == 0 && p.quota.fd_import == GS_FD_IMPORT_OWN);
+	CHECK(parse_text("fd-import = foreign\n", &p) == 0 && p.quota.fd_import == GS_FD_IMPORT_FOREIGN);
+	CHECK(parse_text("fd-import = any\n", &p) != 0);
+	CHECK(gs_parse_fd_import("own", &m) == 0 && m == GS_FD_IMPORT_OWN);
+	CHECK(gs_parse_fd_import("Foreign", &m) < 0 && gs_parse_fd_import("", &m) < 0);
+	CHECK(strcmp(gs_fd_import_name(GS_FD_IMPORT_FOREIGN), "foreign") == 0);
+}
+
 static void test_bad_files(void)
 {
 	static const struct {
@@ -638,6 +652,7 @@ int main(void)
 	test_good_files();
 	test_managed();
 	test_p2p_register();
+	test_fd_import();
 	test_run_as();
 	test_bad_files();
 	test_nul_byte();

@@ -932,6 +932,15 @@ static void check_fd_export(void)
 	CHECK(gs_verdict_of_fd_export(&f, &c).status == NV_ERR_INSUFFICIENT_PERMISSIONS);
 	f.foreign_test = true;
 	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	/* fd-import = foreign: allowed here, charged after the driver. */
+	f.foreign_test = false;
+	f.foreign_charged = true;
+	f.file_ours = false;
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	/* It never opens an export into another's file. */
+	c.cmd = exp;
+	CHECK(gs_verdict_of_fd_export(&f, &c).status == NV_ERR_INSUFFICIENT_PERMISSIONS);
+	c.cmd = imp;
 	/* An export into a file set up elsewhere; of what is not charged. */
 	c.cmd = exp;
 	f = ours;
