@@ -3,8 +3,9 @@
 # GPU tier (issue #29): real workloads at the edges. Prints what it saw.
 #  1. memory shared between processes through a POSIX fd (ipc_fd_share.c):
 #     natively; exporter and importer in one sandbox; in two sandboxes
-#     (refused by default); nvidia-smi's device total read while the
-#     importer holds, against the quota;
+#     (refused by default; allowed and charged to the importer under the
+#     policy fd-import = foreign); nvidia-smi's device total read while
+#     the importer holds, against the quota (--mem 3g each);
 #  3. nvidia-smi inside a sandbox: the default view, -q, --query-gpu,
 #     --query-compute-apps and dmon -c 1, each with an audit log whose
 #     refusals are listed (gpusandbox audit denials), while another
@@ -35,6 +36,11 @@ exchange() {
 		"$imp > $OUT/$mode.import 2>&1 & $exp > $OUT/$mode.export 2>&1; wait" > "$OUT/$mode.sandbox" 2>&1 &) ;;
 	two) (timeout 60 "$B" $q --audit-log "$OUT/$mode.imp.audit.jsonl" -- $imp > "$OUT/$mode.import" 2>&1 &)
 	     timeout 60 "$B" $q --audit-log "$OUT/$mode.exp.audit.jsonl" -- $exp > "$OUT/$mode.export" 2>&1 ;;
+	# The importer's policy lets the other sandbox's memory in, charged.
+	two_foreign) printf 'fd-import = foreign\n' > "$OUT/foreign.policy"
+	     (timeout 60 "$B" $q --policy "$OUT/foreign.policy" --audit-log "$OUT/$mode.imp.audit.jsonl" -- $imp \
+		> "$OUT/$mode.import" 2>&1 &)
+	     timeout 60 "$B" $q --audit-log "$OUT/$mode.exp.audit.jsonl" -- $exp > "$OUT/$mode.export" 2>&1 ;;
 	esac
 	sleep 6
 	echo "== $mode: device used $(( $(used) - IDLE )) MiB above idle while the importer holds"
@@ -45,7 +51,7 @@ exchange() {
 		[ -f "$a" ] && echo "denials $(basename "$a"): $("$B" audit denials "$a" 2>&1 | head -12 | tr '\n' '|')"
 	done
 }
-for m in native one two; do exchange $m; done
+for m in native one two two_foreign; do exchange $m; done
 
 echo "== nvidia-smi in a sandbox while another tenant holds 2 GiB"
 (timeout 40 "$B" --user root --mem 4g -- python3 -c 'import ctypes,time
