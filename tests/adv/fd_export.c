@@ -33,7 +33,10 @@
  *       closes it, allocates 768 MiB (own=) and 192 MiB (fits=), and reads
  *       the fake's account (fake_used_mib=). Under the policy fd-import =
  *       foreign the import is allowed and charged to the importer: own= is
- *       then NO_MEMORY (768 + 768 over 1 GiB) and fits= NV_OK.
+ *       then NO_MEMORY (768 + 768 over 1 GiB) and fits= NV_OK. With
+ *       prefill the importer holds 768 MiB of its own first (prefill=):
+ *       the charged import is then over its quota, undone and refused
+ *       (import=NO_MEMORY).
  *       Without the defence the import keeps the exporter's 768 MiB beside
  *       the importer's own, above its quota.
  */
@@ -266,14 +269,18 @@ static void wait_for_file(const char *file)
 /* gone: a file that exists once the exporter's sandbox has ended (NULL:
  * do not wait); the fd is held until then, so that the sandbox ends with
  * its export file open elsewhere. */
-static int cross_import(const char *path, const char *gone)
+static int cross_import(const char *path, const char *gone, bool prefill)
 {
 	struct rmc_session t;
-	rmc_status_t sent, import, own, fits;
+	rmc_status_t sent, import, own, fits, pre = NV_OK;
 	char eof;
 	int s, efd;
 
 	adv_session_or_die(&t, -1, "fd_export cross importer");
+	/* prefill: the importer's own 768 MiB first, so that a charged
+	 * import of 768 more is over its quota. */
+	if (prefill)
+		pre = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), SHARED_BYTES);
 	s = unix_socket(path, false);
 	efd = s < 0 ? -1 : adv_recv_fd(s, &sent, sizeof(sent));
 	if (efd < 0 || sent != NV_OK) {
@@ -288,6 +295,8 @@ static int cross_import(const char *path, const char *gone)
 	close(efd);
 	own = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), SHARED_BYTES);
 	fits = adv_alloc_rm(&t, NULL, rmc_next_handle(&t), FITS_BYTES);
+	if (prefill)
+		put("prefill", pre);
 	put("import", import);
 	put("own", own);
 	put("fits", fits);
@@ -306,8 +315,8 @@ int main(int argc, char **argv)
 		int s = unix_socket(argv[2], true);
 		return s < 0 ? ADV_EXIT_SETUP : exporter(s);
 	}
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "cross_import"))
-		return cross_import(argv[2], argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: fd_export one | hostile | cross_export SOCK | cross_import SOCK [GONE]\n");
+	if ((argc >= 3 && argc <= 5) && !strcmp(argv[1], "cross_import"))
+		return cross_import(argv[2], argc >= 4 ? argv[3] : NULL, argc == 5 && !strcmp(argv[4], "prefill"));
+	fprintf(stderr, "usage: fd_export one | hostile | cross_export SOCK | cross_import SOCK [GONE [prefill]]\n");
 	return 2;
 }

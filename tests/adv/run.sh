@@ -105,6 +105,7 @@ TESTS=(
 	"fd_export:cross|sandbox|fd_export cross"
 	"fd_export:hostile|sandbox|fd_export hostile"
 	"fd_export:charged|sandbox|fd_export cross"
+	"fd_export:charged_over|sandbox|fd_export cross"
 	"pid_list|sandbox|pid_list"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
@@ -563,7 +564,9 @@ run_fd_export() {
 	[ "$name" = baseline-fd_export:cross ] && env_imp=(GPUSANDBOX_TEST_FOREIGN_IMPORT=1)
 	# charged: the importer's policy lets a foreign import in, charged.
 	local imp_policy=()
-	if [ "$name" = fd_export:charged ]; then
+	local prefill=
+	[ "$name" = fd_export:charged_over ] && prefill=prefill
+	if [ "$name" = fd_export:charged ] || [ "$name" = fd_export:charged_over ]; then
 		printf 'fd-import = foreign\n' >"$d/foreign.policy"
 		imp_policy=(--policy "$d/foreign.policy")
 	fi
@@ -573,18 +576,18 @@ run_fd_export() {
 	else
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
-				d=$1 gs=$2 q=$3 prog=$4 pol=$5
-				shift 5
+				d=$1 gs=$2 q=$3 prog=$4 pol=$5 pre=$6
+				shift 6
 				"$gs" --mem "$q" --audit-log "$d/exporter.jsonl" -- "$prog" cross_export "$d/sock" \
 					>"$d/exporter.out" 2>&1 &
 				ep=$!
 				env "$@" "$gs" --mem "$q" ${pol:+--policy "$pol"} --audit-log "$d/audit.jsonl" -- \
 					"$prog" cross_import "$d/sock" \
-					"$d/exporter.gone" &
+					"$d/exporter.gone" $pre &
 				ip=$!
 				wait $ep
 				touch "$d/exporter.gone"
-				wait $ip' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" "${imp_policy[1]:-}" \
+				wait $ip' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" "${imp_policy[1]:-}" "$prefill" \
 			${env_imp[@]+"${env_imp[@]}"} \
 			>"$d/out" 2>"$d/err"
 	fi
@@ -659,6 +662,14 @@ check_fd_export() {
 			{ why="$(head -1 "$d/out") imports_made=$(stat_of "$d" imports_made), want import=NV_OK own=NO_MEMORY fits=NV_OK, at most 1024 MiB"; return 1; }
 		grep -q '"fd_import":"foreign"' "$d/audit.jsonl" ||
 			{ why="the importer's audit log does not record fd-import = foreign"; return 1; } ;;
+	fd_export:charged_over)
+		# Charged over the quota: the import is undone (the fake made
+		# it, then freed it) and refused as a quota denial, audited.
+		[ "$(val_of "$d" prefill)" = NV_OK ] && [ "$(val_of "$d" import)" = NO_MEMORY ] &&
+			[ "$(stat_of "$d" imports_made)" = 1 ] && [ "$(val_of "$d" fake_used_mib)" -le 1024 ] ||
+			{ why="$(head -1 "$d/out") imports_made=$(stat_of "$d" imports_made), want prefill=NV_OK import=NO_MEMORY"; return 1; }
+		grep -q '"reason":"video memory quota exceeded by an import from another sandbox'"'"'s export file"' "$d/audit.jsonl" ||
+			{ why="no audit record names the import over the quota"; return 1; } ;;
 	baseline-fd_export:cross)
 		# Let through, the import keeps the other sandbox's 768 MiB
 		# beside the importer's own 768 once the exporter is gone.
