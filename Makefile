@@ -66,6 +66,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c \
                    supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
                    supervisor/core/tasks/stack.c supervisor/core/ledger/uvm_maps.c supervisor/core/own_client/own_rm.c supervisor/core/pipeline/exec_uvm.c \
+                   supervisor/core/ledger/fd_exports.c supervisor/core/pipeline/exec_fdexport.c supervisor/core/pipeline/exec_pids.c \
                    supervisor/compute/compute_share.c supervisor/compute/sm_controller.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
                    supervisor/compute/off_cache.c supervisor/compute/sm_figures.c supervisor/compute/actuator.c \

@@ -513,10 +513,120 @@ enum nv_status_code {
 	NV_ERR_NOT_SUPPORTED           = 0x00000056,
 	NV_ERR_OBJECT_NOT_FOUND        = 0x00000057,
 	NV_ERR_OPERATING_SYSTEM        = 0x00000059,
+	NV_ERR_OUT_OF_RANGE            = 0x0000005B,
+	NV_ERR_STATE_IN_USE            = 0x00000063,
 	NV_ERR_GENERIC                 = 0x0000FFFF,
 };
 
 /* ---- controls we decode ------------------------------------------------ */
+
+/* The GPU's processes (ctrl2080gpu.h, 580.95.05; handlers in
+ * subdevice_ctrl_gpu_kernel.c): GET_PIDS lists the pids (the clients'
+ * ProcID, host pids) of processes with objects of a class on the GPU,
+ * GET_PID_INFO a pid's video memory. exec_pids.c shows a sandbox only its
+ * own, by the pids it sees. */
+#define NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT     950u
+#define NV2080_CTRL_GPU_GET_PIDS_ID_TYPE_CLASS 0u
+struct nv2080_gpu_get_pids {
+	uint32_t id_type;
+	uint32_t id;
+	uint32_t count;
+	uint32_t pids[NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT];
+};
+_Static_assert(sizeof(struct nv2080_gpu_get_pids) == 3812, "GET_PIDS size");
+_Static_assert(offsetof(struct nv2080_gpu_get_pids, pids) == 12, "GET_PIDS.pidTbl");
+#define NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT       200u
+#define NV2080_CTRL_GPU_PID_INFO_INDEX_VIDEO_MEMORY_USAGE 0u
+struct nv2080_gpu_pid_info {
+	uint32_t pid;
+	uint32_t index;
+	uint32_t result;
+	uint32_t pad0;
+	uint64_t mem_private;
+	uint64_t mem_shared_owned;
+	uint64_t mem_shared_duped;
+	uint64_t protected_mem_private;
+	uint64_t protected_mem_shared_owned;
+	uint64_t protected_mem_shared_duped;
+	uint32_t compute_instance_id;
+	uint32_t gpu_instance_id;
+};
+_Static_assert(sizeof(struct nv2080_gpu_pid_info) == 72, "PID_INFO size");
+struct nv2080_gpu_get_pid_info {
+	uint32_t                   count;
+	uint32_t                   pad;
+	struct nv2080_gpu_pid_info list[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT];
+};
+_Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO size");
+
+/* NV0041_CTRL_CMD_GET_SURFACE_INFO on memory (ctrl0041.h; mem_ctrl.c,
+ * memCtrlCmdGetSurfaceInfoLvm_IMPL, 580.95.05): a list of {index, data}
+ * pairs behind a pointer; PHYS_SIZE_LO/HI are the allocation's size. */
+#define NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_LO 0x2u
+#define NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_HI 0x3u
+struct nv0041_surface_info {
+	uint32_t index;
+	uint32_t data;
+};
+struct nv0041_get_surface_info_params {
+	uint32_t count;
+	uint32_t pad;
+	uint64_t list;
+};
+_Static_assert(sizeof(struct nv0041_get_surface_info_params) == 16, "GET_SURFACE_INFO size");
+_Static_assert(offsetof(struct nv0041_get_surface_info_params, list) == 8, "GET_SURFACE_INFO.surfaceInfoList");
+
+/* Export and import of RM objects through a control file's fd
+ * (NV0000_CTRL_CMD_OS_UNIX_*, ctrl0000unix.h; handlers in
+ * src/nvidia/arch/nvalloc/unix/src/os.c, 580.95.05). The fd is resolved in
+ * the CALLING thread's fd table (nv_get_file_private). Layouts as compiled
+ * on x86_64; sizes as the v580 table's rows. */
+#define NV0000_OS_UNIX_EXPORT_METADATA_BYTES 64u
+#define NV0000_OS_UNIX_EXPORT_MAX_OBJECTS    512u  /* ..._EXPORT_OBJECTS_TO_FD_MAX_OBJECTS */
+#define NV0000_OS_UNIX_IMPORT_MAX_OBJECTS    128u  /* ..._IMPORT_OBJECTS_TO_FD_MAX_OBJECTS */
+/* objectTypes[] of an import */
+#define NV0000_OS_UNIX_IMPORT_TYPE_NONE   0u
+#define NV0000_OS_UNIX_IMPORT_TYPE_VIDMEM 1u
+#define NV0000_OS_UNIX_IMPORT_TYPE_SYSMEM 2u
+struct nv0000_os_unix_create_export_fd_params {
+	nv_handle_t h_device;
+	uint16_t    max_objects;
+	uint8_t     metadata[NV0000_OS_UNIX_EXPORT_METADATA_BYTES];
+	int32_t     fd;
+};
+_Static_assert(sizeof(struct nv0000_os_unix_create_export_fd_params) == 76, "CREATE_EXPORT_OBJECT_FD size");
+_Static_assert(offsetof(struct nv0000_os_unix_create_export_fd_params, fd) == 72, "CREATE_EXPORT_OBJECT_FD.fd");
+struct nv0000_os_unix_export_objects_params {
+	int32_t     fd;
+	nv_handle_t h_device;
+	uint16_t    max_objects;
+	uint8_t     metadata[NV0000_OS_UNIX_EXPORT_METADATA_BYTES];
+	nv_handle_t objects[NV0000_OS_UNIX_EXPORT_MAX_OBJECTS];
+	uint16_t    num_objects;
+	uint16_t    index;
+};
+_Static_assert(sizeof(struct nv0000_os_unix_export_objects_params) == 2128, "EXPORT_OBJECTS_TO_FD size");
+_Static_assert(offsetof(struct nv0000_os_unix_export_objects_params, objects) == 76, "EXPORT_OBJECTS_TO_FD.objects");
+_Static_assert(offsetof(struct nv0000_os_unix_export_objects_params, num_objects) == 2124, "EXPORT_OBJECTS_TO_FD.numObjects");
+struct nv0000_os_unix_import_objects_params {
+	int32_t     fd;
+	nv_handle_t h_parent;
+	nv_handle_t objects[NV0000_OS_UNIX_IMPORT_MAX_OBJECTS];
+	uint8_t     object_types[NV0000_OS_UNIX_IMPORT_MAX_OBJECTS];
+	uint16_t    num_objects;
+	uint16_t    index;
+};
+_Static_assert(sizeof(struct nv0000_os_unix_import_objects_params) == 652, "IMPORT_OBJECTS_FROM_FD size");
+_Static_assert(offsetof(struct nv0000_os_unix_import_objects_params, num_objects) == 648, "IMPORT_OBJECTS_FROM_FD.numObjects");
+struct nv0000_os_unix_export_info_params {
+	int32_t  fd;
+	uint32_t device_instance;
+	uint32_t gpu_instance_id;
+	uint16_t max_objects;
+	uint8_t  metadata[NV0000_OS_UNIX_EXPORT_METADATA_BYTES];
+};
+_Static_assert(sizeof(struct nv0000_os_unix_export_info_params) == 80, "GET_EXPORT_OBJECT_INFO size");
+_Static_assert(offsetof(struct nv0000_os_unix_export_info_params, metadata) == 14, "GET_EXPORT_OBJECT_INFO.metadata");
 
 /* FB_GET_INFO lists: {index, data} pairs, data in KiB. */
 struct nv2080_fb_info_entry {

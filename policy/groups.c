@@ -42,7 +42,9 @@ static const struct group_info groups[GS_GROUP_N] = {
 		"allocating (traced: PyTorch 2.11, CUDA 13 driver API, H200)" },
 	[GS_GROUP_MEMORY] = { "memory",
 		"video memory, system memory and VA reservations (charged to --mem "
-		"where they are video memory)" },
+		"where they are video memory), and memory shared between the "
+		"sandbox's own processes through export fds (CUDA's POSIX-fd "
+		"handles; an import from another sandbox's file is refused)" },
 	[GS_GROUP_MONITORING] = { "monitoring",
 		"queries of the GPU's processes and MIG monitor sessions made by NVML "
 		"on behalf of PyTorch, and the read-only telemetry queries nvidia-smi "
@@ -59,9 +61,9 @@ static const struct group_info groups[GS_GROUP_N] = {
 		"3D, 2D and inline-to-memory classes, display helpers, frame capture "
 		"(NvFBC) and G-Sync" },
 	[GS_GROUP_P2P] = { "p2p",
-		"peer-to-peer mappings, fabric (NVLink/IMEX) memory and export or "
-		"import of objects as file descriptors: ways to share memory with "
-		"processes outside the sandbox" },
+		"peer-to-peer mappings, fabric (NVLink/IMEX) memory and the "
+		"single-object export or import of objects as file descriptors: "
+		"ways to share memory with processes outside the sandbox" },
 	[GS_GROUP_DEBUG] = { "debug",
 		"profilers, performance counters, debugger memory and register "
 		"access, crash dumps, test objects" },

@@ -297,6 +297,17 @@ static int key_objects(struct parser *ps, const struct stmt *s)
 	return set_count(ps, s, &ps->p->quota.objects, false);
 }
 
+static int key_fd_import(struct parser *ps, const struct stmt *s)
+{
+	char v[VALUE_BUF];
+
+	if (value_str(ps, s, v, sizeof(v)) < 0)
+		return -1;
+	if (gs_parse_fd_import(v, &ps->p->quota.fd_import) < 0)
+		return fail_at(ps, s->value_at, "invalid fd-import mode '%s' (own or foreign)", v);
+	return 0;
+}
+
 static int key_gpus(struct parser *ps, const struct stmt *s)
 {
 	char v[VALUE_BUF];
@@ -519,6 +530,7 @@ static const struct key_def keys[] = {
 	{ "p2p-register", key_p2p_register, false },
 	{ "files", key_files, false },
 	{ "objects", key_objects, false },
+	{ "fd-import", key_fd_import, false },
 	{ "gpus", key_gpus, false },
 	{ "audit-log", key_audit_log, false },
 	{ "audit-level", key_audit_level, false },

@@ -132,6 +132,7 @@ void gs_quota_init(struct gs_quota *q)
 	q->p2p_register = GS_P2P_REGISTER_PERFORM;
 	q->files = GS_COUNT_UNLIMITED;
 	q->objects = GS_COUNT_UNLIMITED;
+	q->fd_import = GS_FD_IMPORT_OWN;
 }
 
 bool gs_quota_has_mem(const struct gs_quota *q)
@@ -323,6 +324,12 @@ static const char *const p2p_register_names[] = {
 	[GS_P2P_REGISTER_ANSWER] = "answer",
 };
 NAMED_ENUM(enum gs_p2p_register, p2p_register_names, gs_parse_p2p_register, gs_p2p_register_name)
+
+static const char *const fd_import_names[] = {
+	[GS_FD_IMPORT_OWN] = "own",
+	[GS_FD_IMPORT_FOREIGN] = "foreign",
+};
+NAMED_ENUM(enum gs_fd_import, fd_import_names, gs_parse_fd_import, gs_fd_import_name)
 
 static int suffix_shift(const char *suffix, unsigned *shift)
 {

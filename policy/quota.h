@@ -61,6 +61,14 @@ enum gs_p2p_register {
 	GS_P2P_REGISTER_ANSWER,
 };
 
+/* Imports of memory through an export fd made outside the sandbox
+ * (docs/security/fd-export.md): refused (own, the default), or allowed
+ * with the imported memory charged to the importer (foreign). */
+enum gs_fd_import {
+	GS_FD_IMPORT_OWN = 0,
+	GS_FD_IMPORT_FOREIGN,
+};
+
 /* What --sm's percentage means (supervisor/compute/plan.h). */
 enum gs_sm_mode {
 	GS_SM_MODE_CAP = 0,    /* a hard cap: never more than the share */
@@ -200,6 +208,8 @@ struct gs_quota {
 	 * entry; the agent's is shared by every container). The same
 	 * default and agent bound as files. */
 	uint32_t objects;
+	/* Policy key fd-import. */
+	enum gs_fd_import fd_import;
 };
 
 /* The names and the rows are the same numbers. */
@@ -286,6 +296,9 @@ const char *gs_managed_name(enum gs_managed m);
 /* "perform" or "answer", and back. */
 int gs_parse_p2p_register(const char *s, enum gs_p2p_register *out);
 const char *gs_p2p_register_name(enum gs_p2p_register m);
+/* "own" or "foreign", and back. */
+int gs_parse_fd_import(const char *s, enum gs_fd_import *out);
+const char *gs_fd_import_name(enum gs_fd_import m);
 
 /* A size as the user writes it for --mem or mem = ("4g", "512m"; bytes
  * when not a whole number of KiB). */

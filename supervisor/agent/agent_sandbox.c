@@ -320,6 +320,7 @@ static void teardown(struct gs_agent_container *c)
 	if (c->sm.err.msg[0])
 		agent_log_line(c->id, &c->sm.err, "the compute share failed; the container was killed");
 	reconcile_released(&c->sb);
+	(void)gs_session_note_exports_left(&c->sb);
 	/* The agent does not learn exit statuses: -1, no signal. */
 	gs_session_summarize(&c->sb, -1, 0);
 	if (c->sb.audit_failed)

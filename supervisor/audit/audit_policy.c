@@ -169,6 +169,9 @@ json_object *gs_audit_policy_json(const struct gs_quota *q, const struct gs_rule
 	json_object_object_add(o, "allow_controls", hex_list(r->controls, r->n_controls));
 	json_object_object_add(o, "managed", json_object_new_string(gs_managed_name(q->managed)));
 	json_object_object_add(o, "p2p_register", json_object_new_string(gs_p2p_register_name(q->p2p_register)));
+	/* Only when it differs: the default's records stay as they were. */
+	if (q->fd_import != GS_FD_IMPORT_OWN)
+		json_object_object_add(o, "fd_import", json_object_new_string(gs_fd_import_name(q->fd_import)));
 	json_object_object_add(o, "sm", sm_json(q));
 	return o;
 }

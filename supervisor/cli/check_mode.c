@@ -40,6 +40,8 @@ static void print_memory(FILE *out, const struct gs_quota *q)
 	}
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "managed", gs_managed_name(q->managed));
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "p2p-register", gs_p2p_register_name(q->p2p_register));
+	if (q->fd_import != GS_FD_IMPORT_OWN)
+		fprintf(out, "  %-*s %s\n", KEY_WIDTH, "fd-import", gs_fd_import_name(q->fd_import));
 }
 
 static void print_gpus(FILE *out, const struct gs_quota *q)

@@ -474,6 +474,7 @@ static int finish_run(struct run *r)
 	gs_sm_stop(&r->sm);
 	gs_session_stop(&r->sb);
 	gs_session_reconcile(&r->sb);
+	(void)gs_session_note_exports_left(&r->sb);
 	gs_session_print_profile(&r->sb);
 	code = exit_code_of(status);
 	/* Also after a workload killed by a signal: what it needed until

@@ -42,6 +42,10 @@ struct gs_rm_call {
 	bool               gss_legacy;    /* bit 15: the legacy GSS path */
 	bool               unrelocatable; /* params hold pointers we cannot move */
 	bool               ctrl_known;    /* a row on the running branch gives its layout */
+	/* An OS_UNIX export or import control: its fd is the caller's, and
+	 * the executor performs it with the fd relocated to its own dup
+	 * (exec_fdexport.c), never by the generic path. */
+	bool               fd_export;
 	/* A control whose params the supervisor reads or rewrites, sent with a
 	 * paramsSize that is not the running driver's size for it. */
 	bool               params_size_wrong;

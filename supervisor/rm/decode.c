@@ -158,9 +158,23 @@ void gs_decode_vid_heap(const struct gs_rm_abi *abi, const struct nvos32 *top, b
  * does not use, or skipping its work; the driver itself refuses a size
  * other than its own for every exported one of them (rs_resource.c).
  */
+bool gs_is_fd_export_control(uint32_t cmd)
+{
+	return cmd == NV0000_CTRL_CMD_OS_UNIX_GET_EXPORT_OBJECT_INFO ||
+	       cmd == NV0000_CTRL_CMD_OS_UNIX_CREATE_EXPORT_OBJECT_FD ||
+	       cmd == NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD ||
+	       cmd == NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD;
+}
+
 static bool supervisor_reads_params(uint32_t cmd)
 {
+	if (gs_is_fd_export_control(cmd))
+		return true;  /* the fd is read and rewritten (exec_fdexport.c) */
 	switch (cmd) {
+	/* The process lists are filtered (exec_pids.c): any other size
+	 * would leave the answer unread. */
+	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
 	case NV2080_CTRL_CMD_FB_GET_INFO_V2:
 	case NV2080_CTRL_CMD_FB_GET_INFO:
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
@@ -191,6 +205,7 @@ const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const 
 	out->gss_legacy = (top->cmd & NV_CTRL_GSS_LEGACY_MASK) != 0;
 	/* The ABI fact, looked up here like a class's. */
 	out->unrelocatable = rm_ctrl_has_unrelocatable_pointers(abi, top->cmd);
+	out->fd_export = gs_is_fd_export_control(top->cmd);
 	out->has_params = top->params != 0;
 	out->params_size = top->params_size;
 	const struct rm_ctrl_info *ci = rm_ctrl_lookup(abi, top->cmd);

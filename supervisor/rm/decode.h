@@ -32,6 +32,10 @@ void gs_decode_alloc_object(const struct gs_rm_abi *abi, const struct nvos05 *to
  * (the executor copies it only when has_params and the verdict allows).
  * Returns the control's row in the ABI table (its embedded lists), or
  * NULL when gpusandbox does not know it. */
+/* The OS_UNIX export and import controls the executor performs with the
+ * caller's fd relocated (CREATE_EXPORT_OBJECT_FD, EXPORT_OBJECTS_TO_FD,
+ * IMPORT_OBJECTS_FROM_FD, GET_EXPORT_OBJECT_INFO). */
+bool gs_is_fd_export_control(uint32_t cmd);
 const struct rm_ctrl_info *gs_decode_control(const struct gs_rm_abi *abi, const struct nvos54 *top, bool via_xfer,
                                              struct gs_rm_call *out);
 

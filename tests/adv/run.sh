@@ -110,6 +110,12 @@ TESTS=(
 	"handle_zero|sandbox|handle_zero"
 	"dmabuf|sandbox|dmabuf"
 	"share_import|sandbox|share_import"
+	"fd_export:one|sandbox|fd_export one"
+	"fd_export:cross|sandbox|fd_export cross"
+	"fd_export:hostile|sandbox|fd_export hostile"
+	"fd_export:charged|sandbox|fd_export cross"
+	"fd_export:charged_over|sandbox|fd_export cross"
+	"pid_list|sandbox|pid_list"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -165,6 +171,11 @@ TESTS=(
 	"baseline-handle_zero|bare|handle_zero"
 	"baseline-dmabuf|bare|dmabuf"
 	"baseline-share_import|bare|share_import"
+	"baseline-fd_export:one|sandbox|fd_export one"
+	"baseline-fd_export:cross|sandbox|fd_export cross"
+	"baseline-fd_export:native|bare|fd_export one"
+	"baseline-fd_export:hostile|bare|fd_export hostile"
+	"baseline-pid_list|bare|pid_list"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
@@ -572,6 +583,183 @@ run_share() {
 			exit $rc' sh "$d" "$ADV/share_import" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
 	rc=$?
 	dir=$d
+}
+
+# fd_export: memory shared through an export file (fd_export.c). one: both
+# processes in one sandbox (--mem 1g); cross: exporter and importer each in
+# its own (--mem 1g each). Baselines, in the supervisor's environment:
+# one with exports that pin nothing (GPUSANDBOX_TEST_NO_EXPORT_PIN), cross
+# with the importer's sandbox letting a foreign import through uncharged
+# (GPUSANDBOX_TEST_FOREIGN_IMPORT). The importer's output is the run's out.
+run_fd_export() {
+	local name=$1 how=$2 d="$tmp/${1//:/_}" env_one=() env_imp=() bin=$GPUSANDBOX bin_imp=$GPUSANDBOX
+	harness_rm_tree "$d"
+	mkdir -p "$d"
+	# A switch exists only in the test build (include/test_switch.h).
+	[ "$name" = baseline-fd_export:one ] && env_one=(GPUSANDBOX_TEST_NO_EXPORT_PIN=1) && bin=$GPUSANDBOX_SWITCHED
+	# native: the fake's model alone, no gpusandbox.
+	local gs=("$bin" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
+	[ "$name" = baseline-fd_export:native ] || [ "$name" = baseline-fd_export:hostile ] && gs=()
+	[ "$name" = baseline-fd_export:cross ] && env_imp=(GPUSANDBOX_TEST_FOREIGN_IMPORT=1) && bin_imp=$GPUSANDBOX_SWITCHED
+	# charged: the importer's policy lets a foreign import in, charged.
+	local imp_policy=()
+	local prefill=
+	[ "$name" = fd_export:charged_over ] && prefill=prefill
+	if [ "$name" = fd_export:charged ] || [ "$name" = fd_export:charged_over ]; then
+		printf 'fd-import = foreign\n' >"$d/foreign.policy"
+		imp_policy=(--policy "$d/foreign.policy")
+	fi
+	if [ "$how" != cross ]; then
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- \
+			env ${env_one[@]+"${env_one[@]}"} ${gs[@]+"${gs[@]}"} "$ADV/fd_export" "$how" >"$d/out" 2>"$d/err"
+	else
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+				d=$1 gs=$2 q=$3 prog=$4 pol=$5 pre=$6 gs_imp=$7
+				shift 7
+				"$gs" --mem "$q" --audit-log "$d/exporter.jsonl" -- "$prog" cross_export "$d/sock" \
+					>"$d/exporter.out" 2>&1 &
+				ep=$!
+				env "$@" "$gs_imp" --mem "$q" ${pol:+--policy "$pol"} --audit-log "$d/audit.jsonl" -- \
+					"$prog" cross_import "$d/sock" \
+					"$d/exporter.gone" $pre &
+				ip=$!
+				wait $ep
+				touch "$d/exporter.gone"
+				wait $ip' sh "$d" "$GPUSANDBOX" "$QUOTA_ARG" "$ADV/fd_export" "${imp_policy[1]:-}" "$prefill" "$bin_imp" \
+			${env_imp[@]+"${env_imp[@]}"} \
+			>"$d/out" 2>"$d/err"
+	fi
+	rc=$?
+	dir=$d
+}
+
+# fd_export's verdicts, from the programs' statuses, the fake's account
+# (its stats: exports and imports it made, memory it holds) and the audit
+# log. Sets why on failure.
+check_fd_export() {
+	local name=$1 d=$2 peak
+	peak=$(stat_of "$d" gpu0.vidmem_peak)
+	[ -n "$peak" ] || { why="no driver stats (exit $rc): $(tail -c 300 "$d/err" | tr '\n' ' ')"; return 1; }
+	case $name in
+	fd_export:one)
+		[ "$(val_of "$d" held)" = NO_MEMORY ] && [ "$(val_of "$d" info)" = NV_OK ] &&
+			[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" map)" = NV_OK ] && [ "$(val_of "$d" second)" = NO_MEMORY ] &&
+			[ "$(val_of "$d" fits)" = NV_OK ] && [ "$(val_of "$d" third)" = NV_OK ] &&
+			[ "$(val_of "$d" fake_used_mib)" = 768 ] ||
+			{ why="$(sed -n 2p "$d/out"), want held=NO_MEMORY info=NV_OK import=NV_OK map=NV_OK second=NO_MEMORY fits=NV_OK third=NV_OK fake_used_mib=768"; return 1; }
+		ge "$(stat_of "$d" imports_made)" 1 && ge "$(stat_of "$d" export_files_released)" 1 ||
+			{ why="the fake made no import or released no export file"; return 1; }
+		[ "$peak" -le "$QUOTA" ] || { why="driver peak $(mib "$peak") over the quota"; return 1; } ;;
+	fd_export:hostile)
+		[ "$(val_of "$d" pipe)" = INVALID_PARAMETER ] && [ "$(val_of "$d" node)" = INVALID_PARAMETER ] &&
+			[ "$(val_of "$d" device)" = NOT_SUPPORTED ] && [ "$(val_of "$d" fresh)" = status:0x1b ] &&
+			[ "$(stat_of "$d" exports_made)" = 0 ] ||
+			{ why="$(head -1 "$d/out") exports_made=$(stat_of "$d" exports_made), want pipe=node=INVALID_PARAMETER device=NOT_SUPPORTED fresh=status:0x1b, none made"; return 1; }
+		grep -q '"reason":"export of an object that is not video memory charged to this sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused export"; return 1; } ;;
+	baseline-fd_export:hostile)
+		# The driver exports the device (and would keep it past its
+		# handle): what the sandbox's refusal takes away.
+		[ "$(val_of "$d" device)" = NV_OK ] && [ "$(stat_of "$d" exports_made)" = 1 ] ||
+			{ why="without gpusandbox: $(head -1 "$d/out"): not sensitive"; return 1; } ;;
+	baseline-fd_export:native)
+		# The driver's own behaviour, as the fake models it: the export
+		# keeps the memory after its handle and the exporter are gone,
+		# the import keeps it after the file is released, and it goes
+		# with the last reference (the 768 MiB asked for last fit).
+		[ "$(val_of "$d" held)" = NV_OK ] && [ "$(val_of "$d" import)" = NV_OK ] &&
+			[ "$(val_of "$d" fake_used_mib)" = 1536 ] && [ "$(val_of "$d" third)" = NV_OK ] &&
+			[ "$(stat_of "$d" exports_made)" = 1 ] && [ "$(stat_of "$d" imports_made)" = 1 ] &&
+			[ "$(stat_of "$d" export_files_released)" = 1 ] && [ "$(stat_of "$d" export_files_live)" = 0 ] ||
+			{ why="the fake's model: $(head -2 "$d/out" | tr '\n' ' ') exports=$(stat_of "$d" exports_made) imports=$(stat_of "$d" imports_made) released=$(stat_of "$d" export_files_released)"; return 1; } ;;
+	baseline-fd_export:one)
+		# Without the pins the exporter's free drops the charge while the
+		# file holds the memory: the next 768 MiB go through.
+		[ "$(val_of "$d" held)" = NV_OK ] && [ "$peak" -gt "$QUOTA" ] ||
+			{ why="exports unpinned: held=$(val_of "$d" held) peak $(mib "$peak"): not sensitive"; return 1; } ;;
+	fd_export:cross)
+		[ "$(val_of "$d" import)" = status:0x1b ] && [ "$(val_of "$d" own)" = NV_OK ] &&
+			[ "$(val_of "$d" fits)" = NV_OK ] &&
+			[ "$(stat_of "$d" imports_made)" = 0 ] && ge "$(stat_of "$d" exports_made)" 1 ||
+			{ why="$(head -1 "$d/out") exporter: $(tr '\n' ' ' <"$d/exporter.out") imports_made=$(stat_of "$d" imports_made)"; return 1; }
+		[ "$(val_of "$d" fake_used_mib)" -le 1024 ] ||
+			{ why="the importer's sandbox holds $(val_of "$d" fake_used_mib) MiB by the fake"; return 1; }
+		grep -q '"reason":"import from an export file made outside this sandbox"' "$d/audit.jsonl" ||
+			{ why="no audit record names the refused import"; return 1; }
+		# The exporter's sandbox ended while the importer held the file:
+		# it says the memory outlives it.
+		grep -q '"reason":"an export file outlives the sandbox: the driver keeps its memory"' "$d/exporter.jsonl" &&
+			grep -q 'export file(s) outlive the sandbox, holding 805306368 bytes' "$d/exporter.out" ||
+			{ why="the exporter's sandbox did not report its export file outliving it"; return 1; } ;;
+	fd_export:charged)
+		# fd-import = foreign: allowed and charged to the importer, so
+		# its own 768 MiB no longer fit beside it, 192 MiB do.
+		[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" own)" = NO_MEMORY ] &&
+			[ "$(val_of "$d" fits)" = NV_OK ] && [ "$(val_of "$d" fake_used_mib)" -le 1024 ] &&
+			[ "$(stat_of "$d" imports_made)" = 1 ] ||
+			{ why="$(head -1 "$d/out") imports_made=$(stat_of "$d" imports_made), want import=NV_OK own=NO_MEMORY fits=NV_OK, at most 1024 MiB"; return 1; }
+		grep -q '"fd_import":"foreign"' "$d/audit.jsonl" ||
+			{ why="the importer's audit log does not record fd-import = foreign"; return 1; } ;;
+	fd_export:charged_over)
+		# Charged over the quota: the import is undone (the fake made
+		# it, then freed it) and refused as a quota denial, audited.
+		[ "$(val_of "$d" prefill)" = NV_OK ] && [ "$(val_of "$d" import)" = NO_MEMORY ] &&
+			[ "$(stat_of "$d" imports_made)" = 1 ] && [ "$(val_of "$d" fake_used_mib)" -le 1024 ] ||
+			{ why="$(head -1 "$d/out") imports_made=$(stat_of "$d" imports_made), want prefill=NV_OK import=NO_MEMORY"; return 1; }
+		grep -q '"reason":"video memory quota exceeded by an import from another sandbox'"'"'s export file"' "$d/audit.jsonl" ||
+			{ why="no audit record names the import over the quota"; return 1; } ;;
+	baseline-fd_export:cross)
+		# Let through, the import keeps the other sandbox's 768 MiB
+		# beside the importer's own 768 once the exporter is gone.
+		[ "$(val_of "$d" import)" = NV_OK ] && [ "$(val_of "$d" own)" = NV_OK ] &&
+			[ "$(val_of "$d" fake_used_mib)" -gt 1024 ] ||
+			{ why="foreign import allowed: $(head -1 "$d/out"): not sensitive"; return 1; } ;;
+	esac
+	return 0
+}
+
+# pid_list: a holder (256 MiB) and a looker (128 MiB), each in its own
+# sandbox (--mem 1g) or (baseline) without one; the looker asks the GPU's
+# process lists (pid_list.c). Its output is the run's out.
+run_pid_list() {
+	local mode=$1 d="$tmp/$2" gs=()
+	harness_rm_tree "$d"
+	mkdir -p "$d"
+	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --audit-log "$d/audit.jsonl" --)
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			d=$1 prog=$2
+			shift 2
+			"$@" "$prog" hold "$d/ready" >"$d/holder.out" 2>&1 &
+			i=0
+			while [ ! -e "$d/ready" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+			other=$(pgrep -n -f "$prog hold")
+			"$@" "$prog" look "${other:-0}"
+			rc=$?
+			touch "$d/ready.done"
+			wait
+			exit $rc' sh "$d" "$ADV/pid_list" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
+
+check_pid_list() {
+	local name=$1 d=$2
+	if [ "$name" = baseline-pid_list ]; then
+		# Natively the holder is listed and its 256 MiB reported.
+		ge "$(val_of "$d" others)" 1 && [ "$(val_of "$d" others_mib)" -ge 256 ] ||
+			{ why="without gpusandbox: $(head -1 "$d/out"): not sensitive"; return 1; }
+		return 0
+	fi
+	[ "$(val_of "$d" pids_status)" = NV_OK ] && [ "$(val_of "$d" pids)" = 1 ] &&
+		[ "$(val_of "$d" self_listed)" = 1 ] && [ "$(val_of "$d" own_mib)" = 128 ] &&
+		[ "$(val_of "$d" others)" = 0 ] && [ "$(val_of "$d" others_mib)" = 0 ] &&
+		[ "$(val_of "$d" other_result)" = INVALID_ARGUMENT ] ||
+		{ why="$(head -1 "$d/out"), want pids=1 self_listed=1 own_mib=128 others=0 others_mib=0 other_result=INVALID_ARGUMENT"; return 1; }
+	# The fake holds both tenants' memory: the holder was there to be seen.
+	ge "$(stat_of "$d" gpu0.vidmem_peak)" $((384 * MIB)) ||
+		{ why="the holder held nothing by the fake"; return 1; }
 }
 
 # uvm_ctlfd fuse and race: the file the workload serves itself is served
@@ -1255,6 +1443,10 @@ for t in "${TESTS[@]}"; do
 		run_audit_reach "$name"
 	elif [ "$prog" = share_import ]; then
 		run_share "$mode" "$name"
+	elif [ "$prog" = fd_export ]; then
+		run_fd_export "$name" "${argv[1]}"
+	elif [ "$prog" = pid_list ]; then
+		run_pid_list "$mode" "$name"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
 		run_ownfs "$name" "${argv[1]}"
 	else
@@ -1269,6 +1461,14 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		fail "$name" "timed out after ${TIMEOUT}s"
+		continue
+	fi
+	if [ "$prog" = fd_export ]; then
+		check_fd_export "$name" "$dir" && pass "$name" || fail "$name" "$why"
+		continue
+	fi
+	if [ "$prog" = pid_list ]; then
+		check_pid_list "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$name" = outlive ] && ! check_outlive "$dir"; then

@@ -53,6 +53,38 @@ static struct obj *find_any_obj(nv_handle_t h_client, nv_handle_t h)
 	return c ? fake_find_obj(c, h) : NULL;
 }
 
+/* Does client c hold an object GET_PIDS looks for on GPU gpu? The driver
+ * (subdeviceCtrlCmdGpuGetPids_IMPL, subdevice_ctrl_gpu_kernel.c,
+ * 580.95.05) asks gpuGetProcWithObject for a Subdevice when id is
+ * NV20_SUBDEVICE_0, else for any ChannelDescendant; the fake has no
+ * channel descendants of its own, so it takes channels for them. */
+static bool client_has_kind(const struct client *c, int gpu, enum obj_kind kind)
+{
+	for (size_t j = 0; j < c->n; j++)
+		if (c->objs[j].res->kind == kind && c->objs[j].res->gpu == gpu)
+			return true;
+	return false;
+}
+
+/* GET_PIDS: each process (the client's creator) once, in client order. */
+static nv_status_t fill_pids(int gpu, struct nv2080_gpu_get_pids *p)
+{
+	enum obj_kind kind = p->id == NV20_SUBDEVICE_0 ? K_SUBDEVICE : K_CHANNEL;
+
+	if (p->id_type != NV2080_CTRL_GPU_GET_PIDS_ID_TYPE_CLASS)
+		return NV_ERR_INVALID_ARGUMENT;
+	p->count = 0;
+	for (size_t i = 0; i < fake_st.nclients && p->count < NV2080_CTRL_GPU_GET_PIDS_MAX_COUNT; i++) {
+		const struct client *c = fake_st.clients[i];
+		bool seen = false;
+		for (uint32_t k = 0; k < p->count && !seen; k++)
+			seen = p->pids[k] == (uint32_t)c->tgid;
+		if (!seen && client_has_kind(c, gpu, kind))
+			p->pids[p->count++] = (uint32_t)c->tgid;
+	}
+	return NV_OK;
+}
+
 static void fill_pid_info(int gpu, struct nv2080_gpu_pid_info *e)
 {
 	uint64_t priv = 0, owned = 0, duped = 0;
@@ -83,6 +115,27 @@ static void fill_pid_info(int gpu, struct nv2080_gpu_pid_info *e)
 }
 
 /* Known controls. Returns the status; sets *dirty when params changed. */
+
+/* GET_SURFACE_INFO on memory: the sizes of the list in the caller's
+ * memory (mem_ctrl.c, 580.95.05: PHYS_SIZE_LO/HI from the memory
+ * descriptor's size; other indices are not modelled and answer 0). */
+#define FAKE_SURFACE_INFO_MAX 16u
+static nv_status_t surface_info(const struct fake_caller *who, const struct res *r,
+                                const struct nv0041_get_surface_info_params *p)
+{
+	struct nv0041_surface_info list[FAKE_SURFACE_INFO_MAX];
+	size_t len = (size_t)p->count * sizeof(list[0]);
+
+	if (r->kind != K_VIDMEM && r->kind != K_SYSMEM)
+		return NV_ERR_NOT_SUPPORTED;
+	if (p->count == 0 || p->count > FAKE_SURFACE_INFO_MAX || fake_mem_read(who->pid, p->list, list, len))
+		return NV_ERR_INVALID_ARGUMENT;
+	for (uint32_t i = 0; i < p->count; i++)
+		list[i].data = list[i].index == NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_LO ? (uint32_t)r->bytes
+		             : list[i].index == NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_HI ? (uint32_t)(r->bytes >> 32)
+		                                                                             : 0;
+	return fake_mem_write(who->pid, p->list, list, len) ? NV_ERR_INVALID_ADDRESS : NV_OK;
+}
 
 static nv_status_t run_control(const struct fake_caller *who, const struct nvos54 *ctl,
 			       struct obj *o, void *params, bool *dirty)
@@ -204,6 +257,17 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			o->res->internal_group->scheduled = p->enable != 0;
 		return NV_OK;
 	}
+	case NV0041_CTRL_CMD_GET_SURFACE_INFO:
+		if (!o || ctl->params_size != sizeof(struct nv0041_get_surface_info_params))
+			return NV_ERR_INVALID_ARGUMENT;
+		return surface_info(who, o->res, params);
+	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		if (ctl->params_size != sizeof(struct nv2080_gpu_get_pids))
+			return NV_ERR_INVALID_ARGUMENT;
+		*dirty = true;
+		return fill_pids(gpu, params);
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO: {
 		struct nv2080_gpu_get_pid_info *p = params;
 		if (kind != K_SUBDEVICE)
@@ -301,6 +365,13 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 		}
 	}
 	bool dirty = false;
+	if (fake_export_models(ctl->cmd) && o == NULL) {
+		st = fake_export_control(who, c, ctl->cmd, params, ctl->params_size, &dirty);
+		if (st == NV_OK && fake_mem_write(who->pid, ctl->params, params, ctl->params_size))
+			st = NV_ERR_INVALID_ADDRESS;
+		free(params);
+		return st;
+	}
 	if (fake_p2p_is_registration(ctl->cmd)) {
 		st = fake_p2p_control(c, o, ctl->cmd, params, ctl->params_size);
 		free(params);
@@ -313,6 +384,8 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
+	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+	case NV0041_CTRL_CMD_GET_SURFACE_INFO:
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
 	case NV2080_CTRL_CMD_TIMER_GET_TIME:
 		/* Known controls have fixed sizes; a NULL or short buffer
@@ -365,6 +438,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	struct sbuf b = { out, 0, cap };
 	pthread_mutex_lock(&fake_st.lock);
 	fake_busy_refresh();  /* the per-client shares up to now */
+	fake_export_sweep();  /* exports of released files go with them */
 	/* Each object once, whichever handle (the first, or a dup that
 	 * outlived it) still holds it. */
 	static unsigned pass;
@@ -450,6 +524,10 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "device_node_refusals", 0, false, fake_st.device_node_refusals);
 	put(&b, "device_unentitled_grants", 0, false, fake_st.device_unentitled_grants);
 	put(&b, "dmabuf_held", 0, false, fake_st.dmabuf_held);
+	put(&b, "export_files_live", 0, false, fake_export_live());
+	put(&b, "export_files_released", 0, false, fake_st.export_files_released);
+	put(&b, "exports_made", 0, false, fake_st.exports_made);
+	put(&b, "imports_made", 0, false, fake_st.imports_made);
 	put(&b, "dups_cross_gpu", 0, false, fake_st.dups_cross_gpu);
 	put(&b, "share_client_policies", 0, false, fake_share_client_policies());
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);

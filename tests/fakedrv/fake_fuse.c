@@ -89,6 +89,11 @@ struct open_file {
 };
 static uint64_t next_file_id = 1;
 
+unsigned long fake_ctl_node_ino(void)
+{
+	return (unsigned long)INO_CTL;
+}
+
 unsigned long fake_gpu_node_ino(int gpu)
 {
 	return (unsigned long)INO_GPU0 + (unsigned long)gpu;

@@ -70,14 +70,29 @@ void fake_nodes_learn_mount(const char *real)
 	fclose(f);
 }
 
-/* Is the file at link (a /proc/PID/fd/N) the fake's nvidia<gpu>? */
-static bool is_gpu_node(const char *link, int gpu)
+/* Is the file at link (a /proc/PID/fd/N) the fake's node of inode ino? */
+static bool is_node(const char *link, unsigned long ino)
 {
 	struct statx sx;
 
 	if (fake_dev == 0 || statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_INO, &sx) < 0)
 		return false;
-	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == fake_dev && sx.stx_ino == fake_gpu_node_ino(gpu);
+	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == fake_dev && sx.stx_ino == ino;
+}
+
+static bool is_gpu_node(const char *link, int gpu)
+{
+	return is_node(link, fake_gpu_node_ino(gpu));
+}
+
+/* nv_get_file_private(fd, NV_TRUE, ...): the caller's fd must be a
+ * control file (export and import, fake_export.c). */
+bool fake_fd_is_ctl(pid_t tid, int fd)
+{
+	char link[FD_DIR_MAX];
+
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
+	return is_node(link, fake_ctl_node_ino());
 }
 
 bool fake_holds_gpu_node(pid_t pid, int gpu)

@@ -798,6 +798,9 @@ static int esc_free(const struct fake_caller *who, void *buf, size_t size)
 	return 0;
 }
 
+static nv_status_t add_dup(struct client *dst, nv_handle_t h_parent, nv_handle_t *h, struct res *r,
+                           uint32_t cls);
+
 static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 {
 	struct client *dst, *src;
@@ -816,29 +819,48 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 	 * of the same process only. */
 	if (!fake_share_allows_dup(src, so, dst))
 		return NV_ERR_INSUFFICIENT_PERMISSIONS;
+	/* so may move when dst's array grows: add_dup takes its fields. */
 	struct obj *parent = d->h_parent != dst->h ? fake_find_obj(dst, d->h_parent) : NULL;
 	if (d->h_parent != dst->h && !parent)
 		return NV_ERR_INVALID_OBJECT_PARENT;
 	if (parent && so->res->kind == K_VIDMEM && parent->res->gpu != so->res->gpu)
 		fake_st.dups_cross_gpu++;
-	nv_handle_t h = d->h_object;
-	if (h == 0)
-		h = fake_pick_handle(dst);
-	else if (handle_in_use(dst, h))
+	return add_dup(dst, d->h_parent, &d->h_object, so->res, so->cls);
+}
+
+/* A new handle on r in dst under h_parent (its handle checked by the
+ * caller): *h, or one RM picks when *h is 0. */
+static nv_status_t add_dup(struct client *dst, nv_handle_t h_parent, nv_handle_t *h, struct res *r,
+                           uint32_t cls)
+{
+	if (*h == 0)
+		*h = fake_pick_handle(dst);
+	else if (handle_in_use(dst, *h))
 		return NV_ERR_INSUFFICIENT_RESOURCES;
-	struct res *r = so->res;
-	uint32_t cls = so->cls;  /* so may move when dst's array grows */
 	struct obj *o = fake_add_obj(dst);
 	if (!o)
 		return NV_ERR_NO_MEMORY;
 	r->refs++;
-	o->h = h;
-	o->parent = d->h_parent;
+	o->h = *h;
+	o->parent = h_parent;
 	o->cls = cls;
 	o->dup = true;
 	o->res = r;
-	d->h_object = h;
 	return NV_OK;
+}
+
+nv_status_t fake_dup_res(struct client *dst, nv_handle_t h_parent, nv_handle_t *h, struct res *r, uint32_t cls)
+{
+	if (h_parent != dst->h && !fake_find_obj(dst, h_parent))
+		return NV_ERR_INVALID_OBJECT_PARENT;
+	return add_dup(dst, h_parent, h, r, cls);
+}
+
+void fake_free_handle(struct client *c, nv_handle_t h)
+{
+	struct obj *o = fake_find_obj(c, h);
+	if (o)
+		free_subtree(c, o);
 }
 
 static int esc_dup(const struct fake_caller *who, void *buf, size_t size)

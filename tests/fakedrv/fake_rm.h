@@ -91,29 +91,7 @@
 /* GPFIFO_SCHEDULE: struct nva06c_gpfifo_schedule_params, include/nvrm_abi.h. */
 
 /* GPU_GET_PID_INFO: list of per-pid queries. */
-#define NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT       200u
-#define NV2080_CTRL_GPU_PID_INFO_INDEX_VIDEO_MEMORY_USAGE 0u
-struct nv2080_gpu_pid_info {
-	uint32_t pid;
-	uint32_t index;
-	uint32_t result;
-	uint32_t pad0;
-	uint64_t mem_private;
-	uint64_t mem_shared_owned;
-	uint64_t mem_shared_duped;
-	uint64_t protected_mem_private;
-	uint64_t protected_mem_shared_owned;
-	uint64_t protected_mem_shared_duped;
-	uint32_t compute_instance_id;
-	uint32_t gpu_instance_id;
-};
-_Static_assert(sizeof(struct nv2080_gpu_pid_info) == 72, "PID_INFO size");
-struct nv2080_gpu_get_pid_info {
-	uint32_t                   count;
-	uint32_t                   pad;
-	struct nv2080_gpu_pid_info list[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT];
-};
-_Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO size");
+/* GET_PID_INFO and GET_PIDS: include/nvrm_abi.h. */
 
 /* NVOS32 ALLOC_SIZE limit field (the @112 slot after offset). */
 _Static_assert(offsetof(struct nvos32, data.alloc_size.limit) == 112, "NVOS32.AllocSize.limit");
@@ -238,5 +216,7 @@ int fake_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len);
 void fake_nodes_learn_mount(const char *real);
 /* The inode number of nvidia<gpu> on the fake's file system (fake_fuse.c). */
 unsigned long fake_gpu_node_ino(int gpu);
+/* The inode number of nvidiactl there. */
+unsigned long fake_ctl_node_ino(void);
 
 #endif /* GPUSANDBOX_FAKE_RM_H */

@@ -185,6 +185,9 @@ struct fake_state {
 	uint64_t         uvm_channel_registrations;
 	/* Memory objects live semaphore surfaces keep (fake_semsurf.c). */
 	uint64_t         semsurf_kept;
+	/* Objects exported to and imported from control files, and export
+	 * files found released (fake_export.c). */
+	uint64_t         exports_made, imports_made, export_files_released;
 };
 extern struct fake_state fake_st;
 
@@ -300,6 +303,24 @@ nv_status_t fake_uvm_chan_commit(const struct fake_uvm_retained *r);
 void        fake_uvm_chan_release_file(uint64_t file);
 /* Registrations held now. */
 size_t      fake_uvm_chan_live(void);
+
+/* fake_rm.c: a new handle on r in dst under h_parent (NV_ERR_INVALID_OBJECT_PARENT
+ * when dst has no such parent): *h, or one RM picks when *h is 0; and a
+ * handle's subtree freed. */
+nv_status_t fake_dup_res(struct client *dst, nv_handle_t h_parent, nv_handle_t *h, struct res *r, uint32_t cls);
+void        fake_free_handle(struct client *c, nv_handle_t h);
+/* fake_nodes.c: is fd of thread tid one of the fake's control files? */
+bool        fake_fd_is_ctl(pid_t tid, int fd);
+
+/* fake_export.c: NV0000_CTRL_CMD_OS_UNIX_* export and import through fds. */
+#define FAKE_EXPORT_FILES_MAX 64u
+bool        fake_export_models(uint32_t cmd);
+nv_status_t fake_export_control(const struct fake_caller *who, struct client *c, uint32_t cmd, void *params,
+                                uint32_t size, bool *dirty);
+/* Drops the exports of files released since (their memory with them). */
+void        fake_export_sweep(void);
+/* Control files holding exports now. */
+unsigned    fake_export_live(void);
 
 /* fake_ctrl.c */
 int fake_esc_control(const struct fake_caller *who, void *buf, size_t size);

@@ -202,6 +202,20 @@ static void test_tenant_bounds(void)
 	CHECK(parse_text("files = 1\nfiles = 2\n", &p) < 0);
 }
 
+/* fd-import: own by default, foreign when asked, nothing else. */
+static void test_fd_import(void)
+{
+	struct gs_policy p;
+	enum gs_fd_import m = GS_FD_IMPORT_FOREIGN;
+
+	CHECK(parse_text("", &p) == 0 && p.quota.fd_import == GS_FD_IMPORT_OWN);
+	CHECK(parse_text("fd-import = foreign\n", &p) == 0 && p.quota.fd_import == GS_FD_IMPORT_FOREIGN);
+	CHECK(parse_text("fd-import = any\n", &p) != 0);
+	CHECK(gs_parse_fd_import("own", &m) == 0 && m == GS_FD_IMPORT_OWN);
+	CHECK(gs_parse_fd_import("Foreign", &m) < 0 && gs_parse_fd_import("", &m) < 0);
+	CHECK(strcmp(gs_fd_import_name(GS_FD_IMPORT_FOREIGN), "foreign") == 0);
+}
+
 static void test_bad_files(void)
 {
 	static const struct {
@@ -406,8 +420,8 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x00de0001, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x20803001, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x20800133, true, NV_OK, NULL, "monitoring" },
-		{ RULES_DEFAULT, true, 0x00000216, false, NV_ERR_NOT_SUPPORTED,
-		  "control unknown to gpusandbox", NULL },
+		/* GPU_DETACH_IDS: a no-op on Linux (issue #29, controls.def). */
+		{ RULES_DEFAULT, true, 0x00000216, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x2080a612, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x20810110, false, NV_ERR_NOT_SUPPORTED,
@@ -532,7 +546,7 @@ static void test_tables(void)
 		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
 		CHECK(ci->group < GS_GROUP_N);
 	}
-	CHECK(n_ctrl_members == 142);
+	CHECK(n_ctrl_members == 143);
 	for (unsigned g = 0; g < GS_GROUP_N; g++) {
 		const char *nm = gs_group_name((enum gs_group)g);
 		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);
@@ -656,6 +670,7 @@ int main(void)
 	test_managed();
 	test_p2p_register();
 	test_tenant_bounds();
+	test_fd_import();
 	test_run_as();
 	test_bad_files();
 	test_nul_byte();

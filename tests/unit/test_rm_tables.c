@@ -333,14 +333,16 @@ static void test_controls(void)
 			      "flat monitoring control", __LINE__);
 		}
 	}
-	/* GSS-legacy and BinaryApi commands nvidia-smi sends, and
-	 * GPU_DETACH_IDS: left out on purpose (docs/policy-evidence.md) */
+	/* GSS-legacy and BinaryApi commands nvidia-smi sends: left out on
+	 * purpose (docs/policy-evidence.md) */
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080852e) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a097) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a612) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a618) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810110) == NULL);
-	CHECK(rm_ctrl_lookup(RM_ABI, 0x00000216) == NULL);
+	/* GPU_DETACH_IDS: a no-op on Linux, flat, 128 bytes (issue #29). */
+	ci = rm_ctrl_lookup(RM_ABI, 0x00000216);
+	CHECK(ci && ci->params_size == 128 && ci->n_embedded == 0 && ci->group == GS_GROUP_MONITORING);
 
 	/* other numbers from rm-abi.md 5 */
 	ci = rm_ctrl_lookup(RM_ABI, NV2080_CTRL_CMD_GPU_GET_PID_INFO);
@@ -434,7 +436,7 @@ static void test_abi_join(void)
 	known = 0;
 	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++)
 		known += rm_ctrl_table_at(RM_ABI, i)->known;
-	CHECK(v580_ctrl_rows == 170);
+	CHECK(v580_ctrl_rows == 171);
 	CHECK(known == v580_ctrl_rows);
 	known = 0;
 	for (uint32_t nr = 0; nr < 256; nr++)

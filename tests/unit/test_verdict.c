@@ -940,6 +940,80 @@ static void check_tenant_bounds(void)
 	CHECK(v.verdict == GS_VERDICT_ALLOW);
 }
 
+/* The export and import controls (docs/security/fd-export.md): each
+ * clause refuses alone, with the driver's status where the driver would
+ * refuse, and the defaults let the sandbox's own exchange through. */
+static void check_fd_export(void)
+{
+	const uint32_t exp = NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD;
+	const uint32_t imp = NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD;
+	const struct gs_fd_export_facts ours = { .fd_is_control = true, .file_ours = true, .file_set_up = true,
+	                                         .objects_charged = true, .slots_ours = true };
+	struct gs_rm_call c = { .cmd = exp };
+	struct gs_fd_export_facts f = ours;
+	struct gs_call_verdict v;
+
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	c.cmd = imp;
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	/* Not a control file: the driver's own answer, for every one. */
+	f.fd_is_control = false;
+	v = gs_verdict_of_fd_export(&f, &c);
+	CHECK(v.verdict == GS_VERDICT_REFUSE && v.status == NV_ERR_INVALID_PARAMETER);
+	c.cmd = NV0000_CTRL_CMD_OS_UNIX_GET_EXPORT_OBJECT_INFO;
+	CHECK(gs_verdict_of_fd_export(&f, &c).status == NV_ERR_INVALID_PARAMETER);
+	/* An import from a file made elsewhere, or of a slot not ours. */
+	f = ours;
+	f.file_ours = false;
+	c.cmd = imp;
+	v = gs_verdict_of_fd_export(&f, &c);
+	CHECK(v.verdict == GS_VERDICT_REFUSE && v.status == NV_ERR_INSUFFICIENT_PERMISSIONS &&
+	      same_text(v.reason, "import from an export file made outside this sandbox"));
+	f = ours;
+	f.slots_ours = false;
+	CHECK(gs_verdict_of_fd_export(&f, &c).status == NV_ERR_INSUFFICIENT_PERMISSIONS);
+	f.foreign_test = true;
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	/* fd-import = foreign: allowed here, charged after the driver. */
+	f.foreign_test = false;
+	f.foreign_charged = true;
+	f.file_ours = false;
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	/* It never opens an export into another's file. */
+	c.cmd = exp;
+	CHECK(gs_verdict_of_fd_export(&f, &c).status == NV_ERR_INSUFFICIENT_PERMISSIONS);
+	c.cmd = imp;
+	/* An export into a file set up elsewhere; of what is not charged. */
+	c.cmd = exp;
+	f = ours;
+	f.file_ours = false;
+	CHECK(gs_verdict_of_fd_export(&f, &c).status == NV_ERR_INSUFFICIENT_PERMISSIONS);
+	f.file_set_up = false;  /* a fresh file becomes ours */
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	f.objects_charged = false;
+	v = gs_verdict_of_fd_export(&f, &c);
+	CHECK(v.verdict == GS_VERDICT_REFUSE && v.status == NV_ERR_NOT_SUPPORTED);
+	/* CREATE and INFO read or set up only. */
+	c.cmd = NV0000_CTRL_CMD_OS_UNIX_CREATE_EXPORT_OBJECT_FD;
+	CHECK(gs_verdict_of_fd_export(&f, &c).verdict == GS_VERDICT_ALLOW);
+	/* The four are relocated, never run by the generic path; their
+	 * params are read, so only the driver's size passes. */
+	CHECK(gs_is_fd_export_control(exp) && gs_is_fd_export_control(imp) &&
+	      !gs_is_fd_export_control(NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD));
+	struct nvos54 top = { .cmd = exp, .params = 1, .params_size = 2128 };
+	struct gs_rm_call rc;
+	gs_decode_control(ABI, &top, false, &rc);
+	CHECK(rc.fd_export && !rc.unrelocatable && rc.ctrl_known && !rc.params_size_wrong);
+	top.params_size = 2124;
+	gs_decode_control(ABI, &top, false, &rc);
+	CHECK(rc.params_size_wrong);
+	/* The single-object forms stay unrelocatable (refused). */
+	top.cmd = NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD;
+	top.params_size = 24;
+	gs_decode_control(ABI, &top, false, &rc);
+	CHECK(!rc.fd_export && rc.unrelocatable);
+}
+
 int main(void)
 {
 	check_tenant_bounds();
@@ -962,5 +1036,6 @@ int main(void)
 	check_listings();
 	check_decode();
 	check_decode_p2p();
+	check_fd_export();
 	return check_summary();
 }

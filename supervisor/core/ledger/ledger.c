@@ -769,6 +769,31 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 	return 0;
 }
 
+/* The new handle (h_client, handle) is one more reference on allocation a. */
+static void refer_to_alloc(struct ledger *l, uint32_t h_client, uint32_t handle, uint32_t a)
+{
+	l->objs[ledger_obj_find(l, h_client, handle)].alloc = a;
+	l->allocs[a].refs++;
+}
+
+int ledger_dup_pinned(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+                      uint32_t pin, uint32_t cls)
+{
+	if (pin == LEDGER_NO_PIN || pin >= l->n_allocs || !l->allocs[pin].pins)
+		return -1;
+	if (add_obj(l, h_client, h_parent, handle, RM_CLASS_VIDMEM, cls, l->allocs[pin].gpu, 0, 0) < 0)
+		return -1;
+	refer_to_alloc(l, h_client, handle, pin);
+	/* Journalled as a handle that charges nothing: a replay has no record
+	 * of the export's pin to hang it on, and keeps that pin for good
+	 * (a resumed pin), so the memory stays charged (ledger.h). */
+	const struct ledger_change ch = { .op = LEDGER_OP_ADD, .client = h_client, .parent = h_parent,
+	                                  .handle = handle, .kind = RM_CLASS_VIDMEM, .cls = cls,
+	                                  .gpu = l->allocs[pin].gpu };
+	ledger_journal(l, &ch);
+	return 0;
+}
+
 int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                uint32_t src_client, uint32_t src_handle)
 {
@@ -785,11 +810,8 @@ int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 		return -1;
 	/* Look src up again: ledger_add may have grown the object array. */
 	src = ledger_obj_find(l, src_client, src_handle);
-	if (src != NONE && l->objs[src].alloc != NONE) {
-		uint32_t idx = ledger_obj_find(l, h_client, handle);
-		l->objs[idx].alloc = l->objs[src].alloc;
-		l->allocs[l->objs[src].alloc].refs++;
-	}
+	if (src != NONE && l->objs[src].alloc != NONE)
+		refer_to_alloc(l, h_client, handle, l->objs[src].alloc);
 	const struct ledger_change ch = { .op = LEDGER_OP_DUP, .client = h_client, .parent = h_parent,
 	                                  .handle = handle, .src_client = src_client,
 	                                  .src_handle = src_handle };

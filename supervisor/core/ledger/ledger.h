@@ -236,6 +236,13 @@ int ledger_add(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t 
 int ledger_dup(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
                uint32_t src_client, uint32_t src_handle);
 
+/* Records a handle the driver made on memory that a pin holds (an import
+ * from an export file, fd_exports.h): one more reference on the pin's
+ * allocation, so its bytes stay charged once. cls: the exported object's.
+ * -1 when pin holds nothing or there is no memory. */
+int ledger_dup_pinned(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint32_t handle,
+                      uint32_t pin, uint32_t cls);
+
 /* Does the ledger's client h_client live on fd's open file (its release
  * watch is that file)? false when unknown, unwatched or another file. */
 bool ledger_client_on_file(struct ledger *l, uint32_t h_client, int fd);
@@ -283,6 +290,8 @@ void ledger_unreg_done(struct ledger *l, uint32_t i, uint64_t released[GS_MAX_GP
  * as fn answers false. */
 bool ledger_each_channel_handle(const struct ledger *l, bool (*fn)(void *ctx, uint32_t client, uint32_t handle),
                                 void *ctx);
+/* The GPU and bytes of what pin holds; false for LEDGER_NO_PIN. */
+bool ledger_pin_facts(const struct ledger *l, uint32_t pin, int *gpu, uint64_t *bytes);
 /* A second pin on what pin holds (a mapping split in two). */
 uint32_t ledger_pin_again(struct ledger *l, uint32_t pin);
 /* Drops a pin, adding what the allocation released to released. A

@@ -25,6 +25,15 @@ uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)
 	return ledger_pin_again(l, l->objs[idx].alloc);
 }
 
+bool ledger_pin_facts(const struct ledger *l, uint32_t pin, int *gpu, uint64_t *bytes)
+{
+	if (pin == LEDGER_NO_PIN || pin >= l->n_allocs)
+		return false;
+	*gpu = l->allocs[pin].gpu;
+	*bytes = l->allocs[pin].bytes;
+	return true;
+}
+
 void ledger_unreg_done(struct ledger *l, uint32_t i, uint64_t released[GS_MAX_GPUS])
 {
 	ledger_unpin(l, l->unreg[i].pins[0], released);

@@ -324,8 +324,15 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	 * may have resumed (may_resume_channels holds both). */
 	if (!may_resume_channels(top->cmd))
 		c->off_lock_key = top->cmd;
+	/* Another tenant's processes are neither named nor asked about. */
+	struct gs_pid_rewrite rw;
+	bool pids = gs_pids_rewrites(top->cmd);
+	if (pids)
+		gs_pids_before(c, top->cmd, c->scratch->params, f->psize, &rw);
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
 	c->off_lock_key = 0;
+	if (pids)
+		gs_pids_after(c, top->cmd, c->scratch->params, f->psize, &rw);
 	if (rc == 0 && top->status == NV_OK) {
 		note_client(c, top->h_client);
 		after_control(c, top, f->psize);
@@ -385,9 +392,13 @@ struct answer handle_control(struct call *c)
 	struct gs_session *sb = c->sb;
 	struct answer a;
 
-	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) ||
-	    !fetch_control_params(c, &f, &a) || !passes_params_verdict(c, &f, &a) ||
-	    !resumes_placed_object(c, &f, &a))
+	if (!fetch_control(c, &f, &a) || !judge_control(c, &f, &a) || !fetch_control_params(c, &f, &a))
+		return a;
+	/* The caller's fd in the params: never by the generic path, which
+	 * would make the driver resolve it in our table. */
+	if (f.call.fd_export)
+		return handle_fd_export(c, &f.top, f.user_params, c->scratch->params, f.psize);
+	if (!passes_params_verdict(c, &f, &a) || !resumes_placed_object(c, &f, &a))
 		return a;
 	/* --sm: scheduling a group that is scheduled already changes nothing
 	 * for a program, but the driver would turn the group's channels back

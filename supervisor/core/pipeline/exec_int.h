@@ -171,6 +171,28 @@ struct answer handle_control(struct call *c);
  * when it must take the usual path. Before the dup. */
 bool answers_p2p_registration(struct call *c, struct answer *a);
 
+/* The OS_UNIX export and import controls (call.fd_export), with our
+ * copy of their params (exec_fdexport.c): the caller's fd resolved once
+ * into ours, the exports pinned, imports from elsewhere refused. */
+struct answer handle_fd_export(struct call *c, struct nvos54 *top, uint64_t user_params, uint8_t *params,
+                               uint32_t psize);
+
+/* The GPU's process lists shown to the sandbox (exec_pids.c): GET_PIDS
+ * keeps the sandbox's own processes, by the pids the caller sees;
+ * GET_PID_INFO asks the driver only about them. Around the driver call,
+ * on our copy of the params. */
+struct gs_pid_rewrite {
+	uint32_t n;
+	int      depth;  /* the caller's PID namespace level */
+	uint32_t seen[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT], index[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT];
+	pid_t    host[NV2080_CTRL_GPU_GET_PID_INFO_MAX_COUNT];
+};
+bool gs_pids_rewrites(uint32_t cmd);
+void gs_pids_before(const struct call *c, uint32_t cmd, uint8_t *params, uint32_t psize,
+                    struct gs_pid_rewrite *rw);
+void gs_pids_after(const struct call *c, uint32_t cmd, uint8_t *params, uint32_t psize,
+                   const struct gs_pid_rewrite *rw);
+
 /* RM_FREE, RM_DUP_OBJECT, RM_SHARE and REGISTER_FD (exec_handles.c). */
 struct answer handle_free(struct call *c);
 struct answer handle_dup(struct call *c);

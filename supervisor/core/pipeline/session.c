@@ -121,6 +121,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;
 	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(gs_test_switch("GPUSANDBOX_TEST_UVM_CTLFD"));
+	sb->test_foreign_import = gs_test_switch("GPUSANDBOX_TEST_FOREIGN_IMPORT") != NULL;
+	sb->test_no_export_pin = gs_test_switch("GPUSANDBOX_TEST_NO_EXPORT_PIN") != NULL;
 	return 0;
 }
 
@@ -128,6 +130,7 @@ void gs_session_fini(struct gs_session *sb)
 {
 	gs_pidfd_cache_fini(&sb->pidfds);
 	gs_uvm_maps_fini(&sb->uvm, &sb->ledger);
+	gs_fd_exports_fini(&sb->exports, &sb->ledger);
 	gs_own_rm_close(&sb->own);
 	gs_quiesce_handoffs_fini(&sb->handoffs);
 	/* A tracing thread may outlive us: it holds its own reference. */
@@ -213,6 +216,15 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 	(void)gs_uvm_settle_unregisters(&sb->uvm, &sb->ledger);
 	memset(released, 0, sizeof(released));
 	memcpy(before, sb->ledger.used, sizeof(before));
+	/* An export file released: the driver freed its dups of our memory
+	 * (fd_exports.h); the pins go, and the memory with them when no
+	 * handle is left. One kcmp a file: only in a full reconcile, which
+	 * every quota refusal and the end of a run make first, not in the
+	 * tidying a call does (a stale pin only charges longer). */
+	if (max_checks == UINT32_MAX && gs_fd_exports_sweep(&sb->exports, &sb->ledger, released))
+		note_file_close(sb, &owner, released, before, "the driver freed the exports of a closed file");
+	memset(released, 0, sizeof(released));
+	memcpy(before, sb->ledger.used, sizeof(before));
 	if (gs_uvm_maps_reap(&sb->uvm, &sb->ledger, released))
 		note_file_close(sb, &owner, released, before,
 		                "the mappings of processes that exited were taken back");
@@ -236,6 +248,32 @@ void gs_session_reconcile(struct gs_session *sb)
 	 * only our workers' kept dups hold open go first (dupcache.h). */
 	gs_dup_cache_drop_owner(sb);
 	reconcile_within(sb, UINT32_MAX);
+}
+
+unsigned gs_session_note_exports_left(struct gs_session *sb)
+{
+	uint64_t held[GS_MAX_GPUS] = { 0 };
+
+	if (!sb->exports.n)
+		return 0;
+	gs_fd_exports_held(&sb->exports, &sb->ledger, held);
+	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
+		if (!held[g])
+			continue;
+		fprintf(stderr, "gpusandbox: warning: %u export file(s) outlive the sandbox, holding %llu bytes "
+		        "on GPU %u outside any quota (docs/security/fd-export.md)\n",
+		        sb->exports.n, (unsigned long long)held[g], g);
+		if (!sb->audit)
+			continue;
+		struct gs_decision d = {
+			.call = "EXPORT_FILE", .gpu = (int)g, .has_size = true, .size = held[g],
+			.verdict = GS_VERDICT_RELEASE, .pid = getpid(), .tid = 0,
+			.reason = "an export file outlives the sandbox: the driver keeps its memory",
+		};
+		if (gs_audit_decision(sb->audit, &d) < 0)
+			sb->audit_failed = true;
+	}
+	return sb->exports.n;
 }
 
 void gs_session_reconcile_some(struct gs_session *sb)

@@ -22,6 +22,7 @@
 #include "driver.h"
 #include "groups.h"
 #include "gs_error.h"
+#include "fd_exports.h"
 #include "ledger.h"
 #include "own_rm.h"
 #include "uvm_maps.h"
@@ -71,6 +72,19 @@ struct gs_session {
 	 * the supervisor makes names a dup of its own). Under lock. */
 	struct gs_uvm_maps   uvm;
 	struct gs_own_rm     own;
+	/* The control files this sandbox exported memory into, each slot
+	 * pinning what it holds until the file is released (fd_exports.h).
+	 * Under lock. */
+	struct gs_fd_exports exports;
+	/* GPUSANDBOX_TEST_FOREIGN_IMPORT: an import from an export file made
+	 * outside the sandbox is let through, uncharged (the baseline of
+	 * tests/adv fd_export). Never for use. */
+	bool                 test_foreign_import;
+	/* GPUSANDBOX_TEST_NO_EXPORT_PIN: exports are performed but pin
+	 * nothing, so the charge goes with the exporter's handle while the
+	 * export file still holds the memory (the baseline of tests/adv
+	 * fd_export one). Never for use. */
+	bool                 test_no_export_pin;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	bool                 stacks;      /* refusals are audited with their call stacks */
 	FILE                *trace;       /* NULL without --trace */
@@ -219,6 +233,11 @@ void gs_session_reconcile(struct gs_session *sb);
  * (needs_reconcile, over_quota_reconciled), and an entry not yet reaped
  * only keeps a charge (the safe side). */
 void gs_session_reconcile_some(struct gs_session *sb);
+/* At the sandbox's end, after a full reconcile (every task gone): an
+ * export file still open is held outside the sandbox, and the driver
+ * keeps its memory outside any quota (docs/security/fd-export.md). Said
+ * on stderr and in the audit log. Returns how many files. */
+unsigned gs_session_note_exports_left(struct gs_session *sb);
 
 /* Failing closed: SIGKILL to the workload (its pidfd when it has one). */
 void gs_session_kill_workload(const struct gs_session *sb);

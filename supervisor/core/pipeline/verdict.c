@@ -463,6 +463,41 @@ struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
 	                 "a control file may not be linked to another");
 }
 
+struct gs_call_verdict gs_verdict_of_fd_export(const struct gs_fd_export_facts *f, const struct gs_rm_call *call)
+{
+	struct gs_call_verdict v = { .verdict = GS_VERDICT_ALLOW };
+
+	/* nv_get_file_private fails on anything else (os.c): the driver's
+	 * answer, given without a dup of a file that is not the driver's. */
+	if (!f->fd_is_control)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_PARAMETER,
+		                 "export fd is not a control file");
+	switch (call->cmd) {
+	case NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD:
+		/* Our pins would sit beside another sandbox's record of the
+		 * same slots, whose importers would take ours for theirs. */
+		if (f->file_set_up && !f->file_ours)
+			return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+			                 "export into an export file made outside this sandbox");
+		/* Only a pin keeps the charge past the handles: anything the
+		 * ledger cannot pin (hardware, memory not charged here) would
+		 * outlive its account. */
+		if (!f->objects_charged)
+			return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
+			                 "export of an object that is not video memory charged to this sandbox");
+		return v;
+	case NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD:
+		if ((!f->file_ours || !f->slots_ours) && !f->foreign_test && !f->foreign_charged)
+			return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
+			                 "import from an export file made outside this sandbox");
+		return v;
+	default:
+		/* CREATE_EXPORT_OBJECT_FD sets up an empty file (the driver
+		 * refuses one set up already); GET_EXPORT_OBJECT_INFO reads. */
+		return v;
+	}
+}
+
 /* The memory a mapping names must be the caller's to map: a client of
  * this sandbox on a control file the caller holds at rmCtrlFd (where RM
  * wants the client's own process, this wants its file, as RM's strict

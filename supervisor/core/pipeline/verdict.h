@@ -174,6 +174,29 @@ struct gs_call_verdict gs_verdict_object_clause(struct gs_call_verdict v, const 
 
 /* REGISTER_FD: a control file may not be linked to another
  * (usage->on_control_file: the call's own file). */
+/* What an OS_UNIX export or import control meets (exec_fdexport.c, from
+ * the ledger, the sandbox's export files and one look at the driver). */
+struct gs_fd_export_facts {
+	bool fd_is_control;   /* params.fd names one of the driver's control files */
+	bool file_ours;       /* an export file this sandbox made (fd_exports.h) */
+	bool file_set_up;     /* the driver holds export state on it already */
+	bool objects_charged; /* export: every handle named is video memory this sandbox is charged for */
+	bool slots_ours;      /* import: every slot in range is empty or filled through us */
+	/* GPUSANDBOX_TEST_FOREIGN_IMPORT: the baseline of tests/adv fd_export,
+	 * an import from another sandbox's file let through uncharged. */
+	bool foreign_test;
+	/* Policy fd-import = foreign: such an import is allowed, and charged
+	 * to the importer after the driver made it (exec_fdexport.c). */
+	bool foreign_charged;
+};
+/* Within one sandbox an export pins what it exports and an import is one
+ * more handle on that, so both are allowed and nothing is charged twice;
+ * across sandboxes the memory would leave the exporter's account and
+ * never enter the importer's: an import is refused unless the policy says
+ * fd-import = foreign (then charged to the importer after the driver made
+ * it), an export into another's file always (docs/security/fd-export.md). */
+struct gs_call_verdict gs_verdict_of_fd_export(const struct gs_fd_export_facts *f, const struct gs_rm_call *call);
+
 struct gs_call_verdict gs_verdict_of_register_fd(const struct gs_usage *usage,
                                                  const struct gs_rm_call *call);
 
