@@ -56,7 +56,7 @@ SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
-                   supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
+                   supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/session.c supervisor/core/executor.c supervisor/core/scratch.c supervisor/core/dupcache.c \
                    supervisor/core/exec_alloc.c supervisor/core/verdict.c supervisor/core/exec_common.c \
@@ -111,12 +111,12 @@ LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 
 # The audit verifier's target: hostile logs.
 FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
-                    supervisor/audit/utf8.c
+                    supervisor/audit/utf8.c supervisor/audit/idmap.c
 VERIFY_REPLAY := $(BUILD)/tests/fuzz/audit_verify_replay
 
 # The review views' target: the same hostile logs through every view.
 FUZZ_REVIEW_SRCS := tests/fuzz/fuzz_audit_review.c $(REVIEW_SRCS) supervisor/audit/audit_verify.c \
-                    supervisor/audit/sha256.c supervisor/audit/utf8.c policy/quota.c
+                    supervisor/audit/sha256.c supervisor/audit/utf8.c supervisor/audit/idmap.c policy/quota.c
 REVIEW_REPLAY := $(BUILD)/tests/fuzz/audit_review_replay
 
 $(REVIEW_REPLAY): tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) $(wildcard include/*.h policy/*.h supervisor/*/*.h)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "idmap.h"
 #include "sha256.h"
 
 /* Exit statuses of the views (man/gpusandbox-audit.1, EXIT STATUS), like
@@ -35,10 +36,6 @@ enum gs_review_exit {
 	GS_REVIEW_DENIED     = 4,   /* --fail-on deny: a matching record is a refusal */
 };
 
-/* The longest line read as a record: a start record holds the command
- * line, which the kernel bounds at about 2 MiB. Longer lines are skipped
- * and reported, never buffered whole. */
-#define REVIEW_LINE_MAX (4u << 20)
 /* Text kept from one field; longer text is cut (with "..."). A record's
  * digest is about 600 bytes whatever the line held. */
 #define REVIEW_TEXT 96
@@ -120,8 +117,7 @@ struct review_log {
 	const char *const     *files;
 	unsigned long          malformed;   /* lines reported and skipped */
 	bool                   unreadable;  /* a file could not be read */
-	uint32_t              *index;       /* sandbox id hash -> index + 1 */
-	size_t                 index_cap;
+	struct gs_idmap        ids;         /* sandbox id -> index (keyed: idmap.h) */
 };
 
 /* Reads every file ("-" is standard input) into log. Malformed lines are

@@ -3,9 +3,10 @@
  * review_read.c - reads audit logs for `gpusandbox audit VIEW`.
  *
  * Every line is one record or one message on stderr (FILE:LINE: why) and
- * nothing else: a line longer than REVIEW_LINE_MAX is skipped without
- * being held whole, a line that is not a strict JSON object in valid UTF-8
- * is skipped, and the reading goes on, so a log cut short or edited still
+ * nothing else: a line longer than GS_AUDIT_LINE_MAX (audit_verify.h: the
+ * limit `verify` reads by too, so the two cannot disagree about a log) is
+ * skipped without being held whole, a line that is not a strict JSON
+ * object in valid UTF-8 is skipped, and the reading goes on, so a log cut short or edited still
  * shows what it holds. What is kept of a record is a fixed-size digest
  * (struct review_rec, review.h), filled from the fields by name; a field of
  * the wrong type is as good as absent. The chain (prev, hash, seq) is
@@ -27,8 +28,6 @@
  * before it recurses on hostile input. */
 #define REVIEW_JSON_DEPTH 16
 #define INDEX_INITIAL 64u
-#define FNV_OFFSET 2166136261u
-#define FNV_PRIME 16777619u
 
 static const char zero_hash[GS_SHA256_HEX] =
 	"0000000000000000000000000000000000000000000000000000000000000000";
@@ -61,33 +60,9 @@ static bool is_id(const char *s)
 	return n && !s[n] && n < REVIEW_ID;
 }
 
-static size_t slot_of(const struct review_log *log, const char *id)
+static const char *sandbox_id(const void *ctx, uint32_t i)
 {
-	uint32_t h = FNV_OFFSET;
-
-	for (const char *p = id; *p; p++)
-		h = (h ^ (uint8_t)*p) * FNV_PRIME;
-	for (size_t i = h & (log->index_cap - 1);; i = (i + 1) & (log->index_cap - 1))
-		if (!log->index[i] || strcmp(log->sandboxes[log->index[i] - 1].id, id) == 0)
-			return i;
-}
-
-static int index_grow(struct review_log *log)
-{
-	size_t cap = log->index_cap ? log->index_cap * 2 : INDEX_INITIAL, old_cap = log->index_cap;
-	uint32_t *old = log->index;
-
-	log->index = calloc(cap, sizeof(*log->index));
-	if (!log->index) {
-		log->index = old;
-		return -1;
-	}
-	log->index_cap = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i])
-			log->index[slot_of(log, log->sandboxes[old[i] - 1].id)] = old[i];
-	free(old);
-	return 0;
+	return ((const struct review_log *)ctx)->sandboxes[i].id;
 }
 
 static void sandbox_init(struct review_sandbox *sb, const char *id)
@@ -104,21 +79,20 @@ static void sandbox_init(struct review_sandbox *sb, const char *id)
 	}
 }
 
-/* The sandbox's index, made on first sight; -1 when out of memory. */
+/* The sandbox's index, made on first sight; -1 when out of memory. The
+ * map's hash is keyed at random (idmap.h): no log can choose ids that
+ * collide. */
 static long sandbox_of(struct review_log *log, const char *id)
 {
-	size_t slot;
+	bool added;
+	long sb;
 
-	if ((log->n_sandboxes + 1) * 2 > log->index_cap && index_grow(log) < 0)
-		return -1;
-	slot = slot_of(log, id);
-	if (log->index[slot])
-		return (long)log->index[slot] - 1;
 	if (!GS_ROOM_FOR_ONE(log->sandboxes, log->n_sandboxes, log->cap_sandboxes, INDEX_INITIAL))
 		return -1;
-	sandbox_init(&log->sandboxes[log->n_sandboxes], id);
-	log->index[slot] = (uint32_t)++log->n_sandboxes;
-	return (long)log->n_sandboxes - 1;
+	sb = gs_idmap_get_or_add(&log->ids, id, (uint32_t)log->n_sandboxes, &added);
+	if (sb >= 0 && added)
+		sandbox_init(&log->sandboxes[log->n_sandboxes++], id);
+	return sb;
 }
 
 /* The chain's verdict on one record, in the order read: the full account
@@ -235,37 +209,16 @@ static void read_record(struct reader *rd, const char *text, size_t len)
 	json_object_put(o);
 }
 
-/* Reads one line into buf (at most cap bytes kept). Returns false at the
- * end of the file. *overlong: the line was longer than cap; *unended: the
- * file ended before its newline. */
-static bool next_line(FILE *f, char *buf, size_t cap, size_t *len, bool *overlong, bool *unended)
-{
-	int c;
-
-	*len = 0;
-	*overlong = *unended = false;
-	while ((c = getc_unlocked(f)) != EOF) {
-		if (c == '\n')
-			return true;
-		if (*len < cap)
-			buf[(*len)++] = (char)c;
-		else
-			*overlong = true;
-	}
-	*unended = *len > 0 || *overlong;
-	return *unended;
-}
-
 static void read_stream(struct reader *rd, FILE *f, char *buf)
 {
+	enum gs_audit_line kind;
 	size_t len;
-	bool overlong, unended;
 
-	while (next_line(f, buf, REVIEW_LINE_MAX, &len, &overlong, &unended)) {
+	while ((kind = gs_audit_read_line(f, buf, &len)) != GS_LINE_EOF) {
 		rd->line++;
-		if (overlong)
-			malformed(rd, "a line longer than any record (4 MiB)");
-		else if (unended)
+		if (kind == GS_LINE_OVERLONG)
+			malformed(rd, "a line longer than any record (" GS_AUDIT_LINE_MAX_TEXT ")");
+		else if (kind == GS_LINE_UNENDED)
 			malformed(rd, "the last line has no end: the log was cut short");
 		else if (len)
 			read_record(rd, buf, len);
@@ -279,10 +232,10 @@ static void read_stream(struct reader *rd, FILE *f, char *buf)
 int review_read(struct review_log *log, const char *const *files, unsigned n_files)
 {
 	struct reader rd = { .log = log };
-	char *buf = malloc(REVIEW_LINE_MAX);
+	char *buf = malloc(GS_AUDIT_LINE_MAX);
 
 	rd.tok = json_tokener_new_ex(REVIEW_JSON_DEPTH);
-	if (!buf || !rd.tok) {
+	if (!buf || !rd.tok || gs_idmap_init(&log->ids, sandbox_id, log) < 0) {
 		free(buf);
 		if (rd.tok)
 			json_tokener_free(rd.tok);
@@ -319,7 +272,7 @@ void review_free(struct review_log *log)
 {
 	free(log->recs);
 	free(log->sandboxes);
-	free(log->index);
+	gs_idmap_free(&log->ids);
 	memset(log, 0, sizeof(*log));
 }
 

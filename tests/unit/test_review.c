@@ -6,9 +6,11 @@
  */
 #define _GNU_SOURCE
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "idmap.h"
 #include "review.h"
 
 #define US 1000000ll
@@ -139,8 +141,110 @@ static void test_fixes(void)
 	CHECK(strncmp(fix, "none in gpusandbox: GPU 0 itself was full", 41) == 0);
 }
 
+/* SipHash-2-4's published vectors: key 00..0f, messages 00..(n-1). */
+static void test_siphash(void)
+{
+	static const uint64_t key[GS_IDMAP_KEY_WORDS] = { 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull };
+	static const struct { size_t len; uint64_t hash; } v[] = {
+		{ 0, 0x726fdb47dd0e0e31ull }, { 1, 0x74f839c593dc67fdull },
+		{ 8, 0x93f5f5799a932462ull }, { 15, 0xa129ca6149be45e5ull },
+	};
+	uint8_t msg[16];
+
+	for (unsigned i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		CHECK(gs_siphash24(key, msg, v[i].len) == v[i].hash);
+}
+
+/* Hash flooding (issue #32): ids chosen to collide under the readers' old
+ * fixed FNV-1a hash. Judged by the probes a lookup walks, not the clock. */
+#define FLOOD_IDS 2000u
+#define FLOOD_BITS 12u               /* the table's size for FLOOD_IDS at half load */
+#define FLOOD_ID_LEN 24
+#define FLOOD_PROBE_BOUND 64u        /* a keyed table's longest run, with huge margin */
+#define FNV_OFFSET 2166136261u
+#define FNV_PRIME 16777619u
+
+static char flood[FLOOD_IDS][FLOOD_ID_LEN];
+
+static const char *flood_id(const void *ctx, uint32_t i)
+{
+	(void)ctx;
+	return flood[i];
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = FNV_OFFSET;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * FNV_PRIME;
+	return h;
+}
+
+/* FLOOD_IDS ids whose FNV-1a agrees in the low FLOOD_BITS bits: the
+ * bucket of every one of them in the old tables. */
+static void make_flood(void)
+{
+	uint32_t want = fnv1a("a0") & ((1u << FLOOD_BITS) - 1);
+	unsigned n = 0;
+
+	for (unsigned long k = 0; n < FLOOD_IDS; k++) {
+		char id[FLOOD_ID_LEN];
+		snprintf(id, sizeof(id), "a%lu", k);
+		if ((fnv1a(id) & ((1u << FLOOD_BITS) - 1)) == want)
+			memcpy(flood[n++], id, sizeof(id));
+	}
+}
+
+/* Inserts the flood; returns the longest probe run seen. */
+static size_t flood_probes(bool fixed_hash)
+{
+	struct gs_idmap m;
+	bool added;
+	size_t worst;
+
+	CHECK(gs_idmap_init(&m, flood_id, NULL) == 0);
+	m.fixed_hash = fixed_hash;
+	for (uint32_t i = 0; i < FLOOD_IDS; i++)
+		CHECK(gs_idmap_get_or_add(&m, flood[i], i, &added) == (long)i && added);
+	for (uint32_t i = 0; i < FLOOD_IDS; i++)
+		CHECK(gs_idmap_get_or_add(&m, flood[i], FLOOD_IDS, &added) == (long)i && !added);
+	CHECK(gs_idmap_find(&m, "not-there") == -1);
+	CHECK(m.n == FLOOD_IDS && m.cap == 1u << FLOOD_BITS);
+	worst = m.max_probe;
+	gs_idmap_free(&m);
+	return worst;
+}
+
+static void test_hash_flood(void)
+{
+	struct gs_idmap a, b;
+	size_t fixed, keyed;
+	unsigned same = 0;
+
+	make_flood();
+	/* Baseline: under the old hash every id walks past all before it. */
+	fixed = flood_probes(true);
+	CHECK(fixed >= FLOOD_IDS);
+	keyed = flood_probes(false);
+	printf("hash flood of %u ids: longest probe run %zu with the old fixed hash, %zu keyed\n",
+	       FLOOD_IDS, fixed, keyed);
+	CHECK(keyed <= FLOOD_PROBE_BOUND);
+	/* Two maps draw two keys: the same ids land apart. */
+	CHECK(gs_idmap_init(&a, flood_id, NULL) == 0 && gs_idmap_init(&b, flood_id, NULL) == 0);
+	CHECK(memcmp(a.key, b.key, sizeof(a.key)) != 0);
+	for (unsigned i = 0; i + 1 < FLOOD_IDS; i++)
+		same += (gs_siphash24(a.key, flood[i], strlen(flood[i])) & ((1u << FLOOD_BITS) - 1)) ==
+		        (gs_siphash24(a.key, flood[i + 1], strlen(flood[i + 1])) & ((1u << FLOOD_BITS) - 1));
+	CHECK(same < FLOOD_IDS / 2);
+}
+
 int main(void)
 {
+	test_siphash();
+	test_hash_flood();
 	test_times();
 	test_clean();
 	test_fixes();
