@@ -52,7 +52,8 @@ static const char usage_text[] =
 	"  -h, --help         show this help and exit\n"
 	"Exit status: 0 the view showed something; 1 nothing matched; 2 usage\n"
 	"error; 3 a FILE could not be read; 4 --fail-on deny and a refusal\n"
-	"matched. Malformed lines are reported as FILE:LINE and skipped.\n";
+	"matched; 5 lines were skipped (each reported as FILE:LINE: malformed,\n"
+	"longer than 4 MiB, cut short or out of memory), the view shown without them.\n";
 
 typedef long (*view_fn)(const struct review_log *, const struct review_opts *);
 
@@ -234,6 +235,8 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		rc = GS_REVIEW_UNREADABLE;
 	} else if (p.fail_on_deny && any_refusal(&log)) {
 		rc = GS_REVIEW_DENIED;
+	} else if (log.malformed) {
+		rc = GS_REVIEW_SKIPPED;
 	} else {
 		rc = shown ? GS_REVIEW_FOUND : GS_REVIEW_NOTHING;
 	}

@@ -34,6 +34,10 @@ enum gs_review_exit {
 	GS_REVIEW_USAGE      = 2,   /* bad option, view or time */
 	GS_REVIEW_UNREADABLE = 3,   /* a FILE could not be opened or read */
 	GS_REVIEW_DENIED     = 4,   /* --fail-on deny: a matching record is a refusal */
+	/* Lines were skipped (malformed, longer than any record, cut short, or
+	 * no memory left to keep them): the view is shown but is not the
+	 * whole log, which a script must not take for a clean pass. */
+	GS_REVIEW_SKIPPED    = 5,
 };
 
 /* Text kept from one field; longer text is cut (with "..."). A record's
@@ -120,6 +124,21 @@ struct review_log {
 	struct gs_idmap        ids;         /* sandbox id -> index (keyed: idmap.h) */
 };
 
+/* Figures read from a log are the log's to choose: a count or a size
+ * near 2^64 must not wrap a total (issue #32). Sums saturate. */
+static inline uint64_t review_add_count(uint64_t total, uint64_t n)
+{
+	uint64_t sum;
+
+	return __builtin_add_overflow(total, n, &sum) ? UINT64_MAX : sum;
+}
+
+/* How many refusals a record stands for: a suppressed one its count. */
+static inline uint64_t review_refusals_of(const struct review_rec *r)
+{
+	return r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+}
+
 /* Reads every file ("-" is standard input) into log. Malformed lines are
  * reported on stderr as FILE:LINE: and skipped. Returns 0, or -1 when out
  * of memory; an unreadable file sets log->unreadable and the others are
@@ -182,6 +201,7 @@ int  review_table_init(struct review_table *t, const char *const *columns, unsig
 struct review_cell *review_table_row(struct review_table *t);
 void review_cell_text(struct review_cell *c, const char *s);
 void review_cell_int(struct review_cell *c, int64_t v);
+void review_cell_count(struct review_cell *c, uint64_t v);   /* past INT64_MAX: INT64_MAX */
 void review_cell_bytes(struct review_cell *c, uint64_t v);   /* REVIEW_UNSET: null */
 void review_cell_ratio(struct review_cell *c, double v);     /* <0: null */
 int  review_table_write(const struct review_table *t, enum review_format fmt, FILE *out);

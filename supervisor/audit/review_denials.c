@@ -173,7 +173,7 @@ static void add_to_group(struct denial_group *g, const struct review_rec *r)
 
 	if (!g->stack && r->stack[0])
 		g->stack = r;
-	g->count += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+	g->count = review_add_count(g->count, review_refusals_of(r));
 	g->needed = needed > g->needed ? needed : g->needed;
 	if (r->sandbox != g->last_sandbox) {
 		g->sandboxes++;
@@ -232,7 +232,7 @@ static int denial_row(struct review_table *t, const struct review_log *log, cons
 
 	if (!c)
 		return -1;
-	review_cell_int(&c[D_COUNT], (int64_t)g->count);
+	review_cell_count(&c[D_COUNT], g->count);
 	review_cell_text(&c[D_OUTCOME], r->outcome);
 	review_cell_text(&c[D_REASON], r->reason[0] ? r->reason : r->status);
 	review_cell_text(&c[D_CALL], r->call);
@@ -246,11 +246,11 @@ static int denial_row(struct review_table *t, const struct review_log *log, cons
 			review_cell_bytes(&c[D_NEEDED], g->needed);
 	} else {
 		if (r->quota != REVIEW_UNSET)
-			review_cell_int(&c[D_LIMIT], (int64_t)r->quota);
+			review_cell_count(&c[D_LIMIT], r->quota);
 		if (g->needed)
-			review_cell_int(&c[D_NEEDED], (int64_t)g->needed);
+			review_cell_count(&c[D_NEEDED], g->needed);
 	}
-	review_cell_int(&c[D_SANDBOXES], (int64_t)g->sandboxes);
+	review_cell_count(&c[D_SANDBOXES], g->sandboxes);
 	review_cell_text(&c[D_FIRST], g->first_time);
 	review_cell_text(&c[D_LAST], g->last_time);
 	review_fix_text(&log->sandboxes[r->sandbox], r, g->needed, fix, sizeof(fix));

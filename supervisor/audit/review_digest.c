@@ -84,13 +84,39 @@ static unsigned char_len(const unsigned char *s, uint32_t *cp)
 	return *cp >= min[n] && *cp <= 0x10ffff && (*cp < 0xd800 || *cp > 0xdfff) ? n : 0;
 }
 
-/* Characters that move the cursor, change colours or reorder text. */
+/* Characters that move the cursor, change colours or reorder text: C0
+ * and C1 controls, and every Bidi_Control character (Unicode's
+ * PropList.txt: U+061C, U+200E-200F, U+202A-202E, U+2066-2069). */
 static bool is_control(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x200e && cp <= 0x200f) ||
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200e && cp <= 0x200f) ||
 	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
 	       cp == 0xfeff;
 }
+
+/* The blocks of right-to-left scripts (Bidi_Class R or AL, and the
+ * Arabic digits among them), from Unicode's DerivedBidiClass.txt: a
+ * strong right-to-left letter in a cell makes a terminal that applies
+ * the bidi algorithm reorder its neighbours (issue #32: a usage row
+ * written "1.000 2.000" read "2.000 1.000"), so each is written as
+ * <U+XXXX>: readable, and inert. */
+static const struct { uint32_t first, last; } rtl_blocks[] = {
+	{ 0x0590, 0x08ff },     /* Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, ... */
+	{ 0xfb1d, 0xfdff },     /* Hebrew and Arabic presentation forms A */
+	{ 0xfe70, 0xfefe },     /* Arabic presentation forms B */
+	{ 0x10800, 0x10fff },   /* Cypriot to Old Uyghur, Hanifi Rohingya, Yezidi, ... */
+	{ 0x1e800, 0x1efff },   /* Mende Kikakui, Adlam, Siyaq numbers, Arabic mathematics */
+};
+
+static bool is_rtl(uint32_t cp)
+{
+	for (unsigned i = 0; i < sizeof(rtl_blocks) / sizeof(rtl_blocks[0]); i++)
+		if (cp >= rtl_blocks[i].first && cp <= rtl_blocks[i].last)
+			return true;
+	return false;
+}
+
+#define ESCAPE_TEXT 16   /* "<U+10FFFF>" and its NUL */
 
 void review_clean(char *dst, size_t len, const char *src)
 {
@@ -104,8 +130,12 @@ void review_clean(char *dst, size_t len, const char *src)
 		unsigned n = char_len(s, &cp);
 		const char *put = (const char *)s;
 		unsigned put_len = n;
+		char escape[ESCAPE_TEXT];
 
-		if (!n || is_control(cp)) {
+		if (n && !is_control(cp) && is_rtl(cp)) {
+			put_len = (unsigned)snprintf(escape, sizeof(escape), "<U+%04X>", (unsigned)cp);
+			put = escape;
+		} else if (!n || is_control(cp)) {
 			/* A line break or tab (a command written over lines)
 			 * reads as a blank; any other control as "?". */
 			put = cp == '\n' || cp == '\t' || cp == '\r' ? " " : "?";

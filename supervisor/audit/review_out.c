@@ -61,6 +61,11 @@ void review_cell_int(struct review_cell *c, int64_t v)
 	c->i = v;
 }
 
+void review_cell_count(struct review_cell *c, uint64_t v)
+{
+	review_cell_int(c, v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
 void review_cell_bytes(struct review_cell *c, uint64_t v)
 {
 	if (v == REVIEW_UNSET || v > INT64_MAX)

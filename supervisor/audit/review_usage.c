@@ -84,26 +84,41 @@ static int flush(struct review_table *t, const struct review_log *log, const str
 	review_cell_bytes(&c[U_PEAK], w->held_peak < 0 ? 0 : (uint64_t)w->held_peak);
 	review_cell_bytes(&c[U_USAGE], w->sandbox_usage);
 	review_cell_bytes(&c[U_QUOTA], w->quota);
-	review_cell_int(&c[U_ALLOCS], (int64_t)w->allocations);
-	review_cell_int(&c[U_RELEASES], (int64_t)w->releases);
-	review_cell_int(&c[U_REFUSALS], (int64_t)w->refusals);
+	review_cell_count(&c[U_ALLOCS], w->allocations);
+	review_cell_count(&c[U_RELEASES], w->releases);
+	review_cell_count(&c[U_REFUSALS], w->refusals);
 	return 0;
+}
+
+/* What the process holds after the sandbox's usage went from before to
+ * after. Checked: a crafted log's sizes near 2^63 overflowed the signed
+ * total (undefined, then a held of 0 printed, issue #32); it saturates. */
+static int64_t held_after(int64_t held, uint64_t before, uint64_t after)
+{
+	uint64_t change = after >= before ? after - before : before - after;
+	int64_t out;
+
+	if (change > INT64_MAX)
+		return after >= before ? INT64_MAX : INT64_MIN;
+	if (after >= before ? __builtin_add_overflow(held, (int64_t)change, &out)
+	                    : __builtin_sub_overflow(held, (int64_t)change, &out))
+		return after >= before ? INT64_MAX : INT64_MIN;
+	return out;
 }
 
 static void step(struct window *w, const struct review_rec *r, int64_t *held)
 {
 	if (r->usage_before != REVIEW_UNSET && r->usage_after != REVIEW_UNSET && !r->refusal) {
-		int64_t delta = (int64_t)(r->usage_after - r->usage_before);
-		*held += delta;
+		*held = held_after(*held, r->usage_before, r->usage_after);
 		if (!r->matched)
 			return;
-		w->allocations += delta > 0;
-		w->releases += delta < 0;
+		w->allocations += r->usage_after > r->usage_before;
+		w->releases += r->usage_after < r->usage_before;
 	}
 	if (!r->matched)
 		return;
 	if (r->refusal)
-		w->refusals += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+		w->refusals = review_add_count(w->refusals, review_refusals_of(r));
 	if (r->usage_after != REVIEW_UNSET)
 		w->sandbox_usage = r->usage_after;
 	if (r->quota != REVIEW_UNSET)

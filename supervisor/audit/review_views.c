@@ -100,7 +100,7 @@ static void gather(const struct review_log *log, const size_t *idx, size_t from,
 			continue;
 		f->matched++;
 		if (r->refusal)
-			f->refusals += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+			f->refusals = review_add_count(f->refusals, review_refusals_of(r));
 		note_usage(f, r);
 	}
 	if (!o->filter->record_filters)
@@ -168,8 +168,8 @@ static int summary_row(struct review_table *t, const struct review_sandbox *sb, 
 	review_cell_text(&c[S_DRIVER], sb->driver);
 	review_cell_text(&c[S_ENDED], f->ended);
 	review_cell_text(&c[S_CHAIN], f->chain);
-	review_cell_int(&c[S_RECORDS], (int64_t)f->matched);
-	review_cell_int(&c[S_REFUSALS], (int64_t)f->refusals);
+	review_cell_count(&c[S_RECORDS], f->matched);
+	review_cell_count(&c[S_REFUSALS], f->refusals);
 	review_cell_ratio(&c[S_TARGET], sb->share_target);
 	if (!p)
 		return 0;
@@ -182,9 +182,9 @@ static int summary_row(struct review_table *t, const struct review_sandbox *sb, 
 		review_cell_bytes(&c[S_PEAK], p->peak);
 		review_cell_bytes(&c[S_QUOTA], p->quota);
 	} else {
-		review_cell_int(&c[S_PEAK], (int64_t)p->peak);
+		review_cell_count(&c[S_PEAK], p->peak);
 		if (p->quota != REVIEW_UNSET)
-			review_cell_int(&c[S_QUOTA], (int64_t)p->quota);
+			review_cell_count(&c[S_QUOTA], p->quota);
 	}
 	if (p->quota != REVIEW_UNSET && p->quota)
 		review_cell_ratio(&c[S_USE], (double)p->peak / (double)p->quota);
@@ -325,7 +325,7 @@ static int timeline_row(struct review_table *t, const struct review_log *log, co
 	review_cell_text(&c[T_TIME], r->time_text);
 	review_cell_text(&c[T_SANDBOX], log->sandboxes[r->sandbox].id);
 	if (r->seq != REVIEW_UNSET)
-		review_cell_int(&c[T_SEQ], (int64_t)r->seq);
+		review_cell_count(&c[T_SEQ], r->seq);
 	review_cell_text(&c[T_EVENT], r->event_name);
 	if (r->pid >= 0)
 		review_cell_int(&c[T_PID], r->pid);
@@ -343,9 +343,9 @@ static int timeline_row(struct review_table *t, const struct review_log *log, co
 		review_cell_bytes(&c[T_QUOTA], r->quota);
 	} else {
 		if (r->usage_after != REVIEW_UNSET)
-			review_cell_int(&c[T_USAGE], (int64_t)r->usage_after);
+			review_cell_count(&c[T_USAGE], r->usage_after);
 		if (r->quota != REVIEW_UNSET)
-			review_cell_int(&c[T_QUOTA], (int64_t)r->quota);
+			review_cell_count(&c[T_QUOTA], r->quota);
 	}
 	detail_of(log, r, detail, sizeof(detail));
 	review_cell_text(&c[T_DETAIL], detail);

@@ -39,6 +39,10 @@ static void test_times(void)
 		{ "-1d", REVIEW_TIME_ABS, NOW_US - 86400 * US },
 		{ "+30s", REVIEW_TIME_FROM_START, 30 * US },
 		{ "+1.5m", REVIEW_TIME_FROM_START, 90 * US },
+		/* Past what int64_t holds: as far as it goes, never wrapped. */
+		{ "+1e9d", REVIEW_TIME_FROM_START, INT64_MAX },
+		{ "-1e9d", REVIEW_TIME_ABS, NOW_US - INT64_MAX },
+		{ "9999999999999", REVIEW_TIME_ABS, INT64_MAX },
 	};
 	static const char *const bad[] = {
 		"", "yesterday", "2026-13-01", "2026-02-31", "2026-11-23T25:00", "2026-11-23T22:24:30Q",
@@ -60,6 +64,11 @@ static void test_clean(void)
 		{ "python3", "python3" },
 		{ "\x1b[31mred", "?[31mred" },
 		{ "a\u202eb", "a?b" },           /* a bidi override */
+		{ "a\u061cb", "a?b" },           /* the Arabic letter mark: a Bidi_Control too */
+		{ "\u05d0\u05d1 1", "<U+05D0><U+05D1> 1" },   /* Hebrew: right to left */
+		{ "x\u0627", "x<U+0627>" },      /* Arabic */
+		{ "\xf0\x9e\xa4\x80", "<U+1E900>" },   /* Adlam, outside the BMP */
+		{ "\u00e9\u4e2d", "\u00e9\u4e2d" },   /* left-to-right letters are kept */
 		{ "\xc2\x9b" "2J", "?2J" },      /* C1 CSI */
 		{ "\xff\xfe", "??" },
 		{ "caf\xc3\xa9", "caf\xc3\xa9" },
@@ -79,6 +88,9 @@ static void test_clean(void)
 	CHECK(strcmp(small, "abc...") == 0);
 	review_clean(buf, sizeof(buf), NULL);
 	CHECK(buf[0] == '\0');
+	/* An escape is cut whole, never in its middle. */
+	review_clean(small, sizeof(small), "a\u05d0");
+	CHECK(strcmp(small, "a...") == 0);
 }
 
 static void init_sandbox(struct review_sandbox *sb)
