@@ -48,7 +48,8 @@ endif
 # `gpusandbox audit VIEW`: the log reader and its views (review.h).
 REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervisor/audit/review_digest.c \
                supervisor/audit/review_filter.c supervisor/audit/review_out.c supervisor/audit/review_views.c \
-               supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c
+               supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c \
+               supervisor/audit/review_pool.c
 
 # One line per layer, bottom up (docs/hacking.md, Layers).
 SUPERVISOR_SRCS := include/error.c include/nvrm/rm_abi.c arch/arch.c \

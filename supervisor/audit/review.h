@@ -56,7 +56,20 @@ enum review_event {
 	REVIEW_EV_SM_ADJUST, REVIEW_EV_SEAL, REVIEW_EV_ERROR, REVIEW_EV_USAGE, REVIEW_EV_OTHER,
 };
 
-/* A fixed-size digest of one record: what the views read. */
+/* Each distinct text of a log, kept once (review_pool.c). */
+struct review_pool {
+	struct gs_idmap map;       /* text -> index into strings (keyed) */
+	char          **strings;
+	size_t          n, cap;
+};
+int  review_pool_init(struct review_pool *p);
+void review_pool_free(struct review_pool *p);
+/* The pool's copy of s ("" for NULL or empty); NULL when out of memory. */
+const char *review_intern(struct review_pool *p, const char *s);
+
+/* A digest of one record: what the views read. Its texts, cleaned and
+ * cut to the lengths above, point into the log's pool (or at literals):
+ * never written through, freed with the pool. */
 struct review_rec {
 	uint32_t sandbox;        /* index into review_log.sandboxes */
 	uint32_t file, line;     /* where it was read */
@@ -67,44 +80,53 @@ struct review_rec {
 	int64_t  pid, tid;       /* -1: absent */
 	int      gpu;            /* REVIEW_NO_GPU: none */
 	char     time_text[32];
-	char     event_name[REVIEW_WORD];
-	char     comm[REVIEW_NAME];
-	char     call[REVIEW_NAME];
-	char     object[REVIEW_NAME + 16];  /* class or control name, or its number */
-	char     kind[12];              /* "class", "control", "escape" or "" */
-	char     verdict[REVIEW_WORD];
-	char     outcome[REVIEW_WORD];  /* from the record, or derived (schema 1) */
-	char     status[REVIEW_NAME];   /* NV status name or number, errno */
-	char     resource[REVIEW_NAME];
-	char     reason[REVIEW_TEXT];
-	char     group[REVIEW_NAME];
+	const char *event_name;  /* REVIEW_WORD */
+	const char *comm, *call; /* REVIEW_NAME */
+	const char *object;      /* class or control name, or its number */
+	const char *kind;        /* "class", "control", "escape" or "" */
+	const char *verdict;
+	const char *outcome;     /* from the record, or derived (schema 1) */
+	const char *status;      /* NV status name or number, errno */
+	const char *resource;
+	const char *reason;      /* REVIEW_TEXT */
+	const char *group;
+	const char *stack;       /* a refusal's call stack, innermost first */
 	uint64_t size, usage_before, usage_after, quota;  /* REVIEW_UNSET: absent */
 	uint64_t peak;                  /* a usage record's peak since the last one */
-	char     stack[2 * REVIEW_TEXT];   /* a refusal's call stack, innermost first */
 	uint64_t count, first_seq;      /* suppressed records */
 	double   share;                 /* sm_adjust: measured share; <0 absent */
 	bool     refusal;               /* deny/refuse, or a failed or repeated refusal */
 	bool     matched;               /* passes the filters */
 };
+#define REVIEW_STACK_TEXT (2 * REVIEW_TEXT)
+#define REVIEW_OBJECT_TEXT (REVIEW_NAME + 16)
+
+/* What a sandbox's start and summary records say per GPU. Most sandboxes
+ * say nothing per GPU: they share review_gpus_unset (all unset) and get
+ * their own only when a record sets one, so that a log of many sandboxes
+ * does not cost 1.5 KiB each for nothing. */
+struct review_gpus {
+	uint64_t mem_gpu[REVIEW_GPUS];          /* gpu.N.mem, REVIEW_UNSET unset */
+	uint64_t peak[REVIEW_GPUS];             /* the summary record's; REVIEW_UNSET */
+	double   share_achieved[REVIEW_GPUS];   /* <0: not measured */
+};
+extern const struct review_gpus review_gpus_unset;
 
 struct review_sandbox {
 	char     id[REVIEW_ID];
-	char     command[REVIEW_LONG_TEXT];
-	char     labels[REVIEW_LONG_TEXT];
-	char     policy[REVIEW_LONG_TEXT];
-	char     driver[REVIEW_TEXT];
+	/* From the start record, in the log's pool ("" when not said). */
+	const char *command, *labels, *policy;  /* REVIEW_LONG_TEXT */
+	const char *driver;                     /* REVIEW_TEXT */
+	const char *level;                      /* the audit level (schema 3), "stacks" */
+	const char *groups;                     /* the policy's groups, "a,b,c" */
 	char     start_text[32];                /* the start record's time */
-	char     level[REVIEW_NAME];            /* the audit level (schema 3), "stacks" */
-	char     groups[REVIEW_LONG_TEXT];      /* the policy's groups, "a,b,c" */
 	int64_t  schema;                        /* 0: not said (schema 1) */
 	int64_t  start_us, end_us;              /* INT64_MIN unknown */
 	bool     has_start, has_summary;
 	uint64_t mem_quota;                     /* REVIEW_UNSET: none */
-	uint64_t mem_gpu[REVIEW_GPUS];          /* gpu.N.mem, REVIEW_UNSET unset */
+	const struct review_gpus *gpus;         /* never NULL */
 	int64_t  exit_status, signal;           /* -1: none */
-	uint64_t peak[REVIEW_GPUS];             /* the summary record's; REVIEW_UNSET */
 	double   share_target;                  /* <0: no --sm */
-	double   share_achieved[REVIEW_GPUS];   /* <0: not measured */
 	/* The chain, checked as the records are read (audit_verify.c is the
 	 * full report; this is its verdict per sandbox). */
 	bool     chained, sealed;
@@ -112,6 +134,8 @@ struct review_sandbox {
 	char     prev[GS_SHA256_HEX];
 	uint64_t chain_problems, records;
 };
+/* The sandbox's own per-GPU facts, to write (NULL when out of memory). */
+struct review_gpus *review_sandbox_gpus(struct review_sandbox *sb);
 
 struct review_log {
 	struct review_rec     *recs;
@@ -122,6 +146,7 @@ struct review_log {
 	unsigned long          malformed;   /* lines reported and skipped */
 	bool                   unreadable;  /* a file could not be read */
 	struct gs_idmap        ids;         /* sandbox id -> index (keyed: idmap.h) */
+	struct review_pool     pool;        /* the records' and sandboxes' texts */
 };
 
 /* Figures read from a log are the log's to choose: a count or a size

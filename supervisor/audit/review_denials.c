@@ -132,7 +132,7 @@ static void quota_fix(const struct review_sandbox *sb, const struct review_rec *
 
 	if (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) {
 		gs_option_size(round_mem(needed), size, sizeof(size));
-		if (r->gpu >= 0 && sb->mem_gpu[r->gpu] != REVIEW_UNSET)
+		if (r->gpu >= 0 && sb->gpus->mem_gpu[r->gpu] != REVIEW_UNSET)
 			snprintf(buf, len, "gpu.%d.mem = %s (policy file)", r->gpu, size);
 		else
 			snprintf(buf, len, "option --mem %s (policy: mem = %s)", size, size);

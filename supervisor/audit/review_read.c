@@ -73,10 +73,8 @@ static void sandbox_init(struct review_sandbox *sb, const char *id)
 	sb->mem_quota = REVIEW_UNSET;
 	sb->exit_status = sb->signal = -1;
 	sb->share_target = -1;
-	for (unsigned g = 0; g < REVIEW_GPUS; g++) {
-		sb->mem_gpu[g] = sb->peak[g] = REVIEW_UNSET;
-		sb->share_achieved[g] = -1;
-	}
+	sb->command = sb->labels = sb->policy = sb->driver = sb->level = sb->groups = "";
+	sb->gpus = &review_gpus_unset;
 }
 
 /* The sandbox's index, made on first sight; -1 when out of memory. The
@@ -150,6 +148,8 @@ static struct review_rec *rec_new(struct review_log *log)
 	r->size = r->usage_before = r->usage_after = r->quota = REVIEW_UNSET;
 	r->count = r->first_seq = r->peak = REVIEW_UNSET;
 	r->share = -1;
+	r->event_name = r->comm = r->call = r->object = r->kind = r->verdict = r->outcome = "";
+	r->status = r->resource = r->reason = r->group = r->stack = "";
 	return r;
 }
 
@@ -159,6 +159,7 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 	struct review_log *log = rd->log;
 	const char *id = review_json_str(o, "sandbox"), *event = review_json_str(o, "event");
 	struct review_rec *r;
+	char word[REVIEW_WORD];
 	long sb;
 
 	if (!id || !is_id(id))
@@ -173,14 +174,17 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 	r->file = rd->file;
 	r->line = (uint32_t)(rd->line > UINT32_MAX ? UINT32_MAX : rd->line);
 	r->event = event_of(event);
-	review_clean(r->event_name, sizeof(r->event_name), event);
+	review_clean(word, sizeof(word), event);
+	if (!(r->event_name = review_intern(&log->pool, word)))
+		return "out of memory";
 	if (!review_json_u64(o, "seq", &r->seq))
 		r->seq = REVIEW_UNSET;
 	review_clean(r->time_text, sizeof(r->time_text), review_json_str(o, "time"));
 	if (!review_parse_rfc3339(r->time_text, &r->time_us))
 		r->time_us = INT64_MIN;
-	review_digest_fields(r, o);
-	review_digest_sandbox(&log->sandboxes[sb], r, o);
+	if (review_digest_fields(r, o, &log->pool) < 0 ||
+	    review_digest_sandbox(&log->sandboxes[sb], r, o, &log->pool) < 0)
+		return "out of memory";
 	if (r->event == REVIEW_EV_START && log->sandboxes[sb].schema > GS_AUDIT_SCHEMA)
 		fprintf(stderr, "gpusandbox audit: %s:%lu: sandbox %s: schema %lld is newer than this "
 		        "gpusandbox reads (%d): the fields it does not know are not shown\n", rd->path,
@@ -235,7 +239,8 @@ int review_read(struct review_log *log, const char *const *files, unsigned n_fil
 	char *buf = malloc(GS_AUDIT_LINE_MAX);
 
 	rd.tok = json_tokener_new_ex(REVIEW_JSON_DEPTH);
-	if (!buf || !rd.tok || gs_idmap_init(&log->ids, sandbox_id, log) < 0) {
+	if (!buf || !rd.tok || gs_idmap_init(&log->ids, sandbox_id, log) < 0 ||
+	    review_pool_init(&log->pool) < 0) {
 		free(buf);
 		if (rd.tok)
 			json_tokener_free(rd.tok);
@@ -270,6 +275,10 @@ int review_read(struct review_log *log, const char *const *files, unsigned n_fil
 
 void review_free(struct review_log *log)
 {
+	for (size_t i = 0; i < log->n_sandboxes; i++)
+		if (log->sandboxes[i].gpus != &review_gpus_unset)
+			free((struct review_gpus *)log->sandboxes[i].gpus);
+	review_pool_free(&log->pool);
 	free(log->recs);
 	free(log->sandboxes);
 	gs_idmap_free(&log->ids);
@@ -314,18 +323,18 @@ static int by_sandbox_seq(const void *a, const void *b)
 static void copy_repeated(struct review_rec *s, const struct review_rec *r)
 {
 	s->gpu = r->gpu;
-	memcpy(s->comm, r->comm, sizeof(s->comm));
+	s->comm = r->comm;
 	if (!s->resource[0])
-		memcpy(s->resource, r->resource, sizeof(s->resource));
+		s->resource = r->resource;
 	if (!s->object[0] || strncmp(s->object, "0x", 2) == 0) {
-		memcpy(s->object, r->object, sizeof(s->object));
-		memcpy(s->kind, r->kind, sizeof(s->kind));
+		s->object = r->object;
+		s->kind = r->kind;
 	}
 	s->size = r->size;
 	s->usage_before = r->usage_before;
 	s->quota = r->quota;
-	memcpy(s->group, r->group, sizeof(s->group));
-	memcpy(s->stack, r->stack, sizeof(s->stack));
+	s->group = r->group;
+	s->stack = r->stack;
 }
 
 /* The decisions sorted by sandbox and seq, searched once per suppressed

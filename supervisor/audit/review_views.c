@@ -106,11 +106,11 @@ static void gather(const struct review_log *log, const size_t *idx, size_t from,
 	if (!o->filter->record_filters)
 		for (unsigned g = 0; g < REVIEW_GPUS; g++) {
 			struct resource_peak *p;
-			if (sb->peak[g] == REVIEW_UNSET || !(p = peak_of(f, "vidmem", (int)g)))
+			if (sb->gpus->peak[g] == REVIEW_UNSET || !(p = peak_of(f, "vidmem", (int)g)))
 				continue;
-			p->peak = sb->peak[g] > p->peak ? sb->peak[g] : p->peak;
+			p->peak = sb->gpus->peak[g] > p->peak ? sb->gpus->peak[g] : p->peak;
 			if (p->quota == REVIEW_UNSET)
-				p->quota = sb->mem_gpu[g] != REVIEW_UNSET ? sb->mem_gpu[g] : sb->mem_quota;
+				p->quota = sb->gpus->mem_gpu[g] != REVIEW_UNSET ? sb->gpus->mem_gpu[g] : sb->mem_quota;
 		}
 	sandbox_status(sb, f);
 }
@@ -176,7 +176,7 @@ static int summary_row(struct review_table *t, const struct review_sandbox *sb, 
 	review_cell_text(&c[S_RESOURCE], p->resource);
 	if (p->gpu >= 0) {
 		review_cell_int(&c[S_GPU], p->gpu);
-		review_cell_ratio(&c[S_ACHIEVED], sb->share_achieved[p->gpu]);
+		review_cell_ratio(&c[S_ACHIEVED], sb->gpus->share_achieved[p->gpu]);
 	}
 	if (bytes) {
 		review_cell_bytes(&c[S_PEAK], p->peak);
@@ -231,9 +231,9 @@ static void print_block(FILE *out, const struct review_sandbox *sb, const char *
 			        p->quota ? 100.0 * (double)p->peak / (double)p->quota : 0.0);
 	}
 	for (unsigned g = 0; g < REVIEW_GPUS && sb->share_target >= 0; g++)
-		if (sb->share_achieved[g] >= 0)
+		if (sb->gpus->share_achieved[g] >= 0)
 			fprintf(out, "  share     GPU %u: %.1f%% achieved, target %.0f%%\n", g,
-			        100.0 * sb->share_achieved[g], 100.0 * sb->share_target);
+			        100.0 * sb->gpus->share_achieved[g], 100.0 * sb->share_target);
 	fputc('\n', out);
 }
 

@@ -93,62 +93,71 @@ static void test_clean(void)
 	CHECK(strcmp(small, "a...") == 0);
 }
 
-static void init_sandbox(struct review_sandbox *sb)
+static void init_sandbox(struct review_sandbox *sb, struct review_gpus *gpus)
 {
 	memset(sb, 0, sizeof(*sb));
-	for (unsigned g = 0; g < REVIEW_GPUS; g++)
-		sb->mem_gpu[g] = REVIEW_UNSET;
-	strcpy(sb->groups, "compute,memory,monitoring");
+	*gpus = review_gpus_unset;
+	sb->gpus = gpus;
+	sb->groups = "compute,memory,monitoring";
+}
+
+static void init_rec(struct review_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->event_name = r->comm = r->call = r->object = r->kind = r->verdict = r->outcome = "";
+	r->status = r->resource = r->reason = r->group = r->stack = "";
 }
 
 static void test_fixes(void)
 {
 	struct review_sandbox sb;
-	struct review_rec r = { .gpu = 0 };
+	struct review_gpus gpus;
+	struct review_rec r;
 	char fix[256];
 
-	init_sandbox(&sb);
-	strcpy(r.outcome, "quota");
-	strcpy(r.resource, "vidmem");
+	init_sandbox(&sb, &gpus);
+	init_rec(&r);
+	r.outcome = "quota";
+	r.resource = "vidmem";
 	review_fix_text(&sb, &r, (5ull << 30) + 1, fix, sizeof(fix));
 	CHECK(strcmp(fix, "option --mem 6g (policy: mem = 6g)") == 0);
 	review_fix_text(&sb, &r, 100ull << 20, fix, sizeof(fix));
 	CHECK(strcmp(fix, "option --mem 128m (policy: mem = 128m)") == 0);
-	sb.mem_gpu[0] = 1ull << 30;
+	gpus.mem_gpu[0] = 1ull << 30;
 	review_fix_text(&sb, &r, 3ull << 30, fix, sizeof(fix));
 	CHECK(strcmp(fix, "gpu.0.mem = 3g (policy file)") == 0);
-	strcpy(r.resource, "channels");
+	r.resource = "channels";
 	review_fix_text(&sb, &r, 9, fix, sizeof(fix));
 	CHECK(strcmp(fix, "option --channels 9 (policy: channels = 9)") == 0);
-	strcpy(r.resource, "video.jpeg");
+	r.resource = "video.jpeg";
 	review_fix_text(&sb, &r, 2, fix, sizeof(fix));
 	CHECK(strcmp(fix, "video.jpeg = 2 (policy file)") == 0);
 	/* Every quota kind's fix names its row's option, or its key. */
-	strcpy(r.resource, "scheduled_channel_groups");
+	r.resource = "scheduled_channel_groups";
 	review_fix_text(&sb, &r, 3, fix, sizeof(fix));
 	CHECK(strcmp(fix, "option --active-channel-groups 3 (policy: active-channel-groups = 3)") == 0);
-	strcpy(r.resource, "clients");
+	r.resource = "clients";
 	review_fix_text(&sb, &r, 4, fix, sizeof(fix));
 	CHECK(strcmp(fix, "option --clients 4 (policy: clients = 4)") == 0);
 
-	memset(&r, 0, sizeof(r));
-	strcpy(r.outcome, "policy");
-	strcpy(r.reason, "class not allowed by the policy");
-	strcpy(r.kind, "class");
-	strcpy(r.object, "NV04_DISPLAY_COMMON");
-	strcpy(r.group, "graphics");
+	init_rec(&r);
+	r.outcome = "policy";
+	r.reason = "class not allowed by the policy";
+	r.kind = "class";
+	r.object = "NV04_DISPLAY_COMMON";
+	r.group = "graphics";
 	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
 	CHECK(strcmp(fix, "allow = compute,memory,monitoring,graphics (policy file; or "
 	                  "allow.class = NV04_DISPLAY_COMMON for this one)") == 0);
-	strcpy(r.group, "compute");   /* its group is allowed: only the entry */
+	r.group = "compute";   /* its group is allowed: only the entry */
 	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
 	CHECK(strcmp(fix, "allow.class = NV04_DISPLAY_COMMON (policy file)") == 0);
-	strcpy(r.reason, "control unknown to gpusandbox");
-	strcpy(r.kind, "control");
-	strcpy(r.object, "0x2080014b");
+	r.reason = "control unknown to gpusandbox";
+	r.kind = "control";
+	r.object = "0x2080014b";
 	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
 	CHECK(strncmp(fix, "none: gpusandbox does not know control 0x2080014b", 49) == 0);
-	strcpy(r.outcome, "device_full");
+	r.outcome = "device_full";
 	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
 	CHECK(strncmp(fix, "none in gpusandbox: GPU 0 itself was full", 41) == 0);
 }
