@@ -211,6 +211,16 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (plot && p.opts.format != REVIEW_TEXT_FORMAT)
 		return usage_error("%s", "plot writes SVG: --format is for the other views");
+	if (fn == review_summary && review_summary_streams(&p.filter)) {
+		/* summary keeps its facts per sandbox, not the records. */
+		p.opts.facts = review_facts_new(&p.filter);
+		if (!p.opts.facts) {
+			fprintf(stderr, "gpusandbox audit: out of memory\n");
+			return GS_REVIEW_UNREADABLE;
+		}
+		log.sink = review_facts_sink;
+		log.sink_ctx = p.opts.facts;
+	}
 	if (review_read(&log, (const char *const *)argv + optind, (unsigned)(argc - optind)) < 0) {
 		fprintf(stderr, "gpusandbox audit: out of memory\n");
 		rc = GS_REVIEW_UNREADABLE;
@@ -233,7 +243,7 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		rc = GS_REVIEW_UNREADABLE;
 	} else if (log.unreadable) {
 		rc = GS_REVIEW_UNREADABLE;
-	} else if (p.fail_on_deny && any_refusal(&log)) {
+	} else if (p.fail_on_deny && (any_refusal(&log) || review_facts_refused(p.opts.facts))) {
 		rc = GS_REVIEW_DENIED;
 	} else if (log.malformed) {
 		rc = GS_REVIEW_SKIPPED;
@@ -249,6 +259,7 @@ out:
 	if (p.output && p.opts.out && fclose(p.opts.out) != 0 && rc == GS_REVIEW_FOUND)
 		rc = GS_REVIEW_UNREADABLE;
 	review_free(&log);
+	review_facts_free(p.opts.facts);
 	return rc;
 }
 

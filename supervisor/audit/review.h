@@ -147,6 +147,11 @@ struct review_log {
 	bool                   unreadable;  /* a file could not be read */
 	struct gs_idmap        ids;         /* sandbox id -> index (keyed: idmap.h) */
 	struct review_pool     pool;        /* the records' and sandboxes' texts */
+	/* When set, each record goes to sink as it is read and is not kept
+	 * (recs stays empty): a view that streams. */
+	void                 (*sink)(struct review_log *log, struct review_rec *r, void *ctx);
+	void                  *sink_ctx;
+	struct review_rec      scratch;     /* the record being read, when streaming */
 };
 
 /* Figures read from a log are the log's to choose: a count or a size
@@ -203,6 +208,8 @@ int  review_parse_time(const char *s, int64_t now_us, struct review_time *t);
 bool review_parse_rfc3339(const char *s, int64_t *us);
 /* Marks the records that pass; returns how many. */
 uint64_t review_apply_filter(struct review_log *log, const struct review_filter *f);
+bool review_record_matches(const struct review_filter *f, const struct review_log *log,
+                           const struct review_rec *r);
 bool review_sandbox_matches(const struct review_filter *f, const char *id);
 
 /* Output: every view but plot builds a table, written as text, JSON or
@@ -240,6 +247,7 @@ void review_clean(char *dst, size_t len, const char *src);
 struct review_opts {
 	enum review_format format;
 	const struct review_filter *filter;
+	struct review_facts *facts;   /* summary: gathered while reading; NULL: from the records */
 	double interval_s;        /* usage: bucket width */
 	FILE  *out;
 };
@@ -249,9 +257,17 @@ long review_timeline(const struct review_log *log, const struct review_opts *o);
 long review_usage(const struct review_log *log, const struct review_opts *o);
 long review_plot(const struct review_log *log, const struct review_opts *o);
 
-/* The records' indices grouped by sandbox, each sandbox's in time order
- * (malloc'd; NULL when out of memory). */
-size_t *review_by_sandbox(const struct review_log *log);
+/* summary's facts per sandbox: all it keeps of the records. When no
+ * filter needs the whole log first (review_summary_streams), they are
+ * gathered as the records are read (review_facts_sink as the log's sink)
+ * and no record is kept, so a summary of a 1 GB log holds its sandboxes,
+ * not its records (issue #32). */
+struct review_facts;
+bool review_summary_streams(const struct review_filter *f);
+struct review_facts *review_facts_new(const struct review_filter *filter);
+void review_facts_free(struct review_facts *facts);
+void review_facts_sink(struct review_log *log, struct review_rec *r, void *ctx);
+bool review_facts_refused(const struct review_facts *facts);
 
 /* The option or policy line that would allow a refusal (review_denials.c). */
 void review_fix_text(const struct review_sandbox *sb, const struct review_rec *r, uint64_t needed,

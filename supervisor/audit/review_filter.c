@@ -227,7 +227,7 @@ static bool in_list_str(const char *const *list, unsigned n, const char *v)
 	return !n;
 }
 
-static bool record_matches(const struct review_filter *f, const struct review_log *log,
+bool review_record_matches(const struct review_filter *f, const struct review_log *log,
                            const struct review_rec *r)
 {
 	const struct review_sandbox *sb = &log->sandboxes[r->sandbox];
@@ -249,7 +249,7 @@ uint64_t review_apply_filter(struct review_log *log, const struct review_filter 
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < log->n; i++) {
-		log->recs[i].matched = record_matches(f, log, &log->recs[i]);
+		log->recs[i].matched = review_record_matches(f, log, &log->recs[i]);
 		n += log->recs[i].matched;
 	}
 	return n;

@@ -137,11 +137,16 @@ static struct review_rec *rec_new(struct review_log *log)
 {
 	struct review_rec *r;
 
-	if (!GS_ROOM_FOR_ONE(log->recs, log->n, log->cap, INDEX_INITIAL))
-		return NULL;
-	r = &log->recs[log->n];
-	memset(r, 0, sizeof(*r));
-	r->order = log->n++;
+	if (log->sink) {
+		r = &log->scratch;   /* handed to the sink, then forgotten */
+		memset(r, 0, sizeof(*r));
+	} else {
+		if (!GS_ROOM_FOR_ONE(log->recs, log->n, log->cap, INDEX_INITIAL))
+			return NULL;
+		r = &log->recs[log->n];
+		memset(r, 0, sizeof(*r));
+		r->order = log->n++;
+	}
 	r->pid = r->tid = -1;
 	r->gpu = REVIEW_NO_GPU;
 	r->time_us = INT64_MIN;
@@ -190,6 +195,8 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 		        "gpusandbox reads (%d): the fields it does not know are not shown\n", rd->path,
 		        rd->line, id, (long long)log->sandboxes[sb].schema, GS_AUDIT_SCHEMA);
 	check_chain(&log->sandboxes[sb], text, len, o, r);
+	if (log->sink)
+		log->sink(log, r, log->sink_ctx);
 	return NULL;
 }
 

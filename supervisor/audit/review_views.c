@@ -15,34 +15,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpusandbox.h"
 #include "quota.h"
 #include "review.h"
 
 #define SUMMARY_RESOURCES 32u
+#define SUMMARY_RESOURCES_FIRST 4u
 #define LINE_TEXT 512
 
 struct resource_peak {
-	char     resource[REVIEW_TEXT];
+	const char *resource;   /* the log's pool, or "vidmem" */
 	int      gpu;
 	uint64_t peak, quota;
 };
 
+/* What summary prints of one sandbox beyond its start and summary
+ * records: all it keeps of the sandbox's records. */
 struct sandbox_facts {
-	struct resource_peak res[SUMMARY_RESOURCES];
-	unsigned n_res;
+	struct resource_peak *res;
+	unsigned n_res, cap_res;
 	uint64_t matched, refusals;
-	char     ended[REVIEW_TEXT], chain[2 * REVIEW_TEXT];
 };
 
+struct review_facts {
+	const struct review_filter *filter;
+	struct sandbox_facts *of;      /* by sandbox index */
+	size_t n, cap;
+	bool   refused;                /* a matching record is a refusal */
+	bool   failed;                 /* out of memory */
+};
+
+/* The sandbox's resource entry, made on first sight; NULL past
+ * SUMMARY_RESOURCES (a hostile log's invented resources) or out of memory. */
 static struct resource_peak *peak_of(struct sandbox_facts *f, const char *resource, int gpu)
 {
 	for (unsigned i = 0; i < f->n_res; i++)
 		if (f->res[i].gpu == gpu && strcmp(f->res[i].resource, resource) == 0)
 			return &f->res[i];
-	if (f->n_res == SUMMARY_RESOURCES)
+	if (f->n_res == SUMMARY_RESOURCES ||
+	    !GS_ROOM_FOR_ONE(f->res, f->n_res, f->cap_res, SUMMARY_RESOURCES_FIRST))
 		return NULL;
-	f->res[f->n_res] = (struct resource_peak){ .gpu = gpu, .quota = REVIEW_UNSET };
-	snprintf(f->res[f->n_res].resource, REVIEW_TEXT, "%s", resource);
+	f->res[f->n_res] = (struct resource_peak){ .resource = resource, .gpu = gpu, .quota = REVIEW_UNSET };
 	return &f->res[f->n_res++];
 }
 
@@ -67,7 +80,92 @@ static void note_usage(struct sandbox_facts *f, const struct review_rec *r)
 		p->quota = r->quota;
 }
 
-static void sandbox_status(const struct review_sandbox *sb, struct sandbox_facts *f)
+struct review_facts *review_facts_new(const struct review_filter *filter)
+{
+	struct review_facts *facts = calloc(1, sizeof(*facts));
+
+	if (facts)
+		facts->filter = filter;
+	return facts;
+}
+
+void review_facts_free(struct review_facts *facts)
+{
+	if (!facts)
+		return;
+	for (size_t i = 0; i < facts->n; i++)
+		free(facts->of[i].res);
+	free(facts->of);
+	free(facts);
+}
+
+bool review_facts_refused(const struct review_facts *facts)
+{
+	return facts && facts->refused;
+}
+
+/* One matching record into its sandbox's facts. */
+static void facts_note(struct review_facts *facts, const struct review_rec *r)
+{
+	struct sandbox_facts *f;
+
+	while (facts->n <= r->sandbox) {
+		if (!GS_ROOM_FOR_ONE(facts->of, facts->n, facts->cap, SUMMARY_RESOURCES_FIRST)) {
+			facts->failed = true;
+			return;
+		}
+		facts->of[facts->n++] = (struct sandbox_facts){ 0 };
+	}
+	f = &facts->of[r->sandbox];
+	f->matched++;
+	if (r->refusal) {
+		f->refusals = review_add_count(f->refusals, review_refusals_of(r));
+		facts->refused = true;
+	}
+	note_usage(f, r);
+}
+
+bool review_summary_streams(const struct review_filter *f)
+{
+	/* A record filter needs the suppressed records linked to what they
+	 * repeat, and +TIME the sandbox's earliest record: both need the
+	 * whole log first. */
+	return !f->record_filters && f->since.kind != REVIEW_TIME_FROM_START &&
+	       f->until.kind != REVIEW_TIME_FROM_START;
+}
+
+void review_facts_sink(struct review_log *log, struct review_rec *r, void *ctx)
+{
+	struct review_facts *facts = ctx;
+
+	r->matched = review_record_matches(facts->filter, log, r);
+	if (r->matched)
+		facts_note(facts, r);
+}
+
+/* The summary record's peaks, where no record filter narrowed the view
+ * (with the default audit level, allowed allocations are not all
+ * recorded). */
+static void summary_peaks(const struct review_sandbox *sb, struct sandbox_facts *f,
+                          const struct review_opts *o)
+{
+	if (o->filter->record_filters)
+		return;
+	for (unsigned g = 0; g < REVIEW_GPUS; g++) {
+		struct resource_peak *p;
+		if (sb->gpus->peak[g] == REVIEW_UNSET || !(p = peak_of(f, "vidmem", (int)g)))
+			continue;
+		p->peak = sb->gpus->peak[g] > p->peak ? sb->gpus->peak[g] : p->peak;
+		if (p->quota == REVIEW_UNSET)
+			p->quota = sb->gpus->mem_gpu[g] != REVIEW_UNSET ? sb->gpus->mem_gpu[g] : sb->mem_quota;
+	}
+}
+
+struct status_text {
+	char ended[REVIEW_TEXT], chain[2 * REVIEW_TEXT];
+};
+
+static void sandbox_status(const struct review_sandbox *sb, struct status_text *f)
 {
 	if (!sb->has_summary)
 		snprintf(f->ended, sizeof(f->ended), "no summary record: cut short, or the supervisor was killed");
@@ -87,62 +185,6 @@ static void sandbox_status(const struct review_sandbox *sb, struct sandbox_facts
 		snprintf(f->chain, sizeof(f->chain), "intact, sealed");
 }
 
-/* idx[from, to): the sandbox's records, in time order. */
-static void gather(const struct review_log *log, const size_t *idx, size_t from, size_t to,
-                   const struct review_opts *o, struct sandbox_facts *f)
-{
-	const struct review_sandbox *sb = &log->sandboxes[log->recs[idx[from]].sandbox];
-
-	memset(f, 0, sizeof(*f));
-	for (size_t i = from; i < to; i++) {
-		const struct review_rec *r = &log->recs[idx[i]];
-		if (!r->matched)
-			continue;
-		f->matched++;
-		if (r->refusal)
-			f->refusals = review_add_count(f->refusals, review_refusals_of(r));
-		note_usage(f, r);
-	}
-	if (!o->filter->record_filters)
-		for (unsigned g = 0; g < REVIEW_GPUS; g++) {
-			struct resource_peak *p;
-			if (sb->gpus->peak[g] == REVIEW_UNSET || !(p = peak_of(f, "vidmem", (int)g)))
-				continue;
-			p->peak = sb->gpus->peak[g] > p->peak ? sb->gpus->peak[g] : p->peak;
-			if (p->quota == REVIEW_UNSET)
-				p->quota = sb->gpus->mem_gpu[g] != REVIEW_UNSET ? sb->gpus->mem_gpu[g] : sb->mem_quota;
-		}
-	sandbox_status(sb, f);
-}
-
-static const struct review_log *sort_log;   /* qsort has no context argument */
-
-static int by_sandbox(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	uint32_t sx = sort_log->recs[x].sandbox, sy = sort_log->recs[y].sandbox;
-
-	if (sx != sy)
-		return sx < sy ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/* The records' indices grouped by sandbox (in time order within one):
- * one pass per view instead of one per sandbox, which a log of many
- * sandboxes would make quadratic. */
-size_t *review_by_sandbox(const struct review_log *log)
-{
-	size_t *idx = malloc((log->n ? log->n : 1) * sizeof(*idx));
-
-	if (!idx)
-		return NULL;
-	for (size_t i = 0; i < log->n; i++)
-		idx[i] = i;
-	sort_log = log;
-	qsort(idx, log->n, sizeof(*idx), by_sandbox);
-	return idx;
-}
-
 static const char *const summary_columns[] = {
 	"sandbox", "start", "command", "labels", "level", "policy", "driver", "ended", "chain", "records",
 	"refusals", "resource", "gpu", "peak", "quota", "use", "share_target", "share_achieved",
@@ -152,7 +194,8 @@ enum { S_SANDBOX, S_START, S_COMMAND, S_LABELS, S_LEVEL, S_POLICY, S_DRIVER, S_E
 _Static_assert(sizeof(summary_columns) / sizeof(summary_columns[0]) == S_COLUMNS, "columns");
 
 static int summary_row(struct review_table *t, const struct review_sandbox *sb, const char *start,
-                       const struct sandbox_facts *f, const struct resource_peak *p)
+                       const struct sandbox_facts *f, const struct status_text *st,
+                       const struct resource_peak *p)
 {
 	struct review_cell *c = review_table_row(t);
 	bool bytes = p && strcmp(p->resource, "vidmem") == 0;
@@ -166,8 +209,8 @@ static int summary_row(struct review_table *t, const struct review_sandbox *sb, 
 	review_cell_text(&c[S_LEVEL], sb->level);
 	review_cell_text(&c[S_POLICY], sb->policy);
 	review_cell_text(&c[S_DRIVER], sb->driver);
-	review_cell_text(&c[S_ENDED], f->ended);
-	review_cell_text(&c[S_CHAIN], f->chain);
+	review_cell_text(&c[S_ENDED], st->ended);
+	review_cell_text(&c[S_CHAIN], st->chain);
 	review_cell_count(&c[S_RECORDS], f->matched);
 	review_cell_count(&c[S_REFUSALS], f->refusals);
 	review_cell_ratio(&c[S_TARGET], sb->share_target);
@@ -192,7 +235,7 @@ static int summary_row(struct review_table *t, const struct review_sandbox *sb, 
 }
 
 static void print_block(FILE *out, const struct review_sandbox *sb, const char *start,
-                        const struct sandbox_facts *f)
+                        const struct sandbox_facts *f, const struct status_text *st)
 {
 	char a[REVIEW_TEXT], b[REVIEW_TEXT];
 
@@ -208,7 +251,7 @@ static void print_block(FILE *out, const struct review_sandbox *sb, const char *
 	if (sb->driver[0])
 		fprintf(out, "  driver    %s\n", sb->driver);
 	fprintf(out, "  ended     %s\n  chain     %s\n  records   %" PRIu64 " matched, %" PRIu64
-	        " call%s refused\n", f->ended, f->chain, f->matched, f->refusals,
+	        " call%s refused\n", st->ended, st->chain, f->matched, f->refusals,
 	        f->refusals == 1 ? "" : "s");
 	for (unsigned i = 0; i < f->n_res; i++) {
 		const struct resource_peak *p = &f->res[i];
@@ -241,48 +284,58 @@ static int summary_table(const struct review_opts *o, struct review_table *t,
                          const struct review_sandbox *sb, const struct sandbox_facts *f)
 {
 	const char *start = sb->start_text;
+	struct status_text st;
+
+	sandbox_status(sb, &st);
 	if (o->format == REVIEW_TEXT_FORMAT) {
-		print_block(o->out, sb, start, f);
+		print_block(o->out, sb, start, f, &st);
 		return 0;
 	}
 	if (!f->n_res)
-		return summary_row(t, sb, start, f, NULL);
+		return summary_row(t, sb, start, f, &st, NULL);
 	for (unsigned i = 0; i < f->n_res; i++)
-		if (summary_row(t, sb, start, f, &f->res[i]) < 0)
+		if (summary_row(t, sb, start, f, &st, &f->res[i]) < 0)
 			return -1;
 	return 0;
 }
 
+/* The facts of the log's kept records (when they were not streamed). */
+static struct review_facts *facts_of_records(const struct review_log *log, const struct review_opts *o)
+{
+	struct review_facts *facts = review_facts_new(o->filter);
+
+	for (size_t i = 0; facts && i < log->n; i++)
+		if (log->recs[i].matched)
+			facts_note(facts, &log->recs[i]);
+	return facts;
+}
+
 long review_summary(const struct review_log *log, const struct review_opts *o)
 {
+	struct review_facts *own = o->facts ? NULL : facts_of_records(log, o);
+	struct review_facts *facts = o->facts ? o->facts : own;
 	struct review_table t;
-	struct sandbox_facts *f = malloc(sizeof(*f));
-	size_t *idx = review_by_sandbox(log);
+	size_t shown = 0;
 	int rc = 0;
 
-	if (!f || !idx) {
-		free(f);
-		free(idx);
+	if (!facts || facts->failed) {
+		review_facts_free(own);
 		return -1;
 	}
-	size_t shown = 0;
-
+	/* Text is written sandbox by sandbox: nothing but the facts is held. */
 	review_table_init(&t, summary_columns, S_COLUMNS);
-	for (size_t from = 0, to; from < log->n && rc == 0; from = to) {
-		uint32_t s = log->recs[idx[from]].sandbox;
-		for (to = from; to < log->n && log->recs[idx[to]].sandbox == s; to++)
-			;
-		gather(log, idx, from, to, o, f);
-		if (f->matched) {
-			rc = summary_table(o, &t, &log->sandboxes[s], f);
-			shown++;
-		}
+	for (size_t s = 0; s < facts->n && rc == 0; s++) {
+		struct sandbox_facts *f = &facts->of[s];
+		if (!f->matched)
+			continue;
+		summary_peaks(&log->sandboxes[s], f, o);
+		rc = summary_table(o, &t, &log->sandboxes[s], f);
+		shown++;
 	}
-	free(idx);
 	if (rc == 0 && o->format != REVIEW_TEXT_FORMAT)
 		rc = review_table_write(&t, o->format, o->out);
 	review_table_free(&t);
-	free(f);
+	review_facts_free(own);
 	return rc < 0 ? -1 : (long)shown;
 }
 
