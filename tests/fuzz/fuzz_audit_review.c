@@ -37,17 +37,13 @@ static const char *const runs[][MAX_ARGS] = {
 	{ "summary", NULL },
 	{ "summary", "--format", "json", NULL },
 	{ "denials", "--format", "csv", NULL },
-	{ "denials", NULL },
+	{ "denials", "--until", "+1e9d", "--fail-on", "deny", NULL },
 	{ "timeline", "--format", "csv", NULL },
 	{ "timeline", "--verdict", "deny", "--gpu", "0", "--since", "+1s", NULL },
-	{ "usage", NULL },
+	{ "usage", "--since", "-1e9d", "--until", "9999999999999", NULL },
 	{ "usage", "--format", "json", "--interval", "0.001", "--pid", "1", NULL },
-	{ "plot", NULL },
+	{ "plot", "--until", "+1e9d", NULL },
 	{ "summary", "--sandbox", "a", "--comm", "x", "--until", "2026-01-01", NULL },
-	{ "timeline", "--until", "+1e9d", "--fail-on", "deny", NULL },
-	{ "usage", "--since", "-1e9d", "--until", "9999999999999", "--format", "csv", NULL },
-	{ "denials", "--since", "+1e9d", "--format", "json", NULL },
-	{ "plot", "--until", "+1e9d", "--fail-on", "deny", NULL },
 };
 
 static bool may_deny(const char *const *run)
