@@ -218,9 +218,12 @@ enum review_format { REVIEW_TEXT_FORMAT, REVIEW_JSON, REVIEW_CSV };
 enum review_cell_type { CELL_NULL, CELL_TEXT, CELL_INT, CELL_BYTES, CELL_RATIO };
 struct review_cell {
 	enum review_cell_type type;
-	char    *text;       /* CELL_TEXT (owned) */
-	int64_t  i;          /* CELL_INT, CELL_BYTES */
-	double   ratio;      /* CELL_RATIO: 0.25 is 25 % */
+	bool     owned;      /* text is the cell's to free */
+	char    *text;       /* CELL_TEXT */
+	union {
+		int64_t i;       /* CELL_INT, CELL_BYTES */
+		double  ratio;   /* CELL_RATIO: 0.25 is 25 % */
+	};
 };
 struct review_table {
 	const char *const *columns;
@@ -231,12 +234,26 @@ struct review_table {
 int  review_table_init(struct review_table *t, const char *const *columns, unsigned n);
 /* Adds a row of CELL_NULLs; returns its first cell or NULL (no memory). */
 struct review_cell *review_table_row(struct review_table *t);
-void review_cell_text(struct review_cell *c, const char *s);
+void review_cell_text(struct review_cell *c, const char *s);   /* copied */
+/* Borrowed: s outlives the table (the log's pool, a sandbox id, a
+ * record's time, a literal), so no copy per row. */
+void review_cell_ref(struct review_cell *c, const char *s);
 void review_cell_int(struct review_cell *c, int64_t v);
 void review_cell_count(struct review_cell *c, uint64_t v);   /* past INT64_MAX: INT64_MAX */
 void review_cell_bytes(struct review_cell *c, uint64_t v);   /* REVIEW_UNSET: null */
 void review_cell_ratio(struct review_cell *c, double v);     /* <0: null */
 int  review_table_write(const struct review_table *t, enum review_format fmt, FILE *out);
+/* Rows made on demand: fill(ctx, row, cells) fills the cells of row
+ * (0 .. n_rows-1, in order, possibly twice: text format sizes its columns
+ * first); the writer frees what they own. Nothing is held between rows. */
+struct review_rows {
+	const char *const *columns;
+	unsigned           n_columns;
+	size_t             n_rows;
+	int              (*fill)(void *ctx, size_t row, struct review_cell *cells);
+	void              *ctx;
+};
+int  review_rows_write(const struct review_rows *rs, enum review_format fmt, FILE *out);
 void review_table_free(struct review_table *t);
 /* Text safe for a terminal, CSV and SVG alike: controls and invalid
  * UTF-8 replaced, cut to len - 1 bytes at a character boundary. */

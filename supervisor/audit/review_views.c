@@ -367,30 +367,29 @@ static void detail_of(const struct review_log *log, const struct review_rec *r, 
 		snprintf(buf, len, "%s", r->reason);
 }
 
-static int timeline_row(struct review_table *t, const struct review_log *log, const struct review_rec *r)
+/* Fills the cells of one record; the texts of the log are borrowed, only
+ * the composed detail is copied. */
+static void timeline_cells(struct review_cell *c, const struct review_log *log, const struct review_rec *r)
 {
-	struct review_cell *c = review_table_row(t);
 	char detail[LINE_TEXT];
 	bool bytes = !r->resource[0] || strcmp(r->resource, "vidmem") == 0;
 
-	if (!c)
-		return -1;
-	review_cell_text(&c[T_TIME], r->time_text);
-	review_cell_text(&c[T_SANDBOX], log->sandboxes[r->sandbox].id);
+	review_cell_ref(&c[T_TIME], r->time_text);
+	review_cell_ref(&c[T_SANDBOX], log->sandboxes[r->sandbox].id);
 	if (r->seq != REVIEW_UNSET)
 		review_cell_count(&c[T_SEQ], r->seq);
-	review_cell_text(&c[T_EVENT], r->event_name);
+	review_cell_ref(&c[T_EVENT], r->event_name);
 	if (r->pid >= 0)
 		review_cell_int(&c[T_PID], r->pid);
-	review_cell_text(&c[T_COMM], r->comm);
+	review_cell_ref(&c[T_COMM], r->comm);
 	if (r->gpu >= 0)
 		review_cell_int(&c[T_GPU], r->gpu);
-	review_cell_text(&c[T_CALL], r->call);
-	review_cell_text(&c[T_OBJECT], r->object);
+	review_cell_ref(&c[T_CALL], r->call);
+	review_cell_ref(&c[T_OBJECT], r->object);
 	review_cell_bytes(&c[T_SIZE], r->size);
-	review_cell_text(&c[T_VERDICT], r->verdict);
-	review_cell_text(&c[T_OUTCOME], r->outcome);
-	review_cell_text(&c[T_STATUS], r->status);
+	review_cell_ref(&c[T_VERDICT], r->verdict);
+	review_cell_ref(&c[T_OUTCOME], r->outcome);
+	review_cell_ref(&c[T_STATUS], r->status);
 	if (bytes) {
 		review_cell_bytes(&c[T_USAGE], r->usage_after);
 		review_cell_bytes(&c[T_QUOTA], r->quota);
@@ -402,22 +401,40 @@ static int timeline_row(struct review_table *t, const struct review_log *log, co
 	}
 	detail_of(log, r, detail, sizeof(detail));
 	review_cell_text(&c[T_DETAIL], detail);
-	review_cell_text(&c[T_STACK], r->stack);
+	review_cell_ref(&c[T_STACK], r->stack);
+}
+
+/* The matching records as rows, found in order (the writer asks for row
+ * 0 again when it starts its second pass). */
+struct timeline_cursor {
+	const struct review_log *log;
+	size_t next;   /* the record after the last row filled */
+};
+
+static int timeline_fill(void *ctx, size_t row, struct review_cell *cells)
+{
+	struct timeline_cursor *cur = ctx;
+
+	if (row == 0)
+		cur->next = 0;
+	while (cur->next < cur->log->n && !cur->log->recs[cur->next].matched)
+		cur->next++;
+	if (cur->next == cur->log->n)
+		return -1;   /* fewer matching records than counted: cannot be */
+	timeline_cells(cells, cur->log, &cur->log->recs[cur->next++]);
 	return 0;
 }
 
 long review_timeline(const struct review_log *log, const struct review_opts *o)
 {
-	struct review_table t;
-	long rc = 0, shown;
+	struct timeline_cursor cur = { .log = log };
+	struct review_rows rs = { .columns = timeline_columns, .n_columns = T_COLUMNS,
+	                          .fill = timeline_fill, .ctx = &cur };
 
-	review_table_init(&t, timeline_columns, T_COLUMNS);
-	for (size_t i = 0; i < log->n && rc == 0; i++)
-		if (log->recs[i].matched)
-			rc = timeline_row(&t, log, &log->recs[i]);
-	if (rc == 0)
-		rc = review_table_write(&t, o->format, o->out);
-	shown = (long)t.rows;
-	review_table_free(&t);
-	return rc < 0 ? -1 : shown;
+	for (size_t i = 0; i < log->n; i++)
+		rs.n_rows += log->recs[i].matched;
+	/* Written as it is made: no table of the whole log is held. */
+	if (review_rows_write(&rs, o->format, o->out) < 0)
+		return -1;
+	return (long)rs.n_rows;
 }
