@@ -74,9 +74,9 @@ static int flush(struct review_table *t, const struct review_log *log, const str
 		return -1;
 	snprintf(from, sizeof(from), "%.3f", (double)w->index * interval);
 	snprintf(to, sizeof(to), "%.3f", (double)(w->index + 1) * interval);
-	review_cell_text(&c[U_SANDBOX], log->sandboxes[r->sandbox].id);
+	review_cell_ref(&c[U_SANDBOX], log->sandboxes[r->sandbox].id);
 	review_cell_int(&c[U_PID], r->pid);
-	review_cell_text(&c[U_COMM], r->comm);
+	review_cell_ref(&c[U_COMM], r->comm);
 	review_cell_int(&c[U_GPU], r->gpu);
 	review_cell_text(&c[U_FROM], from);
 	review_cell_text(&c[U_TO], to);
