@@ -221,6 +221,12 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		log.sink = review_facts_sink;
 		log.sink_ctx = p.opts.facts;
 	}
+	/* The records each view reads; every refusal is kept besides, for
+	 * --fail-on deny. timeline shows every record: it keeps them all. */
+	log.keep = fn == review_denials ? review_denials_keeps
+	         : fn == review_usage   ? review_usage_keeps
+	         : fn == review_plot    ? review_plot_keeps
+	                                : NULL;
 	if (review_read(&log, (const char *const *)argv + optind, (unsigned)(argc - optind)) < 0) {
 		fprintf(stderr, "gpusandbox audit: out of memory\n");
 		rc = GS_REVIEW_UNREADABLE;

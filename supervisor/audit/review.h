@@ -152,6 +152,9 @@ struct review_log {
 	void                 (*sink)(struct review_log *log, struct review_rec *r, void *ctx);
 	void                  *sink_ctx;
 	struct review_rec      scratch;     /* the record being read, when streaming */
+	/* When set, only the records it accepts, and every refusal, are
+	 * kept: a view that reads few of them does not hold the whole log. */
+	bool                 (*keep)(const struct review_rec *r);
 };
 
 /* Figures read from a log are the log's to choose: a count or a size
@@ -270,6 +273,13 @@ struct review_opts {
 };
 long review_summary(const struct review_log *log, const struct review_opts *o);
 long review_denials(const struct review_log *log, const struct review_opts *o);
+/* The records denials can show (whatever the filters): refusals and
+ * device_full decisions and their folded repeats. */
+bool review_denials_keeps(const struct review_rec *r);
+/* The records usage and plot can show: those that move video memory on
+ * a GPU (and, for all views, every refusal: --fail-on deny reads them). */
+bool review_usage_keeps(const struct review_rec *r);
+bool review_plot_keeps(const struct review_rec *r);
 long review_timeline(const struct review_log *log, const struct review_opts *o);
 long review_usage(const struct review_log *log, const struct review_opts *o);
 long review_plot(const struct review_log *log, const struct review_opts *o);

@@ -34,10 +34,15 @@ struct denial_group {
 	const struct review_rec *stack;   /* the first of the group with a call stack */
 };
 
+bool review_denials_keeps(const struct review_rec *r)
+{
+	return (r->refusal || strcmp(r->outcome, "device_full") == 0) &&
+	       (r->event == REVIEW_EV_DECISION || r->event == REVIEW_EV_SUPPRESSED);
+}
+
 static bool is_denial(const struct review_rec *r)
 {
-	return r->matched && (r->refusal || strcmp(r->outcome, "device_full") == 0) &&
-	       (r->event == REVIEW_EV_DECISION || r->event == REVIEW_EV_SUPPRESSED);
+	return r->matched && review_denials_keeps(r);
 }
 
 /* The group's key, in an order: same_group is compare_key == 0. */

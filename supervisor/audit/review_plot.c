@@ -68,10 +68,15 @@ struct panel {
 	uint64_t asked;        /* the most a refusal asked to reach */
 };
 
+bool review_plot_keeps(const struct review_rec *r)
+{
+	return r->gpu >= 0 && (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) &&
+	       (r->usage_after != REVIEW_UNSET || r->refusal);
+}
+
 static bool memory_record(const struct review_rec *r)
 {
-	return r->matched && r->gpu >= 0 && (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) &&
-	       (r->usage_after != REVIEW_UNSET || r->refusal);
+	return r->matched && review_plot_keeps(r);
 }
 
 static double seconds(const struct review_log *log, const struct review_rec *r)

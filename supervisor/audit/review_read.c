@@ -197,6 +197,8 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 	check_chain(&log->sandboxes[sb], text, len, o, r);
 	if (log->sink)
 		log->sink(log, r, log->sink_ctx);
+	else if (log->keep && !log->keep(r) && !r->refusal)
+		log->n--;   /* the last record added: its sandbox and chain are counted */
 	return NULL;
 }
 

@@ -46,7 +46,7 @@ static int by_process(const void *a, const void *b)
 }
 
 /* A record that moves or tries to move video memory on one GPU. */
-static bool counts_memory(const struct review_rec *r)
+bool review_usage_keeps(const struct review_rec *r)
 {
 	return r->gpu >= 0 && r->pid >= 0 && (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) &&
 	       ((r->usage_before != REVIEW_UNSET && r->usage_after != REVIEW_UNSET) ||
@@ -166,7 +166,7 @@ long review_usage(const struct review_log *log, const struct review_opts *o)
 	if (!idx)
 		return -1;
 	for (size_t i = 0; i < log->n; i++)
-		if (counts_memory(&log->recs[i]))
+		if (review_usage_keeps(&log->recs[i]))
 			idx[n++] = i;
 	sort_log = log;
 	qsort(idx, n, sizeof(*idx), by_process);
