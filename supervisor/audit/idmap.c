@@ -31,6 +31,8 @@ static inline uint64_t rotl(uint64_t x, unsigned b)
 	return (x << b) | (x >> (64u - b));
 }
 
+/* SipRound, as the paper defines it: its rotation counts are part of
+ * the function, not tunables. */
 static void sip_round(uint64_t v[4])
 {
 	v[0] += v[1]; v[1] = rotl(v[1], 13); v[1] ^= v[0]; v[0] = rotl(v[0], 32);

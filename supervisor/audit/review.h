@@ -7,7 +7,9 @@
  * concatenated, edited, or written by an older gpusandbox (schema 1 had
  * no chain and no outcome). The reader (review_read.c) never trusts them:
  * each line is read into a bounded buffer, parsed strictly, and only a
- * fixed-size digest of it is kept (struct review_rec); text is cleaned
+ * compact digest of it is kept (struct review_rec, its texts cut to
+ * bounded lengths and kept once per log in a pool), and only by the views
+ * that show it: summary keeps none; text is cleaned
  * of terminal controls before it is stored, so no view can print what a
  * hostile log wrote. A malformed line is reported with its file and line
  * and the reading goes on.
@@ -41,7 +43,7 @@ enum gs_review_exit {
 };
 
 /* Text kept from one field; longer text is cut (with "..."). A record's
- * digest is about 600 bytes whatever the line held. */
+ * digest is about 300 bytes whatever the line held, its texts shared. */
 #define REVIEW_TEXT 96
 #define REVIEW_NAME 48      /* a call, class, control, resource or group name */
 #define REVIEW_WORD 24      /* a verdict, outcome or event */

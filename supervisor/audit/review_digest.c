@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * review_digest.c - a parsed record into its fixed-size digest.
+ * review_digest.c - a parsed record into its compact digest.
  *
  * Every string goes through review_clean before it is kept: a workload
  * names its own process (comm) and command, so a log may carry terminal

@@ -6,9 +6,11 @@
  * nothing else: a line longer than GS_AUDIT_LINE_MAX (audit_verify.h: the
  * limit `verify` reads by too, so the two cannot disagree about a log) is
  * skipped without being held whole, a line that is not a strict JSON
- * object in valid UTF-8 is skipped, and the reading goes on, so a log cut short or edited still
- * shows what it holds. What is kept of a record is a fixed-size digest
- * (struct review_rec, review.h), filled from the fields by name; a field of
+ * object in valid UTF-8 is skipped, and the reading goes on, so a log
+ * cut short or edited still shows what it holds. What is kept of a record
+ * is a compact digest (struct review_rec, review.h; its texts in the
+ * log's pool), filled from the fields by name, and only when the view
+ * can show it (log->keep; summary's sink keeps none); a field of
  * the wrong type is as good as absent. The chain (prev, hash, seq) is
  * checked here in the order read, with audit_verify.c's hash, so that the
  * summary can say whether each sandbox's records are intact.

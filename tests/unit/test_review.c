@@ -262,8 +262,28 @@ static void test_hash_flood(void)
 	CHECK(same < FLOOD_IDS / 2);
 }
 
+/* Each distinct text is kept once: equal texts share one copy. */
+static void test_pool(void)
+{
+	struct review_pool pool;
+	const char *a, *b, *c;
+	char text[SMALL];
+
+	CHECK(review_pool_init(&pool) == 0);
+	snprintf(text, sizeof(text), "%s", "python3");
+	a = review_intern(&pool, text);
+	snprintf(text, sizeof(text), "%s", "other");   /* the pool's copy, not the caller's */
+	b = review_intern(&pool, "python3");
+	c = review_intern(&pool, text);
+	CHECK(a && b && c && a == b && a != c && strcmp(a, "python3") == 0 && strcmp(c, "other") == 0);
+	CHECK(pool.n == 2);
+	CHECK(review_intern(&pool, "")[0] == '\0' && review_intern(&pool, NULL)[0] == '\0' && pool.n == 2);
+	review_pool_free(&pool);
+}
+
 int main(void)
 {
+	test_pool();
 	test_siphash();
 	test_hash_flood();
 	test_times();
