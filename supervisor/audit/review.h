@@ -103,6 +103,18 @@ struct review_rec {
 #define REVIEW_STACK_TEXT (2 * REVIEW_TEXT)
 #define REVIEW_OBJECT_TEXT (REVIEW_NAME + 16)
 
+/* The texts of one record while it is digested, before they are kept
+ * once each in the pool, or, when a view streams, where they stay until
+ * the next record (review_log.scratch_text): a streaming view does not
+ * keep the texts of every record either. */
+struct review_rec_text {
+	char event[REVIEW_WORD];   /* first: review_digest_fields clears the rest */
+	char comm[REVIEW_NAME], call[REVIEW_NAME], object[REVIEW_OBJECT_TEXT];
+	char verdict[REVIEW_WORD], outcome[REVIEW_WORD], status[REVIEW_NAME];
+	char resource[REVIEW_NAME], reason[REVIEW_TEXT], group[REVIEW_NAME];
+	char stack[REVIEW_STACK_TEXT];
+};
+
 /* What a sandbox's start and summary records say per GPU. Most sandboxes
  * say nothing per GPU: they share review_gpus_unset (all unset) and get
  * their own only when a record sets one, so that a log of many sandboxes
@@ -154,6 +166,7 @@ struct review_log {
 	void                 (*sink)(struct review_log *log, struct review_rec *r, void *ctx);
 	void                  *sink_ctx;
 	struct review_rec      scratch;     /* the record being read, when streaming */
+	struct review_rec_text scratch_text;   /* and its texts */
 	/* When set, only the records it accepts, and every refusal, are
 	 * kept: a view that reads few of them does not hold the whole log. */
 	bool                 (*keep)(const struct review_rec *r);

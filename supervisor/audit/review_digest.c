@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,22 +170,13 @@ static void take_text(char *dst, size_t len, json_object *o, const char *key)
 	review_clean(dst, len, review_json_str(o, key));
 }
 
-/* The texts of one record while it is digested, before they are kept
- * once each in the pool. */
-struct rec_text {
-	char comm[REVIEW_NAME], call[REVIEW_NAME], object[REVIEW_OBJECT_TEXT];
-	char verdict[REVIEW_WORD], outcome[REVIEW_WORD], status[REVIEW_NAME];
-	char resource[REVIEW_NAME], reason[REVIEW_TEXT], group[REVIEW_NAME];
-	char stack[REVIEW_STACK_TEXT];
-};
-
 static void take_u64(json_object *o, const char *key, uint64_t *out)
 {
 	if (!review_json_u64(o, key, out))
 		*out = REVIEW_UNSET;
 }
 
-static void take_object(struct review_rec *r, struct rec_text *t, json_object *o)
+static void take_object(struct review_rec *r, struct review_rec_text *t, json_object *o)
 {
 	static const struct { const char *name, *number, *kind; } keys[] = {
 		{ "class_name", "class", "class" },
@@ -204,7 +196,7 @@ static void take_object(struct review_rec *r, struct rec_text *t, json_object *o
 }
 
 /* Schema 1 wrote no outcome: the same decision as gs_decision_outcome. */
-static void derive_outcome(const struct review_rec *r, struct rec_text *t, json_object *o)
+static void derive_outcome(const struct review_rec *r, struct review_rec_text *t, json_object *o)
 {
 	const char *status = review_json_str(o, "nv_status");
 	bool failed = status && strcmp(status, "0x0") != 0;
@@ -230,7 +222,7 @@ static void join_strings(char *dst, size_t len, json_object *a, const char *sep)
 /* Schema 3: a usage record's "used" and "peak", a refusal's "stack"
  * (frames innermost first, as the supervisor symbolized them) or the
  * reason there is none. */
-static void take_usage_and_stack(struct review_rec *r, struct rec_text *t, json_object *o)
+static void take_usage_and_stack(struct review_rec *r, struct review_rec_text *t, json_object *o)
 {
 	json_object *frames;
 	char why[REVIEW_TEXT];
@@ -247,8 +239,9 @@ static void take_usage_and_stack(struct review_rec *r, struct rec_text *t, json_
 	}
 }
 
-/* The digest's texts, each kept once in the pool. */
-static int keep_texts(struct review_rec *r, const struct rec_text *t, struct review_pool *pool)
+/* The digest's texts, each kept once in the pool; with no pool (a view
+ * that streams), they point into t, valid until the next record. */
+static int keep_texts(struct review_rec *r, const struct review_rec_text *t, struct review_pool *pool)
 {
 	struct { const char **field; const char *text; } k[] = {
 		{ &r->comm, t->comm },       { &r->call, t->call },         { &r->object, t->object },
@@ -257,17 +250,20 @@ static int keep_texts(struct review_rec *r, const struct rec_text *t, struct rev
 		{ &r->stack, t->stack },
 	};
 	for (unsigned i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (!(*k[i].field = review_intern(pool, k[i].text)))
+		if (!(*k[i].field = pool ? review_intern(pool, k[i].text) : k[i].text))
 			return -1;
 	return 0;
 }
 
-int review_digest_fields(struct review_rec *r, json_object *o, struct review_pool *pool)
+int review_digest_fields(struct review_rec *r, json_object *o, struct review_pool *pool,
+                         struct review_rec_text *scratch)
 {
-	struct rec_text t = { 0 };
+	struct review_rec_text local, *const t = pool ? &local : scratch;
 	int64_t v;
 	const char *status;
 
+	/* All but the event's name, which the reader wrote first. */
+	memset(t->comm, 0, sizeof(*t) - offsetof(struct review_rec_text, comm));
 	if (review_json_i64(o, "pid", &v) && v >= 0)
 		r->pid = v;
 	if (review_json_i64(o, "tid", &v) && v >= 0)
@@ -275,18 +271,18 @@ int review_digest_fields(struct review_rec *r, json_object *o, struct review_poo
 	if ((review_json_i64(o, "device", &v) || review_json_i64(o, "gpu", &v)) && v >= 0 &&
 	    v < (int64_t)REVIEW_GPUS)
 		r->gpu = (int)v;
-	take_text(t.comm, sizeof(t.comm), o, "comm");
-	take_text(t.call, sizeof(t.call), o, "call");
-	take_object(r, &t, o);
-	take_text(t.verdict, sizeof(t.verdict), o, "verdict");
-	take_text(t.resource, sizeof(t.resource), o, "resource");
-	take_text(t.reason, sizeof(t.reason), o, "reason");
-	if (!t.reason[0])   /* an "error" record says what went wrong here */
-		take_text(t.reason, sizeof(t.reason), o, "message");
-	take_text(t.group, sizeof(t.group), o, "group");
+	take_text(t->comm, sizeof(t->comm), o, "comm");
+	take_text(t->call, sizeof(t->call), o, "call");
+	take_object(r, t, o);
+	take_text(t->verdict, sizeof(t->verdict), o, "verdict");
+	take_text(t->resource, sizeof(t->resource), o, "resource");
+	take_text(t->reason, sizeof(t->reason), o, "reason");
+	if (!t->reason[0])   /* an "error" record says what went wrong here */
+		take_text(t->reason, sizeof(t->reason), o, "message");
+	take_text(t->group, sizeof(t->group), o, "group");
 	status = review_json_str(o, "nv_status_name");
 	status = status ? status : review_json_str(o, "nv_status");
-	review_clean(t.status, sizeof(t.status), status ? status : review_json_str(o, "errno"));
+	review_clean(t->status, sizeof(t->status), status ? status : review_json_str(o, "errno"));
 	take_u64(o, "size", &r->size);
 	take_u64(o, "usage_before", &r->usage_before);
 	take_u64(o, "usage_after", &r->usage_after);
@@ -295,12 +291,12 @@ int review_digest_fields(struct review_rec *r, json_object *o, struct review_poo
 	take_u64(o, "first_seq", &r->first_seq);
 	if (!review_json_double(o, "measured_share", &r->share))
 		r->share = -1;
-	take_usage_and_stack(r, &t, o);
-	take_text(t.outcome, sizeof(t.outcome), o, "outcome");
-	if (!t.outcome[0] && t.verdict[0])
-		derive_outcome(r, &t, o);
-	r->refusal = strcmp(t.verdict, "deny") == 0 || strcmp(t.verdict, "refuse") == 0;
-	return keep_texts(r, &t, pool);
+	take_usage_and_stack(r, t, o);
+	take_text(t->outcome, sizeof(t->outcome), o, "outcome");
+	if (!t->outcome[0] && t->verdict[0])
+		derive_outcome(r, t, o);
+	r->refusal = strcmp(t->verdict, "deny") == 0 || strcmp(t->verdict, "refuse") == 0;
+	return keep_texts(r, t, pool);
 }
 
 /* "a,b,c" from an array of strings (other members skipped). A member

@@ -181,15 +181,20 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 	r->file = rd->file;
 	r->line = (uint32_t)(rd->line > UINT32_MAX ? UINT32_MAX : rd->line);
 	r->event = event_of(event);
-	review_clean(word, sizeof(word), event);
-	if (!(r->event_name = review_intern(&log->pool, word)))
-		return "out of memory";
+	if (log->sink) {   /* streamed: the texts live until the next record */
+		review_clean(log->scratch_text.event, sizeof(log->scratch_text.event), event);
+		r->event_name = log->scratch_text.event;
+	} else {
+		review_clean(word, sizeof(word), event);
+		if (!(r->event_name = review_intern(&log->pool, word)))
+			return "out of memory";
+	}
 	if (!review_json_u64(o, "seq", &r->seq))
 		r->seq = REVIEW_UNSET;
 	review_clean(r->time_text, sizeof(r->time_text), review_json_str(o, "time"));
 	if (!review_parse_rfc3339(r->time_text, &r->time_us))
 		r->time_us = INT64_MIN;
-	if (review_digest_fields(r, o, &log->pool) < 0 ||
+	if (review_digest_fields(r, o, log->sink ? NULL : &log->pool, &log->scratch_text) < 0 ||
 	    review_digest_sandbox(&log->sandboxes[sb], r, o, &log->pool) < 0)
 		return "out of memory";
 	if (r->event == REVIEW_EV_START && log->sandboxes[sb].schema > GS_AUDIT_SCHEMA)

@@ -39,6 +39,7 @@ struct sandbox_facts {
 
 struct review_facts {
 	const struct review_filter *filter;
+	struct review_pool *pool;      /* streaming: where a resource's name is kept */
 	struct sandbox_facts *of;      /* by sandbox index */
 	size_t n, cap;
 	bool   refused;                /* a matching record is a refusal */
@@ -46,20 +47,24 @@ struct review_facts {
 };
 
 /* The sandbox's resource entry, made on first sight; NULL past
- * SUMMARY_RESOURCES (a hostile log's invented resources) or out of memory. */
-static struct resource_peak *peak_of(struct sandbox_facts *f, const char *resource, int gpu)
+ * SUMMARY_RESOURCES (a hostile log's invented resources) or out of memory.
+ * A streamed record's texts last until the next record: a new entry's
+ * name is kept in pool then (NULL: the name is the log's already). */
+static struct resource_peak *peak_of(struct sandbox_facts *f, const char *resource, int gpu,
+                                     struct review_pool *pool)
 {
 	for (unsigned i = 0; i < f->n_res; i++)
 		if (f->res[i].gpu == gpu && strcmp(f->res[i].resource, resource) == 0)
 			return &f->res[i];
 	if (f->n_res == SUMMARY_RESOURCES ||
-	    !GS_ROOM_FOR_ONE(f->res, f->n_res, f->cap_res, SUMMARY_RESOURCES_FIRST))
+	    !GS_ROOM_FOR_ONE(f->res, f->n_res, f->cap_res, SUMMARY_RESOURCES_FIRST) ||
+	    (pool && !(resource = review_intern(pool, resource))))
 		return NULL;
 	f->res[f->n_res] = (struct resource_peak){ .resource = resource, .gpu = gpu, .quota = REVIEW_UNSET };
 	return &f->res[f->n_res++];
 }
 
-static void note_usage(struct sandbox_facts *f, const struct review_rec *r)
+static void note_usage(struct sandbox_facts *f, const struct review_rec *r, struct review_pool *pool)
 {
 	const char *resource = r->resource[0] ? r->resource : "vidmem";
 	struct resource_peak *p;
@@ -68,7 +73,7 @@ static void note_usage(struct sandbox_facts *f, const struct review_rec *r)
 
 	if ((r->event != REVIEW_EV_DECISION && r->event != REVIEW_EV_USAGE) || u == REVIEW_UNSET)
 		return;
-	p = peak_of(f, resource, strcmp(resource, "vidmem") == 0 ? r->gpu : REVIEW_NO_GPU);
+	p = peak_of(f, resource, strcmp(resource, "vidmem") == 0 ? r->gpu : REVIEW_NO_GPU, pool);
 	if (!p)
 		return;
 	if (r->peak != REVIEW_UNSET && r->peak > u)
@@ -122,7 +127,7 @@ static void facts_note(struct review_facts *facts, const struct review_rec *r)
 		f->refusals = review_add_count(f->refusals, review_refusals_of(r));
 		facts->refused = true;
 	}
-	note_usage(f, r);
+	note_usage(f, r, facts->pool);
 }
 
 bool review_summary_streams(const struct review_filter *f)
@@ -138,6 +143,7 @@ void review_facts_sink(struct review_log *log, struct review_rec *r, void *ctx)
 {
 	struct review_facts *facts = ctx;
 
+	facts->pool = &log->pool;
 	r->matched = review_record_matches(facts->filter, log, r);
 	if (r->matched)
 		facts_note(facts, r);
@@ -153,7 +159,7 @@ static void summary_peaks(const struct review_sandbox *sb, struct sandbox_facts 
 		return;
 	for (unsigned g = 0; g < REVIEW_GPUS; g++) {
 		struct resource_peak *p;
-		if (sb->gpus->peak[g] == REVIEW_UNSET || !(p = peak_of(f, "vidmem", (int)g)))
+		if (sb->gpus->peak[g] == REVIEW_UNSET || !(p = peak_of(f, "vidmem", (int)g, NULL)))
 			continue;
 		p->peak = sb->gpus->peak[g] > p->peak ? sb->gpus->peak[g] : p->peak;
 		if (p->quota == REVIEW_UNSET)
