@@ -13,7 +13,8 @@
 # already there is reused). Peak memory is the run's maximum resident set
 # (getrusage's ru_maxrss, as /usr/bin/time -v reports it), time the wall
 # clock. BASELINE=/path/to/an/older/gpusandbox
-# measures that binary too, for a before-and-after.
+# measures that binary too, for a before-and-after; VIEWS="summary verify"
+# measures only those.
 #
 #   tests/audit-review/bench.sh 100000000
 #   BASELINE=/tmp/gpusandbox-main tests/audit-review/bench.sh
@@ -26,7 +27,7 @@ BASELINE=${BASELINE:-}
 CRAFT=tests/audit-review/craft.py
 SIZES=("$@")
 [ ${#SIZES[@]} -eq 0 ] && SIZES=(100000000 1000000000)
-VIEWS=(summary denials timeline usage plot verify)
+read -r -a VIEWS <<<"${VIEWS:-summary denials timeline usage plot verify}"
 
 if [ -n "${BENCH_DIR:-}" ]; then
 	dir=$BENCH_DIR
