@@ -41,11 +41,11 @@ fi
 # time (Debian's "time" package); without it, by python3, whose figure
 # then includes the few MiB of the python3 that forked the run.
 measure() {
-	local out
+	local out secs kib rc
 	if [ -x /usr/bin/time ]; then
 		out=$(/usr/bin/time -f '%e %M %x' "$@" 2>&1 >/dev/null | tail -n 1)
-		set -- $out
-		awk -v s="$1" -v k="$2" -v x="$3" 'BEGIN { printf "%.2f %.1f %d\n", s, k / 1024, x }'
+		read -r secs kib rc <<<"$out"
+		awk -v s="$secs" -v k="$kib" -v x="$rc" 'BEGIN { printf "%.2f %.1f %d\n", s, k / 1024, x }'
 		return
 	fi
 	python3 - "$@" <<'PY'
