@@ -21,6 +21,7 @@
 #include "review.h"
 
 #define US_PER_S 1e6
+#define WINDOW_TEXT 32   /* "%.3f" of seconds up to --interval times 2^63 */
 
 struct window {
 	bool     active;
@@ -61,17 +62,12 @@ enum { U_SANDBOX, U_PID, U_COMM, U_GPU, U_FROM, U_TO, U_HELD, U_PEAK, U_USAGE, U
        U_ALLOCS, U_RELEASES, U_REFUSALS, U_COLUMNS };
 _Static_assert(sizeof(usage_columns) / sizeof(usage_columns[0]) == U_COLUMNS, "columns");
 
-static int flush(struct review_table *t, const struct review_log *log, const struct review_rec *r,
-                 const struct window *w, double interval)
+/* One window's row: r is the window's last matching record. */
+static void window_cells(struct review_cell *c, const struct review_log *log, const struct review_rec *r,
+                         const struct window *w, double interval)
 {
-	struct review_cell *c;
-	char from[32], to[32];
+	char from[WINDOW_TEXT], to[WINDOW_TEXT];
 
-	if (!w->active)
-		return 0;
-	c = review_table_row(t);
-	if (!c)
-		return -1;
 	snprintf(from, sizeof(from), "%.3f", (double)w->index * interval);
 	snprintf(to, sizeof(to), "%.3f", (double)(w->index + 1) * interval);
 	review_cell_ref(&c[U_SANDBOX], log->sandboxes[r->sandbox].id);
@@ -87,7 +83,6 @@ static int flush(struct review_table *t, const struct review_log *log, const str
 	review_cell_count(&c[U_ALLOCS], w->allocations);
 	review_cell_count(&c[U_RELEASES], w->releases);
 	review_cell_count(&c[U_REFUSALS], w->refusals);
-	return 0;
 }
 
 /* What the process holds after the sandbox's usage went from before to
@@ -125,43 +120,111 @@ static void step(struct window *w, const struct review_rec *r, int64_t *held)
 		w->quota = r->quota;
 }
 
-/* One process on one GPU: idx[from, to) in time order. */
-static int process_rows(struct review_table *t, const struct review_log *log, const size_t *idx,
-                        size_t from, size_t to, double interval)
+/* The windows to print, one after another: the records grouped by
+ * process and GPU (idx), each group walked in time order. The rows are
+ * made as the writer asks for them, so that no table of them is held
+ * (issue #32); the writer asks again from row 0 for a second pass. */
+struct usage_walk {
+	const struct review_log *log;
+	const size_t *idx;
+	size_t n, i, group_end;   /* i == group_end: the group is done */
+	double interval;
+	struct window w;          /* the window being filled */
+	int64_t held, start;
+	const struct review_rec *last;   /* the window's last matching record */
+};
+
+static void walk_reset(struct usage_walk *u)
 {
-	struct window w = { .quota = REVIEW_UNSET, .sandbox_usage = REVIEW_UNSET };
-	int64_t held = 0, start = log->sandboxes[log->recs[idx[from]].sandbox].start_us;
-	const struct review_rec *last = NULL;
+	u->i = u->group_end = 0;
+	u->w.active = false;
+}
 
-	for (size_t i = from; i < to; i++) {
-		const struct review_rec *r = &log->recs[idx[i]];
-		int64_t at = r->time_us != INT64_MIN && start != INT64_MIN && r->time_us > start
-		                     ? r->time_us - start : 0;
-		int64_t index = at / (int64_t)(interval * US_PER_S);   /* at >= 0: from the start */
+static void next_group(struct usage_walk *u)
+{
+	const struct review_rec *a = &u->log->recs[u->idx[u->i]];
+	size_t to = u->i + 1;
 
-		if (r->matched && (!w.active || w.index != index)) {
-			if (flush(t, log, last, &w, interval) < 0)
-				return -1;
-			/* A new window: its counts start at zero, the usage and
-			 * quota last seen carry over. */
-			w = (struct window){ .active = true, .index = index, .held_peak = held,
-			                     .sandbox_usage = w.sandbox_usage, .quota = w.quota };
-		}
-		step(&w, r, &held);
-		if (!r->matched)
-			continue;
-		w.held_end = held;
-		w.held_peak = held > w.held_peak ? held : w.held_peak;
-		last = r;
+	while (to < u->n && u->log->recs[u->idx[to]].sandbox == a->sandbox &&
+	       u->log->recs[u->idx[to]].pid == a->pid && u->log->recs[u->idx[to]].gpu == a->gpu)
+		to++;
+	u->group_end = to;
+	u->w = (struct window){ .quota = REVIEW_UNSET, .sandbox_usage = REVIEW_UNSET };
+	u->held = 0;
+	u->start = u->log->sandboxes[a->sandbox].start_us;
+	u->last = NULL;
+}
+
+/* One record into the walk; a window it closes goes to *done. */
+static bool walk_record(struct usage_walk *u, struct window *done, const struct review_rec **done_r)
+{
+	const struct review_rec *r = &u->log->recs[u->idx[u->i++]];
+	int64_t at = r->time_us != INT64_MIN && u->start != INT64_MIN && r->time_us > u->start
+	                     ? r->time_us - u->start : 0;
+	int64_t index = at / (int64_t)(u->interval * US_PER_S);   /* at >= 0: from the start */
+	bool closed = false;
+
+	if (r->matched && (!u->w.active || u->w.index != index)) {
+		closed = u->w.active;
+		*done = u->w;
+		*done_r = u->last;
+		/* A new window: its counts start at zero, the usage and quota
+		 * last seen carry over. */
+		u->w = (struct window){ .active = true, .index = index, .held_peak = u->held,
+		                        .sandbox_usage = u->w.sandbox_usage, .quota = u->w.quota };
 	}
-	return flush(t, log, last, &w, interval);
+	step(&u->w, r, &u->held);
+	if (r->matched) {
+		u->w.held_end = u->held;
+		u->w.held_peak = u->held > u->w.held_peak ? u->held : u->w.held_peak;
+		u->last = r;
+	}
+	return closed;
+}
+
+/* The next window to print; false after the last. */
+static bool next_window(struct usage_walk *u, struct window *w, const struct review_rec **r)
+{
+	for (;;) {
+		if (u->i == u->group_end) {
+			if (u->w.active) {   /* the group's last window */
+				*w = u->w;
+				*r = u->last;
+				u->w.active = false;
+				return true;
+			}
+			if (u->i == u->n)
+				return false;
+			next_group(u);
+		}
+		if (walk_record(u, w, r))
+			return true;
+	}
+}
+
+static int usage_fill(void *ctx, size_t row, struct review_cell *cells)
+{
+	struct usage_walk *u = ctx;
+	struct window w;
+	const struct review_rec *r;
+
+	if (row == 0)
+		walk_reset(u);
+	if (!next_window(u, &w, &r))
+		return -1;   /* fewer windows than counted: cannot be */
+	window_cells(cells, u->log, r, &w, u->interval);
+	return 0;
 }
 
 long review_usage(const struct review_log *log, const struct review_opts *o)
 {
 	size_t *idx = malloc((log->n ? log->n : 1) * sizeof(*idx)), n = 0;
-	struct review_table t;
-	int rc = 0;
+	struct usage_walk u = { .log = log, .interval = o->interval_s };
+	struct review_rows rs = { .columns = usage_columns, .n_columns = U_COLUMNS,
+	                          .fill = usage_fill, .ctx = &u };
+	struct window w;
+	const struct review_rec *r;
+	int rc;
 
 	if (!idx)
 		return -1;
@@ -170,18 +233,12 @@ long review_usage(const struct review_log *log, const struct review_opts *o)
 			idx[n++] = i;
 	sort_log = log;
 	qsort(idx, n, sizeof(*idx), by_process);
-	review_table_init(&t, usage_columns, U_COLUMNS);
-	for (size_t from = 0, to; from < n && rc == 0; from = to) {
-		const struct review_rec *a = &log->recs[idx[from]];
-		for (to = from + 1; to < n && log->recs[idx[to]].sandbox == a->sandbox && log->recs[idx[to]].pid == a->pid &&
-		     log->recs[idx[to]].gpu == a->gpu; to++)
-			;
-		rc = process_rows(&t, log, idx, from, to, o->interval_s);
-	}
-	if (rc == 0)
-		rc = review_table_write(&t, o->format, o->out);
-	n = t.rows;
-	review_table_free(&t);
+	u.idx = idx;
+	u.n = n;
+	walk_reset(&u);
+	while (next_window(&u, &w, &r))
+		rs.n_rows++;
+	rc = review_rows_write(&rs, o->format, o->out);
 	free(idx);
-	return rc < 0 ? -1 : (long)n;
+	return rc < 0 ? -1 : (long)rs.n_rows;
 }
