@@ -366,7 +366,7 @@ if selected crafted "${want[@]}"; then
 	# must have made the view skip lines, or the case proved nothing.
 	python3 "$CRAFT" size "$tmp/oom.jsonl" 20000000
 	oom_runs=0 oom_bad=""
-	for kib in $(seq 12000 2000 40000); do
+	for kib in $(seq 12000 4000 40000); do
 		(ulimit -v "$kib"; exec "$GPUSANDBOX" audit timeline --format csv "$tmp/oom.jsonl") \
 			>/dev/null 2>"$tmp/oom.err"
 		oom_rc=$?
