@@ -228,7 +228,7 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 	         : fn == review_plot    ? review_plot_keeps
 	                                : NULL;
 	if (review_read(&log, (const char *const *)argv + optind, (unsigned)(argc - optind)) < 0) {
-		fprintf(stderr, "gpusandbox audit: out of memory\n");
+		fprintf(stderr, "gpusandbox audit: out of memory, or no random key (getrandom)\n");
 		rc = GS_REVIEW_UNREADABLE;
 		goto out;
 	}
@@ -262,7 +262,8 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 	if (shown == 0)
 		fprintf(stderr, "gpusandbox audit: nothing matched\n");
 out:
-	if (p.output && p.opts.out && fclose(p.opts.out) != 0 && rc == GS_REVIEW_FOUND)
+	if (p.output && p.opts.out && fclose(p.opts.out) != 0 &&
+	    (rc == GS_REVIEW_FOUND || rc == GS_REVIEW_SKIPPED))
 		rc = GS_REVIEW_UNREADABLE;
 	review_free(&log);
 	review_facts_free(p.opts.facts);
