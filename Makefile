@@ -49,7 +49,8 @@ endif
 # `gpusandbox audit VIEW`: the log reader and its views (review.h).
 REVIEW_SRCS := supervisor/audit/review.c supervisor/audit/review_read.c supervisor/audit/review_digest.c \
                supervisor/audit/review_filter.c supervisor/audit/review_out.c supervisor/audit/review_views.c \
-               supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c
+               supervisor/audit/review_denials.c supervisor/audit/review_usage.c supervisor/audit/review_plot.c \
+               supervisor/audit/review_pool.c
 
 # One line per layer, bottom up (docs/hacking.md, Layers).
 SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
@@ -57,7 +58,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_rotate.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
-                   supervisor/audit/utf8.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
+                   supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
@@ -131,12 +132,12 @@ LEDGER_REPLAY := $(BUILD)/tests/fuzz/ledger_replay
 
 # The audit verifier's target: hostile logs.
 FUZZ_VERIFY_SRCS := tests/fuzz/fuzz_audit_verify.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
-                    supervisor/audit/utf8.c
+                    supervisor/audit/utf8.c supervisor/audit/idmap.c
 VERIFY_REPLAY := $(BUILD)/tests/fuzz/audit_verify_replay
 
 # The review views' target: the same hostile logs through every view.
 FUZZ_REVIEW_SRCS := tests/fuzz/fuzz_audit_review.c $(REVIEW_SRCS) supervisor/audit/audit_verify.c \
-                    supervisor/audit/sha256.c supervisor/audit/utf8.c policy/quota.c
+                    supervisor/audit/sha256.c supervisor/audit/utf8.c supervisor/audit/idmap.c policy/quota.c
 REVIEW_REPLAY := $(BUILD)/tests/fuzz/audit_review_replay
 
 $(REVIEW_REPLAY): tests/fuzz/replay_main.c $(FUZZ_REVIEW_SRCS) $(wildcard include/*.h policy/*.h supervisor/*/*.h supervisor/core/*/*.h)

@@ -32,6 +32,7 @@
 #include "audit.h"
 #include "audit_verify.h"
 #include "gpusandbox.h"
+#include "idmap.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -63,11 +64,9 @@ struct chain {
 struct verifier {
 	struct chain *chains;
 	size_t        n, cap;
-	/* Open-addressing index over chains by sandbox id: a hostile log may
-	 * hold any number of sandboxes, and a linear search per record would
-	 * make it quadratic. */
-	uint32_t     *index;      /* chain number + 1; 0 empty */
-	size_t        index_cap;  /* a power of two, over twice n */
+	/* Chains by sandbox id: a hostile log may hold any number of
+	 * sandboxes, and a linear search per record would make it quadratic. */
+	struct gs_idmap ids;
 	unsigned long problems, records;
 	const char   *file;
 	unsigned long line;
@@ -123,55 +122,32 @@ static bool is_word(const char *s)
 	return s[0] && !s[strspn(s, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-")];
 }
 
-#define FNV_OFFSET 2166136261u
-#define FNV_PRIME 16777619u
-#define INDEX_INITIAL 16u
+#define CHAINS_INITIAL 16u
 
-static size_t slot_of(const struct verifier *v, const char *sandbox)
+static const char *chain_id(const void *ctx, uint32_t i)
 {
-	uint32_t h = FNV_OFFSET;
-
-	for (const char *p = sandbox; *p; p++)
-		h = (h ^ (uint8_t)*p) * FNV_PRIME;
-	for (size_t i = h & (v->index_cap - 1);; i = (i + 1) & (v->index_cap - 1))
-		if (!v->index[i] || strcmp(v->chains[v->index[i] - 1].sandbox, sandbox) == 0)
-			return i;
+	return ((const struct verifier *)ctx)->chains[i].sandbox;
 }
 
-static int index_grow(struct verifier *v)
-{
-	size_t cap = v->index_cap ? v->index_cap * 2 : INDEX_INITIAL;
-	uint32_t *old = v->index;
-	size_t old_cap = v->index_cap;
-
-	v->index = calloc(cap, sizeof(*v->index));
-	if (!v->index) {
-		v->index = old;
-		return -1;
-	}
-	v->index_cap = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i])
-			v->index[slot_of(v, v->chains[old[i] - 1].sandbox)] = old[i];
-	free(old);
-	return 0;
-}
-
+/* The sandbox's chain, made on first sight; NULL when out of memory. The
+ * index's hash is keyed at random (idmap.h): a hostile log cannot choose
+ * ids that collide. */
 static struct chain *chain_of(struct verifier *v, const char *sandbox)
 {
-	size_t slot;
+	bool added;
+	long i;
 
-	if ((v->n + 1) * 2 > v->index_cap && index_grow(v) < 0)
+	if (!GS_ROOM_FOR_ONE(v->chains, v->n, v->cap, CHAINS_INITIAL))
 		return NULL;
-	slot = slot_of(v, sandbox);
-	if (v->index[slot])
-		return &v->chains[v->index[slot] - 1];
-	if (!GS_ROOM_FOR_ONE(v->chains, v->n, v->cap, INDEX_INITIAL))
+	i = gs_idmap_get_or_add(&v->ids, sandbox, (uint32_t)v->n, &added);
+	if (i < 0)
 		return NULL;
-	memset(&v->chains[v->n], 0, sizeof(v->chains[0]));
-	snprintf(v->chains[v->n].sandbox, sizeof(v->chains[0].sandbox), "%s", sandbox);
-	v->index[slot] = (uint32_t)++v->n;
-	return &v->chains[v->n - 1];
+	if (added) {
+		memset(&v->chains[v->n], 0, sizeof(v->chains[0]));
+		snprintf(v->chains[v->n].sandbox, sizeof(v->chains[0].sandbox), "%s", sandbox);
+		v->n++;
+	}
+	return &v->chains[i];
 }
 
 /* The record's own hash against its text: the suffix must be the last
@@ -327,12 +303,30 @@ static void verify_line(struct verifier *v, json_tokener *tok, const char *text,
 	json_object_put(o);
 }
 
-static int verify_file(struct verifier *v, const char *path, json_tokener *tok)
+enum gs_audit_line gs_audit_read_line(FILE *f, char *buf, size_t *len)
+{
+	bool overlong = false;
+	int c;
+
+	*len = 0;
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (c == '\n')
+			return overlong ? GS_LINE_OVERLONG : GS_LINE_RECORD;
+		if (*len < GS_AUDIT_LINE_MAX)
+			buf[(*len)++] = (char)c;
+		else
+			overlong = true;
+	}
+	if (overlong)
+		return GS_LINE_OVERLONG;
+	return *len ? GS_LINE_UNENDED : GS_LINE_EOF;
+}
+
+static int verify_file(struct verifier *v, const char *path, json_tokener *tok, char *buf)
 {
 	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	enum gs_audit_line kind;
+	size_t len;
 
 	if (!f) {
 		fprintf(stderr, "gpusandbox audit verify: cannot open '%s': %m\n", path);
@@ -340,15 +334,15 @@ static int verify_file(struct verifier *v, const char *path, json_tokener *tok)
 	}
 	v->file = path;
 	v->line = 0;
-	while ((n = getline(&line, &cap, f)) > 0) {
+	while ((kind = gs_audit_read_line(f, buf, &len)) != GS_LINE_EOF) {
 		v->line++;
-		if (line[n - 1] != '\n') {
+		if (kind == GS_LINE_OVERLONG)
+			problem(v, NULL, "a line longer than any record (" GS_AUDIT_LINE_MAX_TEXT ")");
+		else if (kind == GS_LINE_UNENDED)
 			problem(v, NULL, "the last line has no end: the log was cut short");
-			continue;
-		}
-		verify_line(v, tok, line, (size_t)n - 1);
+		else
+			verify_line(v, tok, buf, len);
 	}
-	free(line);
 	fclose(f);
 	return 0;
 }
@@ -401,7 +395,7 @@ static int is_log(const struct dirent *d)
 }
 
 /* Verifies the logs of directory dir; -1 on an I/O error. */
-static int verify_dir(struct verifier *v, const char *dir, json_tokener *tok)
+static int verify_dir(struct verifier *v, const char *dir, json_tokener *tok, char *buf)
 {
 	struct dirent **names;
 	char path[PATH_MAX];
@@ -415,7 +409,7 @@ static int verify_dir(struct verifier *v, const char *dir, json_tokener *tok)
 		/* The verifier keeps each chain's file name: one lives to the end. */
 		char *kept = NULL;
 		if (rc == 0 && snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) < (int)sizeof(path) &&
-		    (kept = strdup(path)) && verify_file(v, kept, tok) < 0)
+		    (kept = strdup(path)) && verify_file(v, kept, tok, buf) < 0)
 			rc = -1;
 		else if (rc == 0 && !kept)
 			rc = -1;
@@ -470,6 +464,7 @@ int gs_audit_verify(int argc, char **argv)
 	unsigned n_heads = 0;
 	struct verifier v = { 0 };
 	json_tokener *tok;
+	char *buf;
 	int c, rc = GS_AUDIT_VERIFIED;
 
 	optind = 1;
@@ -491,16 +486,23 @@ int gs_audit_verify(int argc, char **argv)
 		return GS_AUDIT_USAGE;
 	}
 	tok = json_tokener_new();
-	if (!tok)
+	buf = malloc(GS_AUDIT_LINE_MAX);
+	if (!tok || !buf || gs_idmap_init(&v.ids, chain_id, &v) < 0) {
+		fprintf(stderr, "gpusandbox audit verify: out of memory\n");
+		if (tok)
+			json_tokener_free(tok);
+		free(buf);
 		return GS_AUDIT_USAGE;
+	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	for (int i = optind; i < argc && rc == GS_AUDIT_VERIFIED; i++) {
 		struct stat st;
 		bool dir = stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode);
-		if ((dir ? verify_dir(&v, argv[i], tok) : verify_file(&v, argv[i], tok)) < 0)
+		if ((dir ? verify_dir(&v, argv[i], tok, buf) : verify_file(&v, argv[i], tok, buf)) < 0)
 			rc = GS_AUDIT_USAGE;
 	}
 	json_tokener_free(tok);
+	free(buf);
 	if (rc == GS_AUDIT_VERIFIED) {
 		if (!v.records) {
 			fprintf(stderr, "gpusandbox audit verify: no records\n");
@@ -515,6 +517,6 @@ int gs_audit_verify(int argc, char **argv)
 			printf("verified: %zu sandbox%s, %lu records\n", v.n, v.n == 1 ? "" : "es", v.records);
 	}
 	free(v.chains);
-	free(v.index);
+	gs_idmap_free(&v.ids);
 	return rc;
 }

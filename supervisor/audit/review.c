@@ -52,7 +52,8 @@ static const char usage_text[] =
 	"  -h, --help         show this help and exit\n"
 	"Exit status: 0 the view showed something; 1 nothing matched; 2 usage\n"
 	"error; 3 a FILE could not be read; 4 --fail-on deny and a refusal\n"
-	"matched. Malformed lines are reported as FILE:LINE and skipped.\n";
+	"matched; 5 lines were skipped (each reported as FILE:LINE: malformed,\n"
+	"longer than 4 MiB, cut short or out of memory), the view shown without them.\n";
 
 typedef long (*view_fn)(const struct review_log *, const struct review_opts *);
 
@@ -210,8 +211,24 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (plot && p.opts.format != REVIEW_TEXT_FORMAT)
 		return usage_error("%s", "plot writes SVG: --format is for the other views");
+	if (fn == review_summary && review_summary_streams(&p.filter)) {
+		/* summary keeps its facts per sandbox, not the records. */
+		p.opts.facts = review_facts_new(&p.filter);
+		if (!p.opts.facts) {
+			fprintf(stderr, "gpusandbox audit: out of memory\n");
+			return GS_REVIEW_UNREADABLE;
+		}
+		log.sink = review_facts_sink;
+		log.sink_ctx = p.opts.facts;
+	}
+	/* The records each view reads; every refusal is kept besides, for
+	 * --fail-on deny. timeline shows every record: it keeps them all. */
+	log.keep = fn == review_denials ? review_denials_keeps
+	         : fn == review_usage   ? review_usage_keeps
+	         : fn == review_plot    ? review_plot_keeps
+	                                : NULL;
 	if (review_read(&log, (const char *const *)argv + optind, (unsigned)(argc - optind)) < 0) {
-		fprintf(stderr, "gpusandbox audit: out of memory\n");
+		fprintf(stderr, "gpusandbox audit: out of memory, or no random key (getrandom)\n");
 		rc = GS_REVIEW_UNREADABLE;
 		goto out;
 	}
@@ -232,8 +249,10 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 		rc = GS_REVIEW_UNREADABLE;
 	} else if (log.unreadable) {
 		rc = GS_REVIEW_UNREADABLE;
-	} else if (p.fail_on_deny && any_refusal(&log)) {
+	} else if (p.fail_on_deny && (any_refusal(&log) || review_facts_refused(p.opts.facts))) {
 		rc = GS_REVIEW_DENIED;
+	} else if (log.malformed) {
+		rc = GS_REVIEW_SKIPPED;
 	} else {
 		rc = shown ? GS_REVIEW_FOUND : GS_REVIEW_NOTHING;
 	}
@@ -243,9 +262,11 @@ static int run_view(view_fn fn, bool plot, int argc, char **argv)
 	if (shown == 0)
 		fprintf(stderr, "gpusandbox audit: nothing matched\n");
 out:
-	if (p.output && p.opts.out && fclose(p.opts.out) != 0 && rc == GS_REVIEW_FOUND)
+	if (p.output && p.opts.out && fclose(p.opts.out) != 0 &&
+	    (rc == GS_REVIEW_FOUND || rc == GS_REVIEW_SKIPPED))
 		rc = GS_REVIEW_UNREADABLE;
 	review_free(&log);
+	review_facts_free(p.opts.facts);
 	return rc;
 }
 

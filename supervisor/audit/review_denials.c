@@ -34,10 +34,15 @@ struct denial_group {
 	const struct review_rec *stack;   /* the first of the group with a call stack */
 };
 
+bool review_denials_keeps(const struct review_rec *r)
+{
+	return (r->refusal || strcmp(r->outcome, "device_full") == 0) &&
+	       (r->event == REVIEW_EV_DECISION || r->event == REVIEW_EV_SUPPRESSED);
+}
+
 static bool is_denial(const struct review_rec *r)
 {
-	return r->matched && (r->refusal || strcmp(r->outcome, "device_full") == 0) &&
-	       (r->event == REVIEW_EV_DECISION || r->event == REVIEW_EV_SUPPRESSED);
+	return r->matched && review_denials_keeps(r);
 }
 
 /* The group's key, in an order: same_group is compare_key == 0. */
@@ -132,7 +137,7 @@ static void quota_fix(const struct review_sandbox *sb, const struct review_rec *
 
 	if (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) {
 		gs_option_size(round_mem(needed), size, sizeof(size));
-		if (r->gpu >= 0 && sb->mem_gpu[r->gpu] != REVIEW_UNSET)
+		if (r->gpu >= 0 && sb->gpus->mem_gpu[r->gpu] != REVIEW_UNSET)
 			snprintf(buf, len, "gpu.%d.mem = %s (policy file)", r->gpu, size);
 		else
 			snprintf(buf, len, "option --mem %s (policy: mem = %s)", size, size);
@@ -173,7 +178,7 @@ static void add_to_group(struct denial_group *g, const struct review_rec *r)
 
 	if (!g->stack && r->stack[0])
 		g->stack = r;
-	g->count += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+	g->count = review_add_count(g->count, review_refusals_of(r));
 	g->needed = needed > g->needed ? needed : g->needed;
 	if (r->sandbox != g->last_sandbox) {
 		g->sandboxes++;
@@ -232,7 +237,7 @@ static int denial_row(struct review_table *t, const struct review_log *log, cons
 
 	if (!c)
 		return -1;
-	review_cell_int(&c[D_COUNT], (int64_t)g->count);
+	review_cell_count(&c[D_COUNT], g->count);
 	review_cell_text(&c[D_OUTCOME], r->outcome);
 	review_cell_text(&c[D_REASON], r->reason[0] ? r->reason : r->status);
 	review_cell_text(&c[D_CALL], r->call);
@@ -246,11 +251,11 @@ static int denial_row(struct review_table *t, const struct review_log *log, cons
 			review_cell_bytes(&c[D_NEEDED], g->needed);
 	} else {
 		if (r->quota != REVIEW_UNSET)
-			review_cell_int(&c[D_LIMIT], (int64_t)r->quota);
+			review_cell_count(&c[D_LIMIT], r->quota);
 		if (g->needed)
-			review_cell_int(&c[D_NEEDED], (int64_t)g->needed);
+			review_cell_count(&c[D_NEEDED], g->needed);
 	}
-	review_cell_int(&c[D_SANDBOXES], (int64_t)g->sandboxes);
+	review_cell_count(&c[D_SANDBOXES], g->sandboxes);
 	review_cell_text(&c[D_FIRST], g->first_time);
 	review_cell_text(&c[D_LAST], g->last_time);
 	review_fix_text(&log->sandboxes[r->sandbox], r, g->needed, fix, sizeof(fix));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * review_digest.c - a parsed record into its fixed-size digest.
+ * review_digest.c - a parsed record into its compact digest.
  *
  * Every string goes through review_clean before it is kept: a workload
  * names its own process (comm) and command, so a log may carry terminal
@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,13 +85,39 @@ static unsigned char_len(const unsigned char *s, uint32_t *cp)
 	return *cp >= min[n] && *cp <= 0x10ffff && (*cp < 0xd800 || *cp > 0xdfff) ? n : 0;
 }
 
-/* Characters that move the cursor, change colours or reorder text. */
+/* Characters that move the cursor, change colours or reorder text: C0
+ * and C1 controls, and every Bidi_Control character (Unicode's
+ * PropList.txt: U+061C, U+200E-200F, U+202A-202E, U+2066-2069). */
 static bool is_control(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x200e && cp <= 0x200f) ||
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200e && cp <= 0x200f) ||
 	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
 	       cp == 0xfeff;
 }
+
+/* The blocks of right-to-left scripts (Bidi_Class R or AL, and the
+ * Arabic digits among them), from Unicode's DerivedBidiClass.txt: a
+ * strong right-to-left letter in a cell makes a terminal that applies
+ * the bidi algorithm reorder its neighbours (issue #32: a usage row
+ * written "1.000 2.000" read "2.000 1.000"), so each is written as
+ * <U+XXXX>: readable, and inert. */
+static const struct { uint32_t first, last; } rtl_blocks[] = {
+	{ 0x0590, 0x08ff },     /* Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, ... */
+	{ 0xfb1d, 0xfdff },     /* Hebrew and Arabic presentation forms A */
+	{ 0xfe70, 0xfefe },     /* Arabic presentation forms B */
+	{ 0x10800, 0x10fff },   /* Cypriot to Old Uyghur, Hanifi Rohingya, Yezidi, ... */
+	{ 0x1e800, 0x1efff },   /* Mende Kikakui, Adlam, Siyaq numbers, Arabic mathematics */
+};
+
+static bool is_rtl(uint32_t cp)
+{
+	for (unsigned i = 0; i < sizeof(rtl_blocks) / sizeof(rtl_blocks[0]); i++)
+		if (cp >= rtl_blocks[i].first && cp <= rtl_blocks[i].last)
+			return true;
+	return false;
+}
+
+#define ESCAPE_TEXT 16   /* "<U+10FFFF>" and its NUL */
 
 void review_clean(char *dst, size_t len, const char *src)
 {
@@ -104,8 +131,12 @@ void review_clean(char *dst, size_t len, const char *src)
 		unsigned n = char_len(s, &cp);
 		const char *put = (const char *)s;
 		unsigned put_len = n;
+		char escape[ESCAPE_TEXT];
 
-		if (!n || is_control(cp)) {
+		if (n && !is_control(cp) && is_rtl(cp)) {
+			put_len = (unsigned)snprintf(escape, sizeof(escape), "<U+%04X>", (unsigned)cp);
+			put = escape;
+		} else if (!n || is_control(cp)) {
 			/* A line break or tab (a command written over lines)
 			 * reads as a blank; any other control as "?". */
 			put = cp == '\n' || cp == '\t' || cp == '\r' ? " " : "?";
@@ -145,7 +176,7 @@ static void take_u64(json_object *o, const char *key, uint64_t *out)
 		*out = REVIEW_UNSET;
 }
 
-static void take_object(struct review_rec *r, json_object *o)
+static void take_object(struct review_rec *r, struct review_rec_text *t, json_object *o)
 {
 	static const struct { const char *name, *number, *kind; } keys[] = {
 		{ "class_name", "class", "class" },
@@ -157,23 +188,23 @@ static void take_object(struct review_rec *r, json_object *o)
 		if (!v)
 			v = review_json_str(o, keys[i].number);
 		if (v) {
-			review_clean(r->object, sizeof(r->object), v);
-			snprintf(r->kind, sizeof(r->kind), "%s", keys[i].kind);
+			review_clean(t->object, sizeof(t->object), v);
+			r->kind = keys[i].kind;
 			return;
 		}
 	}
 }
 
 /* Schema 1 wrote no outcome: the same decision as gs_decision_outcome. */
-static void derive_outcome(struct review_rec *r, json_object *o)
+static void derive_outcome(const struct review_rec *r, struct review_rec_text *t, json_object *o)
 {
 	const char *status = review_json_str(o, "nv_status");
 	bool failed = status && strcmp(status, "0x0") != 0;
-	const char *v = r->verdict, *out = "";
+	const char *v = t->verdict, *out = "";
 
 	if (strcmp(v, "allow") == 0)
 		out = !failed ? "ok"
-		      : strcmp(status, NV_ERR_NO_MEMORY_TEXT) == 0 && r->resource[0] ? "device_full"
+		      : strcmp(status, NV_ERR_NO_MEMORY_TEXT) == 0 && t->resource[0] ? "device_full"
 		                                                                       : "driver";
 	else if (strcmp(v, "continue") == 0)
 		out = "continued";
@@ -183,7 +214,7 @@ static void derive_outcome(struct review_rec *r, json_object *o)
 		out = r->usage_before != REVIEW_UNSET ? "quota" : "policy";
 	else if (strcmp(v, "refuse") == 0)
 		out = "policy";
-	snprintf(r->outcome, sizeof(r->outcome), "%s", out);
+	snprintf(t->outcome, sizeof(t->outcome), "%s", out);
 }
 
 static void join_strings(char *dst, size_t len, json_object *a, const char *sep);
@@ -191,7 +222,7 @@ static void join_strings(char *dst, size_t len, json_object *a, const char *sep)
 /* Schema 3: a usage record's "used" and "peak", a refusal's "stack"
  * (frames innermost first, as the supervisor symbolized them) or the
  * reason there is none. */
-static void take_usage_and_stack(struct review_rec *r, json_object *o)
+static void take_usage_and_stack(struct review_rec *r, struct review_rec_text *t, json_object *o)
 {
 	json_object *frames;
 	char why[REVIEW_TEXT];
@@ -201,18 +232,38 @@ static void take_usage_and_stack(struct review_rec *r, json_object *o)
 		take_u64(o, "peak", &r->peak);
 	}
 	if (json_object_object_get_ex(o, "stack", &frames))
-		join_strings(r->stack, sizeof(r->stack), frames, " \u2190 ");
+		join_strings(t->stack, sizeof(t->stack), frames, " \u2190 ");
 	else if (review_json_str(o, "stack_error")) {
 		take_text(why, sizeof(why), o, "stack_error");
-		snprintf(r->stack, sizeof(r->stack), "(no stack: %s)", why);
+		snprintf(t->stack, sizeof(t->stack), "(no stack: %s)", why);
 	}
 }
 
-void review_digest_fields(struct review_rec *r, json_object *o)
+/* The digest's texts, each kept once in the pool; with no pool (a view
+ * that streams), they point into t, valid until the next record. */
+static int keep_texts(struct review_rec *r, const struct review_rec_text *t, struct review_pool *pool)
 {
+	struct { const char **field; const char *text; } k[] = {
+		{ &r->comm, t->comm },       { &r->call, t->call },         { &r->object, t->object },
+		{ &r->verdict, t->verdict }, { &r->outcome, t->outcome },   { &r->status, t->status },
+		{ &r->resource, t->resource }, { &r->reason, t->reason },   { &r->group, t->group },
+		{ &r->stack, t->stack },
+	};
+	for (unsigned i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!(*k[i].field = pool ? review_intern(pool, k[i].text) : k[i].text))
+			return -1;
+	return 0;
+}
+
+int review_digest_fields(struct review_rec *r, json_object *o, struct review_pool *pool,
+                         struct review_rec_text *scratch)
+{
+	struct review_rec_text local, *const t = pool ? &local : scratch;
 	int64_t v;
 	const char *status;
 
+	/* All but the event's name, which the reader wrote first. */
+	memset(t->comm, 0, sizeof(*t) - offsetof(struct review_rec_text, comm));
 	if (review_json_i64(o, "pid", &v) && v >= 0)
 		r->pid = v;
 	if (review_json_i64(o, "tid", &v) && v >= 0)
@@ -220,18 +271,18 @@ void review_digest_fields(struct review_rec *r, json_object *o)
 	if ((review_json_i64(o, "device", &v) || review_json_i64(o, "gpu", &v)) && v >= 0 &&
 	    v < (int64_t)REVIEW_GPUS)
 		r->gpu = (int)v;
-	take_text(r->comm, sizeof(r->comm), o, "comm");
-	take_text(r->call, sizeof(r->call), o, "call");
-	take_object(r, o);
-	take_text(r->verdict, sizeof(r->verdict), o, "verdict");
-	take_text(r->resource, sizeof(r->resource), o, "resource");
-	take_text(r->reason, sizeof(r->reason), o, "reason");
-	if (!r->reason[0])   /* an "error" record says what went wrong here */
-		take_text(r->reason, sizeof(r->reason), o, "message");
-	take_text(r->group, sizeof(r->group), o, "group");
+	take_text(t->comm, sizeof(t->comm), o, "comm");
+	take_text(t->call, sizeof(t->call), o, "call");
+	take_object(r, t, o);
+	take_text(t->verdict, sizeof(t->verdict), o, "verdict");
+	take_text(t->resource, sizeof(t->resource), o, "resource");
+	take_text(t->reason, sizeof(t->reason), o, "reason");
+	if (!t->reason[0])   /* an "error" record says what went wrong here */
+		take_text(t->reason, sizeof(t->reason), o, "message");
+	take_text(t->group, sizeof(t->group), o, "group");
 	status = review_json_str(o, "nv_status_name");
 	status = status ? status : review_json_str(o, "nv_status");
-	review_clean(r->status, sizeof(r->status), status ? status : review_json_str(o, "errno"));
+	review_clean(t->status, sizeof(t->status), status ? status : review_json_str(o, "errno"));
 	take_u64(o, "size", &r->size);
 	take_u64(o, "usage_before", &r->usage_before);
 	take_u64(o, "usage_after", &r->usage_after);
@@ -240,11 +291,12 @@ void review_digest_fields(struct review_rec *r, json_object *o)
 	take_u64(o, "first_seq", &r->first_seq);
 	if (!review_json_double(o, "measured_share", &r->share))
 		r->share = -1;
-	take_usage_and_stack(r, o);
-	take_text(r->outcome, sizeof(r->outcome), o, "outcome");
-	if (!r->outcome[0] && r->verdict[0])
-		derive_outcome(r, o);
-	r->refusal = strcmp(r->verdict, "deny") == 0 || strcmp(r->verdict, "refuse") == 0;
+	take_usage_and_stack(r, t, o);
+	take_text(t->outcome, sizeof(t->outcome), o, "outcome");
+	if (!t->outcome[0] && t->verdict[0])
+		derive_outcome(r, t, o);
+	r->refusal = strcmp(t->verdict, "deny") == 0 || strcmp(t->verdict, "refuse") == 0;
+	return keep_texts(r, t, pool);
 }
 
 /* "a,b,c" from an array of strings (other members skipped). A member
@@ -325,13 +377,32 @@ static void policy_member(char *part, size_t len, const char *key, json_object *
 	}
 }
 
-static void policy_text(struct review_sandbox *sb, json_object *p)
+/* The texts of a start record while they are built, before they are
+ * kept in the pool. */
+struct start_text {
+	char command[REVIEW_LONG_TEXT], labels[REVIEW_LONG_TEXT], policy[REVIEW_LONG_TEXT];
+	char groups[REVIEW_LONG_TEXT], driver[REVIEW_TEXT], level[REVIEW_NAME];
+};
+
+/* gpu.N.mem: the sandbox's own per-GPU facts (false: out of memory). */
+static bool set_mem_gpu(struct review_sandbox *sb, unsigned long g, uint64_t n)
+{
+	struct review_gpus *gpus;
+
+	if (g >= REVIEW_GPUS)
+		return true;
+	if (!(gpus = review_sandbox_gpus(sb)))
+		return false;
+	gpus->mem_gpu[g] = n;
+	return true;
+}
+
+static int policy_text(struct review_sandbox *sb, struct start_text *t, json_object *p)
 {
 	char part[POLICY_PART], size[REVIEW_TEXT];
 	json_object *v;
 	double target;
 
-	sb->policy[0] = '\0';
 	json_object_object_foreach(p, key, val) {
 		if (!val)
 			continue;
@@ -350,43 +421,33 @@ static void policy_text(struct review_sandbox *sb, json_object *p)
 				n = json_object_get_uint64(v2);
 				review_clean(name, sizeof(name), k2);
 				if (gpu) {
-					unsigned long g = strtoul(k2, NULL, 10);
-					if (g < REVIEW_GPUS)
-						sb->mem_gpu[g] = n;
+					if (!set_mem_gpu(sb, strtoul(k2, NULL, 10), n))
+						return -1;
 					snprintf(part, sizeof(part), "gpu.%s.mem=%s", name,
 					         gs_option_size(n, size, sizeof(size)));
 				} else {
 					snprintf(part, sizeof(part), "%s=%" PRIu64, name, n);
 				}
-				append(sb->policy, sizeof(sb->policy), part);
+				append(t->policy, sizeof(t->policy), part);
 			}
 			continue;
 		} else {
 			policy_member(part, sizeof(part), key, val);
 		}
-		append(sb->policy, sizeof(sb->policy), part);
+		append(t->policy, sizeof(t->policy), part);
 	}
 	if (review_json_u64(p, "mem", &sb->mem_quota) == false)
 		sb->mem_quota = REVIEW_UNSET;
 	if (json_object_object_get_ex(p, "groups", &v))
-		join_strings(sb->groups, sizeof(sb->groups), v, ",");
+		join_strings(t->groups, sizeof(t->groups), v, ",");
+	return 0;
 }
 
-static void take_start(struct review_sandbox *sb, const struct review_rec *r, json_object *o)
+static void start_labels_and_driver(struct start_text *t, json_object *o)
 {
 	json_object *v;
 	char version[REVIEW_TEXT / 2], abi[REVIEW_TEXT / 4];
 
-	sb->has_start = true;
-	sb->start_us = r->time_us;
-	snprintf(sb->start_text, sizeof(sb->start_text), "%s", r->time_text);
-	if (!review_json_i64(o, "schema", &sb->schema))
-		sb->schema = 0;
-	take_text(sb->level, sizeof(sb->level), o, "level");
-	if (sb->level[0] && json_object_object_get_ex(o, "stacks", &v) && json_object_get_boolean(v))
-		snprintf(sb->level + strlen(sb->level), sizeof(sb->level) - strlen(sb->level), ", stacks");
-	if (json_object_object_get_ex(o, "command", &v))
-		join_strings(sb->command, sizeof(sb->command), v, " ");
 	if (json_object_object_get_ex(o, "labels", &v) && json_object_is_type(v, json_type_object)) {
 		json_object_object_foreach(v, k, val) {
 			char part[POLICY_PART], key[REVIEW_TEXT], value[REVIEW_TEXT];
@@ -395,28 +456,84 @@ static void take_start(struct review_sandbox *sb, const struct review_rec *r, js
 			review_clean(key, sizeof(key), k);
 			review_clean(value, sizeof(value), json_object_get_string(val));
 			snprintf(part, sizeof(part), "%s=%s", key, value);
-			append(sb->labels, sizeof(sb->labels), part);
+			append(t->labels, sizeof(t->labels), part);
 		}
 	}
 	if (json_object_object_get_ex(o, "driver", &v) && json_object_is_type(v, json_type_object)) {
 		review_clean(version, sizeof(version), review_json_str(v, "version"));
 		review_clean(abi, sizeof(abi), review_json_str(v, "abi"));
-		snprintf(sb->driver, sizeof(sb->driver), "%s%s%s%s", version, abi[0] ? " (abi " : "", abi,
+		snprintf(t->driver, sizeof(t->driver), "%s%s%s%s", version, abi[0] ? " (abi " : "", abi,
 		         abi[0] ? ")" : "");
-	}
-	if (json_object_object_get_ex(o, "policy", &v) && json_object_is_type(v, json_type_object)) {
-		policy_text(sb, v);
-	} else if (review_json_u64(o, "quota", &sb->mem_quota)) {
-		/* Schema 1: one memory quota. */
-		char size[REVIEW_TEXT];
-		snprintf(sb->policy, sizeof(sb->policy), "mem=%s",
-		         gs_option_size(sb->mem_quota, size, sizeof(size)));
 	}
 }
 
-static void take_summary(struct review_sandbox *sb, const struct review_rec *r, json_object *o)
+static int keep_start(struct review_sandbox *sb, const struct start_text *t, struct review_pool *pool)
 {
-	json_object *v, *sm, *gpus;
+	struct { const char **field; const char *text; } k[] = {
+		{ &sb->command, t->command }, { &sb->labels, t->labels }, { &sb->policy, t->policy },
+		{ &sb->groups, t->groups },   { &sb->driver, t->driver }, { &sb->level, t->level },
+	};
+	for (unsigned i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!(*k[i].field = review_intern(pool, k[i].text)))
+			return -1;
+	return 0;
+}
+
+static int take_start(struct review_sandbox *sb, const struct review_rec *r, json_object *o,
+                      struct review_pool *pool)
+{
+	struct start_text t = { 0 };
+	json_object *v;
+
+	sb->has_start = true;
+	sb->start_us = r->time_us;
+	snprintf(sb->start_text, sizeof(sb->start_text), "%s", r->time_text);
+	if (!review_json_i64(o, "schema", &sb->schema))
+		sb->schema = 0;
+	take_text(t.level, sizeof(t.level), o, "level");
+	if (t.level[0] && json_object_object_get_ex(o, "stacks", &v) && json_object_get_boolean(v))
+		snprintf(t.level + strlen(t.level), sizeof(t.level) - strlen(t.level), ", stacks");
+	if (json_object_object_get_ex(o, "command", &v))
+		join_strings(t.command, sizeof(t.command), v, " ");
+	start_labels_and_driver(&t, o);
+	if (json_object_object_get_ex(o, "policy", &v) && json_object_is_type(v, json_type_object)) {
+		if (policy_text(sb, &t, v) < 0)
+			return -1;
+	} else if (review_json_u64(o, "quota", &sb->mem_quota)) {
+		/* Schema 1: one memory quota. */
+		char size[REVIEW_TEXT];
+		snprintf(t.policy, sizeof(t.policy), "mem=%s",
+		         gs_option_size(sb->mem_quota, size, sizeof(size)));
+	}
+	return keep_start(sb, &t, pool);
+}
+
+static void take_peaks(struct review_gpus *gpus, json_object *o)
+{
+	json_object *v, *sm, *g_obj;
+
+	if (json_object_object_get_ex(o, "peak", &v) && json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, k, val) {
+			unsigned long g = strtoul(k, NULL, 10);
+			if (g < REVIEW_GPUS && json_object_is_type(val, json_type_int))
+				gpus->peak[g] = json_object_get_uint64(val);
+		}
+	}
+	if (json_object_object_get_ex(o, "sm", &sm) && json_object_is_type(sm, json_type_object) &&
+	    json_object_object_get_ex(sm, "gpus", &g_obj) && json_object_is_type(g_obj, json_type_object)) {
+		json_object_object_foreach(g_obj, k, val) {
+			unsigned long g = strtoul(k, NULL, 10);
+			if (g < REVIEW_GPUS && json_object_is_type(val, json_type_object) &&
+			    !review_json_double(val, "achieved_share", &gpus->share_achieved[g]))
+				gpus->share_achieved[g] = -1;
+		}
+	}
+}
+
+static int take_summary(struct review_sandbox *sb, const struct review_rec *r, json_object *o)
+{
+	json_object *v, *sm = NULL;
+	struct review_gpus *gpus;
 
 	sb->has_summary = true;
 	sb->end_us = r->time_us;
@@ -424,34 +541,50 @@ static void take_summary(struct review_sandbox *sb, const struct review_rec *r, 
 		sb->exit_status = -1;
 	if (!review_json_i64(o, "signal", &sb->signal))
 		sb->signal = -1;
-	if (json_object_object_get_ex(o, "peak", &v) && json_object_is_type(v, json_type_object)) {
-		json_object_object_foreach(v, k, val) {
-			unsigned long g = strtoul(k, NULL, 10);
-			if (g < REVIEW_GPUS && json_object_is_type(val, json_type_int))
-				sb->peak[g] = json_object_get_uint64(val);
-		}
-	}
-	if (json_object_object_get_ex(o, "sm", &sm) && json_object_is_type(sm, json_type_object)) {
+	if (json_object_object_get_ex(o, "sm", &sm) && json_object_is_type(sm, json_type_object))
 		review_json_double(sm, "target", &sb->share_target);
-		if (json_object_object_get_ex(sm, "gpus", &gpus) && json_object_is_type(gpus, json_type_object)) {
-			json_object_object_foreach(gpus, k, val) {
-				unsigned long g = strtoul(k, NULL, 10);
-				if (g < REVIEW_GPUS && json_object_is_type(val, json_type_object) &&
-				    !review_json_double(val, "achieved_share", &sb->share_achieved[g]))
-					sb->share_achieved[g] = -1;
-			}
-		}
-	}
+	/* Its own per-GPU facts only when the record has some to give. */
+	if (!json_object_object_get_ex(o, "peak", &v) &&
+	    !(sm && json_object_is_type(sm, json_type_object) && json_object_object_get_ex(sm, "gpus", &v)))
+		return 0;
+	if (!(gpus = review_sandbox_gpus(sb)))
+		return -1;
+	take_peaks(gpus, o);
+	return 0;
 }
 
-void review_digest_sandbox(struct review_sandbox *sb, const struct review_rec *r, json_object *o)
+const struct review_gpus review_gpus_unset = {
+	.mem_gpu = { [0 ... REVIEW_GPUS - 1] = REVIEW_UNSET },
+	.peak = { [0 ... REVIEW_GPUS - 1] = REVIEW_UNSET },
+	.share_achieved = { [0 ... REVIEW_GPUS - 1] = -1 },
+};
+
+struct review_gpus *review_sandbox_gpus(struct review_sandbox *sb)
 {
+	struct review_gpus *own;
+
+	if (sb->gpus != &review_gpus_unset)
+		return (struct review_gpus *)sb->gpus;   /* its own: malloc'd below */
+	own = malloc(sizeof(*own));
+	if (!own)
+		return NULL;
+	*own = review_gpus_unset;
+	sb->gpus = own;
+	return own;
+}
+
+int review_digest_sandbox(struct review_sandbox *sb, const struct review_rec *r, json_object *o,
+                          struct review_pool *pool)
+{
+	int rc = 0;
+
 	if (r->event == REVIEW_EV_START && !sb->has_start)
-		take_start(sb, r, o);
+		rc = take_start(sb, r, o, pool);
 	else if (r->event == REVIEW_EV_SUMMARY)
-		take_summary(sb, r, o);
+		rc = take_summary(sb, r, o);
 	if (r->time_us != INT64_MIN && (sb->end_us == INT64_MIN || r->time_us > sb->end_us))
 		sb->end_us = r->time_us;
 	if (r->time_us != INT64_MIN && (sb->start_us == INT64_MIN || r->time_us < sb->start_us))
 		sb->start_us = r->time_us;
+	return rc;
 }

@@ -19,6 +19,31 @@
 #define YEAR_MIN 1970
 #define YEAR_MAX 9999
 
+/* 2^63 as a double: the first value an int64_t cannot hold. */
+#define INT64_LIMIT 0x1p63
+
+/* Times from the command line go up to far beyond the years a log can
+ * hold (--until +1e9d, or 9999999999999 s): a bound past what int64_t
+ * holds is as far as it goes, not a wrapped one that passes every record
+ * or none (issue #32: --fail-on deny then passed a log with refusals). */
+static int64_t saturate_us(double us)
+{
+	if (us >= INT64_LIMIT)
+		return INT64_MAX;
+	if (us <= -INT64_LIMIT)
+		return INT64_MIN + 1;   /* INT64_MIN means "unknown" in a record */
+	return (int64_t)us;
+}
+
+static int64_t add_saturated(int64_t a, int64_t b)
+{
+	int64_t sum;
+
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	return b > 0 ? INT64_MAX : INT64_MIN + 1;
+}
+
 /* Reads exactly n digits. */
 static bool digits(const char **p, unsigned n, int *out)
 {
@@ -134,7 +159,7 @@ static bool duration_us(const char *s, int64_t *us)
 		if (!unit)
 			return false;
 	}
-	*us = (int64_t)(v * (double)(unit * US_PER_S));
+	*us = saturate_us(v * (double)(unit * US_PER_S));
 	return true;
 }
 
@@ -151,7 +176,7 @@ int review_parse_time(const char *s, int64_t now_us, struct review_time *t)
 	}
 	if ((s[0] == '-' || s[0] == '+') && duration_us(s + 1, &us)) {
 		t->kind = s[0] == '-' ? REVIEW_TIME_ABS : REVIEW_TIME_FROM_START;
-		t->us = s[0] == '-' ? now_us - us : us;
+		t->us = s[0] == '-' ? add_saturated(now_us, -us) : us;
 		return 0;
 	}
 	if (iso_time(s, &t->us))
@@ -159,7 +184,7 @@ int review_parse_time(const char *s, int64_t now_us, struct review_time *t)
 	epoch = strtod(s + (s[0] == '@'), &end);
 	if (end != s + (s[0] == '@') && !*end && epoch >= 0 && epoch < 1e13 &&
 	    isdigit((unsigned char)s[s[0] == '@'])) {
-		t->us = (int64_t)(epoch * US_PER_S);
+		t->us = saturate_us(epoch * US_PER_S);
 		return 0;
 	}
 	return -1;
@@ -187,7 +212,7 @@ static bool time_holds(const struct review_time *t, const struct review_sandbox 
 	if (t->kind == REVIEW_TIME_FROM_START) {
 		if (sb->start_us == INT64_MIN)
 			return false;
-		bound = sb->start_us + t->us;
+		bound = add_saturated(sb->start_us, t->us);
 	} else {
 		bound = t->us;
 	}
@@ -202,7 +227,7 @@ static bool in_list_str(const char *const *list, unsigned n, const char *v)
 	return !n;
 }
 
-static bool record_matches(const struct review_filter *f, const struct review_log *log,
+bool review_record_matches(const struct review_filter *f, const struct review_log *log,
                            const struct review_rec *r)
 {
 	const struct review_sandbox *sb = &log->sandboxes[r->sandbox];
@@ -224,7 +249,7 @@ uint64_t review_apply_filter(struct review_log *log, const struct review_filter 
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < log->n; i++) {
-		log->recs[i].matched = record_matches(f, log, &log->recs[i]);
+		log->recs[i].matched = review_record_matches(f, log, &log->recs[i]);
 		n += log->recs[i].matched;
 	}
 	return n;

@@ -17,9 +17,14 @@ bool review_json_u64(json_object *o, const char *key, uint64_t *out);
 bool review_json_i64(json_object *o, const char *key, int64_t *out);
 bool review_json_double(json_object *o, const char *key, double *out);
 
-/* The decision-like fields of a record into its digest. */
-void review_digest_fields(struct review_rec *r, json_object *o);
-/* What a start, summary or sm_adjust record says about its sandbox. */
-void review_digest_sandbox(struct review_sandbox *sb, const struct review_rec *r, json_object *o);
+/* The decision-like fields of a record into its digest, its texts kept
+ * in pool, or left in scratch when pool is NULL (a streaming view).
+ * Returns 0, or -1 when out of memory. */
+int review_digest_fields(struct review_rec *r, json_object *o, struct review_pool *pool,
+                         struct review_rec_text *scratch);
+/* What a start, summary or sm_adjust record says about its sandbox.
+ * Returns 0, or -1 when out of memory. */
+int review_digest_sandbox(struct review_sandbox *sb, const struct review_rec *r, json_object *o,
+                          struct review_pool *pool);
 
 #endif

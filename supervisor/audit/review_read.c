@@ -3,11 +3,14 @@
  * review_read.c - reads audit logs for `gpusandbox audit VIEW`.
  *
  * Every line is one record or one message on stderr (FILE:LINE: why) and
- * nothing else: a line longer than REVIEW_LINE_MAX is skipped without
- * being held whole, a line that is not a strict JSON object in valid UTF-8
- * is skipped, and the reading goes on, so a log cut short or edited still
- * shows what it holds. What is kept of a record is a fixed-size digest
- * (struct review_rec, review.h), filled from the fields by name; a field of
+ * nothing else: a line longer than GS_AUDIT_LINE_MAX (audit_verify.h: the
+ * limit `verify` reads by too, so the two cannot disagree about a log) is
+ * skipped without being held whole, a line that is not a strict JSON
+ * object in valid UTF-8 is skipped, and the reading goes on, so a log
+ * cut short or edited still shows what it holds. What is kept of a record
+ * is a compact digest (struct review_rec, review.h; its texts in the
+ * log's pool), filled from the fields by name, and only when the view
+ * can show it (log->keep; summary's sink keeps none); a field of
  * the wrong type is as good as absent. The chain (prev, hash, seq) is
  * checked here in the order read, with audit_verify.c's hash, so that the
  * summary can say whether each sandbox's records are intact.
@@ -27,8 +30,6 @@
  * before it recurses on hostile input. */
 #define REVIEW_JSON_DEPTH 16
 #define INDEX_INITIAL 64u
-#define FNV_OFFSET 2166136261u
-#define FNV_PRIME 16777619u
 
 static const char zero_hash[GS_SHA256_HEX] =
 	"0000000000000000000000000000000000000000000000000000000000000000";
@@ -61,33 +62,9 @@ static bool is_id(const char *s)
 	return n && !s[n] && n < REVIEW_ID;
 }
 
-static size_t slot_of(const struct review_log *log, const char *id)
+static const char *sandbox_id(const void *ctx, uint32_t i)
 {
-	uint32_t h = FNV_OFFSET;
-
-	for (const char *p = id; *p; p++)
-		h = (h ^ (uint8_t)*p) * FNV_PRIME;
-	for (size_t i = h & (log->index_cap - 1);; i = (i + 1) & (log->index_cap - 1))
-		if (!log->index[i] || strcmp(log->sandboxes[log->index[i] - 1].id, id) == 0)
-			return i;
-}
-
-static int index_grow(struct review_log *log)
-{
-	size_t cap = log->index_cap ? log->index_cap * 2 : INDEX_INITIAL, old_cap = log->index_cap;
-	uint32_t *old = log->index;
-
-	log->index = calloc(cap, sizeof(*log->index));
-	if (!log->index) {
-		log->index = old;
-		return -1;
-	}
-	log->index_cap = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i])
-			log->index[slot_of(log, log->sandboxes[old[i] - 1].id)] = old[i];
-	free(old);
-	return 0;
+	return ((const struct review_log *)ctx)->sandboxes[i].id;
 }
 
 static void sandbox_init(struct review_sandbox *sb, const char *id)
@@ -98,27 +75,24 @@ static void sandbox_init(struct review_sandbox *sb, const char *id)
 	sb->mem_quota = REVIEW_UNSET;
 	sb->exit_status = sb->signal = -1;
 	sb->share_target = -1;
-	for (unsigned g = 0; g < REVIEW_GPUS; g++) {
-		sb->mem_gpu[g] = sb->peak[g] = REVIEW_UNSET;
-		sb->share_achieved[g] = -1;
-	}
+	sb->command = sb->labels = sb->policy = sb->driver = sb->level = sb->groups = "";
+	sb->gpus = &review_gpus_unset;
 }
 
-/* The sandbox's index, made on first sight; -1 when out of memory. */
+/* The sandbox's index, made on first sight; -1 when out of memory. The
+ * map's hash is keyed at random (idmap.h): no log can choose ids that
+ * collide. */
 static long sandbox_of(struct review_log *log, const char *id)
 {
-	size_t slot;
+	bool added;
+	long sb;
 
-	if ((log->n_sandboxes + 1) * 2 > log->index_cap && index_grow(log) < 0)
-		return -1;
-	slot = slot_of(log, id);
-	if (log->index[slot])
-		return (long)log->index[slot] - 1;
 	if (!GS_ROOM_FOR_ONE(log->sandboxes, log->n_sandboxes, log->cap_sandboxes, INDEX_INITIAL))
 		return -1;
-	sandbox_init(&log->sandboxes[log->n_sandboxes], id);
-	log->index[slot] = (uint32_t)++log->n_sandboxes;
-	return (long)log->n_sandboxes - 1;
+	sb = gs_idmap_get_or_add(&log->ids, id, (uint32_t)log->n_sandboxes, &added);
+	if (sb >= 0 && added)
+		sandbox_init(&log->sandboxes[log->n_sandboxes++], id);
+	return sb;
 }
 
 /* The chain's verdict on one record, in the order read: the full account
@@ -168,17 +142,24 @@ static struct review_rec *rec_new(struct review_log *log)
 {
 	struct review_rec *r;
 
-	if (!GS_ROOM_FOR_ONE(log->recs, log->n, log->cap, INDEX_INITIAL))
-		return NULL;
-	r = &log->recs[log->n];
-	memset(r, 0, sizeof(*r));
-	r->order = log->n++;
+	if (log->sink) {
+		r = &log->scratch;   /* handed to the sink, then forgotten */
+		memset(r, 0, sizeof(*r));
+	} else {
+		if (!GS_ROOM_FOR_ONE(log->recs, log->n, log->cap, INDEX_INITIAL))
+			return NULL;
+		r = &log->recs[log->n];
+		memset(r, 0, sizeof(*r));
+		r->order = log->n++;
+	}
 	r->pid = r->tid = -1;
 	r->gpu = REVIEW_NO_GPU;
 	r->time_us = INT64_MIN;
 	r->size = r->usage_before = r->usage_after = r->quota = REVIEW_UNSET;
 	r->count = r->first_seq = r->peak = REVIEW_UNSET;
 	r->share = -1;
+	r->event_name = r->comm = r->call = r->object = r->kind = r->verdict = r->outcome = "";
+	r->status = r->resource = r->reason = r->group = r->stack = "";
 	return r;
 }
 
@@ -188,6 +169,7 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 	struct review_log *log = rd->log;
 	const char *id = review_json_str(o, "sandbox"), *event = review_json_str(o, "event");
 	struct review_rec *r;
+	char word[REVIEW_WORD];
 	long sb;
 
 	if (!id || !is_id(id))
@@ -202,19 +184,31 @@ static const char *take_record(struct reader *rd, json_object *o, const char *te
 	r->file = rd->file;
 	r->line = (uint32_t)(rd->line > UINT32_MAX ? UINT32_MAX : rd->line);
 	r->event = event_of(event);
-	review_clean(r->event_name, sizeof(r->event_name), event);
+	if (log->sink) {   /* streamed: the texts live until the next record */
+		review_clean(log->scratch_text.event, sizeof(log->scratch_text.event), event);
+		r->event_name = log->scratch_text.event;
+	} else {
+		review_clean(word, sizeof(word), event);
+		if (!(r->event_name = review_intern(&log->pool, word)))
+			return "out of memory";
+	}
 	if (!review_json_u64(o, "seq", &r->seq))
 		r->seq = REVIEW_UNSET;
 	review_clean(r->time_text, sizeof(r->time_text), review_json_str(o, "time"));
 	if (!review_parse_rfc3339(r->time_text, &r->time_us))
 		r->time_us = INT64_MIN;
-	review_digest_fields(r, o);
-	review_digest_sandbox(&log->sandboxes[sb], r, o);
+	if (review_digest_fields(r, o, log->sink ? NULL : &log->pool, &log->scratch_text) < 0 ||
+	    review_digest_sandbox(&log->sandboxes[sb], r, o, &log->pool) < 0)
+		return "out of memory";
 	if (r->event == REVIEW_EV_START && log->sandboxes[sb].schema > GS_AUDIT_SCHEMA)
 		fprintf(stderr, "gpusandbox audit: %s:%lu: sandbox %s: schema %lld is newer than this "
 		        "gpusandbox reads (%d): the fields it does not know are not shown\n", rd->path,
 		        rd->line, id, (long long)log->sandboxes[sb].schema, GS_AUDIT_SCHEMA);
 	check_chain(&log->sandboxes[sb], text, len, o, r);
+	if (log->sink)
+		log->sink(log, r, log->sink_ctx);
+	else if (log->keep && !log->keep(r) && !r->refusal)
+		log->n--;   /* the last record added: its sandbox and chain are counted */
 	return NULL;
 }
 
@@ -238,37 +232,16 @@ static void read_record(struct reader *rd, const char *text, size_t len)
 	json_object_put(o);
 }
 
-/* Reads one line into buf (at most cap bytes kept). Returns false at the
- * end of the file. *overlong: the line was longer than cap; *unended: the
- * file ended before its newline. */
-static bool next_line(FILE *f, char *buf, size_t cap, size_t *len, bool *overlong, bool *unended)
-{
-	int c;
-
-	*len = 0;
-	*overlong = *unended = false;
-	while ((c = getc_unlocked(f)) != EOF) {
-		if (c == '\n')
-			return true;
-		if (*len < cap)
-			buf[(*len)++] = (char)c;
-		else
-			*overlong = true;
-	}
-	*unended = *len > 0 || *overlong;
-	return *unended;
-}
-
 static void read_stream(struct reader *rd, FILE *f, char *buf)
 {
+	enum gs_audit_line kind;
 	size_t len;
-	bool overlong, unended;
 
-	while (next_line(f, buf, REVIEW_LINE_MAX, &len, &overlong, &unended)) {
+	while ((kind = gs_audit_read_line(f, buf, &len)) != GS_LINE_EOF) {
 		rd->line++;
-		if (overlong)
-			malformed(rd, "a line longer than any record (4 MiB)");
-		else if (unended)
+		if (kind == GS_LINE_OVERLONG)
+			malformed(rd, "a line longer than any record (" GS_AUDIT_LINE_MAX_TEXT ")");
+		else if (kind == GS_LINE_UNENDED)
 			malformed(rd, "the last line has no end: the log was cut short");
 		else if (len)
 			read_record(rd, buf, len);
@@ -282,10 +255,11 @@ static void read_stream(struct reader *rd, FILE *f, char *buf)
 int review_read(struct review_log *log, const char *const *files, unsigned n_files)
 {
 	struct reader rd = { .log = log };
-	char *buf = malloc(REVIEW_LINE_MAX);
+	char *buf = malloc(GS_AUDIT_LINE_MAX);
 
 	rd.tok = json_tokener_new_ex(REVIEW_JSON_DEPTH);
-	if (!buf || !rd.tok) {
+	if (!buf || !rd.tok || gs_idmap_init(&log->ids, sandbox_id, log) < 0 ||
+	    review_pool_init(&log->pool) < 0) {
 		free(buf);
 		if (rd.tok)
 			json_tokener_free(rd.tok);
@@ -320,9 +294,13 @@ int review_read(struct review_log *log, const char *const *files, unsigned n_fil
 
 void review_free(struct review_log *log)
 {
+	for (size_t i = 0; i < log->n_sandboxes; i++)
+		if (log->sandboxes[i].gpus != &review_gpus_unset)
+			free((struct review_gpus *)log->sandboxes[i].gpus);
+	review_pool_free(&log->pool);
 	free(log->recs);
 	free(log->sandboxes);
-	free(log->index);
+	gs_idmap_free(&log->ids);
 	memset(log, 0, sizeof(*log));
 }
 
@@ -364,18 +342,18 @@ static int by_sandbox_seq(const void *a, const void *b)
 static void copy_repeated(struct review_rec *s, const struct review_rec *r)
 {
 	s->gpu = r->gpu;
-	memcpy(s->comm, r->comm, sizeof(s->comm));
+	s->comm = r->comm;
 	if (!s->resource[0])
-		memcpy(s->resource, r->resource, sizeof(s->resource));
+		s->resource = r->resource;
 	if (!s->object[0] || strncmp(s->object, "0x", 2) == 0) {
-		memcpy(s->object, r->object, sizeof(s->object));
-		memcpy(s->kind, r->kind, sizeof(s->kind));
+		s->object = r->object;
+		s->kind = r->kind;
 	}
 	s->size = r->size;
 	s->usage_before = r->usage_before;
 	s->quota = r->quota;
-	memcpy(s->group, r->group, sizeof(s->group));
-	memcpy(s->stack, r->stack, sizeof(s->stack));
+	s->group = r->group;
+	s->stack = r->stack;
 }
 
 /* The decisions sorted by sandbox and seq, searched once per suppressed

@@ -21,6 +21,7 @@
 #include "review.h"
 
 #define US_PER_S 1e6
+#define WINDOW_TEXT 32   /* "%.3f" of seconds up to --interval times 2^63 */
 
 struct window {
 	bool     active;
@@ -46,7 +47,7 @@ static int by_process(const void *a, const void *b)
 }
 
 /* A record that moves or tries to move video memory on one GPU. */
-static bool counts_memory(const struct review_rec *r)
+bool review_usage_keeps(const struct review_rec *r)
 {
 	return r->gpu >= 0 && r->pid >= 0 && (!r->resource[0] || strcmp(r->resource, "vidmem") == 0) &&
 	       ((r->usage_before != REVIEW_UNSET && r->usage_after != REVIEW_UNSET) ||
@@ -61,22 +62,17 @@ enum { U_SANDBOX, U_PID, U_COMM, U_GPU, U_FROM, U_TO, U_HELD, U_PEAK, U_USAGE, U
        U_ALLOCS, U_RELEASES, U_REFUSALS, U_COLUMNS };
 _Static_assert(sizeof(usage_columns) / sizeof(usage_columns[0]) == U_COLUMNS, "columns");
 
-static int flush(struct review_table *t, const struct review_log *log, const struct review_rec *r,
-                 const struct window *w, double interval)
+/* One window's row: r is the window's last matching record. */
+static void window_cells(struct review_cell *c, const struct review_log *log, const struct review_rec *r,
+                         const struct window *w, double interval)
 {
-	struct review_cell *c;
-	char from[32], to[32];
+	char from[WINDOW_TEXT], to[WINDOW_TEXT];
 
-	if (!w->active)
-		return 0;
-	c = review_table_row(t);
-	if (!c)
-		return -1;
 	snprintf(from, sizeof(from), "%.3f", (double)w->index * interval);
 	snprintf(to, sizeof(to), "%.3f", (double)(w->index + 1) * interval);
-	review_cell_text(&c[U_SANDBOX], log->sandboxes[r->sandbox].id);
+	review_cell_ref(&c[U_SANDBOX], log->sandboxes[r->sandbox].id);
 	review_cell_int(&c[U_PID], r->pid);
-	review_cell_text(&c[U_COMM], r->comm);
+	review_cell_ref(&c[U_COMM], r->comm);
 	review_cell_int(&c[U_GPU], r->gpu);
 	review_cell_text(&c[U_FROM], from);
 	review_cell_text(&c[U_TO], to);
@@ -84,89 +80,165 @@ static int flush(struct review_table *t, const struct review_log *log, const str
 	review_cell_bytes(&c[U_PEAK], w->held_peak < 0 ? 0 : (uint64_t)w->held_peak);
 	review_cell_bytes(&c[U_USAGE], w->sandbox_usage);
 	review_cell_bytes(&c[U_QUOTA], w->quota);
-	review_cell_int(&c[U_ALLOCS], (int64_t)w->allocations);
-	review_cell_int(&c[U_RELEASES], (int64_t)w->releases);
-	review_cell_int(&c[U_REFUSALS], (int64_t)w->refusals);
-	return 0;
+	review_cell_count(&c[U_ALLOCS], w->allocations);
+	review_cell_count(&c[U_RELEASES], w->releases);
+	review_cell_count(&c[U_REFUSALS], w->refusals);
+}
+
+/* What the process holds after the sandbox's usage went from before to
+ * after. Checked: a crafted log's sizes near 2^63 overflowed the signed
+ * total (undefined, then a held of 0 printed, issue #32); it saturates. */
+static int64_t held_after(int64_t held, uint64_t before, uint64_t after)
+{
+	uint64_t change = after >= before ? after - before : before - after;
+	int64_t out;
+
+	if (change > INT64_MAX)
+		return after >= before ? INT64_MAX : INT64_MIN;
+	if (after >= before ? __builtin_add_overflow(held, (int64_t)change, &out)
+	                    : __builtin_sub_overflow(held, (int64_t)change, &out))
+		return after >= before ? INT64_MAX : INT64_MIN;
+	return out;
 }
 
 static void step(struct window *w, const struct review_rec *r, int64_t *held)
 {
 	if (r->usage_before != REVIEW_UNSET && r->usage_after != REVIEW_UNSET && !r->refusal) {
-		int64_t delta = (int64_t)(r->usage_after - r->usage_before);
-		*held += delta;
+		*held = held_after(*held, r->usage_before, r->usage_after);
 		if (!r->matched)
 			return;
-		w->allocations += delta > 0;
-		w->releases += delta < 0;
+		w->allocations += r->usage_after > r->usage_before;
+		w->releases += r->usage_after < r->usage_before;
 	}
 	if (!r->matched)
 		return;
 	if (r->refusal)
-		w->refusals += r->event == REVIEW_EV_SUPPRESSED && r->count != REVIEW_UNSET ? r->count : 1;
+		w->refusals = review_add_count(w->refusals, review_refusals_of(r));
 	if (r->usage_after != REVIEW_UNSET)
 		w->sandbox_usage = r->usage_after;
 	if (r->quota != REVIEW_UNSET)
 		w->quota = r->quota;
 }
 
-/* One process on one GPU: idx[from, to) in time order. */
-static int process_rows(struct review_table *t, const struct review_log *log, const size_t *idx,
-                        size_t from, size_t to, double interval)
+/* The windows to print, one after another: the records grouped by
+ * process and GPU (idx), each group walked in time order. The rows are
+ * made as the writer asks for them, so that no table of them is held
+ * (issue #32); the writer asks again from row 0 for a second pass. */
+struct usage_walk {
+	const struct review_log *log;
+	const size_t *idx;
+	size_t n, i, group_end;   /* i == group_end: the group is done */
+	double interval;
+	struct window w;          /* the window being filled */
+	int64_t held, start;
+	const struct review_rec *last;   /* the window's last matching record */
+};
+
+static void walk_reset(struct usage_walk *u)
 {
-	struct window w = { .quota = REVIEW_UNSET, .sandbox_usage = REVIEW_UNSET };
-	int64_t held = 0, start = log->sandboxes[log->recs[idx[from]].sandbox].start_us;
-	const struct review_rec *last = NULL;
+	u->i = u->group_end = 0;
+	u->w.active = false;
+}
 
-	for (size_t i = from; i < to; i++) {
-		const struct review_rec *r = &log->recs[idx[i]];
-		int64_t at = r->time_us != INT64_MIN && start != INT64_MIN && r->time_us > start
-		                     ? r->time_us - start : 0;
-		int64_t index = at / (int64_t)(interval * US_PER_S);   /* at >= 0: from the start */
+static void next_group(struct usage_walk *u)
+{
+	const struct review_rec *a = &u->log->recs[u->idx[u->i]];
+	size_t to = u->i + 1;
 
-		if (r->matched && (!w.active || w.index != index)) {
-			if (flush(t, log, last, &w, interval) < 0)
-				return -1;
-			/* A new window: its counts start at zero, the usage and
-			 * quota last seen carry over. */
-			w = (struct window){ .active = true, .index = index, .held_peak = held,
-			                     .sandbox_usage = w.sandbox_usage, .quota = w.quota };
-		}
-		step(&w, r, &held);
-		if (!r->matched)
-			continue;
-		w.held_end = held;
-		w.held_peak = held > w.held_peak ? held : w.held_peak;
-		last = r;
+	while (to < u->n && u->log->recs[u->idx[to]].sandbox == a->sandbox &&
+	       u->log->recs[u->idx[to]].pid == a->pid && u->log->recs[u->idx[to]].gpu == a->gpu)
+		to++;
+	u->group_end = to;
+	u->w = (struct window){ .quota = REVIEW_UNSET, .sandbox_usage = REVIEW_UNSET };
+	u->held = 0;
+	u->start = u->log->sandboxes[a->sandbox].start_us;
+	u->last = NULL;
+}
+
+/* One record into the walk; a window it closes goes to *done. */
+static bool walk_record(struct usage_walk *u, struct window *done, const struct review_rec **done_r)
+{
+	const struct review_rec *r = &u->log->recs[u->idx[u->i++]];
+	int64_t at = r->time_us != INT64_MIN && u->start != INT64_MIN && r->time_us > u->start
+	                     ? r->time_us - u->start : 0;
+	int64_t index = at / (int64_t)(u->interval * US_PER_S);   /* at >= 0: from the start */
+	bool closed = false;
+
+	if (r->matched && (!u->w.active || u->w.index != index)) {
+		closed = u->w.active;
+		*done = u->w;
+		*done_r = u->last;
+		/* A new window: its counts start at zero, the usage and quota
+		 * last seen carry over. */
+		u->w = (struct window){ .active = true, .index = index, .held_peak = u->held,
+		                        .sandbox_usage = u->w.sandbox_usage, .quota = u->w.quota };
 	}
-	return flush(t, log, last, &w, interval);
+	step(&u->w, r, &u->held);
+	if (r->matched) {
+		u->w.held_end = u->held;
+		u->w.held_peak = u->held > u->w.held_peak ? u->held : u->w.held_peak;
+		u->last = r;
+	}
+	return closed;
+}
+
+/* The next window to print; false after the last. */
+static bool next_window(struct usage_walk *u, struct window *w, const struct review_rec **r)
+{
+	for (;;) {
+		if (u->i == u->group_end) {
+			if (u->w.active) {   /* the group's last window */
+				*w = u->w;
+				*r = u->last;
+				u->w.active = false;
+				return true;
+			}
+			if (u->i == u->n)
+				return false;
+			next_group(u);
+		}
+		if (walk_record(u, w, r))
+			return true;
+	}
+}
+
+static int usage_fill(void *ctx, size_t row, struct review_cell *cells)
+{
+	struct usage_walk *u = ctx;
+	struct window w;
+	const struct review_rec *r;
+
+	if (row == 0)
+		walk_reset(u);
+	if (!next_window(u, &w, &r))
+		return -1;   /* fewer windows than counted: cannot be */
+	window_cells(cells, u->log, r, &w, u->interval);
+	return 0;
 }
 
 long review_usage(const struct review_log *log, const struct review_opts *o)
 {
 	size_t *idx = malloc((log->n ? log->n : 1) * sizeof(*idx)), n = 0;
-	struct review_table t;
-	int rc = 0;
+	struct usage_walk u = { .log = log, .interval = o->interval_s };
+	struct review_rows rs = { .columns = usage_columns, .n_columns = U_COLUMNS,
+	                          .fill = usage_fill, .ctx = &u };
+	struct window w;
+	const struct review_rec *r;
+	int rc;
 
 	if (!idx)
 		return -1;
 	for (size_t i = 0; i < log->n; i++)
-		if (counts_memory(&log->recs[i]))
+		if (review_usage_keeps(&log->recs[i]))
 			idx[n++] = i;
 	sort_log = log;
 	qsort(idx, n, sizeof(*idx), by_process);
-	review_table_init(&t, usage_columns, U_COLUMNS);
-	for (size_t from = 0, to; from < n && rc == 0; from = to) {
-		const struct review_rec *a = &log->recs[idx[from]];
-		for (to = from + 1; to < n && log->recs[idx[to]].sandbox == a->sandbox && log->recs[idx[to]].pid == a->pid &&
-		     log->recs[idx[to]].gpu == a->gpu; to++)
-			;
-		rc = process_rows(&t, log, idx, from, to, o->interval_s);
-	}
-	if (rc == 0)
-		rc = review_table_write(&t, o->format, o->out);
-	n = t.rows;
-	review_table_free(&t);
+	u.idx = idx;
+	u.n = n;
+	walk_reset(&u);
+	while (next_window(&u, &w, &r))
+		rs.n_rows++;
+	rc = review_rows_write(&rs, o->format, o->out);
 	free(idx);
-	return rc < 0 ? -1 : (long)n;
+	return rc < 0 ? -1 : (long)rs.n_rows;
 }

@@ -11,12 +11,17 @@
 # - filters: each filter's count against an independent count by
 #   python3's json module over the same files;
 # - exit statuses: 0 found, 1 nothing matched, 2 usage, 3 unreadable,
-#   4 --fail-on deny with a refusal;
+#   4 --fail-on deny with a refusal, 5 lines skipped;
 # - schema 3 (the audit level's usage records, call stacks of refusals);
 # - this build's own log: retry_loop (tests/adv) twice on the fake driver
 #   into one log; denials must count what the program saw refused;
 # - hostile input: no crash, FILE:LINE for each bad line, no terminal
 #   escape in the output, CSV cells that a spreadsheet will not run;
+# - crafted logs (issue #32, made by craft.py): bidi text escaped, every
+#   sandbox named by plot, figures near 2^64 without wrap or NaN, extreme
+#   --since/--until, one line limit and one verdict for verify and the
+#   views; each judged by the output's bytes or the exit status, and each
+#   shown failing on its input first (the baseline);
 # - plot: the SVG rendered to PNG by headless Chromium and checked by
 #   png_check.py for the quota line and the refusal marks, and the same
 #   check shown failing on the SVG without each of them.
@@ -209,7 +214,7 @@ if selected synthetic "${want[@]}"; then
 	size=$(stat -c %s "$RETRY")
 	head -c $((size - 100)) "$RETRY" >"$tmp/cut.jsonl"
 	review summary "$tmp/cut.jsonl"
-	if [ "$rc" = 0 ] && [[ $err == *"cut.jsonl:55: the last line has no end"* ]] &&
+	if [ "$rc" = 5 ] && [[ $err == *"cut.jsonl:55: the last line has no end"* ]] &&
 	   [[ $out == *"intact but not sealed"* ]]; then
 		pass synthetic:cut-short
 	else
@@ -256,8 +261,8 @@ EOF
 		for fmt in text csv json; do
 			[ "$view" = plot ] && [ "$fmt" != text ] && continue
 			review "$view" --format "$fmt" "$tmp/hostile.jsonl"
-			if [ "$rc" -gt 1 ]; then
-				fail "synthetic:hostile-$view-$fmt" "exit $rc: ${err:0:300}"
+			if [ "$rc" != 5 ]; then   # shown, and lines were skipped
+				fail "synthetic:hostile-$view-$fmt" "exit $rc, expected 5: ${err:0:300}"
 			elif grep -qP '\x1b|\x07|\xe2\x80\xae' "$tmp/out"; then
 				fail "synthetic:hostile-$view-$fmt" "a control reached the output"
 			else
@@ -277,6 +282,119 @@ EOF
 	else
 		fail synthetic:csv-formula-defused "$(head -c 600 "$tmp/out")"
 	fi
+fi
+
+# ---- crafted logs (issue #32) ----------------------------------------------------
+CRAFT=$HERE/craft.py
+# bidi_in FILE: prints the characters of FILE that a terminal's bidi
+# algorithm acts on (Bidi_Class R, AL, AN or an explicit one), by
+# python3's unicodedata, not by the tool's own table.
+bidi_in() {
+	python3 - "$1" <<'EOF2'
+import sys, unicodedata
+bad = {'R', 'AL', 'AN', 'RLE', 'RLO', 'LRE', 'LRO', 'PDF', 'RLI', 'LRI', 'FSI', 'PDI'}
+text = open(sys.argv[1], encoding='utf-8', errors='replace').read()
+found = sorted({'U+%04X' % ord(c) for c in text if unicodedata.bidirectional(c) in bad or c == '\u061c'})
+print(' '.join(found))
+EOF2
+}
+if selected crafted "${want[@]}"; then
+	python3 "$CRAFT" bidi "$tmp/bidi.jsonl"
+	# Baseline: the check finds the characters in the log itself.
+	found=$(bidi_in "$tmp/bidi.jsonl")
+	[[ $found == *U+05D0*U+061C*U+2067* ]] && pass "crafted:bidi-log-holds ($found)" ||
+		fail crafted:bidi-log-holds "$found"
+	for view in timeline usage; do
+		for fmt in text csv; do
+			review "$view" --format "$fmt" "$tmp/bidi.jsonl"
+			found=$(bidi_in "$tmp/out")
+			if [ "$rc" = 0 ] && [ -z "$found" ] && grep -q '<U+05D0><U+05D1>' "$tmp/out"; then
+				pass "crafted:bidi-escaped-$view-$fmt"
+			else
+				fail "crafted:bidi-escaped-$view-$fmt" "exit $rc, bidi characters: $found"
+			fi
+		done
+	done
+
+	# plot names every sandbox: 40 drawn (32 were), 300 with those past
+	# the limit named in the SVG and on stderr.
+	python3 "$CRAFT" many "$tmp/many40.jsonl" 40
+	review plot "$tmp/many40.jsonl"
+	[ "$rc" = 0 ] && [ "$(grep -c 'class="panel"' "$tmp/out")" = 40 ] &&
+		pass crafted:plot-draws-40 || fail crafted:plot-draws-40 "exit $rc, $(grep -c 'class="panel"' "$tmp/out") panels"
+	python3 "$CRAFT" many "$tmp/many300.jsonl" 300
+	review plot "$tmp/many300.jsonl"
+	missing=0
+	for i in $(seq 0 299); do
+		grep -q ">sandbox sb$(printf %05d "$i")," "$tmp/out" || missing=$((missing + 1))
+	done
+	if [ "$rc" = 0 ] && [ "$missing" = 0 ] && grep -q '44 panels not drawn' "$tmp/out" &&
+	   [[ $err == *"44 panels not drawn"*"sb00299 GPU 1"* ]]; then
+		pass crafted:plot-names-every-sandbox
+	else
+		fail crafted:plot-names-every-sandbox "exit $rc, $missing of 300 not named; ${err:0:200}"
+	fi
+
+	# Figures near 2^64: no NaN on the y axis; no wrapped running total.
+	python3 "$CRAFT" huge "$tmp/huge.jsonl"
+	review plot "$tmp/huge.jsonl"
+	[ "$rc" = 0 ] && ! grep -qi 'nan' "$tmp/out" && grep -q 'TiB</text>' "$tmp/out" &&
+		pass crafted:plot-axis-near-2^64 || fail crafted:plot-axis-near-2^64 "exit $rc: $(grep -m2 -i nan "$tmp/out")"
+	python3 "$CRAFT" overflow "$tmp/overflow.jsonl"
+	review usage --format csv "$tmp/overflow.jsonl"
+	# Three allocations of 2^62+5: the process holds more than 2^63 from
+	# the second on, the most a total holds (a wrapped total printed 0).
+	held=$(printf '%s\n' "$out" | sed -n '3,4p' | cut -d, -f7 | sort -u)
+	[ "$rc" = 0 ] && [ "$held" = 9223372036854775807 ] && pass crafted:usage-total-saturates ||
+		fail crafted:usage-total-saturates "exit $rc, held $held"
+
+	# --since/--until past what int64_t holds: as far as it goes.
+	for t in "--until +1e9d" "--until 9999999999999" "--since -1e9d"; do
+		# shellcheck disable=SC2086 # the option and its value
+		review denials $t --fail-on deny "$RETRY"
+		expect_rc "crafted:fail-on-deny $t" 4
+	done
+
+	# Skipped lines: status 5, whatever the view showed.
+	{ head -n 3 "$RETRY"; echo 'not a record'; } >"$tmp/skipped.jsonl"
+	review summary "$tmp/skipped.jsonl"; expect_rc crafted:skipped-line-exit-5 5
+	review summary "$RETRY"; expect_rc crafted:no-skipped-line-exit-0 0
+
+	# Under a memory limit, a view that skipped lines for want of memory
+	# never exits 0 (it did: "out of memory" on stderr, status 0). The
+	# limits span from too little to enough for a 20 MB log; at least one
+	# must have made the view skip lines, or the case proved nothing.
+	python3 "$CRAFT" size "$tmp/oom.jsonl" 20000000
+	oom_runs=0 oom_bad=""
+	for kib in $(seq 12000 4000 40000); do
+		(ulimit -v "$kib"; exec "$GPUSANDBOX" audit timeline --format csv "$tmp/oom.jsonl") \
+			>/dev/null 2>"$tmp/oom.err"
+		oom_rc=$?
+		grep -q 'out of memory' "$tmp/oom.err" || continue
+		oom_runs=$((oom_runs + 1))
+		[ "$oom_rc" = 5 ] || [ "$oom_rc" = 3 ] || oom_bad+=" ${kib}KiB:exit-$oom_rc"
+	done
+	if [ "$oom_runs" -gt 0 ] && [ -z "$oom_bad" ]; then
+		pass "crafted:out-of-memory-never-exit-0 ($oom_runs limits skipped lines)"
+	else
+		fail crafted:out-of-memory-never-exit-0 "$oom_runs runs skipped lines;$oom_bad"
+	fi
+
+	# One line limit, one verdict: a valid chained record of 5 MiB.
+	python3 "$CRAFT" overlong "$tmp/overlong.jsonl"
+	review verify "$tmp/overlong.jsonl"
+	v_rc=$rc v_err=$err
+	review summary "$tmp/overlong.jsonl"
+	if [ "$v_rc" = 1 ] && [[ $v_err == *"overlong.jsonl:1: a line longer than any record (4 MiB)"* ]] &&
+	   [ "$rc" = 5 ] && [[ $out == *"chain     BROKEN"* ]]; then
+		pass crafted:verify-and-summary-agree-on-a-5MiB-line
+	else
+		fail crafted:verify-and-summary-agree-on-a-5MiB-line "verify $v_rc (${v_err:0:200}), summary $rc"
+	fi
+	# Baseline for the chain of craft.py: the same log with a short
+	# command verifies, so the 5 MiB line is what verify refuses.
+	python3 "$CRAFT" bidi "$tmp/chained.jsonl"
+	review verify "$tmp/chained.jsonl"; expect_rc crafted:craft-chain-verifies 0
 fi
 
 # ---- logs this build writes, on the fake driver ----------------------------------------
