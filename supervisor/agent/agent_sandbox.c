@@ -912,6 +912,15 @@ unsigned gs_agent_drain_calls(struct gs_agent *a, unsigned *late)
 	return a->n_containers;
 }
 
+/* The metrics' pod labels (gpusandbox_sandbox_info): the names the runtime
+ * gave, recorded only, as in the audit log. */
+static void metrics_name_pod(struct gs_metrics_snap *m, const struct gs_agent_k8s *k)
+{
+	snprintf(m->pod, sizeof(m->pod), "%s", k->pod);
+	snprintf(m->pod_namespace, sizeof(m->pod_namespace), "%s", k->pod_namespace);
+	snprintf(m->container_name, sizeof(m->container_name), "%s", k->container);
+}
+
 /* Every GS_METRICS_INTERVAL_MS: each container's usage records that are
  * due, and the metrics file of all of them (snapshots under the agent
  * lock, so no container is freed meanwhile; written after it). The agent
@@ -937,7 +946,8 @@ int gs_agent_tick(struct gs_agent *a, const char *metrics_path, struct gs_error 
 		if (!snaps)
 			continue;
 		(void)gs_metrics_snapshot_within(&c->metrics, &c->sb, c->id, METRICS_LOCK_WAIT_MS);
-		snaps[n++] = c->metrics;
+		snaps[n] = c->metrics;
+		metrics_name_pod(&snaps[n++], &c->k8s);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (metrics_path)

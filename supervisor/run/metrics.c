@@ -369,13 +369,16 @@ static void writer_families(struct text *t, unsigned n, bool up)
 static char *metrics_text(const struct gs_metrics_snap *s, unsigned n, bool up)
 {
 	struct text t = { 0 };
-	char sb[LABEL_BUF * 2], ct[LABEL_BUF];
+	char sb[LABEL_BUF * 2], ct[LABEL_BUF], pod[LABEL_BUF], ns[LABEL_BUF], cn[LABEL_BUF];
 
 	writer_families(&t, n, up);
-	family(&t, "gpusandbox_sandbox_info", "gauge", "One per sandbox; its container under the agent.");
+	family(&t, "gpusandbox_sandbox_info", "gauge",
+	       "One per sandbox; its container under the agent, and its pod's names.");
 	for (unsigned i = 0; i < n; i++)
-		put(&t, "gpusandbox_sandbox_info{%s,container=\"%s\"} 1\n", sandbox_labels(&s[i], sb, sizeof(sb)),
-		    label_value(s[i].container, ct, sizeof(ct)));
+		put(&t, "gpusandbox_sandbox_info{%s,container=\"%s\",pod=\"%s\",namespace=\"%s\",container_name=\"%s\"} 1\n",
+		    sandbox_labels(&s[i], sb, sizeof(sb)), label_value(s[i].container, ct, sizeof(ct)),
+		    label_value(s[i].pod, pod, sizeof(pod)), label_value(s[i].pod_namespace, ns, sizeof(ns)),
+		    label_value(s[i].container_name, cn, sizeof(cn)));
 	memory_families(&t, s, n);
 	count_families(&t, s, n, "gpusandbox_channels", "GPU channels", offsetof(struct gs_metrics_snap, channels),
 	               offsetof(struct gs_metrics_snap, channels_peak),

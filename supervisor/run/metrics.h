@@ -22,11 +22,19 @@
 /* How often the runners rewrite the file (and flush usage records). */
 #define GS_METRICS_INTERVAL_MS 1000
 #define GS_METRICS_ID_MAX 72
+/* A Kubernetes name: a pod's is a DNS subdomain, at most 253. */
+#define GS_METRICS_K8S_MAX 254
 
 /* One sandbox, as the metrics show it. */
 struct gs_metrics_snap {
 	char     sandbox[GS_METRICS_ID_MAX];   /* its id */
 	char     container[GS_METRICS_ID_MAX]; /* the agent's container id, or "" */
+	/* Who the container is to Kubernetes (the agent's, from its runtime's
+	 * annotations; "" when unknown): the labels of gpusandbox_sandbox_info,
+	 * which a query joins on sandbox to label any other series. Set by
+	 * the caller after each snapshot, which leaves them empty. */
+	char     pod[GS_METRICS_K8S_MAX], pod_namespace[GS_METRICS_K8S_MAX];
+	char     container_name[GS_METRICS_K8S_MAX];
 	unsigned n_gpus;
 	/* Each GPU's UUID where the sandbox named it by UUID (its policy or
 	 * --gpus), else "": the uuid label of its per-GPU samples. */

@@ -116,8 +116,8 @@ run_podman() {  # run_podman ANNOTATION ARGS...: podman on runc, the profile $P
 
 # Two pods' containers holding 768 MiB each; the status while both hold.
 status_case() {
-	local top=$D x ann
-	start_agent --status-socket "$SSOCK" && wait_for -S "$SSOCK" || return
+	local top=$D x ann i
+	start_agent --status-socket "$SSOCK" --metrics-file "$D/agent.prom" && wait_for -S "$SSOCK" || return
 	for x in a b; do
 		ann='{"io.kubernetes.pod.name": "pod-'$x'", "io.kubernetes.pod.namespace": "ml",
 		      "io.kubernetes.container.name": "cuda"}'
@@ -131,6 +131,12 @@ status_case() {
 	for x in a b; do
 		wait_for -e "$top/$x/ctmp/go.ready" || { echo "holder $x never ready" >"$top/rc"; return; }
 	done
+	# The metrics file with both sandboxes in it (rewritten every second).
+	for ((i = 0; i < 3 * WAIT_STEPS; i++)); do
+		[ "$(grep -c '^gpusandbox_sandbox_info{' "$D/agent.prom" 2>/dev/null)" = 2 ] && break
+		sleep 0.02
+	done
+	cp "$D/agent.prom" "$D/agent-mid.prom" 2>/dev/null
 	"$GS" status --socket "$SSOCK" --format json >"$D/status.json" 2>"$D/status.err"
 	echo $? >"$D/status.rc"
 	"$GS" status --socket "$SSOCK" >"$D/status.txt" 2>>"$D/status.err"
@@ -281,8 +287,11 @@ judge_status() {
 		grep -q 'ml/pod-a' "$dir/status.txt" && grep -q 'ml/pod-b' "$dir/status.txt" &&
 		[ "$(cat "$dir/status-nobody.rc")" != 0 ] && grep -q 'Permission denied' "$dir/status-nobody.out" &&
 		[ "$(cat "$dir/status-nobody-open.rc")" = 1 ] && grep -q "not the agent's status" "$dir/status-nobody-open.out" &&
-		[ "$(grep -c '^then ok=0 refused=1 first_refusal=NO_MEMORY' "$dir/b/out")" = 1 ] ||
-		why="status rc=$(cat "$dir/status.rc"): $(jq -c . "$j" 2>&1 | head -c 600); fake used $fake_used; as nobody: rc $(cat "$dir/status-nobody.rc"); b: $(cat "$dir/b/out")"
+		[ "$(grep -c '^then ok=0 refused=1 first_refusal=NO_MEMORY' "$dir/b/out")" = 1 ] &&
+		python3 "$ROOT/tests/metrics/check_prom.py" "$dir/agent-mid.prom" >/dev/null &&
+		grep -q '^gpusandbox_sandbox_info{sandbox="[0-9a-f]*",container="gs-st-a",pod="pod-a",namespace="ml",container_name="cuda"} 1$' "$dir/agent-mid.prom" &&
+		grep -q '^gpusandbox_sandbox_info{sandbox="[0-9a-f]*",container="gs-st-b",pod="pod-b",namespace="ml",container_name="cuda"} 1$' "$dir/agent-mid.prom" ||
+		why="status rc=$(cat "$dir/status.rc"): $(jq -c . "$j" 2>&1 | head -c 600); fake used $fake_used; as nobody: rc $(cat "$dir/status-nobody.rc"); b: $(cat "$dir/b/out"); metrics: $(grep '^gpusandbox_sandbox_info' "$dir/agent-mid.prom" 2>&1 | tr '\n' ' ')"
 }
 
 judge_rotate() {

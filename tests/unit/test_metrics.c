@@ -152,6 +152,26 @@ static void test_two_gpus(void)
 	free(text);
 }
 
+/* A container's pod names label its info sample, escaped as any label
+ * value (a runtime's word: a quote in it must not end the value). */
+static void test_pod_labels(void)
+{
+	static struct gs_metrics_snap s;
+	char *text;
+
+	snprintf(s.sandbox, sizeof(s.sandbox), "00000000000000aa");
+	snprintf(s.container, sizeof(s.container), "ctr-1");
+	snprintf(s.pod, sizeof(s.pod), "trainer-7f9c");
+	snprintf(s.pod_namespace, sizeof(s.pod_namespace), "ml");
+	snprintf(s.container_name, sizeof(s.container_name), "cu\"da");
+	s.n_gpus = 1;
+	text = gs_metrics_text(&s, 1);
+	CHECK(text && strstr(text, "gpusandbox_sandbox_info{sandbox=\"00000000000000aa\",container=\"ctr-1\","
+	                           "pod=\"trainer-7f9c\",namespace=\"ml\",container_name=\"cu\\\"da\"} 1\n"));
+	CHECK(text && duplicate_series(text) == 0);
+	free(text);
+}
+
 /* No sandbox: the writer's samples alone, still one each. */
 static void test_idle(void)
 {
@@ -189,6 +209,7 @@ int main(void)
 	test_checker();
 	test_stopped();
 	test_two_gpus();
+	test_pod_labels();
 	test_idle();
 	return check_summary();
 }
