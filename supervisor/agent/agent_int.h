@@ -6,14 +6,20 @@
 #ifndef GPUSANDBOX_AGENT_INT_H
 #define GPUSANDBOX_AGENT_INT_H
 
-#include "agent_sandbox.h"
+#include "agent_conn.h"
 #include "agent_state.h"
 #include "audit.h"
 #include "compute_share.h"
 #include "keeper_link.h"
 #include "metrics.h"
+#include "policy.h"
 #include "scratch.h"
 #include "session.h"
+
+/* The agent (agent_sandbox.h): its containers point back to it. Not
+ * included, so that agent_sandbox.c, which includes this, is not
+ * included back (scripts/check-layers.sh: no module circle). */
+struct gs_agent;
 
 struct gs_agent_container {
 	struct gs_agent_container *next;

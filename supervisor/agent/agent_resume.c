@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_sandbox.h"
 #include "agent_resume.h"
 #include "executor.h"
 #include "keeper_link.h"

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_sandbox.h"
 #include "agent_limits.h"
 #include "detached.h"
 #include "keeper_link.h"

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_sandbox.h"
 #include "agent_status.h"
 #include "detached.h"
 #include "gpusandbox.h"
