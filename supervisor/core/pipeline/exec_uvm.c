@@ -57,7 +57,7 @@ static nv_status_t perform_uvm(int fd, uint32_t cmd, void *params, uint32_t stat
 static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t st,
                                 enum gs_verdict v, const char *why)
 {
-	if (mem_write(&c->mem, c->argp + status_off, &st, sizeof(st)) < 0)
+	if (mem_write(answer_mem(c), c->argp + status_off, &st, sizeof(st)) < 0)
 		return answer_errno(EFAULT);
 	c->d.verdict = v;
 	c->d.has_status = true;
@@ -296,8 +296,8 @@ static struct answer refuse_device_p2p(struct call *c)
 {
 	c->d.call = "UVM_ALLOC_DEVICE_P2P";
 	c->size = sizeof(struct uvm_alloc_device_p2p_params);
-	/* The answer goes through c->mem: proof first that it is the
-	 * trapped task's (route_ioctl opened it by tid). */
+	/* The task may be gone already: no answer then (the answer's
+	 * memory is opened and checked at the write, answer_mem). */
 	if (!notif_still_valid(c))
 		return answer_none();
 	return answer_uvm(c, offsetof(struct uvm_alloc_device_p2p_params, rm_status),
@@ -389,6 +389,7 @@ static bool fetch_map(struct call *c, const struct gs_uvm_layout *lay, uint8_t *
 		*a = answer_none();
 		return false;
 	}
+	note_fetch_valid(c);
 	return true;
 }
 
