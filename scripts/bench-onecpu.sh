@@ -31,7 +31,7 @@ BENCH=build/tests/bench/rmbench
 FAKE=tests/fakedrv/with-fake-nvidia
 read -r -a BUILDS <<<"${GS_BUILDS:-now=build/gpusandbox}"
 # Time for perf to attach before the loop starts (ms).
-ATTACH_WAIT_MS=700
+ATTACH_WAIT_MS=${ATTACH_WAIT_MS:-2000}
 
 [ -x "$BENCH" ] || { echo "bench-onecpu: $BENCH missing: make -s -j2 all tests" >&2; exit 2; }
 
@@ -89,23 +89,28 @@ rm -f "$out"
 
 command -v perf >/dev/null || { echo "== 2. skipped: no perf"; exit 0; }
 echo "== 2. supervisor system calls per pair ($COUNT_PAIRS pairs, rmbench -u), by call"
-TP=raw_syscalls:sys_enter
+# task-clock: the supervisor's CPU time in the same window, per pair: what
+# the pair costs the supervisor, whatever else the machine runs.
+TP=task-clock,raw_syscalls:sys_enter
 for sc in ioctl process_vm_readv process_vm_writev pidfd_getfd newfstatat statx close kcmp openat pwrite64 fcntl poll futex; do
 	TP="$TP,syscalls:sys_enter_$sc"
 done
+for r in $(seq "${COUNT_ROUNDS:-2}"); do
 for b in "${BUILDS[@]}"; do
 	for mode in perform answer; do
 		stat=$(mktemp)
 		taskset -c "$CPU" "$FAKE" --vidmem 64g -- bash -c '
 			gs=$1 bench=$2 pairs=$3 out=$4 tp=$5 mode=$6 wait=$7
 			"$gs" --user root --p2p-register "$mode" -- "$bench" -u -n "$pairs" -w "$wait" >/dev/null &
-			sup=$!; sleep 0.3
+			sup=$!; sleep 0.5
 			perf stat -e "$tp" -p "$sup" -o "$out" 2>/dev/null & st=$!
 			wait $sup; kill -INT $st; wait $st' _ "${b#*=}" "$BENCH" "$COUNT_PAIRS" "$stat" "$TP" "$mode" "$ATTACH_WAIT_MS"
 		printf '%-18s' "${b%%=*}:$mode"
 		awk -v n="$COUNT_PAIRS" '/syscalls:sys_enter_|raw_syscalls/ {
 			gsub(",", "", $1); name = $2; sub(/.*sys_enter_?/, "", name); if (name == "") name = "all";
-			printf " %s=%.2f", name, $1 / n } END { print "" }' "$stat"
+			printf " %s=%.2f", name, $1 / n }
+			/task-clock/ { gsub(",", "", $1); printf " cpu_us=%.1f", $1 * 1000 / n } END { print "" }' "$stat"
 		rm -f "$stat"
 	done
+done
 done
