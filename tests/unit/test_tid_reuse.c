@@ -19,6 +19,14 @@
  * executor opens it before the fetch's ID_VALID), which still holds A's
  * address space, gone with A: B's bytes stay as they were. The baseline
  * is process_vm_writev by tid, as the write-back was made before.
+ *
+ * Late open (issue #31): a call whose answer may write nothing opens
+ * /proc/TID/mem only at its first write (answer_mem, exec_common.c), after
+ * the driver ran, so possibly after the reuse; it then proves the file by
+ * an ID_VALID made after the open. While A waits, a late open writes into
+ * A; after the reuse, the open names B, the check fails and the file is
+ * closed unwritten. The baseline is the same open by tid without the check
+ * after it: it writes into B.
  * Needs root; says SKIP where clone3's set_tid is not available.
  */
 #define _GNU_SOURCE
@@ -142,6 +150,8 @@ int main(void)
 	/* As the executor does: the address space first, then ID_VALID. */
 	CHECK(task_mem_open(c.tid, &c.mem) == 0);
 	CHECK(c.tid == a && notif_still_valid(&c));
+	note_fetch_valid(&c);
+	CHECK(c.mem_proven);
 	c.argp = (uintptr_t)victim;
 	c.size = VICTIM_BYTES;
 
@@ -149,6 +159,16 @@ int main(void)
 	char seen[VICTIM_BYTES] = { 0 };
 	CHECK(mem_write(&c.mem, c.argp, "A's answer", sizeof("A's answer")) == 0);
 	CHECK(mem_read(c.tid, c.argp, seen, sizeof(seen)) == 0 && strcmp(seen, "A's answer") == 0);
+
+	/* A late open while A waits: opened, proven, written into A. */
+	struct call late = { .sb = &sb, .scratch = &scratch, .tid = c.tid, .dup = -1,
+	                     .mem = GS_TASK_MEM_CLOSED, .argp = c.argp };
+	CHECK(mem_write(answer_mem(&late), late.argp, "A's late", sizeof("A's late")) == 0);
+	CHECK(late.mem.fd >= 0 && late.mem_proven);
+	CHECK(mem_read(c.tid, c.argp, seen, sizeof(seen)) == 0 && strcmp(seen, "A's late") == 0);
+	/* The next late call starts closed, as each call does. */
+	task_mem_close(&late.mem);
+	late.mem_proven = false;
 
 	/* While A waits: the tid names it, both ways. */
 	int fd = dup_trapped_fd(&c, TARGET_FD);
@@ -193,6 +213,19 @@ int main(void)
 	struct answer ans = answer_executed(&c, 0, NULL, 0, answer_bytes, VICTIM_BYTES, 0, NV_OK);
 	CHECK(ans.kind == ANSWER_VALUE && ans.error == EFAULT);
 	CHECK(victim_of_b(ask[1], ready[0], seen) && strcmp(seen, "untouched") == 0);
+	/* The late open after the reuse: /proc/TID/mem now names B, the
+	 * ID_VALID after the open fails, the file is closed unwritten. */
+	late.size = VICTIM_BYTES;
+	ans = answer_executed(&late, 0, NULL, 0, answer_bytes, VICTIM_BYTES, 0, NV_OK);
+	CHECK(ans.kind == ANSWER_VALUE && ans.error == EFAULT);
+	CHECK(late.mem.fd == -1 && !late.mem_proven);
+	CHECK(victim_of_b(ask[1], ready[0], seen) && strcmp(seen, "untouched") == 0);
+	/* Baseline: the same open without its check writes into B. */
+	struct gs_task_mem unchecked = GS_TASK_MEM_CLOSED;
+	CHECK(task_mem_open(late.tid, &unchecked) == 0);
+	CHECK(mem_write(&unchecked, (uintptr_t)victim, "late open", sizeof("late open")) == 0);
+	CHECK(victim_of_b(ask[1], ready[0], seen) && strcmp(seen, "late open") == 0);
+	task_mem_close(&unchecked);
 	/* Baseline: by tid, the same bytes land in B. */
 	struct iovec local = { (void *)answer_bytes, VICTIM_BYTES };
 	struct iovec remote = { victim, VICTIM_BYTES };

@@ -40,6 +40,53 @@ bool notif_still_valid(const struct call *c)
 	return ioctl(c->scratch->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->scratch->req->id) == 0;
 }
 
+/* ---- the answer's memory ------------------------------------------------- */
+
+/* Answers are written through the trapped task's /proc/TID/mem, never by
+ * tid (workload.h, docs/security/task-identity.md). Issue #31: the file
+ * is opened only when a write is due, so that a control or a free whose
+ * answer changes no byte (the caller's status was NV_OK already) and a
+ * call continued on another device's file open and close nothing. A call
+ * that always writes (an allocation, a UVM map) opens it before its
+ * fetch's ID_VALID instead (note_fetch_valid), which spares the second
+ * ID_VALID below.
+ *
+ * Why the late open is sound: the task has been blocked in its seccomp
+ * notification since the receive, and the kernel drops the notification
+ * (ID_VALID fails) once the task is killed, before its tid can be given to
+ * any other task (the waiter removes it on its way out of the syscall,
+ * before it exits; an exec by another thread takes the leader's tid only
+ * once the leader is dead). So an ID_VALID made after the open that finds
+ * the notification still pending proves the task was alive from the
+ * trap through the open, so the tid named it then (live tids are unique):
+ * the file holds the trapped task's address space, and keeps holding it
+ * whatever becomes of the tid (a write after the task's death fails). A
+ * check that fails closes the file unwritten: it may be another
+ * process's, one that got the tid (tests/unit/test_tid_reuse, "late
+ * open"). */
+struct gs_task_mem *answer_mem(struct call *c)
+{
+	if (c->mem.fd < 0) {
+		c->mem_proven = false;
+		if (task_mem_open(c->tid, &c->mem) < 0)
+			return &c->mem;
+	}
+	if (!c->mem_proven) {
+		if (!notif_still_valid(c)) {
+			task_mem_close(&c->mem);
+			return &c->mem;
+		}
+		c->mem_proven = true;
+	}
+	return &c->mem;
+}
+
+void note_fetch_valid(struct call *c)
+{
+	if (c->mem.fd >= 0)
+		c->mem_proven = true;
+}
+
 /* ---- reaching the trapped task again ------------------------------------- */
 
 /* A second reach into the trapped task by its tid, after the one
@@ -140,6 +187,7 @@ bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a)
 		*a = answer_none();
 		return false;
 	}
+	note_fetch_valid(c);
 	return true;
 }
 
@@ -367,7 +415,7 @@ struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
                                         nv_status_t st, enum gs_verdict v, const char *why)
 {
 	memcpy((uint8_t *)top + status_off, &st, sizeof(st));
-	if (mem_write(&c->mem, c->argp, top, c->size) < 0)
+	if (mem_write(answer_mem(c), c->argp, top, c->size) < 0)
 		return answer_errno(EFAULT);
 	c->d.verdict = v;
 	c->d.has_status = true;
@@ -392,7 +440,10 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
 	const struct gs_mem_out out_top = {
 		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, top_len), top_len,
 	};
-	if (mem_write_changed2(&c->mem, &out_nested, &out_top) < 0 && rc == 0)
+	/* Nothing changed, nothing written: the answer's memory is not even
+	 * opened (answer_mem). */
+	if (mem_out_changed(&out_nested, &out_top) &&
+	    mem_write_changed2(answer_mem(c), &out_nested, &out_top) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

@@ -68,11 +68,13 @@ static struct answer act_free(struct call *c, struct nvos00 *top, const struct g
 		(void)gs_uvm_maps_take_back_orphans(&c->sb->uvm, &c->sb->ledger, released);
 	}
 	/* Only what the driver changed goes back: usually nothing, the
-	 * caller's status being NV_OK (0) already (mem_write_changed2). */
+	 * caller's status being NV_OK (0) already (mem_write_changed2), and
+	 * then the answer's memory is not opened (answer_mem, issue #31). */
 	const struct gs_mem_out out = {
 		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, sizeof(*top)), sizeof(*top),
 	};
-	if (mem_write_changed2(&c->mem, &out, NULL) < 0 && rc_ioctl == 0)
+	if (mem_out_changed(&out, NULL) && mem_write_changed2(answer_mem(c), &out, NULL) < 0 &&
+	    rc_ioctl == 0)
 		rc_ioctl = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

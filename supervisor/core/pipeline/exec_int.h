@@ -45,9 +45,13 @@ struct call {
 	struct gs_scratch   *scratch; /* the worker's copies of nested levels */
 	pid_t                tid;
 	/* The trapped task's address space, where answers are written
-	 * (workload.h): opened before the fetch stage's ID_VALID, which
-	 * proves it the trapped task's; closed when the call ends. */
+	 * (workload.h), reached only through answer_mem: opened when the
+	 * first write is due (or, for a call that always writes, before the
+	 * fetch stage's ID_VALID), and written only once an ID_VALID made
+	 * after the open proved it the trapped task's (mem_proven); closed
+	 * when the call ends. */
 	struct gs_task_mem   mem;
+	bool                 mem_proven;
 	const struct gs_abi *abi;
 	int                  wfd;     /* the workload's fd number */
 	int                  dup;     /* our dup of it, or -1 */
@@ -87,6 +91,14 @@ struct call {
 
 
 bool notif_still_valid(const struct call *c);
+/* The answer's memory, for a write: c->mem, opened now if it is not yet
+ * and proven the trapped task's by an ID_VALID after its open; its fd is
+ * -1 (so the write fails, EFAULT) when it cannot be (exec_common.c says
+ * why that order is sound). */
+struct gs_task_mem *answer_mem(struct call *c);
+/* A fetch's ID_VALID just proved the task the trapped one: an answer
+ * memory opened before it is proven too. */
+void note_fetch_valid(struct call *c);
 /* Before a CONTINUE of a judged call: every task sharing the caller's fd
  * table stopped until the caller has left the ioctl (c->quiesce), and
  * c->wfd checked to name still the file judged: the one c->dup is of, or,

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -57,7 +58,7 @@ static nv_status_t perform_uvm(int fd, uint32_t cmd, void *params, uint32_t stat
 static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t st,
                                 enum gs_verdict v, const char *why)
 {
-	if (mem_write(&c->mem, c->argp + status_off, &st, sizeof(st)) < 0)
+	if (mem_write(answer_mem(c), c->argp + status_off, &st, sizeof(st)) < 0)
 		return answer_errno(EFAULT);
 	c->d.verdict = v;
 	c->d.has_status = true;
@@ -82,15 +83,27 @@ static bool ctl_is_client_file(const struct call *c, const struct gs_uvm_call *u
 
 /* What the ledger says of the map's client and memory, and of ctl, our
  * dup of the caller's rmCtrlFd (reconcile: the client's file, by kcmp
- * against its watch). */
+ * against its watch). Issue #31: one kcmp where there were two. When ctl
+ * is found to be the client's watched file, the client's file is alive:
+ * that kcmp (KCMP_EPOLL_TFD) answers 0 only when it finds the watch's
+ * epoll item, which the kernel removes when the file is released
+ * (eventpoll_release in __fput), and our dup holds the file open besides;
+ * so the separate liveness kcmp (ledger_client_file_alive) would only say
+ * yes again. It is asked only when ctl is not the client's file (or there
+ * is no ctl), and the baselines of uvm_ctlfd, which skip the file check,
+ * ask it as before. */
 static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, int ctl, struct gs_uvm_facts *f,
                            struct ledger_facts *mem)
 {
 	struct ledger *l = &c->sb->ledger;
+	const bool checked = c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_CHECKED;
 
 	memset(f, 0, sizeof(*f));
-	f->client_ours = ledger_has(l, u->h_client, u->h_client) && ledger_client_file_alive(l, u->h_client);
-	f->client_on_fd = f->client_ours && ctl >= 0 && ctl_is_client_file(c, u, ctl);
+	if (ledger_has(l, u->h_client, u->h_client)) {
+		const bool on_fd = ctl >= 0 && ctl_is_client_file(c, u, ctl);
+		f->client_ours = (checked && on_fd) || ledger_client_file_alive(l, u->h_client);
+		f->client_on_fd = f->client_ours && on_fd;
+	}
 	f->memory_known = ledger_object_facts(l, u->h_client, u->h_memory, mem);
 	f->memory_mappable = f->memory_known &&
 	                     (mem->kind == RM_CLASS_VIDMEM || mem->kind == RM_CLASS_SYSMEM);
@@ -203,6 +216,27 @@ static uint32_t pin_in_flight(struct call *c, const struct gs_uvm_call *u)
 	return ledger_pin(&c->sb->ledger, u->h_client, u->h_memory);
 }
 
+/* The pin taken for the driver's map stays past the answer, until our
+ * temporary dup of the memory is dropped (issue #31: by the janitor,
+ * gs_own_rm_drop_temp_later), then gs_session_settle_own lets it go,
+ * before the next map or any full reconcile (and so before any quota
+ * refusal). Without it a workload could free its handle, have the
+ * mapping taken back and its charge credited, and allocate again while
+ * our dup still held the old memory: held twice, counted once. With it
+ * the memory stays charged while anything of ours holds it; it was the
+ * mapping's pins (commit_map) that kept it charged past this point
+ * before, and they still do while it is mapped. */
+static void keep_until_dropped(struct call *c, uint32_t pin)
+{
+	if (c->sb->test_no_own_temp_pin) {
+		uint64_t released[GS_MAX_GPUS] = { 0 };
+		ledger_unpin(&c->sb->ledger, pin, released);
+		return;
+	}
+	c->sb->own_temp_pin = pin;
+	c->sb->own_temp_gen = c->sb->own.temp_gen;
+}
+
 /* The GPU (minor) our dup of the memory hangs under: the memory's own,
  * or for memory the ledger names no GPU for (RM_ALLOC_MEMORY's system
  * memory) the driver's first. */
@@ -233,18 +267,18 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 		                                         "the mapping could not be followed")
 		                            : answer_none();
 	}
+	/* The last map's dup and share gone, and its pin (keep_until_dropped). */
+	gs_session_settle_own(c->sb);
 	uint32_t in_flight = pin_in_flight(c, u);
 	nv_status_t st = map_through_own(c, u, ctl, lay, params, dup_gpu(c, mem.gpu));
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
+	keep_until_dropped(c, in_flight);
 	if (st != NV_OK) {
-		ledger_unpin(&c->sb->ledger, in_flight, released);
 		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
 	}
 	memcpy(before, c->sb->ledger.used, sizeof(before));
 	bool recorded = commit_map(c, u, space, released);
-	/* The mapping's own pins are taken (or it is taken back below). */
-	ledger_unpin(&c->sb->ledger, in_flight, released);
 	if (!recorded) {
 		unmap_unrecorded(c, u);
 		(void)gs_uvm_maps_cut(&c->sb->uvm, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,
@@ -256,6 +290,47 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 	}
 	note_release(c, released, before);
 	return answer_uvm(c, status_off, NV_OK, GS_VERDICT_ALLOW, NULL);
+}
+
+/* ctl_from_kept_dup: the task is gone (no answer). */
+#define CTL_TASK_GONE (-2)
+
+/* The caller's rmCtrlFd from the worker's dup cache (issue #31): CUDA
+ * names in its maps the control file it makes its RM calls on, which the
+ * worker keeps (dupcache.h). One kcmp (KCMP_FILE, gs_dup_cache_take)
+ * proves that the task's number names the kept file at that instant,
+ * exactly what a fresh pidfd_getfd would have taken, and the ID_VALID
+ * after it proves the tid was the trapped task's then; the kept file is a
+ * control file (checked when it was kept, and a file's node never
+ * changes), so nothing of the workload's that could be a FUSE file is
+ * dup'ed. That replaces the look by tid, pidfd_getfd and its fstat. Our
+ * copy is a dup of the kept dup, because the share takes ownership of
+ * ctl (gs_own_rm_dup_temp) and the kept one goes back to its slot. Which
+ * client's file it is, the verdict's kcmp against the client's watch
+ * still says (take_uvm_facts), as for a fresh dup. -1 on a miss (the
+ * caller dups as before), CTL_TASK_GONE when the ID_VALID fails. The
+ * uvm_ctlfd baselines take the old path. */
+static int ctl_from_kept_dup(struct call *c, int rm_ctrl_fd)
+{
+	struct gs_dup_cache *dc = &c->scratch->dups;
+	int slot, kept, ctl;
+
+	if (c->sb->uvm_ctlfd_test != GS_UVM_CTLFD_CHECKED || !gs_dup_cache_attached(dc) ||
+	    dc->owner != c->sb)
+		return -1;
+	kept = gs_dup_cache_take(dc, c->tid, rm_ctrl_fd, &slot);
+	if (kept < 0) {
+		if (slot >= 0)
+			gs_dup_cache_release(dc, slot);
+		return -1;
+	}
+	ctl = fcntl(kept, F_DUPFD_CLOEXEC, 0);
+	gs_dup_cache_park(dc, slot, kept, c->tid, rm_ctrl_fd);
+	if (ctl >= 0 && !notif_still_valid(c)) {
+		close(ctl);
+		return CTL_TASK_GONE;
+	}
+	return ctl;
 }
 
 /* The caller's rmCtrlFd is dup'ed once, and both the verdict and the
@@ -272,9 +347,13 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
                                 const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
 	const struct ledger *l = &c->sb->ledger;
-	int ctl = -1;
+	int ctl = ctl_from_kept_dup(c, u->rm_ctrl_fd);
 
-	if (c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_UNCHECKED ||
+	if (ctl == CTL_TASK_GONE)
+		return answer_none();
+	if (ctl >= 0) {
+		/* The verdict's kcmp (take_uvm_facts) proves it the client's. */
+	} else if (c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_UNCHECKED ||
 	    ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1) {
 		ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
 		if (ctl < 0 && errno == ESRCH)
@@ -296,8 +375,8 @@ static struct answer refuse_device_p2p(struct call *c)
 {
 	c->d.call = "UVM_ALLOC_DEVICE_P2P";
 	c->size = sizeof(struct uvm_alloc_device_p2p_params);
-	/* The answer goes through c->mem: proof first that it is the
-	 * trapped task's (route_ioctl opened it by tid). */
+	/* The task may be gone already: no answer then (the answer's
+	 * memory is opened and checked at the write, answer_mem). */
 	if (!notif_still_valid(c))
 		return answer_none();
 	return answer_uvm(c, offsetof(struct uvm_alloc_device_p2p_params, rm_status),
@@ -389,6 +468,7 @@ static bool fetch_map(struct call *c, const struct gs_uvm_layout *lay, uint8_t *
 		*a = answer_none();
 		return false;
 	}
+	note_fetch_valid(c);
 	return true;
 }
 

@@ -76,7 +76,7 @@ static struct answer handle_flat(struct call *c)
 	if (!fetch_trapped_top(c, top, c->size, &a))
 		return a;
 	int rc = exec_escape(c, c->nr, c->size, top);
-	if (mem_write(&c->mem, c->argp, top, c->size) < 0 && rc == 0)
+	if (mem_write(answer_mem(c), c->argp, top, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	return answer_value(rc);
@@ -323,16 +323,36 @@ static void finish_dup(struct call *c, const struct answer *a)
 	c->dup_slot = -1;
 }
 
-/* Where the answer will be written, taken before the first read: the
- * fetch stage's ID_VALID, after that read, proves it the trapped task's.
- * False, with *a, when it cannot be: a task already gone needs no answer;
- * one we may not reach fails closed, as a dup we may not take does. */
+/* Where the answer will be written, for a call that always writes one
+ * (an allocation's outputs, a UVM map's status), taken before the first
+ * read: the fetch stage's ID_VALID, after that read, proves it the
+ * trapped task's (note_fetch_valid), so its write needs no check of its
+ * own. Every other call opens it at its first write, if any (answer_mem,
+ * exec_common.c: issue #31). False, with *a, when it cannot be: a task
+ * already gone needs no answer; one we may not reach fails closed, as a
+ * dup we may not take does. */
 static bool open_answer_mem(struct call *c, struct answer *a)
 {
 	if (task_mem_open(c->tid, &c->mem) == 0)
 		return true;
 	*a = errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
 	return false;
+}
+
+/* The escapes whose answer always carries bytes the driver wrote: an
+ * allocation (offsets, limits, attributes, a handle RM chose) and the
+ * card list. Their answer memory is opened early (open_answer_mem). */
+static bool always_writes(const struct rm_escape *e)
+{
+	switch (e->action) {
+	case RM_ACT_EXEC_ALLOC:
+	case RM_ACT_EXEC_ALLOC_OBJECT:
+	case RM_ACT_EXEC_VID_HEAP:
+	case RM_ACT_EXEC_CARD_INFO:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* A trapped word on a file that is not the driver's: another device's
@@ -403,7 +423,9 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
 	if (c->dup < 0)
 		return answer_errno(errno == EBADF ? EBADF : EPERM);
-	if (!open_answer_mem(c, &a))
+	/* A map always writes its status back; the other two write only
+	 * when they refuse (answer_mem opens it then). */
+	if (cmd == UVM_MAP_EXTERNAL_ALLOCATION && !open_answer_mem(c, &a))
 		return a;
 	*record = true;
 	return handle_uvm(c, cmd, space);
@@ -436,10 +458,9 @@ static struct answer route_ioctl(struct call *c,
 		return answer_continue();
 	/* --p2p-register answer: a P2P registration control the ledger
 	 * proves the driver would accept is answered without it, so without
-	 * a dup of the workload's fd (exec_control.c). */
+	 * a dup of the workload's fd (exec_control.c). Nor, usually, with
+	 * the answer memory open: the caller's status was NV_OK already. */
 	struct answer a;
-	if (!open_answer_mem(c, &a))
-		return a;
 	if (e && e->action == RM_ACT_EXEC_CONTROL && answers_p2p_registration(c, &a)) {
 		c->d.call = e->name;
 		*record = true;
@@ -467,6 +488,8 @@ static struct answer route_ioctl(struct call *c,
 	/* An escape we do not know, the driver does not handle, or of a size
 	 * it does not take: refused and audited (gs_verdict_of_escape). */
 	if (!judge_escape(c, c->nr, c->size, false, &a))
+		return a;
+	if (always_writes(e) && !open_answer_mem(c, &a))
 		return a;
 	return e->action == RM_ACT_XFER ? handle_xfer(c) : dispatch(c, e);
 }
@@ -635,9 +658,11 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	}
 	/* A UVM map's dup of the memory in our own client, needed only
 	 * until the map returned, and the share that allowed it: freed and
-	 * revoked after the answer, off the workload's path (issue #16;
-	 * own_rm.h says why the share must not stay). */
-	gs_own_rm_drop_temp(&sb->own);
+	 * revoked after the answer by the janitor, on another CPU (issue
+	 * #31; own_rm.h says why the share must not stay, and
+	 * docs/security/per-call-cost.md why later is sound). The memory
+	 * stays charged until then (sb->own_temp_pin). */
+	gs_session_drop_own_later(sb);
 	if (c.dup >= 0)
 		close(c.dup);
 	task_mem_close(&c.mem);

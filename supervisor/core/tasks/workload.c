@@ -215,6 +215,16 @@ int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,
 	return 0;
 }
 
+bool mem_out_changed(const struct gs_mem_out *a, const struct gs_mem_out *b)
+{
+	size_t off, span;
+
+	for (const struct gs_mem_out *o = a; o; o = o == a ? b : NULL)
+		if (o->len && (!o->before || changed_span(o->now, o->before, o->len, &off, &span)))
+			return true;
+	return false;
+}
+
 /* ---- the workload's fd --------------------------------------------------- */
 
 /* A thread pidfd (Linux 6.9+) works for any thread; older kernels accept

@@ -113,6 +113,9 @@ struct gs_mem_out {
  * back. b may be NULL. */
 int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,
                        const struct gs_mem_out *b);
+/* Would mem_write_changed2 write anything (b may be NULL)? Asked first by
+ * a caller that opens the task's memory only for a write (issue #31). */
+bool mem_out_changed(const struct gs_mem_out *a, const struct gs_mem_out *b);
 
 /* Our dup of fd wfd of task tid, or -1 with errno set. Only a file of the
  * driver's is returned: a dup of another is parked (above), with -1 and
