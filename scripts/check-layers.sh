@@ -33,7 +33,9 @@
 #  - what each object file of the build uses from another (nm: a symbol
 #    undefined in one object and defined in the other), which also sees a
 #    function declared in one layer's header and defined in another's file.
-# Circles are looked for among the object files (tsort).
+# Circles are looked for among the object files (tsort), and among the
+# modules (a file's path without .c or .h: its code and its header are one
+# module) by their #include lines, so that no two headers need each other.
 #
 # Usage: scripts/check-layers.sh [BUILD_DIR]   (default: build; run after make)
 # Prints one line per problem and "N passed, M failed" last.
@@ -160,8 +162,31 @@ check_symbols() {
 	fi
 }
 
+# "includer included" lines between modules, from every #include "...".
+module_edges() {
+	local f inc target
+	while IFS= read -r f; do
+		while IFS= read -r inc; do
+			target=$(resolve "$f" "$inc")
+			case $target in "?/"*) continue ;; esac
+			[ "${f%.*}" = "${target%.*}" ] || echo "${f%.*} ${target%.*}"
+		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+	done < <(find include arch policy supervisor -name '*.[ch]' | sort)
+}
+
+check_module_includes() {
+	local loop
+	if loop=$(module_edges | sort -u | tsort 2>&1 >/dev/null) && [ -z "$loop" ]; then
+		ok
+	else
+		bad "modules that include each other in a circle:"
+		printf '%s\n' "$loop" | sed 's/^tsort: /    /'
+	fi
+}
+
 [ -n "$INCLUDE_DIRS" ] || bad "no GS_INCLUDE_DIRS in the Makefile"
 check_includes
+check_module_includes
 check_symbols
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -303,6 +303,12 @@ static int chain_and_write(struct gs_audit *a, json_object *o)
 	return 0;
 }
 
+int gs_audit_set_rotation(struct gs_audit *a, const char *path, uint64_t max_size, unsigned max_files,
+                          struct gs_error *err)
+{
+	return gs_audit_rotation_start(&a->rot, a->fd, path, max_size, max_files, err);
+}
+
 /* The file is full: a "rotate" record ends it, the files move up one
  * number, and a "continued" record begins the new one; both are links of
  * the one chain (audit_rotate.h). Any failure fails the log (closed). */

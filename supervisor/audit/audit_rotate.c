@@ -17,7 +17,6 @@
 
 #include <sys/stat.h>
 
-#include "audit.h"
 #include "audit_rotate.h"
 
 #define AUDIT_FILE_MODE 0600
@@ -66,20 +65,20 @@ int gs_audit_rotate_files(const struct gs_audit_rotation *r, struct gs_error *er
 	return fd;
 }
 
-int gs_audit_set_rotation(struct gs_audit *a, const char *path, uint64_t max_size, unsigned max_files,
-                          struct gs_error *err)
+int gs_audit_rotation_start(struct gs_audit_rotation *r, int fd, const char *path, uint64_t max_size,
+                            unsigned max_files, struct gs_error *err)
 {
 	struct stat st;
 
 	if (gs_audit_rotation_check(max_size, max_files, err) < 0)
 		return -1;
-	if (snprintf(a->rot.path, sizeof(a->rot.path), "%s", path) >= (int)sizeof(a->rot.path))
+	if (snprintf(r->path, sizeof(r->path), "%s", path) >= (int)sizeof(r->path))
 		return gs_fail(err, ENAMETOOLONG, "the audit log's path is too long");
-	if (fstat(a->fd, &st) < 0)
+	if (fstat(fd, &st) < 0)
 		return gs_fail(err, errno, "audit log %s", path);
-	a->rot.size = (uint64_t)st.st_size;
-	a->rot.max_size = max_size;
-	a->rot.max_files = max_files;
-	a->rot.on = true;
+	r->size = (uint64_t)st.st_size;
+	r->max_size = max_size;
+	r->max_files = max_files;
+	r->on = true;
 	return 0;
 }

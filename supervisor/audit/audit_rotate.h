@@ -41,6 +41,11 @@ struct gs_audit_rotation {
 /* Checks the two options together. Returns 0, or -1 with err set. */
 int gs_audit_rotation_check(uint64_t max_size, unsigned max_files, struct gs_error *err);
 
+/* Rotation from now on of the log open on fd at path, whose size so far
+ * counts. Returns 0, or -1 with err set (the options checked). */
+int gs_audit_rotation_start(struct gs_audit_rotation *r, int fd, const char *path, uint64_t max_size,
+                            unsigned max_files, struct gs_error *err);
+
 /* Moves PATH to PATH.1 (and each PATH.K up one, the oldest deleted), then
  * makes a new, empty PATH (mode 0600, close-on-exec, never an existing
  * file) and returns its descriptor, or -1 with err set. */

@@ -4,7 +4,8 @@
 # kind of violation it exists for, and passes on the tree as it is.
 # Each case runs the checker on a copy of the sources and the built objects
 # with one violation planted: an upward #include, an upward symbol use, two
-# files of one layer using each other in a circle, a source file in no
+# files of one layer using each other in a circle, two modules (a .c and
+# its .h) including each other, a source file in no
 # layer. A checker that cannot fail would pass every case's baseline and
 # fail here. Needs a build (make) first; no privileges.
 set -u
@@ -55,6 +56,11 @@ plant_object supervisor/rm/planted.c 'void gs_session_summarize(void); void plan
 # - two files of core/ledger/ use each other;
 plant_object supervisor/core/ledger/ping.c 'void planted_pong(void); void planted_ping(void) { planted_pong(); }'
 plant_object supervisor/core/ledger/pong.c 'void planted_ping(void); void planted_pong(void) { planted_ping(); }'
+# - two modules of core/ledger/ that include each other (a file and the
+#   header of another whose file includes the first's header back);
+printf '#include "mod_b.h"\n' > "$T/tree/supervisor/core/ledger/mod_a.c"
+printf '#include "mod_a.h"\n' > "$T/tree/supervisor/core/ledger/mod_b.h"
+: > "$T/tree/supervisor/core/ledger/mod_a.h"
 # - a source file directly in supervisor/, in no layer's folder.
 echo 'int planted_stray;' > "$T/tree/supervisor/stray.c"
 out=$("$T/tree/scripts/check-layers.sh" build 2>&1); rc=$?
@@ -71,6 +77,8 @@ expect_line "upward-symbol" "^FAIL supervisor/rm/planted.c uses supervisor/run/r
 expect_line "circle-in-a-layer" "^FAIL files that depend on each other in a circle"
 expect_line "circle-names-its-files" "supervisor/core/ledger/p[io]ng"
 expect_line "file-in-no-layer" "^FAIL supervisor/stray.c is in no layer"
+expect_line "module-circle" "^FAIL modules that include each other in a circle"
+expect_line "module-circle-names-its-modules" "supervisor/core/ledger/mod_[ab]"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -389,7 +389,8 @@ static void test_metrics_labels(void)
 	s.refusals.kind[0].n = 3;
 	snprintf(s.refusals.kind[0].reason, sizeof(s.refusals.kind[0].reason), "say \"no\"");
 	text = gs_metrics_text(&s, 1);
-	CHECK(text && strstr(text, "container=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\"} 1\n"));
+	CHECK(text && strstr(text, "container=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",pod=\"\",namespace=\"\","
+	                           "container_name=\"\"} 1\n"));
 	CHECK(text && strstr(text, "outcome=\"policy\",reason=\"say \\\"no\\\"\"} 3\n"));
 	CHECK(text && !strstr(text, "gpusandbox_memory_quota_bytes{")); /* no quota: no sample */
 	free(text);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "gpusandbox.h"
+#include "ledger.h"
 #include "ledger_obj.h"
 
 uint32_t ledger_pin(struct ledger *l, uint32_t h_client, uint32_t handle)

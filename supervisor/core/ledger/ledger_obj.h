@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ledger.h"
+#include "ledger_base.h"
 #include "ledger_pins.h"
 
 struct ledger_obj {

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "ledger.h"
+#include "ledger_base.h"
 
 #define LEDGER_NONE UINT32_MAX
 _Static_assert(LEDGER_NO_PIN == LEDGER_NONE, "a pin is an allocation's index, NONE when there is none");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger.h"
 #include "ledger_obj.h"
 
 #define NONE LEDGER_NONE

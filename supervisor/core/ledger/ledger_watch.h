@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "ledger.h"
+#include "ledger_base.h"
 
 /* An epoll set watching fd's open file, or -1 (no poll support: from then
  * on the ledger keeps charges until RM_FREE, the safe side). */

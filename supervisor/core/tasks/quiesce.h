@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "sharers.h"
 #include "taskset.h"
 
 /* Tasks sharing one fd table, at most (more: fail closed). */
@@ -57,17 +58,6 @@ unsigned gs_inflight_count(const struct gs_inflight *f);
 /* Waits, polling, until f counts none or ms have passed; true when none
  * is left. NULL counts none. */
 bool     gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms);
-
-/* What the searches for an fd table's sharers looked at (issue #32):
- * the tasks compared (kcmp) by each search, so that a test can tell that
- * a container's search compared none of another's tasks. Relaxed
- * counters: figures, never decisions. */
-struct gs_walk_stats {
-	_Atomic uint64_t walks;     /* searches beyond the caller's own threads */
-	_Atomic uint64_t tasks;     /* tasks compared by them, in all */
-	_Atomic uint64_t most;      /* the most one search compared */
-	_Atomic uint64_t unbounded; /* searches of every task of the host */
-};
 
 struct gs_quiesce_who {
 	const struct gs_taskset *tasks; /* the sandbox's: a task of it we cannot compare fails closed */
@@ -106,6 +96,7 @@ int gs_fd_sharers(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max
  * listing whole (quiesce.c, walk_bounded); else every task, as above. */
 int gs_fd_sharers_counted(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max,
                           struct gs_walk_stats *stats);
+
 
 struct gs_quiesce;
 

@@ -1,16 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sharers.h - the search for the tasks that share a trapped task's fd
- * table (kcmp KCMP_FILES), for the quiesce (quiesce.h). Private to
- * quiesce.c and its tests.
+ * table (kcmp KCMP_FILES), for the quiesce (quiesce.h, which includes
+ * this for its callers).
  */
 #ifndef GPUSANDBOX_SHARERS_H
 #define GPUSANDBOX_SHARERS_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
-#include "quiesce.h"
 #include "taskset.h"
+
+/* What the searches for an fd table's sharers looked at (issue #32):
+ * the tasks compared (kcmp) by each search, so that a test can tell that
+ * a container's search compared none of another's tasks. Relaxed
+ * counters: figures, never decisions. */
+struct gs_walk_stats {
+	_Atomic uint64_t walks;     /* searches beyond the caller's own threads */
+	_Atomic uint64_t tasks;     /* tasks compared by them, in all */
+	_Atomic uint64_t most;      /* the most one search compared */
+	_Atomic uint64_t unbounded; /* searches of every task of the host */
+};
 
 /* Adds the threads of process pid that share tid's table to out (from
  * index n, at most max); the new count, or -1 with errno. A process that
