@@ -30,7 +30,7 @@ TXT="$OUT/percall_ab.txt"
 . tests/gpu/bench_common.sh
 bench_start || exit 1
 log "# A=$A B=$B reps=$REPS pairs=$PAIRS"
-cc -O2 -shared -fPIC -o "$OUT/ioctl_time.so" tests/gpu/ioctl_time.c -ldl || exit 1
+cc -O2 -shared -fPIC -Iinclude -o "$OUT/ioctl_time.so" tests/gpu/ioctl_time.c -ldl || exit 1
 cc -static -O2 -Iinclude -o "$OUT/bench_trap" tests/gpu/bench_trap.c || exit 1
 
 CONFIGS=(native A:perform A:answer B:perform B:answer)
