@@ -266,8 +266,7 @@ TSAN_CASES_SM := sm50 fail churn reschedule stall
 TSAN_CASES_COORD := cap-30-70 guar-idle host-dies
 TSAN_CASES_ADV := race_size:size client_flip client_fdswap:thread client_fdswap:busy audit_hostile slow_call \
                   uvm_hold:close uvm_hold:race uvm_share continue_swap uvm_ctlfd:race uvm_channel:swap \
-                  uvm_channel:stall uvm_channel:overlap uvm_channel:clone quick_return client_fdswap:proc \
-                  uvm_hold:janitor
+                  uvm_channel:stall uvm_channel:overlap uvm_channel:clone quick_return client_fdswap:proc
 TSAN_CASES_AGENT := two-runc storm-runc gpunode-runc gpunode-stall-runc uvmhold-runc uvmrestart-runc uvmkill-runc stalestop-runc stalekill-runc uvmchannel-runc
 # The status thread's snapshots beside the workers and the tick; a log's
 # rotation under its lock.
