@@ -16,9 +16,7 @@
 # of each build (perf stat at the syscall tracepoints, every thread of the
 # supervisor, attached once the workload's set-up is done). rmbench -u:
 # RM_ALLOC, the UVM map, REGISTER_VIDMEM, UNREGISTER_VIDMEM, RM_FREE, as
-# cuMemAlloc/cuMemFree make them. CPUs: GS_CPU (default 1; "0,1" runs the
-# same rounds on two CPUs, where the map's janitor can run beside the
-# workload: own_rm.h). Needs root and
+# cuMemAlloc/cuMemFree make them. CPU: GS_CPU (default 1). Needs root and
 # /dev/fuse (tests/fakedrv/with-fake-nvidia); perf for the counts.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -35,25 +33,20 @@ ATTACH_WAIT_MS=${ATTACH_WAIT_MS:-2000}
 
 [ -x "$BENCH" ] || { echo "bench-onecpu: $BENCH missing: make -s -j2 all tests" >&2; exit 2; }
 
-# noreg: rmbench -r, the pair without the two registration controls (the
-# shape of a CUDA that makes no NV50_THIRD_PARTY_P2P object: docs/perf.md,
-# "The P2P registration default").
-configs=(native native_noreg)
-for b in "${BUILDS[@]}"; do configs+=("${b%%=*}:perform" "${b%%=*}:answer" "${b%%=*}:noreg"); done
+configs=(native)
+for b in "${BUILDS[@]}"; do configs+=("${b%%=*}:perform" "${b%%=*}:answer"); done
 
 path_of() {
 	for b in "${BUILDS[@]}"; do [ "${b%%=*}" = "$1" ] && { echo "${b#*=}"; return; }; done
 }
 
 run_config() {
-	local name=${1%%:*} mode=${1#*:} extra=()
-	[ "$mode" = noreg ] && { mode=perform; extra=(-r); }
-	[ "$1" = native_noreg ] && extra=(-r)
-	if [ "$name" = native ] || [ "$name" = native_noreg ]; then
-		taskset -c "$CPU" "$FAKE" --vidmem 64g -- "$BENCH" -u "${extra[@]}" -n "$PAIRS"
+	local name=${1%%:*} mode=${1#*:}
+	if [ "$1" = native ]; then
+		taskset -c "$CPU" "$FAKE" --vidmem 64g -- "$BENCH" -u -n "$PAIRS"
 	else
 		taskset -c "$CPU" "$FAKE" --vidmem 64g -- "$(path_of "$name")" --user root \
-			--p2p-register "$mode" -- "$BENCH" -u "${extra[@]}" -n "$PAIRS"
+			--p2p-register "$mode" -- "$BENCH" -u -n "$PAIRS"
 	fi 2>/dev/null | tail -1
 }
 

@@ -49,9 +49,6 @@ DEFAULT_CAPS_POOL=2048
 # many clients it tries at most (MAX_FILES in clients.c).
 CLIENTS=3
 CLIENT_FILES=8
-# How late the janitor drops our dup in uvm_hold:janitor (ms): far longer
-# than the program takes from its map to its second allocation.
-JANITOR_DELAY_MS=300
 
 . tests/lib/harness.sh
 harness_tmpdir "${GS_ADV_KEEP:-}" gs-adv
@@ -137,7 +134,6 @@ TESTS=(
 	"continue_swap:size|sandbox|continue_swap size"
 	"uvm_hold:handoff|sandbox|uvm_hold handoff"
 	"uvm_hold:handoff_free|sandbox|uvm_hold handoff_free"
-	"uvm_hold:janitor|sandbox|uvm_hold free"
 	"uvm_ctlfd:other|sandbox|uvm_ctlfd other"
 	"uvm_ctlfd:pipe|sandbox|uvm_ctlfd pipe"
 	"uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
@@ -195,7 +191,6 @@ TESTS=(
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
 	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
-	"baseline-uvm_hold:janitor|sandbox|uvm_hold free"
 	"baseline-uvm_ctlfd:other|bare|uvm_ctlfd other"
 	"baseline-uvm_ctlfd:pipe|bare|uvm_ctlfd pipe"
 	"baseline-uvm_channel:free|bare|uvm_channel free"
@@ -411,14 +406,6 @@ run_case() {
 		fake_extra=(--semaphores-32bit --semsurf-any-memory)
 	fi
 	[ "$name" = baseline-sem_surf ] && sb_env=(env GPUSANDBOX_TEST_NO_KEEP=1)
-	# uvm_hold janitor: the janitor drops the map's own dup of A 300 ms
-	# late (own_rm.h), so A's handle is freed and B asked for while our
-	# dup still holds A; the pin kept until the drop must hold B back
-	# until then. Its baseline lets the pin go at the answer, as before
-	# the janitor: B is granted while A is still held (issue #31).
-	[ "$name" = uvm_hold:janitor ] && sb_env=(env GPUSANDBOX_TEST_OWN_DROP_DELAY_MS="$JANITOR_DELAY_MS")
-	[ "$name" = baseline-uvm_hold:janitor ] &&
-		sb_env=(env GPUSANDBOX_TEST_OWN_DROP_DELAY_MS="$JANITOR_DELAY_MS" GPUSANDBOX_TEST_NO_OWN_TEMP_PIN=1)
 	# dupcache close counts the closes of the fake's descriptors.
 	[ "$prog" = dupcache ] && fake_extra=(--count-closes)
 	# audit_forge:unguarded and baseline-audit_forge: the log neither
@@ -1732,18 +1719,6 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		[ "$(val_of "$dir" rounds)" = 3 ] && [ -n "$v" ] && [ "$v" -ge $((3 * QUOTA)) ] && pass "$name" ||
 			fail "$name" "keep off: rounds=$(val_of "$dir" rounds) peak ${v:-?}: not sensitive"
-		continue
-	fi
-	if [ "$name" = baseline-uvm_hold:janitor ]; then
-		# The pin let go at the answer: the driver held A (our dup) and B.
-		# The janitor runs only where the supervisor may use two CPUs.
-		v=$(stat_of "$dir" gpu0.vidmem_peak)
-		if [ "$(nproc)" -lt 2 ]; then
-			echo "SKIP $name: one CPU: no janitor"
-		else
-			[ "$(val_of "$dir" second)" = 0x0 ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
-				fail "$name" "pin let go: second=$(val_of "$dir" second) driver peak ${v:-?}: not sensitive"
-		fi
 		continue
 	fi
 	if [ "${name%:*}" = baseline-client_fdswap ] || [ "$name" = baseline-continue_swap ]; then

@@ -120,8 +120,6 @@ static void *janitor_main(void *arg)
 			break;
 		const uint64_t gen = o->temp_gen;
 		pthread_mutex_unlock(&j->lock);
-		if (o->test_drop_delay_ms)
-			usleep(o->test_drop_delay_ms * 1000u);
 		drop_now(o);
 		pthread_mutex_lock(&j->lock);
 		j->pending = false;
@@ -189,26 +187,9 @@ void gs_own_rm_drop_temp(struct gs_own_rm *o)
 	drop_now(o);
 }
 
-/* A drop handed over and not yet done: the temporary dup and share are
- * the janitor's until then. */
-static bool drop_pending(struct gs_own_rm *o)
-{
-	bool pending;
-
-	if (!o->jan)
-		return false;
-	pthread_mutex_lock(&o->jan->lock);
-	pending = o->jan->pending;
-	pthread_mutex_unlock(&o->jan->lock);
-	return pending;
-}
-
 bool gs_own_rm_drop_temp_later(struct gs_own_rm *o)
 {
-	/* Called after every answer: a call after a map does not wait for
-	 * the map's drop (only a use of our client does, gs_own_rm_wait). */
-	if (drop_pending(o))
-		return true;
+	gs_own_rm_wait(o);
 	if (!o->temp_parent && o->shared_fd < 0)
 		return false;
 	if (!janitor_start(o)) {

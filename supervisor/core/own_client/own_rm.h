@@ -58,10 +58,6 @@ struct gs_own_rm {
 	 * when set, is told by the janitor the count of each one it dropped,
 	 * from its own thread, holding no lock of ours (the session lets go
 	 * of the charge it kept meanwhile, session.c). */
-	/* GPUSANDBOX_TEST_OWN_DROP_DELAY_MS (read by gs_session_init): the
-	 * janitor waits that long before each drop, so that tests/adv
-	 * uvm_hold:janitor finds one pending. Never for use. */
-	unsigned    test_drop_delay_ms;
 	uint64_t    temp_gen;
 	void      (*after_drop)(void *ctx, uint64_t gen);
 	void       *after_drop_ctx;

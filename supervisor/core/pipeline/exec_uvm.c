@@ -228,11 +228,6 @@ static uint32_t pin_in_flight(struct call *c, const struct gs_uvm_call *u)
  * before, and they still do while it is mapped. */
 static void keep_until_dropped(struct call *c, uint32_t pin)
 {
-	if (c->sb->test_no_own_temp_pin) {
-		uint64_t released[GS_MAX_GPUS] = { 0 };
-		ledger_unpin(&c->sb->ledger, pin, released);
-		return;
-	}
 	c->sb->own_temp_pin = pin;
 	c->sb->own_temp_gen = c->sb->own.temp_gen;
 }

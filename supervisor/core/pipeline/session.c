@@ -109,9 +109,6 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
 	sb->own_temp_pin = LEDGER_NO_PIN;
 	sb->own.after_drop = own_dropped;
-	const char *delay = gs_test_switch("GPUSANDBOX_TEST_OWN_DROP_DELAY_MS");
-	sb->own.test_drop_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
-	sb->test_no_own_temp_pin = gs_test_switch("GPUSANDBOX_TEST_NO_OWN_TEMP_PIN") != NULL;
 	sb->own.after_drop_ctx = sb;
 	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)

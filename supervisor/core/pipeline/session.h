@@ -90,10 +90,6 @@ struct gs_session {
 	 * none: dropped by gs_session_settle_own. Under lock. */
 	uint32_t             own_temp_pin;
 	uint64_t             own_temp_gen;  /* the own.temp_gen it was kept for */
-	/* GPUSANDBOX_TEST_NO_OWN_TEMP_PIN in the supervisor's own
-	 * environment: the pin is let go at once, as before the janitor, so
-	 * that baseline-uvm_hold:janitor shows what keeping it prevents. */
-	bool                 test_no_own_temp_pin;
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	bool                 stacks;      /* refusals are audited with their call stacks */
 	FILE                *trace;       /* NULL without --trace */
