@@ -907,16 +907,8 @@ unsigned gs_agent_drain_calls(struct gs_agent *a, unsigned *late)
 	for (struct gs_agent_container *c = a->containers; c; c = c->next) {
 		const uint64_t now = gs_monotonic_ns();
 		const unsigned left = now < until ? (unsigned)((until - now) / 1000000ull) : 0;
-		if (!gs_mutex_lock_within(&c->sb.lock, left)) {
+		if (!gs_mutex_lock_within(&c->sb.lock, left))
 			(*late)++;
-			continue;
-		}
-		/* A map's dup and share still with the janitor (own_rm.h):
-		 * dropped and revoked before we exit, as they were when the
-		 * worker dropped them itself (tests/agent stalestop-runc), and
-		 * the pin that kept the memory charged let go, so the next
-		 * agent gets no pin for them (docs/security/per-call-cost.md). */
-		gs_session_settle_own(&c->sb);
 	}
 	return a->n_containers;
 }

@@ -3,14 +3,8 @@
  * own_rm.c - the sandbox's own RM client (own_rm.h).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "own_rm.h"
@@ -61,7 +55,6 @@ nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_e
 
 	if (gpu < 0 || (unsigned)gpu >= GS_OWN_MAX_GPUS)
 		return NV_ERR_INVALID_ARGUMENT;
-	gs_own_rm_wait(o);
 	if (o->ctl_fd < 0 && (st = make_client(o)) != NV_OK)
 		return st;
 	if (o->devices & (1ull << gpu))
@@ -80,18 +73,7 @@ static struct nvos57 share_of(const struct gs_own_rm *o, nv_handle_t h_client, n
 	                                    .type = RS_SHARE_TYPE_CLIENT, .action = action } };
 }
 
-/* The janitor (gs_own_rm_drop_temp_later). pending: a dup and share
- * handed over and not yet dropped; while it is set only the janitor
- * touches temp_parent and shared_*, and the lock orders its drop before
- * anything the worker does once it has seen pending clear. */
-struct gs_own_janitor {
-	pthread_mutex_t lock;
-	pthread_cond_t  cond;
-	pthread_t       thread;
-	bool            pending, stop;
-};
-
-static void drop_now(struct gs_own_rm *o)
+void gs_own_rm_drop_temp(struct gs_own_rm *o)
 {
 	if (o->temp_parent) {
 		(void)rm_own_free(o->ctl_fd, o->client, o->temp_parent, GS_OWN_TEMP_DUP);
@@ -107,125 +89,10 @@ static void drop_now(struct gs_own_rm *o)
 	}
 }
 
-static void *janitor_main(void *arg)
-{
-	struct gs_own_rm *o = arg;
-	struct gs_own_janitor *j = o->jan;
-
-	pthread_mutex_lock(&j->lock);
-	for (;;) {
-		while (!j->pending && !j->stop)
-			pthread_cond_wait(&j->cond, &j->lock);
-		if (!j->pending)
-			break;
-		const uint64_t gen = o->temp_gen;
-		pthread_mutex_unlock(&j->lock);
-		drop_now(o);
-		pthread_mutex_lock(&j->lock);
-		j->pending = false;
-		pthread_cond_broadcast(&j->cond);
-		pthread_mutex_unlock(&j->lock);
-		if (o->after_drop)
-			o->after_drop(o->after_drop_ctx, gen);
-		pthread_mutex_lock(&j->lock);
-	}
-	pthread_mutex_unlock(&j->lock);
-	return NULL;
-}
-
-/* More than one CPU to run on: otherwise a janitor's work would wait on
- * the worker's CPU all the same, plus its switches. */
-static bool may_run_elsewhere(void)
-{
-	cpu_set_t set;
-
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
-}
-
-/* The janitor, started with every signal blocked (signals stay with the
- * main thread's signalfd). False when it cannot run. */
-static bool janitor_start(struct gs_own_rm *o)
-{
-	sigset_t all, old;
-	struct gs_own_janitor *j;
-
-	if (o->jan)
-		return true;
-	if (!may_run_elsewhere() || !(j = calloc(1, sizeof(*j))))
-		return false;
-	pthread_mutex_init(&j->lock, NULL);
-	pthread_cond_init(&j->cond, NULL);
-	o->jan = j;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&j->thread, NULL, janitor_main, o);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0)
-		return true;
-	pthread_cond_destroy(&j->cond);
-	pthread_mutex_destroy(&j->lock);
-	free(j);
-	o->jan = NULL;
-	return false;
-}
-
-void gs_own_rm_wait(struct gs_own_rm *o)
-{
-	struct gs_own_janitor *j = o->jan;
-
-	if (!j)
-		return;
-	pthread_mutex_lock(&j->lock);
-	while (j->pending)
-		pthread_cond_wait(&j->cond, &j->lock);
-	pthread_mutex_unlock(&j->lock);
-}
-
-void gs_own_rm_drop_temp(struct gs_own_rm *o)
-{
-	gs_own_rm_wait(o);
-	drop_now(o);
-}
-
-bool gs_own_rm_drop_temp_later(struct gs_own_rm *o)
-{
-	gs_own_rm_wait(o);
-	if (!o->temp_parent && o->shared_fd < 0)
-		return false;
-	if (!janitor_start(o)) {
-		drop_now(o);
-		return false;
-	}
-	pthread_mutex_lock(&o->jan->lock);
-	o->jan->pending = true;
-	pthread_cond_signal(&o->jan->cond);
-	pthread_mutex_unlock(&o->jan->lock);
-	return true;
-}
-
-/* Stops the janitor once its drop is done. */
-static void janitor_stop(struct gs_own_rm *o)
-{
-	struct gs_own_janitor *j = o->jan;
-
-	if (!j)
-		return;
-	pthread_mutex_lock(&j->lock);
-	j->stop = true;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	pthread_join(j->thread, NULL);
-	pthread_cond_destroy(&j->cond);
-	pthread_mutex_destroy(&j->lock);
-	free(j);
-	o->jan = NULL;
-}
-
 nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_t h_client,
                                nv_handle_t h_object)
 {
 	gs_own_rm_drop_temp(o);
-	o->temp_gen++;
 	/* COMPOSE: the memory's first edited list starts from the policies
 	 * in force, not empty, so the driver's default (clients of the
 	 * workload's own process may dup it) stays; without it our share
@@ -251,10 +118,7 @@ nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_
 
 void gs_own_rm_close(struct gs_own_rm *o)
 {
-	/* The share is revoked before our client goes: a handle freed with
-	 * a share still naming it could be taken by anyone (above). */
 	gs_own_rm_drop_temp(o);
-	janitor_stop(o);
 	if (o->ctl_fd >= 0) {
 		if (o->client)
 			(void)rm_own_free(o->ctl_fd, o->client, o->client, o->client);

@@ -50,17 +50,6 @@ struct gs_own_rm {
 	 * left free is a way in). */
 	void      (*on_client)(void *ctx, int ctl_fd, nv_handle_t client);
 	void       *on_client_ctx;
-	/* The janitor that drops the temporary dup and share after the
-	 * answer, on another CPU (gs_own_rm_drop_temp_later; NULL until
-	 * first needed, or when it cannot run). */
-	struct gs_own_janitor *jan;
-	/* Counts the temporary dups made (gs_own_rm_dup_temp); after_drop,
-	 * when set, is told by the janitor the count of each one it dropped,
-	 * from its own thread, holding no lock of ours (the session lets go
-	 * of the charge it kept meanwhile, session.c). */
-	uint64_t    temp_gen;
-	void      (*after_drop)(void *ctx, uint64_t gen);
-	void       *after_drop_ctx;
 };
 #define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1 }
 
@@ -101,26 +90,10 @@ nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_
  * live frees our client, and RM lets any process ask for a client by a
  * handle of its choice (serverCreateEntryAndLockForNewClient,
  * rs_server.c, 580.95.05), so a client made with our old handle could
- * dup the workload's memory. Waits for a drop handed to the janitor
- * first; the executor hands them over instead (below). */
+ * dup the workload's memory. The executor calls this after the answer
+ * is sent (issue #16: off the workload's path), still under the session
+ * lock, so no other call of the sandbox runs in between. */
 void gs_own_rm_drop_temp(struct gs_own_rm *o);
-/* The same, handed to the janitor thread (issue #31): the executor calls
- * it after the answer is sent. With SYNC_WAKE_UP the answer runs the
- * workload on the worker's CPU, where work after SEND waits in its path
- * as much as work before it (shared/reference/perf-2026-12-02.md 3); a
- * thread already free to run elsewhere takes it off that path. Dropped
- * here, at once, when the process may use one CPU only (a janitor would
- * only add its switches there) or the thread cannot start. Until the
- * janitor is done, the temporary dup and share are still held: every
- * other use of o waits for it first (gs_own_rm_wait), so the next map,
- * the end of the client and a full reconcile see them gone; our client
- * is freed only after (gs_own_rm_close), and the caller keeps the
- * memory's charge until then (docs/security/per-call-cost.md). True
- * when handed to the janitor, false when dropped here (or nothing was
- * held). */
-bool gs_own_rm_drop_temp_later(struct gs_own_rm *o);
-/* Waits until a drop handed to the janitor is done (at once when none). */
-void gs_own_rm_wait(struct gs_own_rm *o);
 void gs_own_rm_close(struct gs_own_rm *o);
 /* Frees what a previous agent's own client (client, on our copy ctl_fd
  * of the file the keeper holds) may still hold: that agent may have died

@@ -216,22 +216,6 @@ static uint32_t pin_in_flight(struct call *c, const struct gs_uvm_call *u)
 	return ledger_pin(&c->sb->ledger, u->h_client, u->h_memory);
 }
 
-/* The pin taken for the driver's map stays past the answer, until our
- * temporary dup of the memory is dropped (issue #31: by the janitor,
- * gs_own_rm_drop_temp_later), then gs_session_settle_own lets it go,
- * before the next map or any full reconcile (and so before any quota
- * refusal). Without it a workload could free its handle, have the
- * mapping taken back and its charge credited, and allocate again while
- * our dup still held the old memory: held twice, counted once. With it
- * the memory stays charged while anything of ours holds it; it was the
- * mapping's pins (commit_map) that kept it charged past this point
- * before, and they still do while it is mapped. */
-static void keep_until_dropped(struct call *c, uint32_t pin)
-{
-	c->sb->own_temp_pin = pin;
-	c->sb->own_temp_gen = c->sb->own.temp_gen;
-}
-
 /* The GPU (minor) our dup of the memory hangs under: the memory's own,
  * or for memory the ledger names no GPU for (RM_ALLOC_MEMORY's system
  * memory) the driver's first. */
@@ -262,18 +246,18 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 		                                         "the mapping could not be followed")
 		                            : answer_none();
 	}
-	/* The last map's dup and share gone, and its pin (keep_until_dropped). */
-	gs_session_settle_own(c->sb);
 	uint32_t in_flight = pin_in_flight(c, u);
 	nv_status_t st = map_through_own(c, u, ctl, lay, params, dup_gpu(c, mem.gpu));
 	uint64_t released[GS_MAX_GPUS] = { 0 }, before[GS_MAX_GPUS];
-	keep_until_dropped(c, in_flight);
 	if (st != NV_OK) {
+		ledger_unpin(&c->sb->ledger, in_flight, released);
 		gs_uvm_space_tidy(&c->sb->uvm, (uint32_t)space);
 		return answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
 	}
 	memcpy(before, c->sb->ledger.used, sizeof(before));
 	bool recorded = commit_map(c, u, space, released);
+	/* The mapping's own pins are taken (or it is taken back below). */
+	ledger_unpin(&c->sb->ledger, in_flight, released);
 	if (!recorded) {
 		unmap_unrecorded(c, u);
 		(void)gs_uvm_maps_cut(&c->sb->uvm, &c->sb->ledger, (uint32_t)space, NULL, u->base, u->last,

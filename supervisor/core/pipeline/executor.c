@@ -658,11 +658,9 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	}
 	/* A UVM map's dup of the memory in our own client, needed only
 	 * until the map returned, and the share that allowed it: freed and
-	 * revoked after the answer by the janitor, on another CPU (issue
-	 * #31; own_rm.h says why the share must not stay, and
-	 * docs/security/per-call-cost.md why later is sound). The memory
-	 * stays charged until then (sb->own_temp_pin). */
-	gs_session_drop_own_later(sb);
+	 * revoked after the answer, off the workload's path (issue #16;
+	 * own_rm.h says why the share must not stay). */
+	gs_own_rm_drop_temp(&sb->own);
 	if (c.dup >= 0)
 		close(c.dup);
 	task_mem_close(&c.mem);

@@ -69,8 +69,6 @@ static enum gs_uvm_ctlfd_test uvm_ctlfd_test_of(const char *v)
 	return GS_UVM_CTLFD_CHECKED;
 }
 
-static void own_dropped(void *ctx, uint64_t gen);
-
 int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, int listener,
                     struct gs_error *err)
 {
@@ -107,9 +105,6 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->uvm.test_settle_in_flight = gs_test_switch("GPUSANDBOX_TEST_SETTLE_IN_FLIGHT") != NULL;
 	sb->uvm.test_no_pin_in_flight = gs_test_switch("GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT") != NULL;
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
-	sb->own_temp_pin = LEDGER_NO_PIN;
-	sb->own.after_drop = own_dropped;
-	sb->own.after_drop_ctx = sb;
 	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
@@ -246,57 +241,8 @@ static void reconcile_within(struct gs_session *sb, uint32_t max_checks)
 	}
 }
 
-/* The pin kept for our temporary dup let go (under the session lock). */
-static void unpin_own_temp(struct gs_session *sb)
-{
-	uint64_t released[GS_MAX_GPUS] = { 0 };
-
-	if (sb->own_temp_pin == LEDGER_NO_PIN)
-		return;
-	ledger_unpin(&sb->ledger, sb->own_temp_pin, released);
-	sb->own_temp_pin = LEDGER_NO_PIN;
-	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
-		if (released[g] && sb->trace)
-			fprintf(sb->trace, "[gpusandbox] released %llu bytes on gpu%u: our dup of mapped memory dropped\n",
-			        (unsigned long long)released[g], g);
-}
-
-/* The janitor dropped our temporary dup number gen (own_rm.h): the pin
- * that kept its memory charged can go, if it is still that dup's (a later
- * map keeps its own) and the session lock is free: a worker holding it
- * may be waiting for this very janitor, and settles the pin itself
- * (gs_session_settle_own, before its next map or full reconcile). So the
- * pin does not sit in the agent's journal for long: an agent restarted
- * with it would keep the memory charged until the container ends. */
-static void own_dropped(void *ctx, uint64_t gen)
-{
-	struct gs_session *sb = ctx;
-
-	if (pthread_mutex_trylock(&sb->lock) != 0)
-		return;
-	if (sb->own_temp_gen == gen)
-		unpin_own_temp(sb);
-	pthread_mutex_unlock(&sb->lock);
-}
-
-void gs_session_settle_own(struct gs_session *sb)
-{
-	gs_own_rm_drop_temp(&sb->own);
-	unpin_own_temp(sb);
-}
-
-void gs_session_drop_own_later(struct gs_session *sb)
-{
-	if (!gs_own_rm_drop_temp_later(&sb->own))
-		unpin_own_temp(sb);
-}
-
 void gs_session_reconcile(struct gs_session *sb)
 {
-	/* Our own temporary dup may hold memory whose handle the workload
-	 * freed, and its pin keeps it charged: dropped first, so that a
-	 * refusal counts only what is really held. */
-	gs_session_settle_own(sb);
 	/* A full reconcile is what a refusal, the compute share and the end
 	 * of a run rely on to see every closed file released: the files that
 	 * only our workers' kept dups hold open go first (dupcache.h). */

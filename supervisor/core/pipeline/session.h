@@ -85,11 +85,6 @@ struct gs_session {
 	 * export file still holds the memory (the baseline of tests/adv
 	 * fd_export one). Never for use. */
 	bool                 test_no_export_pin;
-	/* The pin (ledger_pin) on the memory our temporary dup holds while
-	 * the janitor has not yet dropped it (issue #31), LEDGER_NO_PIN when
-	 * none: dropped by gs_session_settle_own. Under lock. */
-	uint32_t             own_temp_pin;
-	uint64_t             own_temp_gen;  /* the own.temp_gen it was kept for */
 	struct gs_audit     *audit;       /* NULL without --audit-log */
 	bool                 stacks;      /* refusals are audited with their call stacks */
 	FILE                *trace;       /* NULL without --trace */
@@ -229,18 +224,8 @@ void gs_session_make_id(char *out, size_t len);
 /* Prints the profile to stderr when GPUSANDBOX_PROFILE is set. */
 void gs_session_print_profile(const struct gs_session *sb);
 
-/* Releases charges of clients whose file was closed; audits the releases.
- * Settles our own client's temporary dup first (gs_session_settle_own). */
+/* Releases charges of clients whose file was closed; audits the releases. */
 void gs_session_reconcile(struct gs_session *sb);
-/* Our temporary dup and its share dropped (waiting for the janitor, or
- * dropped here), then the pin that kept its memory charged meanwhile
- * (own_temp_pin) let go: a charge dropped only once nothing of ours
- * holds the memory. Before each map and each full reconcile. */
-void gs_session_settle_own(struct gs_session *sb);
-/* After the answer: our temporary dup and share handed to the janitor,
- * which lets the pin go once it has dropped them (when the session lock
- * is free then; else the next settle does), or dropped now with the pin. */
-void gs_session_drop_own_later(struct gs_session *sb);
 /* A bounded share of it: up to LEDGER_REAP_SOME watched clients looked
  * at, in turn across calls, so that a call that only tidies the ledger
  * costs the same with 10 or 1000 clients (issue #16). Only where no
