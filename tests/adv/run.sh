@@ -209,10 +209,12 @@ DECODERS=2
 # uvm_channel swap's baseline and swap_wide: the continue this long after
 # the look, so that the swapper flips the number in between every round
 # (one time slice of a loaded machine many times over).
-SWAP_CONTINUE_DELAY_US=50000
-# uvm_ctlfd race's baseline: maps made while the flipper runs (2000 in the
-# case itself); 3 to 20 of 2000 won in three runs on this machine.
-BASELINE_RACE_ROUNDS=10000
+SWAP_LOOK_DELAY_US=50000
+# uvm_ctlfd race's and park's baselines: the dup of rmCtrlFd comes this
+# long after the look at the caller's fd table (GPUSANDBOX_TEST_LOOK_DELAY_US),
+# so that the flipper wins many of the maps (2000, as in the case itself);
+# without it 3 to 20 of 10000 won on a quiet machine, none on a loaded one.
+OWNFS_LOOK_DELAY_US=5000
 # per_gpu: GPU 1's own quota in its policy.
 PER_GPU_QUOTA_ARG=256m
 PER_GPU_QUOTA=$((256 * MIB))
@@ -360,12 +362,12 @@ run_case() {
 	# The window between the supervisor's look at the number and the
 	# kernel's own lookup after the continue is microseconds wide: on a
 	# loaded machine the swapper did not run in it once in 48 rounds. So
-	# the continue comes SWAP_CONTINUE_DELAY_US after the look
-	# (GPUSANDBOX_TEST_CONTINUE_DELAY_US), in the baseline and in
+	# the continue comes SWAP_LOOK_DELAY_US after the look
+	# (GPUSANDBOX_TEST_LOOK_DELAY_US), in the baseline and in
 	# swap_wide, the same attack against the quiesce with that window.
 	[ "$name" = baseline-uvm_channel:swap ] &&
-		sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1 GPUSANDBOX_TEST_CONTINUE_DELAY_US=$SWAP_CONTINUE_DELAY_US)
-	[ "$name" = uvm_channel:swap_wide ] && sb_env=(env GPUSANDBOX_TEST_CONTINUE_DELAY_US=$SWAP_CONTINUE_DELAY_US)
+		sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$SWAP_LOOK_DELAY_US)
+	[ "$name" = uvm_channel:swap_wide ] && sb_env=(env GPUSANDBOX_TEST_LOOK_DELAY_US=$SWAP_LOOK_DELAY_US)
 	# uvm_channel stall: the fake answers the first registration late
 	# (tests/adv/uvm_channel.c, STALL_LATE_MS); its baseline unregisters
 	# without waiting for a registration in flight.
@@ -577,13 +579,14 @@ run_ownfs() {
 	rm -rf "$d"
 	mkdir -p "$d/ownfs"
 	[ "$name" = baseline-uvm_ctlfd:fuse ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=unchecked)
-	[ "$name" = baseline-uvm_ctlfd:race ] && sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look)
+	# The baselines' window (between the look and the dup) is widened
+	# (OWNFS_LOOK_DELAY_US), so that a win is not left to the scheduler.
+	[ "$name" = baseline-uvm_ctlfd:race ] &&
+		sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US)
 	# park: the dup a lost race took closed at once, as before parking.
-	[ "$name" = baseline-uvm_ctlfd:park ] && sb_env=(env GPUSANDBOX_TEST_NO_PARK=1)
-	# The baseline's window (between the look and the dup) is narrow: it
-	# races longer, so that a win is not left to chance.
+	[ "$name" = baseline-uvm_ctlfd:park ] &&
+		sb_env=(env GPUSANDBOX_TEST_NO_PARK=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US)
 	local rounds=
-	[ "${name#baseline-uvm_ctlfd:}" != "$name" ] && [ "$mode" = race ] && rounds=$BASELINE_RACE_ROUNDS
 	sandbox_command
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '

@@ -29,8 +29,11 @@
  *                    rmCtrlFd's number names the client's file while a
  *                    second thread dup2()s PATH, the other control file
  *                    and the client's file onto it in turn; the map is
- *                    made ROUNDS times (FLIP_ROUNDS; the baselines, whose
- *                    window is narrow, more). The supervisor must make no
+ *                    made ROUNDS times (FLIP_ROUNDS), and on, up to
+ *                    FLIP_MORE times as many, until the race has gone both
+ *                    ways (a map made, one refused: on a loaded machine
+ *                    the flipper may not run for a long while; run.sh
+ *                    judges both ways). The supervisor must make no
  *                    ioctl on PATH. When a flip lands between its look at
  *                    the caller's fd table and its dup, it has a dup of
  *                    PATH, which it parks: closed only at the sandbox's
@@ -113,6 +116,7 @@
 #define HOLD_SIZE (768ull * RMC_MIB)
 #define PROBE_SIZE (2ull * RMC_MIB)
 #define FLIP_ROUNDS 2000
+#define FLIP_MORE 10
 #define MS_PER_S 1000
 #define NS_PER_MS 1000000L
 #define NO_STAT UINT64_MAX
@@ -564,7 +568,7 @@ static void mode_race(struct run *r, const char *path, int rounds)
 	f = (struct flip){ .at = dup(r->s.fd), .files = { served, r->s.fd, o.fd, r->s.fd } };
 	if (f.at < 0 || pthread_create(&t, NULL, flipper, &f) != 0)
 		exit(ADV_EXIT_SETUP);
-	for (int i = 0; i < rounds; i++) {
+	for (int i = 0; i < rounds || (i < rounds * FLIP_MORE && !(r->ok && r->refused)); i++) {
 		rmc_status_t st = map_with(r, f.at, true);
 		if (st == NV_OK)
 			r->ok++;

@@ -82,27 +82,29 @@ int dup_trapped_fd(struct call *c, int wfd)
  * still the trapped one. A sharer that cannot be stopped fails closed.
  * With track, the caller is seized even when nothing shares its table,
  * and counted there until it has left the ioctl (quiesce.h). */
-/* GPUSANDBOX_TEST_CONTINUE_DELAY_US (read once): the continue of a call
- * whose file was judged comes this long after the look, so that a task
- * flipping the fd number meanwhile does so in every round, not only when
- * the scheduler happens to run it in a window of microseconds (a loaded
- * machine did not in 48 rounds: tests/adv uvm_channel:swap's baseline).
- * With the quiesce on, the sharers stay stopped through the delay. Never
- * for use. */
-static unsigned test_continue_delay_us(void)
+/* GPUSANDBOX_TEST_LOOK_DELAY_US (read once): the step that follows a
+ * look at the caller's fd table (the continue of a call whose file was
+ * judged, hold_judged_file; the dup of a map's rmCtrlFd, handle_map)
+ * comes this long after it, so that a task flipping the fd number
+ * meanwhile does so often, not only when the scheduler happens to run it
+ * in a window of microseconds (on a loaded machine it did not once in 48
+ * rounds: tests/adv uvm_channel:swap's baseline; nor in 10000:
+ * uvm_ctlfd park's). With the quiesce on, the sharers stay stopped
+ * through the delay. Never for use. */
+static unsigned test_look_delay_us(void)
 {
 	static atomic_int us = -1;
 
 	if (atomic_load(&us) < 0) {
-		const char *v = gs_test_switch("GPUSANDBOX_TEST_CONTINUE_DELAY_US");
+		const char *v = gs_test_switch("GPUSANDBOX_TEST_LOOK_DELAY_US");
 		atomic_store(&us, v ? atoi(v) : 0);
 	}
 	return (unsigned)atomic_load(&us);
 }
 
-static void test_continue_delay(void)
+void test_look_delay(void)
 {
-	unsigned us = test_continue_delay_us();
+	unsigned us = test_look_delay_us();
 
 	if (us)
 		(void)usleep(us);
@@ -115,7 +117,7 @@ bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track
 	                                    sb->tables_shared, sb->quiesces_live };
 
 	if (sb->quiesce_off) {
-		test_continue_delay();
+		test_look_delay();
 		return true;
 	}
 	if (gs_quiesce_begin(c->tid, &who, &c->quiesce, why) < 0)
@@ -131,7 +133,7 @@ bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track
 		*why = "the fd names another file than the one judged";
 		return false;
 	}
-	test_continue_delay();
+	test_look_delay();
 	return true;
 }
 
