@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,6 +68,7 @@ struct race_mem {
 	struct nv_memory_allocation_params small __attribute__((aligned(64)));
 	struct nv_memory_allocation_params big __attribute__((aligned(64)));
 	int stop;
+	unsigned long flips;  /* B's full rounds (both states), for A's wait */
 	enum race_mode mode;
 };
 static struct race_mem *R_;
@@ -112,6 +114,7 @@ static void *flipper(void *unused)
 		dwell();
 		set_state(0);
 		dwell();
+		__atomic_add_fetch(&R.flips, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -161,6 +164,13 @@ static void race(struct rmc_session *s, enum race_mode mode, struct adv_tally *t
 		rmc_status_t st;
 		int r;
 
+		/* B has flipped since A's last call: on a loaded machine B may
+		 * not run for a whole time slice, and a race whose calls all
+		 * met one state proved nothing (the class baseline once saw
+		 * only sysmem). Not a clock: B's own count. */
+		unsigned long f0 = __atomic_load_n(&R.flips, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&R.flips, __ATOMIC_RELAXED) == f0)
+			sched_yield();
 		/* Everything but the raced fields is A's to reset. */
 		R.args.h_root = s->client;
 		R.args.h_object_parent = s->device;
