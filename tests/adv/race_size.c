@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,6 +42,11 @@
 #define RACE_BIG           (8ull * RMC_GIB)     /* never fits */
 #define RACE_CLASS_SIZE    (512ull * RMC_MIB)   /* fits only as sysmem */
 #define RACE_MAX_ITERS     1500
+/* A race that has seen both outcomes (a grant and a refusal) may stop
+ * after this long; one that has not goes on to RACE_MAX_ITERS. The clock
+ * only shortens a run that already proved itself: on a loaded machine,
+ * where the flipper seldom runs, the race is not cut short before both
+ * outcomes (what run.sh checks) could be seen. */
 #define RACE_SECONDS       2.0
 /* Busy-wait between two rewrites so each state lasts long enough to be
  * read, instead of the second store following the first at once. */
@@ -62,6 +68,7 @@ struct race_mem {
 	struct nv_memory_allocation_params small __attribute__((aligned(64)));
 	struct nv_memory_allocation_params big __attribute__((aligned(64)));
 	int stop;
+	unsigned long flips;  /* B's full rounds (both states), for A's wait */
 	enum race_mode mode;
 };
 static struct race_mem *R_;
@@ -107,6 +114,7 @@ static void *flipper(void *unused)
 		dwell();
 		set_state(0);
 		dwell();
+		__atomic_add_fetch(&R.flips, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -151,11 +159,18 @@ static void race(struct rmc_session *s, enum race_mode mode, struct adv_tally *t
 	}
 
 	deadline = now_s() + RACE_SECONDS;
-	while (iters < RACE_MAX_ITERS && now_s() < deadline) {
+	while (iters < RACE_MAX_ITERS && !(t->ok >= 1 && t->nomem >= 1 && now_s() >= deadline)) {
 		nv_handle_t h = rmc_next_handle(s);
 		rmc_status_t st;
 		int r;
 
+		/* B has flipped since A's last call: on a loaded machine B may
+		 * not run for a whole time slice, and a race whose calls all
+		 * met one state proved nothing (the class baseline once saw
+		 * only sysmem). Not a clock: B's own count. */
+		unsigned long f0 = __atomic_load_n(&R.flips, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&R.flips, __ATOMIC_RELAXED) == f0)
+			sched_yield();
 		/* Everything but the raced fields is A's to reset. */
 		R.args.h_root = s->client;
 		R.args.h_object_parent = s->device;

@@ -18,23 +18,28 @@
  *   uvm_ctlfd fuse PATH
  *                    a file the workload serves itself: PATH, the file of
  *                    `uvm_ctlfd serve` (below). A second thread makes an
- *                    RM allocation PROBE_DELAY_MS after the map was issued
- *                    (probe_ms): a supervisor held up by the server would
- *                    hold it up too; then an RM_ALLOC word on PATH itself
- *                    (rmword_ms), continued as another file's ioctl, which
- *                    the supervisor must learn without a dup of PATH
+ *                    RM allocation, once the map was issued and
+ *                    once the server holds a request of the supervisor's
+ *                    or the map has returned (probe_held): a supervisor
+ *                    held up by the server would hold it up too; then an
+ *                    RM_ALLOC word on PATH itself (rmword_held), continued
+ *                    as another file's ioctl, which the supervisor must
+ *                    learn without a dup of PATH
  *   uvm_ctlfd race PATH [ROUNDS]
  *                    rmCtrlFd's number names the client's file while a
  *                    second thread dup2()s PATH, the other control file
  *                    and the client's file onto it in turn; the map is
- *                    made ROUNDS times (FLIP_ROUNDS; the baselines, whose
- *                    window is narrow, more). The supervisor must make no
+ *                    made ROUNDS times (FLIP_ROUNDS), and on, up to
+ *                    FLIP_MORE times as many, until the race has gone both
+ *                    ways (a map made, one refused: on a loaded machine
+ *                    the flipper may not run for a long while; run.sh
+ *                    judges both ways). The supervisor must make no
  *                    ioctl on PATH. When a flip lands between its look at
  *                    the caller's fd table and its dup, it has a dup of
  *                    PATH, which it parks: closed only at the sandbox's
  *                    end, so no map waits for the server's answer to a
- *                    FLUSH (bad_ms, judged; the baseline that closes it
- *                    at once, GPUSANDBOX_TEST_NO_PARK, waits 5 s)
+ *                    FLUSH (held, judged; the baseline that closes it at
+ *                    once, GPUSANDBOX_TEST_NO_PARK, waits for the answer)
  *   uvm_ctlfd serve DIR STATS
  *                    the FUSE server: mounts a one-file file system on DIR
  *                    (its file: ctl) and answers the sandbox's requests at
@@ -42,7 +47,10 @@
  *                    outside the sandbox (the supervisor), is counted in
  *                    STATS and, the first one, answered only after
  *                    OWNFS_STALL_MS, as a server that never answers would
- *                    hold the supervisor for ever
+ *                    hold the supervisor for ever; STATS says whether
+ *                    that answer is still to come (stall_pending) or was
+ *                    given (stall_answered). STATS is DIR.stats, beside
+ *                    the mount point (the modes find it from PATH)
  *
  * The server is mounted by the harness, outside the sandbox, as
  * tests/sm/stallfs is: a workload can serve such a file from a user
@@ -68,10 +76,21 @@
  * the attack has nothing to win from the driver; what it aims at is the
  * supervisor, which must refuse the map without touching the file.
  *
+ * Whether a call was held up by the server is told by the server's own
+ * account, not by a clock: a call is "held" when the server's late
+ * answer was given while it was in flight (stall_answered was 0 when it
+ * was issued and 1 when it returned). The late answer is the only one the
+ * server holds back, and it is given only to a request from outside the
+ * sandbox, so a call held so waited for the supervisor's request to be
+ * answered. The durations printed (bad_ms, probe_ms, rmword_ms) are for
+ * the reader; nothing is judged on them (a loaded machine stretches them).
+ *
  * Prints mode= first= bad= (the bad maps' statuses) map_ok= free=
- * left_mappings= left_used= bad_ms= (the longest bad map) and, for fuse,
- * probe= probe_ms=, for race, ok= refused= other= flips=; then SUMMARY.
- * The server's STATS: outside_ioctls, outside_other (key value lines).
+ * left_mappings= left_used= bad_ms= (the longest bad map) held= (bad maps
+ * held) and, for fuse, probe= probe_ms= probe_held= rmword_held=, for
+ * race, ok= refused= other= flips=; then SUMMARY. The server's STATS:
+ * outside_ioctls, outside_other, stall_pending, stall_answered (key value
+ * lines).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,7 +116,7 @@
 #define HOLD_SIZE (768ull * RMC_MIB)
 #define PROBE_SIZE (2ull * RMC_MIB)
 #define FLIP_ROUNDS 2000
-#define PROBE_DELAY_MS 200
+#define FLIP_MORE 10
 #define MS_PER_S 1000
 #define NS_PER_MS 1000000L
 #define NO_STAT UINT64_MAX
@@ -129,6 +148,10 @@ static const char *ownfs_stats;
 static char ownfs_pidns[PATH_BUF];
 static unsigned long outside_ioctls, outside_other;
 static bool stalled_once;
+/* The late answer: pending from its request until given, then answered.
+ * Written by the serving thread and the late answer's, under stats_lock. */
+static bool stall_pending, stall_answered;
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int reply(uint64_t unique, int error, const void *out, size_t len)
 {
@@ -242,6 +265,7 @@ static bool from_outside(const struct fuse_in_header *in)
 	return !pidns_of((pid_t)in->pid, ns, sizeof(ns)) || strcmp(ns, ownfs_pidns) == 0;
 }
 
+/* Called with stats_lock held (or before the second thread exists). */
 static void write_stats(void)
 {
 	char tmp[PATH_MAX];
@@ -251,7 +275,8 @@ static void write_stats(void)
 	f = fopen(tmp, "we");
 	if (!f)
 		return;
-	fprintf(f, "outside_ioctls %lu\noutside_other %lu\n", outside_ioctls, outside_other);
+	fprintf(f, "outside_ioctls %lu\noutside_other %lu\nstall_pending %d\nstall_answered %d\n",
+	        outside_ioctls, outside_other, stall_pending, stall_answered);
 	if (fclose(f) == 0)
 		(void)rename(tmp, ownfs_stats);
 }
@@ -264,6 +289,13 @@ static void *answer_late(void *arg)
 	struct timespec stall = { OWNFS_STALL_MS / MS_PER_S, (OWNFS_STALL_MS % MS_PER_S) * NS_PER_MS };
 
 	nanosleep(&stall, NULL);
+	/* Marked answered before the answer goes: a caller that the answer
+	 * lets go then reads 1 (the order the judgement needs). */
+	pthread_mutex_lock(&stats_lock);
+	stall_pending = false;
+	stall_answered = true;
+	write_stats();
+	pthread_mutex_unlock(&stats_lock);
 	answer(in, in + 1);
 	free(in);
 	return NULL;
@@ -275,18 +307,30 @@ static void serve_outsider(const struct fuse_in_header *in)
 	struct fuse_in_header *copy;
 
 	fprintf(stderr, "uvm_ctlfd serve: from outside: opcode %u, pid %u\n", in->opcode, in->pid);
+	pthread_mutex_lock(&stats_lock);
 	if (in->opcode == FUSE_IOCTL)
 		outside_ioctls++;
 	else
 		outside_other++;
+	bool stall = !stalled_once && (copy = malloc(in->len)) != NULL;
+	if (stall) {
+		stalled_once = true;
+		stall_pending = true;
+	}
 	write_stats();
-	if (stalled_once || !(copy = malloc(in->len))) {
+	pthread_mutex_unlock(&stats_lock);
+	if (!stall) {
 		answer(in, in + 1);
 		return;
 	}
-	stalled_once = true;
 	memcpy(copy, in, in->len);
 	if (pthread_create(&t, NULL, answer_late, copy) != 0) {
+		/* Answered now: marked so first, as answer_late does. */
+		pthread_mutex_lock(&stats_lock);
+		stall_pending = false;
+		stall_answered = true;
+		write_stats();
+		pthread_mutex_unlock(&stats_lock);
 		answer(in, in + 1);
 		free(copy);
 		return;
@@ -334,29 +378,62 @@ static int serve(const char *dir, const char *stats)
 
 struct run {
 	const char *mode;
+	char server_stats[PATH_MAX]; /* the server's STATS, "" without one */
 	struct rmc_session s;     /* the client A and its memory */
 	nv_handle_t a;
 	int uvm;
 	struct adv_uvm_map m;
 	char bad[64];             /* the bad maps' statuses */
 	long bad_ms, probe_ms;
-	atomic_long issued_ms;    /* when the fuse mode's bad map was made */
+	int held;                 /* bad maps held by the server's late answer */
+	atomic_bool issued;       /* the fuse mode's bad map was made */
+	atomic_bool returned;     /* and has returned */
 	rmc_status_t probe;
+	int probe_held;
 	long rmword_ms;           /* fuse: an RM escape on the served file */
+	int rmword_held;
 	int rmword_errno;
 	int ok, refused, other;   /* race */
 	unsigned long flips;
 };
 
-/* A map of A through ctl; the longest bad one's time goes to bad_ms. */
+/* The server's STATS value of key (-1 when there is no server or it
+ * cannot be read). */
+static long server_stat(const struct run *r, const char *key)
+{
+	char k[PATH_BUF];
+	long v, found = -1;
+	FILE *f = r->server_stats[0] ? fopen(r->server_stats, "re") : NULL;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", k, &v) == 2)
+		if (strcmp(k, key) == 0)
+			found = v;
+	fclose(f);
+	return found;
+}
+
+/* Did the server give its late answer between before (server_stat's
+ * stall_answered when the call was issued) and now? */
+static int held_since(const struct run *r, long before)
+{
+	return before == 0 && server_stat(r, "stall_answered") == 1;
+}
+
+/* A map of A through ctl; the longest bad one's time goes to bad_ms (for
+ * the reader), a bad one held by the server's late answer to held. */
 static rmc_status_t map_with(struct run *r, int ctl, bool bad)
 {
 	long t0 = now_ms();
+	long answered = bad ? server_stat(r, "stall_answered") : -1;
 
 	adv_uvm_fill_map(&r->m, ctl, r->s.client, r->a, HOLD_SIZE);
 	rmc_status_t st = adv_uvm_map(r->uvm, &r->m);
 	if (bad && now_ms() - t0 > r->bad_ms)
 		r->bad_ms = now_ms() - t0;
+	if (bad)
+		r->held += held_since(r, answered);
 	return st;
 }
 
@@ -403,8 +480,10 @@ static void mode_pipe(struct run *r)
 	close(file);
 }
 
-/* The probe: an RM allocation made PROBE_DELAY_MS after the bad map was
- * issued, and freed. */
+/* The probe: an RM allocation made once the server holds the
+ * supervisor's request (it is the supervisor's while the bad map is in
+ * flight) or the bad map has returned, and freed. No clock: a probe sent
+ * before the supervisor reached the server would prove nothing. */
 struct probe {
 	struct run *r;
 	nv_handle_t h;
@@ -416,13 +495,15 @@ static void *probe(void *arg)
 	struct run *r = p->r;
 	struct timespec tick = { 0, NS_PER_MS };
 
-	while (!atomic_load(&r->issued_ms))
+	while (!atomic_load(&r->issued))
 		nanosleep(&tick, NULL);
-	while (now_ms() - atomic_load(&r->issued_ms) < PROBE_DELAY_MS)
+	while (!atomic_load(&r->returned) && server_stat(r, "stall_pending") != 1)
 		nanosleep(&tick, NULL);
 	long t0 = now_ms();
+	long answered = server_stat(r, "stall_answered");
 	r->probe = adv_alloc_rm(&r->s, NULL, p->h, PROBE_SIZE);
 	r->probe_ms = now_ms() - t0;
+	r->probe_held = held_since(r, answered);
 	if (r->probe == NV_OK)
 		(void)adv_free_rm(&r->s, NULL, p->h);
 	return NULL;
@@ -436,17 +517,20 @@ static void mode_fuse(struct run *r, const char *path)
 
 	if (pthread_create(&t, NULL, probe, &p) != 0)
 		exit(ADV_EXIT_SETUP);
-	atomic_store(&r->issued_ms, now_ms());
+	atomic_store(&r->issued, true);
 	note_bad(r, map_with(r, fd, true));
+	atomic_store(&r->returned, true);
 	pthread_join(t, NULL);
 	/* And an RM escape on the served file itself: not the driver's, so
 	 * continued; the supervisor must not dup it to find that out (our
 	 * close of the dup would be a FLUSH the server answers late). */
 	struct nvos64 top = { 0 };
 	long t0 = now_ms();
+	long answered = server_stat(r, "stall_answered");
 	long rc = syscall(SYS_ioctl, fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(top)), &top);
 	r->rmword_errno = rc < 0 ? errno : 0;
 	r->rmword_ms = now_ms() - t0;
+	r->rmword_held = held_since(r, answered);
 	close(fd);
 }
 
@@ -484,7 +568,7 @@ static void mode_race(struct run *r, const char *path, int rounds)
 	f = (struct flip){ .at = dup(r->s.fd), .files = { served, r->s.fd, o.fd, r->s.fd } };
 	if (f.at < 0 || pthread_create(&t, NULL, flipper, &f) != 0)
 		exit(ADV_EXIT_SETUP);
-	for (int i = 0; i < rounds; i++) {
+	for (int i = 0; i < rounds || (i < rounds * FLIP_MORE && !(r->ok && r->refused)); i++) {
 		rmc_status_t st = map_with(r, f.at, true);
 		if (st == NV_OK)
 			r->ok++;
@@ -504,6 +588,15 @@ static void mode_race(struct run *r, const char *path, int rounds)
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* PATH is MOUNTPOINT/ctl; the server's STATS, MOUNTPOINT.stats. */
+static void server_stats_of(struct run *r, const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (slash && slash > path)
+		snprintf(r->server_stats, sizeof(r->server_stats), "%.*s.stats", (int)(slash - path), path);
+}
+
 static long long fake_stat(const char *key)
 {
 	uint64_t v;
@@ -514,12 +607,12 @@ static long long fake_stat(const char *key)
 static void print_run(const struct run *r, rmc_status_t first, rmc_status_t map_ok, rmc_status_t freed)
 {
 	printf("mode=%s first=0x%x bad=%s map_ok=0x%x free=0x%x left_mappings=%lld left_used=%lld "
-	       "bad_ms=%ld\n",
+	       "bad_ms=%ld held=%d\n",
 	       r->mode, first, r->bad, map_ok, freed, fake_stat("uvm_mappings"),
-	       fake_stat("gpu0.vidmem_used"), r->bad_ms);
+	       fake_stat("gpu0.vidmem_used"), r->bad_ms, r->held);
 	if (strcmp(r->mode, "fuse") == 0)
-		printf("probe=0x%x probe_ms=%ld rmword_errno=%d rmword_ms=%ld\n", r->probe, r->probe_ms,
-		       r->rmword_errno, r->rmword_ms);
+		printf("probe=0x%x probe_ms=%ld probe_held=%d rmword_errno=%d rmword_ms=%ld rmword_held=%d\n",
+		       r->probe, r->probe_ms, r->probe_held, r->rmword_errno, r->rmword_ms, r->rmword_held);
 	if (strcmp(r->mode, "race") == 0)
 		printf("ok=%d refused=%d other=%d flips=%lu\n", r->ok, r->refused, r->other, r->flips);
 }
@@ -533,6 +626,7 @@ int main(int argc, char **argv)
 	r.mode = argc > 1 ? argv[1] : "other";
 	if (strcmp(r.mode, "serve") == 0)
 		return argc == 4 ? serve(argv[2], argv[3]) : ADV_EXIT_SETUP;
+	server_stats_of(&r, path);
 	adv_session_or_die(&r.s, -1, "uvm_ctlfd");
 	r.a = rmc_next_handle(&r.s);
 	rmc_status_t first = adv_alloc_rm(&r.s, NULL, r.a, HOLD_SIZE);

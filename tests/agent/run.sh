@@ -51,7 +51,8 @@
 #                     nv_is_gpu_accessible): container A (nvidiactl, nvidia0)
 #                     keeps making devices on GPU 0, so the agent keeps
 #                     borrowing its nvidia0; container B (nvidiactl, nvidia1)
-#                     tries devices on GPU 0 for 4 s meanwhile: the fake
+#                     tries devices on GPU 0 for 4 s and at least
+#                     GPUNODE_MIN_ATTEMPTS times meanwhile: the fake
 #                     grants B none (device_unentitled_grants 0, B refused
 #                     with INSUFFICIENT_PERMISSIONS). Its baseline runs the
 #                     agent with GPUSANDBOX_TEST_SHARED_TABLE_DEVICE_ALLOC
@@ -61,15 +62,18 @@
 #                     device_unentitled_grants >= 1)
 #   gpunode-stall-runc  container A (nvidiactl, nvidia0) makes an RM_CONTROL on
 #                     its nvidia0 fd whose NVOS54 lies in a page mapped from
-#                     tests/sm/stallfs (bind-mounted in; reads answer after
-#                     GPUNODE_STALL_MS), so the agent's worker for A waits in
+#                     tests/sm/stallfs (bind-mounted in; reads answer only
+#                     when the harness releases them, GPUNODE_STALL_MS
+#                     capping a hang), so the agent's worker for A waits in
 #                     its read of A's memory holding its dup of A's nvidia0;
-#                     meanwhile container B (nvidia1) makes GPUNODE_OWN
-#                     devices on its own GPU and a client on a fresh control
-#                     file: all done before A's call returns (B's end time
-#                     between A's start and end, B's own clock; A's mark
+#                     once the read is stalling (stallfs's mark), container
+#                     B (nvidia1) makes GPUNODE_OWN devices on its own GPU
+#                     and a client on a fresh control file: all done before
+#                     A's call returns (stallfs had not answered, A's mark
 #                     still absent and the fake's device_node_grants at
-#                     least GPUNODE_OWN when B ends). Against an agent with
+#                     least GPUNODE_OWN when B ends; B's end time before
+#                     A's, one clock); then the read is released: an
+#                     order, no duration. Against an agent with
 #                     the process-wide GPU-node lock (main before the private
 #                     table; GPUSANDBOX=that binary) B waits out A's stall
 #                     and the case fails
@@ -294,9 +298,9 @@ GPUNODE=$ROOT/build/tests/agent/gpunode
 GPUNODE_RACE_MS=4000    # B's device attempts on GPU 0 (the baseline wins in well under 1 s)
 GPUNODE_PAD=400         # A's fds above its nvidia0: each borrow holds it through 400 reads
 GPUNODE_MIN_ATTEMPTS=100
-GPUNODE_STALL_MS=3000   # gpunode-stall-runc: A's stalled read
+GPUNODE_STALL_MS=45000  # gpunode-stall-runc: a hang's cap on A's stalled read
+                        # (the harness releases it once B ended)
 GPUNODE_STALL_IN=/stall # where A's bundle binds the stalling file
-GPUNODE_STALL_SETTLE=0.3  # s after A's start mark: its worker is in the read
 GPUNODE_OWN=20          # B's devices on its own GPU during the stall
 # make_bundle's BUNDLE_EXTRA for container B: GPU 1's node where A has GPU 0's.
 ONLY_NVIDIA1='.mounts |= map(if .destination == "/dev/nvidia0"
@@ -810,7 +814,7 @@ inside() {
 		wait_for -e "$D/ctmp/stop.ready" || { echo "A never made a device" >"$top/rc"; D=$top; return; }
 		D=$top/b && mkdir -p "$D"
 		BUNDLE_EXTRA=$ONLY_NVIDIA1 \
-			make_bundle '["/bin/gpunode", "race", "0", "'"$GPUNODE_RACE_MS"'"]' "$p" ||
+			make_bundle '["/bin/gpunode", "race", "0", "'"$GPUNODE_RACE_MS"'", "'"$GPUNODE_MIN_ATTEMPTS"'"]' "$p" ||
 			{ echo "bundle b" >"$top/rc"; D=$top; return; }
 		(cd "$D/bundle" && timeout 30 "$RT" --root "$top/state" run "gs-gpunode-b") >"$top/b.out" 2>"$D/err" </dev/null
 		echo $? >"$top/rc"
@@ -835,7 +839,8 @@ inside() {
 			{ echo "bundle a" >"$top/rc"; D=$top; return; }
 		(cd "$D/bundle" && "$RT" --root "$top/state" run -d "gs-stall-a") >"$D/out" 2>"$D/err" </dev/null
 		wait_for -e "$D/ctmp/stall.start" || { echo "A never started its call" >"$top/rc"; D=$top; return; }
-		sleep "$GPUNODE_STALL_SETTLE"
+		# The agent's worker is in its read of A's memory.
+		wait_for -e "$top/stallstate/stalling" || { echo "A's call never stalled" >"$top/rc"; D=$top; return; }
 		D=$top/b && mkdir -p "$D"
 		BUNDLE_EXTRA=$ONLY_NVIDIA1 \
 			make_bundle '["/bin/gpunode", "own", "1", "'"$GPUNODE_OWN"'"]' "$p" ||
@@ -845,6 +850,8 @@ inside() {
 		# The fake's account and A's mark at B's end.
 		awk '$1 == "device_node_grants" { print $2 }' "$GS_FAKE_STATS" >"$top/grants-at-b-end"
 		[ -e "$top/a/ctmp/stall.done" ] && : >"$top/a-done-at-b-end"
+		[ -e "$top/stallstate/answered" ] && : >"$top/answered-at-b-end"
+		: >"$top/stallstate/release"
 		"$RT" --root "$top/state" delete -f gs-stall-b >/dev/null 2>&1
 		D=$top wait_stopped_id gs-stall-a
 		cp "$top/a/out" "$top/a.out" 2>/dev/null
@@ -1192,8 +1199,8 @@ run_case() {  # run_case NAME RUNTIME
 	# namespace, and so the containers', copies the mounts).
 	local stallfs_pid=
 	if [ "$1" = gpunode-stall-runc ]; then
-		mkdir -p "$dir/mnt"
-		"$STALLFS" "$dir/mnt" "$GPUNODE_STALL_MS" 2>"$dir/stallfs.err" &
+		mkdir -p "$dir/mnt" "$dir/stallstate"
+		"$STALLFS" "$dir/mnt" "$GPUNODE_STALL_MS" "$dir/stallstate" 2>"$dir/stallfs.err" &
 		stallfs_pid=$!
 		wait_for -e "$dir/mnt/stall" || { fail "$1" "stallfs did not come up"; return 1; }
 	fi
@@ -1567,12 +1574,13 @@ judge() {  # judge NAME RUNTIME
 		local a0 a1 b1 grants
 		a0=$(val "$dir/a.out" start) a1=$(val "$dir/a.out" end) b1=$(val "$dir/b.out" end)
 		grants=$(cat "$dir/grants-at-b-end" 2>/dev/null)
-		if [ -z "$a0" ] || [ -z "$a1" ] || [ $((a1 - a0)) -lt $((GPUNODE_STALL_MS * 8 / 10)) ]; then
-			why="A's call did not stall (start=$a0 end=$a1): the case proves nothing"
+		if [ -z "$a0" ] || [ -z "$a1" ] || [ ! -e "$dir/stallstate/stalling" ]; then
+			why="A's call did not stall (start=$a0 end=$a1, stallfs's mark: $(ls "$dir/stallstate" | tr '\n' ' ')): the case proves nothing"
 		else
 			[ "$rc" = 0 ] && [ "$(val "$dir/b.out" devices)" = "$GPUNODE_OWN" ] &&
 				[ "$(val "$dir/b.out" client)" = NV_OK ] && [ -n "$b1" ] && [ "$b1" -lt "$a1" ] &&
-				[ ! -e "$dir/a-done-at-b-end" ] && [ "${grants:-0}" -ge "$GPUNODE_OWN" ] ||
+				[ ! -e "$dir/a-done-at-b-end" ] && [ ! -e "$dir/answered-at-b-end" ] &&
+				[ "${grants:-0}" -ge "$GPUNODE_OWN" ] ||
 				why="B waited for A's stall: rc=$rc B: $(cat "$dir/b.out" 2>/dev/null); A: start=$a0 end=$a1; fake's grants at B's end: $grants"
 		fi ;;
 	keyring-*|baseline-keyring-*|podmanbase-podman)

@@ -18,8 +18,10 @@
 #                                        25 ms) gives the hand-over: from A's
 #                                        stop to the end of the first 100 ms
 #                                        in which B had at least HANDOVER_SHARE
-#                                        of the GPU, at most HANDOVER_MAX_MS;
-#                                        over B's last 2 s at least IDLE_GAIN;
+#                                        of the GPU: it must come (its ms is a
+#                                        figure, not judged: a duration on a
+#                                        loaded machine); over B's last 2 s at
+#                                        least IDLE_GAIN;
 #   guar-idle-untimed                    the same with samples the supervisor
 #                                        cannot put on its clock (the fake's
 #                                        --untimed-samples): the counted
@@ -58,7 +60,9 @@ TOL=0.06
 # B's share over its last 2 s after A goes idle: 1.0 on a quiet machine,
 # 0.81 seen under a load average of 5; cap-idle (nothing lent) gives 0.52.
 IDLE_GAIN=0.75
-# The hand-over bound on the fake, whose samples come every 100 ms
+# The hand-over's expected time (printed, not judged: no test asserts a
+# duration; the tail share below needs it well before B's last 2 s) on the
+# fake, whose samples come every 100 ms
 # (FAKE_SAMPLE_MS). The timed rule (supervisor/compute/idle_rule.h) calls
 # A idle at the first sample inside A's own window (guarded: ~0.46 of a
 # 100 ms +-25 % period, rotated, for 50 %) naming none of its tasks:
@@ -67,9 +71,8 @@ IDLE_GAIN=0.75
 # and the 200 ms B's share is measured over (+ one 25 ms trace step). The
 # counted fallback (guar-idle-untimed): the 7th quiet sample (up to
 # 700-800 ms), the next 1 s window edge, and the same rest: about 2100 ms.
-# 2300 covers both with slack for a loaded machine. Measured on
-# 2026-11-24 with the rotated 100 ms plan: guar-idle 289-946 ms (10
-# runs), guar-idle-untimed 1197-1303 ms (10).
+# Measured on 2026-11-24 with the rotated 100 ms plan: guar-idle
+# 289-946 ms (10 runs), guar-idle-untimed 1197-1303 ms (10).
 # COUNTED_N: the counted rule calls a 50 % tenant idle after 7 quiet
 # samples in a row (gs_idle_after_samples(0.5)); some of them may come
 # before A's stop (its window missed, with probability 1/2 each), so the
@@ -82,7 +85,6 @@ HANDOVER_SHARE=0.9
 # one period's length a capped B may have the whole GPU; over two, at
 # most 0.75 of it.
 HANDOVER_SPAN=200
-HANDOVER_MAX_MS=2300
 TAIL_MS=2000
 # Cap: 0.001-0.021 on a quiet machine, 0.052 seen under load. The baseline
 # without a coordinator overlaps about 0.21.
@@ -274,8 +276,8 @@ check_case() {
 	cap-25-25-50 | guar-25-25-50) on_target a 0.25 && on_target b 0.25 && on_target c 0.50 ;;
 	guar-idle | guar-idle-untimed)
 		handover=$(handover_ms "$d")
-		[ "$handover" != none ] && at_least "$HANDOVER_MAX_MS" "$handover" ||
-			{ why="hand-over $handover ms after A's stop, want <= $HANDOVER_MAX_MS"; return 1; }
+		[ "$handover" != none ] ||
+			{ why="no hand-over after A's stop: B never had $HANDOVER_SHARE of the GPU over $HANDOVER_SPAN ms"; return 1; }
 		share_b=$(tail_share "$d")
 		at_least "$share_b" "$IDLE_GAIN" ||
 			{ why="B got $share_b over its last $TAIL_MS ms, want >= $IDLE_GAIN"; return 1; }

@@ -328,6 +328,10 @@ int main(int argc, char **argv)
 	} else
 		usleep((useconds_t)warm_ms * US_PER_MS);
 
+	/* The warm-up is over: the driver's next call follows (tests/agent/sm.sh
+	 * fail-50: a workload killed at once never prints this). */
+	printf("warm_done=1\n");
+	fflush(stdout);
 	/* Turning our own channels back on must be refused. */
 	struct nv2080_fifo_disable_channels dc = { .b_disable = 0, .num_channels = 1 };
 	dc.h_client_list[0] = s[0].client;

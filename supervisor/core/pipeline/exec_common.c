@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "rm_decode.h"
 #include "rm_tables.h"
 #include "session.h"
+#include "test_switch.h"
 #include "exec_int.h"
 #include "private_table.h"
 
@@ -127,14 +129,44 @@ int dup_trapped_fd(struct call *c, int wfd)
  * still the trapped one. A sharer that cannot be stopped fails closed.
  * With track, the caller is seized even when nothing shares its table,
  * and counted there until it has left the ioctl (quiesce.h). */
+/* GPUSANDBOX_TEST_LOOK_DELAY_US (read once): the step that follows a
+ * look at the caller's fd table (the continue of a call whose file was
+ * judged, hold_judged_file; the dup of a map's rmCtrlFd, handle_map)
+ * comes this long after it, so that a task flipping the fd number
+ * meanwhile does so often, not only when the scheduler happens to run it
+ * in a window of microseconds (on a loaded machine it did not once in 48
+ * rounds: tests/adv uvm_channel:swap's baseline; nor in 10000:
+ * uvm_ctlfd park's). With the quiesce on, the sharers stay stopped
+ * through the delay. Never for use. */
+static unsigned test_look_delay_us(void)
+{
+	static atomic_int us = -1;
+
+	if (atomic_load(&us) < 0) {
+		const char *v = gs_test_switch("GPUSANDBOX_TEST_LOOK_DELAY_US");
+		atomic_store(&us, v ? atoi(v) : 0);
+	}
+	return (unsigned)atomic_load(&us);
+}
+
+void test_look_delay(void)
+{
+	unsigned us = test_look_delay_us();
+
+	if (us)
+		(void)usleep(us);
+}
+
 bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track, const char **why)
 {
 	struct gs_session *sb = c->sb;
 	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx, track != NULL, track,
 	                                    sb->tables_shared, sb->quiesces_live, &sb->walk_stats };
 
-	if (sb->quiesce_off)
+	if (sb->quiesce_off) {
+		test_look_delay();
 		return true;
+	}
 	if (gs_quiesce_begin(c->tid, &who, &c->quiesce, why) < 0)
 		return false;
 	/* With our dup: the same open file. Without (the look was made
@@ -148,6 +180,7 @@ bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track
 		*why = "the fd names another file than the one judged";
 		return false;
 	}
+	test_look_delay();
 	return true;
 }
 

@@ -105,6 +105,9 @@ void note_fetch_valid(struct call *c);
  * with no dup (c->dup -1), a file of no kind in judged (GS_NODE_BIT).
  * false, with *why, when it cannot be held (fail closed). */
 bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track, const char **why);
+/* The tests' GPUSANDBOX_TEST_LOOK_DELAY_US after a look at the caller's fd
+ * table (exec_common.c); nothing in a release build. */
+void test_look_delay(void);
 /* The RM_ALLOC a dead agent was performing (c->made): freed through the
  * task's fd c->wfd, and from the ledger. True when freed (c->d says so). */
 bool undo_resumed_alloc(struct call *c);

@@ -334,6 +334,7 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 		/* The verdict's kcmp (take_uvm_facts) proves it the client's. */
 	} else if (c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_UNCHECKED ||
 	    ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1) {
+		test_look_delay();
 		ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
 		if (ctl < 0 && errno == ESRCH)
 			return answer_none();
