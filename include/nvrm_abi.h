@@ -707,6 +707,16 @@ _Static_assert(sizeof(struct nv0000_uuid_from_gpu_id_params) == 268, "GET_UUID_F
 _Static_assert(offsetof(struct nv0000_uuid_from_gpu_id_params, uuid_str_len) == 264,
                "GET_UUID_FROM_GPU_ID.uuidStrLen");
 
+/* GPUACCT_GET_ACCOUNTING_STATE: gpuId first, like the id queries above,
+ * so a hidden GPU is answered the same way (exec_visibility.c). */
+struct nv0000_gpuacct_state_params {
+	uint32_t gpu_id;
+	uint32_t pid;
+	uint32_t state;
+};
+_Static_assert(sizeof(struct nv0000_gpuacct_state_params) == 12, "GPUACCT_GET_ACCOUNTING_STATE size");
+#define NV0000_CTRL_GPU_ACCOUNTING_STATE_DISABLED 1u
+
 /* GET_ID_INFO (V1): the same first fields, then a name pointer the driver
  * never follows. Only gpu_id is read here. */
 #define NV0000_CTRL_GPU_GET_ID_INFO_SIZE 40u

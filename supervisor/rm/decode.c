@@ -184,6 +184,7 @@ static bool supervisor_reads_params(uint32_t cmd)
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2:
 	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID:
+	case NV0000_CTRL_CMD_GPUACCT_GET_ACCOUNTING_STATE:
 	/* Read by --p2p-register answer, which answers them without the
 	 * driver and so must make the driver's size check itself. */
 	case NV503C_CTRL_CMD_REGISTER_VIDMEM:

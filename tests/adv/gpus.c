@@ -127,6 +127,15 @@ int main(void)
 	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &info,
 	                 sizeof(info));
 	printf("info_visible=%s info_instance=%u\n", rmc_status_str(st), info.device_instance);
+	/* nvidia-smi's accounting query names a GPU by gpuId too. */
+	struct nv0000_gpuacct_state_params acct = { .gpu_id = GPU_ID_HIDDEN };
+	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPUACCT_GET_ACCOUNTING_STATE,
+	                 &acct, sizeof(acct));
+	printf("acct_hidden=%s acct_hidden_state=%u\n", rmc_status_str(st), acct.state);
+	acct = (struct nv0000_gpuacct_state_params){ .gpu_id = GPU_ID_SHOWN };
+	st = rmc_control(s.fd, NULL, s.client, s.client, NV0000_CTRL_CMD_GPUACCT_GET_ACCOUNTING_STATE,
+	                 &acct, sizeof(acct));
+	printf("acct_visible=%s\n", rmc_status_str(st));
 	/* Raw: the hidden GPU by its device instance. */
 	printf("dev0=%s\n", rmc_status_str(device(&s, H_DEV0, 0)));
 	st = device(&s, H_DEV1, 1);

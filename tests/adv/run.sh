@@ -1055,7 +1055,7 @@ check_positive() {
 		local k want
 		for k in cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
 			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK legacy_dev0=INVALID_ARGUMENT \
-			uvm_reg0=status:0x1b; do
+			uvm_reg0=status:0x1b acct_hidden=INVALID_ARGUMENT acct_hidden_state=0 acct_visible=NV_OK; do
 			want=${k#*=}; k=${k%%=*}
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 		done
@@ -1547,8 +1547,9 @@ for t in "${TESTS[@]}"; do
 		[ "$(val_of "$dir" cards)" = 2 ] && [ "$(val_of "$dir" dev0)" = NV_OK ] &&
 			[ "$(val_of "$dir" legacy_dev0)" = NV_OK ] && [ "$(val_of "$dir" legacy_group0)" = NV_OK ] &&
 			[ "$(stat_of "$dir" gpu0.channel_groups_peak)" -ge 1 ] && [ "$(val_of "$dir" uvm_reg0)" = NV_OK ] &&
-			[ "$(stat_of "$dir" gpu0.uvm_registered_peak)" -ge 1 ] && pass "$name" ||
-			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) dev0=$(val_of "$dir" dev0) legacy_dev0=$(val_of "$dir" legacy_dev0) legacy_group0=$(val_of "$dir" legacy_group0) uvm_reg0=$(val_of "$dir" uvm_reg0): not sensitive"
+			[ "$(stat_of "$dir" gpu0.uvm_registered_peak)" -ge 1 ] &&
+			[ "$(val_of "$dir" acct_hidden)" = NV_OK ] && [ "$(val_of "$dir" acct_hidden_state)" = 1 ] && pass "$name" ||
+			fail "$name" "without gpusandbox: cards=$(val_of "$dir" cards) acct_hidden=$(val_of "$dir" acct_hidden) dev0=$(val_of "$dir" dev0) legacy_dev0=$(val_of "$dir" legacy_dev0) legacy_group0=$(val_of "$dir" legacy_group0) uvm_reg0=$(val_of "$dir" uvm_reg0): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-audit_hostile ]; then

@@ -310,6 +310,21 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			}
 		return NV_ERR_OBJECT_NOT_FOUND;
 	}
+	/* As cliresCtrlCmdGpuAcctGetAccountingState_IMPL (client_resource.c,
+	 * 580.142): an unknown gpuId is INVALID_ARGUMENT, a known one reads
+	 * its accounting mode (off here). */
+	case NV0000_CTRL_CMD_GPUACCT_GET_ACCOUNTING_STATE: {
+		struct nv0000_gpuacct_state_params *p = params;
+		if (ctl->params_size != sizeof(*p))
+			return NV_ERR_INVALID_ARGUMENT;
+		for (unsigned g = 0; g < fake_st.cfg.gpus; g++)
+			if (p->gpu_id == FAKE_GPU_ID(g)) {
+				p->state = NV0000_CTRL_GPU_ACCOUNTING_STATE_DISABLED;
+				*dirty = true;
+				return NV_OK;
+			}
+		return NV_ERR_INVALID_ARGUMENT;
+	}
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: {
 		struct nv0000_id_info_v2_params *p = params;

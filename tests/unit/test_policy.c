@@ -422,6 +422,25 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x20800133, true, NV_OK, NULL, "monitoring" },
 		/* GPU_DETACH_IDS: a no-op on Linux (issue #29, controls.def). */
 		{ RULES_DEFAULT, true, 0x00000216, true, NV_OK, NULL, "monitoring" },
+		/* nvidia-smi's default view, -q and dmon (H200, 2026-12-02):
+		 * flat non-privileged queries, the V1 BIOS query and the
+		 * InfoROM object's two queries. */
+		{ RULES_DEFAULT, true, 0x00000b02, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20801813, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x208001b2, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20800802, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x90e70113, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, false, 0x90e7, true, NV_OK, NULL, "monitoring" },
+		{ RULES_VIDEO, false, 0x90e7, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "monitoring" },
+		/* BIOS_GET_INFO_V2 is not traced: still in no group */
+		{ RULES_DEFAULT, true, 0x20800810, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", NULL },
+		/* bit 15 (GSS legacy) and BinaryApi: handled by closed GSP code */
+		{ RULES_DEFAULT, true, 0x20808546, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
+		{ RULES_DEFAULT, true, 0x20810111, false, NV_ERR_NOT_SUPPORTED,
+		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x2080a612, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x20810110, false, NV_ERR_NOT_SUPPORTED,
@@ -528,7 +547,7 @@ static void test_tables(void)
 			CHECK(gs_class_engine(RM_ABI, ci->cls) != GS_ENGINE_NONE);
 	}
 	/* As many as the membership table had before it became rows. */
-	CHECK(n_class_members == 202);
+	CHECK(n_class_members == 203);
 	/* The distinct class ids of rm-abi.md 4's table of video engines
 	 * per chip (GB20B shares GB10B's NVJPG; GH100, GA100 and GB10x have
 	 * no NVENC; TU10x has no NVJPG or OFA). */
@@ -546,7 +565,7 @@ static void test_tables(void)
 		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
 		CHECK(ci->group < GS_GROUP_N);
 	}
-	CHECK(n_ctrl_members == 144);
+	CHECK(n_ctrl_members == 157);
 	for (unsigned g = 0; g < GS_GROUP_N; g++) {
 		const char *nm = gs_group_name((enum gs_group)g);
 		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);

@@ -325,6 +325,11 @@ static void test_controls(void)
 			{ 0x00800288, 4 },    { 0x00de0001, 8 },    { 0x2080014b, 5 },
 			{ 0x20800157, 0 },    { 0x20800513, 1432 }, { 0x20801357, 4 },
 			{ 0x20802068, 4 },    { 0x20803001, 48 },   { 0x20800133, 8 },
+			/* nvidia-smi default view, -q and dmon (2026-12-02) */
+			{ 0x00000b02, 12 },   { 0x2080013f, 136 },  { 0x20800156, 16 },
+			{ 0x208001a4, 16 },   { 0x208001b2, 4 },    { 0x20801813, 76 },
+			{ 0x20801819, 32 },   { 0x20801829, 12 },   { 0x20801830, 4 },
+			{ 0x20803083, 39 },   { 0x90e70113, 16 },   { 0x90e70119, 8 },
 		};
 		for (i = 0; i < LEN(flat); i++) {
 			ci = rm_ctrl_lookup(RM_ABI, flat[i].cmd);
@@ -340,6 +345,11 @@ static void test_controls(void)
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a612) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a618) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810110) == NULL);
+	/* and those of the 2026-12-02 run: GSS legacy (thermal, perf) and
+	 * BinaryApi, all handled inside GSP's closed firmware */
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x20808546) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a080) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810111) == NULL);
 	/* GPU_DETACH_IDS: a no-op on Linux, flat, 128 bytes (issue #29). */
 	ci = rm_ctrl_lookup(RM_ABI, 0x00000216);
 	CHECK(ci && ci->params_size == 128 && ci->n_embedded == 0 && ci->group == GS_GROUP_MONITORING);
@@ -436,7 +446,7 @@ static void test_abi_join(void)
 	known = 0;
 	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++)
 		known += rm_ctrl_table_at(RM_ABI, i)->known;
-	CHECK(v580_ctrl_rows == 171);
+	CHECK(v580_ctrl_rows == 183);
 	CHECK(known == v580_ctrl_rows);
 	known = 0;
 	for (uint32_t nr = 0; nr < 256; nr++)

@@ -16,7 +16,7 @@
  * Enforcement: NV01_DEVICE_0 for a hidden GPU is refused (through RM_ALLOC
  * and RM_ALLOC_OBJECT), so nothing on it can be created, raw ioctls
  * included. The listings (CARD_INFO, probed and attached ids, id info,
- * UUID from gpuId) are filtered so programs enumerate only their GPUs:
+ * UUID from gpuId, accounting state by gpuId) are filtered so programs enumerate only their GPUs:
  * which ids and cards stay is the pure verdict's (gs_gpu_id_visible,
  * gs_filter_gpu_ids, gs_card_visible in verdict.c); here is the act stage
  * that performs the listing and applies it to our copy of the answer.
@@ -93,7 +93,10 @@ void visibility_after_control(struct call *c, struct nvos54 *top, uint32_t psize
 		break;
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO:
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2:
-	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID: {
+	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID:
+	/* nvidia-smi asks it per GPU (monitoring): a hidden GPU's
+	 * accounting mode is not the workload's to read. */
+	case NV0000_CTRL_CMD_GPUACCT_GET_ACCOUNTING_STATE: {
 		uint32_t gpu_id;
 		if (psize < sizeof(gpu_id))
 			break;
