@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +16,22 @@
 #define GPUSANDBOX_VERSION "0.1.0"
 #define GS_NS_PER_S 1000000000ull
 #define GS_NS_PER_US 1000ull
+
+/* The folder holding path, into dir (len bytes): "." for a bare name,
+ * "/" for a file in the root. False when it does not fit. */
+static inline bool gs_parent_folder(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return snprintf(dir, len, ".") < (int)len;
+	if (slash == path)
+		return snprintf(dir, len, "/") < (int)len;
+	if ((size_t)(slash - path) >= len)
+		return false;
+	snprintf(dir, len, "%.*s", (int)(slash - path), path);
+	return true;
+}
 
 /* Room for one more item in a growing array of count n: when n has
  * reached cap, arr is reallocated to twice cap (first when empty) and cap

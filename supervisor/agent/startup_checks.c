@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "startup_checks.h"
 
 int gs_check_folder(const char *opt, const char *path, int mode, struct gs_error *err)
@@ -31,15 +32,8 @@ int gs_check_folder(const char *opt, const char *path, int mode, struct gs_error
 int gs_check_parent_folder(const char *opt, const char *path, struct gs_error *err)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(slash - path) < sizeof(dir))
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	else
+	if (!gs_parent_folder(path, dir, sizeof(dir)))
 		return gs_fail(err, ENAMETOOLONG, "%s %s", opt, path);
 	struct stat st;
 	if (stat(dir, &st) < 0)

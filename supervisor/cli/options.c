@@ -261,7 +261,6 @@ int gs_check_output_paths(const char *audit, const char *learn, const char *trac
 static int check_place(const char *opt, const char *path, bool made_in_folder, struct gs_error *err)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
 
 	if (!made_in_folder && stat(path, &st) == 0) {
@@ -269,13 +268,7 @@ static int check_place(const char *opt, const char *path, bool made_in_folder, s
 			return gs_fail(err, EISDIR, "%s %s", opt, path);
 		return access(path, W_OK) == 0 ? 0 : gs_fail(err, errno, "%s %s", opt, path);
 	}
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(slash - path) < sizeof(dir))
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	else
+	if (!gs_parent_folder(path, dir, sizeof(dir)))
 		return gs_fail(err, ENAMETOOLONG, "%s %s", opt, path);
 	if (stat(dir, &st) < 0)
 		return gs_fail(err, errno, "%s %s: its folder %s", opt, path, dir);
