@@ -1306,7 +1306,7 @@ judge() {  # judge NAME RUNTIME
 			[ "$(grep -c 'torn down' "$dir/agent.err")" = 2 ] &&
 			grep -q 'stopping with 0 container' "$dir/agent.err" &&
 			python3 "$ROOT/tests/metrics/check_prom.py" "$dir/agent-mid.prom" >/dev/null &&
-			[ "$(grep -cE '^gpusandbox_sandbox_info\{sandbox="[0-9a-f]+",container="gs-two-[ab]"\} 1$' "$dir/agent-mid.prom")" = 2 ] &&
+			[ "$(grep -cE '^gpusandbox_sandbox_info\{sandbox="[0-9a-f]+",container="gs-two-[ab]",pod="",namespace="",container_name=""\} 1$' "$dir/agent-mid.prom")" = 2 ] &&
 			[ "$(awk '/^gpusandbox_memory_used_bytes\{/ { n += $2 } END { print n }' "$dir/agent-mid.prom")" = \
 			  "$(awk '$1 == "gpu0.vidmem_used" { print $2 }' "$dir/stats-mid")" ] ||
 			why="rc=$rc peak=$peak: $(tr '\n' ' ' <"$dir/container.out") agent: $(grep -c 'torn down' "$dir/agent.err") torn down; metrics: $(grep -c '^gpusandbox_memory_used_bytes' "$dir/agent-mid.prom" 2>&1) used series, $(python3 "$ROOT/tests/metrics/check_prom.py" "$dir/agent-mid.prom" 2>&1)" ;;
