@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/kcmp.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -24,7 +23,6 @@
 #include "decode.h"
 #include "exec_int.h"
 #include "verdict.h"
-#include "test_switch.h"
 
 /* The audit reason of a device allocation refused because no private fd
  * table could be made for it (private_table.h): never made in the shared one. */
@@ -488,18 +486,6 @@ static bool passes_judged(struct call *c, struct alloc_flight *f, struct gs_call
 	return true;
 }
 
-/* GPUSANDBOX_TEST_CHANNEL_ANY_PARENT (read once, the one place it is
- * read): a channel under a parent of no known GPU is performed, as before
- * this check; the baseline of tests/sm/escape.sh internal-group. */
-static bool test_channel_any_parent(void)
-{
-	static atomic_int any = -1;
-
-	if (atomic_load(&any) < 0)
-		atomic_store(&any, gs_test_switch("GPUSANDBOX_TEST_CHANNEL_ANY_PARENT") != NULL);
-	return atomic_load(&any) == 1;
-}
-
 /* A hardware channel is made only where the ledger places it on a GPU:
  * under a device, or a channel group the sandbox made (or a dup of
  * either). Only such a channel can --sm switch (ledger_list_channels
@@ -522,7 +508,7 @@ static bool channel_placed(struct call *c, struct alloc_flight *f, struct answer
 {
 	const struct gs_rm_call *rc = &f->call;
 
-	if (rc->kind != RM_CLASS_CHANNEL || test_channel_any_parent())
+	if (rc->kind != RM_CLASS_CHANNEL || c->sb->test_channel_any_parent)
 		return true;
 	int gpu = ledger_gpu_of(&c->sb->ledger, rc->h_client, rc->h_parent);
 	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS)

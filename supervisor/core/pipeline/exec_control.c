@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #include "decode.h"
 #include "exec_int.h"
 #include "quota.h"
-#include "test_switch.h"
 
 /* ---- RM_CONTROL ---------------------------------------------------------- */
 
@@ -350,18 +348,6 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	                       top->status);
 }
 
-/* GPUSANDBOX_TEST_RESUME_ANY_OBJECT (read once, the one place it is
- * read): a control that may resume channels is taken on any object, as
- * before resumes_placed_object; a baseline of tests/sm/escape.sh. */
-static bool test_resume_any_object(void)
-{
-	static atomic_int any = -1;
-
-	if (atomic_load(&any) < 0)
-		atomic_store(&any, gs_test_switch("GPUSANDBOX_TEST_RESUME_ANY_OBJECT") != NULL);
-	return atomic_load(&any) == 1;
-}
-
 /* A control after which channels may run again (may_resume_channels) is
  * taken only on an object the ledger places on a GPU: a channel or a
  * channel group the sandbox made. What this leaves out is the channel
@@ -374,7 +360,7 @@ static bool test_resume_any_object(void)
  * driver refuses a handle it does not hold. */
 static bool resumes_placed_object(struct call *c, struct control_flight *f, struct answer *a)
 {
-	if (!may_resume_channels(f->top.cmd) || test_resume_any_object())
+	if (!may_resume_channels(f->top.cmd) || c->sb->test_resume_any_object)
 		return true;
 	int gpu = ledger_gpu_of(&c->sb->ledger, f->top.h_client, f->top.h_object);
 	if (gpu >= 0 && (unsigned)gpu < GS_MAX_GPUS)

@@ -117,6 +117,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->test_clone_no_wait = gs_test_switch("GPUSANDBOX_TEST_CLONE_NO_WAIT") != NULL;
 	sb->test_no_caller_back = gs_test_switch("GPUSANDBOX_TEST_NO_CALLER_BACK") != NULL;
 	sb->test_no_keep = gs_test_switch("GPUSANDBOX_TEST_NO_KEEP") != NULL;
+	sb->test_channel_any_parent = gs_test_switch("GPUSANDBOX_TEST_CHANNEL_ANY_PARENT") != NULL;
+	sb->test_resume_any_object = gs_test_switch("GPUSANDBOX_TEST_RESUME_ANY_OBJECT") != NULL;
 	if (!(sb->quiesces_live = gs_inflight_new()))
 		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;

@@ -164,6 +164,12 @@ struct gs_session {
 	 * semaphore surface or memory mapper are not charged (ledger_keep):
 	 * tests/adv sem_surf's baseline. */
 	bool                 test_no_keep;
+	/* GPUSANDBOX_TEST_CHANNEL_ANY_PARENT: a channel under a parent of no
+	 * known GPU is made (exec_alloc.c channel_placed), and
+	 * GPUSANDBOX_TEST_RESUME_ANY_OBJECT: a control that may resume
+	 * channels is taken on any object (exec_control.c
+	 * resumes_placed_object): the baselines of tests/sm/escape.sh. */
+	bool                 test_channel_any_parent, test_resume_any_object;
 	/* May an fd table of the sandbox be shared beyond a thread group?
 	 * Set from the start unless the filter follows the clones that make
 	 * one (gs_session_config.follows_shared_tables), and then by the
