@@ -87,6 +87,13 @@ const struct gs_rules *gs_rules_builtin(void)
 	return &builtin;
 }
 
+enum gs_p2p_register gs_p2p_register_effective(enum gs_p2p_register m, const struct gs_rules *r)
+{
+	if (m != GS_P2P_REGISTER_AUTO)
+		return m;
+	return r && (r->groups & GS_GROUP_BIT(GS_GROUP_P2P)) ? GS_P2P_REGISTER_PERFORM : GS_P2P_REGISTER_NONE;
+}
+
 const char *gs_group_name(enum gs_group g)
 {
 	return (unsigned)g < GS_GROUP_N ? groups[g].name : "none";

@@ -45,6 +45,12 @@ void gs_rules_default(struct gs_rules *r);
 const struct gs_rules *gs_rules_builtin(void);
 
 const char *gs_group_name(enum gs_group g);
+
+/* p2p-register = auto, resolved against the rules: perform where the
+ * p2p group is allowed (the sandbox may share memory beyond itself, and
+ * GPUDirect RDMA needs the registrations), none elsewhere. Any other
+ * mode is returned as it is. */
+enum gs_p2p_register gs_p2p_register_effective(enum gs_p2p_register m, const struct gs_rules *r);
 const char *gs_group_help(enum gs_group g);
 /* GS_GROUP_NONE when the name is not a group's. */
 enum gs_group gs_group_find(const char *name, size_t len);

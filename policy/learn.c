@@ -143,7 +143,7 @@ static void write_quota(FILE *f, const struct gs_quota *q)
 	print_counts(f, q, true);
 	if (q->managed != GS_MANAGED_ALLOW_UNACCOUNTED)
 		fprintf(f, "managed = %s\n", gs_managed_name(q->managed));
-	if (q->p2p_register != GS_P2P_REGISTER_PERFORM)
+	if (q->p2p_register != GS_P2P_REGISTER_AUTO)
 		fprintf(f, "p2p-register = %s\n", gs_p2p_register_name(q->p2p_register));
 	if (q->fd_import != GS_FD_IMPORT_OWN)
 		fprintf(f, "fd-import = %s\n", gs_fd_import_name(q->fd_import));

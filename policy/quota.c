@@ -129,7 +129,7 @@ void gs_quota_init(struct gs_quota *q)
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++)
 		q->mem_gpu[g] = GS_MEM_GPU_UNSET;
 	q->managed = GS_MANAGED_ALLOW_UNACCOUNTED;
-	q->p2p_register = GS_P2P_REGISTER_PERFORM;
+	q->p2p_register = GS_P2P_REGISTER_AUTO;
 	q->files = GS_COUNT_UNLIMITED;
 	q->objects = GS_COUNT_UNLIMITED;
 	q->fd_import = GS_FD_IMPORT_OWN;
@@ -320,8 +320,10 @@ static const char *const sm_mode_names[] = {
 NAMED_ENUM(enum gs_sm_mode, sm_mode_names, gs_parse_sm_mode, gs_sm_mode_name)
 
 static const char *const p2p_register_names[] = {
+	[GS_P2P_REGISTER_AUTO] = "auto",
 	[GS_P2P_REGISTER_PERFORM] = "perform",
 	[GS_P2P_REGISTER_ANSWER] = "answer",
+	[GS_P2P_REGISTER_NONE] = "none",
 };
 NAMED_ENUM(enum gs_p2p_register, p2p_register_names, gs_parse_p2p_register, gs_p2p_register_name)
 

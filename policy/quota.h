@@ -49,16 +49,25 @@ enum gs_managed {
 	GS_MANAGED_DENY,                   /* no managed ranges at all */
 };
 
-/* What the sandbox does with the two per-allocation P2P registration
- * controls CUDA sends for every cuMemAlloc (NV503C_CTRL_CMD_REGISTER_VIDMEM
- * and UNREGISTER_VIDMEM on its NV50_THIRD_PARTY_P2P object): perform them
- * (the default), or answer them NV_OK without the driver, which saves a
- * driver call and a dup of the workload's fd per control but leaves the
- * sandbox's memory unregistered for third-party P2P (GPUDirect RDMA,
- * P2P tokens; SECURITY.md, docs/perf.md). */
+/* What the sandbox does with CUDA's NV50_THIRD_PARTY_P2P object and the
+ * two per-allocation registration controls CUDA sends on it for every
+ * cuMemAlloc (NV503C_CTRL_CMD_REGISTER_VIDMEM and UNREGISTER_VIDMEM):
+ * perform them; answer the controls NV_OK without the driver, which saves
+ * a driver call and a dup of the workload's fd per control; or none: no
+ * object, so no controls (two traps fewer per cuMemAlloc + cuMemFree).
+ * answer and none leave the sandbox's memory unregistered for third-party
+ * P2P (GPUDirect RDMA, P2P tokens; docs/security/p2p-registration.md,
+ * docs/perf.md). The default, auto, is perform where the policy allows
+ * the p2p group (the sandbox shares memory beyond itself) and none
+ * elsewhere (gs_p2p_register_effective). */
 enum gs_p2p_register {
-	GS_P2P_REGISTER_PERFORM = 0,
+	GS_P2P_REGISTER_AUTO = 0,
+	GS_P2P_REGISTER_PERFORM,
 	GS_P2P_REGISTER_ANSWER,
+	/* No third-party P2P object: its RM_ALLOC is answered
+	 * NV_ERR_NOT_SUPPORTED, as a driver without the class answers, and
+	 * CUDA then makes no registration controls at all. */
+	GS_P2P_REGISTER_NONE,
 };
 
 /* Imports of memory through an export fd made outside the sandbox

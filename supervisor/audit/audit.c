@@ -54,6 +54,8 @@ enum gs_outcome gs_decision_outcome(const struct gs_decision *d)
 	case GS_VERDICT_RELEASE: return GS_OUTCOME_RELEASED;
 	case GS_VERDICT_ALLOW: break;
 	}
+	if (d->answered)
+		return GS_OUTCOME_ANSWERED;
 	if (d->has_status && d->status == NV_ERR_NO_MEMORY)
 		return GS_OUTCOME_DEVICE_FULL;
 	if ((d->has_status && d->status != NV_OK) || d->errnum)
@@ -77,6 +79,7 @@ const char *gs_outcome_name(enum gs_outcome o)
 	case GS_OUTCOME_POLICY: return "policy";
 	case GS_OUTCOME_DRIVER: return "driver";
 	case GS_OUTCOME_DEVICE_FULL: return "device_full";
+	case GS_OUTCOME_ANSWERED: return "answered";
 	}
 	return "unknown";
 }
@@ -782,10 +785,13 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 		add_u64(o, "quota", s->quota->mem_per_gpu);
 	/* What the quota does not see, said where a reviewer starts reading. */
 	json_object_object_add(o, "managed", json_object_new_string(gs_managed_name(s->quota->managed)));
-	/* answer: the sandbox's memory is never registered for third-party
-	 * P2P (GPUDirect RDMA does not reach it): said beside managed. */
+	/* answer or none: the sandbox's memory is never registered for
+	 * third-party P2P (GPUDirect RDMA does not reach it): said beside
+	 * managed, as it takes effect (auto resolved against the rules; the
+	 * policy object below keeps the setting). */
 	json_object_object_add(o, "p2p_register",
-	                       json_object_new_string(gs_p2p_register_name(s->quota->p2p_register)));
+	                       json_object_new_string(gs_p2p_register_name(
+	                               gs_p2p_register_effective(s->quota->p2p_register, s->rules))));
 	json_object_object_add(o, "policy", gs_audit_policy_json(s->quota, s->rules));
 	json_object_object_add(o, "labels", gs_audit_labels_json(s->labels));
 	/* Limits with no device to act on: a clean summary means nothing. */

@@ -172,6 +172,9 @@ struct gs_decision {
 	uint32_t     h_client, h_object;
 	const char  *resource;      /* what usage/quota count: "vidmem", "channels", ... */
 	const char  *reason;
+	/* Answered without the driver by a configured mode, with the
+	 * driver's status for it (outcome "answered", not a refusal). */
+	bool         answered;
 	const char  *group;         /* policy group of the class or control */
 	bool         has_escape;
 	uint8_t      escape;        /* the escape number (_IOC_NR) refused */
@@ -306,6 +309,8 @@ enum gs_outcome {
 	GS_OUTCOME_POLICY,      /* refused by the policy or the sandbox's rules */
 	GS_OUTCOME_DRIVER,      /* performed, and the driver failed it */
 	GS_OUTCOME_DEVICE_FULL, /* within quota, the driver had no memory left */
+	GS_OUTCOME_ANSWERED,    /* answered by gpusandbox as configured, the driver not asked
+	                         * (p2p-register none: no third-party P2P object) */
 };
 enum gs_outcome gs_decision_outcome(const struct gs_decision *d);
 /* quota, policy, driver or device_full: never dropped from the log. */

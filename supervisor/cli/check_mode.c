@@ -99,6 +99,9 @@ void gs_check_print(FILE *out, const struct gs_check_input *in)
 	fprintf(out, "  %-*s %s\n", KEY_WIDTH, "audit-stacks",
 	        !in->audit_stacks ? "off" : gs_stack_available() ? "on" : "on (unavailable: built without libdw)");
 	print_rules(out, in->rules);
+	if (in->quota->p2p_register == GS_P2P_REGISTER_AUTO)
+		fprintf(out, "  %-*s %s (auto)\n", KEY_WIDTH, "p2p-register in effect",
+		        gs_p2p_register_name(gs_p2p_register_effective(GS_P2P_REGISTER_AUTO, in->rules)));
 }
 
 /* True when the rules let some class of engine e through: the video group,

@@ -55,11 +55,16 @@ static const char usage_tail[] =
 	"                     a driver without pageable memory access (HMM/ATS)\n"
 	"  --p2p-register MODE\n"
 	"                     CUDA's per-allocation P2P registration controls:\n"
-	"                     perform (the default) passes them to the driver;\n"
+	"                     auto (the default) is perform under a policy that\n"
+	"                     allows p2p, none otherwise; perform passes them\n"
+	"                     to the driver;\n"
 	"                     answer says NV_OK without the driver (faster\n"
 	"                     cuMemAlloc/cuMemFree), and the sandbox's memory is\n"
 	"                     then never registered for GPUDirect RDMA or P2P\n"
-	"                     tokens\n"
+	"                     tokens; none answers CUDA's NV50_THIRD_PARTY_P2P\n"
+	"                     object NV_ERR_NOT_SUPPORTED, as a driver without\n"
+	"                     it would, and CUDA then makes no registration\n"
+	"                     controls at all (the fastest; no GPUDirect RDMA)\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
 	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e..., or\n"
 	"                     all; each is checked against the host's GPUs at\n"
@@ -372,7 +377,7 @@ static bool parse_quota_option(int c, struct gs_cli_options *o, struct parse_sta
 		return true;
 	case OPT_P2P_REGISTER:
 		if (gs_parse_p2p_register(optarg, &o->quota.p2p_register) < 0)
-			gs_die_usage("invalid --p2p-register mode '%s' (perform or answer)", optarg);
+			gs_die_usage("invalid --p2p-register mode '%s' (auto, perform, answer or none)", optarg);
 		return true;
 	}
 	return false;

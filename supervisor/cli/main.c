@@ -282,10 +282,14 @@ static int open_outputs(struct run *r)
 		return report(&r->err, NULL), GS_EXIT_ERROR;
 	/* The P2P registration controls do not reach the driver: a trace of
 	 * cuMemAlloc shows fewer driver calls, and GPUDirect cannot reach the
-	 * sandbox's memory. Said only when so: the default adds no line. */
-	if (r->cfg.trace && r->o.quota.p2p_register != GS_P2P_REGISTER_PERFORM)
-		fprintf(r->cfg.trace, "[gpusandbox] p2p-register %s: the P2P registration controls are "
-		        "answered without the driver\n", gs_p2p_register_name(r->o.quota.p2p_register));
+	 * sandbox's memory. Said only when asked for: the default adds no
+	 * line (its trace marks the P2P object's answer). */
+	if (r->cfg.trace && r->o.quota.p2p_register == GS_P2P_REGISTER_ANSWER)
+		fprintf(r->cfg.trace, "[gpusandbox] p2p-register answer: the P2P registration controls are "
+		        "answered without the driver\n");
+	if (r->cfg.trace && r->o.quota.p2p_register == GS_P2P_REGISTER_NONE)
+		fprintf(r->cfg.trace, "[gpusandbox] p2p-register none: no third-party P2P object, so no "
+		        "registration controls\n");
 	r->no_device = gs_env_warn(stderr, &r->o.quota);
 	if (r->o.audit_path || r->o.audit_fd >= 0) {
 		char id[GS_SANDBOX_ID_LEN];

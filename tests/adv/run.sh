@@ -311,7 +311,12 @@ run_case() {
 	# handle_zero's fake names objects 0 when it picks their handle.
 	[ "$prog" = handle_zero ] && fake_extra=(--handle-zero)
 	# slow_call's fake answers REGISTER_VIDMEM late, serving the rest.
-	[ "$prog" = slow_call ] && fake_extra=(--slow-control "$SLOW_CONTROL")
+	# Its slow call is on CUDA's P2P object, which the default
+	# (p2p-register auto, none without the p2p group) does not make.
+	if [ "$prog" = slow_call ]; then
+		fake_extra=(--slow-control "$SLOW_CONTROL")
+		sb_gpus=(--p2p-register perform)
+	fi
 	# A 535 driver (FB_GET_INFO_V2 is 436 bytes there) decoded with the 580
 	# tables (1028): the supervisor must refuse, not pass the call with
 	# its memory report skipped.

@@ -111,8 +111,12 @@
 #                     container's CUDA-shaped pairs (tests/p2p's p2p_pairs)
 #                     all see NV_OK, the fake performs none of their
 #                     registrations, the start record says "answer"
-#   p2pperform-runc   the baseline: the default policy, the fake performs
-#                     every registration
+#   p2pperform-runc   the baseline: a named policy with p2p-register =
+#                     perform, the fake performs every registration
+#   p2pdefault-runc   the default policy (no p2p group: p2p-register auto
+#                     is none): the container's P2P object is answered
+#                     NV_ERR_NOT_SUPPORTED, the fake makes none and
+#                     performs no registration, the pairs still run
 #   uvmhold-runc      tests/adv's uvm_hold free in the container: 768 MiB
 #                     mapped through UVM (the profile traps the map), its
 #                     handle freed, 768 MiB again: the fake never holds
@@ -893,6 +897,11 @@ inside() {
 		profile "$p" --policy-name p2p && start_agent || return
 		run_fg '["/bin/p2p_pairs", "'"$P2P_PAIRS"'"]' "$p" ;;
 	p2pperform)
+		mkdir -p "$D/policies"
+		printf 'mem = 1g\np2p-register = perform\n' >"$D/policies/p2p.policy"
+		profile "$p" --policy-name p2p && start_agent || return
+		run_fg '["/bin/p2p_pairs", "'"$P2P_PAIRS"'"]' "$p" ;;
+	p2pdefault)
 		profile "$p" && start_agent || return
 		run_fg '["/bin/p2p_pairs", "'"$P2P_PAIRS"'"]' "$p" ;;
 	uvmhold)
@@ -1354,10 +1363,16 @@ judge() {  # judge NAME RUNTIME
 		# one under the default; the container saw NV_OK either way.
 		local mode=perform performed=$P2P_PAIRS log=$dir/gs-$name.jsonl
 		[ "$name" = p2panswer-runc ] && mode=answer performed=0
-		[ "$rc" = 0 ] && grep -q "^pairs_ok=$P2P_PAIRS reg_ok=$P2P_PAIRS unreg_ok=$P2P_PAIRS " "$dir/container.out" &&
+		[ "$rc" = 0 ] && grep -q "^p2p_object=0x0 pairs_ok=$P2P_PAIRS reg_ok=$P2P_PAIRS unreg_ok=$P2P_PAIRS " "$dir/container.out" &&
 			[ "$(st "$dir" p2p_registered)" = "$performed" ] && [ "$(st "$dir" p2p_unregistered)" = "$performed" ] &&
 			grep -q "\"p2p_register\":\"$mode\"" "$log" ||
 			why="rc=$rc registered=$(st "$dir" p2p_registered) (want $performed): $(head -c 200 "$dir/container.out")" ;;
+	p2pdefault-runc)
+		local log=$dir/gs-$name.jsonl
+		[ "$rc" = 0 ] && grep -q "^p2p_object=0x56 pairs_ok=$P2P_PAIRS reg_ok=0 unreg_ok=0" "$dir/container.out" &&
+			[ "$(st "$dir" p2p_objects_made)" = 0 ] && [ "$(st "$dir" p2p_registered)" = 0 ] &&
+			grep -q '"p2p_register":"none"' "$log" ||
+			why="rc=$rc objects=$(st "$dir" p2p_objects_made) registered=$(st "$dir" p2p_registered): $(head -c 200 "$dir/container.out")" ;;
 	uvmhold-runc)
 		peak_within && [ "$rc" = 0 ] &&
 			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" &&
@@ -1692,7 +1707,7 @@ else
 fi
 case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
 case " $RUNTIMES " in *" runc "*)
-	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

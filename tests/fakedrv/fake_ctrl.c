@@ -552,6 +552,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "p2p_unregistered", 0, false, fake_st.p2p_unregistered);
 	put(&b, "p2p_unregister_failed", 0, false, fake_st.p2p_unregister_failed);
 	put(&b, "p2p_registrations_live", 0, false, fake_p2p_live());
+	put(&b, "p2p_objects_made", 0, false, fake_st.p2p_objects_made);
 	pthread_mutex_unlock(&fake_st.lock);
 	return b.len;
 }

@@ -570,6 +570,8 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 		}
 	}
 	out->h = h_new;
+	if (cls == NV50_THIRD_PARTY_P2P)
+		fake_st.p2p_objects_made++;
 	/* Outside a channel group RM makes one for the channel, a handle of
 	 * the client's (fake_chgrp.c). */
 	if (kind == K_CHANNEL && r->own_group) {

@@ -179,6 +179,7 @@ struct fake_state {
 	/* P2P registration controls performed (fake_p2p.c), by outcome. */
 	uint64_t         p2p_registered, p2p_register_failed;
 	uint64_t         p2p_unregistered, p2p_unregister_failed;
+	uint64_t         p2p_objects_made; /* NV50_THIRD_PARTY_P2P objects the fake made */
 	/* UVM_MAP_EXTERNAL_ALLOCATION calls that succeeded (fake_uvm.c). */
 	uint64_t         uvm_maps;
 	/* UVM_REGISTER_CHANNEL calls that succeeded (fake_uvm_chan.c). */

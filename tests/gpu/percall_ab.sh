@@ -33,7 +33,9 @@ log "# A=$A B=$B reps=$REPS pairs=$PAIRS"
 cc -O2 -shared -fPIC -Iinclude -o "$OUT/ioctl_time.so" tests/gpu/ioctl_time.c -ldl || exit 1
 cc -static -O2 -Iinclude -o "$OUT/bench_trap" tests/gpu/bench_trap.c || exit 1
 
-CONFIGS=(native A:perform A:answer B:perform B:answer)
+# CONFIGS="native A:perform B:none ..." picks the runs (native first);
+# each build's --p2p-register mode follows the colon.
+read -r -a CONFIGS <<<"${CONFIGS:-native A:perform A:answer B:perform B:answer}"
 run_one() {
 	local cfg=$1 r=$2 dir pre=()
 	dir="$OUT/times/${cfg/:/_}/r$r"
@@ -62,7 +64,7 @@ for r in $(seq "$REPS"); do
 done
 
 log "# per call kind: mean us per call in each run, median over rounds; B - native"
-for cfg in A:perform A:answer B:perform B:answer; do
+for cfg in "${CONFIGS[@]:1}"; do
 	log "## native vs $cfg"
 	python3 tests/gpu/ioctl_time_summary.py "$OUT/times/native" "$OUT/times/${cfg/:/_}" native "$cfg" |
 		head -20 | tee -a "$TXT"

@@ -212,6 +212,14 @@ static void test_outcome(void)
 	CHECK(strcmp(gs_outcome_name(GS_OUTCOME_DEVICE_FULL), "device_full") == 0);
 	d.status = NV_ERR_INVALID_ARGUMENT;
 	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_DRIVER);
+	/* Answered by a configured mode (p2p-register none): not the driver's
+	 * failure, and not a refusal. */
+	d.answered = true;
+	d.status = NV_ERR_NOT_SUPPORTED;
+	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_ANSWERED);
+	CHECK(!gs_outcome_is_refusal(GS_OUTCOME_ANSWERED));
+	CHECK(strcmp(gs_outcome_name(GS_OUTCOME_ANSWERED), "answered") == 0);
+	d.answered = false;
 	d.has_status = false;
 	d.errnum = 22;
 	CHECK(gs_decision_outcome(&d) == GS_OUTCOME_DRIVER);

@@ -159,16 +159,21 @@ static void test_managed(void)
 	CHECK(strcmp(gs_managed_name(GS_MANAGED_DENY), "deny") == 0);
 }
 
-/* p2p-register: perform by default, answer when asked, nothing else. */
+/* p2p-register: auto by default (perform under a policy that allows the
+ * p2p group, none elsewhere), perform, answer or none when asked, nothing
+ * else. */
 static void test_p2p_register(void)
 {
 	static const struct {
 		const char          *text;
-		enum gs_p2p_register want;
+		enum gs_p2p_register want, effective;
 	} cases[] = {
-		{ "", GS_P2P_REGISTER_PERFORM },
-		{ "p2p-register = answer\n", GS_P2P_REGISTER_ANSWER },
-		{ "p2p-register=perform # the default\n", GS_P2P_REGISTER_PERFORM },
+		{ "", GS_P2P_REGISTER_AUTO, GS_P2P_REGISTER_NONE },
+		{ "allow = compute, memory, p2p\n", GS_P2P_REGISTER_AUTO, GS_P2P_REGISTER_PERFORM },
+		{ "p2p-register = answer\n", GS_P2P_REGISTER_ANSWER, GS_P2P_REGISTER_ANSWER },
+		{ "p2p-register=perform\n", GS_P2P_REGISTER_PERFORM, GS_P2P_REGISTER_PERFORM },
+		{ "allow = compute, memory, p2p\np2p-register = none\n", GS_P2P_REGISTER_NONE,
+		  GS_P2P_REGISTER_NONE },
 	};
 	enum gs_p2p_register m = GS_P2P_REGISTER_ANSWER;
 
@@ -176,9 +181,13 @@ static void test_p2p_register(void)
 		struct gs_policy p;
 		CHECK(parse_text(cases[i].text, &p) == 0);
 		CHECK(p.quota.p2p_register == cases[i].want);
+		CHECK(gs_p2p_register_effective(p.quota.p2p_register, &p.rules) == cases[i].effective);
 	}
+	CHECK(gs_p2p_register_effective(GS_P2P_REGISTER_AUTO, gs_rules_builtin()) == GS_P2P_REGISTER_NONE);
 	CHECK(gs_parse_p2p_register("perform", &m) == 0 && m == GS_P2P_REGISTER_PERFORM);
 	CHECK(gs_parse_p2p_register("answer", &m) == 0 && m == GS_P2P_REGISTER_ANSWER);
+	CHECK(gs_parse_p2p_register("none", &m) == 0 && m == GS_P2P_REGISTER_NONE);
+	CHECK(gs_parse_p2p_register("auto", &m) == 0 && m == GS_P2P_REGISTER_AUTO);
 	CHECK(gs_parse_p2p_register("Answer", &m) < 0 && gs_parse_p2p_register("", &m) < 0 &&
 	      gs_parse_p2p_register("skip", &m) < 0);
 	CHECK(strcmp(gs_p2p_register_name(GS_P2P_REGISTER_ANSWER), "answer") == 0);

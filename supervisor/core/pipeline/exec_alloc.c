@@ -520,13 +520,35 @@ static bool channel_placed(struct call *c, struct alloc_flight *f, struct answer
 	return false;
 }
 
+/* p2p-register = none. CUDA makes one NV50_THIRD_PARTY_P2P object per
+ * context and then registers every cuMemAlloc'd range with it and
+ * unregisters it before the free: two of the five trapped calls of a
+ * cuMemAlloc + cuMemFree pair. Answered NV_ERR_NOT_SUPPORTED, as a driver
+ * without the class would, CUDA goes on without it and makes no
+ * registration controls at all; PyTorch, CuPy and JAX ran so on the H200
+ * (docs/gpu-results/2026-12-02-h200-round4). The object charges and counts
+ * nothing, and no call reaches the driver, so nothing of the workload's
+ * can change what happens: the status is written into its struct and the
+ * call ends. What is lost is third-party P2P for the sandbox's memory
+ * (nvidia_p2p_get_pages: GPUDirect RDMA, P2P tokens), as under answer. */
+static bool p2p_object_wanted(struct call *c, struct alloc_flight *f, struct answer *a)
+{
+	if (f->call.h_class != NV50_THIRD_PARTY_P2P || c->sb->quota.p2p_register != GS_P2P_REGISTER_NONE)
+		return true;
+	c->answered = true;
+	c->d.answered = true;
+	*a = refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_NOT_SUPPORTED, GS_VERDICT_ALLOW,
+	                        "p2p-register none: no third-party P2P object, as a driver without it");
+	return false;
+}
+
 struct answer handle_alloc(struct call *c)
 {
 	struct alloc_flight f = { .file = -1 };
 	struct gs_call_verdict v;
 	struct answer a;
 
-	if (!fetch_alloc_top(c, &f, &a) || !passes_first(c, &f, &a))
+	if (!fetch_alloc_top(c, &f, &a) || !passes_first(c, &f, &a) || !p2p_object_wanted(c, &f, &a))
 		return a;
 	fetch_alloc_params(c, &f);
 	if (!passes_judged(c, &f, &v, &a) || !channel_placed(c, &f, &a))

@@ -86,6 +86,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->learn = cfg->learn;
 	if (cfg->learn)
 		sb->rules = &cfg->learn->rules;
+	sb->quota.p2p_register = gs_p2p_register_effective(cfg->quota.p2p_register, sb->rules);
 	sb->audit = cfg->audit;
 	sb->stacks = cfg->stacks && cfg->audit && gs_stack_available();
 	sb->trace = cfg->trace;
