@@ -35,8 +35,10 @@ NODE_PKGS="npm"
 # prometheus-node-exporter: tests/metrics and tests/agent/walk.sh read the
 # metrics file with it;
 # containerd: tests/agent's *-containerd cases, run.sh's and walk.sh's
-# (ctr run, runc underneath).
-TIER_PKGS="debootstrap prometheus-node-exporter containerd"
+# (ctr run, runc underneath);
+# python3-grpcio, python3-protobuf, protobuf-compiler: walk.sh's *-cri
+# cases speak the CRI to containerd's CRI plugin (tests/agent/cri/cri.py).
+TIER_PKGS="debootstrap prometheus-node-exporter containerd python3-grpcio python3-protobuf protobuf-compiler"
 
 case "${1:-}" in
 "") pkgs=$BUILD_PKGS; tests=no ;;

@@ -4,8 +4,10 @@
 # tests/agent/walk.sh [CASE...] - issue #28's "done means", per runtime: a
 # GPU node set up as docs/kubernetes.md and deploy/ say, the fake driver in
 # place of a GPU, and a pod's container started by runc, crun, podman or
-# containerd is held to the quota its annotations ask for and shows up in
-# `gpusandbox status` and in node_exporter's output with its pod's labels.
+# containerd (with `ctr`, and through its CRI plugin as the kubelet drives
+# it, with runc and with crun) is held to the quota its annotations ask for
+# and shows up in `gpusandbox status` and in node_exporter's output with
+# its pod's labels.
 #
 # The node (tests/agent/deploy_node.py): deploy/policies.yaml's policies
 # (default.policy: mem = 16g), the profiles the agent DaemonSet's init
@@ -19,9 +21,26 @@
 # CRI runtime copies them into the OCI config: the pod's name, namespace
 # and container name (CRI-O's io.kubernetes.pod.* for runc, crun and podman;
 # containerd's io.kubernetes.cri.* for containerd) and gpusandbox.io/mem.
+# R is the way the container is started:
+#   runc, crun    a bundle, `R run`
+#   podman        podman run --annotation (runc underneath)
+#   containerd    containerd 1.6, CRI plugin off: `ctr run --annotation`
+#                 (runc underneath), the annotations written straight
+#                 into the OCI config
+#   cri, cri-crun containerd 1.6's CRI plugin, spoken to over its socket
+#                 as the kubelet does (tests/agent/cri/cri.py: a pod
+#                 sandbox, its container with the Localhost profile's
+#                 path) with runc, or crun (the runtime's BinaryName),
+#                 underneath; the images made from the busybox root and
+#                 imported (tests/agent/cri/oci_image.py). The pod's
+#                 gpusandbox.io/mem reaches the container only through
+#                 the pod_annotations line docs/kubernetes.md gives;
+#                 containerd itself writes the io.kubernetes.cri.* names.
+#                 Which runtime ran is read from its state in the shim's
+#                 runtime root (runc's state.json, crun's status)
 # Every quota is judged by the FAKE DRIVER's account (GS_FAKE_STATS).
 #
-#   walk-R        R in runc, crun, podman, containerd. gpusandbox.io/mem=512m:
+#   walk-R        gpusandbox.io/mem=512m:
 #                 tests/agent's holder takes 2 chunks of 256 MiB, and while
 #                 it holds them `gpusandbox status --format json` (the
 #                 DaemonSet's status socket) lists the one sandbox with the
@@ -42,10 +61,19 @@
 #                 annotation's doing, passed through R
 #   overbound-R   gpusandbox.io/mem=32g, above the node policy's 16g: the
 #                 container is refused before any allocation reaches the
-#                 fake, the agent's log says which annotation and why
+#                 fake, the agent's log says which annotation and why (a
+#                 request may only lower the node's limit: refused, not
+#                 clamped, docs/kubernetes.md)
+#   nofilter-cri  containerd's runtime without the pod_annotations line:
+#                 the pod asks 512m, but the annotation never reaches the
+#                 container, which gets the node's default (the fake's
+#                 peak 1 GiB, no request named) — why docs/kubernetes.md
+#                 asks for that line
 #
-# R is skipped (said so) when it is not installed; without runc, busybox-
-# static, jq, python3-yaml or node_exporter the tier exits 125 (SKIP).
+# R is skipped (said so) when it is not installed (the cri ones need
+# protoc and Debian's python3-grpcio, python3-protobuf: scripts/
+# install-deps.sh tests); without runc, busybox-static, jq, python3-yaml
+# or node_exporter the tier exits 125 (SKIP).
 # Prints PASS/FAIL per case and "N passed, M failed" last. GS_AGENT_KEEP=1
 # keeps the work folder (/tmp/gs-walk.*).
 set -u
@@ -56,6 +84,9 @@ HOLDER=$ROOT/build/tests/agent/holder
 WITH_FAKE=$ROOT/tests/fakedrv/with-fake-nvidia
 NODE_PY=$ROOT/tests/agent/deploy_node.py
 SCRAPE=$ROOT/tests/metrics/scrape.py
+CRI=$ROOT/tests/agent/cri/cri.py
+CRI_IMAGE=localhost/gs-walk:1   # the pod's sandbox and container image (imported)
+CRI_SANDBOX_CMD=(/bin/sleep 3600)  # the image's entrypoint: the sandbox's process
 SKIP=125
 CHUNK=$((256 << 20))
 ASKED=512m              # walk-R's gpusandbox.io/mem
@@ -133,6 +164,9 @@ start_node() {
 
 stop_node() {
 	local p
+	# The CRI's pod (its sandbox's process), as the kubelet removes it.
+	[ -s "$D/pod.id" ] && "$CRI" "$D/containerd.sock" remove "$(cat "$D/pod.id")" "$(cat "$D/cid" 2>/dev/null)" \
+		>>"$D/err" 2>&1 && rm -f "$D/pod.id"
 	for p in ${NE:-} ${AGENT:-} ${CONTAINERD:-} ${KEEPER:-}; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
@@ -190,10 +224,63 @@ start_ctr() {
 	for n in nvidiactl nvidia0 nvidia-uvm; do
 		a+=(--mount "type=bind,src=$GS_FAKE_MOUNT/$n,dst=/dev/$n,options=rbind:rw")
 	done
-	timeout 60 ctr --address "$D/containerd.sock" run --rm --rootfs --seccomp --seccomp-profile "$P" \
+	timeout 60 ctr --address "$D/containerd.sock" run --rm --runc-root "$D/runtime-root" --rootfs \
+		--seccomp --seccomp-profile "$P" \
 		--mount "type=bind,src=$D/ctmp,dst=/tmp,options=rbind:rw" "${a[@]}" "$ROOTFS" "$CID" \
 		"${args[@]}" >"$D/out" 2>"$D/err" </dev/null &
 	CT=$!
+}
+
+# containerd 1.6's CRI plugin, spoken to as the kubelet does
+# (tests/agent/cri/cri.py): a pod sandbox on the host's network (no CNI
+# here) and its container, the images made from the busybox root
+# (tests/agent/cri/oci_image.py) and imported. The pod's gpusandbox.io/*
+# annotations reach the container's OCI config only through the runtime's
+# pod_annotations, as docs/kubernetes.md says to configure it; the pod's
+# names become containerd's io.kubernetes.cri.* annotations. Its OOM score
+# is left as is (restrict_oom_score_adj): root here lacks CAP_SYS_RESOURCE.
+start_cri() {
+	local filter='pod_annotations = ["gpusandbox.io/*"]' binary=runc
+	[ "${CASE%%-*}" = nofilter ] && filter=
+	[ "$RT" = cri-crun ] && binary=crun
+	cat >"$D/containerd.toml" <<-EOF
+	version = 2
+	root = "$D/croot"
+	state = "$D/cstate"
+	[grpc]
+	  address = "$D/containerd.sock"
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "$CRI_IMAGE"
+	  restrict_oom_score_adj = true
+	  [plugins."io.containerd.grpc.v1.cri".cni]
+	    bin_dir = "$D/cni/bin"
+	    conf_dir = "$D/cni/conf"
+	  [plugins."io.containerd.grpc.v1.cri".containerd]
+	    snapshotter = "native"
+	    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+	      runtime_type = "io.containerd.runc.v2"
+	      $filter
+	      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+	        BinaryName = "$binary"
+	        Root = "$D/runtime-root"
+	EOF
+	containerd --config "$D/containerd.toml" >"$D/containerd.log" 2>&1 &
+	CONTAINERD=$!
+	wait_for -S "$D/containerd.sock" || { echo "containerd did not start: $(tail -1 "$D/containerd.log")" >"$D/rc"; return 1; }
+	ctr --address "$D/containerd.sock" -n k8s.io image import "$CRI_IMAGE_TAR" >"$D/import.out" 2>&1 ||
+		{ echo "ctr image import: $(tail -1 "$D/import.out")" >"$D/rc"; return 1; }
+	local ann='{}'
+	[ -n "$2" ] && ann=$(jq -nc --arg m "$2" '{ "gpusandbox.io/mem": $m }')
+	mkdir -p "$D/logs"
+	jq -n --arg pod "pod-$RT" --arg ns "$POD_NS" --arg cn "$POD_CONTAINER" --argjson ann "$ann" \
+		--arg image "$CRI_IMAGE" --argjson cmd "$1" --arg sc "$P" --arg logs "$D/logs" \
+		--arg tmp "$D/ctmp" --arg m "$GS_FAKE_MOUNT" '{
+		pod: { name: $pod, namespace: $ns, uid: ("uid-" + $pod), annotations: $ann },
+		container: { name: $cn, image: $image, command: $cmd, seccomp: $sc, log_dir: $logs,
+			mounts: ([[$tmp, "/tmp"]] + [ "nvidiactl", "nvidia0", "nvidia-uvm" | [($m + "/" + .), ("/dev/" + .)] ]) } }' \
+		>"$D/cri-spec.json"
+	"$CRI" "$D/containerd.sock" start "$D/cri-spec.json" "$D" >"$D/err" 2>&1 || return 1
+	cp "$D/container.id" "$D/cid"
 }
 
 start_container() {  # start_container ARGS_JSON MEM_ANNOTATION(or "")
@@ -202,11 +289,18 @@ start_container() {  # start_container ARGS_JSON MEM_ANNOTATION(or "")
 	runc|crun) start_oci "$@" ;;
 	podman) start_podman "$@" ;;
 	containerd) start_ctr "$@" ;;
+	cri|cri-crun) start_cri "$@" ;;
 	esac
 }
 
 # Waits for the container's end; its exit status in $D/rc.
 wait_container() {
+	if [ "${RT%-crun}" = cri ]; then
+		"$CRI" "$D/containerd.sock" wait "$(cat "$D/cid")" 60 >"$D/rc" 2>>"$D/err"
+		# The CRI's container log ("TIME STREAM TAG line") as its output.
+		sed -E 's/^[^ ]+ (stdout|stderr) [FP] //' "$D/logs/$POD_CONTAINER.log" >"$D/out" 2>/dev/null
+		return
+	fi
 	wait "$CT"
 	echo $? >"$D/rc"
 	case "$RT" in runc|crun) "$RT" --root "$D/state" delete -f "$CID" >/dev/null 2>&1 ;; esac
@@ -230,6 +324,9 @@ observe() {
 		>"$D/scrape.out" 2>&1
 	echo $? >"$D/scrape.rc"
 	cp "$GS_FAKE_STATS" "$D/stats-mid"
+	# Which OCI runtime containerd's shim ran (runc's state.json or crun's
+	# status in the container's folder of the runtime's root).
+	[ -d "$D/runtime-root" ] && (cd "$D/runtime-root" && find . -type f) >"$D/runtime-root.files"
 	[ -s "$D/cid" ] && cp "$D/cid" "$D/container.id" || echo "$CID" >"$D/container.id"
 }
 
@@ -237,11 +334,11 @@ inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	CID=gs-$CASE AGENT='' KEEPER='' NE='' CONTAINERD='' CT=''
 	trap stop_node EXIT
-	[ "$RT" = crun ] && { crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; }; }
+	case "$RT" in crun|cri-crun) crun_hybrid_workaround || { echo "crun workaround failed" >"$D/rc"; return; } ;; esac
 	start_node || return
 	local i cmd='["/bin/holder", "'$HELD_FIRST'", "/tmp/go", "'$HELD_THEN'"]'
 	case "$CASE" in
-	walk-*|default-*)
+	walk-*|default-*|nofilter-*)
 		local mem=$ASKED
 		[ "${CASE%%-*}" = default ] && mem=
 		start_container "$cmd" "$mem" || { echo "the container did not start" >"$D/rc"; return; }
@@ -290,16 +387,31 @@ command -v crun >/dev/null && RUNTIMES="$RUNTIMES crun" || echo "agent-walk: cru
 command -v podman >/dev/null && RUNTIMES="$RUNTIMES podman" || echo "agent-walk: podman is not installed: its cases are skipped"
 command -v containerd >/dev/null && command -v ctr >/dev/null && RUNTIMES="$RUNTIMES containerd" ||
 	echo "agent-walk: containerd (or ctr) is not installed: its cases are skipped"
+# The CRI client's: Debian's grpc and protobuf for Debian's python3, protoc.
+scripts/install-test-pkgs.sh python3-grpcio python3-protobuf protobuf-compiler >/dev/null 2>&1
+if case " $RUNTIMES " in *" containerd "*) true ;; *) false ;; esac && command -v protoc >/dev/null &&
+	/usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null; then
+	RUNTIMES="$RUNTIMES cri"
+	case " $RUNTIMES " in *" crun "*) RUNTIMES="$RUNTIMES cri-crun" ;; esac
+else
+	echo "agent-walk: containerd, protoc or Debian's python3-grpcio is missing: the *-cri cases are skipped"
+fi
 
 tmp=$(mktemp -d /tmp/gs-walk.XXXXXX)
 # An agent stopped with a container's log open may leave it append-only
 # (supervisor/audit/audit_guard.h): the flags come off before the removal.
 trap '[ -n "${GS_AGENT_KEEP:-}" ] || { command -v chattr >/dev/null && find "$tmp" -name "*.jsonl*" -type f -exec chattr -f -a {} + 2>/dev/null; rm -rf "$tmp"; }' EXIT
 ROOTFS=$tmp/rootfs
-mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
+mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp "$ROOTFS"/etc
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
 cp "$HOLDER" "$ROOTFS/bin/"
+CRI_IMAGE_TAR=$tmp/image.tar
+case " $RUNTIMES " in *" cri "*)
+	python3 "$ROOT/tests/agent/cri/oci_image.py" "$ROOTFS" "$CRI_IMAGE" "$CRI_IMAGE_TAR" "${CRI_SANDBOX_CMD[@]}" ||
+		{ echo "agent-walk: the CRI cases' image could not be made"; exit 2; } ;;
+esac
+export CRI_IMAGE_TAR
 
 passed=0 failed=0
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
@@ -349,15 +461,26 @@ judge_log() {  # judge_log RUNTIME
 		why="audit verify on the node's folder: $(tail -2 "$dir/verify.out")"
 }
 
+# Under containerd, the OCI runtime its shim ran for the container: runc
+# keeps state.json in the container's folder of its root, crun status.
+judge_runtime() {  # judge_runtime RUNTIME
+	local want=state.json
+	case "$1" in containerd|cri) ;; cri-crun) want=status ;; *) return ;; esac
+	grep -q "/$(cat "$dir/container.id")/$want\$" "$dir/runtime-root.files" 2>/dev/null ||
+		why="no $want of the container in the runtime's root: $(tr '\n' ' ' <"$dir/runtime-root.files" 2>/dev/null)"
+}
+
 judge() {  # judge NAME RUNTIME
 	local name=$1 rt=$2 why=""
 	case "$name" in
 	walk-*)
 		judge_walk "$rt" "$ASKED_BYTES" "$ASKED_BYTES" "then ok=0 refused=$HELD_THEN first_refusal=NO_MEMORY"
 		[ -z "$why" ] && ! grep -q "gpusandbox.io/mem=$ASKED" "$dir/agent.err" && why="the agent did not name the request"
-		[ -z "$why" ] && judge_log "$rt" ;;
-	default-*)
-		judge_walk "$rt" $((16 << 30)) $(((HELD_FIRST + HELD_THEN) * CHUNK)) "then ok=$HELD_THEN refused=0 first_refusal=none" ;;
+		[ -z "$why" ] && judge_log "$rt"
+		[ -z "$why" ] && judge_runtime "$rt" ;;
+	default-*|nofilter-*)
+		judge_walk "$rt" $((16 << 30)) $(((HELD_FIRST + HELD_THEN) * CHUNK)) "then ok=$HELD_THEN refused=0 first_refusal=none"
+		[ -z "$why" ] && grep -q "gpusandbox.io/mem" "$dir/agent.err" && why="the agent was handed a request" ;;
 	overbound-*)
 		[ "$(cat "$dir/rc" 2>/dev/null)" != 0 ] && [ "$(st "$dir/stats" allocs_ok)" = 0 ] &&
 			grep -q "annotation gpusandbox.io/mem asks for 32.00 GiB on GPU 0, above the node policy's 16.00 GiB" "$dir/agent.err" ||
@@ -375,7 +498,9 @@ want() {
 }
 SELECTED=("$@")
 for r in $RUNTIMES; do
-	for c in walk default overbound; do
+	cases="walk default overbound"
+	[ "$r" = cri ] && cases="$cases nofilter"
+	for c in $cases; do
 		want "$c-$r" && run_case "$c-$r" "$r" && judge "$c-$r" "$r"
 	done
 done
