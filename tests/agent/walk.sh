@@ -44,7 +44,8 @@
 #                 tests/agent's holder takes 2 chunks of 256 MiB, and while
 #                 it holds them `gpusandbox status --format json` (the
 #                 DaemonSet's status socket) lists the one sandbox with the
-#                 pod, namespace and container name, quota 512 MiB and the
+#                 pod's name, namespace, uid and container name, quota
+#                 512 MiB and the
 #                 512 MiB the fake holds; node_exporter's /metrics (scraped
 #                 over HTTP) has gpusandbox_sandbox_info with the pod's
 #                 labels and the sandbox's memory quota and use, the
@@ -128,10 +129,11 @@ annotations() {
 	local pod=pod-$RT
 	if [ "$RT" = containerd ]; then
 		printf '%s\n' "io.kubernetes.cri.sandbox-name=$pod" "io.kubernetes.cri.sandbox-namespace=$POD_NS" \
-			"io.kubernetes.cri.container-name=$POD_CONTAINER" "io.kubernetes.cri.container-type=container"
+			"io.kubernetes.cri.sandbox-uid=uid-$pod" "io.kubernetes.cri.container-name=$POD_CONTAINER" \
+			"io.kubernetes.cri.container-type=container"
 	else
 		printf '%s\n' "io.kubernetes.pod.name=$pod" "io.kubernetes.pod.namespace=$POD_NS" \
-			"io.kubernetes.container.name=$POD_CONTAINER"
+			"io.kubernetes.pod.uid=uid-$pod" "io.kubernetes.container.name=$POD_CONTAINER"
 	fi
 	[ -n "$1" ] && echo "gpusandbox.io/mem=$1"
 }
@@ -460,7 +462,8 @@ judge_walk() {  # judge_walk RUNTIME QUOTA_BYTES PEAK_BYTES THEN_LINE
 	[ "$(cat "$dir/status.rc")" = 0 ] && [ "$(cat "$dir/scrape.rc")" = 0 ] ||
 		{ why="status rc $(cat "$dir/status.rc"): $(head -c 300 "$dir/status.err"); scrape: $(head -5 "$dir/scrape.out")"; return; }
 	why=$(python3 "$ROOT/tests/agent/walk_check.py" "$dir/status.json" "$dir/scrape.txt" "$dir/stats-mid" \
-		"pod-$rt" "$POD_NS" "$POD_CONTAINER" "$(cat "$dir/container.id")" "$quota" "$((HELD_FIRST * CHUNK))")
+		"pod-$rt" "$POD_NS" "$POD_CONTAINER" "$(cat "$dir/container.id")" "$quota" "$((HELD_FIRST * CHUNK))" \
+		"uid-pod-$rt")
 }
 
 # The container's audit log where docs/kubernetes.md says, named by its

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """tests/agent/walk_check.py STATUS_JSON SCRAPE_PAGE FAKE_STATS POD NAMESPACE
-CONTAINER_NAME CONTAINER_ID QUOTA HELD - tests/agent/walk.sh's view of one
-pod's container while it holds HELD bytes on GPU 0:
+CONTAINER_NAME CONTAINER_ID QUOTA HELD POD_UID - tests/agent/walk.sh's view
+of one pod's container while it holds HELD bytes on GPU 0:
 
   - `gpusandbox status --format json`: exactly one sandbox, the container
-    CONTAINER_ID, with the pod's name, namespace and container name, GPU
-    0's quota QUOTA and use HELD;
+    CONTAINER_ID, with the pod's name, namespace, uid and container name,
+    GPU 0's quota QUOTA and use HELD;
   - node_exporter's page (what it served over HTTP): one
     gpusandbox_sandbox_info sample of value 1 with the labels pod,
     namespace, container_name and container, and the same sandbox id as
@@ -37,7 +37,7 @@ def fake_stat(path, key):
 
 def main():
     status_path, page_path, stats_path, pod, ns, cname, cid = sys.argv[1:8]
-    quota, held = int(sys.argv[8]), int(sys.argv[9])
+    quota, held, uid = int(sys.argv[8]), int(sys.argv[9]), sys.argv[10]
     problems = []
     with open(status_path) as f:
         status = json.load(f)
@@ -47,9 +47,9 @@ def main():
         print("; ".join(problems))
         return 1
     box = boxes[0]
-    got = (box.get("container"), box.get("pod"), box.get("namespace"), box.get("container_name"))
-    if got != (cid, pod, ns, cname):
-        problems.append("status names %s, want %s" % (got, (cid, pod, ns, cname)))
+    got = (box.get("container"), box.get("pod"), box.get("namespace"), box.get("pod_uid"), box.get("container_name"))
+    if got != (cid, pod, ns, uid, cname):
+        problems.append("status names %s, want %s" % (got, (cid, pod, ns, uid, cname)))
     gpu0 = [g for g in box.get("gpus", []) if g.get("gpu") == 0]
     if not gpu0 or (gpu0[0].get("quota"), gpu0[0].get("used")) != (quota, held):
         problems.append("status GPU 0 %s, want quota %d used %d" % (gpu0, quota, held))
