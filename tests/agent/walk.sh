@@ -458,7 +458,7 @@ judge_walk() {  # judge_walk RUNTIME QUOTA_BYTES PEAK_BYTES THEN_LINE
 	[ "$(cat "$dir/rc" 2>/dev/null)" = 0 ] && [ "$fpeak" = "$peak" ] &&
 		[ "$(phase first)" = "first ok=$HELD_FIRST refused=0 first_refusal=none" ] &&
 		[ "$(phase "then")" = "$then" ] ||
-		{ why="rc=$(cat "$dir/rc" 2>/dev/null) fake peak $fpeak (want $peak): $(tr '\n' ' ' <"$dir/container.out" 2>/dev/null)"; return; }
+		{ why="rc=$(cat "$dir/rc" 2>/dev/null) fake peak $fpeak (want $peak): $(tr '\n' ' ' 2>/dev/null <"$dir/container.out")"; return; }
 	[ "$(cat "$dir/status.rc")" = 0 ] && [ "$(cat "$dir/scrape.rc")" = 0 ] ||
 		{ why="status rc $(cat "$dir/status.rc"): $(head -c 300 "$dir/status.err"); scrape: $(head -5 "$dir/scrape.out")"; return; }
 	why=$(python3 "$ROOT/tests/agent/walk_check.py" "$dir/status.json" "$dir/scrape.txt" "$dir/stats-mid" \
