@@ -12,14 +12,15 @@ set -eu
 BUILD_PKGS="build-essential pkg-config libseccomp-dev libcap-dev libjson-c-dev libdw-dev libfuse3-dev fuse3"
 # The test tiers (scripts/check.sh):
 # python3, jq: most tiers read JSON and the fake's stats with them;
-# python3-yaml: tests/deploy reads deploy/'s manifests;
+# python3-yaml: tests/deploy and tests/agent/walk.sh read deploy/'s manifests;
 # man-db: tests/cli/install.sh renders the installed man pages with man(1).
 # e2fsprogs: chattr, for the test harnesses' cleanup of an audit log a
 # killed supervisor left append-only (tests/lib/harness.sh).
 TEST_PKGS="python3 python3-yaml jq man-db e2fsprogs"
-# runc, crun, busybox-static: tests/agent/run.sh runs containers under
-# `gpusandbox agent` with both runtimes, on a busybox rootfs; podman: the
-# same through podman (--rootfs, runc underneath).
+# runc, crun, busybox-static: tests/agent/run.sh (and operator.sh,
+# walk.sh) runs containers under `gpusandbox agent` with both runtimes, on
+# a busybox rootfs; podman: the same through podman (--rootfs, runc
+# underneath).
 CONTAINER_PKGS="runc crun podman busybox-static"
 # chromium: tests/audit-review/run.sh renders `gpusandbox audit plot`'s SVG
 # to PNG headless, to check what a reviewer sees.
@@ -31,9 +32,13 @@ NODE_PKGS="npm"
 # Tools of single tiers, each also installed by its own tier through
 # scripts/install-test-pkgs.sh when run alone:
 # debootstrap: tests/deploy/image.sh builds deploy/Containerfile's root;
-# prometheus-node-exporter: tests/metrics reads the metrics file with it;
-# containerd: tests/agent's *-containerd cases (ctr run, runc underneath).
-TIER_PKGS="debootstrap prometheus-node-exporter containerd"
+# prometheus-node-exporter: tests/metrics and tests/agent/walk.sh read the
+# metrics file with it;
+# containerd: tests/agent's *-containerd cases, run.sh's and walk.sh's
+# (ctr run, runc underneath);
+# python3-grpcio, python3-protobuf, protobuf-compiler: walk.sh's *-cri
+# cases speak the CRI to containerd's CRI plugin (tests/agent/cri/cri.py).
+TIER_PKGS="debootstrap prometheus-node-exporter containerd python3-grpcio python3-protobuf protobuf-compiler"
 
 case "${1:-}" in
 "") pkgs=$BUILD_PKGS; tests=no ;;

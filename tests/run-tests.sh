@@ -92,6 +92,7 @@ run_tier agent tests/agent/run.sh
 run_tier agent-start tests/agent/start.sh
 run_tier agent-sm tests/agent/sm.sh
 run_tier agent-operator tests/agent/operator.sh
+run_tier agent-walk tests/agent/walk.sh
 run_tier deploy tests/deploy/run.sh
 run_tier deploy-image tests/deploy/image.sh
 # The size-dependent adversarial and --sm cases once per other driver branch,

@@ -186,7 +186,10 @@ fi
 # 1, named by its UUID, static_raw on GPU 0, --mem 1g), its file in a directory Debian's
 # prometheus-node-exporter's textfile collector reads (the tier installs
 # the package); scrape.py scrapes it on a 127.0.0.1 port (bounded by
-# SCRAPE_DEADLINE_S) and checks what it exports against the file.
+# SCRAPE_DEADLINE_S) and checks what it exports against the file. The
+# agent's gpusandbox_sandbox_info with a pod's labels (containers started
+# by runc, crun, podman and containerd with a pod's annotations) through
+# the same node_exporter: tests/agent/walk.sh.
 SCRAPE_DEADLINE_S=30
 GPU1_UUID=GPU-00000000-0000-0000-0000-000000000001
 node_exporter_case() {
