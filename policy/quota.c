@@ -351,7 +351,10 @@ static int suffix_shift(const char *suffix, unsigned *shift)
 		if (tolower((unsigned char)suffix[0]) != units[i].letter)
 			continue;
 		const char *rest = suffix + 1;
-		if (*rest == '\0' || strcasecmp(rest, "b") == 0 || strcasecmp(rest, "ib") == 0) {
+		/* "Gi" as Kubernetes writes a quantity (the pod's annotation
+		 * gpusandbox.io/mem: 4Gi): binary, as every suffix here. */
+		if (*rest == '\0' || strcasecmp(rest, "b") == 0 || strcasecmp(rest, "ib") == 0 ||
+		    strcasecmp(rest, "i") == 0) {
 			*shift = units[i].shift;
 			return 0;
 		}
@@ -470,7 +473,7 @@ int gs_parse_mem_quota(const char *s, uint64_t *out, char *why, size_t len)
 		return -1;
 	}
 	if (gs_parse_size(s, &v) < 0) {
-		snprintf(why, len, "invalid size '%s' (use bytes or k/m/g/t, e.g. 4g)", s ? s : "");
+		snprintf(why, len, "invalid size '%s' (use bytes or k/m/g/t, e.g. 4g or 4Gi)", s ? s : "");
 		return -1;
 	}
 	if (v < GS_MEM_MIN) {

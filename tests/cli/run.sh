@@ -223,7 +223,7 @@ check_audit killed "$T/a2.jsonl" None 9 2>"$T/err" && ok "audit-workload-killed"
 printf 'channels = 8\nmem = 12q\n' >"$T/bad.policy"
 expect_status "policy-invalid-125" 125 "$B" --policy "$T/bad.policy" -- sh -c "touch $T/ran"
 [ ! -e "$T/ran" ] && ok "policy-invalid-nothing-runs" || bad "policy-invalid-nothing-runs" "workload ran"
-printf '%s\n' "$T/bad.policy:2:7: error: invalid size '12q' (use bytes or k/m/g/t, e.g. 4g)" \
+printf '%s\n' "$T/bad.policy:2:7: error: invalid size '12q' (use bytes or k/m/g/t, e.g. 4g or 4Gi)" \
 	" mem = 12q" "       ^" "gpusandbox: invalid policy; nothing was started" >"$T/want"
 cmp -s "$T/err" "$T/want" && ok "policy-diagnostic" || bad "policy-diagnostic" "$(cat "$T/err")"
 printf 'mem = 1g\n\nmem = 2g\n' >"$T/twice.policy"

@@ -1,11 +1,12 @@
 /* nvdec_sessions.c - NVDEC sessions through the real NVDECODE API (libnvcuvid),
  * for the video engine quota (issue #29, item 2).
  *
- *   nvdec_sessions N
+ *   nvdec_sessions N [HOLD_S]
  *
  * 1. caps: cuvidGetDecoderCaps for H.264 4:2:0 8-bit (a query, not a session);
  * 2. open: cuvidCreateDecoder N times, 1920x1080 H.264, all held at once;
- *    prints each status and created=K;
+ *    prints each status and created=K, and holds them HOLD_S seconds
+ *    (default 0: several processes started together then overlap);
  * 3. close: cuvidDestroyDecoder on each; then opens N again (recreated=K):
  *    what the first round held must have been given back;
  * 4. decode: a 64x64 H.264 IDR picture whose macroblocks are all I_PCM (the
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { CODEC_H264 = 4, CHROMA_420 = 1, SURFACE_NV12 = 0, DEINTERLACE_WEAVE = 0,
        CREATE_PREFER_CUVID = 4, PKT_ENDOFSTREAM = 0x01 };
@@ -331,6 +333,7 @@ static void decode_check(void)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
+	unsigned hold_s = argc > 2 ? (unsigned)atoi(argv[2]) : 0;
 	CUdevice dev;
 	CUcontext ctx;
 	cuvid_decoder decs[64];
@@ -354,6 +357,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	int made = open_round("open", decs, n);
 	printf("created=%d of %d\n", made, n);
+	fflush(stdout);
+	sleep(hold_s);
 	close_round(decs, n);
 	made = open_round("reopen", decs, n);
 	printf("recreated=%d of %d\n", made, n);

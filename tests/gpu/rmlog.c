@@ -5,7 +5,7 @@
  *
  *   RMLOG=/tmp/x.log LD_PRELOAD=/tmp/rmlog.so PROGRAM ...
  *
- * One line per RM_ALLOC, RM_FREE and RM_CONTROL after the real ioctl
+ * One line per RM_ALLOC, RM_FREE, RM_CONTROL and RM_DUP_OBJECT after the real ioctl
  * returned: pid, the escape, handles, class or command, parameter size and
  * the RM status. The layouts are gpusandbox's own (include/nvrm_abi.h).
  *
@@ -68,6 +68,10 @@ static void log_call(unsigned long req, const void *arg)
 		const struct nvos00 *f = arg;
 		say("free client=0x%x parent=0x%x old=0x%x status=0x%x\n", f->h_root, f->h_object_parent,
 		    f->h_object_old, f->status);
+	} else if (nr == NV_ESC_RM_DUP_OBJECT && size == sizeof(struct nvos55)) {
+		const struct nvos55 *d = arg;
+		say("dup client=0x%x parent=0x%x new=0x%x from client=0x%x object=0x%x status=0x%x\n",
+		    d->h_client, d->h_parent, d->h_object, d->h_client_src, d->h_object_src, d->status);
 	} else if (nr == NV_ESC_RM_CONTROL && size == sizeof(struct nvos54)) {
 		const struct nvos54 *c = arg;
 		say("control client=0x%x object=0x%x cmd=0x%08x size=%u status=0x%x\n", c->h_client, c->h_object,

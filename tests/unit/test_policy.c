@@ -232,7 +232,7 @@ static void test_bad_files(void)
 		const char *diag;
 	} cases[] = {
 		{ "mem = 12q\n",
-		  "t.policy:1:7: error: invalid size '12q' (use bytes or k/m/g/t, e.g. 4g)\n"
+		  "t.policy:1:7: error: invalid size '12q' (use bytes or k/m/g/t, e.g. 4g or 4Gi)\n"
 		  " mem = 12q\n"
 		  "       ^\n" },
 		{ "mem = 4g\nchannels = 2\n\tmem = 8g # again\n",
@@ -591,6 +591,11 @@ static void test_mem_quota(void)
 
 	CHECK(gs_parse_mem_quota("64m", &v, why, sizeof(why)) == 0 && v == GS_MEM_MIN);
 	CHECK(gs_parse_mem_quota("4g", &v, why, sizeof(why)) == 0 && v == 4ull << 30);
+	/* Kubernetes' binary quantities (a pod's gpusandbox.io/mem: 4Gi). */
+	CHECK(gs_parse_mem_quota("4Gi", &v, why, sizeof(why)) == 0 && v == 4ull << 30);
+	CHECK(gs_parse_mem_quota("512Mi", &v, why, sizeof(why)) == 0 && v == 512ull << 20);
+	CHECK(gs_parse_mem_quota("1Ti", &v, why, sizeof(why)) == 0 && v == 1ull << 40);
+	CHECK(gs_parse_mem_quota("4Gx", &v, why, sizeof(why)) < 0 && gs_parse_mem_quota("4iG", &v, why, sizeof(why)) < 0);
 	CHECK(gs_parse_mem_quota("67108864", &v, why, sizeof(why)) == 0 && v == GS_MEM_MIN);
 	v = 7;
 	CHECK(gs_parse_mem_quota("67108863", &v, why, sizeof(why)) < 0 && v == 7);
