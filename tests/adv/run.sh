@@ -130,6 +130,7 @@ TESTS=(
 	"uvm_hold:reversed|sandbox|uvm_hold free"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
+	"uvm_share:replace|sandbox|uvm_share replace"
 	"continue_swap|sandbox|continue_swap"
 	"continue_swap:size|sandbox|continue_swap size"
 	"uvm_hold:handoff|sandbox|uvm_hold handoff"
@@ -138,6 +139,7 @@ TESTS=(
 	"uvm_ctlfd:pipe|sandbox|uvm_ctlfd pipe"
 	"uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"uvm_ctlfd:race|sandbox|uvm_ctlfd race"
+	"uvm_ctlfd:race_dup|sandbox|uvm_ctlfd race"
 	"uvm_channel:free|sandbox|uvm_channel free"
 	"uvm_channel:lone|sandbox|uvm_channel lone"
 	"uvm_channel:flow|sandbox|uvm_channel flow"
@@ -189,6 +191,7 @@ TESTS=(
 	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
 	"baseline-uvm_share|bare|uvm_share"
+	"baseline-uvm_share:replace|sandbox|uvm_share replace"
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
 	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
@@ -413,6 +416,9 @@ run_case() {
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
 	[ "$name" = baseline-dupcache_close ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY=1)
+	# uvm_share:replace's baseline: the client share, once replaced by
+	# the workload, is not made again (exec_uvm.c dup_for_map).
+	[ "$name" = baseline-uvm_share:replace ] && sb_env=(env GPUSANDBOX_TEST_NO_RESHARE=1)
 	# sem_surf: a GPU with 32-bit semaphores (two memory objects per
 	# surface) on a driver without the limit of surfaces to sysmem
 	# (tests/fakedrv/fake_semsurf.c); sem_surf:sysmem runs on the
@@ -793,8 +799,14 @@ run_ownfs() {
 	[ "$name" = baseline-uvm_ctlfd:race ] &&
 		sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US)
 	# park: the dup a lost race took closed at once, as before parking.
+	# race_dup and park: rmCtrlFd dup'ed at every map, as before issue
+	# #31's client share (which needs no dup once the client is shared,
+	# exec_uvm.c shared_needs_no_dup), so that every round has the window
+	# between the look and the dup.
 	[ "$name" = baseline-uvm_ctlfd:park ] &&
-		sb_env=(env GPUSANDBOX_TEST_NO_PARK=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US)
+		sb_env=(env GPUSANDBOX_TEST_NO_PARK=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US
+			GPUSANDBOX_TEST_SHARE_PER_MAP=1)
+	[ "$name" = uvm_ctlfd:race_dup ] && sb_env=(env GPUSANDBOX_TEST_SHARE_PER_MAP=1)
 	local rounds=
 	sandbox_command
 	# shellcheck disable=SC2016 # expanded by the inner shell
@@ -901,14 +913,14 @@ check_uvm_channel() {
 check_uvm_ctlfd() {
 	local name=$1 d=$2 k want refused=0x1b
 	[ "$name" = uvm_ctlfd:pipe ] && refused=0x1b,0x1b
-	[ "$name" = uvm_ctlfd:race ] && refused=race
+	case "$name" in uvm_ctlfd:race | uvm_ctlfd:race_dup) refused=race ;; esac
 	for k in first=0x0 bad=$refused map_ok=0x0 free=0x0 left_mappings=0 left_used=0; do
 		want=${k#*=}; k=${k%%=*}
 		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 	done
 	[ "$(stat_of "$d" uvm_mappings)" = 0 ] || { why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; }
 	case "$name" in
-	uvm_ctlfd:race)
+	uvm_ctlfd:race | uvm_ctlfd:race_dup)
 		ge "$(val_of "$d" ok)" 1 && ge "$(val_of "$d" refused)" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="the race did not run both ways: $(grep '^ok=' "$d/out")"; return 1; }
 		[ "$(own_stat "$d" outside_ioctls)" = 0 ] ||
@@ -979,15 +991,18 @@ check_positive() {
 		# A size RM_ALLOC does not take: nothing granted, on any file.
 		[ "$ok" = 0 ] && ge "$other" 1 ||
 			{ why="ok=$ok other=$other: a wrong-size RM_ALLOC was granted"; return 1; } ;;
-	uvm_share)
-		# The map and a second client's dup of the mapped memory, as
+	uvm_share | uvm_share:replace)
+		# The maps and a second client's dups of the mapped memory, as
 		# without gpusandbox: the supervisor's share must keep the
-		# driver's default policy (uvm_share.c).
-		# And no CLIENT share policy is left once the supervisor has
-		# answered (the fake's count).
+		# driver's default policy (uvm_share.c), and under replace be
+		# made again once the workload replaced its client's list. By
+		# the fake: every map made, no CLIENT policy on any memory, one
+		# on A's client object (one share per client, issue #31).
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] &&
-			[ "$(val_of "$d" policies)" = 0 ] ||
-			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) dup=$(val_of "$d" dup) policies=$(val_of "$d" policies), want 0x0 0x0 0x0 0"; return 1; } ;;
+			[ "$(val_of "$d" replaced)" = 0x0 ] &&
+			[ "$(val_of "$d" map2)" = 0x0 ] && [ "$(val_of "$d" dup2)" = 0x0 ] && [ "$(val_of "$d" maps)" = 3 ] &&
+			[ "$(val_of "$d" obj_policies)" = 0 ] && [ "$(val_of "$d" client_policies)" = 1 ] ||
+			{ why="$(head -1 "$d/out"), want every status 0x0, maps=3 obj_policies=0 client_policies=1"; return 1; } ;;
 	uvm_hold:p2p)
 		# Refused as a driver without P2P pages answers; A then freed.
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x56 ] &&
@@ -1654,10 +1669,19 @@ for t in "${TESTS[@]}"; do
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive (io_uring disabled here?)"
 		continue
 	fi
+	if [ "$name" = baseline-uvm_share:replace ]; then
+		# Not shared again: the fake refused the maps after the
+		# workload replaced its client's list.
+		[ "$(val_of "$dir" replaced)" = 0x0 ] && [ "$(val_of "$dir" map2)" = 0x1b ] && [ "$(val_of "$dir" maps)" = 1 ] &&
+			pass "$name" ||
+			fail "$name" "not shared again: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-uvm_share ]; then
 		# The fake lets a second client of the same process dup mapped
 		# memory, as the driver's default policy does.
-		check_positive "$name" "$dir" && pass "$name" || fail "$name" "without gpusandbox: $why"
+		check_positive "$name" "$dir" && [ "$(val_of "$dir" dup)" = 0x0 ] && [ "$(val_of "$dir" dup2)" = 0x0 ] &&
+			pass "$name" || fail "$name" "without gpusandbox: $why $(head -1 "$dir/out")"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then

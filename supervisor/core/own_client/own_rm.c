@@ -89,6 +89,63 @@ void gs_own_rm_drop_temp(struct gs_own_rm *o)
 	}
 }
 
+static struct nvos55 temp_dup_of(const struct gs_own_rm *o, int gpu, nv_handle_t h_client,
+                                  nv_handle_t h_object)
+{
+	return (struct nvos55){ .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
+	                        .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client,
+	                        .h_object_src = h_object };
+}
+
+bool gs_own_rm_shares_clients(const struct gs_own_rm *o)
+{
+	return o->share_clients && !o->test_share_per_map;
+}
+
+bool gs_own_rm_client_shared(const struct gs_own_rm *o, nv_handle_t h_client)
+{
+	for (unsigned i = 0; i < o->n_shared_clients; i++)
+		if (o->shared_clients[i] == h_client)
+			return true;
+	return false;
+}
+
+void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client)
+{
+	for (unsigned i = 0; i < o->n_shared_clients; i++)
+		if (o->shared_clients[i] == h_client) {
+			o->shared_clients[i] = o->shared_clients[--o->n_shared_clients];
+			return;
+		}
+}
+
+nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_client)
+{
+	/* COMPOSE, as for a memory: the client's first edited list starts
+	 * from the default (clients of the workload's own process may dup
+	 * its objects), not empty (tests/adv uvm_share). */
+	struct nvos57 share = share_of(o, h_client, h_client, RS_SHARE_ACTION_FLAG_COMPOSE);
+	nv_status_t st = rm_own_share(ctl, &share);
+
+	if (st != NV_OK || gs_own_rm_client_shared(o, h_client))
+		return st;
+	if (o->n_shared_clients == GS_OWN_SHARED_CLIENTS)
+		o->n_shared_clients = 0;
+	o->shared_clients[o->n_shared_clients++] = h_client;
+	return NV_OK;
+}
+
+nv_status_t gs_own_rm_dup_shared(struct gs_own_rm *o, int gpu, nv_handle_t h_client, nv_handle_t h_object)
+{
+	gs_own_rm_drop_temp(o);
+	struct nvos55 dup = temp_dup_of(o, gpu, h_client, h_object);
+	nv_status_t st = rm_own_dup(o->ctl_fd, &dup);
+
+	if (st == NV_OK)
+		o->temp_parent = GS_OWN_DEVICE(gpu);
+	return st;
+}
+
 nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_t h_client,
                                nv_handle_t h_object)
 {
@@ -107,9 +164,7 @@ nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_
 	o->shared_fd = ctl;
 	o->shared_client = h_client;
 	o->shared_object = h_object;
-	struct nvos55 dup = { .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
-	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client,
-	                      .h_object_src = h_object };
+	struct nvos55 dup = temp_dup_of(o, gpu, h_client, h_object);
 	st = rm_own_dup(o->ctl_fd, &dup);
 	if (st == NV_OK)
 		o->temp_parent = GS_OWN_DEVICE(gpu);
@@ -127,6 +182,7 @@ void gs_own_rm_close(struct gs_own_rm *o)
 	o->ctl_fd = -1;
 	o->client = 0;
 	o->devices = 0;
+	o->n_shared_clients = 0;
 }
 
 void gs_own_rm_retire(int ctl_fd, nv_handle_t client)
