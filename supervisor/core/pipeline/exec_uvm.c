@@ -413,12 +413,9 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 		ctl.looked_on_fd = ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
 		if (!notif_still_valid(c))
 			return answer_none();
-		return map_judged(c, u, &ctl, lay, params, held);
-	}
-	ctl.fd = ctl_from_kept_dup(c, u->rm_ctrl_fd);
-	if (ctl.fd == CTL_TASK_GONE)
+	} else if ((ctl.fd = ctl_from_kept_dup(c, u->rm_ctrl_fd)) == CTL_TASK_GONE) {
 		return answer_none();
-	if (ctl.fd >= 0) {
+	} else if (ctl.fd >= 0) {
 		/* The verdict's kcmp (take_uvm_facts) proves it the client's. */
 	} else if (c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_UNCHECKED ||
 	    ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1) {
