@@ -71,6 +71,7 @@ TESTS=(
 	"dup_free|sandbox|dup_free"
 	"close_reopen|sandbox|close_reopen"
 	"client_reuse|sandbox|client_reuse"
+	"client_refree|sandbox|client_refree"
 	"client_flip|sandbox|client_flip"
 	"client_fdswap:thread|sandbox|client_fdswap thread"
 	"client_fdswap:proc|sandbox|client_fdswap proc"
@@ -191,6 +192,7 @@ TESTS=(
 	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
 	"baseline-uvm_share|bare|uvm_share"
+	"baseline-client_refree|sandbox|client_refree"
 	"baseline-uvm_share:replace|sandbox|uvm_share replace"
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
@@ -416,6 +418,9 @@ run_case() {
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
 	[ "$name" = baseline-dupcache_close ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY=1)
+	# client_refree's baseline: RM_FREE not trapped (issue #31's study,
+	# 4a), so the supervisor does not see the client's free.
+	[ "$name" = baseline-client_refree ] && sb_env=(env GPUSANDBOX_TEST_FREE_UNTRAPPED=1)
 	# uvm_share:replace's baseline: the client share, once replaced by
 	# the workload, is not made again (exec_uvm.c dup_for_map).
 	[ "$name" = baseline-uvm_share:replace ] && sb_env=(env GPUSANDBOX_TEST_NO_RESHARE=1)
@@ -1230,6 +1235,12 @@ check_positive() {
 			grep -q '"reason":"escape with a size the driver does not accept"' "$d/audit.jsonl" ||
 			{ why="nv_errno=$(val_of "$d" nv_errno) null_errno=$(val_of "$d" null_errno) uvm_rc=$(val_of "$d" uvm_rc) os_desc_status=$(val_of "$d" os_desc_status) register_ctl=$(val_of "$d" register_ctl) register_gpu=$(val_of "$d" register_gpu), or no audit record"; return 1; }
 		return 0 ;;
+	client_refree)
+		# The free seen: B gets A's 768 MiB back, C one chunk; by the
+		# fake, never more than the quota (the generic peak check).
+		[ "$(val_of "$d" free)" = NV_OK ] && [ "$(val_of "$d" round1_ok)" = 3 ] &&
+			[ "$(val_of "$d" round2_ok)" = 3 ] && [ "$(val_of "$d" round3_ok)" = 1 ] ||
+			{ why="$(head -1 "$d/out"), want free=NV_OK 3 3 1"; return 1; } ;;
 	client_reuse)
 		local c1 c2 c3
 		c1=$(val_of "$d" round1_ok); c2=$(val_of "$d" round2_ok); c3=$(val_of "$d" round3_ok)
@@ -1667,6 +1678,14 @@ for t in "${TESTS[@]}"; do
 		# Natively the ring is made: what the sandbox's ENOSYS takes away.
 		[ "$(val_of "$dir" setup)" = OK ] && [ "$(val_of "$dir" enter)" = EBADF ] && pass "$name" ||
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive (io_uring disabled here?)"
+		continue
+	fi
+	if [ "$name" = baseline-client_refree ]; then
+		# The free unseen: A's close released B's charges, and the
+		# driver held more than the quota.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" free)" = NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "free unseen: $(head -1 "$dir/out") peak ${v:-?}: not sensitive"
 		continue
 	fi
 	if [ "$name" = baseline-uvm_share:replace ]; then
