@@ -132,6 +132,7 @@ TESTS=(
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
 	"uvm_share:replace|sandbox|uvm_share replace"
+	"uvm_share:memory|sandbox|uvm_share memory"
 	"continue_swap|sandbox|continue_swap"
 	"continue_swap:size|sandbox|continue_swap size"
 	"uvm_hold:handoff|sandbox|uvm_hold handoff"
@@ -194,6 +195,7 @@ TESTS=(
 	"baseline-uvm_share|bare|uvm_share"
 	"baseline-client_refree|sandbox|client_refree"
 	"baseline-uvm_share:replace|sandbox|uvm_share replace"
+	"baseline-uvm_share:memory|sandbox|uvm_share memory"
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
 	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
@@ -423,7 +425,7 @@ run_case() {
 	[ "$name" = baseline-client_refree ] && sb_env=(env GPUSANDBOX_TEST_FREE_UNTRAPPED=1)
 	# uvm_share:replace's baseline: the client share, once replaced by
 	# the workload, is not made again (exec_uvm.c dup_for_map).
-	[ "$name" = baseline-uvm_share:replace ] && sb_env=(env GPUSANDBOX_TEST_NO_RESHARE=1)
+	case "$name" in baseline-uvm_share:replace | baseline-uvm_share:memory) sb_env=(env GPUSANDBOX_TEST_NO_RESHARE=1) ;; esac
 	# sem_surf: a GPU with 32-bit semaphores (two memory objects per
 	# surface) on a driver without the limit of surfaces to sysmem
 	# (tests/fakedrv/fake_semsurf.c); sem_surf:sysmem runs on the
@@ -996,7 +998,7 @@ check_positive() {
 		# A size RM_ALLOC does not take: nothing granted, on any file.
 		[ "$ok" = 0 ] && ge "$other" 1 ||
 			{ why="ok=$ok other=$other: a wrong-size RM_ALLOC was granted"; return 1; } ;;
-	uvm_share | uvm_share:replace)
+	uvm_share | uvm_share:replace | uvm_share:memory)
 		# The maps and a second client's dups of the mapped memory, as
 		# without gpusandbox: the supervisor's share must keep the
 		# driver's default policy (uvm_share.c), and under replace be
@@ -1004,7 +1006,7 @@ check_positive() {
 		# the fake: every map made, no CLIENT policy on any memory, one
 		# on A's client object (one share per client, issue #31).
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] &&
-			[ "$(val_of "$d" replaced)" = 0x0 ] &&
+			[ "$(val_of "$d" replaced)" = 0x0 ] && [ "$(val_of "$d" mid)" = 0x0 ] &&
 			[ "$(val_of "$d" map2)" = 0x0 ] && [ "$(val_of "$d" dup2)" = 0x0 ] && [ "$(val_of "$d" maps)" = 3 ] &&
 			[ "$(val_of "$d" obj_policies)" = 0 ] && [ "$(val_of "$d" client_policies)" = 1 ] ||
 			{ why="$(head -1 "$d/out"), want every status 0x0, maps=3 obj_policies=0 client_policies=1"; return 1; } ;;
@@ -1686,6 +1688,14 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		[ "$(val_of "$dir" free)" = NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
 			fail "$name" "free unseen: $(head -1 "$dir/out") peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_share:memory ]; then
+		# Not shared per memory: the fake refused the map of the
+		# memory whose own list was edited, and made the others.
+		[ "$(val_of "$dir" replaced)" = 0x0 ] && [ "$(val_of "$dir" mid)" = 0x1b ] && [ "$(val_of "$dir" maps)" = 2 ] &&
+			pass "$name" ||
+			fail "$name" "not shared per memory: $(head -1 "$dir/out"): not sensitive"
 		continue
 	fi
 	if [ "$name" = baseline-uvm_share:replace ]; then

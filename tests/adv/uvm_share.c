@@ -34,6 +34,14 @@
  * is refused: exec_uvm.c dup_for_map). Its baseline
  * (GPUSANDBOX_TEST_NO_RESHARE) does not share again, and the fake refuses
  * the later maps (INSUFFICIENT_PERMISSIONS).
+ *
+ * "memory": the second memory's own list is edited before its map
+ * (RM_SHARE of it, the default policy alone, without COMPOSE), so it does
+ * not inherit the client's share; the supervisor's dup is refused, shared
+ * again, refused again, and the memory must be shared alone (as before
+ * issue #31) and mapped; its baseline (GPUSANDBOX_TEST_NO_RESHARE) is
+ * refused (mid=, that map's status). No CLIENT policy may be left on any
+ * memory: the per-memory share is revoked after the answer.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +64,17 @@ static rmc_status_t replace_inherited(struct rmc_session *a)
 	                   &pid_only, sizeof(pid_only));
 }
 
+/* mem's own list: the default policy alone (no COMPOSE). */
+static rmc_status_t edit_memory_list(struct rmc_session *a, nv_handle_t mem)
+{
+	struct nvos57 q = { .h_client = a->client, .h_object = mem,
+	                    .policy = { .access_mask = RS_ACCESS_DUP_OBJECT_BIT, .type = RS_SHARE_TYPE_PID } };
+
+	int r = rmc_escape(a->fd, NULL, NV_ESC_RM_SHARE, &q, sizeof(q));
+
+	return r ? RMC_SYSERR(-r) : q.status;
+}
+
 static uint64_t fake_stat(const char *name)
 {
 	uint64_t v = UINT64_MAX;
@@ -72,6 +91,7 @@ static long long shown(uint64_t v)
 int main(int argc, char **argv)
 {
 	const int replace = argc > 1 && !strcmp(argv[1], "replace");
+	const int memory = argc > 1 && !strcmp(argv[1], "memory");
 	struct rmc_session a, b;
 	struct adv_tally t = { 0 };
 	nv_handle_t ha[MAPS], hb = 0, hb2;
@@ -87,6 +107,8 @@ int main(int argc, char **argv)
 		adv_count(&t, st);
 		if (i == 0)
 			first = st;
+		if (memory && i == 1)
+			replaced = edit_memory_list(&a, ha[i]);
 		adv_uvm_fill_map(&m, a.fd, a.client, ha[i], MAP_SIZE);
 		mapped[i] = adv_uvm_map(uvm, &m);
 		if (i == 0) {
@@ -108,10 +130,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < MAPS; i++)
 		(void)adv_free_rm(&a, NULL, ha[i]);
 	close(uvm);
-	printf("first=0x%x map=0x%x dup=0x%x replaced=0x%x map2=0x%x dup2=0x%x obj_policies=%lld "
+	printf("first=0x%x map=0x%x dup=0x%x replaced=0x%x mid=0x%x map2=0x%x dup2=0x%x obj_policies=%lld "
 	       "client_policies=%lld maps=%lld\n",
-	       first, mapped[0], dup, replaced, mapped[MAPS - 1], dup2, shown(obj_policies), shown(client_policies),
-	       shown(maps));
+	       first, mapped[0], dup, replaced, mapped[1], mapped[MAPS - 1], dup2, shown(obj_policies),
+	       shown(client_policies), shown(maps));
 	adv_print_summary(&t);
 	return 0;
 }

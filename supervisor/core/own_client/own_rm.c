@@ -102,21 +102,53 @@ bool gs_own_rm_shares_clients(const struct gs_own_rm *o)
 	return o->share_clients && !o->test_share_per_map;
 }
 
-bool gs_own_rm_client_shared(const struct gs_own_rm *o, nv_handle_t h_client)
+static bool listed(const nv_handle_t *list, unsigned n, nv_handle_t h)
 {
-	for (unsigned i = 0; i < o->n_shared_clients; i++)
-		if (o->shared_clients[i] == h_client)
+	for (unsigned i = 0; i < n; i++)
+		if (list[i] == h)
 			return true;
 	return false;
 }
 
-void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client)
+static void unlist(nv_handle_t *list, unsigned *n, nv_handle_t h)
 {
-	for (unsigned i = 0; i < o->n_shared_clients; i++)
-		if (o->shared_clients[i] == h_client) {
-			o->shared_clients[i] = o->shared_clients[--o->n_shared_clients];
+	for (unsigned i = 0; i < *n; i++)
+		if (list[i] == h) {
+			list[i] = list[--*n];
 			return;
 		}
+}
+
+/* Adds h to a bounded list, emptied when full (each handle forgotten is
+ * only asked again: own_rm.h). */
+static void enlist(nv_handle_t *list, unsigned *n, nv_handle_t h)
+{
+	if (listed(list, *n, h))
+		return;
+	if (*n == GS_OWN_SHARED_CLIENTS)
+		*n = 0;
+	list[(*n)++] = h;
+}
+
+bool gs_own_rm_client_shared(const struct gs_own_rm *o, nv_handle_t h_client)
+{
+	return listed(o->shared_clients, o->n_shared_clients, h_client);
+}
+
+bool gs_own_rm_no_inherit(const struct gs_own_rm *o, nv_handle_t h_client)
+{
+	return listed(o->per_memory_clients, o->n_per_memory_clients, h_client);
+}
+
+void gs_own_rm_note_no_inherit(struct gs_own_rm *o, nv_handle_t h_client)
+{
+	enlist(o->per_memory_clients, &o->n_per_memory_clients, h_client);
+}
+
+void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client)
+{
+	unlist(o->shared_clients, &o->n_shared_clients, h_client);
+	unlist(o->per_memory_clients, &o->n_per_memory_clients, h_client);
 }
 
 nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_client)
@@ -127,12 +159,9 @@ nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_c
 	struct nvos57 share = share_of(o, h_client, h_client, RS_SHARE_ACTION_FLAG_COMPOSE);
 	nv_status_t st = rm_own_share(ctl, &share);
 
-	if (st != NV_OK || gs_own_rm_client_shared(o, h_client))
-		return st;
-	if (o->n_shared_clients == GS_OWN_SHARED_CLIENTS)
-		o->n_shared_clients = 0;
-	o->shared_clients[o->n_shared_clients++] = h_client;
-	return NV_OK;
+	if (st == NV_OK)
+		enlist(o->shared_clients, &o->n_shared_clients, h_client);
+	return st;
 }
 
 nv_status_t gs_own_rm_dup_shared(struct gs_own_rm *o, int gpu, nv_handle_t h_client, nv_handle_t h_object)
@@ -183,6 +212,7 @@ void gs_own_rm_close(struct gs_own_rm *o)
 	o->client = 0;
 	o->devices = 0;
 	o->n_shared_clients = 0;
+	o->n_per_memory_clients = 0;
 }
 
 void gs_own_rm_retire(int ctl_fd, nv_handle_t client)

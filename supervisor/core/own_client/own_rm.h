@@ -51,6 +51,12 @@ struct gs_own_rm {
 	 * so the driver's list does not grow). */
 	nv_handle_t shared_clients[GS_OWN_SHARED_CLIENTS];
 	unsigned    n_shared_clients;
+	/* Shared clients whose memory was refused to our dup all the same
+	 * (its own list, or an ancestor's, was edited: it does not inherit
+	 * the client's): their maps share each memory, as before, without
+	 * trying the client's share first (gs_own_rm_note_no_inherit). */
+	nv_handle_t per_memory_clients[GS_OWN_SHARED_CLIENTS];
+	unsigned    n_per_memory_clients;
 	/* Whether maps share the workload's client (above) rather than each
 	 * memory: only where our client's handle stays held as long as a
 	 * workload client can live (gs_own_rm_share_client says why). The
@@ -145,9 +151,14 @@ nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_c
 bool gs_own_rm_shares_clients(const struct gs_own_rm *o);
 /* Was h_client shared (a record, not a proof: above)? */
 bool gs_own_rm_client_shared(const struct gs_own_rm *o, nv_handle_t h_client);
-/* h_client's record goes (its client was freed: a client made later at
+/* h_client's records go (its client was freed: a client made later at
  * its handle starts with the driver's default list). */
 void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client);
+/* h_client's memory did not inherit its client's share: its maps go per
+ * memory from now on (a cost, never a right: the per-memory share is
+ * the one made before issue #31). Is it so marked? */
+void gs_own_rm_note_no_inherit(struct gs_own_rm *o, nv_handle_t h_client);
+bool gs_own_rm_no_inherit(const struct gs_own_rm *o, nv_handle_t h_client);
 /* Dups the workload's memory (h_client, h_object) at GS_OWN_TEMP_DUP under
  * our device on gpu, through a share already in force, after dropping a
  * temporary dup still held; freed after the answer (gs_own_rm_drop_temp).

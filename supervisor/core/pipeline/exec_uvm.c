@@ -158,9 +158,10 @@ static int ctl_for_share(struct call *c, const struct gs_uvm_call *u)
 static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, struct map_ctl *m, int gpu)
 {
 	struct gs_own_rm *o = &c->sb->own;
+	const bool per_client = gs_own_rm_shares_clients(o) && !gs_own_rm_no_inherit(o, u->h_client);
 	nv_status_t st = NV_ERR_INSUFFICIENT_PERMISSIONS;
 
-	if (gs_own_rm_shares_clients(o) && gs_own_rm_client_shared(o, u->h_client)) {
+	if (per_client && gs_own_rm_client_shared(o, u->h_client)) {
 		st = gs_own_rm_dup_shared(o, gpu, u->h_client, u->h_memory);
 		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS || o->test_no_reshare)
 			return st;
@@ -168,10 +169,16 @@ static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, stru
 	}
 	if (m->fd < 0 && (m->fd = ctl_for_share(c, u)) < 0)
 		return st;
-	if (gs_own_rm_shares_clients(o) && gs_own_rm_share_client(o, m->fd, u->h_client) == NV_OK) {
+	if (per_client && gs_own_rm_share_client(o, m->fd, u->h_client) == NV_OK) {
 		st = gs_own_rm_dup_shared(o, gpu, u->h_client, u->h_memory);
 		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS)
 			return st;
+		/* Shared this instant and still refused: this client's memory
+		 * does not inherit its list, so its maps go per memory. */
+		gs_own_rm_note_no_inherit(o, u->h_client);
+		if (c->sb->trace)
+			fprintf(c->sb->trace, "[gpusandbox] UVM map: client 0x%x's memory does not inherit its "
+			        "client's share: shared per memory from now on\n", u->h_client);
 	}
 	st = gs_own_rm_dup_temp(o, gpu, m->fd, u->h_client, u->h_memory);
 	m->fd = -1;
