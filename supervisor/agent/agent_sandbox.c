@@ -731,6 +731,9 @@ static void own_client_of(struct gs_agent_container *c, const struct container_o
 		return;
 	c->sb.own.on_client = keep_own_client;
 	c->sb.own.on_client_ctx = c;
+	/* Held by the keeper until the container is dropped: its maps may
+	 * share each workload client once (own_rm.h). */
+	c->sb.own.share_clients = true;
 }
 
 struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct container_origin *o,
@@ -771,6 +774,9 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 		goto fail;
 	c->sb.workload = c->init;
 	c->sb.workload_pidfd = c->init_pidfd;
+	/* Our client dies with this agent unless the keeper holds it
+	 * (own_client_of): until then, a share per map, revoked after it. */
+	c->sb.own.share_clients = false;
 	if (gs_taskset_cgroup(&c->sb.tasks, c->init) < 0) {
 		gs_fail(err, errno, "reading the cgroup of the container's init (pid %d)", (int)c->init);
 		goto fail_sandbox;

@@ -208,6 +208,7 @@ static int choose_driver_and_filter(struct run *r)
 	 * our own environment: not trapped, while the session still takes
 	 * none to have come (tests/adv client_fdswap:proc's baseline). */
 	r->filter_opts.follow_shared_tables = gs_test_switch("GPUSANDBOX_TEST_NO_CLONE_TRACK") == NULL;
+	r->filter_opts.test_free_untrapped = gs_test_switch("GPUSANDBOX_TEST_FREE_UNTRAPPED") != NULL;
 	r->cfg.follows_shared_tables = true;
 	if (gs_abi_resolve() < 0) {
 		fprintf(stderr, "gpusandbox: libseccomp does not know ioctl on this machine\n");

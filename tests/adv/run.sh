@@ -71,6 +71,7 @@ TESTS=(
 	"dup_free|sandbox|dup_free"
 	"close_reopen|sandbox|close_reopen"
 	"client_reuse|sandbox|client_reuse"
+	"client_refree|sandbox|client_refree"
 	"client_flip|sandbox|client_flip"
 	"client_fdswap:thread|sandbox|client_fdswap thread"
 	"client_fdswap:proc|sandbox|client_fdswap proc"
@@ -130,6 +131,8 @@ TESTS=(
 	"uvm_hold:reversed|sandbox|uvm_hold free"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
 	"uvm_share|sandbox|uvm_share"
+	"uvm_share:replace|sandbox|uvm_share replace"
+	"uvm_share:memory|sandbox|uvm_share memory"
 	"continue_swap|sandbox|continue_swap"
 	"continue_swap:size|sandbox|continue_swap size"
 	"uvm_hold:handoff|sandbox|uvm_hold handoff"
@@ -138,6 +141,7 @@ TESTS=(
 	"uvm_ctlfd:pipe|sandbox|uvm_ctlfd pipe"
 	"uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"uvm_ctlfd:race|sandbox|uvm_ctlfd race"
+	"uvm_ctlfd:race_dup|sandbox|uvm_ctlfd race"
 	"uvm_channel:free|sandbox|uvm_channel free"
 	"uvm_channel:lone|sandbox|uvm_channel lone"
 	"uvm_channel:flow|sandbox|uvm_channel flow"
@@ -189,6 +193,9 @@ TESTS=(
 	"baseline-uvm_hold:race|bare|uvm_hold race"
 	"baseline-uvm_hold:p2p|bare|uvm_hold p2p"
 	"baseline-uvm_share|bare|uvm_share"
+	"baseline-client_refree|sandbox|client_refree"
+	"baseline-uvm_share:replace|sandbox|uvm_share replace"
+	"baseline-uvm_share:memory|sandbox|uvm_share memory"
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
 	"baseline-uvm_hold:handoff_free|bare|uvm_hold handoff_free"
@@ -418,6 +425,12 @@ run_case() {
 	# for being idle (tests/adv/dupcache_checks.sh).
 	[ "$name" = baseline-dupcache_swap ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_KCMP=1)
 	[ "$name" = baseline-dupcache_close ] && sb_env=(env GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY=1)
+	# client_refree's baseline: RM_FREE not trapped (issue #31's study,
+	# 4a), so the supervisor does not see the client's free.
+	[ "$name" = baseline-client_refree ] && sb_env=(env GPUSANDBOX_TEST_FREE_UNTRAPPED=1)
+	# uvm_share:replace's baseline: the client share, once replaced by
+	# the workload, is not made again (exec_uvm.c dup_for_map).
+	case "$name" in baseline-uvm_share:replace | baseline-uvm_share:memory) sb_env=(env GPUSANDBOX_TEST_NO_RESHARE=1) ;; esac
 	# sem_surf: a GPU with 32-bit semaphores (two memory objects per
 	# surface) on a driver without the limit of surfaces to sysmem
 	# (tests/fakedrv/fake_semsurf.c); sem_surf:sysmem runs on the
@@ -798,8 +811,14 @@ run_ownfs() {
 	[ "$name" = baseline-uvm_ctlfd:race ] &&
 		sb_env=(env GPUSANDBOX_TEST_UVM_CTLFD=first-look GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US)
 	# park: the dup a lost race took closed at once, as before parking.
+	# race_dup and park: rmCtrlFd dup'ed at every map, as before issue
+	# #31's client share (which needs no dup once the client is shared,
+	# exec_uvm.c shared_needs_no_dup), so that every round has the window
+	# between the look and the dup.
 	[ "$name" = baseline-uvm_ctlfd:park ] &&
-		sb_env=(env GPUSANDBOX_TEST_NO_PARK=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US)
+		sb_env=(env GPUSANDBOX_TEST_NO_PARK=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$OWNFS_LOOK_DELAY_US
+			GPUSANDBOX_TEST_SHARE_PER_MAP=1)
+	[ "$name" = uvm_ctlfd:race_dup ] && sb_env=(env GPUSANDBOX_TEST_SHARE_PER_MAP=1)
 	local rounds=
 	sandbox_command
 	# shellcheck disable=SC2016 # expanded by the inner shell
@@ -906,14 +925,14 @@ check_uvm_channel() {
 check_uvm_ctlfd() {
 	local name=$1 d=$2 k want refused=0x1b
 	[ "$name" = uvm_ctlfd:pipe ] && refused=0x1b,0x1b
-	[ "$name" = uvm_ctlfd:race ] && refused=race
+	case "$name" in uvm_ctlfd:race | uvm_ctlfd:race_dup) refused=race ;; esac
 	for k in first=0x0 bad=$refused map_ok=0x0 free=0x0 left_mappings=0 left_used=0; do
 		want=${k#*=}; k=${k%%=*}
 		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 	done
 	[ "$(stat_of "$d" uvm_mappings)" = 0 ] || { why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; }
 	case "$name" in
-	uvm_ctlfd:race)
+	uvm_ctlfd:race | uvm_ctlfd:race_dup)
 		ge "$(val_of "$d" ok)" 1 && ge "$(val_of "$d" refused)" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="the race did not run both ways: $(grep '^ok=' "$d/out")"; return 1; }
 		[ "$(own_stat "$d" outside_ioctls)" = 0 ] ||
@@ -984,15 +1003,18 @@ check_positive() {
 		# A size RM_ALLOC does not take: nothing granted, on any file.
 		[ "$ok" = 0 ] && ge "$other" 1 ||
 			{ why="ok=$ok other=$other: a wrong-size RM_ALLOC was granted"; return 1; } ;;
-	uvm_share)
-		# The map and a second client's dup of the mapped memory, as
+	uvm_share | uvm_share:replace | uvm_share:memory)
+		# The maps and a second client's dups of the mapped memory, as
 		# without gpusandbox: the supervisor's share must keep the
-		# driver's default policy (uvm_share.c).
-		# And no CLIENT share policy is left once the supervisor has
-		# answered (the fake's count).
+		# driver's default policy (uvm_share.c), and under replace be
+		# made again once the workload replaced its client's list. By
+		# the fake: every map made, no CLIENT policy on any memory, one
+		# on A's client object (one share per client, issue #31).
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] &&
-			[ "$(val_of "$d" policies)" = 0 ] ||
-			{ why="first=$(val_of "$d" first) map=$(val_of "$d" map) dup=$(val_of "$d" dup) policies=$(val_of "$d" policies), want 0x0 0x0 0x0 0"; return 1; } ;;
+			[ "$(val_of "$d" replaced)" = 0x0 ] && [ "$(val_of "$d" mid)" = 0x0 ] &&
+			[ "$(val_of "$d" map2)" = 0x0 ] && [ "$(val_of "$d" dup2)" = 0x0 ] && [ "$(val_of "$d" maps)" = 3 ] &&
+			[ "$(val_of "$d" obj_policies)" = 0 ] && [ "$(val_of "$d" client_policies)" = 1 ] ||
+			{ why="$(head -1 "$d/out"), want every status 0x0, maps=3 obj_policies=0 client_policies=1"; return 1; } ;;
 	uvm_hold:p2p)
 		# Refused as a driver without P2P pages answers; A then freed.
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x56 ] &&
@@ -1220,6 +1242,12 @@ check_positive() {
 			grep -q '"reason":"escape with a size the driver does not accept"' "$d/audit.jsonl" ||
 			{ why="nv_errno=$(val_of "$d" nv_errno) null_errno=$(val_of "$d" null_errno) uvm_rc=$(val_of "$d" uvm_rc) os_desc_status=$(val_of "$d" os_desc_status) register_ctl=$(val_of "$d" register_ctl) register_gpu=$(val_of "$d" register_gpu), or no audit record"; return 1; }
 		return 0 ;;
+	client_refree)
+		# The free seen: B gets A's 768 MiB back, C one chunk; by the
+		# fake, never more than the quota (the generic peak check).
+		[ "$(val_of "$d" free)" = NV_OK ] && [ "$(val_of "$d" round1_ok)" = 3 ] &&
+			[ "$(val_of "$d" round2_ok)" = 3 ] && [ "$(val_of "$d" round3_ok)" = 1 ] ||
+			{ why="$(head -1 "$d/out"), want free=NV_OK 3 3 1"; return 1; } ;;
 	client_reuse)
 		local c1 c2 c3
 		c1=$(val_of "$d" round1_ok); c2=$(val_of "$d" round2_ok); c3=$(val_of "$d" round3_ok)
@@ -1659,10 +1687,35 @@ for t in "${TESTS[@]}"; do
 			fail "$name" "without gpusandbox: $(head -1 "$dir/out"): not sensitive (io_uring disabled here?)"
 		continue
 	fi
+	if [ "$name" = baseline-client_refree ]; then
+		# The free unseen: A's close released B's charges, and the
+		# driver held more than the quota.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ "$(val_of "$dir" free)" = NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "free unseen: $(head -1 "$dir/out") peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_share:memory ]; then
+		# Not shared per memory: the fake refused the map of the
+		# memory whose own list was edited, and made the others.
+		[ "$(val_of "$dir" replaced)" = 0x0 ] && [ "$(val_of "$dir" mid)" = 0x1b ] && [ "$(val_of "$dir" maps)" = 2 ] &&
+			pass "$name" ||
+			fail "$name" "not shared per memory: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-uvm_share:replace ]; then
+		# Not shared again: the fake refused the maps after the
+		# workload replaced its client's list.
+		[ "$(val_of "$dir" replaced)" = 0x0 ] && [ "$(val_of "$dir" map2)" = 0x1b ] && [ "$(val_of "$dir" maps)" = 1 ] &&
+			pass "$name" ||
+			fail "$name" "not shared again: $(head -1 "$dir/out"): not sensitive"
+		continue
+	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-uvm_share ]; then
 		# The fake lets a second client of the same process dup mapped
 		# memory, as the driver's default policy does.
-		check_positive "$name" "$dir" && pass "$name" || fail "$name" "without gpusandbox: $why"
+		check_positive "$name" "$dir" && [ "$(val_of "$dir" dup)" = 0x0 ] && [ "$(val_of "$dir" dup2)" = 0x0 ] &&
+			pass "$name" || fail "$name" "without gpusandbox: $why $(head -1 "$dir/out")"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-slow_call ]; then

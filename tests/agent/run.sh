@@ -157,22 +157,29 @@
 #                     tests/agent's stale_client on the host, outside any
 #                     sandbox, takes every free client handle from the
 #                     fake's base and tries to dup the container's memory
-#                     into each client: by the fake, no CLIENT share policy
-#                     was left once the agent answered the map, every dup
-#                     is refused (INSUFFICIENT_PERMISSIONS), the scan
-#                     covered every client handle the fake handed out, and
-#                     the memory goes with the container's handle.
-#                     baseline-stalehandle-runc: the agent never revokes the
-#                     share (GPUSANDBOX_TEST_KEEP_SHARE) nor hands its own
-#                     client to the keeper (see stalekill): the attacker's
+#                     into each client: by the fake, once the agent
+#                     answered the map no CLIENT share policy was left on
+#                     any memory and one on the container's client object
+#                     (the agent's one share per client, kept), every dup
+#                     is refused (INSUFFICIENT_PERMISSIONS: the policy's
+#                     client is held by the keeper), the scan covered
+#                     every client handle the fake handed out, and the
+#                     memory goes with the container's handle.
+#                     baseline-stalehandle-runc: the agent never revokes a
+#                     per-memory share (GPUSANDBOX_TEST_KEEP_SHARE; the
+#                     client share is never revoked while the client
+#                     lives) nor hands its own client to the keeper (see
+#                     stalekill): the attacker's
 #                     client at the dead client's handle dups the memory,
 #                     and the fake still holds it after the container freed
 #                     its handle and exited
 #   stalestop-runc    the same container; the agent stopped (SIGTERM) while
 #                     it performs the map (the fake sleeps in it) and started
-#                     again on the keeper: by the fake, no CLIENT share
-#                     policy once the agent has exited (it let the call in
-#                     flight finish), and the attacker's dups are refused
+#                     again on the keeper: by the fake, once the agent has
+#                     exited (it let the call in flight finish) no CLIENT
+#                     share policy on any memory, one on the container's
+#                     client object naming the agent's client, which the
+#                     keeper holds, and the attacker's dups are refused
 #   stalekill-runc    the same container; the agent SIGKILLed while it
 #                     performs the map (the fake sleeps in it), so between
 #                     the share and its revoke: by the fake, a CLIENT
@@ -957,7 +964,8 @@ inside() {
 		run_bg '["/bin/uvm_victim", "/tmp/go"]' "$p" || { echo "run -d failed" >"$D/rc"; return; }
 		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never ready" >"$D/rc"; return; }
 		# The fake's CLIENT policies once the agent has answered the map.
-		echo "$(cat "$D/ctmp/go.ready") policies=$(stat_now share_client_policies) uvm_maps=$(stat_now uvm_maps)" >"$D/before"
+		echo "$(cat "$D/ctmp/go.ready") policies=$(stat_now share_client_policies)" \
+			"obj_policies=$(stat_now share_object_policies) uvm_maps=$(stat_now uvm_maps)" >"$D/before"
 		kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 		start_agent || return
 		stale_attack ;;
@@ -973,7 +981,7 @@ inside() {
 		wait_fake_asleep
 		kill -TERM "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 		# The fake's CLIENT policies once the agent is gone.
-		echo "policies=$(stat_now share_client_policies)" >"$D/before"
+		echo "policies=$(stat_now share_client_policies) obj_policies=$(stat_now share_object_policies)" >"$D/before"
 		start_agent || return
 		wait_for -e "$D/ctmp/go.ready" || wait_for -e "$D/ctmp/go.ready" || { echo "victim never ready" >"$D/rc"; return; }
 		stale_attack ;;
@@ -1412,25 +1420,30 @@ judge() {  # judge NAME RUNTIME
 			[ -n "$peak" ] && [ "$peak" -gt "$QUOTA" ] ||
 			why="the given-up map won nothing: before: $(cat "$dir/before" 2>/dev/null); $(head -c 200 "$dir/container.out"); peak=$peak" ;;
 	stalehandle-runc)
-		# By the fake: the map made, and no CLIENT share policy left
-		# once the agent had answered it; after the restart the attacker
+		# By the fake: the map made, and once the agent had answered it
+		# no CLIENT share policy on any memory and one on the
+		# container's client object (one share per client, issue #31,
+		# kept for the client's life); after the restart the attacker
 		# took free handles, its scan covered every client handle the
-		# fake had handed out (the agent's dead client's among them),
-		# and every dup it tried was refused as RM refuses a client the
-		# memory is not shared with; the memory went with the
-		# container's handle.
-		[ "$(val "$dir/before" map)" = 0x0 ] && [ "$(val "$dir/before" policies)" = 0 ] &&
+		# fake had handed out, and every dup it tried was refused: the
+		# policy's client (the dead agent's) is held by the keeper; the
+		# memory went with the container's handle.
+		[ "$(val "$dir/before" map)" = 0x0 ] && [ "$(val "$dir/before" policies)" = 1 ] &&
+			[ "$(val "$dir/before" obj_policies)" = 0 ] &&
 			[ "$(val "$dir/before" uvm_maps)" = 1 ] &&
 			stale_refused &&
 			[ "$(grep -c 'resumed sandbox' "$dir/agent.err")" = 1 ] ||
 			why="before: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null); resumed=$(grep -c 'resumed sandbox' "$dir/agent.err")" ;;
 	stalestop-runc)
 		# By the fake: the agent was stopped while the fake performed
-		# its map (its stats unreadable), no CLIENT share policy was
-		# left once the agent had exited, and after the restart every
-		# dup the attacker tried was refused, its scan covering every
-		# client handle the fake had handed out.
-		[ "$(val "$dir/stop" stopped_at_step)" -lt "$WAIT_STEPS" ] && [ "$(val "$dir/before" policies)" = 0 ] &&
+		# its map (its stats unreadable); once it had exited no CLIENT
+		# share policy was left on any memory, the one on the
+		# container's client object names the agent's client, which the
+		# keeper holds, and after the restart every dup the attacker
+		# tried was refused, its scan covering every client handle the
+		# fake had handed out.
+		[ "$(val "$dir/stop" stopped_at_step)" -lt "$WAIT_STEPS" ] && [ "$(val "$dir/before" policies)" = 1 ] &&
+			[ "$(val "$dir/before" obj_policies)" = 0 ] &&
 			stale_refused ||
 			why="$(cat "$dir/stop" 2>/dev/null); once stopped: $(cat "$dir/before" 2>/dev/null); attack: $(cat "$dir/attack.out" 2>/dev/null); container: $(head -c 200 "$dir/container.out"); after: $(cat "$dir/after" 2>/dev/null)" ;;
 	baseline-stalehandle-runc)

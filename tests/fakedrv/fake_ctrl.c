@@ -339,6 +339,10 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 			}
 		return NV_ERR_INVALID_ARGUMENT;
 	}
+	case NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY:
+		if (o || ctl->params_size != sizeof(struct rs_share_policy))
+			return NV_ERR_INVALID_ARGUMENT;
+		return fake_share_inherited(fake_find_client(ctl->h_client), params);
 	default:
 		/* Unknown controls succeed and leave params alone, so replays
 		 * of real traces go through. */
@@ -545,6 +549,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "imports_made", 0, false, fake_st.imports_made);
 	put(&b, "dups_cross_gpu", 0, false, fake_st.dups_cross_gpu);
 	put(&b, "share_client_policies", 0, false, fake_share_client_policies());
+	put(&b, "share_object_policies", 0, false, fake_share_object_policies());
+	put(&b, "share_client_object_policies", 0, false, fake_share_client_object_policies());
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
 	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);
 	put(&b, "p2p_registered", 0, false, fake_st.p2p_registered);

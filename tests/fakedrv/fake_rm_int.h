@@ -257,6 +257,10 @@ bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_
 bool fake_share_allows_dup(struct client *src, const struct obj *so, const struct client *dst);
 /* Live CLIENT policies that grant a dup, in every list (stats). */
 unsigned fake_share_client_policies(void);
+/* The same, on objects other than clients / on client objects. */
+unsigned fake_share_object_policies(void);
+unsigned fake_share_client_object_policies(void);
+nv_status_t fake_share_inherited(struct client *c, const struct rs_share_policy *pol);
 int  fake_esc_share(const struct fake_caller *who, void *buf, size_t size);
 int  fake_esc_export_dmabuf(const struct fake_caller *who, void *buf, size_t size);
 

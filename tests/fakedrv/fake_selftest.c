@@ -556,6 +556,28 @@ static void internal_group_checks(int fd, nv_handle_t hc, nv_handle_t hdev, nv_h
 	      stat_get("gpu0.channel_groups_live") == 0, "freeing RM's group frees its lone channel");
 }
 
+/* NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY is a share of the
+ * client object (fake_share.c): composed, it adds to the list its
+ * objects inherit; without COMPOSE it replaces that list. mem never had
+ * a list of its own. */
+static void inherited_share_checks(int fd, nv_handle_t hc, nv_handle_t mem)
+{
+	struct rs_share_policy pid_only = { .access_mask = RS_ACCESS_DUP_OBJECT_BIT, .type = RS_SHARE_TYPE_PID };
+	int ufd = open_uvm();
+
+	check(share_with(fd, hc, hc, 0xc1d0beefu, RS_SHARE_ACTION_FLAG_COMPOSE) == NV_OK &&
+	      stat_get("share_client_object_policies") == 1 && stat_get("share_object_policies") == 1,
+	      "share: a CLIENT policy on a client object is counted as the client's");
+	check(control(fd, hc, hc, NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY, 0, &pid_only,
+	              sizeof(pid_only)) == NV_OK && stat_get("share_client_object_policies") == 0,
+	      "share: SET_INHERITED_SHARE_POLICY without COMPOSE replaces the client's list");
+	check(uvm_create(ufd, UVM_RANGE_BASE, UVM_RANGE_BYTES) == NV_OK &&
+	      uvm_map(ufd, UVM_RANGE_BASE, 2 * MIB, hc, mem) == NV_OK &&
+	      uvm_free(ufd, UVM_RANGE_BASE, UVM_RANGE_BYTES) == NV_OK,
+	      "share: ... and the memory inheriting it is still the owner's process's to map");
+	close(ufd);
+}
+
 static void share_checks(void)
 {
 	int fa = open_ctl(), fb = open_ctl(), ufd = open_uvm();
@@ -578,6 +600,7 @@ static void share_checks(void)
 	      "share: with COMPOSE the default stays: the same process dups and maps it");
 	check(share_with(fa, ca, m[2], 0xc1d0beefu, RS_SHARE_ACTION_FLAG_COMPOSE | RS_SHARE_ACTION_FLAG_REVOKE) == NV_OK &&
 	      dup_obj(fb, cb, db, &d[1], ca, m[2]) == NV_OK, "share: revoking one policy keeps the others");
+	inherited_share_checks(fa, ca, m[0]);
 
 	struct other o;
 	nv_handle_t dx = 0;

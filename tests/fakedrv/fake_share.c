@@ -150,15 +150,41 @@ static unsigned client_policies(const struct share_list *l)
 
 unsigned fake_share_client_policies(void)
 {
+	return fake_share_object_policies() + fake_share_client_object_policies();
+}
+
+unsigned fake_share_object_policies(void)
+{
 	unsigned n = 0;
 
 	for (size_t i = 0; i < fake_st.nclients; i++) {
 		const struct client *c = fake_st.clients[i];
-		n += client_policies(&c->share);
 		for (size_t j = 0; j < c->n; j++)
 			n += client_policies(&c->objs[j].share);
 	}
 	return n;
+}
+
+unsigned fake_share_client_object_policies(void)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < fake_st.nclients; i++)
+		n += client_policies(&fake_st.clients[i]->share);
+	return n;
+}
+
+/* NV0000_CTRL_CMD_CLIENT_SET_INHERITED_SHARE_POLICY (0xd04) on client c:
+ * cliresCtrlCmdClientSetInheritedSharePolicy_IMPL shares the client
+ * object itself with the policy given (through ClientShareObject and
+ * clientShareResource: client_resource.c, rs_client.c, 580.95.05), so it
+ * edits the list every object that never had its own inherits; without
+ * RS_SHARE_ACTION_FLAG_COMPOSE it replaces that list. */
+nv_status_t fake_share_inherited(struct client *c, const struct rs_share_policy *pol)
+{
+	if (pol->action & RS_SHARE_ACTION_FLAG_REQUIRE)
+		return NV_OK;
+	return edit_list(&c->share, active_list(c, NULL), pol);
 }
 
 int fake_esc_share(const struct fake_caller *who, void *buf, size_t size)

@@ -89,6 +89,92 @@ void gs_own_rm_drop_temp(struct gs_own_rm *o)
 	}
 }
 
+static struct nvos55 temp_dup_of(const struct gs_own_rm *o, int gpu, nv_handle_t h_client,
+                                  nv_handle_t h_object)
+{
+	return (struct nvos55){ .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
+	                        .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client,
+	                        .h_object_src = h_object };
+}
+
+bool gs_own_rm_shares_clients(const struct gs_own_rm *o)
+{
+	return o->share_clients && !o->test_share_per_map;
+}
+
+static bool listed(const nv_handle_t *list, unsigned n, nv_handle_t h)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (list[i] == h)
+			return true;
+	return false;
+}
+
+static void unlist(nv_handle_t *list, unsigned *n, nv_handle_t h)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (list[i] == h) {
+			list[i] = list[--*n];
+			return;
+		}
+}
+
+/* Adds h to a bounded list, emptied when full (each handle forgotten is
+ * only asked again: own_rm.h). */
+static void enlist(nv_handle_t *list, unsigned *n, nv_handle_t h)
+{
+	if (listed(list, *n, h))
+		return;
+	if (*n == GS_OWN_SHARED_CLIENTS)
+		*n = 0;
+	list[(*n)++] = h;
+}
+
+bool gs_own_rm_client_shared(const struct gs_own_rm *o, nv_handle_t h_client)
+{
+	return listed(o->shared_clients, o->n_shared_clients, h_client);
+}
+
+bool gs_own_rm_no_inherit(const struct gs_own_rm *o, nv_handle_t h_client)
+{
+	return listed(o->per_memory_clients, o->n_per_memory_clients, h_client);
+}
+
+void gs_own_rm_note_no_inherit(struct gs_own_rm *o, nv_handle_t h_client)
+{
+	enlist(o->per_memory_clients, &o->n_per_memory_clients, h_client);
+}
+
+void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client)
+{
+	unlist(o->shared_clients, &o->n_shared_clients, h_client);
+	unlist(o->per_memory_clients, &o->n_per_memory_clients, h_client);
+}
+
+nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_client)
+{
+	/* COMPOSE, as for a memory: the client's first edited list starts
+	 * from the default (clients of the workload's own process may dup
+	 * its objects), not empty (tests/adv uvm_share). */
+	struct nvos57 share = share_of(o, h_client, h_client, RS_SHARE_ACTION_FLAG_COMPOSE);
+	nv_status_t st = rm_own_share(ctl, &share);
+
+	if (st == NV_OK)
+		enlist(o->shared_clients, &o->n_shared_clients, h_client);
+	return st;
+}
+
+nv_status_t gs_own_rm_dup_shared(struct gs_own_rm *o, int gpu, nv_handle_t h_client, nv_handle_t h_object)
+{
+	gs_own_rm_drop_temp(o);
+	struct nvos55 dup = temp_dup_of(o, gpu, h_client, h_object);
+	nv_status_t st = rm_own_dup(o->ctl_fd, &dup);
+
+	if (st == NV_OK)
+		o->temp_parent = GS_OWN_DEVICE(gpu);
+	return st;
+}
+
 nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_t h_client,
                                nv_handle_t h_object)
 {
@@ -107,9 +193,7 @@ nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_
 	o->shared_fd = ctl;
 	o->shared_client = h_client;
 	o->shared_object = h_object;
-	struct nvos55 dup = { .h_client = o->client, .h_parent = GS_OWN_DEVICE(gpu),
-	                      .h_object = GS_OWN_TEMP_DUP, .h_client_src = h_client,
-	                      .h_object_src = h_object };
+	struct nvos55 dup = temp_dup_of(o, gpu, h_client, h_object);
 	st = rm_own_dup(o->ctl_fd, &dup);
 	if (st == NV_OK)
 		o->temp_parent = GS_OWN_DEVICE(gpu);
@@ -127,6 +211,8 @@ void gs_own_rm_close(struct gs_own_rm *o)
 	o->ctl_fd = -1;
 	o->client = 0;
 	o->devices = 0;
+	o->n_shared_clients = 0;
+	o->n_per_memory_clients = 0;
 }
 
 void gs_own_rm_retire(int ctl_fd, nv_handle_t client)

@@ -25,6 +25,9 @@
 #include "driver.h"
 #include "nvrm_abi.h"
 
+/* Workload clients remembered as shared (struct gs_own_rm). */
+#define GS_OWN_SHARED_CLIENTS 64u
+
 struct gs_own_rm {
 	int         ctl_fd;   /* our control file; -1: no client yet */
 	nv_handle_t client;
@@ -38,6 +41,37 @@ struct gs_own_rm {
 	 * workload's client and memory. */
 	int         shared_fd;
 	nv_handle_t shared_client, shared_object;
+	/* The workload clients whose client object we shared with our
+	 * client (gs_own_rm_share_client), by handle: a record says only
+	 * that a share was made, never that it is in force (the workload
+	 * may have replaced the list since, or freed the client and made
+	 * another at its handle); a dup it refuses is shared again
+	 * (exec_uvm.c). Emptied when full: each client forgotten is shared
+	 * again at its next map (equal policies merge, rsShareListInsert,
+	 * so the driver's list does not grow). */
+	nv_handle_t shared_clients[GS_OWN_SHARED_CLIENTS];
+	unsigned    n_shared_clients;
+	/* Shared clients whose memory was refused to our dup all the same
+	 * (its own list, or an ancestor's, was edited: it does not inherit
+	 * the client's): their maps share each memory, as before, without
+	 * trying the client's share first (gs_own_rm_note_no_inherit). */
+	nv_handle_t per_memory_clients[GS_OWN_SHARED_CLIENTS];
+	unsigned    n_per_memory_clients;
+	/* Whether maps share the workload's client (above) rather than each
+	 * memory: only where our client's handle stays held as long as a
+	 * workload client can live (gs_own_rm_share_client says why). The
+	 * command line's session, whose workload dies with the supervisor
+	 * (its PID namespace, PR_SET_PDEATHSIG), and an agent's container
+	 * whose client the keeper holds (own_client_of, agent_sandbox.c);
+	 * not an agent without a keeper, whose death frees our client while
+	 * its containers live on. */
+	bool        share_clients;
+	/* GPUSANDBOX_TEST_SHARE_PER_MAP (read by gs_session_init): every map
+	 * shares its memory and revokes the share after the answer, as
+	 * before issue #31's client share; GPUSANDBOX_TEST_NO_RESHARE: a dup
+	 * refused after a client share is not shared again (the baseline of
+	 * tests/adv uvm_share:replace). Never for use. */
+	bool        test_share_per_map, test_no_reshare;
 	/* GPUSANDBOX_TEST_KEEP_SHARE in the supervisor's own environment
 	 * (read by gs_session_init): the share is never revoked, as before
 	 * c15c8fd, so that tests/agent stalehandle-runc's baseline shows
@@ -51,7 +85,7 @@ struct gs_own_rm {
 	void      (*on_client)(void *ctx, int ctl_fd, nv_handle_t client);
 	void       *on_client_ctx;
 };
-#define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1 }
+#define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1, .share_clients = true }
 
 /* Our device handle on the GPU of minor gpu (a fixed handle per GPU). */
 #define GS_OWN_DEVICE_BASE 0x0a0de000u
@@ -83,6 +117,55 @@ nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_e
  * NV_OK or the driver's status. */
 nv_status_t gs_own_rm_dup_temp(struct gs_own_rm *o, int gpu, int ctl, nv_handle_t h_client,
                                nv_handle_t h_object);
+/* Issue #31: one share per workload client instead of one per map.
+ *
+ * gs_own_rm_share_client lets our client dup every object of the
+ * workload's client h_client that inherits the client object's policy
+ * list: RM_SHARE of the client object itself, RS_SHARE_TYPE_CLIENT naming
+ * our client, RS_ACCESS_DUP_OBJECT only, composed with the policies in
+ * force. An object whose own list (and whose ancestors' lists) was never
+ * edited takes its client's (rsAccessGetActiveShareList,
+ * src/nvidia/src/libraries/resserv/src/rs_access_map.c, 580.95.05), so
+ * the workload's memory is dup'able by our client from then on without a
+ * share per map. Made through ctl, our dup of the client's own control
+ * file (RM takes a share only through the client's file: rmclientValidate,
+ * client.c); ctl stays the caller's. NV_OK or the driver's status.
+ *
+ * Why a share kept for the client's life is sound (docs/security/
+ * per-call-cost.md, section 4): the policy names our client's handle, and
+ * it gives a right to whoever holds a client at that handle. Ours is held
+ * as long as the sandbox can use the workload's client: on the command
+ * line until the session ends, which is after every task of the workload
+ * has been reaped (its PID namespace's init waits for them), so every
+ * file of its clients is closed and RM has freed them with their lists;
+ * in the agent the keeper holds our client until the container is
+ * dropped (8e8c91a), across agent restarts. What it adds to the per-map
+ * share: the window where our handle is free and a shared client lives
+ * is now the teardown for every object, not one map at a time for one
+ * memory (a file of the workload passed to a process outside the
+ * sandbox keeps its client, and the share, past the teardown). The right
+ * is to dup only, and only our client uses it, for memory the verdict
+ * judged. */
+nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_client);
+/* Does a map share its client (share_clients, not the test switch)? */
+bool gs_own_rm_shares_clients(const struct gs_own_rm *o);
+/* Was h_client shared (a record, not a proof: above)? */
+bool gs_own_rm_client_shared(const struct gs_own_rm *o, nv_handle_t h_client);
+/* h_client's records go (its client was freed: a client made later at
+ * its handle starts with the driver's default list). */
+void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client);
+/* h_client's memory did not inherit its client's share: its maps go per
+ * memory from now on (a cost, never a right: the per-memory share is
+ * the one made before issue #31). Is it so marked? */
+void gs_own_rm_note_no_inherit(struct gs_own_rm *o, nv_handle_t h_client);
+bool gs_own_rm_no_inherit(const struct gs_own_rm *o, nv_handle_t h_client);
+/* Dups the workload's memory (h_client, h_object) at GS_OWN_TEMP_DUP under
+ * our device on gpu, through a share already in force, after dropping a
+ * temporary dup still held; freed after the answer (gs_own_rm_drop_temp).
+ * NV_OK or the driver's status (NV_ERR_INSUFFICIENT_PERMISSIONS: no
+ * policy lets our client dup it). */
+nv_status_t gs_own_rm_dup_shared(struct gs_own_rm *o, int gpu, nv_handle_t h_client, nv_handle_t h_object);
+
 /* Frees the temporary dup and revokes the share, if they are held. UVM
  * holds its own reference to what it mapped, so ours is needed only
  * until the map returns. The share is revoked because a policy naming

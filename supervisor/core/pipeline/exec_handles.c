@@ -46,8 +46,10 @@ static void commit_free(struct call *c, const struct gs_rm_call *rc,
 	struct ledger *l = &c->sb->ledger;
 
 	ledger_free(l, rc->h_client, rc->h_object, released);
-	/* The file's client is gone: it may host a new one. */
+	/* The file's client is gone: it may host a new one, and a client
+	 * made later at its handle is not shared with ours (own_rm.h). */
 	if (rc->frees_client) {
+		gs_own_rm_forget_client(&c->sb->own, rc->h_client);
 		int f = ledger_file_of(l, c->dup);
 		if (f >= 0)
 			l->files[f].has_client = false;

@@ -81,6 +81,15 @@ static bool ctl_is_client_file(const struct call *c, const struct gs_uvm_call *u
 	return ledger_fd_is_client_file(&c->sb->ledger, u->h_client, ctl) == 1;
 }
 
+/* The caller's rmCtrlFd as the map knows it: fd, our dup of it (-1:
+ * none), or, when the client is shared already and no dup is needed
+ * (issue #31), looked_on_fd: the task's number named the client's own
+ * control file when looked at by tid (handle_map). */
+struct map_ctl {
+	int  fd;
+	bool looked_on_fd;
+};
+
 /* What the ledger says of the map's client and memory, and of ctl, our
  * dup of the caller's rmCtrlFd (reconcile: the client's file, by kcmp
  * against its watch). Issue #31: one kcmp where there were two. When ctl
@@ -92,15 +101,15 @@ static bool ctl_is_client_file(const struct call *c, const struct gs_uvm_call *u
  * yes again. It is asked only when ctl is not the client's file (or there
  * is no ctl), and the baselines of uvm_ctlfd, which skip the file check,
  * ask it as before. */
-static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, int ctl, struct gs_uvm_facts *f,
-                           struct ledger_facts *mem)
+static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, const struct map_ctl *m,
+                           struct gs_uvm_facts *f, struct ledger_facts *mem)
 {
 	struct ledger *l = &c->sb->ledger;
 	const bool checked = c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_CHECKED;
 
 	memset(f, 0, sizeof(*f));
 	if (ledger_has(l, u->h_client, u->h_client)) {
-		const bool on_fd = ctl >= 0 && ctl_is_client_file(c, u, ctl);
+		const bool on_fd = m->fd >= 0 ? ctl_is_client_file(c, u, m->fd) : m->looked_on_fd;
 		f->client_ours = (checked && on_fd) || ledger_client_file_alive(l, u->h_client);
 		f->client_on_fd = f->client_ours && on_fd;
 	}
@@ -109,14 +118,79 @@ static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, int ctl,
 	                     (mem->kind == RM_CLASS_VIDMEM || mem->kind == RM_CLASS_SYSMEM);
 }
 
-/* The map through our own client: the workload's client shares the memory
- * with our client alone (through ctl, our dup of the caller's rmCtrlFd,
- * which the verdict found to be the client's own control file), we dup it
- * under our device on its GPU, UVM maps our dup, and once the answer is
- * sent our dup goes (UVM holds its own) and the share is revoked
- * (own_rm.h says why). params is our copy, rewritten to name our
- * client. ctl is taken (set to -1) once the share is tried. */
-static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, int *ctl,
+static int ctl_from_kept_dup(struct call *c, int rm_ctrl_fd);
+
+/* ctl_from_kept_dup: the task is gone (no answer). */
+#define CTL_TASK_GONE (-2)
+
+/* Our dup of the caller's rmCtrlFd, taken for a share only when the map
+ * came without one (its client was shared already, handle_map): the kept
+ * dup, or the look by tid and a fresh dup, as handle_map takes it; then
+ * the verdict's own check that it is the client's control file (kcmp
+ * against the client's watch). -1 when there is none such. */
+static int ctl_for_share(struct call *c, const struct gs_uvm_call *u)
+{
+	const struct ledger *l = &c->sb->ledger;
+	int ctl = ctl_from_kept_dup(c, u->rm_ctrl_fd);
+
+	if (ctl == CTL_TASK_GONE)
+		return -1;
+	if (ctl < 0 && ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1)
+		ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
+	if (ctl >= 0 && !ctl_is_client_file(c, u, ctl)) {
+		close(ctl);
+		return -1;
+	}
+	return ctl;
+}
+
+/* Our dup of the workload's memory at GS_OWN_TEMP_DUP, made possible by a
+ * share (own_rm.h): the client's, made once per client (issue #31) and
+ * found in force by the dup itself; shared again and tried once more when
+ * the dup is refused (the workload replaced its client's list, with
+ * SET_INHERITED_SHARE_POLICY or an RM_SHARE of its client, or freed the
+ * client and made another at its handle); and, when even that is refused
+ * (an ancestor's or the memory's own list was edited: the memory no
+ * longer inherits the client's), the memory's own share, revoked after
+ * the answer as before. Each share goes through ctl, our dup of the
+ * caller's rmCtrlFd proven the client's own control file, taken here if
+ * handle_map had none; the per-memory share takes ctl over (set to -1). */
+static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, struct map_ctl *m, int gpu)
+{
+	struct gs_own_rm *o = &c->sb->own;
+	const bool per_client = gs_own_rm_shares_clients(o) && !gs_own_rm_no_inherit(o, u->h_client);
+	nv_status_t st = NV_ERR_INSUFFICIENT_PERMISSIONS;
+
+	if (per_client && gs_own_rm_client_shared(o, u->h_client)) {
+		st = gs_own_rm_dup_shared(o, gpu, u->h_client, u->h_memory);
+		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS || o->test_no_reshare)
+			return st;
+		gs_own_rm_forget_client(o, u->h_client);
+	}
+	if (m->fd < 0 && (m->fd = ctl_for_share(c, u)) < 0)
+		return st;
+	if (per_client && gs_own_rm_share_client(o, m->fd, u->h_client) == NV_OK) {
+		st = gs_own_rm_dup_shared(o, gpu, u->h_client, u->h_memory);
+		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS)
+			return st;
+		/* Shared this instant and still refused: this client's memory
+		 * does not inherit its list, so its maps go per memory. */
+		gs_own_rm_note_no_inherit(o, u->h_client);
+		if (c->sb->trace)
+			fprintf(c->sb->trace, "[gpusandbox] UVM map: client 0x%x's memory does not inherit its "
+			        "client's share: shared per memory from now on\n", u->h_client);
+	}
+	st = gs_own_rm_dup_temp(o, gpu, m->fd, u->h_client, u->h_memory);
+	m->fd = -1;
+	return st;
+}
+
+/* The map through our own client: we dup the workload's memory under our
+ * device on its GPU (dup_for_map: the workload's client shares it with our
+ * client alone), UVM maps our dup, and once the answer is sent our dup goes
+ * (UVM holds its own; a per-memory share is revoked then too: own_rm.h).
+ * params is our copy, rewritten to name our client. */
+static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, struct map_ctl *m,
                                    const struct gs_uvm_layout *lay, uint8_t *params, int gpu)
 {
 	struct gs_own_rm *o = &c->sb->own;
@@ -124,10 +198,7 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
 
 	if (st != NV_OK)
 		return st;
-	/* The share through ctl (now own_rm's) and our dup; both undone
-	 * after the answer (gs_own_rm_drop_temp). */
-	st = gs_own_rm_dup_temp(o, gpu, *ctl, u->h_client, u->h_memory);
-	*ctl = -1;
+	st = dup_for_map(c, u, m, gpu);
 	if (st != NV_OK)
 		return st;
 	struct uvm_map_external_tail tail;
@@ -226,14 +297,14 @@ static int dup_gpu(const struct call *c, int mem_gpu)
 	return c->sb->n_gpu_map ? (int)c->sb->gpu_map[0].minor : 0;
 }
 
-static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int *ctl,
+static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, struct map_ctl *ctl,
                                 const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
 	uint32_t status_off = gs_uvm_map_status_offset(lay);
 	struct gs_uvm_facts f;
 	struct ledger_facts mem = { .gpu = LEDGER_NO_GPU };
 
-	take_uvm_facts(c, u, *ctl, &f, &mem);
+	take_uvm_facts(c, u, ctl, &f, &mem);
 	struct gs_call_verdict v = gs_verdict_of_uvm(u, &f);
 	c->d.gpu = mem.gpu;
 	if (v.verdict != GS_VERDICT_ALLOW)
@@ -270,9 +341,6 @@ static struct answer map_judged(struct call *c, const struct gs_uvm_call *u, int
 	note_release(c, released, before);
 	return answer_uvm(c, status_off, NV_OK, GS_VERDICT_ALLOW, NULL);
 }
-
-/* ctl_from_kept_dup: the task is gone (no answer). */
-#define CTL_TASK_GONE (-2)
 
 /* The caller's rmCtrlFd from the worker's dup cache (issue #31): CUDA
  * names in its maps the control file it makes its RM calls on, which the
@@ -312,6 +380,26 @@ static int ctl_from_kept_dup(struct call *c, int rm_ctrl_fd)
 	return ctl;
 }
 
+/* No dup of rmCtrlFd when the map's client is shared already (issue #31):
+ * the dup of the memory goes through our own file and the share in force,
+ * so the caller's file is needed only for the verdict's question, "does
+ * the caller hold the client's own control file at rmCtrlFd?", which is
+ * the question UVM asks natively (it takes the file behind the number
+ * once, when the call is made). One look by tid answers it (kcmp of the
+ * task's number against the client's release watch) and the ID_VALID
+ * after it proves the tid the trapped task's at the look; a number
+ * swapped after the look changes nothing that is used. A dup of the
+ * memory refused then (the share no longer in force) takes the dup
+ * (ctl_for_share) and shares again. Not for the uvm_ctlfd baselines,
+ * which look at a dup as before. */
+static bool shared_needs_no_dup(const struct call *c, const struct gs_uvm_call *u)
+{
+	const struct gs_own_rm *o = &c->sb->own;
+
+	return c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_CHECKED && gs_own_rm_shares_clients(o) &&
+	       gs_own_rm_client_shared(o, u->h_client);
+}
+
 /* The caller's rmCtrlFd is dup'ed once, and both the verdict and the
  * share are of that file: a number swapped after the dup changes
  * neither. The dup's own ID_VALID proves it the trapped task's. Before
@@ -326,22 +414,26 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
                                 const struct gs_uvm_layout *lay, uint8_t *params, int held)
 {
 	const struct ledger *l = &c->sb->ledger;
-	int ctl = ctl_from_kept_dup(c, u->rm_ctrl_fd);
+	struct map_ctl ctl = { .fd = -1 };
 
-	if (ctl == CTL_TASK_GONE)
+	if (shared_needs_no_dup(c, u)) {
+		ctl.looked_on_fd = ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
+		if (!notif_still_valid(c))
+			return answer_none();
+	} else if ((ctl.fd = ctl_from_kept_dup(c, u->rm_ctrl_fd)) == CTL_TASK_GONE) {
 		return answer_none();
-	if (ctl >= 0) {
+	} else if (ctl.fd >= 0) {
 		/* The verdict's kcmp (take_uvm_facts) proves it the client's. */
 	} else if (c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_UNCHECKED ||
 	    ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1) {
 		test_look_delay();
-		ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
-		if (ctl < 0 && errno == ESRCH)
+		ctl.fd = dup_trapped_fd(c, u->rm_ctrl_fd);
+		if (ctl.fd < 0 && errno == ESRCH)
 			return answer_none();
 	}
 	struct answer a = map_judged(c, u, &ctl, lay, params, held);
-	if (ctl >= 0)
-		close(ctl);
+	if (ctl.fd >= 0)
+		close(ctl.fd);
 	return a;
 }
 

@@ -52,6 +52,12 @@ struct gs_filter_opts {
 	 * back to clone), so that the supervisor knows whether any fd table
 	 * may be shared beyond a thread group (quiesce.h). */
 	bool follow_shared_tables;
+	/* GPUSANDBOX_TEST_FREE_UNTRAPPED (read by the command line's main):
+	 * RM_FREE not trapped, as issue #31's study proposed, with nothing
+	 * else changed: the baseline of tests/adv client_refree, which shows
+	 * what a free the supervisor does not see lets a workload escape
+	 * (docs/security/per-call-cost.md, section 5). Never for use. */
+	bool test_free_untrapped;
 };
 /* The clone flags of a process that shares its creator's fd table: the
  * filter's rule (filter.c) and the supervisor's check of what it trapped

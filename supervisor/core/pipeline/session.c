@@ -107,6 +107,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->uvm.test_no_pin_in_flight = gs_test_switch("GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT") != NULL;
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
 	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
+	sb->own.test_share_per_map = gs_test_switch("GPUSANDBOX_TEST_SHARE_PER_MAP") != NULL;
+	sb->own.test_no_reshare = gs_test_switch("GPUSANDBOX_TEST_NO_RESHARE") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	sb->ledger.max_files = cfg->quota.files;
@@ -124,6 +126,11 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;
 	sb->uvm_ctlfd_test = uvm_ctlfd_test_of(gs_test_switch("GPUSANDBOX_TEST_UVM_CTLFD"));
+	/* The uvm_ctlfd baselines share per map, as when they were written:
+	 * their swapped-in file must get the share's ioctl at every map, not
+	 * at the client's first only (exec_uvm.c dup_for_map). */
+	if (sb->uvm_ctlfd_test != GS_UVM_CTLFD_CHECKED)
+		sb->own.test_share_per_map = true;
 	sb->test_foreign_import = gs_test_switch("GPUSANDBOX_TEST_FOREIGN_IMPORT") != NULL;
 	sb->test_no_export_pin = gs_test_switch("GPUSANDBOX_TEST_NO_EXPORT_PIN") != NULL;
 	return 0;
