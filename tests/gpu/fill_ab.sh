@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# GPU tier: issue #31's PyTorch figure, two builds interleaved with native
+# in one session: the expandable-segments fill of 24 GiB in 64 MiB tensors
+# (bench_torch.py fill64), REPS rounds in a rotated order. Prints each
+# run's seconds and, per build, the median time ratio native/build of the
+# same round (1 is native speed; issue #31 asks >= 0.75). Figures are
+# printed, never asserted.
+#
+#   OLD=build/ab/gpusandbox-old NEW=build/gpusandbox-static REPS=3 tests/gpu/fill_ab.sh
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+OLD=${OLD:?set OLD to the build before}
+NEW=${NEW:-build/gpusandbox-static}
+REPS=${REPS:-3}
+PY=${PY:-python3}
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) OLD=$OLD NEW=$NEW reps=$REPS"
+secs() { "$@" "$PY" tests/gpu/bench_torch.py fill64 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["fill_s"])'; }
+declare -A T
+CFG=(native old new)
+for r in $(seq "$REPS"); do
+	for i in 0 1 2; do
+		c=${CFG[$(((i + r) % 3))]}
+		case $c in
+		native) T[$c,$r]=$(secs) ;;
+		old) T[$c,$r]=$(secs "$OLD" --user root --mem 120g --) ;;
+		new) T[$c,$r]=$(secs "$NEW" --user root --mem 120g --) ;;
+		esac
+		echo "round=$r $c seconds=${T[$c,$r]}"
+	done
+done
+for c in old new; do
+	rs=""
+	for r in $(seq "$REPS"); do rs="$rs ${T[native,$r]}/${T[$c,$r]}"; done
+	python3 -c "import statistics,sys; v=[eval(x) for x in sys.argv[2:]]; print(f'{sys.argv[1]}: native/build time ratio median {statistics.median(v):.3f} [{min(v):.3f}-{max(v):.3f}]')" "$c" $rs
+done
