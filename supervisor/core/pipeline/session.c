@@ -106,6 +106,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->uvm.test_no_pin_in_flight = gs_test_switch("GPUSANDBOX_TEST_NO_PIN_IN_FLIGHT") != NULL;
 	sb->own = (struct gs_own_rm)GS_OWN_RM_INIT;
 	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
+	sb->test_engine_objects = gs_test_switch("GPUSANDBOX_TEST_ENGINE_OBJECTS") != NULL;
 	if (ledger_init(&sb->ledger) < 0)
 		return gs_fail(err, ENOMEM, "allocating the ledger");
 	sb->ledger.max_files = cfg->quota.files;
