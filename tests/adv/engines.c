@@ -13,7 +13,9 @@
  *     INSUFFICIENT_RESOURCES (dec_ok=, dec_stop=);
  *  2. free one, and one more fits: it joins the session the freed one
  *     left short (dec_after_free=); then none (dec_after_full=);
- *  3. NVJPG (0xc9d1): 1 x I, then refused (jpg_ok=, jpg_stop=);
+ *  3. NVJPG (0xc9d1): 1 x I, then refused (jpg_ok=, jpg_stop=); a dup of
+ *     a decoder is refused (dup_engine=INVALID_ARGUMENT: the driver's
+ *     answer, and the supervisor's, which audits it);
  *  4. race: at the cap, a second thread flips the top-level hClass between
  *     a compute class (allowed, uncapped) and NVDEC while this thread
  *     allocates. The fake driver's own NVDEC peak must stay at 2 x I
@@ -41,6 +43,7 @@
 #define H_CHAN 0x5c00e001u
 #define H_DEC0 0x5c00e100u
 #define H_JPG0 0x5c00e200u
+#define H_DUP 0x5c00e300u
 #define H_RACE0 0x5c010000u
 
 static volatile struct nvos64 race_call;
@@ -95,6 +98,11 @@ int main(void)
 	printf("dec_after_full=%s\n", rmc_status_str(last));
 	jpg_ok = fill(&s, H_JPG0, NVC9D1_VIDEO_NVJPG, &last);
 	printf("jpg_stop=%s\n", rmc_status_str(last));
+	/* A dup would move an engine object to another client (sessions are
+	 * per client): refused, as the driver refuses it. */
+	h = H_DUP;
+	last = rmc_dup(s.fd, NULL, s.client, H_CHAN, &h, s.client, H_DEC0 + 1);
+	printf("dup_engine=%s\n", rmc_status_str(last));
 
 	race_call.h_class = HOPPER_COMPUTE_A;
 	race_call.h_object_parent = H_CHAN;

@@ -1209,6 +1209,9 @@ check_positive() {
 		grep -q '"reason":"video engine quota exceeded"' "$d/audit.jsonl" &&
 			grep -q '"resource":"video.decoders"' "$d/audit.jsonl" ||
 			{ why="no audit record names the engine refusal"; return 1; }
+		[ "$(val_of "$d" dup_engine)" = INVALID_ARGUMENT ] &&
+			grep -q '"reason":"a video engine object cannot be duplicated"' "$d/audit.jsonl" ||
+			{ why="dup_engine=$(val_of "$d" dup_engine), or not refused by gpusandbox"; return 1; }
 		return 0 ;;
 	video_sessions | video_sessions:one_engine)
 		check_video_sessions "$d" ;;

@@ -586,6 +586,13 @@ static void check_handle_calls(void)
 		      (v.status == NV_ERR_INSUFFICIENT_PERMISSIONS && !v.errnum &&
 		       same_text(v.reason, "import of an object from a client outside the sandbox")));
 	}
+	/* A video engine object of the sandbox: refused as the driver does
+	 * (it is not copyable), so that it never changes client. */
+	u.src_client_ours = u.src_client_alive = u.src_is_engine = true;
+	struct gs_call_verdict ve = gs_verdict_of_dup(&u, &c);
+	CHECK(ve.verdict == GS_VERDICT_REFUSE && ve.status == NV_ERR_INVALID_ARGUMENT &&
+	      same_text(ve.reason, "a video engine object cannot be duplicated"));
+	u.src_is_engine = false;
 
 	struct nv_ioctl_register_fd rf = { .ctl_fd = 7 };
 	gs_decode_register_fd(ABI, &rf, false, &c);

@@ -308,6 +308,8 @@ struct ledger_engine_count {
 	uint32_t objects;   /* the live objects counted */
 	uint32_t held;      /* objects of (query.client, query.gpu) */
 };
+/* Is handle (or the object a dup of it shares) a video engine object? */
+bool ledger_is_engine(const struct ledger *l, uint32_t h_client, uint32_t handle);
 /* Without memory to sort the pairs, every object is a session of its
  * own: a count never lower than the true one (fail closed). */
 struct ledger_engine_count ledger_count_engine_sessions(const struct ledger *l,

@@ -132,6 +132,13 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
 	return 0;
 }
 
+bool ledger_is_engine(const struct ledger *l, uint32_t h_client, uint32_t handle)
+{
+	uint32_t idx = ledger_obj_find_resolved(l, h_client, handle);
+
+	return idx != NONE && l->objs[idx].kind == RM_CLASS_ENGINE;
+}
+
 /* One live engine object's pair (ledger_count_engine_sessions). */
 struct engine_pair {
 	uint32_t client;

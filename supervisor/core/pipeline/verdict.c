@@ -444,6 +444,15 @@ struct gs_call_verdict gs_verdict_of_dup(const struct gs_usage *usage, const str
 	if (!usage->src_client_ours || !usage->src_client_alive)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
 		                 "import of an object from a client outside the sandbox");
+	/* The video caps count sessions per client (exec_engines.c), which
+	 * holds only while an engine object never changes client without a
+	 * verdict: a dup that outlived its freed original would move it
+	 * (ledger.c, hand_over). The driver refuses these dups anyway (a
+	 * ChannelDescendant keeps RsResource's resCanCopy, false:
+	 * serverCopyResource, rs_server.c, 580.95.05), with this status. */
+	if (usage->src_is_engine)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "a video engine object cannot be duplicated");
 	return v;
 }
 

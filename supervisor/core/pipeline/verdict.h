@@ -72,6 +72,8 @@ struct gs_usage {
 	 * open file it lives on is still open (else the driver has freed it
 	 * and its handle may name a foreign client). */
 	bool     src_client_ours, src_client_alive;
+	/* RM_DUP_OBJECT: the source is a video engine object of the sandbox. */
+	bool     src_is_engine;
 	/* REGISTER_VIDMEM / UNREGISTER_VIDMEM under --p2p-register answer:
 	 * the control's object is an NV50_THIRD_PARTY_P2P the ledger holds
 	 * under its client; that client lives on the very file the call came
