@@ -95,6 +95,7 @@ TESTS=(
 	"engines:no_list|sandbox|engines"
 	"video_sessions|sandbox|video_sessions"
 	"video_sessions:one_engine|sandbox|video_sessions"
+	"video_sessions:nvenc|sandbox|video_sessions"
 	"baseline-video_sessions|sandbox|video_sessions"
 	"managed|sandbox|managed"
 	"lone_channels|sandbox|lone_channels"
@@ -233,6 +234,10 @@ JPEG_SESSIONS=1
 # three sessions' worth, with room.
 VIDEO_CHANNELS=32
 VIDEO_CHANNEL_GROUPS=8
+# video_sessions:nvenc's GPU (its NVJPG and OFA as the fake's default).
+NVENC_GPU_NVDEC=4
+NVENC_GPU_NVENC=3
+ENCODER_SESSIONS=1
 # uvm_ctlfd fuse and race: the server answers the supervisor's first
 # request late (OWNFS_STALL_MS in uvm_ctlfd.c) and says in its stats when
 # it did; a call that was in flight across that answer ("held", counted by
@@ -350,6 +355,8 @@ run_case() {
 	# a session is one object.
 	[ "$name" = engines:no_list ] && fake_extra=(--engines none)
 	[ "$name" = video_sessions:one_engine ] && fake_extra=(--engines nvdec=1,nvjpg=1)
+	# A GPU with NVENC engines (an H200 has none): 3, as Ada's AD102.
+	[ "$name" = video_sessions:nvenc ] && fake_extra=(--engines nvdec=$NVENC_GPU_NVDEC,nvenc=$NVENC_GPU_NVENC)
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
@@ -978,8 +985,26 @@ check_video_sessions() {
 	done
 	[ "$(stat_of "$d" gpu0.nvdec_peak)" = "$dec_max" ] && [ "$(stat_of "$d" gpu0.nvjpg_peak)" = "$jpg_max" ] ||
 		{ why="driver nvdec_peak=$(stat_of "$d" gpu0.nvdec_peak) nvjpg_peak=$(stat_of "$d" gpu0.nvjpg_peak), want $dec_max, $jpg_max"; return 1; }
-	[ "$(stat_of "$d" gpu0.nvdec_live)" = 0 ] && [ "$(stat_of "$d" gpu0.nvjpg_live)" = 0 ] ||
+	[ "$(stat_of "$d" gpu0.nvdec_live)" = 0 ] && [ "$(stat_of "$d" gpu0.nvjpg_live)" = 0 ] &&
+		[ "$(stat_of "$d" gpu0.nvenc_live)" = 0 ] ||
 		{ why="the driver still holds engines at the end"; return 1; }
+	# Encoders where the GPU has them: 1 session of I objects, then refused.
+	k=$(stat_of "$d" gpu0.nvenc_engines)
+	if [ "${k:-0}" -gt 0 ]; then
+		[ "$(val_of "$d" nvenc_engines)" = "$k" ] && [ "$(val_of "$d" enc_full)" = "$ENCODER_SESSIONS" ] &&
+			[ "$(val_of "$d" enc_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(stat_of "$d" gpu0.nvenc_peak)" = $((ENCODER_SESSIONS * k)) ] ||
+			{ why="NVENC: enc_full=$(val_of "$d" enc_full) enc_stop=$(val_of "$d" enc_stop) peak $(stat_of "$d" gpu0.nvenc_peak), want $ENCODER_SESSIONS x $k"; return 1; }
+	elif [ "$name" = video_sessions:nvenc ]; then
+		why="the fake lists no NVENC"; return 1
+	fi
+	# Optical flow under video.ofa = 0: not one object.
+	k=$(stat_of "$d" gpu0.ofa_engines)
+	if [ "${k:-0}" -gt 0 ]; then
+		[ "$(val_of "$d" ofa_full)" = 0 ] && [ "$(val_of "$d" ofa_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(stat_of "$d" gpu0.ofa_peak)" = 0 ] ||
+			{ why="OFA under video.ofa = 0: ofa_full=$(val_of "$d" ofa_full) peak $(stat_of "$d" gpu0.ofa_peak)"; return 1; }
+	fi
 	grep -q '"reason":"video engine quota exceeded".*"resource":"video.decoders"' "$d/audit.jsonl" ||
 		grep -q '"resource":"video.decoders".*"reason":"video engine quota exceeded"' "$d/audit.jsonl" ||
 		{ why="no audit record names the session refusal"; return 1; }
@@ -1213,7 +1238,7 @@ check_positive() {
 			grep -q '"reason":"a video engine object cannot be duplicated"' "$d/audit.jsonl" ||
 			{ why="dup_engine=$(val_of "$d" dup_engine), or not refused by gpusandbox"; return 1; }
 		return 0 ;;
-	video_sessions | video_sessions:one_engine)
+	video_sessions | video_sessions:one_engine | video_sessions:nvenc)
 		check_video_sessions "$d" ;;
 	lone_channels)
 		local want=NV_OK,NV_OK,INSUFFICIENT_RESOURCES,NV_OK,NV_OK,NV_OK

@@ -19,11 +19,16 @@
  *     (dec_after_free=); then session 2 by closing its file alone, as a
  *     process that exits: another opens whole (dec_after_close=);
  *  3. every decoder closed, NVJPG the same under video.jpeg = 1
- *     (jpg_full=, jpg_stop=).
- * nvdec_engines= and nvjpg_engines= are the driver's answer. run.sh
- * judges by the fake driver's own peaks: nvdec_peak = 2 x NVDEC engines,
- * nvjpg_peak = NVJPG engines. Its baseline (GPUSANDBOX_TEST_ENGINE_OBJECTS:
- * every object a session, as before issue #29) opens no whole session.
+ *     (jpg_full=, jpg_stop=);
+ *  4. where the GPU has NVENC engines (none on an H200; the fake's
+ *     --engines nvenc=N), NVENC the same under video.encoders = 1
+ *     (enc_full=, enc_stop=); where it has OFA, none under video.ofa = 0
+ *     (ofa_full=0, ofa_stop=).
+ * nvdec_engines=, nvjpg_engines= and nvenc_engines= are the driver's
+ * answer. run.sh judges by the fake driver's own peaks: nvdec_peak = 2 x
+ * NVDEC engines, nvjpg_peak = NVJPG engines, nvenc_peak = NVENC engines.
+ * Its baseline (GPUSANDBOX_TEST_ENGINE_OBJECTS: every object a session, as
+ * before issue #29) opens no whole session.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +38,8 @@
 
 #define NVB8B0_VIDEO_DECODER 0xb8b0u
 #define NVB8D1_VIDEO_NVJPG 0xb8d1u
+#define NVC9B7_VIDEO_ENCODER 0xc9b7u
+#define NVB8FA_VIDEO_OFA 0xb8fau
 #define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
 #define CHANNEL_PARAMS 368
 #define TSG_PARAMS 20
@@ -48,21 +55,28 @@ struct session {
 	int                objects;   /* engine objects it holds */
 };
 
-/* The NVDEC and NVJPG instances GET_ENGINES_V2 lists on s's GPU. */
-static void engines_of(struct rmc_session *s, unsigned *nvdec, unsigned *nvjpg)
+/* The instances GET_ENGINES_V2 lists on s's GPU. */
+struct engines {
+	unsigned nvdec, nvjpg, nvenc, ofa;
+};
+
+static void engines_of(struct rmc_session *s, struct engines *n)
 {
 	struct nv2080_gpu_get_engines_v2_params p;
 	uint32_t size = rmc_ctrl_size(NV2080_CTRL_CMD_GPU_GET_ENGINES_V2, sizeof(p));
 	rmc_status_t st;
 
 	memset(&p, 0, sizeof(p));
-	*nvdec = *nvjpg = 0;
+	memset(n, 0, sizeof(*n));
 	st = rmc_control(s->fd, NULL, s->client, s->subdevice, NV2080_CTRL_CMD_GPU_GET_ENGINES_V2, &p, size);
 	printf("get_engines=%s\n", rmc_status_str(st));
 	for (uint32_t i = 0; st == NV_OK && i < p.engine_count && i < NV2080_GPU_MAX_ENGINES_LIST_SIZE; i++) {
 		uint32_t t = p.engine_list[i];
-		*nvdec += t >= NV2080_ENGINE_TYPE_NVDEC0 && t <= NV2080_ENGINE_TYPE_NVDEC7;
-		*nvjpg += t >= NV2080_ENGINE_TYPE_NVJPEG0 && t <= NV2080_ENGINE_TYPE_NVJPEG7;
+		n->nvdec += t >= NV2080_ENGINE_TYPE_NVDEC0 && t <= NV2080_ENGINE_TYPE_NVDEC7;
+		n->nvjpg += t >= NV2080_ENGINE_TYPE_NVJPEG0 && t <= NV2080_ENGINE_TYPE_NVJPEG7;
+		n->nvenc += (t >= NV2080_ENGINE_TYPE_NVENC0 && t <= NV2080_ENGINE_TYPE_NVENC2) ||
+		            t == NV2080_ENGINE_TYPE_NVENC3;
+		n->ofa += t == NV2080_ENGINE_TYPE_OFA0 || t == NV2080_ENGINE_TYPE_OFA1;
 	}
 }
 
@@ -120,21 +134,37 @@ static void close_all(struct session *ses)
 		close_session(&ses[i]);
 }
 
+/* Sessions of cls until one is refused, then all closed: prints
+ * <key>_full= and <key>_stop=. */
+static void fill_and_close(const char *key, uint32_t cls, unsigned n)
+{
+	struct session ses[MAX_SESSIONS];
+	rmc_status_t stop;
+	int full;
+
+	memset(ses, 0, sizeof(ses));
+	full = fill(ses, cls, n, &stop);
+	printf("%s_full=%d %s_stop=%s\n", key, full, key, rmc_status_str(stop));
+	close_all(ses);
+}
+
 int main(void)
 {
-	struct session dec[MAX_SESSIONS], jpg[MAX_SESSIONS], more;
+	struct session dec[MAX_SESSIONS], more;
 	struct rmc_session probe;
-	unsigned nvdec, nvjpg;
+	struct engines n;
+	unsigned nvdec;
 	rmc_status_t stop, st;
 	int full;
 
 	memset(dec, 0, sizeof(dec));
-	memset(jpg, 0, sizeof(jpg));
 	adv_session_or_die(&probe, -1, "video_sessions");
-	engines_of(&probe, &nvdec, &nvjpg);
+	engines_of(&probe, &n);
 	rmc_session_close(&probe);
-	printf("nvdec_engines=%u nvjpg_engines=%u\n", nvdec, nvjpg);
-	if (nvdec == 0 || nvdec > MAX_ENGINES || nvjpg == 0 || nvjpg > MAX_ENGINES) {
+	nvdec = n.nvdec;
+	printf("nvdec_engines=%u nvjpg_engines=%u nvenc_engines=%u\n", n.nvdec, n.nvjpg, n.nvenc);
+	if (n.nvdec == 0 || n.nvdec > MAX_ENGINES || n.nvjpg == 0 || n.nvjpg > MAX_ENGINES ||
+	    n.nvenc > MAX_ENGINES) {
 		printf("SUMMARY ok=0 nomem=0 other=1\n");
 		return 0;
 	}
@@ -159,9 +189,11 @@ int main(void)
 	printf("dec_after_close=%s dec_after_close_objects=%d\n", rmc_status_str(st), dec[1].objects);
 	close_all(dec);
 
-	full = fill(jpg, NVB8D1_VIDEO_NVJPG, nvjpg, &stop);
-	printf("jpg_full=%d jpg_stop=%s\n", full, rmc_status_str(stop));
-	close_all(jpg);
+	fill_and_close("jpg", NVB8D1_VIDEO_NVJPG, n.nvjpg);
+	if (n.nvenc)
+		fill_and_close("enc", NVC9B7_VIDEO_ENCODER, n.nvenc);
+	if (n.ofa)
+		fill_and_close("ofa", NVB8FA_VIDEO_OFA, n.ofa);
 	printf("SUMMARY ok=0 nomem=0 other=0\n");
 	return 0;
 }
