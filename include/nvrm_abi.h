@@ -559,6 +559,43 @@ struct nv2080_gpu_get_pid_info {
 };
 _Static_assert(sizeof(struct nv2080_gpu_get_pid_info) == 14408, "GET_PID_INFO size");
 
+/* The GPU's engines (NV2080_CTRL_CMD_GPU_GET_ENGINES_V2, ctrl2080gpu.h;
+ * handler subdeviceCtrlCmdGpuGetEnginesV2_IMPL, subdevice_ctrl_gpu_kernel.c,
+ * 580.95.05): a count, then that many NV2080_ENGINE_TYPE_* values, one per
+ * engine instance. The list's length is the branch's
+ * NV2080_GPU_MAX_ENGINES_LIST_SIZE: 0x3e on 535, 0x40 on 550, 0x54 from
+ * 570 on (the params are 252, 260 and 340 bytes: the tables' size of the
+ * control, include/nvrm/v<branch>/controls.def). Declared with the largest;
+ * a caller sends the running branch's size. The video quotas count a
+ * session per engine instance of the kind (exec_engines.c). */
+#define NV2080_GPU_MAX_ENGINES_LIST_SIZE 0x54u
+struct nv2080_gpu_get_engines_v2_params {
+	uint32_t engine_count;
+	uint32_t engine_list[NV2080_GPU_MAX_ENGINES_LIST_SIZE];
+};
+_Static_assert(sizeof(struct nv2080_gpu_get_engines_v2_params) == 340, "GET_ENGINES_V2 size (580)");
+_Static_assert(offsetof(struct nv2080_gpu_get_engines_v2_params, engine_list) == 4,
+               "GET_ENGINES_V2.engineList");
+/* NV2080_ENGINE_TYPE_* of the video engines (cl2080_notification.h; the
+ * same values on 535, 550, 570, 580 and 590): NVDEC0..7 (NVDEC0 is BSP),
+ * NVENC0..2 (NVENC0 is MSENC) and NVENC3 (570 on), NVJPEG0..7 (NVJPEG0 is
+ * NVJPG), OFA0 and OFA1 (570 on). */
+#define NV2080_ENGINE_TYPE_NVDEC0  0x13u
+#define NV2080_ENGINE_TYPE_NVDEC7  0x1au
+#define NV2080_ENGINE_TYPE_NVENC0  0x1bu
+#define NV2080_ENGINE_TYPE_NVENC2  0x1du
+#define NV2080_ENGINE_TYPE_NVENC3  0x3fu
+#define NV2080_ENGINE_TYPE_NVJPEG0 0x2bu
+#define NV2080_ENGINE_TYPE_NVJPEG7 0x32u
+#define NV2080_ENGINE_TYPE_OFA0    0x33u
+#define NV2080_ENGINE_TYPE_OFA1    0x3eu
+#define NV2080_ENGINE_TYPE_NVDEC_SIZE  8u
+#define NV2080_ENGINE_TYPE_NVJPEG_SIZE 8u
+_Static_assert(NV2080_ENGINE_TYPE_NVDEC7 - NV2080_ENGINE_TYPE_NVDEC0 + 1 == NV2080_ENGINE_TYPE_NVDEC_SIZE,
+               "NVDEC0..7 are consecutive");
+_Static_assert(NV2080_ENGINE_TYPE_NVJPEG7 - NV2080_ENGINE_TYPE_NVJPEG0 + 1 == NV2080_ENGINE_TYPE_NVJPEG_SIZE,
+               "NVJPEG0..7 are consecutive");
+
 /* NV0041_CTRL_CMD_GET_SURFACE_INFO on memory (ctrl0041.h; mem_ctrl.c,
  * memCtrlCmdGetSurfaceInfoLvm_IMPL, 580.95.05): a list of {index, data}
  * pairs behind a pointer; PHYS_SIZE_LO/HI are the allocation's size. */

@@ -17,7 +17,7 @@
 	[GS_QK_ENGINE_FIRST + (e)] = { \
 		.key = key_, .record_key = key_, .resource = key_, \
 		.refusal = "video engine quota exceeded", .dflt = GS_COUNT_UNLIMITED, \
-		.counts_on = GS_COUNT_ON_ENGINE, .counted_by = GS_COUNTED_ENGINE_OBJECTS, .engine = (e), .flags = GS_QK_ZERO_OK | GS_QK_VIDEO_CAP, \
+		.counts_on = GS_COUNT_ON_ENGINE, .counted_by = GS_COUNTED_ENGINE_SESSIONS, .engine = (e), .flags = GS_QK_ZERO_OK | GS_QK_VIDEO_CAP, \
 	}
 
 /* One row per kind: adding a kind is a row here, its enum value, its

@@ -128,7 +128,10 @@ enum gs_quota_kind_flag {
 /* How the supervisor counts a kind (count_of_kind, exec_policy.c). */
 enum gs_count_source {
 	GS_COUNTED_BY_LEDGER = 0,  /* the ledger's count[kind], kept as objects come and go */
-	GS_COUNTED_ENGINE_OBJECTS, /* live objects of the row's engine, counted when asked */
+	/* sessions of the row's engine, counted when asked: per (client,
+	 * GPU), its objects over the GPU's engine instances, rounded up
+	 * (supervisor/core/pipeline/exec_engines.c) */
+	GS_COUNTED_ENGINE_SESSIONS,
 	GS_COUNTED_CLIENT_FILES,   /* control files holding a client, counted when asked */
 };
 
@@ -177,8 +180,10 @@ struct gs_quota {
 			uint32_t channel_groups;
 			/* Channel groups scheduled (GPFIFO_SCHEDULE enabled) at once. */
 			uint32_t active_channel_groups;
-			/* Live video engine objects (NVDEC, NVENC, NVJPG, OFA), by
-			 * enum gs_engine. 0 is a valid cap: none at all. */
+			/* Live video engine sessions (NVDEC, NVENC, NVJPG, OFA),
+			 * by enum gs_engine: per client and GPU, its objects
+			 * over the GPU's engines of the kind, rounded up
+			 * (exec_engines.c). 0 is a valid cap: none at all. */
 			uint32_t engines[GS_ENGINE_N];
 		};
 	};

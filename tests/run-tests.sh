@@ -42,6 +42,7 @@ run_tier unit-policy build/tests/unit/test_policy
 run_tier unit-learn build/tests/unit/test_learn
 run_tier unit-listener build/tests/unit/test_listener
 run_tier unit-verdict build/tests/unit/test_verdict
+run_tier unit-engine-sessions build/tests/unit/test_engine_sessions
 run_tier unit-taskset build/tests/unit/test_taskset
 run_tier unit-quiesce build/tests/unit/test_quiesce
 run_tier unit-host-pids build/tests/unit/test_host_pids

@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engines - the video engine caps of the policy.
+ * engines - the video engine caps of the policy, against a stacker.
  *
- * Run under a policy that allows the video group with video.decoders = 2
- * and video.jpeg = 1 (tests/adv/run.sh writes it). Phases:
- *  1. NVDEC (0xc9b0) objects under a channel until refused: 2, then
+ * The caps count sessions: per client and GPU, its engine objects over the
+ * GPU's engine instances of the kind, rounded up (exec_engines.c; a
+ * library's session holds one object per instance: video_sessions.c). A
+ * workload that stacks objects in one client, all under one channel, gets
+ * one session per I objects, so never more than cap x I objects. Run
+ * under policy/video-transcode.policy (video.decoders = 2, video.jpeg =
+ * 1). Phases:
+ *  1. NVDEC (0xc9b0) objects under one channel until refused: 2 x I, then
  *     INSUFFICIENT_RESOURCES (dec_ok=, dec_stop=);
- *  2. free one, and one more fits (dec_after_free=);
- *  3. NVJPG (0xc9d1): 1, then refused (jpg_ok=, jpg_stop=);
+ *  2. free one, and one more fits: it joins the session the freed one
+ *     left short (dec_after_free=); then none (dec_after_full=);
+ *  3. NVJPG (0xc9d1): 1 x I, then refused (jpg_ok=, jpg_stop=); a dup of
+ *     a decoder is refused (dup_engine=INVALID_ARGUMENT: the driver's
+ *     answer, and the supervisor's, which audits it);
  *  4. race: at the cap, a second thread flips the top-level hClass between
  *     a compute class (allowed, uncapped) and NVDEC while this thread
- *     allocates. The fake driver's own NVDEC peak must stay at 2
- *     (run.sh checks gpu0.nvdec_peak); race_refused= counts the refusals.
+ *     allocates. The fake driver's own NVDEC peak must stay at 2 x I
+ *     (run.sh checks gpu0.nvdec_peak against the fake's gpu0.nvdec_engines);
+ *     race_refused= counts the refusals.
  * Without gpusandbox the fake accepts every one (baseline-engines).
  */
 #include <pthread.h>
@@ -28,12 +37,13 @@
 #define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
 #define CHANNEL_PARAMS 368
 #define TSG_PARAMS 20
-#define MAX_TRIES 8
+#define MAX_TRIES 64
 #define RACE_TRIES 3000
 #define H_GROUP 0x5c00e000u
 #define H_CHAN 0x5c00e001u
 #define H_DEC0 0x5c00e100u
 #define H_JPG0 0x5c00e200u
+#define H_DUP 0x5c00e300u
 #define H_RACE0 0x5c010000u
 
 static volatile struct nvos64 race_call;
@@ -82,8 +92,17 @@ int main(void)
 	h = H_DEC0 + MAX_TRIES;
 	last = rmc_alloc(s.fd, NULL, s.client, H_CHAN, &h, NVC9B0_VIDEO_DECODER, NULL, 0);
 	dec_after = last == NV_OK;
+	/* Whole sessions again: the next would open a third. */
+	h = H_DEC0 + MAX_TRIES + 1;
+	last = rmc_alloc(s.fd, NULL, s.client, H_CHAN, &h, NVC9B0_VIDEO_DECODER, NULL, 0);
+	printf("dec_after_full=%s\n", rmc_status_str(last));
 	jpg_ok = fill(&s, H_JPG0, NVC9D1_VIDEO_NVJPG, &last);
 	printf("jpg_stop=%s\n", rmc_status_str(last));
+	/* A dup would move an engine object to another client (sessions are
+	 * per client): refused, as the driver refuses it. */
+	h = H_DUP;
+	last = rmc_dup(s.fd, NULL, s.client, H_CHAN, &h, s.client, H_DEC0 + 1);
+	printf("dup_engine=%s\n", rmc_status_str(last));
 
 	race_call.h_class = HOPPER_COMPUTE_A;
 	race_call.h_object_parent = H_CHAN;

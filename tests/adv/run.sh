@@ -93,6 +93,11 @@ TESTS=(
 	"gpus_uuid|sandbox|gpus"
 	"policy_verdicts|sandbox|policy_verdicts"
 	"engines|sandbox|engines"
+	"engines:no_list|sandbox|engines"
+	"video_sessions|sandbox|video_sessions"
+	"video_sessions:one_engine|sandbox|video_sessions"
+	"video_sessions:nvenc|sandbox|video_sessions"
+	"baseline-video_sessions|sandbox|video_sessions"
 	"managed|sandbox|managed"
 	"lone_channels|sandbox|lone_channels"
 	"managed_default|sandbox|managed"
@@ -225,10 +230,21 @@ SLOW_QUICK_PAIRS=20
 # audit_hostile's fake fails video memory allocations with an errno the C
 # library has no name for.
 UNNAMED_ERRNO=200
-# The engines test runs under the shipped example policy, whose caps are
-# 2 decoders and 1 JPEG engine.
+# The engines and video_sessions tests run under the shipped example
+# policy, whose caps are 2 decoder sessions and 1 JPEG session. A session
+# holds up to one object per engine instance of the GPU (the fake's
+# gpu0.nvdec_engines, 7 by default as on an H200; exec_engines.c).
 ENGINE_POLICY=policy/video-transcode.policy
 DECODERS=2
+JPEG_SESSIONS=1
+# video_sessions makes a channel per engine instance, as libnvcuvid does:
+# three sessions' worth, with room.
+VIDEO_CHANNELS=32
+VIDEO_CHANNEL_GROUPS=8
+# video_sessions:nvenc's GPU (its NVJPG and OFA as the fake's default).
+NVENC_GPU_NVDEC=4
+NVENC_GPU_NVENC=3
+ENCODER_SESSIONS=1
 # uvm_ctlfd fuse and race: the server answers the supervisor's first
 # request late (OWNFS_STALL_MS in uvm_ctlfd.c) and says in its stats when
 # it did; a call that was in flight across that answer ("held", counted by
@@ -268,6 +284,10 @@ check_driver_within() {
 	if [ "$prog" = default_caps ]; then
 		ch_cap=$DEFAULT_CHANNELS
 		grp_cap=$DEFAULT_CHANNEL_GROUPS
+	fi
+	if [ "$prog" = video_sessions ]; then
+		ch_cap=$VIDEO_CHANNELS
+		grp_cap=$VIDEO_CHANNEL_GROUPS
 	fi
 	peak=$(stat_of "$d" gpu0.vidmem_peak)
 	if [ ! -s "$d/stats" ] || [ -z "$peak" ]; then
@@ -339,9 +359,16 @@ run_case() {
 		fake_extra=(--driver-version 535.288.01)
 		sb_gpus=(--driver-abi 580)
 	fi
-	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
+	if [ "$prog" = engines ] || [ "$prog" = lone_channels ] || [ "$prog" = video_sessions ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
+	# A driver that does not answer GET_ENGINES_V2: every engine object
+	# is a session of its own (fail closed). A GPU of one engine each:
+	# a session is one object.
+	[ "$name" = engines:no_list ] && fake_extra=(--engines none)
+	[ "$name" = video_sessions:one_engine ] && fake_extra=(--engines nvdec=1,nvjpg=1)
+	# A GPU with NVENC engines (an H200 has none): 3, as Ada's AD102.
+	[ "$name" = video_sessions:nvenc ] && fake_extra=(--engines nvdec=$NVENC_GPU_NVDEC,nvenc=$NVENC_GPU_NVENC)
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
@@ -361,6 +388,8 @@ run_case() {
 		chan_args=()
 		fake_extra=(--channels "$DEFAULT_CAPS_POOL")
 	fi
+	[ "$prog" = video_sessions ] &&
+		chan_args=(--channels "$VIDEO_CHANNELS" --channel-groups "$VIDEO_CHANNEL_GROUPS")
 	if [ "$prog" = per_gpu ]; then
 		fake_gpus=2
 		mem_args=()
@@ -439,6 +468,8 @@ run_case() {
 		fake_extra=(--semaphores-32bit --semsurf-any-memory)
 	fi
 	[ "$name" = baseline-sem_surf ] && sb_env=(env GPUSANDBOX_TEST_NO_KEEP=1)
+	# Every video engine object a session of its own, as before issue #29.
+	[ "$name" = baseline-video_sessions ] && sb_env=(env GPUSANDBOX_TEST_ENGINE_OBJECTS=1)
 	# dupcache close counts the closes of the fake's descriptors.
 	[ "$prog" = dupcache ] && fake_extra=(--count-closes)
 	# audit_forge:unguarded and baseline-audit_forge: the log neither
@@ -953,6 +984,56 @@ check_uvm_ctlfd() {
 		{ why="no audit record names the refused map"; return 1; }
 }
 
+# The engine instances of kind (nvdec, nvjpg) the fake's GPU 0 lists,
+# 1 when it lists none (what the supervisor then takes).
+engine_instances() {
+	local v
+	v=$(stat_of "$1" "gpu0.$2_engines")
+	[ -n "$v" ] && [ "$v" -ge 1 ] && echo "$v" || echo 1
+}
+
+# video_sessions: N whole sessions under video.decoders = N, the next
+# refused at its first object, one opening again after a destroy (by
+# RM_FREE, by close); NVJPG the same; the driver's own peaks N x I.
+check_video_sessions() {
+	local d=$1 i_dec i_jpg dec_max jpg_max k want
+	i_dec=$(engine_instances "$d" nvdec) i_jpg=$(engine_instances "$d" nvjpg)
+	dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * i_jpg))
+	[ "$(val_of "$d" nvdec_engines)" = "$i_dec" ] && [ "$(val_of "$d" nvjpg_engines)" = "$i_jpg" ] ||
+		{ why="the program saw $(val_of "$d" nvdec_engines) NVDEC, the fake lists $i_dec"; return 1; }
+	for k in dec_full="$DECODERS" dec_stop=INSUFFICIENT_RESOURCES dec_first_objects="$i_dec" \
+		dec_after_free=NV_OK dec_after_free_objects="$i_dec" dec_after_close=NV_OK \
+		dec_after_close_objects="$i_dec" jpg_full="$JPEG_SESSIONS" jpg_stop=INSUFFICIENT_RESOURCES; do
+		want=${k#*=}; k=${k%%=*}
+		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+	done
+	[ "$(stat_of "$d" gpu0.nvdec_peak)" = "$dec_max" ] && [ "$(stat_of "$d" gpu0.nvjpg_peak)" = "$jpg_max" ] ||
+		{ why="driver nvdec_peak=$(stat_of "$d" gpu0.nvdec_peak) nvjpg_peak=$(stat_of "$d" gpu0.nvjpg_peak), want $dec_max, $jpg_max"; return 1; }
+	[ "$(stat_of "$d" gpu0.nvdec_live)" = 0 ] && [ "$(stat_of "$d" gpu0.nvjpg_live)" = 0 ] &&
+		[ "$(stat_of "$d" gpu0.nvenc_live)" = 0 ] ||
+		{ why="the driver still holds engines at the end"; return 1; }
+	# Encoders where the GPU has them: 1 session of I objects, then refused.
+	k=$(stat_of "$d" gpu0.nvenc_engines)
+	if [ "${k:-0}" -gt 0 ]; then
+		[ "$(val_of "$d" nvenc_engines)" = "$k" ] && [ "$(val_of "$d" enc_full)" = "$ENCODER_SESSIONS" ] &&
+			[ "$(val_of "$d" enc_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(stat_of "$d" gpu0.nvenc_peak)" = $((ENCODER_SESSIONS * k)) ] ||
+			{ why="NVENC: enc_full=$(val_of "$d" enc_full) enc_stop=$(val_of "$d" enc_stop) peak $(stat_of "$d" gpu0.nvenc_peak), want $ENCODER_SESSIONS x $k"; return 1; }
+	elif [ "$name" = video_sessions:nvenc ]; then
+		why="the fake lists no NVENC"; return 1
+	fi
+	# Optical flow under video.ofa = 0: not one object.
+	k=$(stat_of "$d" gpu0.ofa_engines)
+	if [ "${k:-0}" -gt 0 ]; then
+		[ "$(val_of "$d" ofa_full)" = 0 ] && [ "$(val_of "$d" ofa_stop)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(stat_of "$d" gpu0.ofa_peak)" = 0 ] ||
+			{ why="OFA under video.ofa = 0: ofa_full=$(val_of "$d" ofa_full) peak $(stat_of "$d" gpu0.ofa_peak)"; return 1; }
+	fi
+	grep -q '"reason":"video engine quota exceeded".*"resource":"video.decoders"' "$d/audit.jsonl" ||
+		grep -q '"resource":"video.decoders".*"reason":"video engine quota exceeded"' "$d/audit.jsonl" ||
+		{ why="no audit record names the session refusal"; return 1; }
+}
+
 check_positive() {
 	local name=$1 d=$2 ok nomem other s
 	s=$(summary_of "$d")
@@ -1156,19 +1237,36 @@ check_positive() {
 			grep -q "$k" "$d/audit.jsonl" || { why="no audit record with $k"; return 1; }
 		done
 		return 0 ;;
-	engines)
-		[ "$(val_of "$d" channel)" = NV_OK ] && [ "$(val_of "$d" dec_ok)" = "$DECODERS" ] &&
+	engines | engines:no_list)
+		# A stacker in one client and one channel: one session per I
+		# objects, so cap x I objects (I = 1 where the driver does not
+		# list its engines).
+		local i_dec i_jpg dec_max jpg_max
+		i_dec=$(engine_instances "$d" nvdec) i_jpg=$(engine_instances "$d" nvjpg)
+		dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * i_jpg))
+		if [ "$name" = engines ]; then
+			ge "$i_dec" 2 && ge "$i_jpg" 2 || { why="the fake lists $i_dec NVDEC, $i_jpg NVJPG: vacuous"; return 1; }
+		else
+			[ "$i_dec" = 1 ] || { why="the fake listed its engines"; return 1; }
+		fi
+		[ "$(val_of "$d" channel)" = NV_OK ] && [ "$(val_of "$d" dec_ok)" = "$dec_max" ] &&
 			[ "$(val_of "$d" dec_stop)" = INSUFFICIENT_RESOURCES ] &&
-			[ "$(val_of "$d" dec_after_free)" = 1 ] && [ "$(val_of "$d" jpg_ok)" = 1 ] &&
+			[ "$(val_of "$d" dec_after_free)" = 1 ] && [ "$(val_of "$d" dec_after_full)" = INSUFFICIENT_RESOURCES ] &&
+			[ "$(val_of "$d" jpg_ok)" = "$jpg_max" ] &&
 			[ "$(val_of "$d" jpg_stop)" = INSUFFICIENT_RESOURCES ] && ge "$(val_of "$d" race_refused)" 1 ||
-			{ why="$(grep -E 'dec_ok|stop' "$d/out" | tr '\n' ' ')"; return 1; }
-		# The driver's own count: never more decoders or JPEG engines than the caps.
-		[ "$(stat_of "$d" gpu0.nvdec_peak)" = "$DECODERS" ] && [ "$(stat_of "$d" gpu0.nvjpg_peak)" = 1 ] ||
-			{ why="driver nvdec_peak=$(stat_of "$d" gpu0.nvdec_peak) nvjpg_peak=$(stat_of "$d" gpu0.nvjpg_peak)"; return 1; }
+			{ why="want dec_ok=$dec_max jpg_ok=$jpg_max: $(grep -E 'dec_ok|stop|full' "$d/out" | tr '\n' ' ')"; return 1; }
+		# The driver's own count: never more decoders or JPEG engines than the caps allow.
+		[ "$(stat_of "$d" gpu0.nvdec_peak)" = "$dec_max" ] && [ "$(stat_of "$d" gpu0.nvjpg_peak)" = "$jpg_max" ] ||
+			{ why="driver nvdec_peak=$(stat_of "$d" gpu0.nvdec_peak) nvjpg_peak=$(stat_of "$d" gpu0.nvjpg_peak), want $dec_max, $jpg_max"; return 1; }
 		grep -q '"reason":"video engine quota exceeded"' "$d/audit.jsonl" &&
 			grep -q '"resource":"video.decoders"' "$d/audit.jsonl" ||
 			{ why="no audit record names the engine refusal"; return 1; }
+		[ "$(val_of "$d" dup_engine)" = INVALID_ARGUMENT ] &&
+			grep -q '"reason":"a video engine object cannot be duplicated"' "$d/audit.jsonl" ||
+			{ why="dup_engine=$(val_of "$d" dup_engine), or not refused by gpusandbox"; return 1; }
 		return 0 ;;
+	video_sessions | video_sessions:one_engine | video_sessions:nvenc)
+		check_video_sessions "$d" ;;
 	lone_channels)
 		local want=NV_OK,NV_OK,INSUFFICIENT_RESOURCES,NV_OK,NV_OK,NV_OK
 		[ "$(val_of "$d" chan_ok)" = 3 ] && [ "$(val_of "$d" sched)" = "$want" ] ||
@@ -1572,8 +1670,17 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-engines ]; then
 		v=$(stat_of "$dir" gpu0.nvdec_peak)
-		[ -n "$v" ] && [ "$v" -gt "$DECODERS" ] && pass "$name" ||
-			fail "$name" "without gpusandbox the driver's NVDEC peak is only ${v:-?}: not sensitive"
+		k=$((DECODERS * $(engine_instances "$dir" nvdec)))
+		[ -n "$v" ] && [ "$v" -gt "$k" ] && pass "$name" ||
+			fail "$name" "without gpusandbox the driver's NVDEC peak is only ${v:-?} (cap $k objects): not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-video_sessions ]; then
+		# Counting objects, as before: the first session stops at the
+		# cap's object count, and no session opens whole.
+		[ "$(val_of "$dir" dec_full)" = 0 ] && [ "$(val_of "$dir" dec_first_objects)" = "$DECODERS" ] &&
+			[ "$(val_of "$dir" dec_stop)" = INSUFFICIENT_RESOURCES ] && pass "$name" ||
+			fail "$name" "objects counted: $(grep -E '^dec_full' "$dir/out"): not sensitive"
 		continue
 	fi
 	if [ "$mode" = bare ] && [ "$name" = baseline-gpus ]; then

@@ -261,6 +261,11 @@ static nv_status_t run_control(const struct fake_caller *who, const struct nvos5
 		if (!o || ctl->params_size != sizeof(struct nv0041_get_surface_info_params))
 			return NV_ERR_INVALID_ARGUMENT;
 		return surface_info(who, o->res, params);
+	case NV2080_CTRL_CMD_GPU_GET_ENGINES_V2:
+		if (kind != K_SUBDEVICE)
+			return NV_ERR_NOT_SUPPORTED;
+		*dirty = true;
+		return fake_engines_control(gpu, ctl, params);
 	case NV2080_CTRL_CMD_GPU_GET_PIDS:
 		if (kind != K_SUBDEVICE)
 			return NV_ERR_NOT_SUPPORTED;
@@ -404,6 +409,7 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 	case NVA06F_CTRL_CMD_GPFIFO_SCHEDULE:
 	case NV2080_CTRL_CMD_GPU_GET_PID_INFO:
 	case NV2080_CTRL_CMD_GPU_GET_PIDS:
+	case NV2080_CTRL_CMD_GPU_GET_ENGINES_V2:
 	case NV0041_CTRL_CMD_GET_SURFACE_INFO:
 	case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2:
 	case NV2080_CTRL_CMD_TIMER_GET_TIME:
@@ -511,9 +517,14 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 		                                            "ofa_live" };
 		static const char *const eng_peak[FE_N] = { "nvdec_peak", "nvenc_peak", "nvjpg_peak",
 		                                            "ofa_peak" };
+		/* The instances GET_ENGINES_V2 lists (0 when it fails). */
+		static const char *const eng_instances[FE_N] = { "nvdec_engines", "nvenc_engines",
+		                                                 "nvjpg_engines", "ofa_engines" };
 		for (unsigned e = 0; e < FE_N; e++) {
 			put(&b, eng_live[e], gi, true, g->eng_live[e]);
 			put(&b, eng_peak[e], gi, true, g->eng_peak[e]);
+			put(&b, eng_instances[e], gi, true,
+			    fake_st.cfg.no_engine_list ? 0 : fake_st.cfg.engines[e]);
 		}
 	}
 	uint64_t objects = 0;

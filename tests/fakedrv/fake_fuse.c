@@ -78,6 +78,7 @@ static struct fake_config cfg = {
 	.gpus = 1,
 	.channels = FAKE_DEFAULT_CHANNELS,
 	.driver_version = FAKE_DEFAULT_DRIVER_VERSION,
+	.engines = FAKE_DEFAULT_ENGINES,
 };
 
 /* One per open(): the identity RM binds clients to. */
@@ -541,6 +542,9 @@ static void usage(FILE *f, const char *prog)
 		"  --die-with-parent  exit when the parent process dies\n"
 		"  --no-egm    no EGM: VID_HEAP_CONTROL's EGM bit is ignored (535 and 595\n"
 		"              ignore it anyway)\n"
+		"  --engines LIST  the video engines each GPU lists in GET_ENGINES_V2:\n"
+		"              nvdec=N,nvenc=N,nvjpg=N,ofa=N (default an H200's: 7, 0, 7, 1),\n"
+		"              or none (the control fails NOT_SUPPORTED)\n"
 		"  --untimed-samples  utilization samples are stamped on a clock\n"
 		"              TIMER_GET_TIME does not read (CLOCK_MONOTONIC, not PTIMER)\n"
 		"  -d          FUSE debug output\n"
@@ -554,7 +558,7 @@ int main(int argc, char **argv)
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
 	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES,
 	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP, OPT_REGISTER_LATE, OPT_SEMAPHORES_32BIT,
-	       OPT_SEMSURF_ANY_MEMORY };
+	       OPT_SEMSURF_ANY_MEMORY, OPT_ENGINES };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -576,6 +580,7 @@ int main(int argc, char **argv)
 		{ "alloc-sleep-ms", required_argument, NULL, OPT_ALLOC_SLEEP },
 		{ "map-sleep-ms", required_argument, NULL, OPT_MAP_SLEEP },
 		{ "register-late-ms", required_argument, NULL, OPT_REGISTER_LATE },
+		{ "engines", required_argument, NULL, OPT_ENGINES },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -651,6 +656,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SEMSURF_ANY_MEMORY:
 			cfg.semsurf_any_memory = true;
+			break;
+		case OPT_ENGINES:
+			if (fake_parse_engines(optarg, &cfg)) {
+				fprintf(stderr, "gs-fakedrv: bad --engines '%s' (nvdec=N,nvenc=N,nvjpg=N,ofa=N or none)\n",
+				        optarg);
+				return 2;
+			}
 			break;
 		case OPT_SLOW_CONTROL:
 			if (sscanf(optarg, "%x:%u", &slow_cmd, &slow_ms) != 2 || !slow_ms) {

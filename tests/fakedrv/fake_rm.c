@@ -817,6 +817,11 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 	struct obj *so = fake_find_obj(src, d->h_object_src);
 	if (!so)
 		return NV_ERR_INVALID_OBJECT_HANDLE;
+	/* A video engine object is a ChannelDescendant, which keeps
+	 * RsResource's resCanCopy (false): serverCopyResource refuses it
+	 * (rs_server.c, 580.95.05). */
+	if (so->res->kind == K_ENGINE)
+		return NV_ERR_INVALID_ARGUMENT;
 	/* The object's share policies (fake_share.c): by default, clients
 	 * of the same process only. */
 	if (!fake_share_allows_dup(src, so, dst))

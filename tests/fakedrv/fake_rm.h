@@ -101,6 +101,11 @@ _Static_assert(offsetof(struct nvos32, data.alloc_size.limit) == 112, "NVOS32.Al
 
 /* ---- the fake's interface ---------------------------------------------- */
 
+/* Video engine kinds (enum fake_engine, fake_rm_int.h). */
+#define FAKE_ENGINE_KINDS 4u
+/* An H200's: 7 NVDEC, no NVENC, 7 NVJPG, 1 OFA (fake_engines.c). */
+#define FAKE_DEFAULT_ENGINES { 7u, 0u, 7u, 1u }
+
 struct fake_config {
 	uint64_t vidmem;    /* bytes per GPU */
 	unsigned gpus;
@@ -152,7 +157,14 @@ struct fake_config {
 	 * GPU's node (fake_nodes.c): opt-in, as the tests that predate it
 	 * make devices without opening a GPU node. */
 	bool     gpu_node_check;
+	/* The video engine instances of each fake GPU, by enum fake_engine
+	 * (NVDEC, NVENC, NVJPG, OFA), as GET_ENGINES_V2 lists them
+	 * (fake_engines.c); no_engine_list: that control fails. */
+	unsigned engines[FAKE_ENGINE_KINDS];
+	bool     no_engine_list;
 };
+/* --engines LIST ("nvdec=7,nvjpg=7" or "none") into cfg; -1 if malformed. */
+int fake_parse_engines(const char *s, struct fake_config *cfg);
 
 /* The device instance of GPU g, and the GPU of instance i (or -1). */
 unsigned fake_instance_of_gpu(unsigned g);

@@ -33,6 +33,11 @@ enum obj_kind {
 
 /* Video engines the fake counts, for the policy's video.* caps. */
 enum fake_engine { FE_NVDEC, FE_NVENC, FE_NVJPG, FE_OFA, FE_N };
+_Static_assert(FE_N == FAKE_ENGINE_KINDS, "fake_config.engines has one per kind");
+/* The most instances of each kind a GPU's list can name (fake_engines.c). */
+extern const unsigned fake_engine_max[FE_N];
+/* GET_ENGINES_V2 on a subdevice of gpu, params our copy (fake_engines.c). */
+nv_status_t fake_engines_control(int gpu, const struct nvos54 *ctl, void *params);
 
 /* The underlying object. RM_DUP_OBJECT makes a second handle on the same
  * one, so the resources it holds go back only when refs reaches zero. */

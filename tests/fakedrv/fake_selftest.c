@@ -990,6 +990,7 @@ int main(void)
 	uvm_chan_checks();
 	uvm_gpu_checks();
 	semsurf_checks();
+	engine_checks();
 	share_checks();
 
 	printf("%d passed, %d failed\n", passed, failed);

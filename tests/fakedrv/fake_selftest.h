@@ -38,5 +38,7 @@ void uvm_chan_checks(void);
 void uvm_gpu_checks(void);
 /* fake_selftest_semsurf.c */
 void semsurf_checks(void);
+/* fake_selftest_engines.c */
+void engine_checks(void);
 
 #endif

@@ -9,7 +9,7 @@ FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDR
                     $(FAKEDRV_DIR)/fake_busy.c $(FAKEDRV_DIR)/fake_share.c $(FAKEDRV_DIR)/fake_p2p.c \
                     $(FAKEDRV_DIR)/fake_nodes.c $(FAKEDRV_DIR)/fake_uvm.c $(FAKEDRV_DIR)/fake_uvm_chan.c \
                     $(FAKEDRV_DIR)/fake_uvm_gpu.c $(FAKEDRV_DIR)/fake_chgrp.c $(FAKEDRV_DIR)/fake_semsurf.c \
-                    $(FAKEDRV_DIR)/fake_export.c include/rm_tables.c
+                    $(FAKEDRV_DIR)/fake_export.c $(FAKEDRV_DIR)/fake_engines.c include/rm_tables.c
 # The fake plays a driver branch with gpusandbox's own per-version tables.
 FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h include/rm_tables.h \
                     include/nvrm/rm_abi.h $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
@@ -28,7 +28,7 @@ $(STALLFS_BIN): tests/sm/stallfs.c $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(FAKEDRV_LIBS)
 
 FAKEDRV_SELFTEST_SRCS := $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_DIR)/fake_selftest_uvmchan.c \
-                         $(FAKEDRV_DIR)/fake_selftest_semsurf.c
+                         $(FAKEDRV_DIR)/fake_selftest_semsurf.c $(FAKEDRV_DIR)/fake_selftest_engines.c
 $(FAKEDRV_SELFTEST): $(FAKEDRV_SELFTEST_SRCS) $(FAKEDRV_DIR)/fake_selftest.h tests/lib/uuid_text.h $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(GS_FORTIFY) $(CFLAGS) $(FAKEDRV_WARN) $(CPPFLAGS) -o $@ $(FAKEDRV_SELFTEST_SRCS) $(LDFLAGS)
 

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "ledger.h"
+#include "ledger_obj.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -460,6 +461,58 @@ static void check_restart(const struct ledger *live, const struct model *m, cons
 
 /* ---- agreement ------------------------------------------------------------ */
 
+/* The video sessions' count (ledger_count_engine_sessions, with I = 3 on
+ * GPU 0, 2 on GPU 1, 0 read as 1 elsewhere) against a plain one over the
+ * ledger's objects: per (client, GPU) pair, ceil(objects / I). */
+static uint32_t fuzz_instances(void *ctx, int gpu)
+{
+	(void)ctx;
+	return gpu == 0 ? 3u : gpu == 1 ? 2u : 0u;
+}
+
+static bool any_class(uint32_t cls, const void *arg)
+{
+	(void)cls;
+	(void)arg;
+	return true;
+}
+
+static bool counted_engine(const struct ledger_obj *o)
+{
+	return o->used && o->kind == RM_CLASS_ENGINE;
+}
+
+static void check_engine_sessions(const struct ledger *l)
+{
+	const struct ledger_engine_query q = { .match = any_class, .instances = fuzz_instances,
+	                                       .client = clients[1], .gpu = 0 };
+	struct ledger_engine_count got = ledger_count_engine_sessions(l, &q);
+	uint32_t sessions = 0, objects = 0, held = 0;
+
+	for (uint32_t i = 0; i < l->n_objs; i++) {
+		const struct ledger_obj *o = &l->objs[i];
+		uint32_t n = 0, first = i, per;
+		if (!counted_engine(o))
+			continue;
+		objects++;
+		held += o->client == q.client && o->gpu == q.gpu;
+		for (uint32_t j = 0; j < l->n_objs; j++) {
+			const struct ledger_obj *p = &l->objs[j];
+			if (counted_engine(p) && p->client == o->client && p->gpu == o->gpu) {
+				n++;
+				first = j < first ? j : first;
+			}
+		}
+		if (first != i)
+			continue; /* the pair is counted at its first object */
+		per = fuzz_instances(NULL, o->gpu);
+		per = per ? per : 1;
+		sessions += (n + per - 1) / per;
+	}
+	if (got.sessions != sessions || got.objects != objects || got.held != held)
+		abort();
+}
+
 static void check_agree(const struct ledger *l, const struct model *m)
 {
 	uint64_t used[GS_MAX_GPUS] = { 0 };
@@ -489,6 +542,7 @@ static void check_agree(const struct ledger *l, const struct model *m)
 		if (ledger_used(l, (int)g) != used[g] || ledger_peak(l, (int)g) < used[g])
 			abort(); /* a leaked, lost or negative charge */
 	}
+	check_engine_sessions(l);
 	if (ledger_live_objects(l) != live || l->channels != channels || l->channel_groups != groups) {
 		fprintf(stderr, "fuzz_ledger: ledger live %u channels %u groups %u, model %u %u %u\n",
 		        ledger_live_objects(l), l->channels, l->channel_groups, live, channels, groups);

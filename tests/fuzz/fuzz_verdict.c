@@ -104,6 +104,7 @@ static void make_usage(struct cursor *cur, struct gs_usage *u)
 	u->file_has_client = FLAG(bits, 2);
 	u->client_bound = FLAG(bits, 3);
 	u->parent_is_group = FLAG(bits, 4);
+	u->engine_joins_session = FLAG(bits, 5);
 	u->gpu = (int)(take_u32(cur) % (GS_MAX_GPUS + 2)) - 1; /* LEDGER_NO_GPU .. past the end */
 	u->mem_used = take_u64(cur);
 	for (unsigned k = 0; k < GS_QK_N; k++)
@@ -158,15 +159,19 @@ static void check_verdict(const struct gs_call_verdict *v, const struct gs_rules
 		    (quota != GS_QUOTA_UNLIMITED && (v->charge > quota || u->mem_used > quota - v->charge)))
 			abort();
 	}
-	if (v->resource && v->count >= v->limit)
+	/* A video engine object that joins a session its client holds adds
+	 * no session: allowed at the cap (exec_engines.c). */
+	enum gs_engine e = c->kind == RM_CLASS_ENGINE ? gs_class_engine(ABI, c->h_class) : GS_ENGINE_NONE;
+	bool joins = e != GS_ENGINE_NONE && u->engine_joins_session;
+	if (v->resource && v->count >= v->limit && !joins)
 		abort();
 	/* A channel outside any group brings the group RM makes for it. */
 	if (c->escape == NV_ESC_RM_ALLOC && c->kind == RM_CLASS_CHANNEL &&
 	    (u->channels >= q->channels || (!u->parent_is_group && u->channel_groups >= q->channel_groups)))
 		abort();
-	/* A video engine object only under its engine's cap. */
-	enum gs_engine e = c->kind == RM_CLASS_ENGINE ? gs_class_engine(ABI, c->h_class) : GS_ENGINE_NONE;
-	if (e != GS_ENGINE_NONE && u->count[gs_quota_kind_of_engine(e)] >= q->engines[e])
+	/* A video engine object that opens a session only under its
+	 * engine's cap. */
+	if (e != GS_ENGINE_NONE && !joins && u->count[gs_quota_kind_of_engine(e)] >= q->engines[e])
 		abort();
 	/* A client only under --clients, where it is set. */
 	if (c->creates_client && q->count[GS_QK_CLIENTS] != GS_COUNT_UNLIMITED &&

@@ -258,6 +258,21 @@ static const struct row rows[] = {
 	  { ALLOC_OBJECT(CLS_CHANNEL, RM_CLASS_CHANNEL) }, ALLOW, false, 0 },
 	{ "video decoder under the cap", RULES_ALL, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2, NO_CAP },
 	  { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 1 }, NVDEC, ALLOW, false, 0 },
+	/* Sessions (exec_engines.c): an object that joins a session its
+	 * client holds adds none, even at the cap; one that opens a session
+	 * (its client's objects fill whole sessions) is judged by the cap. */
+	{ "video decoder joining a held session at the cap", RULES_ALL,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2, NO_CAP },
+	  { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 2, .engine_joins_session = true },
+	  NVDEC, ALLOW, false, 0 },
+	{ "video decoder opening a session at the cap", RULES_ALL,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, 2, NO_CAP },
+	  { .gpu = LEDGER_NO_GPU, .count[GS_QK_VIDEO_DECODERS] = 2 },
+	  NVDEC, DENY(NV_ERR_INSUFFICIENT_RESOURCES, "video engine quota exceeded"), true, 0 },
+	{ "channel: engine_joins_session is not read", RULES_DEFAULT,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, 1, UNL, UNL, NO_CAP },
+	  { .gpu = LEDGER_NO_GPU, .channels = 1, .parent_is_group = true, .engine_joins_session = true },
+	  CHANNEL, DENY(NV_ERR_INSUFFICIENT_RESOURCES, "channel quota exceeded"), true, 0 },
 };
 
 static void rules_of(enum rules_kind k, struct gs_rules *r)
@@ -571,6 +586,13 @@ static void check_handle_calls(void)
 		      (v.status == NV_ERR_INSUFFICIENT_PERMISSIONS && !v.errnum &&
 		       same_text(v.reason, "import of an object from a client outside the sandbox")));
 	}
+	/* A video engine object of the sandbox: refused as the driver does
+	 * (it is not copyable), so that it never changes client. */
+	u.src_client_ours = u.src_client_alive = u.src_is_engine = true;
+	struct gs_call_verdict ve = gs_verdict_of_dup(&u, &c);
+	CHECK(ve.verdict == GS_VERDICT_REFUSE && ve.status == NV_ERR_INVALID_ARGUMENT &&
+	      same_text(ve.reason, "a video engine object cannot be duplicated"));
+	u.src_is_engine = false;
 
 	struct nv_ioctl_register_fd rf = { .ctl_fd = 7 };
 	gs_decode_register_fd(ABI, &rf, false, &c);

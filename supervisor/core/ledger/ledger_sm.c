@@ -7,6 +7,7 @@
  * never the other way round.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "ledger.h"
@@ -131,14 +132,72 @@ uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu)
 	return 0;
 }
 
-uint32_t ledger_count_engines(const struct ledger *l, bool (*match)(uint32_t cls, const void *arg),
-                              const void *arg)
+bool ledger_is_engine(const struct ledger *l, uint32_t h_client, uint32_t handle)
 {
+	uint32_t idx = ledger_obj_find_resolved(l, h_client, handle);
+
+	return idx != NONE && l->objs[idx].kind == RM_CLASS_ENGINE;
+}
+
+/* One live engine object's pair (ledger_count_engine_sessions). */
+struct engine_pair {
+	uint32_t client;
+	int      gpu;
+};
+
+static int pair_order(const void *a, const void *b)
+{
+	const struct engine_pair *x = a, *y = b;
+
+	if (x->client != y->client)
+		return x->client < y->client ? -1 : 1;
+	return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+static bool is_engine_of(const struct ledger_obj *o, const struct ledger_engine_query *q)
+{
+	return o->used && o->kind == RM_CLASS_ENGINE && q->match(o->cls, q->match_arg);
+}
+
+/* ceil(n / instances), an instance count of 0 read as 1. */
+static uint32_t sessions_of(uint32_t n, uint32_t instances)
+{
+	if (instances == 0)
+		instances = 1;
+	return n / instances + (n % instances != 0);
+}
+
+struct ledger_engine_count ledger_count_engine_sessions(const struct ledger *l,
+                                                        const struct ledger_engine_query *q)
+{
+	struct ledger_engine_count c = { 0, 0, 0 };
+	struct engine_pair *pairs;
 	uint32_t n = 0;
 
 	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next)
-		if (l->objs[i].used && l->objs[i].kind == RM_CLASS_ENGINE && match(l->objs[i].cls, arg))
-			n++;
-	return n;
+		if (is_engine_of(&l->objs[i], q)) {
+			c.objects++;
+			c.held += l->objs[i].client == q->client && l->objs[i].gpu == q->gpu;
+		}
+	if (c.objects == 0)
+		return c;
+	pairs = malloc(sizeof(*pairs) * c.objects);
+	if (!pairs) {
+		c.sessions = c.objects;
+		return c;
+	}
+	for (uint32_t i = l->hw_head; i != NONE && n < c.objects; i = l->objs[i].hw_next)
+		if (is_engine_of(&l->objs[i], q))
+			pairs[n++] = (struct engine_pair){ l->objs[i].client, l->objs[i].gpu };
+	/* Sorted, each pair's objects are one run. */
+	qsort(pairs, n, sizeof(*pairs), pair_order);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t run = 1;
+		while (i + run < n && pair_order(&pairs[i], &pairs[i + run]) == 0)
+			run++;
+		c.sessions += sessions_of(run, q->instances(q->ctx, pairs[i].gpu));
+		i += run;
+	}
+	free(pairs);
+	return c;
 }
-

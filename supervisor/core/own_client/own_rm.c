@@ -4,7 +4,9 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "own_rm.h"
@@ -63,6 +65,81 @@ nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_e
 	if (st == NV_OK)
 		o->devices |= 1ull << gpu;
 	return st;
+}
+
+/* The video engine kind of an NV2080_ENGINE_TYPE_* (nvrm_abi.h). */
+static enum gs_engine engine_of_type(uint32_t t)
+{
+	if (t >= NV2080_ENGINE_TYPE_NVDEC0 && t <= NV2080_ENGINE_TYPE_NVDEC7)
+		return GS_ENGINE_NVDEC;
+	if ((t >= NV2080_ENGINE_TYPE_NVENC0 && t <= NV2080_ENGINE_TYPE_NVENC2) || t == NV2080_ENGINE_TYPE_NVENC3)
+		return GS_ENGINE_NVENC;
+	if (t >= NV2080_ENGINE_TYPE_NVJPEG0 && t <= NV2080_ENGINE_TYPE_NVJPEG7)
+		return GS_ENGINE_NVJPG;
+	if (t == NV2080_ENGINE_TYPE_OFA0 || t == NV2080_ENGINE_TYPE_OFA1)
+		return GS_ENGINE_OFA;
+	return GS_ENGINE_NONE;
+}
+
+/* counts[] from the driver's list, each engine type once. */
+static void count_engine_types(const struct nv2080_gpu_get_engines_v2_params *p, uint32_t counts[GS_ENGINE_N])
+{
+	bool seen[NV2080_GPU_MAX_ENGINES_LIST_SIZE] = { false };
+	uint32_t n[GS_ENGINE_N] = { 0 };
+
+	for (uint32_t i = 0; i < p->engine_count; i++) {
+		uint32_t t = p->engine_list[i];
+		enum gs_engine e = engine_of_type(t);
+		/* Every video type is below the list's bound (nvrm_abi.h). */
+		if (e == GS_ENGINE_NONE || t >= NV2080_GPU_MAX_ENGINES_LIST_SIZE || seen[t])
+			continue;
+		seen[t] = true;
+		n[e]++;
+	}
+	memcpy(counts, n, sizeof(n));
+}
+
+/* GET_ENGINES_V2 on our subdevice of gpu, made around the question with
+ * the GPU's nodes held (the driver may check them, as for the device). */
+static nv_status_t ask_engines(struct gs_own_rm *o, int gpu, uint32_t params_size,
+                               struct nv2080_gpu_get_engines_v2_params *p)
+{
+	struct nv2080_alloc_params sp = { .sub_device_id = 0 };
+	nv_handle_t sub = GS_OWN_SUBDEVICE(gpu);
+	int nodes[MAX_NODES];
+	unsigned n = rm_own_open_gpu_nodes(nodes, MAX_NODES);
+	nv_status_t st = rm_own_alloc(o->ctl_fd, o->client, GS_OWN_DEVICE(gpu), &sub, NV20_SUBDEVICE_0, &sp,
+	                              sizeof(sp));
+
+	rm_own_close_fds(nodes, n);
+	if (st != NV_OK)
+		return st;
+	st = rm_own_control(o->ctl_fd, o->client, sub, NV2080_CTRL_CMD_GPU_GET_ENGINES_V2, p, params_size);
+	(void)rm_own_free(o->ctl_fd, o->client, GS_OWN_DEVICE(gpu), sub);
+	return st;
+}
+
+nv_status_t gs_own_rm_engines(struct gs_own_rm *o, int gpu, const struct gs_gpu_entry *map, unsigned n_map,
+                              uint32_t params_size, uint32_t counts[GS_ENGINE_N])
+{
+	struct nv2080_gpu_get_engines_v2_params p;
+	const uint32_t head = offsetof(struct nv2080_gpu_get_engines_v2_params, engine_list);
+	nv_status_t st;
+
+	/* The branch's list, whole entries, no longer than ours. */
+	if (params_size < head || params_size > sizeof(p) || (params_size - head) % sizeof(p.engine_list[0]))
+		return NV_ERR_NOT_SUPPORTED;
+	st = gs_own_rm_device(o, gpu, map, n_map);
+	if (st != NV_OK)
+		return st;
+	memset(&p, 0, sizeof(p));
+	st = ask_engines(o, gpu, params_size, &p);
+	if (st != NV_OK)
+		return st;
+	if (p.engine_count > (params_size - head) / sizeof(p.engine_list[0]))
+		return NV_ERR_INVALID_STATE;
+	count_engine_types(&p, counts);
+	return NV_OK;
 }
 
 static struct nvos57 share_of(const struct gs_own_rm *o, nv_handle_t h_client, nv_handle_t h_object,

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "driver.h"
+#include "nvrm/groups.h"
 #include "nvrm_abi.h"
 
 /* Workload clients remembered as shared (struct gs_own_rm). */
@@ -90,6 +91,9 @@ struct gs_own_rm {
 /* Our device handle on the GPU of minor gpu (a fixed handle per GPU). */
 #define GS_OWN_DEVICE_BASE 0x0a0de000u
 #define GS_OWN_DEVICE(gpu) (GS_OWN_DEVICE_BASE + (nv_handle_t)(gpu))
+/* Our subdevice under it, for the length of one question (gs_own_rm_engines). */
+#define GS_OWN_SUBDEVICE_BASE 0x0a0de800u
+#define GS_OWN_SUBDEVICE(gpu) (GS_OWN_SUBDEVICE_BASE + (nv_handle_t)(gpu))
 /* The handle a dup is made at for the length of one call. */
 #define GS_OWN_TEMP_DUP    0x0a0df000u
 #define GS_OWN_MAX_GPUS    64u
@@ -107,6 +111,18 @@ struct gs_own_rm {
  * status (NV_ERR_OPERATING_SYSTEM when our files cannot be opened,
  * NV_ERR_INVALID_DEVICE when the driver names no instance for it). */
 nv_status_t gs_own_rm_device(struct gs_own_rm *o, int gpu, const struct gs_gpu_entry *map, unsigned n_map);
+
+/* The engine instances of each video engine kind (enum gs_engine) the GPU
+ * of minor gpu has, asked of the driver through our client: our device's
+ * subdevice, made for the question and freed after it, and
+ * NV2080_CTRL_CMD_GPU_GET_ENGINES_V2 sent with params_size bytes (the
+ * running branch's size of it, from the tables). Each engine type is
+ * counted once, whatever the answer repeats. NV_OK with counts[] filled,
+ * or the driver's status (NV_ERR_NOT_SUPPORTED for a size we cannot send,
+ * NV_ERR_INVALID_STATE for an answer longer than its list); counts[] is
+ * then left alone. Nothing the workload can reach is read. */
+nv_status_t gs_own_rm_engines(struct gs_own_rm *o, int gpu, const struct gs_gpu_entry *map, unsigned n_map,
+                              uint32_t params_size, uint32_t counts[GS_ENGINE_N]);
 
 /* Lets our client dup the workload's memory (h_client, h_object) and
  * dups it at GS_OWN_TEMP_DUP under our device on gpu, after dropping a

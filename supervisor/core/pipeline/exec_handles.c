@@ -138,6 +138,7 @@ struct answer handle_dup(struct call *c)
 	c->d.h_object = rc.h_object_src;
 	u.src_client_ours = ledger_has(&c->sb->ledger, rc.h_client_src, rc.h_client_src);
 	u.src_client_alive = ledger_client_file_alive(&c->sb->ledger, rc.h_client_src);
+	u.src_is_engine = ledger_is_engine(&c->sb->ledger, rc.h_client_src, rc.h_object_src);
 	u.objects = ledger_live_objects(&c->sb->ledger);
 	struct gs_call_verdict v = gs_verdict_of_dup(&u, &rc);
 	if (!objects(&v))

@@ -156,13 +156,13 @@ uint32_t count_of_kind(struct call *c, enum gs_quota_kind k);
 /* usage's counts of the kinds the call rc counts against (its events,
  * gs_call_count_events, read from usage as filled so far). */
 void take_counts(struct call *c, const struct gs_rm_call *rc, struct gs_usage *u);
-/* ledger_count_engines' matcher: a class of the given engine, looked up in
- * the sandbox's driver tables. */
-struct engine_of {
-	const struct gs_rm_abi *rm_abi;
-	enum gs_engine          engine;
-};
-bool same_engine(uint32_t cls, const void *arg);
+/* The video engine sessions of engine e (exec_engines.c): over the whole
+ * sandbox, with .held the objects of (client, gpu). */
+struct ledger_engine_count count_engine_sessions(struct call *c, enum gs_engine e, uint32_t client, int gpu);
+/* u's count of e's kind for the video engine object rc makes, and
+ * whether the object joins a session its client holds on that GPU
+ * (u->engine_joins_session) rather than opening one. */
+void take_engine_usage(struct call *c, const struct gs_rm_call *rc, enum gs_engine e, struct gs_usage *u);
 /* An escape gpusandbox does not know, or one the driver does not handle:
  * refused with -EINVAL, as the driver refuses it, and audited. */
 struct answer refuse_escape(struct call *c, const char *name, const char *why);

@@ -34,12 +34,6 @@ bool policy_learns(struct call *c, bool is_control, uint32_t key)
 	return true;
 }
 
-bool same_engine(uint32_t cls, const void *arg)
-{
-	const struct engine_of *want = arg;
-	return gs_class_engine(want->rm_abi, cls) == want->engine;
-}
-
 uint32_t count_of_kind(struct call *c, enum gs_quota_kind k)
 {
 	const struct gs_quota_kind_row *row = gs_quota_kind_row(k);
@@ -48,10 +42,8 @@ uint32_t count_of_kind(struct call *c, enum gs_quota_kind k)
 	switch (row->counted_by) {
 	case GS_COUNTED_BY_LEDGER:
 		return l->count[k];
-	case GS_COUNTED_ENGINE_OBJECTS: {
-		struct engine_of want = { c->sb->rm_abi, row->engine };
-		return ledger_count_engines(l, same_engine, &want);
-	}
+	case GS_COUNTED_ENGINE_SESSIONS:
+		return count_engine_sessions(c, row->engine, 0, LEDGER_NO_GPU).sessions;
 	case GS_COUNTED_CLIENT_FILES:
 		return ledger_client_files(l);
 	}
@@ -62,10 +54,18 @@ void take_counts(struct call *c, const struct gs_rm_call *rc, struct gs_usage *u
 {
 	struct gs_count_events ev = gs_call_count_events(rc, u);
 
-	for (int k = 0; k < GS_QK_N; k++)
-		if (gs_kind_counts_on((enum gs_quota_kind)k, ev) &&
-		    gs_kind_counted(&c->sb->quota, (enum gs_quota_kind)k))
+	for (int k = 0; k < GS_QK_N; k++) {
+		const struct gs_quota_kind_row *row = gs_quota_kind_row((enum gs_quota_kind)k);
+		if (!gs_kind_counts_on((enum gs_quota_kind)k, ev) ||
+		    !gs_kind_counted(&c->sb->quota, (enum gs_quota_kind)k))
+			continue;
+		/* A video engine object: the sessions, and whether it opens
+		 * one (exec_engines.c). */
+		if (row->counted_by == GS_COUNTED_ENGINE_SESSIONS)
+			take_engine_usage(c, rc, row->engine, u);
+		else
 			u->count[k] = count_of_kind(c, (enum gs_quota_kind)k);
+	}
 }
 
 struct answer refuse_escape(struct call *c, const char *name, const char *why)

@@ -72,6 +72,16 @@ struct gs_session {
 	 * the supervisor makes names a dup of its own). Under lock. */
 	struct gs_uvm_maps   uvm;
 	struct gs_own_rm     own;
+	/* Video engine instances per GPU minor, by enum gs_engine: asked of
+	 * the driver through own on the first count that meets the GPU
+	 * (exec_engines.c; engines_asked has bit g once asked), 1 where it
+	 * did not answer. Under lock. */
+	uint64_t             engines_asked;
+	uint32_t             engine_instances[GS_MAX_GPUS][GS_ENGINE_N];
+	/* GPUSANDBOX_TEST_ENGINE_OBJECTS: every video engine object is a
+	 * session of its own, as before issue #29 (the baseline of tests/adv
+	 * video_sessions). Never for use. */
+	bool                 test_engine_objects;
 	/* The control files this sandbox exported memory into, each slot
 	 * pinning what it holds until the file is released (fd_exports.h).
 	 * Under lock. */

@@ -193,12 +193,12 @@ static struct gs_call_verdict vidmem_clauses(struct gs_call_verdict v, const str
  * answer when the pool is empty is INSUFFICIENT_RESOURCES. */
 static struct gs_call_verdict count_clause(struct gs_call_verdict v,
                                            const struct gs_quota_kind_row *row, uint32_t live,
-                                           uint32_t limit)
+                                           uint32_t limit, bool adds_one)
 {
 	v.resource = row->resource;
 	v.count = live;
 	v.limit = limit;
-	if (live < limit)
+	if (!adds_one || live < limit)
 		return v;
 	/* Objects of a closed file are gone in the driver: count them out
 	 * before refusing. */
@@ -257,8 +257,11 @@ static struct gs_call_verdict count_clauses(struct gs_call_verdict v, const stru
 		if (!gs_kind_counts_on((enum gs_quota_kind)k, ev) ||
 		    !gs_kind_counted(limits, (enum gs_quota_kind)k))
 			continue;
+		/* A video engine object that joins a session its client
+		 * holds adds no session (exec_engines.c). */
+		bool adds = !(ev.events & GS_COUNT_ON_ENGINE) || !usage->engine_joins_session;
 		struct gs_call_verdict w = count_clause(v, gs_quota_kind_row((enum gs_quota_kind)k),
-		                                        usage->count[k], limits->count[k]);
+		                                        usage->count[k], limits->count[k], adds);
 		if (objects(&w))
 			return w;
 		if (!named.resource)
@@ -441,6 +444,15 @@ struct gs_call_verdict gs_verdict_of_dup(const struct gs_usage *usage, const str
 	if (!usage->src_client_ours || !usage->src_client_alive)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
 		                 "import of an object from a client outside the sandbox");
+	/* The video caps count sessions per client (exec_engines.c), which
+	 * holds only while an engine object never changes client without a
+	 * verdict: a dup that outlived its freed original would move it
+	 * (ledger.c, hand_over). The driver refuses these dups anyway (a
+	 * ChannelDescendant keeps RsResource's resCanCopy, false:
+	 * serverCopyResource, rs_server.c, 580.95.05), with this status. */
+	if (usage->src_is_engine)
+		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INVALID_ARGUMENT,
+		                 "a video engine object cannot be duplicated");
 	return v;
 }
 

@@ -54,6 +54,10 @@ struct gs_usage {
 			uint32_t scheduled_groups;
 		};
 	};
+	/* A video engine object: its client holds objects of the kind on
+	 * that GPU that do not fill whole sessions, so it joins one and adds
+	 * no session (exec_engines.c); count[] holds the sessions. */
+	bool     engine_joins_session;
 	/* A channel's parent is a channel group: otherwise RM makes one for
 	 * the channel, which counts against --channel-groups. */
 	bool     parent_is_group;
@@ -68,6 +72,8 @@ struct gs_usage {
 	 * open file it lives on is still open (else the driver has freed it
 	 * and its handle may name a foreign client). */
 	bool     src_client_ours, src_client_alive;
+	/* RM_DUP_OBJECT: the source is a video engine object of the sandbox. */
+	bool     src_is_engine;
 	/* REGISTER_VIDMEM / UNREGISTER_VIDMEM under --p2p-register answer:
 	 * the control's object is an NV50_THIRD_PARTY_P2P the ledger holds
 	 * under its client; that client lives on the very file the call came
