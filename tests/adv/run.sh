@@ -116,6 +116,8 @@ TESTS=(
 	"fd_export:charged|sandbox|fd_export cross"
 	"fd_export:charged_over|sandbox|fd_export cross"
 	"pid_list|sandbox|pid_list"
+	"smi_views|sandbox|smi_views views"
+	"smi_views:setters|sandbox|smi_views setters"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -177,6 +179,7 @@ TESTS=(
 	"baseline-fd_export:native|bare|fd_export one"
 	"baseline-fd_export:hostile|bare|fd_export hostile"
 	"baseline-pid_list|bare|pid_list"
+	"baseline-smi_views:setters|bare|smi_views setters"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
@@ -330,6 +333,8 @@ run_case() {
 	if [ "$prog" = engines ] || [ "$prog" = lone_channels ]; then
 		sb_gpus=(--policy "$ENGINE_POLICY")
 	fi
+	# smi_views: each call on stderr with its verdict (performed: allow).
+	[ "$prog" = smi_views ] && sb_gpus=(--trace)
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
@@ -893,6 +898,7 @@ check_uvm_channel() {
 }
 . tests/adv/dupcache_checks.sh
 . tests/adv/audit_reach.sh
+. tests/adv/smi_checks.sh
 
 # uvm_ctlfd: the maps naming another file are refused (INSUFFICIENT_PERMISSIONS
 # in the struct, audited), the supervisor asks the served file nothing
@@ -1484,6 +1490,10 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$prog" = pid_list ]; then
 		check_pid_list "$name" "$dir" && pass "$name" || fail "$name" "$why"
+		continue
+	fi
+	if [ "$prog" = smi_views ]; then
+		check_smi_views "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$name" = outlive ] && ! check_outlive "$dir"; then

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# tests/adv/smi_checks.sh - the checks of tests/adv smi_views (sourced by
+# tests/adv/run.sh): nvidia-smi's views in a sandbox under the default
+# policy (issue #29 item 3). Each returns 1 with $why. Uses val_of and
+# stat_of from run.sh and the harness.
+#
+#  smi_views               the views' objects and queries, and every control
+#                          of the monitoring group: none refused, judged by
+#                          the audit log (no record with outcome policy or
+#                          quota) and stderr (no "calls refused" line); the
+#                          answers are the fake driver's model of an H200
+#                          (tests/fakedrv/fake_smi.c).
+#  smi_views:setters       an administrator's setters stay refused, and the
+#                          fake driver counts none of them performed.
+#  baseline-smi_views:setters  the same program without gpusandbox: the fake
+#                          performs both (what makes the refusal the
+#                          sandbox's doing).
+
+# Fewer monitoring controls than this in the sweep means the table walk
+# found next to nothing (31 rows on 580 when this was written).
+SMI_SWEEP_MIN=25
+# The controls added for nvidia-smi -q (controls.def), each of which must be
+# recorded as performed in the monitoring group.
+SMI_NEW_CONTROLS="NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS NV2080_CTRL_GPU_GET_NVFBC_SW_SESSION_STATS
+NV2080_CTRL_CMD_FB_GET_OFFLINED_PAGES NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS
+NV2080_CTRL_CMD_ECC_GET_UNREPAIRABLE_MEMORY_FLAG"
+
+smi_no_refusal() {
+	local d=$1 n
+	n=$(grep -cE '"outcome":"(policy|quota)"' "$d/audit.jsonl" 2>/dev/null)
+	[ -s "$d/audit.jsonl" ] || { why="no audit log"; return 1; }
+	[ "$n" = 0 ] ||
+		{ why="$n refusals in the audit log: $(grep -E '"outcome":"(policy|quota)"' "$d/audit.jsonl" | head -3 | tr '\n' ' ' | cut -c1-600)"; return 1; }
+	! grep -qE 'refused|\[(refuse|deny)' "$d/err" ||
+		{ why="stderr: $(grep -E 'refused|\[(refuse|deny)' "$d/err" | head -2)"; return 1; }
+}
+
+# The trace line of a call performed by the supervisor (verdict allow, not
+# passed on unexamined) with the driver's status: $2 the call's class=
+# or cmd= text, $3 the status's hex.
+smi_performed() {
+	grep -F "$2)" "$1/err" | grep -qE "= 0 ([A-Z_]+ )?$3 \[allow"
+}
+
+check_smi_views() {
+	local name=$1 d=$2 k want c
+	case "$name" in
+	smi_views)
+		for k in inforom=NV_OK dispcmn=NOT_SUPPORTED diag=NV_OK diag_again=STATE_IN_USE nvenc=NV_OK \
+			nvenc_sessions=0 nvfbc=NV_OK nvfbc_sessions=0 offlined=NV_OK offlined_valid=0 repair=NV_OK \
+			unrepairable=NV_OK; do
+			want=${k#*=}; k=${k%%=*}
+			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+		done
+		ge "$(val_of "$d" sweep_sent)" "$SMI_SWEEP_MIN" ||
+			{ why="sweep_sent=$(val_of "$d" sweep_sent), want >= $SMI_SWEEP_MIN"; return 1; }
+		smi_no_refusal "$d" || return 1
+		# Performed by the supervisor (--trace: verdict allow), not let
+		# by; the default policy allows them only through monitoring.
+		for c in $SMI_NEW_CONTROLS; do
+			smi_performed "$d" "$c" 0x0 || { why="no trace of $c performed with NV_OK"; return 1; }
+		done
+		smi_performed "$d" "class=0x208f NV20_SUBDEVICE_DIAG" 0x0 ||
+			{ why="no trace of NV20_SUBDEVICE_DIAG performed"; return 1; }
+		smi_performed "$d" "class=0x73 NV04_DISPLAY_COMMON" 0x56 ||
+			{ why="no trace of NV04_DISPLAY_COMMON performed and answered NOT_SUPPORTED by the driver"; return 1; } ;;
+	smi_views:setters)
+		[ "$(val_of "$d" compute_mode)" = NOT_SUPPORTED ] && [ "$(val_of "$d" diag)" = NV_OK ] &&
+			[ "$(val_of "$d" diag_write)" = NOT_SUPPORTED ] ||
+			{ why="$(tr '\n' ' ' <"$d/out"), want compute_mode=NOT_SUPPORTED diag=NV_OK diag_write=NOT_SUPPORTED"; return 1; }
+		[ "$(stat_of "$d" compute_mode_sets)" = 0 ] && [ "$(stat_of "$d" diag_config_writes)" = 0 ] ||
+			{ why="the fake performed compute_mode_sets=$(stat_of "$d" compute_mode_sets) diag_config_writes=$(stat_of "$d" diag_config_writes)"; return 1; }
+		grep -q 'gpusandbox: 2 calls refused' "$d/err" ||
+			{ why="stderr summary: $(grep gpusandbox: "$d/err" | head -2)"; return 1; }
+		for k in '"reason":"control not allowed by the policy"' '"reason":"control unknown to gpusandbox"'; do
+			grep -q "$k" "$d/audit.jsonl" || { why="no audit record with $k"; return 1; }
+		done ;;
+	baseline-smi_views:setters)
+		[ "$(val_of "$d" compute_mode)" = NV_OK ] && [ "$(val_of "$d" diag_write)" = NV_OK ] &&
+			[ "$(stat_of "$d" compute_mode_sets)" = 1 ] && [ "$(stat_of "$d" diag_config_writes)" = 1 ] ||
+			{ why="without gpusandbox: $(tr '\n' ' ' <"$d/out") sets=$(stat_of "$d" compute_mode_sets) writes=$(stat_of "$d" diag_config_writes): not sensitive"; return 1; } ;;
+	*)
+		why="no check for $name"
+		return 1 ;;
+	esac
+	return 0
+}
