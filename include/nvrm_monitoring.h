@@ -59,6 +59,13 @@ struct nv2080_ecc_unrepairable_memory {
 };
 _Static_assert(sizeof(struct nv2080_ecc_unrepairable_memory) == 1, "ECC_GET_UNREPAIRABLE_MEMORY_FLAG size");
 
+/* NV208F GPU_VERIFY_INFOROM: the verification's result and a checksum. */
+struct nv208f_verify_inforom {
+	uint32_t result;
+	uint32_t checksum;
+};
+_Static_assert(sizeof(struct nv208f_verify_inforom) == 8, "GPU_VERIFY_INFOROM size");
+
 /* Two setters an administrator's nvidia-smi sends, which stay refused:
  * GPU_SET_COMPUTE_MODE_RULES (nvidia-smi -c; group privileged) and the
  * diagnostics object's BIF_CONFIG_REG_WRITE (a PCI config register write,

@@ -23,9 +23,11 @@
 SMI_SWEEP_MIN=25
 # The controls added for nvidia-smi -q (controls.def), each of which must be
 # recorded as performed in the monitoring group.
+# FB_GET_OFFLINED_PAGES is performed too, and answered NOT_SUPPORTED by the
+# fake as by the H200.
 SMI_NEW_CONTROLS="NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS NV2080_CTRL_GPU_GET_NVFBC_SW_SESSION_STATS
-NV2080_CTRL_CMD_FB_GET_OFFLINED_PAGES NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS
-NV2080_CTRL_CMD_ECC_GET_UNREPAIRABLE_MEMORY_FLAG"
+NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS NV2080_CTRL_CMD_ECC_GET_UNREPAIRABLE_MEMORY_FLAG
+NV208F_CTRL_CMD_GPU_VERIFY_INFOROM"
 
 smi_no_refusal() {
 	local d=$1 n
@@ -48,9 +50,9 @@ check_smi_views() {
 	local name=$1 d=$2 k want c
 	case "$name" in
 	smi_views)
-		for k in inforom=NV_OK dispcmn=NOT_SUPPORTED diag=NV_OK diag_again=STATE_IN_USE nvenc=NV_OK \
-			nvenc_sessions=0 nvfbc=NV_OK nvfbc_sessions=0 offlined=NV_OK offlined_valid=0 repair=NV_OK \
-			unrepairable=NV_OK; do
+		for k in inforom=NV_OK dispcmn=NOT_SUPPORTED diag=NV_OK diag_again=STATE_IN_USE \
+			verify_inforom=NV_OK nvenc=NV_OK nvenc_sessions=0 nvfbc=NV_OK nvfbc_sessions=0 \
+			offlined=NOT_SUPPORTED repair=NV_OK unrepairable=NV_OK; do
 			want=${k#*=}; k=${k%%=*}
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
 		done
@@ -62,6 +64,8 @@ check_smi_views() {
 		for c in $SMI_NEW_CONTROLS; do
 			smi_performed "$d" "$c" 0x0 || { why="no trace of $c performed with NV_OK"; return 1; }
 		done
+		smi_performed "$d" "NV2080_CTRL_CMD_FB_GET_OFFLINED_PAGES" 0x56 ||
+			{ why="no trace of FB_GET_OFFLINED_PAGES performed (NOT_SUPPORTED by the driver)"; return 1; }
 		smi_performed "$d" "class=0x208f NV20_SUBDEVICE_DIAG" 0x0 ||
 			{ why="no trace of NV20_SUBDEVICE_DIAG performed"; return 1; }
 		smi_performed "$d" "class=0x73 NV04_DISPLAY_COMMON" 0x56 ||

@@ -7,9 +7,9 @@
  *   smi_views views
  *       allocates the objects nvidia-smi allocates (the InfoROM object,
  *       NV04_DISPLAY_COMMON, NV20_SUBDEVICE_DIAG, then a second diag
- *       object under the same subdevice), asks the queries added for -q
- *       (NVENC and NvFBC session statistics, retired pages, the two ECC
- *       repair flags), then every control of the monitoring group the
+ *       object under the same subdevice), asks the diagnostics object's
+ *       InfoROM check and the queries added for -q (NVENC and NvFBC session
+ *       statistics, retired pages, the two ECC repair flags), then every control of the monitoring group the
  *       running branch has, each at its size from gpusandbox's tables, with
  *       zeroed params, on the object of its class. Prints KEY=STATUS per
  *       step, nvenc_sessions= and offlined_valid= as answered, and
@@ -92,6 +92,8 @@ static nv_handle_t target_of(const struct rmc_session *s, uint32_t cmd)
 		return s->device;
 	case GF100_SUBDEVICE_INFOROM:
 		return H_INFOROM;
+	case NV20_SUBDEVICE_DIAG:
+		return H_DIAG;
 	default:
 		/* The subdevice, and 0x00de's data poll: the fake checks no
 		 * object class for it. */
@@ -133,6 +135,9 @@ static int views(void)
 	printf("dispcmn=%s\n", rmc_status_str(alloc_obj(&s, s.device, H_DISPCMN, NV04_DISPLAY_COMMON)));
 	printf("diag=%s\n", rmc_status_str(alloc_obj(&s, s.subdevice, H_DIAG, NV20_SUBDEVICE_DIAG)));
 	printf("diag_again=%s\n", rmc_status_str(alloc_obj(&s, s.subdevice, H_DIAG2, NV20_SUBDEVICE_DIAG)));
+	struct nv208f_verify_inforom vi = { 0, 0 };
+	printf("verify_inforom=%s\n",
+	       rmc_status_str(ask(&s, H_DIAG, NV208F_CTRL_CMD_GPU_VERIFY_INFOROM, &vi, sizeof(vi))));
 	queries(&s);
 	sweep(&s);
 	rmc_session_close(&s);

@@ -16,9 +16,15 @@
  *    what the sessions reported (subdevice_ctrl_gpu_kernel.c): here the
  *    live NVENC_SW_SESSION / NVFBC_SW_SESSION objects of all clients on the
  *    GPU, with averages 0 (no fake session reports a frame).
- *  - FB_GET_OFFLINED_PAGES: no retired page, none pending.
+ *  - FB_GET_OFFLINED_PAGES: NV_ERR_NOT_SUPPORTED, and the InfoROM object's
+ *    BBX_GET_LAST_FLUSH_TIME NV_ERR_NOT_READY: what driver 580.159.04
+ *    answered on an H200 natively (an RM call log of nvidia-smi -q without
+ *    gpusandbox, 2026-12-02; both handlers run on GSP, not in the open
+ *    source). Hopper remaps rows instead of retiring pages.
  *  - ECC_GET_REPAIR_STATUS, ECC_GET_UNREPAIRABLE_MEMORY_FLAG (590.44.01):
- *    nothing pending, memory repairable.
+ *    nothing pending, memory repairable (NV_OK natively).
+ *  - NV208F GPU_VERIFY_INFOROM on the diagnostics object: NV_OK, result
+ *    and checksum 0 (the result values are not in the open headers).
  *  - the setters the tests keep refused: GPU_SET_COMPUTE_MODE_RULES and the
  *    diagnostics object's BIF_CONFIG_REG_WRITE. Both are performed and
  *    counted (compute_mode_sets, diag_config_writes in the stats): the
@@ -30,6 +36,9 @@
 
 #include "fake_rm_int.h"
 #include "nvrm_monitoring.h"
+
+/* BBX_GET_LAST_FLUSH_TIME's params (nvrm/v580/controls.def). */
+#define BBX_LAST_FLUSH_TIME_SIZE 16u
 
 static bool parent_has_class(const struct client *c, nv_handle_t h_parent, uint32_t cls)
 {
@@ -66,6 +75,8 @@ bool fake_smi_models(uint32_t cmd)
 	case NV2080_CTRL_CMD_ECC_GET_UNREPAIRABLE_MEMORY_FLAG:
 	case NV2080_CTRL_CMD_GPU_SET_COMPUTE_MODE_RULES:
 	case NV208F_CTRL_CMD_BIF_CONFIG_REG_WRITE:
+	case NV208F_CTRL_CMD_GPU_VERIFY_INFOROM:
+	case NV90E7_CTRL_CMD_BBX_GET_LAST_FLUSH_TIME:
 		return true;
 	default:
 		return false;
@@ -99,16 +110,19 @@ static size_t params_size_of(uint32_t cmd)
 		return sizeof(struct nv2080_ecc_unrepairable_memory);
 	case NV2080_CTRL_CMD_GPU_SET_COMPUTE_MODE_RULES:
 		return sizeof(struct nv2080_set_compute_mode_rules);
+	case NV208F_CTRL_CMD_GPU_VERIFY_INFOROM:
+		return sizeof(struct nv208f_verify_inforom);
+	case NV90E7_CTRL_CMD_BBX_GET_LAST_FLUSH_TIME:
+		return BBX_LAST_FLUSH_TIME_SIZE;
 	default:
 		return sizeof(struct nv208f_bif_config_reg_write);
 	}
 }
 
+/* The class of the object a control is asked of: its number's top half. */
 nv_status_t fake_smi_control(const struct obj *o, uint32_t cmd, void *params, uint32_t size, bool *dirty)
 {
-	uint32_t want_class = cmd == NV208F_CTRL_CMD_BIF_CONFIG_REG_WRITE ? NV20_SUBDEVICE_DIAG : NV20_SUBDEVICE_0;
-
-	if (!o || o->cls != want_class)
+	if (!o || o->cls != NV_CTRL_CMD_CLASS(cmd))
 		return NV_ERR_NOT_SUPPORTED;
 	if (!params || size != params_size_of(cmd))
 		return NV_ERR_INVALID_PARAM_STRUCT;
@@ -128,8 +142,13 @@ nv_status_t fake_smi_control(const struct obj *o, uint32_t cmd, void *params, ui
 	case NV208F_CTRL_CMD_BIF_CONFIG_REG_WRITE:
 		fake_st.diag_config_writes++;
 		return NV_OK;
+	case NV2080_CTRL_CMD_FB_GET_OFFLINED_PAGES:
+		return NV_ERR_NOT_SUPPORTED;
+	case NV90E7_CTRL_CMD_BBX_GET_LAST_FLUSH_TIME:
+		return NV_ERR_NOT_READY;
 	default:
-		/* The health queries: nothing retired, pending or lost. */
+		/* The repair flags and the InfoROM check: nothing pending or
+		 * lost, result and checksum 0. */
 		memset(params, 0, size);
 		break;
 	}

@@ -465,6 +465,9 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x20801322, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x20803404, true, NV_OK, NULL, "monitoring" },
 		{ RULES_DEFAULT, true, 0x20803406, true, NV_OK, NULL, "monitoring" },
+		/* the diagnostics object's InfoROM check, the one NV208F
+		 * control in a group */
+		{ RULES_DEFAULT, true, 0x208f1105, true, NV_OK, NULL, "monitoring" },
 		/* the setter next to them stays refused (nvidia-smi -c) */
 		{ RULES_DEFAULT, true, 0x20800130, false, NV_ERR_NOT_SUPPORTED,
 		  "control not allowed by the policy", "privileged" },
@@ -584,7 +587,7 @@ static void test_tables(void)
 		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
 		CHECK(ci->group < GS_GROUP_N);
 	}
-	CHECK(n_ctrl_members == 162);
+	CHECK(n_ctrl_members == 163);
 	for (unsigned g = 0; g < GS_GROUP_N; g++) {
 		const char *nm = gs_group_name((enum gs_group)g);
 		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);

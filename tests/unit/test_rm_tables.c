@@ -332,7 +332,7 @@ static void test_controls(void)
 			{ 0x20803083, 39 },   { 0x90e70113, 16 },   { 0x90e70119, 8 },
 			/* nvidia-smi -q (2026-12-02, round 2) */
 			{ 0x2080016d, 12 },   { 0x2080017b, 12 },   { 0x20801322, 2056 },
-			{ 0x20803404, 2 },    { 0x20803406, 1 },
+			{ 0x20803404, 2 },    { 0x20803406, 1 },    { 0x208f1105, 8 },
 		};
 		for (i = 0; i < LEN(flat); i++) {
 			ci = rm_ctrl_lookup(RM_ABI, flat[i].cmd);
@@ -449,7 +449,7 @@ static void test_abi_join(void)
 	known = 0;
 	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++)
 		known += rm_ctrl_table_at(RM_ABI, i)->known;
-	CHECK(v580_ctrl_rows == 188);
+	CHECK(v580_ctrl_rows == 189);
 	CHECK(known == v580_ctrl_rows);
 	known = 0;
 	for (uint32_t nr = 0; nr < 256; nr++)
