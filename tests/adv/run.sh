@@ -118,6 +118,8 @@ TESTS=(
 	"pid_list|sandbox|pid_list"
 	"smi_views|sandbox|smi_views views"
 	"smi_views:setters|sandbox|smi_views setters"
+	"smi_views:opaque|sandbox|smi_views opaque"
+	"smi_views:opaque_allowed|sandbox|smi_views opaque"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -335,6 +337,12 @@ run_case() {
 	fi
 	# smi_views: each call on stderr with its verdict (performed: allow).
 	[ "$prog" = smi_views ] && sb_gpus=(--trace)
+	# ...and the closed-firmware commands named by a policy file.
+	if [ "$name" = smi_views:opaque_allowed ]; then
+		printf 'allow = compute, memory, monitoring\nallow.control = 0x20810110, 0x2080a618\n' \
+			>"$d/opaque.policy"
+		sb_gpus=(--trace --policy "$d/opaque.policy")
+	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.

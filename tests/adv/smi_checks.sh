@@ -17,6 +17,13 @@
 #  baseline-smi_views:setters  the same program without gpusandbox: the fake
 #                          performs both (what makes the refusal the
 #                          sandbox's doing).
+#  smi_views:opaque        a BinaryApi and a GSS-legacy command nvidia-smi
+#                          sends, at its sizes: refused by the default policy
+#                          (their handlers are closed GSP firmware).
+#  smi_views:opaque_allowed  the same named by a policy file
+#                          (allow.control): performed, the fake's answers
+#                          passed on (BinaryApi NV_OK; the fake refuses
+#                          every bit-15 command itself, NOT_SUPPORTED).
 
 # Fewer monitoring controls than this in the sweep means the table walk
 # found next to nothing (31 rows on 580 when this was written).
@@ -81,6 +88,21 @@ check_smi_views() {
 		for k in '"reason":"control not allowed by the policy"' '"reason":"control unknown to gpusandbox"'; do
 			grep -q "$k" "$d/audit.jsonl" || { why="no audit record with $k"; return 1; }
 		done ;;
+	smi_views:opaque)
+		[ "$(val_of "$d" binapi)" = NOT_SUPPORTED ] && [ "$(val_of "$d" gss)" = NOT_SUPPORTED ] ||
+			{ why="$(tr '\n' ' ' <"$d/out"), want binapi=NOT_SUPPORTED gss=NOT_SUPPORTED"; return 1; }
+		grep -q 'gpusandbox: 2 calls refused' "$d/err" ||
+			{ why="stderr summary: $(grep gpusandbox: "$d/err" | head -2)"; return 1; }
+		grep -q '"control_name":"NV2081_BINAPI_CTRL_0x20810110".*"reason":"control not allowed by the policy"' \
+			"$d/audit.jsonl" ||
+			{ why="no audit record of the BinaryApi command refused by the policy"; return 1; } ;;
+	smi_views:opaque_allowed)
+		[ "$(val_of "$d" binapi)" = NV_OK ] && [ "$(val_of "$d" gss)" = NOT_SUPPORTED ] ||
+			{ why="$(tr '\n' ' ' <"$d/out"), want binapi=NV_OK gss=NOT_SUPPORTED (the fake's)"; return 1; }
+		smi_performed "$d" "NV2081_BINAPI_CTRL_0x20810110" 0x0 &&
+			smi_performed "$d" "cmd=0x2080a618" 0x56 ||
+			{ why="not performed: $(grep -E '20810110|2080a618' "$d/err" | head -2)"; return 1; }
+		smi_no_refusal "$d" || return 1 ;;
 	baseline-smi_views:setters)
 		[ "$(val_of "$d" compute_mode)" = NV_OK ] && [ "$(val_of "$d" diag_write)" = NV_OK ] &&
 			[ "$(stat_of "$d" compute_mode_sets)" = 1 ] && [ "$(stat_of "$d" diag_config_writes)" = 1 ] ||

@@ -20,6 +20,13 @@
  *       BIF_CONFIG_REG_WRITE on a diagnostics object it allocates (allowed
  *       itself: its controls are what must stay refused). Prints
  *       compute_mode=, diag=, diag_write=.
+ *   smi_views opaque
+ *       two of nvidia-smi's commands whose handlers are closed GSP
+ *       firmware, at their native sizes (H200, 580.159.04): BinaryApi
+ *       0x20810110 (1 byte) on a BinaryApi object and the GSS-legacy
+ *       0x2080a618 (8620 bytes) on the subdevice. Refused by the default
+ *       policy; a policy file may name them (docs/security/monitoring.md).
+ *       Prints binapi=, gss=.
  * The statuses are the program's account; the run is judged by the audit
  * log and stderr (tests/adv/run.sh check_smi_views) and, for the setters,
  * by the fake driver's own count of what reached it.
@@ -38,6 +45,11 @@
 #define H_DISPCMN 0x5c00e001u
 #define H_DIAG    0x5c00e002u
 #define H_DIAG2   0x5c00e003u
+#define H_BINAPI  0x5c00e004u
+/* nvidia-smi's own sizes for them (the native log, H200, 580.159.04). */
+#define BINAPI_0110_SIZE 1u
+#define GSS_A618_SIZE    8620u
+#define NV2080_CTRL_GSS_A618 0x2080a618u
 /* The largest monitoring control's params (GET_PID_INFO, 14408 on 580). */
 #define SWEEP_BUF (64u * 1024u)
 #define DEFAULT_DRIVER "580.95.05"
@@ -160,12 +172,32 @@ static int setters(void)
 	return 0;
 }
 
+static int opaque(void)
+{
+	struct rmc_session s;
+
+	adv_session_or_die(&s, -1, "smi_views opaque");
+	rmc_status_t st = alloc_obj(&s, s.subdevice, H_BINAPI, NV2081_BINAPI);
+	if (st != NV_OK) {
+		printf("binapi_object=%s\n", rmc_status_str(st));
+		return 1;
+	}
+	memset(buf, 0, sizeof(buf));
+	printf("binapi=%s\n",
+	       rmc_status_str(ask(&s, H_BINAPI, NV2081_BINAPI_CTRL_0x20810110, buf, BINAPI_0110_SIZE)));
+	printf("gss=%s\n", rmc_status_str(ask(&s, s.subdevice, NV2080_CTRL_GSS_A618, buf, GSS_A618_SIZE)));
+	rmc_session_close(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "views") == 0)
 		return views();
 	if (argc == 2 && strcmp(argv[1], "setters") == 0)
 		return setters();
-	fprintf(stderr, "usage: smi_views views|setters\n");
+	if (argc == 2 && strcmp(argv[1], "opaque") == 0)
+		return opaque();
+	fprintf(stderr, "usage: smi_views views|setters|opaque\n");
 	return 2;
 }

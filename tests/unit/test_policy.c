@@ -440,11 +440,11 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x20808546, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x20810111, false, NV_ERR_NOT_SUPPORTED,
-		  "control unknown to gpusandbox", NULL },
+		  "control not allowed by the policy", NULL },
 		{ RULES_DEFAULT, true, 0x2080a612, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x20810110, false, NV_ERR_NOT_SUPPORTED,
-		  "control unknown to gpusandbox", NULL },
+		  "control not allowed by the policy", NULL },
 		/* nvidia-smi's diagnostics and display objects (2026-12-02
 		 * round 2): harmless handles in monitoring, their controls
 		 * refused (diag's config register write is unknown, the
