@@ -56,6 +56,13 @@
 
 static uint8_t buf[SWEEP_BUF];
 
+/* The tables of the branch the fake plays (what gpusandbox uses too). */
+static const struct gs_rm_abi *played_abi(void)
+{
+	const char *version = getenv("GS_FAKE_DRIVER_VERSION");
+	return gs_rm_abi_for_version(version ? version : DEFAULT_DRIVER);
+}
+
 static rmc_status_t alloc_obj(const struct rmc_session *s, nv_handle_t parent, nv_handle_t h, uint32_t cls)
 {
 	nv_handle_t want = h;
@@ -87,8 +94,14 @@ static void queries(const struct rmc_session *s)
 	rmc_status_t r = ask(s, s->subdevice, NV2080_CTRL_CMD_FB_GET_OFFLINED_PAGES, &off, sizeof(off));
 	printf("offlined=%s offlined_valid=%u\n", rmc_status_str(r), r == NV_OK ? off.valid_entries : 0);
 	memset(&rep, 0xff, sizeof(rep));
-	printf("repair=%s\n",
-	       rmc_status_str(ask(s, s->subdevice, NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS, &rep, sizeof(rep))));
+	/* Not exported before 580: nvidia-smi of those branches does not
+	 * send it, and gpusandbox refuses it there as unknown. */
+	const struct rm_ctrl_info *ci = played_abi() ? rm_ctrl_lookup(played_abi(), NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS) : NULL;
+	if (ci && ci->known)
+		printf("repair=%s\n",
+		       rmc_status_str(ask(s, s->subdevice, NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS, &rep, sizeof(rep))));
+	else
+		printf("repair=absent\n");
 	printf("unrepairable=%s\n",
 	       rmc_status_str(ask(s, s->subdevice, NV2080_CTRL_CMD_ECC_GET_UNREPAIRABLE_MEMORY_FLAG, &unrep,
 	                          sizeof(unrep))));
@@ -116,12 +129,11 @@ static nv_handle_t target_of(const struct rmc_session *s, uint32_t cmd)
 /* Every monitoring control this branch has, at its size, params zeroed. */
 static void sweep(const struct rmc_session *s)
 {
-	const char *version = getenv("GS_FAKE_DRIVER_VERSION");
-	const struct gs_rm_abi *abi = gs_rm_abi_for_version(version ? version : DEFAULT_DRIVER);
+	const struct gs_rm_abi *abi = played_abi();
 	unsigned sent = 0;
 
 	if (!abi) {
-		printf("sweep_sent=none (no tables for %s)\n", version ? version : DEFAULT_DRIVER);
+		printf("sweep_sent=none (no tables for the played driver)\n");
 		return;
 	}
 	for (size_t i = 0; i < rm_ctrl_table_size(abi); i++) {

@@ -21,6 +21,9 @@
 #                               memory params: 120 bytes on 535; channels 360 on 535/550
 #   vidheap_egm (+ baseline)    VID_HEAP's EGM bit: not honoured on 535 and 595
 #   engines, policy_verdicts    classes and controls a branch lacks
+#   smi_views                   every monitoring control at the branch's size
+#                               (ECC_GET_REPAIR_STATUS absent before 580), and
+#                               nvidia-smi's setters and opaque commands
 #   sm: sm50, two, fail         UTIL_SAMPLES_V2: 34000/50704 bytes on 535/550
 #                               (closed loop: the summary's open_loop is false)
 #   learn-gsp                   --learn on the branch admits the bit-15 (GSP)
@@ -40,7 +43,7 @@ VERSIONS=(535.288.01 550.163.01 570.211.01 590.48.01 595.45.04)
 [ $# -gt 0 ] && VERSIONS=("$@")
 ADV_CASES=(fb_report baseline-fb_report gpus gpus_uuid baseline-gpus channels lone_channels
 	race_size:class static_raw vidheap xfer vidheap_egm baseline-vidheap_egm engines
-	policy_verdicts)
+	policy_verdicts smi_views)
 SM_CASES=(sm50 two fail)
 
 passed=0 failed=0
