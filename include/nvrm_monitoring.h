@@ -2,8 +2,9 @@
 /*
  * nvrm_monitoring.h - the layouts of the monitoring queries nvidia-smi sends
  * that the fake driver models and the tests send (issue #29 item 3). The
- * supervisor reads none of them: it copies their params flat, at the size
- * of their row in nvrm/v<branch>/controls.def.
+ * supervisor copies their params flat, at the size of their row in
+ * nvrm/v<branch>/controls.def, and reads only the session statistics
+ * (exec_pids.c: zeroed for a sandbox that can hold no session).
  *
  * Facts (field order, sizes) from open-gpu-kernel-modules at 580.95.05
  * (ctrl2080gpu.h, ctrl2080fb.h, ctrl2080ecc.h), the same at 580.142;

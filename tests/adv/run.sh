@@ -120,6 +120,8 @@ TESTS=(
 	"smi_views:setters|sandbox|smi_views setters"
 	"smi_views:opaque|sandbox|smi_views opaque"
 	"smi_views:opaque_allowed|sandbox|smi_views opaque"
+	"smi_views:sessions|sandbox|smi_views sessions"
+	"smi_views:sessions_video|sandbox|smi_views sessions"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -182,6 +184,7 @@ TESTS=(
 	"baseline-fd_export:hostile|bare|fd_export hostile"
 	"baseline-pid_list|bare|pid_list"
 	"baseline-smi_views:setters|bare|smi_views setters"
+	"baseline-smi_views:sessions|bare|smi_views sessions"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
@@ -1476,6 +1479,8 @@ for t in "${TESTS[@]}"; do
 		run_fd_export "$name" "${argv[1]}"
 	elif [ "$prog" = pid_list ]; then
 		run_pid_list "$mode" "$name"
+	elif [ "$prog" = smi_views ] && [ "${argv[1]}" = sessions ]; then
+		run_smi_sessions "$mode" "$name"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
 		run_ownfs "$name" "${argv[1]}"
 	else

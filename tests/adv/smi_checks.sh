@@ -20,6 +20,11 @@
 #  smi_views:opaque        a BinaryApi and a GSS-legacy command nvidia-smi
 #                          sends, at its sizes: refused by the default policy
 #                          (their handlers are closed GSP firmware).
+#  smi_views:sessions      another tenant (outside any sandbox) holds an NVENC
+#                          session; the sandbox's NVENC session statistics
+#                          show none (its policy cannot make sessions);
+#                          :sessions_video (video allowed) and the baseline
+#                          (no sandbox) show the fake's count, 1.
 #  smi_views:opaque_allowed  the same named by a policy file
 #                          (allow.control): performed, the fake's answers
 #                          passed on (BinaryApi NV_OK; the fake refuses
@@ -36,6 +41,34 @@ SMI_SWEEP_MIN=20
 SMI_NEW_CONTROLS="NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS NV2080_CTRL_GPU_GET_NVFBC_SW_SESSION_STATS
 NV2080_CTRL_CMD_ECC_GET_REPAIR_STATUS NV2080_CTRL_CMD_ECC_GET_UNREPAIRABLE_MEMORY_FLAG
 NV208F_CTRL_CMD_GPU_VERIFY_INFOROM"
+
+# smi_views:sessions*: another tenant, outside any sandbox, holds an NVENC
+# session record; the looker asks the GPU's NVENC session statistics in a
+# sandbox under the default policy (:sessions), under a policy allowing
+# the video group (:sessions_video), or without one (the baseline).
+run_smi_sessions() {
+	local mode=$1 name=$2 d="$tmp/${2//:/_}" gs=()
+	harness_rm_tree "$d"
+	mkdir -p "$d"
+	printf 'allow = compute, memory, monitoring, video\n' >"$d/video.policy"
+	[ "$mode" = sandbox ] && gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --trace --audit-log "$d/audit.jsonl" --)
+	[ "$name" = smi_views:sessions_video ] &&
+		gs=("$GPUSANDBOX" --mem "$QUOTA_ARG" --trace --policy "$d/video.policy" --audit-log "$d/audit.jsonl" --)
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '
+			d=$1 prog=$2
+			shift 2
+			"$prog" hold "$d/ready" >"$d/holder.out" 2>&1 &
+			i=0
+			while [ ! -e "$d/ready" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+			"$@" "$prog" sessions
+			rc=$?
+			touch "$d/ready.done"
+			wait
+			exit $rc' sh "$d" "$ADV/smi_views" ${gs[@]+"${gs[@]}"} >"$d/out" 2>"$d/err"
+	rc=$?
+	dir=$d
+}
 
 smi_no_refusal() {
 	local d=$1 n
@@ -110,6 +143,19 @@ check_smi_views() {
 			smi_performed "$d" "cmd=0x2080a618" 0x56 ||
 			{ why="not performed: $(grep -E '20810110|2080a618' "$d/err" | head -2)"; return 1; }
 		smi_no_refusal "$d" || return 1 ;;
+	smi_views:sessions)
+		grep -q '^held=NV_OK' "$d/holder.out" || { why="the other tenant holds no session: $(cat "$d/holder.out")"; return 1; }
+		[ "$(val_of "$d" nvenc)" = NV_OK ] && [ "$(val_of "$d" nvenc_sessions)" = 0 ] ||
+			{ why="$(tr '\n' ' ' <"$d/out"), want nvenc=NV_OK nvenc_sessions=0 (another tenant's session hidden)"; return 1; }
+		smi_performed "$d" NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS 0x0 ||
+			{ why="not performed by the supervisor"; return 1; }
+		smi_no_refusal "$d" || return 1 ;;
+	smi_views:sessions_video | baseline-smi_views:sessions)
+		# A sandbox that may make sessions sees the GPU-wide count (the
+		# driver keeps no per-client one); without a sandbox, the same.
+		grep -q '^held=NV_OK' "$d/holder.out" || { why="the other tenant holds no session: $(cat "$d/holder.out")"; return 1; }
+		[ "$(val_of "$d" nvenc)" = NV_OK ] && [ "$(val_of "$d" nvenc_sessions)" = 1 ] ||
+			{ why="$(tr '\n' ' ' <"$d/out"), want nvenc_sessions=1 (the fake's count)"; return 1; } ;;
 	baseline-smi_views:setters)
 		[ "$(val_of "$d" compute_mode)" = NV_OK ] && [ "$(val_of "$d" diag_write)" = NV_OK ] &&
 			[ "$(stat_of "$d" compute_mode_sets)" = 1 ] && [ "$(stat_of "$d" diag_config_writes)" = 1 ] ||

@@ -27,6 +27,12 @@
  *       0x2080a618 (8620 bytes) on the subdevice. Refused by the default
  *       policy; a policy file may name them (docs/security/monitoring.md).
  *       Prints binapi=, gss=.
+ *   smi_views hold FILE
+ *       another tenant: makes an NVENC_SW_SESSION (an encoder session
+ *       record) under its subdevice, creates FILE and holds until
+ *       FILE.done exists (bounded). Prints held=.
+ *   smi_views sessions
+ *       asks the NVENC session statistics: nvenc=, nvenc_sessions=.
  * The statuses are the program's account; the run is judged by the audit
  * log and stderr (tests/adv/run.sh check_smi_views) and, for the setters,
  * by the fake driver's own count of what reached it.
@@ -35,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adv.h"
 #include "nvrm/rm_abi.h"
@@ -50,6 +57,12 @@
 #define BINAPI_0110_SIZE 1u
 #define GSS_A618_SIZE    8620u
 #define NV2080_CTRL_GSS_A618 0x2080a618u
+#define H_SESSION 0x5c00e005u
+/* NVA0BC_ALLOC_PARAMETERS: 20 bytes (nvrm/v580/classes.def), zeroed. */
+#define SESSION_PARAMS 20u
+#define HOLD_POLLS 1200
+#define HOLD_POLL_US 50000
+#define PATH_BYTES 4096
 /* The largest monitoring control's params (GET_PID_INFO, 14408 on 580). */
 #define SWEEP_BUF (64u * 1024u)
 #define DEFAULT_DRIVER "580.95.05"
@@ -202,6 +215,38 @@ static int opaque(void)
 	return 0;
 }
 
+static int hold(const char *file)
+{
+	static uint8_t params[SESSION_PARAMS];
+	char done[PATH_BYTES];
+	struct rmc_session s;
+	nv_handle_t h = H_SESSION;
+	FILE *f;
+
+	adv_session_or_die(&s, -1, "smi_views hold");
+	rmc_status_t st = rmc_alloc(s.fd, NULL, s.client, s.subdevice, &h, NVENC_SW_SESSION, params, 0);
+	printf("held=%s\n", rmc_status_str(st));
+	fflush(stdout);
+	snprintf(done, sizeof(done), "%s.done", file);
+	f = fopen(file, "w");
+	if (!f)
+		return 1;
+	fclose(f);
+	for (int i = 0; i < HOLD_POLLS && access(done, F_OK) != 0; i++)
+		usleep(HOLD_POLL_US);
+	return st == NV_OK ? 0 : 1;
+}
+
+static int sessions(void)
+{
+	struct rmc_session s;
+
+	adv_session_or_die(&s, -1, "smi_views sessions");
+	session_stats(&s, "nvenc", NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS);
+	rmc_session_close(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "views") == 0)
@@ -210,6 +255,10 @@ int main(int argc, char **argv)
 		return setters();
 	if (argc == 2 && strcmp(argv[1], "opaque") == 0)
 		return opaque();
-	fprintf(stderr, "usage: smi_views views|setters|opaque\n");
+	if (argc == 3 && strcmp(argv[1], "hold") == 0)
+		return hold(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "sessions") == 0)
+		return sessions();
+	fprintf(stderr, "usage: smi_views views|setters|opaque|sessions|hold FILE\n");
 	return 2;
 }
