@@ -48,10 +48,12 @@ static const struct group_info groups[GS_GROUP_N] = {
 	[GS_GROUP_MONITORING] = { "monitoring",
 		"queries of the GPU's processes and MIG monitor sessions made by NVML "
 		"on behalf of PyTorch, and the read-only telemetry queries nvidia-smi "
-		"and JAX make: board, VBIOS and InfoROM versions, temperature, "
-		"P-state, persistence mode, accounting state, PCIe counters, bus and "
-		"NVLink capabilities, and which values the driver keeps fresh in the "
-		"shared telemetry page (traced)" },
+		"and JAX make: board, VBIOS and InfoROM versions and InfoROM check, "
+		"temperature, P-state, persistence mode, accounting state, PCIe "
+		"counters, bus and NVLink capabilities, retired pages and ECC repair "
+		"state, video session statistics, and which values the driver keeps "
+		"fresh in the shared telemetry page; the display and diagnostics "
+		"objects nvidia-smi allocates, whose other controls stay refused (traced)" },
 	[GS_GROUP_VIDEO] = { "video",
 		"NVDEC, NVENC, NVJPG and OFA engines of every chip generation from "
 		"Turing to Blackwell, the NVENC software session and their caps "

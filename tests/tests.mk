@@ -18,7 +18,7 @@ TESTS_BUILD      := $(BUILD)/tests
 TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_tables.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
 TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
-TESTS_HDRS       := include/nvrm_abi.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
+TESTS_HDRS       := include/nvrm_abi.h include/nvrm_monitoring.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
                     tests/fakedrv/fake_rm.h
 
 # Dynamically linked adversarial programs.
@@ -26,7 +26,7 @@ TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
                     fd_pass dup_free close_reopen client_reuse client_refree client_flip client_fdswap io_uring odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
                     policy_verdicts engines video_sessions learn_needs managed lone_channels own_driver per_gpu audit_hostile handle_zero \
                     dmabuf share_import fd_export pid_list group_dup dup_cross grown_tail retry_loop default_caps slow_call quick_return clients dupcache \
-                    uvm_hold uvm_share uvm_ctlfd continue_swap uvm_channel sem_surf audit_reach
+                    uvm_hold uvm_share uvm_ctlfd continue_swap uvm_channel sem_surf audit_reach smi_views
 # Statically linked ones: raw ioctls from a binary no preload library can
 # reach.
 TESTS_ADV_STATIC := static_raw

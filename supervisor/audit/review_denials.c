@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nvrm_abi.h"
 #include "quota.h"
 #include "review.h"
 
@@ -109,6 +110,20 @@ static void allow_fix(const struct review_sandbox *sb, const struct review_rec *
 		snprintf(buf, len, "allow.%s = %s (policy file)", kind, r->object);
 }
 
+/* A bit-15 (GSS-legacy) control without the administrator bit: gpusandbox
+ * has no row for it, yet a policy may name it (policy.c explicit_item: its
+ * bytes go to GSP opaque, no pointer followed), so its refusal has a line. */
+static bool nameable_opaque_control(const struct review_rec *r)
+{
+	char *end;
+	unsigned long cmd;
+
+	if (strcmp(r->kind, "control") != 0 || strncmp(r->object, "0x", 2) != 0)
+		return false;
+	cmd = strtoul(r->object, &end, 16);
+	return *end == '\0' && cmd <= UINT32_MAX && nv_ctrl_is_gsp_opaque((uint32_t)cmd);
+}
+
 /* The refusals by the policy or the sandbox's fixed rules, by reason:
  * only some have a line that lifts them. */
 static void policy_fix(const struct review_sandbox *sb, const struct review_rec *r, char *buf,
@@ -118,6 +133,9 @@ static void policy_fix(const struct review_sandbox *sb, const struct review_rec 
 		snprintf(buf, len, "none: gpusandbox refuses escape %s itself (SECURITY.md says why)", r->object);
 	else if (strstr(r->reason, "not allowed by the policy") && r->object[0])
 		allow_fix(sb, r, buf, len);
+	else if (strstr(r->reason, "unknown to gpusandbox") && nameable_opaque_control(r))
+		snprintf(buf, len, "allow.control = %s (policy file; opaque to gpusandbox, run by GSP's "
+		         "closed firmware: a trust decision, docs/security/monitoring.md)", r->object);
 	else if (strstr(r->reason, "unknown to gpusandbox"))
 		snprintf(buf, len, "none: gpusandbox does not know %s %s, so no policy can allow it",
 		         r->kind[0] ? r->kind : "object", r->object);

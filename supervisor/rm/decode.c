@@ -185,6 +185,9 @@ static bool supervisor_reads_params(uint32_t cmd)
 	case NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2:
 	case NV0000_CTRL_CMD_GPU_GET_UUID_FROM_GPU_ID:
 	case NV0000_CTRL_CMD_GPUACCT_GET_ACCOUNTING_STATE:
+	/* Zeroed for a sandbox that can hold no session (exec_pids.c). */
+	case NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS:
+	case NV2080_CTRL_GPU_GET_NVFBC_SW_SESSION_STATS:
 	/* Read by --p2p-register answer, which answers them without the
 	 * driver and so must make the driver's size check itself. */
 	case NV503C_CTRL_CMD_REGISTER_VIDMEM:

@@ -122,6 +122,12 @@ TESTS=(
 	"fd_export:charged|sandbox|fd_export cross"
 	"fd_export:charged_over|sandbox|fd_export cross"
 	"pid_list|sandbox|pid_list"
+	"smi_views|sandbox|smi_views views"
+	"smi_views:setters|sandbox|smi_views setters"
+	"smi_views:opaque|sandbox|smi_views opaque"
+	"smi_views:opaque_allowed|sandbox|smi_views opaque"
+	"smi_views:sessions|sandbox|smi_views sessions"
+	"smi_views:sessions_video|sandbox|smi_views sessions"
 	"group_dup|sandbox|group_dup"
 	"dup_cross|sandbox|dup_cross"
 	"default_caps|sandbox|default_caps"
@@ -186,6 +192,8 @@ TESTS=(
 	"baseline-fd_export:native|bare|fd_export one"
 	"baseline-fd_export:hostile|bare|fd_export hostile"
 	"baseline-pid_list|bare|pid_list"
+	"baseline-smi_views:setters|bare|smi_views setters"
+	"baseline-smi_views:sessions|bare|smi_views sessions"
 	"baseline-group_dup|bare|group_dup"
 	"baseline-dup_cross|bare|dup_cross"
 	"baseline-default_caps|bare|default_caps"
@@ -369,6 +377,14 @@ run_case() {
 	[ "$name" = video_sessions:one_engine ] && fake_extra=(--engines nvdec=1,nvjpg=1)
 	# A GPU with NVENC engines (an H200 has none): 3, as Ada's AD102.
 	[ "$name" = video_sessions:nvenc ] && fake_extra=(--engines nvdec=$NVENC_GPU_NVDEC,nvenc=$NVENC_GPU_NVENC)
+	# smi_views: each call on stderr with its verdict (performed: allow).
+	[ "$prog" = smi_views ] && sb_gpus=(--trace)
+	# ...and the closed-firmware commands named by a policy file.
+	if [ "$name" = smi_views:opaque_allowed ]; then
+		printf 'allow = compute, memory, monitoring\nallow.control = 0x20810110, 0x2080a618\n' \
+			>"$d/opaque.policy"
+		sb_gpus=(--trace --policy "$d/opaque.policy")
+	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
@@ -948,6 +964,7 @@ check_uvm_channel() {
 }
 . tests/adv/dupcache_checks.sh
 . tests/adv/audit_reach.sh
+. tests/adv/smi_checks.sh
 
 # uvm_ctlfd: the maps naming another file are refused (INSUFFICIENT_PERMISSIONS
 # in the struct, audited), the supervisor asks the served file nothing
@@ -1593,6 +1610,8 @@ for t in "${TESTS[@]}"; do
 		run_fd_export "$name" "${argv[1]}"
 	elif [ "$prog" = pid_list ]; then
 		run_pid_list "$mode" "$name"
+	elif [ "$prog" = smi_views ] && [ "${argv[1]}" = sessions ]; then
+		run_smi_sessions "$mode" "$name"
 	elif [ "$prog" = uvm_ctlfd ] && { [ "${argv[1]}" = fuse ] || [ "${argv[1]}" = race ]; }; then
 		run_ownfs "$name" "${argv[1]}"
 	else
@@ -1615,6 +1634,10 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$prog" = pid_list ]; then
 		check_pid_list "$name" "$dir" && pass "$name" || fail "$name" "$why"
+		continue
+	fi
+	if [ "$prog" = smi_views ]; then
+		check_smi_views "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$name" = outlive ] && ! check_outlive "$dir"; then

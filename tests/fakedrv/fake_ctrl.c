@@ -396,6 +396,13 @@ static nv_status_t control(const struct fake_caller *who, struct nvos54 *ctl)
 		free(params);
 		return st;
 	}
+	if (fake_smi_models(ctl->cmd)) {
+		st = fake_smi_control(o, ctl->cmd, params, ctl->params_size, &dirty);
+		if (st == NV_OK && dirty && fake_mem_write(who->pid, ctl->params, params, ctl->params_size))
+			st = NV_ERR_INVALID_ADDRESS;
+		free(params);
+		return st;
+	}
 	if (fake_p2p_is_registration(ctl->cmd)) {
 		st = fake_p2p_control(c, o, ctl->cmd, params, ctl->params_size);
 		free(params);
@@ -570,6 +577,8 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "p2p_unregister_failed", 0, false, fake_st.p2p_unregister_failed);
 	put(&b, "p2p_registrations_live", 0, false, fake_p2p_live());
 	put(&b, "p2p_objects_made", 0, false, fake_st.p2p_objects_made);
+	put(&b, "compute_mode_sets", 0, false, fake_st.compute_mode_sets);
+	put(&b, "diag_config_writes", 0, false, fake_st.diag_config_writes);
 	pthread_mutex_unlock(&fake_st.lock);
 	return b.len;
 }

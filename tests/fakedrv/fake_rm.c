@@ -523,6 +523,10 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 			return st;
 		break;
 	case K_OTHER:
+		/* nvidia-smi's display and diagnostics objects (fake_smi.c). */
+		st = fake_smi_alloc_check(c, h_parent, pk, cls);
+		if (st != NV_OK)
+			return st;
 		break;
 	}
 

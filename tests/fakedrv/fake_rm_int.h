@@ -194,9 +194,19 @@ struct fake_state {
 	/* Objects exported to and imported from control files, and export
 	 * files found released (fake_export.c). */
 	uint64_t         exports_made, imports_made, export_files_released;
+	/* Setters nvidia-smi sends as an administrator, performed
+	 * (fake_smi.c): the fake's account of whether one got through. */
+	uint64_t         compute_mode_sets, diag_config_writes;
 };
 extern struct fake_state fake_st;
 
+
+/* fake_smi.c: nvidia-smi's classes and queries beyond the memory and
+ * process reports, as on an H200 (no display engine). */
+nv_status_t fake_smi_alloc_check(const struct client *c, nv_handle_t h_parent, enum obj_kind parent_kind,
+                                 uint32_t cls);
+bool        fake_smi_models(uint32_t cmd);
+nv_status_t fake_smi_control(const struct obj *o, uint32_t cmd, void *params, uint32_t size, bool *dirty);
 
 /* fake_semsurf.c: the checks and dups of semsurfConstruct_IMPL; on
  * success kept[] holds a reference on each memory object the surface

@@ -417,6 +417,7 @@ const char *rmc_status_str(rmc_status_t st)
 	case NV_ERR_INVALID_OBJECT_HANDLE: return "INVALID_OBJECT_HANDLE";
 	case NV_ERR_NOT_SUPPORTED: return "NOT_SUPPORTED";
 	case NV_ERR_OBJECT_NOT_FOUND: return "OBJECT_NOT_FOUND";
+	case NV_ERR_STATE_IN_USE: return "STATE_IN_USE";
 	default:
 		snprintf(buf, sizeof(buf), "status:0x%x", st);
 		return buf;

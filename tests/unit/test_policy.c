@@ -449,15 +449,37 @@ static void test_verdicts(void)
 		{ RULES_DEFAULT, true, 0x20808546, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x20810111, false, NV_ERR_NOT_SUPPORTED,
-		  "control unknown to gpusandbox", NULL },
+		  "control not allowed by the policy", NULL },
 		{ RULES_DEFAULT, true, 0x2080a612, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
 		{ RULES_DEFAULT, true, 0x20810110, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", NULL },
+		/* nvidia-smi's diagnostics and display objects (2026-12-02
+		 * round 2): harmless handles in monitoring, their controls
+		 * refused (diag's config register write is unknown, the
+		 * display's ACPI method privileged); still allowed by the
+		 * group they had. */
+		{ RULES_DEFAULT, false, 0x208f, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, false, 0x0073, true, NV_OK, NULL, "monitoring" },
+		{ RULES_VIDEO, false, 0x208f, false, NV_ERR_INVALID_CLASS,
+		  "class not allowed by the policy", "monitoring" },
+		{ RULES_DEFAULT, true, 0x208f0703, false, NV_ERR_NOT_SUPPORTED,
 		  "control unknown to gpusandbox", NULL },
-		{ RULES_DEFAULT, false, 0x208f, false, NV_ERR_INVALID_CLASS,
-		  "class not allowed by the policy", "debug" },
-		{ RULES_DEFAULT, false, 0x0073, false, NV_ERR_INVALID_CLASS,
-		  "class not allowed by the policy", "graphics" },
+		{ RULES_DEFAULT, true, 0x00730120, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", "privileged" },
+		/* -q's session statistics, retired pages and ECC repair
+		 * flags: flat non-privileged queries */
+		{ RULES_DEFAULT, true, 0x2080016d, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x2080017b, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20801322, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20803404, true, NV_OK, NULL, "monitoring" },
+		{ RULES_DEFAULT, true, 0x20803406, true, NV_OK, NULL, "monitoring" },
+		/* the diagnostics object's InfoROM check, the one NV208F
+		 * control in a group */
+		{ RULES_DEFAULT, true, 0x208f1105, true, NV_OK, NULL, "monitoring" },
+		/* the setter next to them stays refused (nvidia-smi -c) */
+		{ RULES_DEFAULT, true, 0x20800130, false, NV_ERR_NOT_SUPPORTED,
+		  "control not allowed by the policy", "privileged" },
 		{ RULES_DEFAULT, true, 0x83de0315, false, NV_ERR_NOT_SUPPORTED,
 		  "control not allowed by the policy", "debug" },
 		{ RULES_DEFAULT, true, 0x2080110b, false, NV_ERR_NOT_SUPPORTED,
@@ -574,7 +596,7 @@ static void test_tables(void)
 		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
 		CHECK(ci->group < GS_GROUP_N);
 	}
-	CHECK(n_ctrl_members == 157);
+	CHECK(n_ctrl_members == 163);
 	for (unsigned g = 0; g < GS_GROUP_N; g++) {
 		const char *nm = gs_group_name((enum gs_group)g);
 		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);

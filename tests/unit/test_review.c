@@ -157,6 +157,17 @@ static void test_fixes(void)
 	r.object = "0x2080014b";
 	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
 	CHECK(strncmp(fix, "none: gpusandbox does not know control 0x2080014b", 49) == 0);
+	/* A bit-15 control has no row but a policy may name it; one with
+	 * the administrator bit (0xc000) or a BinaryApi command may not. */
+	r.object = "0x2080a618";
+	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
+	CHECK(strncmp(fix, "allow.control = 0x2080a618 (policy file; opaque", 47) == 0);
+	r.object = "0x2080e61b";
+	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
+	CHECK(strncmp(fix, "none: gpusandbox does not know control 0x2080e61b", 49) == 0);
+	r.object = "0x20810110";
+	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
+	CHECK(strncmp(fix, "none: gpusandbox does not know control 0x20810110", 49) == 0);
 	r.outcome = "device_full";
 	review_fix_text(&sb, &r, 0, fix, sizeof(fix));
 	CHECK(strncmp(fix, "none in gpusandbox: GPU 0 itself was full", 41) == 0);

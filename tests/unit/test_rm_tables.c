@@ -330,6 +330,9 @@ static void test_controls(void)
 			{ 0x208001a4, 16 },   { 0x208001b2, 4 },    { 0x20801813, 76 },
 			{ 0x20801819, 32 },   { 0x20801829, 12 },   { 0x20801830, 4 },
 			{ 0x20803083, 39 },   { 0x90e70113, 16 },   { 0x90e70119, 8 },
+			/* nvidia-smi -q (2026-12-02, round 2) */
+			{ 0x2080016d, 12 },   { 0x2080017b, 12 },   { 0x20801322, 2056 },
+			{ 0x20803404, 2 },    { 0x20803406, 1 },    { 0x208f1105, 8 },
 		};
 		for (i = 0; i < LEN(flat); i++) {
 			ci = rm_ctrl_lookup(RM_ABI, flat[i].cmd);
@@ -344,12 +347,16 @@ static void test_controls(void)
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a097) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a612) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a618) == NULL);
-	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810110) == NULL);
+	/* the BinaryApi ones have rows in no group, so that a policy can
+	 * name them (docs/security/monitoring.md) */
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810110) != NULL &&
+	      rm_ctrl_lookup(RM_ABI, 0x20810110)->group == GS_GROUP_NONE);
 	/* and those of the 2026-12-02 run: GSS legacy (thermal, perf) and
 	 * BinaryApi, all handled inside GSP's closed firmware */
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x20808546) == NULL);
 	CHECK(rm_ctrl_lookup(RM_ABI, 0x2080a080) == NULL);
-	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810111) == NULL);
+	CHECK(rm_ctrl_lookup(RM_ABI, 0x20810111) != NULL &&
+	      rm_ctrl_lookup(RM_ABI, 0x20810111)->group == GS_GROUP_NONE);
 	/* GPU_DETACH_IDS: a no-op on Linux, flat, 128 bytes (issue #29). */
 	ci = rm_ctrl_lookup(RM_ABI, 0x00000216);
 	CHECK(ci && ci->params_size == 128 && ci->n_embedded == 0 && ci->group == GS_GROUP_MONITORING);
@@ -446,7 +453,7 @@ static void test_abi_join(void)
 	known = 0;
 	for (size_t i = 0; i < rm_ctrl_table_size(RM_ABI); i++)
 		known += rm_ctrl_table_at(RM_ABI, i)->known;
-	CHECK(v580_ctrl_rows == 183);
+	CHECK(v580_ctrl_rows == 191);
 	CHECK(known == v580_ctrl_rows);
 	known = 0;
 	for (uint32_t nr = 0; nr < 256; nr++)

@@ -24,6 +24,9 @@
 #   video_sessions              GET_ENGINES_V2: 252/260 bytes on 535/550, 340
 #                               from 570 (the supervisor's own question of
 #                               the engines a session spans, exec_engines.c)
+#   smi_views                   every monitoring control at the branch's size
+#                               (ECC_GET_REPAIR_STATUS absent before 580), and
+#                               nvidia-smi's setters and opaque commands
 #   sm: sm50, two, fail         UTIL_SAMPLES_V2: 34000/50704 bytes on 535/550
 #                               (closed loop: the summary's open_loop is false)
 #   learn-gsp                   --learn on the branch admits the bit-15 (GSP)
@@ -43,7 +46,7 @@ VERSIONS=(535.288.01 550.163.01 570.211.01 590.48.01 595.45.04)
 [ $# -gt 0 ] && VERSIONS=("$@")
 ADV_CASES=(fb_report baseline-fb_report gpus gpus_uuid baseline-gpus channels lone_channels
 	race_size:class static_raw vidheap xfer vidheap_egm baseline-vidheap_egm engines
-	policy_verdicts video_sessions)
+	policy_verdicts video_sessions smi_views)
 SM_CASES=(sm50 two fail)
 
 passed=0 failed=0

@@ -332,6 +332,7 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	if (pids)
 		gs_pids_after(c, top->cmd, c->scratch->params, f->psize, &rw);
 	if (rc == 0 && top->status == NV_OK) {
+		gs_session_stats_after(c, top->cmd, c->scratch->params, f->psize);
 		note_client(c, top->h_client);
 		after_control(c, top, f->psize);
 		/* --sm: the workload must not get its channels back in an off

@@ -207,6 +207,10 @@ void gs_pids_before(const struct call *c, uint32_t cmd, uint8_t *params, uint32_
                     struct gs_pid_rewrite *rw);
 void gs_pids_after(const struct call *c, uint32_t cmd, uint8_t *params, uint32_t psize,
                    const struct gs_pid_rewrite *rw);
+/* The GPU's NVENC and NvFBC session statistics: zero (no session) for a
+ * sandbox whose policy does not let it make such sessions; after a
+ * successful driver call, on our copy of the params. */
+void gs_session_stats_after(const struct call *c, uint32_t cmd, uint8_t *params, uint32_t psize);
 
 /* RM_FREE, RM_DUP_OBJECT, RM_SHARE and REGISTER_FD (exec_handles.c). */
 struct answer handle_free(struct call *c);

@@ -22,7 +22,8 @@
  * The process named must still be the sandbox's after the driver answered
  * (a pid reused by another tenant in between would be answered for it).
  * What stays: the device totals are the quota's already (FB_GET_INFO,
- * exec_control.c).
+ * exec_control.c). The NVENC and NvFBC session statistics, at the end:
+ * zeroed for a sandbox that cannot make such sessions.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -30,6 +31,8 @@
 #include <string.h>
 
 #include "exec_int.h"
+#include "groups.h"
+#include "nvrm_monitoring.h"
 
 /* PID namespaces nest 32 deep at most (the kernel's MAX_PID_NS_LEVEL). */
 #define NSPID_MAX 33
@@ -150,4 +153,41 @@ void gs_pids_after(const struct call *c, uint32_t cmd, uint8_t *params, uint32_t
 		memset(&e->mem_private, 0, sizeof(*e) - offsetof(struct nv2080_gpu_pid_info, mem_private));
 		e->result = NV_ERR_INVALID_ARGUMENT;
 	}
+}
+
+/*
+ * GPU_GET_NVENC_SW_SESSION_STATS and GPU_GET_NVFBC_SW_SESSION_STATS count
+ * the GPU's software sessions of every client and average what those
+ * reported (subdeviceCtrlCmdGpuGetNvencSwSessionStats_IMPL and its NvFBC
+ * twin, subdevice_ctrl_gpu_kernel.c, 580.95.05): another tenant's encoding
+ * or screen capture, in aggregate. A sandbox whose policy does not allow
+ * the session's class (NVENC_SW_SESSION: video, NVFBC_SW_SESSION:
+ * graphics) can hold none, so its own view is what the driver answers for
+ * a GPU without sessions: count and averages 0 (the same handler's empty
+ * list). One that may make sessions is shown the driver's GPU-wide figures:
+ * the driver keeps no per-client ones (docs/security/monitoring.md).
+ * Only a performed, successful answer is rewritten, in our copy, at the
+ * driver's size (decode.c refuses another).
+ */
+static uint32_t session_class_of(uint32_t cmd)
+{
+	switch (cmd) {
+	case NV2080_CTRL_GPU_GET_NVENC_SW_SESSION_STATS:
+		return NVENC_SW_SESSION;
+	case NV2080_CTRL_GPU_GET_NVFBC_SW_SESSION_STATS:
+		return NVFBC_SW_SESSION;
+	default:
+		return 0;
+	}
+}
+
+void gs_session_stats_after(const struct call *c, uint32_t cmd, uint8_t *params, uint32_t psize)
+{
+	uint32_t cls = session_class_of(cmd);
+
+	if (!cls || psize != sizeof(struct nv2080_sw_session_stats))
+		return;
+	if (gs_rules_class(c->sb->rm_abi, c->sb->rules, cls).allowed)
+		return;
+	memset(params, 0, sizeof(struct nv2080_sw_session_stats));
 }
