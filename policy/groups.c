@@ -53,7 +53,10 @@ static const struct group_info groups[GS_GROUP_N] = {
 		"counters, bus and NVLink capabilities, retired pages and ECC repair "
 		"state, video session statistics, and which values the driver keeps "
 		"fresh in the shared telemetry page; the display and diagnostics "
-		"objects nvidia-smi allocates, whose other controls stay refused (traced)" },
+		"objects nvidia-smi allocates, whose other controls stay refused; and "
+		"nvidia-smi's power, clock, perf and thermal commands that GSP's "
+		"firmware answers, which the driver answers an unprivileged user "
+		"as it answers root (traced)" },
 	[GS_GROUP_VIDEO] = { "video",
 		"NVDEC, NVENC, NVJPG and OFA engines of every chip generation from "
 		"Turing to Blackwell, the NVENC software session and their caps "

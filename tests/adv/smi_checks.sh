@@ -135,6 +135,16 @@ check_smi_views() {
 			grep -q "$k" "$d/audit.jsonl" || { why="no audit record with $k"; return 1; }
 		done ;;
 	smi_views:opaque)
+		# The default policy: in monitoring (answered natively to an
+		# unprivileged user), performed, no refusal.
+		[ "$(val_of "$d" binapi)" = NV_OK ] && [ "$(val_of "$d" gss)" = NOT_SUPPORTED ] ||
+			{ why="$(tr '\n' ' ' <"$d/out"), want binapi=NV_OK gss=NOT_SUPPORTED (the fake's)"; return 1; }
+		smi_performed "$d" "NV2081_BINAPI_CTRL_0x20810110" 0x0 &&
+			smi_performed "$d" "cmd=0x2080a618 NV2080_CTRL_GSS_LEGACY" 0x56 ||
+			{ why="not performed: $(grep -E '20810110|2080a618' "$d/err" | head -2)"; return 1; }
+		smi_no_refusal "$d" || return 1 ;;
+	smi_views:opaque_no_monitoring)
+		# A policy without monitoring: both refused by it, audited.
 		[ "$(val_of "$d" binapi)" = NOT_SUPPORTED ] && [ "$(val_of "$d" gss)" = NOT_SUPPORTED ] ||
 			{ why="$(tr '\n' ' ' <"$d/out"), want binapi=NOT_SUPPORTED gss=NOT_SUPPORTED"; return 1; }
 		grep -q 'gpusandbox: 2 calls refused' "$d/err" ||
@@ -142,13 +152,6 @@ check_smi_views() {
 		grep -q '"control_name":"NV2081_BINAPI_CTRL_0x20810110".*"reason":"control not allowed by the policy"' \
 			"$d/audit.jsonl" ||
 			{ why="no audit record of the BinaryApi command refused by the policy"; return 1; } ;;
-	smi_views:opaque_allowed)
-		[ "$(val_of "$d" binapi)" = NV_OK ] && [ "$(val_of "$d" gss)" = NOT_SUPPORTED ] ||
-			{ why="$(tr '\n' ' ' <"$d/out"), want binapi=NV_OK gss=NOT_SUPPORTED (the fake's)"; return 1; }
-		smi_performed "$d" "NV2081_BINAPI_CTRL_0x20810110" 0x0 &&
-			smi_performed "$d" "cmd=0x2080a618" 0x56 ||
-			{ why="not performed: $(grep -E '20810110|2080a618' "$d/err" | head -2)"; return 1; }
-		smi_no_refusal "$d" || return 1 ;;
 	smi_views:sessions)
 		grep -q "^held=$(smi_held)" "$d/holder.out" || { why="the other tenant: $(cat "$d/holder.out"), want held=$(smi_held)"; return 1; }
 		[ "$(val_of "$d" nvenc)" = NV_OK ] && [ "$(val_of "$d" nvenc_sessions)" = 0 ] ||

@@ -24,8 +24,10 @@
  *       two of nvidia-smi's commands whose handlers are closed GSP
  *       firmware, at their native sizes (H200, 580.159.04): BinaryApi
  *       0x20810110 (1 byte) on a BinaryApi object and the GSS-legacy
- *       0x2080a618 (8620 bytes) on the subdevice. Refused by the default
- *       policy; a policy file may name them (docs/security/monitoring.md).
+ *       0x2080a618 (8620 bytes) on the subdevice. In monitoring (the
+ *       driver answers them to an unprivileged user as to root): allowed
+ *       by the default policy, refused by one without monitoring
+ *       (docs/security/monitoring.md).
  *       Prints binapi=, gss=.
  *   smi_views hold FILE
  *       another tenant: makes an NVENC_SW_SESSION (an encoder session

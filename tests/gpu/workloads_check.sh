@@ -10,9 +10,8 @@
 #     --query-compute-apps and dmon -c 1, each with an audit log whose
 #     refusals are listed (gpusandbox audit denials), while another
 #     tenant (a second sandbox) holds memory: its pid must not show;
-#     then each view natively, under the default policy and under
-#     policy/nvidia-smi-telemetry.policy (the trust decision of
-#     docs/security/monitoring.md): its refusals and its N/A fields.
+#     then each view natively and under the default policy: its
+#     refusals and its N/A fields.
 # Usage: tests/gpu/workloads_check.sh [OUTDIR]   (build first: make static)
 cd "$(dirname "$0")/../.." || exit 2
 set -u
@@ -73,24 +72,19 @@ for args in "" "-q" "--query-gpu=name,memory.used,memory.total,utilization.gpu -
 	grep -iE "MiB|pid|No running|Failed|Unknown|error|insufficient" "$OUT/smi$i.out" | head -12
 	echo "denials: $("$B" audit denials "$OUT/smi$i.audit.jsonl" 2>&1 | head -20 | tr '\n' '|')"
 done
-# N/A fields and refusals per view: natively, default policy, telemetry policy.
+# N/A fields and refusals per view: natively and under the default policy.
 refused() { sed -n 's/^gpusandbox: \([0-9]*\) calls\{0,1\} refused.*/\1/p' "$1" | tail -1 | grep . || echo 0; }
 i=0
 for args in "" "-q" "dmon -c 1"; do
 	i=$((i + 1))
 	# shellcheck disable=SC2086 # args are words
 	timeout 60 nvidia-smi $args > "$OUT/na$i.native" 2>&1
-	for pol in default telemetry; do
-		popt=()
-		[ "$pol" = telemetry ] && popt=(--policy policy/nvidia-smi-telemetry.policy)
-		# shellcheck disable=SC2086 # args are words
-		timeout 60 "$B" --user root --mem 3g ${popt[@]+"${popt[@]}"} --audit-log "$OUT/na$i.$pol.jsonl" -- nvidia-smi $args \
-			> "$OUT/na$i.$pol" 2>&1
-	done
+	# shellcheck disable=SC2086 # args are words
+	timeout 60 "$B" --user root --mem 3g --audit-log "$OUT/na$i.default.jsonl" -- nvidia-smi $args \
+		> "$OUT/na$i.default" 2>&1
 	echo "-- nvidia-smi $args: N/A native $(grep -c 'N/A' "$OUT/na$i.native")," \
-		"default $(grep -c 'N/A' "$OUT/na$i.default") (refused $(refused "$OUT/na$i.default"))," \
-		"telemetry $(grep -c 'N/A' "$OUT/na$i.telemetry") (refused $(refused "$OUT/na$i.telemetry"))"
-	for pol in default telemetry; do
+		"default $(grep -c 'N/A' "$OUT/na$i.default") (refused $(refused "$OUT/na$i.default"))"
+	for pol in default; do
 		echo "   $pol denials (count x object): $("$B" audit denials --format csv "$OUT/na$i.$pol.jsonl" 2>&1 |
 			awk -F, 'NR > 1 { gsub(/"/, "", $5); printf "%sx%s ", $1, $5 }')"
 	done
