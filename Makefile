@@ -58,7 +58,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_rotate.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
-                   supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
+                   supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c supervisor/audit/outcome.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
