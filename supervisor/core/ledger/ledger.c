@@ -112,7 +112,7 @@ static int table_grow(struct ledger *l)
 	return 0;
 }
 
-static int table_insert(struct ledger *l, uint32_t idx)
+int ledger_table_insert(struct ledger *l, uint32_t idx)
 {
 	/* Keep the load under 1/2 so probes stay short. */
 	if ((l->table_used + 1) * 2 > l->table_cap && table_grow(l) < 0)
@@ -123,7 +123,7 @@ static int table_insert(struct ledger *l, uint32_t idx)
 	return 0;
 }
 
-static void table_remove(struct ledger *l, uint32_t client, uint32_t handle)
+void ledger_table_remove(struct ledger *l, uint32_t client, uint32_t handle)
 {
 	uint32_t mask = l->table_cap - 1;
 	uint32_t i = table_find_slot(l, key_of(client, handle));
@@ -484,7 +484,7 @@ static void free_subtree(struct ledger *l, uint32_t root, uint64_t released[GS_M
 		}
 		l->n_resumed -= o->resumed;
 		l->n_adopted -= o->adopted;
-		table_remove(l, o->client, o->handle);
+		ledger_table_remove(l, o->client, o->handle);
 		o->used = false;
 		o->next_sibling = l->free_obj;
 		l->free_obj = cur;
@@ -606,7 +606,7 @@ static int note_client(struct ledger *l, uint32_t h_client, int fd_for_watch)
 		close(l->objs[idx].watch_epfd);
 		l->objs[idx].watch_epfd = -1;
 	}
-	if (table_insert(l, idx) < 0) {
+	if (ledger_table_insert(l, idx) < 0) {
 		if (l->objs[idx].watch_epfd >= 0) {
 			watched_remove(l, idx);
 			close(l->objs[idx].watch_epfd);
@@ -708,7 +708,7 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 		o->gpu = gpu;
 	else
 		o->gpu = parent_idx != NONE ? l->objs[parent_idx].gpu : gpu;
-	if (table_insert(l, idx) < 0) {
+	if (ledger_table_insert(l, idx) < 0) {
 		o->used = false;
 		return -1;
 	}
