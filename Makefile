@@ -64,7 +64,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
                    supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
                    supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c \
-                   supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c \
+                   supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c \
                    supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
                    supervisor/core/tasks/stack.c supervisor/core/ledger/uvm_maps.c supervisor/core/own_client/own_rm.c supervisor/core/pipeline/exec_uvm.c \
                    supervisor/core/ledger/fd_exports.c supervisor/core/pipeline/exec_fdexport.c supervisor/core/pipeline/exec_pids.c \
@@ -124,7 +124,7 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
-FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_files.c \
+FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c supervisor/core/ledger/ledger_files.c \
                     supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 FUZZ_PLAN_SRCS := tests/fuzz/fuzz_plan.c supervisor/compute/plan.c
 PLAN_REPLAY := $(BUILD)/tests/fuzz/plan_replay

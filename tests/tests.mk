@@ -185,11 +185,11 @@ $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
-$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_files.c \
+$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c supervisor/core/ledger/ledger_files.c \
 		supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/ledger/ledger.h \
 		supervisor/core/ledger/ledger_watch.h supervisor/core/ledger/ledger_pins.h supervisor/core/ledger/ledger_obj.h tests/bench/bench_util.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c \
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c \
 		supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process),
