@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sm_clock.c - the compute share's clock (sm_clock.h).
+ *
+ * Security: the test's clock is a file shared with the test, and so
+ * perhaps with the workload: whoever writes it decides when the duty
+ * cycle's phases end. It is only ever used in the test build (its switch
+ * reads as unset in the binary `make install` ships, test_switch.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "gpusandbox.h"
+#include "sm_clock.h"
+#include "test_clock.h"
+
+/* On the test's clock, a sleep of d takes d / TEST_CLOCK_PACE of real
+ * time: the workload and the fake, which wait for the test's clock in
+ * real time, get the CPU, and a test's seconds take a tenth of them. */
+#define TEST_CLOCK_PACE 10u
+#define NS_PER_MS 1000000ull
+
+static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool clock_chosen;
+static gs_test_clock *test_clock;
+/* Where the duty thread's last sleep on the test's clock ended. */
+static _Atomic uint64_t woke_at;
+
+int gs_sm_clock_start(const char *path)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&clock_lock);
+	if (!clock_chosen && path) {
+		test_clock = gs_test_clock_map(path);
+		rc = test_clock ? 0 : -1;
+	}
+	clock_chosen = true;
+	pthread_mutex_unlock(&clock_lock);
+	return rc;
+}
+
+uint64_t gs_sm_now(void)
+{
+	return test_clock ? gs_test_clock_now(test_clock) : gs_monotonic_ns();
+}
+
+static void sleep_real_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / GS_NS_PER_S), (long)(t % GS_NS_PER_S) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+void gs_sm_sleep_until(uint64_t t)
+{
+	if (!test_clock) {
+		sleep_real_until(t);
+		return;
+	}
+	uint64_t now = gs_test_clock_now(test_clock);
+	if (t > now)
+		sleep_real_until(gs_monotonic_ns() + (t - now) / TEST_CLOCK_PACE);
+	uint64_t cur = atomic_load(&woke_at);
+	while (cur < t && !atomic_compare_exchange_weak(&woke_at, &cur, t))
+		;
+}
+
+bool gs_sm_catch_up(void)
+{
+	if (!test_clock)
+		return false;
+	gs_test_clock_advance(test_clock, atomic_load(&woke_at));
+	return true;
+}
+
+void gs_sm_wait_ms(unsigned ms)
+{
+	sleep_real_until(gs_monotonic_ns() + (uint64_t)ms * NS_PER_MS);
+}
