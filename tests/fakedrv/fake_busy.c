@@ -29,6 +29,9 @@
 uint64_t fake_now_ns(void)
 {
 	struct timespec ts;
+
+	if (fake_st.cfg.clock)
+		return gs_test_clock_now(fake_st.cfg.clock);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
