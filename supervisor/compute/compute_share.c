@@ -451,6 +451,7 @@ void gs_sm_stop(struct gs_compute_share *cs)
 		return;
 	atomic_store(&cs->stop, true);
 	pthread_join(cs->thread, NULL);
+	gs_sm_clock_stop();
 	cs->started = false;
 	pthread_mutex_lock(&cs->sb->lock);
 	cs_enable_everything(cs);

@@ -19,15 +19,18 @@
 int      gs_sm_clock_start(const char *path);
 /* Now, in nanoseconds. */
 uint64_t gs_sm_now(void);
-/* Sleeps until t. On the test's clock: a little real time (so that the
- * rest of the machine runs); the clock jumps to t at the next
- * gs_sm_catch_up. */
+/* Sleeps until t. On the test's clock: as long in real time (it never
+ * runs faster than real time), then says it sleeps until t; the clock gets
+ * there at the next gs_sm_catch_up. */
 void     gs_sm_sleep_until(uint64_t t);
-/* On the test's clock: moves it to where the last sleep ended, and says
- * so (true). Called with the sandbox lock held, so that the clock never
- * moves while a workload call is in the supervisor's hands. On
- * CLOCK_MONOTONIC: false, nothing done. */
+/* On the test's clock: waits until it reaches where the last sleep
+ * ended (moving it there once every participant sleeps, test_clock.h),
+ * and says so (true). Called with the sandbox lock held, so that this
+ * process never finds the clock moved while a workload call was in its
+ * hands. On CLOCK_MONOTONIC: false, nothing done. */
 bool     gs_sm_catch_up(void);
+/* The duty thread stopped: it no longer holds the test's clock back. */
+void     gs_sm_clock_stop(void);
 /* Waits ms of real time, the test's clock standing still: a wait for the
  * sandbox lock is the supervisor's time, not the GPU's, so that a
  * workload call holding the lock moves no phase edge on the test's clock. */

@@ -78,8 +78,9 @@ TOL=0.05
 # samples, which cut the jittered periods (20 ms +-25 %) at their edges,
 # so one window's measure is off by up to about one period's on-time per
 # edge (~0.0125 at 50 %) and the duty moves by 0.8 of that; the 4 s
-# measurement cuts a period at each end too (~0.006). Seen: 0.499-0.507
-# for 0.50, under three CPU hogs on two cores (load 9).
+# measurement cuts a period at each end too (~0.006). Seen beside two
+# CPU hogs on two cores (load 7-10): 0.250 0.500 0.750 0.400 0.300 0.400
+# 0.350 0.250 for sm25 sm50 sm75 two reschedule policy handoff churn.
 TOL_EXACT=0.02
 # (Real-clock cases.) The summary's achieved share is gpusandbox's own
 # measure (its sampler's windows after the warm-up), not the judgement:
