@@ -59,15 +59,15 @@
 # the overlap is 0 but for lending (guarantee). Seen beside two CPU hogs
 # (load ~10): cap-30-70 0.295/0.705 and 0.300/0.700, overlaps 0.000;
 # guar-25-25-50 overlap 0.000-0.009 (0.241 on the real clock in CI).
+# fight-churn: the fighting A got 0.338-0.353 of the GPU on the test's
+# clock (cap 0.30, bound 0.36), and 0.359 on the real clock beside the
+# same hogs: the churn itself gains A time near the bound, on either clock
+# (not the machine's load; not understood yet).
 # Left on the real clock, asserting rates by it as before (no test should;
 # these are what is left of issue #33's item):
 # - guar-idle, guar-idle-untimed: on the test's clock the timed idle rule
 #   never found its evidence (idle_own_evidence 0, no hand-over), on the
 #   real clock it does; not understood yet.
-# - fight-churn: on the test's clock the fighting A got 0.338-0.353 of
-#   the GPU (cap 0.30, bound 0.36), on the real clock 0.32; not understood
-#   yet (perhaps the race below: each of its 1100 processes makes a client
-#   under its sandbox lock while the other tenant may move the clock).
 # - fight-churn-chan: a workload call that makes a channel is continued
 #   and the channel switched off under that tenant's sandbox lock, but the
 #   clock is moved by whichever participant waits, without the other
@@ -150,7 +150,7 @@ TESTS=(
 	"host-dies|yes|test|a:40:cap:0:9000:500:-:2500 b:30:cap:300:3500:2500:-:- c:25:cap:400:3500:2500:-:-"
 	"no-coord-30-70|no|test|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
 	"fight-resched|yes|test|a:30:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
-	"fight-churn|yes|real|a:30:cap:0:$W:$M:-:-:tenant-churn b:70:cap:200:$W:$M:-:-"
+	"fight-churn|yes|test|a:30:cap:0:$W:$M:-:-:tenant-churn b:70:cap:200:$W:$M:-:-"
 	"fight-churn-chan|yes|real|a:30:cap:0:$W:$M:-:-:tenant-churn-chan b:70:cap:200:$W:$M:-:-"
 	"fight-resched-free|yes|test|a:-:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
 )
