@@ -63,17 +63,20 @@
 # clock (cap 0.30, bound 0.36), and 0.359 on the real clock beside the
 # same hogs: the churn itself gains A time near the bound, on either clock
 # (not the machine's load; not understood yet).
+# guar-idle and guar-idle-untimed too: B's tail share and the idle rule
+# used are judged there, the hand-over's ms printed (316-550 ms timed,
+# 1230-1300 ms counted, beside two CPU hogs). (The fake's samples start
+# half a poll off the supervisor's wake-ups on the test's clock,
+# FAKE_SAMPLE_PHASE_MS: else each was read at the instant it closed, where
+# the timed rule's guard never holds.)
 # Left on the real clock, asserting rates by it as before (no test should;
-# these are what is left of issue #33's item):
-# - guar-idle, guar-idle-untimed: on the test's clock the timed idle rule
-#   never found its evidence (idle_own_evidence 0, no hand-over), on the
-#   real clock it does; not understood yet.
-# - fight-churn-chan: a workload call that makes a channel is continued
-#   and the channel switched off under that tenant's sandbox lock, but the
-#   clock is moved by whichever participant waits, without the other
-#   processes' locks: a new channel ran up to a wake interval in another's
-#   window (overlap 0.15-0.20 on the test's clock, 0.001 on the real one).
-#   One process alone (tests/sm/run.sh) has no such race.
+# this is what is left of issue #33's item): fight-churn-chan. A workload
+# call that makes a channel is continued and the channel switched off
+# under that tenant's sandbox lock, but the clock is moved by whichever
+# participant waits, without the other processes' locks: a new channel ran
+# up to a wake interval in another's window (overlap 0.15-0.20 on the
+# test's clock, 0.001-0.004 on the real one). One process alone
+# (tests/sm/run.sh) has no such race.
 # Bands are honest but tolerant of a loaded CI machine: TOL 0.06.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -143,8 +146,8 @@ TESTS=(
 	"cap-25-25-50|yes|test|a:25:cap:0:$W:$M:-:- b:25:cap:200:$W:$M:-:- c:50:cap:300:$W:$M:-:-"
 	"guar-30-70|yes|test|a:30:guarantee:0:$W:$M:-:- b:70:guarantee:200:$W:$M:-:-"
 	"guar-25-25-50|yes|test|a:25:guarantee:0:$W:$M:-:- b:25:guarantee:200:$W:$M:-:- c:50:guarantee:300:$W:$M:-:-"
-	"guar-idle|yes|real|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
-	"guar-idle-untimed|yes|real|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
+	"guar-idle|yes|test|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
+	"guar-idle-untimed|yes|test|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
 	"cap-idle|yes|test|a:50:cap:0:6000:500:2000:- b:50:cap:0:1500:4000:-:-"
 	"oversub|yes|test|a:60:cap:0:$W:$M:-:- b:60:cap:200:$W:$M:-:-"
 	"host-dies|yes|test|a:40:cap:0:9000:500:-:2500 b:30:cap:300:3500:2500:-:- c:25:cap:400:3500:2500:-:-"
