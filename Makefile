@@ -279,9 +279,9 @@ tsan:
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/adv/run.sh $(TSAN_CASES_ADV)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
-		setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
+		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
-		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
+		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
 		GPUSANDBOX_SWITCHED=$(CURDIR)/build-tsan/switches/gpusandbox setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \

@@ -26,6 +26,9 @@
 
 static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool clock_chosen;
+/* Set once, before any thread reads it (gs_sm_start, before the duty
+ * thread starts), and kept for the process's life: the coordinator's
+ * thread may read the clock until it is stopped. */
 static gs_test_clock *test_clock;
 /* This process's participant (test_clock.h): one duty thread. */
 static int test_slot = -1;
@@ -83,9 +86,9 @@ bool gs_sm_catch_up(void)
 void gs_sm_clock_stop(void)
 {
 	pthread_mutex_lock(&clock_lock);
-	if (test_clock)
+	if (test_clock && test_slot >= 0)
 		gs_test_clock_leave(test_clock, test_slot);
-	test_clock = NULL;
+	test_slot = -1;
 	pthread_mutex_unlock(&clock_lock);
 }
 

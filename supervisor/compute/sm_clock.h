@@ -29,7 +29,8 @@ void     gs_sm_sleep_until(uint64_t t);
  * process never finds the clock moved while a workload call was in its
  * hands. On CLOCK_MONOTONIC: false, nothing done. */
 bool     gs_sm_catch_up(void);
-/* The duty thread stopped: it no longer holds the test's clock back. */
+/* The duty thread stopped: it no longer holds the test's clock back (the
+ * clock is still read). */
 void     gs_sm_clock_stop(void);
 /* Waits ms of real time, the test's clock standing still: a wait for the
  * sandbox lock is the supervisor's time, not the GPU's, so that a
