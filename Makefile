@@ -58,13 +58,13 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/rm/rm_decode.c supervisor/rm/rm_own.c supervisor/rm/driver.c \
                    supervisor/rm/driver_nodes.c supervisor/rm/decode.c supervisor/rm/uvm_decode.c \
                    supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_rotate.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
-                   supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c \
+                   supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c supervisor/audit/outcome.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
                    supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
                    supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c supervisor/core/pipeline/exec_engines.c \
-                   supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c \
+                   supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c \
                    supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
                    supervisor/core/tasks/stack.c supervisor/core/ledger/uvm_maps.c supervisor/core/own_client/own_rm.c supervisor/core/pipeline/exec_uvm.c \
                    supervisor/core/ledger/fd_exports.c supervisor/core/pipeline/exec_fdexport.c supervisor/core/pipeline/exec_pids.c \
@@ -72,6 +72,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/compute/plan.c supervisor/compute/coord.c supervisor/compute/coord_server.c \
                    supervisor/compute/off_cache.c supervisor/compute/sm_figures.c supervisor/compute/actuator.c \
                    supervisor/compute/idle_report.c supervisor/compute/idle_rule.c supervisor/compute/sampler.c \
+                   supervisor/compute/sm_clock.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
@@ -125,7 +126,7 @@ SANITIZE := $(shell echo 'int main(void){return 0;}' | \
               echo -fsanitize=address,undefined -fno-sanitize-recover=all)
 POLICY_REPLAY := $(BUILD)/tests/fuzz/policy_replay
 # The ledger's target: operation sequences checked against a model.
-FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_files.c \
+FUZZ_LEDGER_SRCS := tests/fuzz/fuzz_ledger.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c supervisor/core/ledger/ledger_files.c \
                     supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 FUZZ_PLAN_SRCS := tests/fuzz/fuzz_plan.c supervisor/compute/plan.c
 PLAN_REPLAY := $(BUILD)/tests/fuzz/plan_replay
@@ -279,9 +280,9 @@ tsan:
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
 		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/adv/run.sh $(TSAN_CASES_ADV)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
-		setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
+		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/sm/run.sh $(TSAN_CASES_SM)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=build-tsan/gpusandbox \
-		setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
+		GPUSANDBOX_SWITCHED=build-tsan/switches/gpusandbox setarch -R tests/sm/multi.sh $(TSAN_CASES_COORD)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \
 		GPUSANDBOX_SWITCHED=$(CURDIR)/build-tsan/switches/gpusandbox setarch -R tests/agent/run.sh $(TSAN_CASES_AGENT)
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" GPUSANDBOX=$(CURDIR)/build-tsan/gpusandbox \

@@ -18,7 +18,7 @@ TESTS_BUILD      := $(BUILD)/tests
 TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_tables.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
 TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
-TESTS_HDRS       := include/nvrm_abi.h include/nvrm_monitoring.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
+TESTS_HDRS       := include/nvrm_abi.h include/nvrm_monitoring.h include/test_clock.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
                     tests/fakedrv/fake_rm.h
 
 # Dynamically linked adversarial programs.
@@ -185,11 +185,11 @@ $(TESTS_BENCH_BIN): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTS_LIB_OBJ)
 
-$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_files.c \
+$(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c supervisor/core/ledger/ledger_files.c \
 		supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/ledger/ledger.h \
 		supervisor/core/ledger/ledger_watch.h supervisor/core/ledger/ledger_pins.h supervisor/core/ledger/ledger_obj.h tests/bench/bench_util.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c \
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c \
 		supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process),

@@ -7,7 +7,7 @@
  * escapes, bidi overrides or anything else; the views print only what is
  * left. Numbers are taken only when they are JSON integers in range.
  * Records of schema 1 had no outcome: it is derived from the verdict and
- * the status the way gs_decision_outcome (audit.c) decides it.
+ * the status the way gs_decision_outcome (outcome.c) decides it.
  */
 #define _GNU_SOURCE
 #include <errno.h>

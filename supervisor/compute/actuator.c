@@ -19,6 +19,7 @@
 #include "gpusandbox.h"
 #include "rm_own.h"
 #include "session.h"
+#include "sm_clock.h"
 #include "workload.h"
 
 /* A context's channel groups must have been scheduled this long before
@@ -254,7 +255,7 @@ bool cs_set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable,
 		gs_fail(&cs->err, ENOMEM, "--sm: listing channels");
 		return false;
 	}
-	uint64_t now = gs_monotonic_ns();
+	uint64_t now = gs_sm_now();
 	n = ledger_list_channels(&sb->ledger, gpu, now, SETTLE_MS * NS_PER_MS, cs->chans, cs->cap_chans);
 	/* Keep the channels this toggle is about, then take them client by
 	 * client (a control names channels of clients on its own file). Off
@@ -305,7 +306,7 @@ bool cs_set_gpu_channels(struct gs_compute_share *cs, int gpu, bool disable,
 	/* A file no workload task holds by the fd we know: it may be on its
 	 * way out (process exit), or hidden (passed away, or kept only by a
 	 * mapping). Past the grace period the cap is lost. */
-	uint64_t t = gs_monotonic_ns();
+	uint64_t t = gs_sm_now();
 	if (!cs->unreachable_since_ns)
 		cs->unreachable_since_ns = t;
 	if (t - cs->unreachable_since_ns < UNREACHABLE_GRACE_MS * NS_PER_MS)

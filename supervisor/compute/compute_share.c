@@ -55,6 +55,7 @@
 #include "compute_internal.h"
 #include "gpusandbox.h"
 #include "session.h"
+#include "sm_clock.h"
 #include "test_switch.h"
 
 /* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
@@ -90,13 +91,6 @@
 #define LOCK_WAIT_MS 1u
 #define LOCK_RETRY_MS 1u
 #define PERCENT 100.0
-
-static void sleep_until(uint64_t t)
-{
-	struct timespec ts = { (time_t)(t / GS_NS_PER_S), (long)(t % GS_NS_PER_S) };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
 
 /* A period length with jitter (xorshift: no need for a good generator, only
  * for phases that do not repeat). */
@@ -229,12 +223,12 @@ static void start_gpu(struct gs_compute_share *cs, unsigned gpu)
 
 	s->seen = true;
 	sm_ctl_init(&s->ctl, cs->percent / PERCENT);
-	sm_grace_init(&s->grace, gs_monotonic_ns());
+	sm_grace_init(&s->grace, gs_sm_now());
 	s->audited_duty = s->ctl.duty;
 	gs_coord_init(&s->coord, known ? cs->coord_dir : NULL, id, cs->percent, cs->mode, cs->period_ms);
 	cs_idle_start(cs, (int)gpu, known, id);
 	/* The workload's channels run until our first off. */
-	cs_idle_note_switch(cs, (int)gpu, false, gs_monotonic_ns());
+	cs_idle_note_switch(cs, (int)gpu, false, gs_sm_now());
 }
 
 /* One pass: every GPU's channels are switched to what its schedule says
@@ -254,9 +248,9 @@ static uint64_t switch_gpus(struct gs_compute_share *cs, uint64_t now, const uin
 		bool off = counts[g] && want_off(cs, s, now, &edge);
 		cs_idle_note_plan(cs, (int)g, now);
 		if (off != s->off) {
-			uint64_t t0 = gs_monotonic_ns();
+			uint64_t t0 = gs_sm_now();
 			ok = cs_set_gpu_channels(cs, (int)g, off, off ? &s->off_cache : NULL);
-			uint64_t t1 = gs_monotonic_ns();
+			uint64_t t1 = gs_sm_now();
 			gs_sm_note_switch(s, t0, t1, off);
 			/* Surely off only from the switch's start, surely on
 			 * only from its end. */
@@ -288,24 +282,21 @@ static bool lock_soon(pthread_mutex_t *m)
 
 /* Without the lock: every GPU whose schedule says off and whose channels
  * are on is turned off from its cache. Nothing is turned on (that waits
- * for the lock). Returns when to try again. */
-static uint64_t off_without_lock(struct gs_compute_share *cs, uint64_t now)
+ * for the lock, LOCK_RETRY_MS from now). */
+static void off_without_lock(struct gs_compute_share *cs, uint64_t now)
 {
-	uint64_t next = now + LOCK_RETRY_MS * NS_PER_MS;
-
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
 		struct gs_sm_gpu *s = &cs->gpu[g];
-		uint64_t edge = next;
+		uint64_t edge = now;
 		if (!s->seen || !s->off_cache.n || !want_off(cs, s, now, &edge) || s->off)
 			continue;
-		cs_idle_note_switch(cs, (int)g, true, gs_monotonic_ns());
+		cs_idle_note_switch(cs, (int)g, true, gs_sm_now());
 		(void)gs_off_cache_disable(&s->off_cache);
-		s->off_since_ns = gs_monotonic_ns();
+		s->off_since_ns = gs_sm_now();
 		s->off = true;
 		s->off_without_lock = true;
 		s->lockless_offs++;
 	}
-	return next;
 }
 
 /* After an off made without the lock, the ledger does not know what is
@@ -335,12 +326,12 @@ static void *duty_cycle_thread(void *arg)
 {
 	struct gs_compute_share *cs = arg;
 	struct gs_session *sb = cs->sb;
-	uint64_t next_window = gs_monotonic_ns() + WINDOW_MS * NS_PER_MS;
+	uint64_t next_window = gs_sm_now() + WINDOW_MS * NS_PER_MS;
 	uint64_t next_poll = next_window;
 
 	while (!atomic_load(&cs->stop)) {
 		uint32_t counts[GS_MAX_GPUS];
-		uint64_t t = gs_monotonic_ns();
+		uint64_t t = gs_sm_now();
 
 		/* The coordinator first, without the sandbox lock: it never
 		 * blocks, and it needs nothing of the sandbox. */
@@ -348,9 +339,14 @@ static void *duty_cycle_thread(void *arg)
 			if (cs->gpu[g].seen)
 				gs_coord_tick(&cs->gpu[g].coord, t);
 		if (!lock_soon(&sb->lock)) {
-			sleep_until(off_without_lock(cs, t));
+			off_without_lock(cs, t);
+			gs_sm_wait_ms(LOCK_RETRY_MS);
 			continue;
 		}
+		/* The test's clock moves only here, under the lock: a workload
+		 * call (which holds it) happens at one instant of it. */
+		if (gs_sm_catch_up())
+			t = gs_sm_now();
 		if (!resync_lockless(cs))
 			cs_fail(cs);
 		ledger_count_channels(&sb->ledger, counts);
@@ -371,7 +367,7 @@ static void *duty_cycle_thread(void *arg)
 		uint64_t until = wake < next_window ? wake : next_window;
 		if (any_coordinated(cs) && next_poll < until)
 			until = next_poll;
-		sleep_until(until);
+		gs_sm_sleep_until(until);
 	}
 	return NULL;
 }
@@ -419,6 +415,10 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	cs->mechanism = mechanism_from_env();
 	cs->test_settle_unbounded = gs_test_switch("GPUSANDBOX_TEST_SM_SETTLE_UNBOUNDED") != NULL;
 	cs->test_reassert_known_gpu = gs_test_switch("GPUSANDBOX_TEST_SM_REASSERT_KNOWN_GPU") != NULL;
+	/* The clock the tests of the share keep (sm_clock.h); the first
+	 * session of the process decides, before any sampler is opened. */
+	if (gs_sm_clock_start(gs_test_switch("GPUSANDBOX_TEST_SM_CLOCK")) < 0)
+		return gs_fail(err, errno, "--sm: mapping the test's clock");
 	/* The samples come from the process's sampler of each GPU, opened
 	 * when the GPU is first seen (idle_report.c); without one the loop
 	 * runs open (duty = target), which still caps, less exactly. */
@@ -451,6 +451,7 @@ void gs_sm_stop(struct gs_compute_share *cs)
 		return;
 	atomic_store(&cs->stop, true);
 	pthread_join(cs->thread, NULL);
+	gs_sm_clock_stop();
 	cs->started = false;
 	pthread_mutex_lock(&cs->sb->lock);
 	cs_enable_everything(cs);

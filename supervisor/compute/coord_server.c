@@ -6,9 +6,10 @@
  * (percent, mode, busy), plans with plan.c and sends each its windows.
  *
  * Plans change for everyone at one instant: a new plan carries from_ns,
- * PLAN_LEAD_MS ahead, and every client switches at that CLOCK_MONOTONIC
- * time, so the old and the new plan never run side by side. The same plan
- * is sent again every HEARTBEAT_MS: a client that stops hearing it falls
+ * PLAN_LEAD_MS ahead, and every client switches at that time (on
+ * CLOCK_MONOTONIC, or the test's clock: sm_clock.h), so the old and the
+ * new plan never run side by side. The same plan is sent again every
+ * HEARTBEAT_MS: a client that stops hearing it falls
  * back to its own hard cap (coord.h).
  */
 #define _GNU_SOURCE
@@ -27,6 +28,7 @@
 
 #include "coord.h"
 #include "gpusandbox.h"
+#include "sm_clock.h"
 
 #define NS_PER_MS      1000000ull
 #define PLAN_LEAD_MS   100u
@@ -186,7 +188,7 @@ static void serve_once(struct coord_server *s)
 			drop_peer(s, i);
 	if (pf[0].revents & POLLIN)
 		accept_peers(s);
-	uint64_t now = gs_monotonic_ns();
+	uint64_t now = gs_sm_now();
 	if (s->dirty) {
 		s->plan_from_ns = now + PLAN_LEAD_MS * NS_PER_MS;
 		s->dirty = false;
@@ -221,8 +223,8 @@ struct coord_server *coord_server_start(int lock_fd, const char *sock_path, uint
 	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
 	s->period_ns = (uint64_t)(period_ms > SHARED_PERIOD_MIN_MS ? period_ms : SHARED_PERIOD_MIN_MS) *
 	               NS_PER_MS;
-	s->seed = gs_monotonic_ns() ^ ((uint64_t)getpid() << 32);
-	s->k_start = gs_monotonic_ns();
+	s->seed = gs_sm_now() ^ ((uint64_t)getpid() << 32);
+	s->k_start = gs_sm_now();
 	s->k_len = gs_plan_period_ns(s->period_ns, JITTER_PPM, s->seed, 0);
 	/* We hold the lock: a socket file left here is a dead host's. */
 	(void)unlink(sock_path);

@@ -22,6 +22,7 @@
 #include "idle_rule.h"
 #include "sampler.h"
 #include "session.h"
+#include "sm_clock.h"
 
 /* Samples naming another process mean the GPU is shared: for
  * CONTENDED_HOLD_MS after the last one, a measurement needs more samples
@@ -67,7 +68,7 @@ void cs_idle_start(struct gs_compute_share *cs, int gpu, bool id_known, uint32_t
 	if (g->idle) {
 		/* The coordinator takes a new tenant as busy (coord.c). */
 		g->idle->reported_busy = true;
-		g->idle->alone_since = gs_monotonic_ns() + ALONE_AFTER_MS * NS_PER_MS;
+		g->idle->alone_since = gs_sm_now() + ALONE_AFTER_MS * NS_PER_MS;
 	}
 }
 
@@ -196,7 +197,7 @@ void cs_read_samples(struct gs_compute_share *cs, int gpu)
 		g->no_samples = true;
 		return;
 	}
-	uint64_t now = gs_monotonic_ns();
+	uint64_t now = gs_sm_now();
 	for (int i = 0; i < n; i++) {
 		/* The first read only marks where we start: older samples
 		 * predate the window and this session. */
@@ -240,7 +241,7 @@ static void report(struct gs_compute_share *cs, int gpu, bool busy)
 	struct gs_sm_gpu *g = &cs->gpu[gpu];
 
 	if (g->idle && busy && !g->idle->reported_busy)
-		g->idle->alone_since = gs_monotonic_ns() + ALONE_AFTER_MS * NS_PER_MS;
+		g->idle->alone_since = gs_sm_now() + ALONE_AFTER_MS * NS_PER_MS;
 	/* Which rule called it, for tests/sm/multi.sh: the counted one only
 	 * after its n quiet samples in a row, however they fell around the
 	 * workload's stop. */

@@ -32,6 +32,7 @@
 #include "idle_rule.h"
 #include "rm_own.h"
 #include "sampler.h"
+#include "sm_clock.h"
 
 #define NS_PER_MS 1000000ull
 #define CTL_PATH "/dev/nvidiactl"
@@ -146,11 +147,11 @@ static void calibrate(struct gs_sampler *s, uint64_t now)
 	s->calibrated_ns = now;
 	for (unsigned i = 0; i < CALIBRATE_READS && !s->map_broken; i++) {
 		struct nv2080_timer_get_time_params p = { 0 };
-		uint64_t before = gs_monotonic_ns();
+		uint64_t before = gs_sm_now();
 		if (rm_own_control(s->ctl_fd, s->client, OWN_SUBDEVICE_HANDLE, NV2080_CTRL_CMD_TIMER_GET_TIME,
 		                   &p, sizeof(p)) != NV_OK)
 			return;
-		gs_ts_map_add(&s->map, before, p.time_nsec, gs_monotonic_ns());
+		gs_ts_map_add(&s->map, before, p.time_nsec, gs_sm_now());
 	}
 }
 
@@ -173,7 +174,7 @@ static bool refresh(struct gs_sampler *s, uint64_t now)
 	                   NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2, p,
 	                   f[GS_FACT_UTIL_SAMPLES_SIZE]) != NV_OK)
 		return false;
-	uint64_t after = gs_monotonic_ns();
+	uint64_t after = gs_sm_now();
 	s->n = 0;
 	for (uint32_t i = 0; i < f[GS_FACT_UTIL_SAMPLE_COUNT]; i++) {
 		const uint8_t *e = p + f[GS_FACT_UTIL_SAMPLES_OFF] + (size_t)i * f[GS_FACT_UTIL_SAMPLE_SIZE];
@@ -258,7 +259,7 @@ void gs_sampler_put(struct gs_sampler *s)
 int gs_sampler_read(struct gs_sampler *s, uint64_t after_ts, struct gs_util_sample *out, unsigned max,
                     uint64_t *err_ns)
 {
-	uint64_t now = gs_monotonic_ns();
+	uint64_t now = gs_sm_now();
 	int n = 0;
 
 	pthread_mutex_lock(&s->lock);

@@ -25,10 +25,14 @@
 #include "fake_rm_int.h"
 
 #define NS_PER_MS 1000000ull
+#define SLOT_BUSY_UNSET UINT64_MAX
 
 uint64_t fake_now_ns(void)
 {
 	struct timespec ts;
+
+	if (fake_st.cfg.clock)
+		return gs_test_clock_now(fake_st.cfg.clock);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -158,10 +162,16 @@ static void close_samples(struct busy_model *m, uint64_t t)
 	const uint64_t len = FAKE_SAMPLE_MS * NS_PER_MS;
 
 	if (!m->slot_start) {
-		m->slot_start = t;
-		m->slot_busy = busy_at(m, t);
+		m->slot_start = t + (fake_st.cfg.clock ? FAKE_SAMPLE_PHASE_MS * NS_PER_MS : 0);
+		m->slot_busy = fake_st.cfg.clock ? SLOT_BUSY_UNSET : busy_at(m, t);
 		return;
 	}
+	if (t < m->slot_start)
+		return;
+	/* The first sample's busy time counts from its start: the state
+	 * since the last refresh held then (this one's comes after). */
+	if (m->slot_busy == SLOT_BUSY_UNSET)
+		m->slot_busy = busy_at(m, m->slot_start);
 	while (m->slot_start + len <= t) {
 		uint64_t end = m->slot_start + len, b = busy_at(m, end);
 		struct fake_sample *s = &m->ring[m->tracker];

@@ -511,7 +511,7 @@ static void usage(FILE *f, const char *prog)
 		"          [--slow-control CMD:MS] [--alloc-sleep-ms N] [--map-sleep-ms N]\n"
 		"          [--register-late-ms N]\n"
 		"          [--count-closes] [--gpu-node-check] [--semaphores-32bit] [--semsurf-any-memory]\n"
-		"          [--die-with-parent] [-d] MOUNTPOINT\n"
+		"          [--clock FILE] [--die-with-parent] [-d] MOUNTPOINT\n"
 		"  --vidmem    video memory per GPU (default 16g)\n"
 		"  --gpus      number of GPUs, nvidia0..nvidiaN-1 (default 1, max %u)\n"
 		"  --channels  channel pool and channel-group pool per GPU (default %u)\n"
@@ -547,6 +547,8 @@ static void usage(FILE *f, const char *prog)
 		"              or none (the control fails NOT_SUPPORTED)\n"
 		"  --untimed-samples  utilization samples are stamped on a clock\n"
 		"              TIMER_GET_TIME does not read (CLOCK_MONOTONIC, not PTIMER)\n"
+		"  --clock FILE  time is the test's clock kept in FILE (include/test_clock.h),\n"
+		"              not CLOCK_MONOTONIC: the busy model, its samples, now_ms\n"
 		"  -d          FUSE debug output\n"
 		"Runs in the foreground until unmounted or signalled.\n",
 		prog, FAKE_MAX_GPUS, FAKE_DEFAULT_CHANNELS, FAKE_DEFAULT_DRIVER_VERSION);
@@ -558,7 +560,7 @@ int main(int argc, char **argv)
 	       OPT_DRIVER_VERSION, OPT_REVERSE_INSTANCES, OPT_NO_EGM, OPT_ALLOC_ERRNO, OPT_HANDLE_ZERO,
 	       OPT_SLOW_CONTROL, OPT_ALLOC_SLEEP, OPT_UNTIMED_SAMPLES, OPT_COUNT_CLOSES,
 	       OPT_GPU_NODE_CHECK, OPT_MAP_SLEEP, OPT_REGISTER_LATE, OPT_SEMAPHORES_32BIT,
-	       OPT_SEMSURF_ANY_MEMORY, OPT_ENGINES };
+	       OPT_SEMSURF_ANY_MEMORY, OPT_ENGINES, OPT_CLOCK };
 	static const struct option longopts[] = {
 		{ "vidmem", required_argument, NULL, OPT_VIDMEM },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
@@ -581,6 +583,7 @@ int main(int argc, char **argv)
 		{ "map-sleep-ms", required_argument, NULL, OPT_MAP_SLEEP },
 		{ "register-late-ms", required_argument, NULL, OPT_REGISTER_LATE },
 		{ "engines", required_argument, NULL, OPT_ENGINES },
+		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -613,6 +616,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_UNTIMED_SAMPLES:
 			cfg.untimed_samples = true;
+			break;
+		case OPT_CLOCK:
+			cfg.clock = gs_test_clock_map(optarg);
+			if (!cfg.clock) {
+				fprintf(stderr, "gs-fakedrv: --clock %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
 			break;
 		case OPT_NO_EGM:
 			cfg.no_egm = true;

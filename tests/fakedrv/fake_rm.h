@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "nvrm_abi.h"
+#include "test_clock.h"
 
 /* ---- limits of the fake ------------------------------------------------ */
 #define FAKE_MAX_GPUS            2u     /* nvidia0, nvidia1 */
@@ -129,6 +130,10 @@ struct fake_config {
 	 * whose sample clock TIMER_GET_TIME does not read, so that the
 	 * supervisor's mapping of it must fail and fall back (tests/sm). */
 	bool     untimed_samples;
+	/* The test's clock (include/test_clock.h, --clock), or NULL:
+	 * CLOCK_MONOTONIC. With it the busy model counts time as the
+	 * supervisor's --sm thread moves it under GPUSANDBOX_TEST_SM_CLOCK. */
+	gs_test_clock *clock;
 	unsigned alloc_errno;        /* >0: video memory RM_ALLOCs fail with this errno */
 	/* >0: the first video memory RM_ALLOC takes this long (a large
 	 * allocation scrubbing its pages), so that a test can signal its

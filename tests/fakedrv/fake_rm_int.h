@@ -114,6 +114,15 @@ struct client {
 
 /* Busy-time model (fake_busy.c). */
 #define FAKE_SAMPLE_MS 100u
+/* On the test's clock (--clock) the first sample starts this long after
+ * the first refresh. RM's sampling runs on a timer of its own, at a phase
+ * no client's calls set; here the first refresh comes at one of the
+ * supervisor's wake-ups, which on the test's clock lie on a lattice of
+ * its 50 ms polls (IDLE_POLL_MS, compute_share.c), so every sample would
+ * close at the very instant a poll reads it, where no sample can lie
+ * inside a window by the idle rule's guard (tests/sm/multi.sh guar-idle:
+ * never any evidence). Half a poll away, samples are read 25 ms old. */
+#define FAKE_SAMPLE_PHASE_MS 25u
 #define FAKE_SAMPLE_PIDS 8u
 struct fake_sample {
 	uint64_t ts;

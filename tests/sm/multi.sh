@@ -50,11 +50,39 @@
 # could not tell the two apart and the other cases would prove nothing.
 # Every coordinated case also needs an sm_plan record naming all its
 # tenants in each tenant's audit log.
+# The clock: the cases marked "test" run on the test's clock
+# (include/test_clock.h; tests/sm/run.sh says why), shared by the fake,
+# every tenant's supervisor (each one participant: the clock moves only
+# while all of their duty threads sleep, to the earliest wake) and the
+# workloads, so that a late wake-up on a loaded machine neither lengthens
+# a tenant's window nor makes two overlap: the shares are the plan's and
+# the overlap is 0 but for lending (guarantee). Seen beside two CPU hogs
+# (load ~10): cap-30-70 0.295/0.705 and 0.300/0.700, overlaps 0.000;
+# guar-25-25-50 overlap 0.000-0.009 (0.241 on the real clock in CI).
+# fight-churn: the fighting A got 0.338-0.353 of the GPU on the test's
+# clock (cap 0.30, bound 0.36), and 0.359 on the real clock beside the
+# same hogs: the churn itself gains A time near the bound, on either clock
+# (not the machine's load; not understood yet).
+# guar-idle and guar-idle-untimed too: B's tail share and the idle rule
+# used are judged there, the hand-over's ms printed (316-550 ms timed,
+# 1230-1300 ms counted, beside two CPU hogs). (The fake's samples start
+# half a poll off the supervisor's wake-ups on the test's clock,
+# FAKE_SAMPLE_PHASE_MS: else each was read at the instant it closed, where
+# the timed rule's guard never holds.)
+# Left on the real clock, asserting rates by it as before (no test should;
+# this is what is left of issue #33's item): fight-churn-chan. A workload
+# call that makes a channel is continued and the channel switched off
+# under that tenant's sandbox lock, but the clock is moved by whichever
+# participant waits, without the other processes' locks: a new channel ran
+# up to a wake interval in another's window (overlap 0.15-0.20 on the
+# test's clock, 0.001-0.004 on the real one). One process alone
+# (tests/sm/run.sh) has no such race.
 # Bands are honest but tolerant of a loaded CI machine: TOL 0.06.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
 WITH_FAKE=${WITH_FAKE:-tests/fakedrv/with-fake-nvidia}
+GPUSANDBOX_SWITCHED=${GPUSANDBOX_SWITCHED:-build/switches/gpusandbox}
 FAKE_VIDMEM=16g
 TOL=0.06
 # B's share over its last 2 s after A goes idle: 1.0 on a quiet machine,
@@ -102,7 +130,8 @@ M=2500    # measurement, ms
 . tests/lib/harness.sh
 harness_tmpdir "${GS_SM_KEEP:-}" gs-sm-multi
 
-# name | coordinator (yes/no) | tenant specs (tenants.sh), space-separated:
+# name | coordinator (yes/no) | clock (test or real, above) | tenant specs
+# (tenants.sh), space-separated:
 #   NAME:PCT:MODE:START_MS:WARM_MS:MEASURE_MS:IDLE_AT_MS:KILL_AT_MS[:WORKLOAD]
 # The fight-* cases are issue #13's "holds against a tenant that fights
 # it": A, capped at 30, fights its cap the way tests/sm/run.sh's reschedule
@@ -112,21 +141,21 @@ harness_tmpdir "${GS_SM_KEEP:-}" gs-sm-multi
 # no more than its cap. fight-resched-free is the baseline: the same
 # fighting A with no gpusandbox takes B's time (B well under 0.70).
 TESTS=(
-	"cap-30-70|yes|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
-	"cap-50-50|yes|a:50:cap:0:$W:$M:-:- b:50:cap:200:$W:$M:-:-"
-	"cap-25-25-50|yes|a:25:cap:0:$W:$M:-:- b:25:cap:200:$W:$M:-:- c:50:cap:300:$W:$M:-:-"
-	"guar-30-70|yes|a:30:guarantee:0:$W:$M:-:- b:70:guarantee:200:$W:$M:-:-"
-	"guar-25-25-50|yes|a:25:guarantee:0:$W:$M:-:- b:25:guarantee:200:$W:$M:-:- c:50:guarantee:300:$W:$M:-:-"
-	"guar-idle|yes|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
-	"guar-idle-untimed|yes|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
-	"cap-idle|yes|a:50:cap:0:6000:500:2000:- b:50:cap:0:1500:4000:-:-"
-	"oversub|yes|a:60:cap:0:$W:$M:-:- b:60:cap:200:$W:$M:-:-"
-	"host-dies|yes|a:40:cap:0:9000:500:-:2500 b:30:cap:300:3500:2500:-:- c:25:cap:400:3500:2500:-:-"
-	"no-coord-30-70|no|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
-	"fight-resched|yes|a:30:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
-	"fight-churn|yes|a:30:cap:0:$W:$M:-:-:tenant-churn b:70:cap:200:$W:$M:-:-"
-	"fight-churn-chan|yes|a:30:cap:0:$W:$M:-:-:tenant-churn-chan b:70:cap:200:$W:$M:-:-"
-	"fight-resched-free|yes|a:-:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
+	"cap-30-70|yes|test|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
+	"cap-50-50|yes|test|a:50:cap:0:$W:$M:-:- b:50:cap:200:$W:$M:-:-"
+	"cap-25-25-50|yes|test|a:25:cap:0:$W:$M:-:- b:25:cap:200:$W:$M:-:- c:50:cap:300:$W:$M:-:-"
+	"guar-30-70|yes|test|a:30:guarantee:0:$W:$M:-:- b:70:guarantee:200:$W:$M:-:-"
+	"guar-25-25-50|yes|test|a:25:guarantee:0:$W:$M:-:- b:25:guarantee:200:$W:$M:-:- c:50:guarantee:300:$W:$M:-:-"
+	"guar-idle|yes|test|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
+	"guar-idle-untimed|yes|test|a:50:guarantee:0:6000:500:2000:- b:50:guarantee:0:1500:4000:-:-"
+	"cap-idle|yes|test|a:50:cap:0:6000:500:2000:- b:50:cap:0:1500:4000:-:-"
+	"oversub|yes|test|a:60:cap:0:$W:$M:-:- b:60:cap:200:$W:$M:-:-"
+	"host-dies|yes|test|a:40:cap:0:9000:500:-:2500 b:30:cap:300:3500:2500:-:- c:25:cap:400:3500:2500:-:-"
+	"no-coord-30-70|no|test|a:30:cap:0:$W:$M:-:- b:70:cap:200:$W:$M:-:-"
+	"fight-resched|yes|test|a:30:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
+	"fight-churn|yes|test|a:30:cap:0:$W:$M:-:-:tenant-churn b:70:cap:200:$W:$M:-:-"
+	"fight-churn-chan|yes|real|a:30:cap:0:$W:$M:-:-:tenant-churn-chan b:70:cap:200:$W:$M:-:-"
+	"fight-resched-free|yes|test|a:-:cap:0:$W:$M:-:-:tenant-reschedule b:70:cap:200:$W:$M:-:-"
 )
 
 harness_probe_or_skip "$@"
@@ -181,7 +210,7 @@ coordinated() {
 }
 
 run_case() {
-	local name=$1 coord=$2 specs=$3 d="$tmp/$1"
+	local name=$1 coord=$2 clock=$3 specs=$4 d="$tmp/$1"
 	rm -rf "$d"; mkdir -p "$d"
 	local env=() fake=()
 	if [ "$coord" = yes ]; then
@@ -191,6 +220,11 @@ run_case() {
 	# The idle cases read which idle rule ran from the figures at stop.
 	case $name in guar-idle*) env+=(GPUSANDBOX_SM_DEBUG=1) ;; esac
 	case $name in *-untimed) fake=(--untimed-samples) ;; esac
+	if [ "$clock" = test ]; then
+		: >"$d/clock"
+		fake+=(--clock "$d/clock")
+		env+=(GPUSANDBOX_TEST_SM_CLOCK="$d/clock" GPUSANDBOX="$GPUSANDBOX_SWITCHED")
+	fi
 	# shellcheck disable=SC2086 # specs is a word list
 	env "${env[@]}" GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" \
 		--busy-lag-ms 1 "${fake[@]}" -- tests/sm/tenants.sh "$d" $specs >"$d/log" 2>&1
@@ -305,13 +339,13 @@ check_case() {
 }
 
 for t in "${TESTS[@]}"; do
-	IFS='|' read -r name coord specs <<<"$t"
+	IFS='|' read -r name coord clock specs <<<"$t"
 	selected "$name" "$@" || continue
 	handover=
-	run_case "$name" "$coord" "$specs"
+	run_case "$name" "$coord" "$clock" "$specs"
 	if check_case "$name" "$dir" "$specs"; then
 		extra=; [ -n "${handover:-}" ] && extra=" hand-over ${handover} ms, B's last ${TAIL_MS} ms $share_b;"
-		pass "$name ($(for s in $specs; do n=${s%%:*}; printf '%s=%s/%s ' "$n" "$(share_of "$dir/$n.out")" "$(overlap_of "$dir/$n.out")"; done)share/overlap;$extra)"
+		pass "$name ($(for s in $specs; do n=${s%%:*}; printf '%s=%s/%s ' "$n" "$(share_of "$dir/$n.out")" "$(overlap_of "$dir/$n.out")"; done)share/overlap;$extra $clock clock)"
 	else
 		fail "$name" "$why"
 	fi

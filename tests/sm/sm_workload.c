@@ -40,6 +40,9 @@
  *               TRACE_MS (trace now_ms=T busy_ms=B: the fake's clock and
  *               its client's busy time), from which tests/sm/multi.sh
  *               times the idle hand-over on the fake's account.
+ * Under GPUSANDBOX_TEST_SM_CLOCK=FILE (tests/sm/run.sh's exact cases) its
+ * waits and its clock are the test's clock in FILE (include/test_clock.h),
+ * which the fake's now_ms and the supervisor's --sm thread share.
  * Every mode also sends FIFO_DISABLE_CHANNELS itself (to turn its channels
  * back on), which the supervisor must refuse.
  *   sm_workload tenant WARM_MS MEASURE_MS [IDLE_AT_MS]
@@ -59,6 +62,7 @@
 #include <unistd.h>
 
 #include "rmclient.h"
+#include "test_clock.h"
 
 #define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
 #define TSG_PARAMS 20
@@ -78,6 +82,7 @@
 #define CHURN_CHAN_PROCS 40
 #define CHURN_RUN_WAIT_MS 3000
 #define CHURN_RUN_POLL_MS 5
+#define TEST_CLOCK_POLL_US 1000
 
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
@@ -210,11 +215,28 @@ static void churn(void)
 	}
 }
 
+/* The test's clock (GPUSANDBOX_TEST_SM_CLOCK), or NULL: CLOCK_MONOTONIC. */
+static gs_test_clock *test_clock;
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
+	if (test_clock)
+		return gs_test_clock_now(test_clock) / 1000000;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits ms on our clock: on the test's, until the supervisor's --sm
+ * thread has moved it that far (polled every TEST_CLOCK_POLL_US). */
+static void wait_ms(long ms)
+{
+	if (!test_clock) {
+		usleep((useconds_t)ms * US_PER_MS);
+		return;
+	}
+	for (uint64_t until = now_ms() + (uint64_t)ms; now_ms() < until;)
+		usleep(TEST_CLOCK_POLL_US);
 }
 
 /* Schedules the group again and again for ms milliseconds. */
@@ -244,6 +266,11 @@ int main(int argc, char **argv)
 	long warm_ms = atol(argv[2]), measure_ms = atol(argv[3]);
 	const bool tenant = strncmp(mode, "tenant", strlen("tenant")) == 0;
 	const long idle_at_ms = argc == 5 ? atol(argv[4]) : -1;
+	const char *clock_file = getenv("GPUSANDBOX_TEST_SM_CLOCK");
+	if (clock_file && !(test_clock = gs_test_clock_map(clock_file))) {
+		perror("sm_workload: GPUSANDBOX_TEST_SM_CLOCK");
+		return EXIT_SETUP;
+	}
 	const uint64_t started = now_ms();
 	if (strcmp(mode, "two") == 0)
 		clients = 2;
@@ -301,14 +328,14 @@ int main(int argc, char **argv)
 	bool resched = strcmp(mode, "reschedule") == 0 || strcmp(mode, "tenant-reschedule") == 0;
 	if (strcmp(mode, "tenant-churn-chan") == 0) {
 		/* Half the warm-up first: the churn meets a plan in force. */
-		usleep((useconds_t)(warm_ms / 2) * US_PER_MS);
+		wait_ms(warm_ms / 2);
 		uint64_t t = now_ms();
 		int stuck = churn_channels();
 		printf("churned_with_channels=%d stuck=%d in %ld ms\n", CHURN_CHAN_PROCS, stuck,
 		       (long)(now_ms() - t));
 		long left = warm_ms - warm_ms / 2 - (long)(now_ms() - t);
 		if (left > 0)
-			usleep((useconds_t)left * US_PER_MS);
+			wait_ms(left);
 	} else if (strcmp(mode, "churn") == 0 || strcmp(mode, "tenant-churn") == 0) {
 		uint64_t t = now_ms();
 		churn();
@@ -316,17 +343,17 @@ int main(int argc, char **argv)
 		/* The whole warm-up after the churn: the loop has had time to
 		 * act on samples it no longer counts as ours. */
 		printf("churned=%d in %ld ms\n", CHURN_PROCS, spent);
-		usleep((useconds_t)warm_ms * US_PER_MS);
+		wait_ms(warm_ms);
 	} else if (resched)
 		reschedule_for(&s[0], warm_ms);
 	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {
-		usleep((useconds_t)idle_at_ms * US_PER_MS);
+		wait_ms(idle_at_ms);
 		set_scheduled(&s[0], false);  /* no more work: the GPU is idle for us */
 		printf("idle_at_ms=%llu idle_at_fake_ms=%llu\n", (unsigned long long)(now_ms() - started),
 		       (unsigned long long)stat_or_die("now_ms"));
-		usleep((useconds_t)(warm_ms - idle_at_ms) * US_PER_MS);
+		wait_ms(warm_ms - idle_at_ms);
 	} else
-		usleep((useconds_t)warm_ms * US_PER_MS);
+		wait_ms(warm_ms);
 
 	/* The warm-up is over: the driver's next call follows (tests/agent/sm.sh
 	 * fail-50: a workload killed at once never prints this). */
@@ -351,7 +378,7 @@ int main(int argc, char **argv)
 	} else if (tenant) {
 		trace_own_busy(&s[0], t0 + (uint64_t)measure_ms);
 	} else {
-		usleep((useconds_t)measure_ms * US_PER_MS);
+		wait_ms(measure_ms);
 	}
 	uint64_t b1 = stat_or_die("gpu0.busy_ms"), t1 = stat_or_die("now_ms"), o1 = own_busy_ms(&s[0]);
 	uint64_t v1 = stat_or_die("gpu0.overlap_ms");

@@ -54,6 +54,10 @@ struct ledger_obj {
 uint32_t ledger_obj_find(const struct ledger *l, uint32_t client, uint32_t handle);
 /* The same, a dup resolved to the object whose allocation it shares. */
 uint32_t ledger_obj_find_resolved(const struct ledger *l, uint32_t client, uint32_t handle);
+/* The (client, handle) table's entry for the object idx: added (0, or -1
+ * when the table cannot grow, nothing changed), or taken out. */
+int  ledger_table_insert(struct ledger *l, uint32_t idx);
+void ledger_table_remove(struct ledger *l, uint32_t client, uint32_t handle);
 /* A client's release watch: still on a live file? Is fd that file? */
 bool ledger_obj_watch_alive(const struct ledger *l, const struct ledger_obj *o);
 int  ledger_obj_watch_is_file(const struct ledger *l, const struct ledger_obj *o, int fd);

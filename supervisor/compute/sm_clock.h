@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sm_clock.h - the clock the compute share (--sm) times its duty cycle,
+ * its windows and its samples with: CLOCK_MONOTONIC, or in the test build
+ * the test's clock (include/test_clock.h) under GPUSANDBOX_TEST_SM_CLOCK,
+ * which moves only when the duty thread sleeps, so that the tests can
+ * judge a share of GPU time without the machine's load in it.
+ * Process-wide: the GPUs' samplers (sampler.c) are shared by the
+ * process's sessions.
+ */
+#ifndef GPUSANDBOX_SM_CLOCK_H
+#define GPUSANDBOX_SM_CLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Uses the test's clock in the file at path from now on (the first call
+ * decides; path NULL: CLOCK_MONOTONIC). -1 when the file cannot be used. */
+int      gs_sm_clock_start(const char *path);
+/* Now, in nanoseconds. */
+uint64_t gs_sm_now(void);
+/* Sleeps until t. On the test's clock: as long in real time (it never
+ * runs faster than real time), then says it sleeps until t; the clock gets
+ * there at the next gs_sm_catch_up. */
+void     gs_sm_sleep_until(uint64_t t);
+/* On the test's clock: waits until it reaches where the last sleep
+ * ended (moving it there once every participant sleeps, test_clock.h),
+ * and says so (true). Called with the sandbox lock held, so that this
+ * process never finds the clock moved while a workload call was in its
+ * hands. On CLOCK_MONOTONIC: false, nothing done. */
+bool     gs_sm_catch_up(void);
+/* The duty thread stopped: it no longer holds the test's clock back (the
+ * clock is still read). */
+void     gs_sm_clock_stop(void);
+/* Waits ms of real time, the test's clock standing still: a wait for the
+ * sandbox lock is the supervisor's time, not the GPU's, so that a
+ * workload call holding the lock moves no phase edge on the test's clock. */
+void     gs_sm_wait_ms(unsigned ms);
+
+#endif
