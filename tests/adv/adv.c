@@ -60,6 +60,20 @@ rmc_status_t adv_free_rm(struct rmc_session *s, const struct rmc_how *how, nv_ha
 	return rmc_free(s->fd, how, s->client, s->device, h);
 }
 
+int adv_hold_chunks(struct rmc_session *s, int max, struct adv_tally *t)
+{
+	int ok = 0;
+
+	for (int i = 0; i < max; i++) {
+		rmc_status_t st = adv_alloc_rm(s, NULL, rmc_next_handle(s), ADV_CHUNK);
+		adv_count(t, st);
+		if (st != NV_OK)
+			break;
+		ok++;
+	}
+	return ok;
+}
+
 void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn alloc,
 	      adv_free_fn free_fn, uint64_t chunk, const char *label, struct adv_fill *f)
 {

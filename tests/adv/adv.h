@@ -66,6 +66,10 @@ struct adv_fill {
  * then, if at least one is held, free one and allocate again: a refusal
  * must be driver-shaped and recoverable. Prints a line tagged `label`. The
  * chunks stay allocated (see adv_fill_release). */
+/* Up to max ADV_CHUNK allocations under s's device, each counted in t,
+ * until one fails; returns how many succeeded (held until freed). */
+int adv_hold_chunks(struct rmc_session *s, int max, struct adv_tally *t);
+
 void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn alloc,
 	      adv_free_fn free_fn, uint64_t chunk, const char *label, struct adv_fill *f);
 void adv_fill_release(struct rmc_session *s, const struct rmc_how *how, adv_free_fn free_fn,

@@ -30,20 +30,6 @@
 #define RF_SETTLE_MS   3000
 #define HOLD_CHUNKS    3
 
-static int hold(struct rmc_session *s, int max, struct adv_tally *t)
-{
-	int ok = 0;
-
-	for (int i = 0; i < max; i++) {
-		rmc_status_t st = adv_alloc_rm(s, NULL, rmc_next_handle(s), ADV_CHUNK);
-		adv_count(t, st);
-		if (st != NV_OK)
-			break;
-		ok++;
-	}
-	return ok;
-}
-
 int main(void)
 {
 	struct rmc_session a = { 0 }, b = { 0 }, c;
@@ -55,18 +41,18 @@ int main(void)
 		printf("setup_a=%s\n", rmc_status_str(st));
 		return ADV_EXIT_SETUP;
 	}
-	r1 = hold(&a, HOLD_CHUNKS, &t);
+	r1 = adv_hold_chunks(&a, HOLD_CHUNKS, &t);
 	/* The client and everything under it, by the driver; A stays open. */
 	freed = rmc_free(a.fd, NULL, REFREED_CLIENT, REFREED_CLIENT, REFREED_CLIENT);
 	if ((st = rmc_session_open_client(&b, -1, REFREED_CLIENT)) != NV_OK) {
 		printf("free=%s setup_b=%s\n", rmc_status_str(freed), rmc_status_str(st));
 		return ADV_EXIT_SETUP;
 	}
-	r2 = hold(&b, HOLD_CHUNKS, &t);
+	r2 = adv_hold_chunks(&b, HOLD_CHUNKS, &t);
 	close(a.fd);
 	settled = adv_wait_fake_idle(RF_SETTLE_MS) == 0;
 	adv_session_or_die(&c, -1, "client_refree");
-	r3 = hold(&c, ADV_MAX_CHUNKS, &t);
+	r3 = adv_hold_chunks(&c, ADV_MAX_CHUNKS, &t);
 	printf("free=%s round1_ok=%d round2_ok=%d round3_ok=%d settled=%d\n", rmc_status_str(freed), r1, r2, r3,
 	       settled);
 	adv_print_summary(&t);

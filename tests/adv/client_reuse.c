@@ -26,20 +26,6 @@
 #define CR_SETTLE_MS  3000
 #define HOLD_CHUNKS   3
 
-static int hold(struct rmc_session *s, int max, struct adv_tally *t)
-{
-	int ok = 0;
-
-	for (int i = 0; i < max; i++) {
-		rmc_status_t st = adv_alloc_rm(s, NULL, rmc_next_handle(s), ADV_CHUNK);
-		adv_count(t, st);
-		if (st != NV_OK)
-			break;
-		ok++;
-	}
-	return ok;
-}
-
 int main(void)
 {
 	struct rmc_session a = { 0 }, b = { 0 }, c;
@@ -51,16 +37,16 @@ int main(void)
 		printf("setup_a=%s\n", rmc_status_str(st));
 		return ADV_EXIT_SETUP;
 	}
-	r1 = hold(&a, HOLD_CHUNKS, &t);
+	r1 = adv_hold_chunks(&a, HOLD_CHUNKS, &t);
 	close(a.fd); /* no RM_FREE: the driver frees H with the file */
 	settled = adv_wait_fake_idle(CR_SETTLE_MS) == 0;
 	if ((st = rmc_session_open_client(&b, -1, REUSED_CLIENT)) != NV_OK) {
 		printf("setup_b=%s\n", rmc_status_str(st));
 		return ADV_EXIT_SETUP;
 	}
-	r2 = hold(&b, HOLD_CHUNKS, &t);
+	r2 = adv_hold_chunks(&b, HOLD_CHUNKS, &t);
 	adv_session_or_die(&c, -1, "client_reuse");
-	r3 = hold(&c, ADV_MAX_CHUNKS, &t);
+	r3 = adv_hold_chunks(&c, ADV_MAX_CHUNKS, &t);
 	printf("round1_ok=%d round2_ok=%d round3_ok=%d settled=%d\n", r1, r2, r3, settled);
 	adv_print_summary(&t);
 	return 0;
