@@ -48,20 +48,13 @@ SKIP=125
 CHUNK=$((256 << 20))
 CASE_TIMEOUT=60
 WAIT_STEPS=250          # x 0.02 s: 5 s
+. tests/agent/lib.sh
 FAKE_VIDMEM=16g
 ROTATE_SIZE=1k
 ROTATE_FILES=50
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
-wait_for() {  # wait_for TEST... : up to 5 s
-	local i
-	for ((i = 0; i < WAIT_STEPS; i++)); do
-		test "$@" && return 0
-		sleep 0.02
-	done
-	return 1
-}
 
 # make_bundle ARGS_JSON ANNOTATIONS_JSON : $D/bundle/config.json
 make_bundle() {

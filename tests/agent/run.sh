@@ -353,30 +353,14 @@ QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
 CASE_TIMEOUT=60
 WAIT_STEPS=250          # x 0.02 s: 5 s for a socket, a file, a state
+. tests/agent/lib.sh
 FAKE_VIDMEM=16g
 PEER_HELD_MS=4000       # the agent's hello timeout is 5 s (agent_conn.h)
 PEER_HUGE_MAX=$((8 << 20))  # the state's bound is 1 MiB, plus socket buffers
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
-# crun 1.8.1 refuses a hybrid cgroup host whose v2 hierarchy has
-# controllers; in this private mount namespace the v2 controller list is
-# made empty for it (shared/reference/container-hook.md 2.4). Not needed on
-# pure v1 or v2 hosts.
-crun_hybrid_workaround() {
-	local f=/sys/fs/cgroup/unified/cgroup.controllers
-	[ -n "$(cat "$f" 2>/dev/null)" ] || return 0
-	: >"$D/empty" && mount --bind "$D/empty" "$f"
-}
 
-wait_for() {  # wait_for TEST... : up to 5 s
-	local i
-	for ((i = 0; i < WAIT_STEPS; i++)); do
-		test "$@" && return 0
-		sleep 0.02
-	done
-	return 1
-}
 
 # bundle ARGS_JSON PROFILE(or "") : $D/bundle/config.json for runtime $RT
 make_bundle() {

@@ -91,6 +91,7 @@ SKIP=125
 FAKE_VIDMEM=16g
 CASE_TIMEOUT=60
 WAIT_STEPS=250          # x 0.02 s: 5 s for a socket or a container to start
+. tests/agent/lib.sh
 RUN_STEPS=1000          # x 0.02 s: 20 s for a tenant to end
 TOL=0.06
 MAX_OVERLAP=0.08
@@ -113,14 +114,6 @@ STALL_IN=/stall
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
-wait_for() {  # wait_for TEST... : up to 5 s
-	local i
-	for ((i = 0; i < WAIT_STEPS; i++)); do
-		test "$@" && return 0
-		sleep 0.02
-	done
-	return 1
-}
 
 # bundle DIR ARGS_JSON PROFILE(or ""): DIR/bundle/config.json, the fake's
 # device files and stats file bind-mounted

@@ -97,6 +97,7 @@ HELD_FIRST=2            # the holder's chunks before it waits
 HELD_THEN=2             # and after
 CASE_TIMEOUT=90
 WAIT_STEPS=250          # x 0.02 s: 5 s
+. tests/agent/lib.sh
 METRICS_STEPS=750       # x 0.02 s: the metrics file is rewritten every second
 SCRAPE_DEADLINE_S=30
 FAKE_VIDMEM=16g
@@ -105,23 +106,7 @@ POD_CONTAINER=cuda
 
 # ---- inside one with-fake-nvidia: one case --------------------------------
 
-wait_for() {  # wait_for TEST... : up to 5 s
-	local i
-	for ((i = 0; i < WAIT_STEPS; i++)); do
-		test "$@" && return 0
-		sleep 0.02
-	done
-	return 1
-}
 
-# crun 1.8.1 refuses a hybrid cgroup host whose v2 hierarchy has
-# controllers; in this private mount namespace the list is made empty for
-# it (tests/agent/run.sh, shared/reference/container-hook.md 2.4).
-crun_hybrid_workaround() {
-	local f=/sys/fs/cgroup/unified/cgroup.controllers
-	[ -n "$(cat "$f" 2>/dev/null)" ] || return 0
-	: >"$D/empty" && mount --bind "$D/empty" "$f"
-}
 
 # The pod's annotations as runtime $RT's CRI runtime writes them, plus
 # gpusandbox.io/mem when $1 is not empty: one KEY=VALUE a line.
