@@ -866,6 +866,9 @@ run_ownfs() {
 			GPUSANDBOX_TEST_SHARE_PER_MAP=1)
 	[ "$name" = uvm_ctlfd:race_dup ] && sb_env=(env GPUSANDBOX_TEST_SHARE_PER_MAP=1)
 	local rounds=
+	# park's baseline races on until the supervisor's dup of the served
+	# file shows (uvm_ctlfd.c, until-outside; 2000 is its FLIP_ROUNDS).
+	[ "$name" = baseline-uvm_ctlfd:park ] && rounds="2000 until-outside"
 	sandbox_command
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- sh -c '

@@ -25,7 +25,7 @@
  *                    RM_ALLOC word on PATH itself (rmword_held), continued
  *                    as another file's ioctl, which the supervisor must
  *                    learn without a dup of PATH
- *   uvm_ctlfd race PATH [ROUNDS]
+ *   uvm_ctlfd race PATH [ROUNDS [until-outside]]
  *                    rmCtrlFd's number names the client's file while a
  *                    second thread dup2()s PATH, the other control file
  *                    and the client's file onto it in turn; the map is
@@ -39,7 +39,13 @@
  *                    PATH, which it parks: closed only at the sandbox's
  *                    end, so no map waits for the server's answer to a
  *                    FLUSH (held, judged; the baseline that closes it at
- *                    once, GPUSANDBOX_TEST_NO_PARK, waits for the answer)
+ *                    once, GPUSANDBOX_TEST_NO_PARK, waits for the answer).
+ *                    With until-outside the race also goes on (within the
+ *                    same bound) until the server has seen a request of
+ *                    the supervisor's: the park baseline's attack lands
+ *                    only when a flip falls between the look and the
+ *                    dup, which a loaded machine may not give in the
+ *                    first rounds
  *   uvm_ctlfd serve DIR STATS
  *                    the FUSE server: mounts a one-file file system on DIR
  *                    (its file: ctl) and answers the sandbox's requests at
@@ -557,7 +563,12 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-static void mode_race(struct run *r, const char *path, int rounds)
+static bool race_done(const struct run *r, bool until_outside)
+{
+	return r->ok && r->refused && (!until_outside || server_stat(r, "outside_other") >= 1);
+}
+
+static void mode_race(struct run *r, const char *path, int rounds, bool until_outside)
 {
 	struct rmc_session o;
 	struct flip f;
@@ -568,7 +579,7 @@ static void mode_race(struct run *r, const char *path, int rounds)
 	f = (struct flip){ .at = dup(r->s.fd), .files = { served, r->s.fd, o.fd, r->s.fd } };
 	if (f.at < 0 || pthread_create(&t, NULL, flipper, &f) != 0)
 		exit(ADV_EXIT_SETUP);
-	for (int i = 0; i < rounds || (i < rounds * FLIP_MORE && !(r->ok && r->refused)); i++) {
+	for (int i = 0; i < rounds || (i < rounds * FLIP_MORE && !race_done(r, until_outside)); i++) {
 		rmc_status_t st = map_with(r, f.at, true);
 		if (st == NV_OK)
 			r->ok++;
@@ -637,7 +648,8 @@ int main(int argc, char **argv)
 	else if (strcmp(r.mode, "fuse") == 0)
 		mode_fuse(&r, path);
 	else if (strcmp(r.mode, "race") == 0)
-		mode_race(&r, path, argc > 3 ? atoi(argv[3]) : FLIP_ROUNDS);
+		mode_race(&r, path, argc > 3 ? atoi(argv[3]) : FLIP_ROUNDS,
+		          argc > 4 && strcmp(argv[4], "until-outside") == 0);
 	else
 		mode_other(&r);
 	rmc_status_t map_ok = map_with(&r, r.s.fd, false);
