@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,22 @@ rmc_status_t adv_alloc_rm(struct rmc_session *s, const struct rmc_how *how,
 rmc_status_t adv_free_rm(struct rmc_session *s, const struct rmc_how *how, nv_handle_t h)
 {
 	return rmc_free(s->fd, how, s->client, s->device, h);
+}
+
+#define READY_POLLS 1200
+#define READY_POLL_US 50000
+
+int adv_ready_then_wait(const char *file)
+{
+	char done[PATH_MAX];
+	FILE *f;
+
+	if (snprintf(done, sizeof(done), "%s.done", file) >= (int)sizeof(done) || !(f = fopen(file, "w")))
+		return -1;
+	fclose(f);
+	for (int i = 0; i < READY_POLLS && access(done, F_OK) != 0; i++)
+		usleep(READY_POLL_US);
+	return 0;
 }
 
 int adv_hold_chunks(struct rmc_session *s, int max, struct adv_tally *t)

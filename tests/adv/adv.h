@@ -70,6 +70,11 @@ struct adv_fill {
  * until one fails; returns how many succeeded (held until freed). */
 int adv_hold_chunks(struct rmc_session *s, int max, struct adv_tally *t);
 
+/* Another tenant's end of a harness handshake: creates file (the
+ * harness's "ready") and waits, bounded (about a minute), for file.done.
+ * 0 when file could be made. */
+int adv_ready_then_wait(const char *file);
+
 void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn alloc,
 	      adv_free_fn free_fn, uint64_t chunk, const char *label, struct adv_fill *f);
 void adv_fill_release(struct rmc_session *s, const struct rmc_how *how, adv_free_fn free_fn,

@@ -26,27 +26,15 @@
 
 #define HOLD_BYTES (256ull * RMC_MIB)
 #define LOOK_BYTES (128ull * RMC_MIB)
-#define HOLD_POLLS 1200
-#define HOLD_POLL_US 50000
-#define PATH_BYTES 4096
 
 static int hold(const char *file)
 {
 	struct rmc_session s;
-	char done[PATH_BYTES];
-	FILE *f;
 
 	adv_session_or_die(&s, -1, "pid_list hold");
 	if (adv_alloc_rm(&s, NULL, rmc_next_handle(&s), HOLD_BYTES) != NV_OK)
 		return 1;
-	snprintf(done, sizeof(done), "%s.done", file);
-	f = fopen(file, "w");
-	if (!f)
-		return 1;
-	fclose(f);
-	for (int i = 0; i < HOLD_POLLS && access(done, F_OK) != 0; i++)
-		usleep(HOLD_POLL_US);
-	return 0;
+	return adv_ready_then_wait(file) == 0 ? 0 : 1;
 }
 
 static uint64_t pid_memory(struct rmc_session *s, uint32_t pid, rmc_status_t *result)

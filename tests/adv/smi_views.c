@@ -62,9 +62,6 @@
 #define H_SESSION 0x5c00e005u
 /* NVA0BC_ALLOC_PARAMETERS: 20 bytes (nvrm/v580/classes.def), zeroed. */
 #define SESSION_PARAMS 20u
-#define HOLD_POLLS 1200
-#define HOLD_POLL_US 50000
-#define PATH_BYTES 4096
 /* The largest monitoring control's params (GET_PID_INFO, 14408 on 580). */
 #define SWEEP_BUF (64u * 1024u)
 #define DEFAULT_DRIVER "580.95.05"
@@ -220,22 +217,15 @@ static int opaque(void)
 static int hold(const char *file)
 {
 	static uint8_t params[SESSION_PARAMS];
-	char done[PATH_BYTES];
 	struct rmc_session s;
 	nv_handle_t h = H_SESSION;
-	FILE *f;
 
 	adv_session_or_die(&s, -1, "smi_views hold");
 	rmc_status_t st = rmc_alloc(s.fd, NULL, s.client, s.subdevice, &h, NVENC_SW_SESSION, params, 0);
 	printf("held=%s\n", rmc_status_str(st));
 	fflush(stdout);
-	snprintf(done, sizeof(done), "%s.done", file);
-	f = fopen(file, "w");
-	if (!f)
+	if (adv_ready_then_wait(file) != 0)
 		return 1;
-	fclose(f);
-	for (int i = 0; i < HOLD_POLLS && access(done, F_OK) != 0; i++)
-		usleep(HOLD_POLL_US);
 	return st == NV_OK ? 0 : 1;
 }
 
