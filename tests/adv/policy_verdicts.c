@@ -13,6 +13,9 @@
  *  debug_control   RM_CONTROL NV83DE DEBUG_READ_MEMORY 0x83de0315 ->
  *                  NOT_SUPPORTED;
  *  allowed_control RM_CONTROL GPU_GET_NAME_STRING 0x20800110 -> NV_OK;
+ *  service_interrupts RM_CONTROL MC_SERVICE_INTERRUPTS 0x20801702 (what
+ *                  CUDA sends while a wait runs long, as under --sm) ->
+ *                  NV_OK;
  *  xfer_class      the unknown class through NV_ESC_IOCTL_XFER_CMD ->
  *                  INVALID_CLASS;
  *  unknown_escape  escape number 0x50 (none in 580) on /dev/nvidiactl ->
@@ -35,6 +38,8 @@
 #define UNKNOWN_CONTROL 0x20804321u
 #define DEBUG_READ_MEMORY 0x83de0315u
 #define GPU_GET_NAME_STRING 0x20800110u
+#define MC_SERVICE_INTERRUPTS 0x20801702u
+#define MC_ENGINE_ID_ALL 0xffffffffu
 #define UNKNOWN_ESCAPE 0x50u
 #define CHANNEL_PARAMS 368
 #define TSG_PARAMS 20
@@ -70,6 +75,10 @@ int main(void)
 	printf("allowed_control=%s\n",
 	       rmc_status_str(rmc_control(s.fd, NULL, s.client, s.subdevice, GPU_GET_NAME_STRING, name,
 	                                  sizeof(name))));
+	uint32_t engines = MC_ENGINE_ID_ALL;
+	printf("service_interrupts=%s\n",
+	       rmc_status_str(rmc_control(s.fd, NULL, s.client, s.subdevice, MC_SERVICE_INTERRUPTS,
+	                                  &engines, sizeof(engines))));
 	h = H_OBJ + 5;
 	printf("xfer_class=%s\n",
 	       rmc_status_str(rmc_alloc(s.fd, &xfer, s.client, s.device, &h, UNKNOWN_CLASS, NULL, 0)));

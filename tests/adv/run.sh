@@ -1246,6 +1246,7 @@ check_positive() {
 		local k want
 		for k in unknown_class=INVALID_CLASS debug_class=INVALID_CLASS allowed_class=NV_OK \
 			unknown_control=NOT_SUPPORTED debug_control=NOT_SUPPORTED allowed_control=NV_OK \
+			service_interrupts=NV_OK \
 			xfer_class=INVALID_CLASS unknown_escape=EINVAL; do
 			want=${k#*=}; k=${k%%=*}
 			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }

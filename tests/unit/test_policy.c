@@ -601,7 +601,7 @@ static void test_tables(void)
 		CHECK(rm_ctrl_lookup(RM_ABI, ci->cmd) == ci);
 		CHECK(ci->group < GS_GROUP_N);
 	}
-	CHECK(n_ctrl_members == 187);
+	CHECK(n_ctrl_members == 188);
 	for (unsigned g = 0; g < GS_GROUP_N; g++) {
 		const char *nm = gs_group_name((enum gs_group)g);
 		CHECK(gs_group_find(nm, strlen(nm)) == (enum gs_group)g);
