@@ -239,6 +239,25 @@ static void wait_ms(long ms)
 		usleep(TEST_CLOCK_POLL_US);
 }
 
+/* A tenant that churns waits for the end of its warm-up at a fixed time
+ * from its start, as the other tenants' measurement is placed: were it
+ * shifted by the churn's length, it would outlast the other tenants and
+ * measure the tenant alone, on its own duty cycle (tests/sm/multi.sh
+ * fight-churn). False (said on stderr) when the churn outlasted the
+ * warm-up: the case cannot be judged. */
+static bool warm_until(uint64_t end_ms)
+{
+	uint64_t now = now_ms();
+
+	if (now >= end_ms) {
+		fprintf(stderr, "sm_workload: the churn outlasted the warm-up by %llu ms\n",
+		        (unsigned long long)(now - end_ms));
+		return false;
+	}
+	wait_ms((long)(end_ms - now));
+	return true;
+}
+
 /* Schedules the group again and again for ms milliseconds. */
 static void reschedule_for(struct rmc_session *s, long ms)
 {
@@ -333,17 +352,21 @@ int main(int argc, char **argv)
 		int stuck = churn_channels();
 		printf("churned_with_channels=%d stuck=%d in %ld ms\n", CHURN_CHAN_PROCS, stuck,
 		       (long)(now_ms() - t));
-		long left = warm_ms - warm_ms / 2 - (long)(now_ms() - t);
-		if (left > 0)
-			wait_ms(left);
+		if (!warm_until(started + (uint64_t)warm_ms))
+			return EXIT_SETUP;
 	} else if (strcmp(mode, "churn") == 0 || strcmp(mode, "tenant-churn") == 0) {
 		uint64_t t = now_ms();
 		churn();
 		long spent = (long)(now_ms() - t);
-		/* The whole warm-up after the churn: the loop has had time to
-		 * act on samples it no longer counts as ours. */
 		printf("churned=%d in %ld ms\n", CHURN_PROCS, spent);
-		wait_ms(warm_ms);
+		/* Alone: the whole warm-up after the churn, so the loop has
+		 * had time to act on samples it no longer counts as ours. A
+		 * tenant: the churn inside its warm-up, so that its
+		 * measurement starts where the others' does (warm_until). */
+		if (!tenant)
+			wait_ms(warm_ms);
+		else if (!warm_until(started + (uint64_t)warm_ms))
+			return EXIT_SETUP;
 	} else if (resched)
 		reschedule_for(&s[0], warm_ms);
 	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {
