@@ -23,11 +23,14 @@
 #                    engine's samples name a task of the sandbox);
 #   stall            (issue #17 item 5) in an on phase the workload makes a
 #                    call whose parameters lie in a page of a FUSE file
-#                    (tests/sm/stallfs) that answers after STALL_MS: the
-#                    notify worker waits in its read holding the sandbox
-#                    lock. Over that call the share stays under the cap
-#                    (the off phase does not wait for the lock; 0.999
-#                    before it did not); the call must have stalled;
+#                    (tests/sm/stallfs): the notify worker waits in its
+#                    read holding the sandbox lock, until the harness lets
+#                    stallfs answer, once the test's clock has moved
+#                    STALL_MS (stall_release). Over that call the share is
+#                    at most the cap, exactly (the off phase does not wait
+#                    for the lock: 0.005 over 1140 ms of the clock; 1.001
+#                    with that off pass removed); the read must have
+#                    stalled and been released, the call lasted STALL_MS;
 #   baseline         no --sm: the share is ~1 (the cap is what lowers it);
 #   fail             FIFO_DISABLE_CHANNELS starts failing: gpusandbox turns
 #                    every channel it disabled back on, audits the error and
@@ -48,13 +51,13 @@
 # wake at, and only under the sandbox lock. Every switch the fake sees then
 # happens at the edge the controller chose, whatever the load, and the
 # share the fake counts is the controller's schedule: what is left is the
-# controller's own error, bounded below (TOL_EXACT). Cases marked "real"
-# keep CLOCK_MONOTONIC: baseline (no --sm: nothing would move the test's
-# clock; its share is 1 whatever the load, nothing being switched), fail
-# (no share judged) and stall (the notify worker holds the lock in a read
-# for STALL_MS of real time: the test's clock stands still meanwhile, so
-# the share over the stall can only be had on the real clock; it still
-# asserts a rate by the clock, one-sided: left as it was).
+# controller's own error, bounded below (TOL_EXACT). While a notify worker
+# holding the lock waits on the workload's memory (stall), the duty
+# thread's pass without the lock moves the clock from edge to edge
+# (compute_share.c lockless_wait): the workload's stall is GPU time.
+# Cases marked "real" keep CLOCK_MONOTONIC: baseline (no --sm: nothing
+# would move the test's clock; its share is 1 whatever the load, nothing
+# being switched) and fail (no share judged).
 # Every case but sampler-share also checks that the workload's own FIFO_DISABLE_CHANNELS is
 # refused (INSUFFICIENT_PERMISSIONS), and the sandboxed ones that the audit
 # log holds sm_adjust records and the summary's achieved share.
