@@ -371,8 +371,9 @@ static void *duty_cycle_thread(void *arg)
 			lockless_wait(t, off_without_lock(cs, t));
 			continue;
 		}
-		/* The test's clock moves only here, under the lock: a workload
-		 * call (which holds it) happens at one instant of it. */
+		/* The test's clock moves here, under the lock: a workload call
+		 * (which holds it) happens at one instant of it; or in
+		 * lockless_wait, while the call waits on the workload. */
 		if (gs_sm_catch_up())
 			t = gs_sm_now();
 		if (!resync_lockless(cs))

@@ -29,7 +29,9 @@ void     gs_sm_sleep_until(uint64_t t);
  * ended (moving it there once every participant sleeps, test_clock.h),
  * and says so (true). Called with the sandbox lock held, so that this
  * process never finds the clock moved while a workload call was in its
- * hands. On CLOCK_MONOTONIC: false, nothing done. */
+ * hands, but while the call waits on the workload's own memory (its
+ * stall, compute_share.c lockless_wait). On CLOCK_MONOTONIC: false,
+ * nothing done. */
 bool     gs_sm_catch_up(void);
 /* The duty thread stopped: it no longer holds the test's clock back (the
  * clock is still read). */

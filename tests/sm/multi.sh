@@ -131,11 +131,14 @@ MAX_OVERLAP_LENT=0.15
 TIMEOUT=${GS_SM_TIMEOUT:-60}
 W=3000    # warm-up, ms
 M=2500    # measurement, ms
-# The churning cases' warm-up: A's churn runs inside it (1100 processes
-# took 1419 ms of the test's clock, 40 with channels 272 ms of the real
-# one), and A's measurement starts where B's does, so that it never
-# outlasts B (sm_workload warm_until: A exits 2 if the churn overran).
-W_CHURN=6000
+# The churning cases' warm-up: A's churn runs inside it, and A's
+# measurement starts where B's does, so that it never outlasts B
+# (sm_workload warm_until: A exits 2 if the churn overran). 1100
+# client-making processes took 1.4-1.5 s of the test's clock; 40 with
+# channels, from 1.5 s, 2.5-2.9 s beside a CPU hog (3.1 s from 3 s; each
+# child waits for one of A's windows; its set-up's real time runs the
+# clock too): 7.5 s left for them.
+W_CHURN=9000
 
 . tests/lib/harness.sh
 harness_tmpdir "${GS_SM_KEEP:-}" gs-sm-multi

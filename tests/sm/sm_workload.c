@@ -81,6 +81,7 @@
 #define TRACE_MS 25
 #define CHURN_CHAN_PROCS 40
 #define CHURN_RUN_WAIT_MS 3000
+#define CHURN_CHAN_AFTER_MS 1500
 #define CHURN_RUN_POLL_MS 5
 #define TEST_CLOCK_POLL_US 1000
 
@@ -346,8 +347,10 @@ int main(int argc, char **argv)
 	 * the loop after it has answered the attack. */
 	bool resched = strcmp(mode, "reschedule") == 0 || strcmp(mode, "tenant-reschedule") == 0;
 	if (strcmp(mode, "tenant-churn-chan") == 0) {
-		/* Half the warm-up first: the churn meets a plan in force. */
-		wait_ms(warm_ms / 2);
+		/* The churn meets a plan in force (B joins 200 ms after us),
+		 * and has the rest of the warm-up: on the test's clock each
+		 * child waits for one of our windows (2.3-3.1 s for 40). */
+		wait_ms(CHURN_CHAN_AFTER_MS);
 		uint64_t t = now_ms();
 		int stuck = churn_channels();
 		printf("churned_with_channels=%d stuck=%d in %ld ms\n", CHURN_CHAN_PROCS, stuck,
