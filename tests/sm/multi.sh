@@ -73,9 +73,9 @@
 # beside A's own client (0.15-0.20; B's share unhurt). A workload call
 # that may let channels run holds the shared clock until its switch is
 # done (include/test_clock.h gs_test_clock_hold), so no other tenant's
-# duty thread moves it in between. Beside a CPU hog, 2026-12-02:
-# fight-churn a=0.302 b=0.698, fight-churn-chan a=0.305 b=0.696, overlaps
-# 0.000 (figures of the three runs in the commit that made them so).
+# duty thread moves it in between. Three runs beside a CPU hog,
+# 2026-12-02: fight-churn a=0.287-0.305 b=0.700-0.708, fight-churn-chan
+# a=0.303-0.309 b=0.688-0.707, overlaps 0.000.
 # guar-idle and guar-idle-untimed too: B's tail share and the idle rule
 # used are judged there, the hand-over's ms printed (316-550 ms timed,
 # 1230-1300 ms counted, beside two CPU hogs). (The fake's samples start
