@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -53,6 +54,8 @@ typedef struct {
 	_Atomic uint64_t now;
 	_Atomic int32_t  pid[GS_TEST_CLOCK_SLOTS];    /* 0: a free slot */
 	_Atomic uint64_t wake[GS_TEST_CLOCK_SLOTS];
+	_Atomic uint32_t hold[GS_TEST_CLOCK_SLOTS];   /* holds in flight */
+	_Atomic int32_t  mover;                       /* pid moving it, or 0 */
 } gs_test_clock;
 
 /* The clock kept in the file at path (made 8 bytes long if it is
@@ -93,6 +96,7 @@ static inline int gs_test_clock_join(gs_test_clock *c)
 		int32_t free_slot = 0;
 		if (atomic_compare_exchange_strong(&c->pid[i], &free_slot, (int32_t)getpid())) {
 			atomic_store(&c->wake[i], GS_TEST_CLOCK_RUNNING);
+			atomic_store(&c->hold[i], 0);
 			return i;
 		}
 	}
@@ -111,28 +115,74 @@ static inline void gs_test_clock_sleep(gs_test_clock *c, int slot, uint64_t t)
 	atomic_store(&c->wake[slot], t);
 }
 
-/* Moves the clock to the earliest wake if every participant sleeps. */
-static inline void gs_test_clock_try_advance(gs_test_clock *c)
+static inline bool gs_test_clock_pid_gone(int32_t pid)
 {
-	uint64_t first = UINT64_MAX, now = atomic_load(&c->now);
+	return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+/* The earliest wake if every participant sleeps and none holds the
+ * clock, else 0; drops participants that died. */
+static inline uint64_t gs_test_clock_first_wake(gs_test_clock *c)
+{
+	uint64_t first = UINT64_MAX;
 
 	for (int i = 0; i < GS_TEST_CLOCK_SLOTS; i++) {
 		int32_t pid = atomic_load(&c->pid[i]);
 		if (!pid)
 			continue;
-		if (kill(pid, 0) < 0 && errno == ESRCH) {
+		if (gs_test_clock_pid_gone(pid)) {
 			atomic_store(&c->wake[i], GS_TEST_CLOCK_RUNNING);
+			atomic_store(&c->hold[i], 0);
 			atomic_compare_exchange_strong(&c->pid[i], &pid, 0);
 			continue;
 		}
 		uint64_t w = atomic_load(&c->wake[i]);
-		if (w == GS_TEST_CLOCK_RUNNING)
-			return;
+		if (w == GS_TEST_CLOCK_RUNNING || atomic_load(&c->hold[i]))
+			return 0;
 		if (w < first)
 			first = w;
 	}
-	if (first != UINT64_MAX && first > now)
+	return first == UINT64_MAX ? 0 : first;
+}
+
+/* Moves the clock to the earliest wake if every participant sleeps and
+ * none holds it. One process moves it at a time (a mover that died is
+ * dropped): gs_test_clock_hold waits for the move under way. */
+static inline void gs_test_clock_try_advance(gs_test_clock *c)
+{
+	int32_t mover = 0;
+
+	if (!atomic_compare_exchange_strong(&c->mover, &mover, (int32_t)getpid())) {
+		if (gs_test_clock_pid_gone(mover))
+			atomic_compare_exchange_strong(&c->mover, &mover, 0);
+		return;
+	}
+	uint64_t now = atomic_load(&c->now), first = gs_test_clock_first_wake(c);
+	if (first > now)
 		atomic_compare_exchange_strong(&c->now, &now, first);
+	atomic_store(&c->mover, 0);
+}
+
+/* The participant in slot holds the clock still until its release: when
+ * this returns, no move is under way and none starts (a mover sets
+ * mover before it reads the holds, and we count our hold before we read
+ * mover: one of us sees the other). */
+static inline void gs_test_clock_hold(gs_test_clock *c, int slot)
+{
+	const struct timespec poll = { 0, GS_TEST_CLOCK_POLL_NS };
+
+	atomic_fetch_add(&c->hold[slot], 1);
+	for (int32_t mover; (mover = atomic_load(&c->mover)) != 0;) {
+		if (gs_test_clock_pid_gone(mover))
+			atomic_compare_exchange_strong(&c->mover, &mover, 0);
+		else
+			nanosleep(&poll, NULL);
+	}
+}
+
+static inline void gs_test_clock_release(gs_test_clock *c, int slot)
+{
+	atomic_fetch_sub(&c->hold[slot], 1);
 }
 
 /* Waits until the clock reaches the wake of the participant in slot

@@ -362,3 +362,24 @@ void cs_reassert_off_phase(void *ctx, int gpu)
 		if (cs->gpu[g].seen)
 			reassert_gpu(cs, g);
 }
+
+/* The sandbox's event, lock held, around a workload call that may let
+ * channels run and its reassert_off_phase: on the test's clock, which
+ * every sandbox on the GPU shares, the call and the switch that follows
+ * it happen at one instant, as they do on a GPU whose scheduler does not
+ * slice that finely; without it another sandbox's duty thread moved the
+ * clock past its wake-up while the new channel ran (tests/sm/multi.sh
+ * fight-churn-chan). Nothing on CLOCK_MONOTONIC. */
+void cs_resume_call(void *ctx, bool begin)
+{
+	struct gs_compute_share *cs = ctx;
+
+	if (!cs)
+		return;
+	if (begin) {
+		cs->clock_held = gs_sm_clock_hold();
+		return;
+	}
+	gs_sm_clock_release(cs->clock_held);
+	cs->clock_held = false;
+}

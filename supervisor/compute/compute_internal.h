@@ -25,6 +25,8 @@ void cs_enable_everything(struct gs_compute_share *cs);
 void cs_fail(struct gs_compute_share *cs);
 /* The session's observer event (gs_session_observer.channels_may_resume). */
 void cs_reassert_off_phase(void *ctx, int gpu);
+/* The session's observer event (gs_session_observer.resume_call). */
+void cs_resume_call(void *ctx, bool begin);
 
 /* idle_report.c. */
 /* Sets up GPU gpu's measuring: the process's sampler of that GPU (RM id

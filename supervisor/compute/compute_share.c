@@ -57,6 +57,7 @@
 #include "session.h"
 #include "sm_clock.h"
 #include "test_switch.h"
+#include "workload.h"
 
 /* Each period's length is drawn from period * (1 +- PERIOD_JITTER). The
  * driver takes a utilization sample every ~200 ms, a multiple of the
@@ -282,13 +283,21 @@ static bool lock_soon(pthread_mutex_t *m)
 
 /* Without the lock: every GPU whose schedule says off and whose channels
  * are on is turned off from its cache. Nothing is turned on (that waits
- * for the lock, LOCK_RETRY_MS from now). */
-static void off_without_lock(struct gs_compute_share *cs, uint64_t now)
+ * for the lock, LOCK_RETRY_MS from now). Returns the earliest time any
+ * GPU's schedule changes. */
+static uint64_t off_without_lock(struct gs_compute_share *cs, uint64_t now)
 {
+	uint64_t next = now + WINDOW_MS * NS_PER_MS;
+
 	for (unsigned g = 0; g < GS_MAX_GPUS; g++) {
 		struct gs_sm_gpu *s = &cs->gpu[g];
-		uint64_t edge = now;
-		if (!s->seen || !s->off_cache.n || !want_off(cs, s, now, &edge) || s->off)
+		uint64_t edge = next;
+		if (!s->seen)
+			continue;
+		bool off = want_off(cs, s, now, &edge);
+		if (edge < next)
+			next = edge;
+		if (!s->off_cache.n || !off || s->off)
 			continue;
 		cs_idle_note_switch(cs, (int)g, true, gs_sm_now());
 		(void)gs_off_cache_disable(&s->off_cache);
@@ -297,6 +306,26 @@ static void off_without_lock(struct gs_compute_share *cs, uint64_t now)
 		s->off_without_lock = true;
 		s->lockless_offs++;
 	}
+	return next;
+}
+
+/* The wait before the next try for the lock, after an off pass made
+ * without it. On the test's clock, which otherwise moves only under the
+ * lock (a workload call happens at one instant of it), time passes while
+ * the lock's holder waits on the workload's memory (the workload's own
+ * stall, tests/sm/run.sh stall): the clock goes on to the schedule's next
+ * edge, where this pass runs again; so a stall the workload makes lasts
+ * on the clock the GPU time it would, and the off edges inside it are
+ * kept without the lock. Otherwise LOCK_RETRY_MS of real time, the
+ * clock standing still. */
+static void lockless_wait(uint64_t now, uint64_t edge)
+{
+	if (!gs_sm_on_test_clock() || !gs_workload_mem_in_flight()) {
+		gs_sm_wait_ms(LOCK_RETRY_MS);
+		return;
+	}
+	gs_sm_sleep_until(edge > now ? edge : now + LOCK_RETRY_MS * NS_PER_MS);
+	(void)gs_sm_catch_up();
 }
 
 /* After an off made without the lock, the ledger does not know what is
@@ -339,12 +368,12 @@ static void *duty_cycle_thread(void *arg)
 			if (cs->gpu[g].seen)
 				gs_coord_tick(&cs->gpu[g].coord, t);
 		if (!lock_soon(&sb->lock)) {
-			off_without_lock(cs, t);
-			gs_sm_wait_ms(LOCK_RETRY_MS);
+			lockless_wait(t, off_without_lock(cs, t));
 			continue;
 		}
-		/* The test's clock moves only here, under the lock: a workload
-		 * call (which holds it) happens at one instant of it. */
+		/* The test's clock moves here, under the lock: a workload call
+		 * (which holds it) happens at one instant of it; or in
+		 * lockless_wait, while the call waits on the workload. */
 		if (gs_sm_catch_up())
 			t = gs_sm_now();
 		if (!resync_lockless(cs))
@@ -427,6 +456,7 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	pthread_mutex_lock(&sb->lock);
 	sb->sm = cs;
 	sb->observer = (struct gs_session_observer){ .channels_may_resume = cs_reassert_off_phase,
+	                                             .resume_call = cs_resume_call,
 	                                             .ctx = cs };
 	pthread_mutex_unlock(&sb->lock);
 	/* The thread must not take the workload's signals (signalfd). */

@@ -94,6 +94,9 @@ struct gs_compute_share {
 	 * on an object of no known GPU is not followed by an off pass. */
 	bool                 test_settle_unbounded;
 	bool                 test_reassert_known_gpu;
+	/* The test build's shared clock is held over a workload call that
+	 * may let channels run (cs_resume_call); sandbox lock. */
+	bool                 clock_held;
 	uint64_t             rng;         /* period jitter */
 	struct gs_sm_gpu     gpu[GS_MAX_GPUS];
 	struct ledger_channel *chans;

@@ -32,6 +32,11 @@ static bool clock_chosen;
 static gs_test_clock *test_clock;
 /* This process's participant (test_clock.h): one duty thread. */
 static int test_slot = -1;
+/* Holds of it in flight (gs_sm_clock_hold), and whether the duty thread
+ * stopped meanwhile: the slot is given up when the last hold ends, never
+ * under one (a slot another process took would lose our release). */
+static unsigned test_holds;
+static bool test_leave_pending;
 
 int gs_sm_clock_start(const char *path)
 {
@@ -48,6 +53,11 @@ int gs_sm_clock_start(const char *path)
 	clock_chosen = true;
 	pthread_mutex_unlock(&clock_lock);
 	return rc;
+}
+
+bool gs_sm_on_test_clock(void)
+{
+	return test_clock != NULL;
 }
 
 uint64_t gs_sm_now(void)
@@ -86,9 +96,40 @@ bool gs_sm_catch_up(void)
 void gs_sm_clock_stop(void)
 {
 	pthread_mutex_lock(&clock_lock);
-	if (test_clock && test_slot >= 0)
+	if (test_clock && test_slot >= 0 && test_holds)
+		test_leave_pending = true;
+	else if (test_clock && test_slot >= 0) {
 		gs_test_clock_leave(test_clock, test_slot);
-	test_slot = -1;
+		test_slot = -1;
+	}
+	pthread_mutex_unlock(&clock_lock);
+}
+
+bool gs_sm_clock_hold(void)
+{
+	bool held = false;
+
+	pthread_mutex_lock(&clock_lock);
+	if (test_clock && test_slot >= 0 && !test_leave_pending) {
+		gs_test_clock_hold(test_clock, test_slot);
+		test_holds++;
+		held = true;
+	}
+	pthread_mutex_unlock(&clock_lock);
+	return held;
+}
+
+void gs_sm_clock_release(bool held)
+{
+	if (!held)
+		return;
+	pthread_mutex_lock(&clock_lock);
+	gs_test_clock_release(test_clock, test_slot);
+	if (!--test_holds && test_leave_pending) {
+		gs_test_clock_leave(test_clock, test_slot);
+		test_slot = -1;
+		test_leave_pending = false;
+	}
 	pthread_mutex_unlock(&clock_lock);
 }
 

@@ -17,6 +17,8 @@
 /* Uses the test's clock in the file at path from now on (the first call
  * decides; path NULL: CLOCK_MONOTONIC). -1 when the file cannot be used. */
 int      gs_sm_clock_start(const char *path);
+/* Is it the test's clock? */
+bool     gs_sm_on_test_clock(void);
 /* Now, in nanoseconds. */
 uint64_t gs_sm_now(void);
 /* Sleeps until t. On the test's clock: as long in real time (it never
@@ -27,11 +29,21 @@ void     gs_sm_sleep_until(uint64_t t);
  * ended (moving it there once every participant sleeps, test_clock.h),
  * and says so (true). Called with the sandbox lock held, so that this
  * process never finds the clock moved while a workload call was in its
- * hands. On CLOCK_MONOTONIC: false, nothing done. */
+ * hands, but while the call waits on the workload's own memory (its
+ * stall, compute_share.c lockless_wait). On CLOCK_MONOTONIC: false,
+ * nothing done. */
 bool     gs_sm_catch_up(void);
 /* The duty thread stopped: it no longer holds the test's clock back (the
  * clock is still read). */
 void     gs_sm_clock_stop(void);
+/* On the test's clock: holds it still (test_clock.h) until the matching
+ * gs_sm_clock_release, even while this process's duty thread sleeps; says
+ * whether it did (false on CLOCK_MONOTONIC or once the duty thread
+ * stopped). Around a workload call that may let channels run and the
+ * switch that follows it (compute_share.c), so that they happen at one
+ * instant of the clock every sandbox on the GPU shares. */
+bool     gs_sm_clock_hold(void);
+void     gs_sm_clock_release(bool held);
 /* Waits ms of real time, the test's clock standing still: a wait for the
  * sandbox lock is the supervisor's time, not the GPU's, so that a
  * workload call holding the lock moves no phase edge on the test's clock. */

@@ -81,6 +81,7 @@
 #define TRACE_MS 25
 #define CHURN_CHAN_PROCS 40
 #define CHURN_RUN_WAIT_MS 3000
+#define CHURN_CHAN_AFTER_MS 1500
 #define CHURN_RUN_POLL_MS 5
 #define TEST_CLOCK_POLL_US 1000
 
@@ -239,6 +240,25 @@ static void wait_ms(long ms)
 		usleep(TEST_CLOCK_POLL_US);
 }
 
+/* A tenant that churns waits for the end of its warm-up at a fixed time
+ * from its start, as the other tenants' measurement is placed: were it
+ * shifted by the churn's length, it would outlast the other tenants and
+ * measure the tenant alone, on its own duty cycle (tests/sm/multi.sh
+ * fight-churn). False (said on stderr) when the churn outlasted the
+ * warm-up: the case cannot be judged. */
+static bool warm_until(uint64_t end_ms)
+{
+	uint64_t now = now_ms();
+
+	if (now >= end_ms) {
+		fprintf(stderr, "sm_workload: the churn outlasted the warm-up by %llu ms\n",
+		        (unsigned long long)(now - end_ms));
+		return false;
+	}
+	wait_ms((long)(end_ms - now));
+	return true;
+}
+
 /* Schedules the group again and again for ms milliseconds. */
 static void reschedule_for(struct rmc_session *s, long ms)
 {
@@ -327,23 +347,29 @@ int main(int argc, char **argv)
 	 * the loop after it has answered the attack. */
 	bool resched = strcmp(mode, "reschedule") == 0 || strcmp(mode, "tenant-reschedule") == 0;
 	if (strcmp(mode, "tenant-churn-chan") == 0) {
-		/* Half the warm-up first: the churn meets a plan in force. */
-		wait_ms(warm_ms / 2);
+		/* The churn meets a plan in force (B joins 200 ms after us),
+		 * and has the rest of the warm-up: on the test's clock each
+		 * child waits for one of our windows (2.3-3.1 s for 40). */
+		wait_ms(CHURN_CHAN_AFTER_MS);
 		uint64_t t = now_ms();
 		int stuck = churn_channels();
 		printf("churned_with_channels=%d stuck=%d in %ld ms\n", CHURN_CHAN_PROCS, stuck,
 		       (long)(now_ms() - t));
-		long left = warm_ms - warm_ms / 2 - (long)(now_ms() - t);
-		if (left > 0)
-			wait_ms(left);
+		if (!warm_until(started + (uint64_t)warm_ms))
+			return EXIT_SETUP;
 	} else if (strcmp(mode, "churn") == 0 || strcmp(mode, "tenant-churn") == 0) {
 		uint64_t t = now_ms();
 		churn();
 		long spent = (long)(now_ms() - t);
-		/* The whole warm-up after the churn: the loop has had time to
-		 * act on samples it no longer counts as ours. */
 		printf("churned=%d in %ld ms\n", CHURN_PROCS, spent);
-		wait_ms(warm_ms);
+		/* Alone: the whole warm-up after the churn, so the loop has
+		 * had time to act on samples it no longer counts as ours. A
+		 * tenant: the churn inside its warm-up, so that its
+		 * measurement starts where the others' does (warm_until). */
+		if (!tenant)
+			wait_ms(warm_ms);
+		else if (!warm_until(started + (uint64_t)warm_ms))
+			return EXIT_SETUP;
 	} else if (resched)
 		reschedule_for(&s[0], warm_ms);
 	else if (idle_at_ms >= 0 && idle_at_ms < warm_ms) {

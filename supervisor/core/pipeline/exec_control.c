@@ -327,6 +327,9 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 	bool pids = gs_pids_rewrites(top->cmd);
 	if (pids)
 		gs_pids_before(c, top->cmd, c->scratch->params, f->psize, &rw);
+	bool resume = may_resume_channels(top->cmd);
+	if (resume)
+		gs_session_emit_resume_call(c->sb, true);
 	int rc = exec_escape(c, NV_ESC_RM_CONTROL, sizeof(*top), top);
 	c->off_lock_key = 0;
 	if (pids)
@@ -337,10 +340,12 @@ static struct answer perform_control(struct call *c, struct control_flight *f)
 		after_control(c, top, f->psize);
 		/* --sm: the workload must not get its channels back in an off
 		 * phase by scheduling them again. */
-		if (may_resume_channels(top->cmd))
+		if (resume)
 			gs_session_emit_channels_may_resume(
 				c->sb, ledger_gpu_of(&c->sb->ledger, top->h_client, top->h_object));
 	}
+	if (resume)
+		gs_session_emit_resume_call(c->sb, false);
 	top->params = f->user_params;
 	restore_embedded(c, f->ci, f->rel, true);
 	/* Our buffer holds whatever the driver copied out (or the inputs it

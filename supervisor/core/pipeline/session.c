@@ -320,6 +320,12 @@ void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu)
 		sb->observer.channels_may_resume(sb->observer.ctx, gpu);
 }
 
+void gs_session_emit_resume_call(struct gs_session *sb, bool begin)
+{
+	if (sb->observer.resume_call)
+		sb->observer.resume_call(sb->observer.ctx, begin);
+}
+
 bool gs_session_channels_observed(const struct gs_session *sb)
 {
 	return sb->observer.channels_may_resume != NULL;

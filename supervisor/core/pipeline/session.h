@@ -52,6 +52,10 @@ struct gs_session_observer {
 	/* A workload call succeeded that may have made channels on gpu
 	 * runnable again (they were scheduled, or a group was enabled). */
 	void (*channels_may_resume)(void *ctx, int gpu);
+	/* Such a call goes to the driver (begin true), and is done, its
+	 * channels_may_resume told (begin false): the test build's shared
+	 * clock stands still in between (sm_clock.h gs_sm_clock_hold). */
+	void (*resume_call)(void *ctx, bool begin);
 	void  *ctx;
 };
 
@@ -260,6 +264,9 @@ void gs_session_kill_workload(const struct gs_session *sb);
 
 /* Tells the observer, if any, that channels on gpu may have resumed. */
 void gs_session_emit_channels_may_resume(struct gs_session *sb, int gpu);
+/* Tells the observer, if any, that a call after which channels may
+ * resume goes to the driver (begin) or is done (!begin). */
+void gs_session_emit_resume_call(struct gs_session *sb, bool begin);
 /* Does an observer hold channels off at times (--sm)? Then the workload's
  * own scheduling controls must not reach the driver. */
 bool gs_session_channels_observed(const struct gs_session *sb);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,25 @@ void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc)
 
 /* ---- memory of the workload ---------------------------------------------- */
 
+/* Accesses of workload memory in flight in this process: the workload can
+ * make one wait as long as it likes (a page of a FUSE file it serves),
+ * the sandbox lock held meanwhile (off_cache.h). */
+static atomic_uint mem_accesses;
+
+unsigned gs_workload_mem_in_flight(void)
+{
+	return atomic_load(&mem_accesses);
+}
+
+static ssize_t counted_readv(pid_t tid, const struct iovec *local, const struct iovec *remote,
+                             unsigned long n)
+{
+	atomic_fetch_add(&mem_accesses, 1);
+	ssize_t got = process_vm_readv(tid, local, n, remote, n, 0);
+	atomic_fetch_sub(&mem_accesses, 1);
+	return got;
+}
+
 int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len };
@@ -108,7 +128,7 @@ int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 
 	if (len == 0)
 		return 0;
-	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+	return counted_readv(tid, &local, &remote, 1) == (ssize_t)len ? 0 : -1;
 }
 
 int mem_read_parts(pid_t tid, uint64_t addr, void *buf, const struct gs_mem_part *parts,
@@ -124,7 +144,7 @@ int mem_read_parts(pid_t tid, uint64_t addr, void *buf, const struct gs_mem_part
 		remote[i] = (struct iovec){ (void *)(uintptr_t)(addr + parts[i].off), parts[i].len };
 		total += parts[i].len;
 	}
-	return process_vm_readv(tid, local, n, remote, n, 0) == (ssize_t)total ? 0 : -1;
+	return counted_readv(tid, local, remote, n) == (ssize_t)total ? 0 : -1;
 }
 
 /* The top-level struct at addr and the rest of the page its last byte is
@@ -144,7 +164,7 @@ ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t
 
 	if (need == 0 || need > cap || addr + need < addr)
 		return -1;
-	got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	got = counted_readv(tid, &local, &remote, 1);
 	return got >= (ssize_t)need ? got : -1;
 }
 
@@ -192,7 +212,10 @@ int mem_write(const struct gs_task_mem *m, uint64_t addr, const void *buf, size_
 		errno = EFAULT;
 		return -1;
 	}
-	return pwrite(m->fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+	atomic_fetch_add(&mem_accesses, 1);
+	ssize_t put = pwrite(m->fd, buf, len, (off_t)addr);
+	atomic_fetch_sub(&mem_accesses, 1);
+	return put == (ssize_t)len ? 0 : -1;
 }
 
 int mem_write_changed2(const struct gs_task_mem *m, const struct gs_mem_out *a,

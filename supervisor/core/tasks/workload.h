@@ -58,6 +58,11 @@ struct gs_pidfd_cache {
 void gs_pidfd_cache_init(struct gs_pidfd_cache *pc);
 void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc);
 
+/* How many reads and writes of workload memory (below) this process has
+ * in flight now: the test build's clock of the compute share lets time
+ * pass while one holds the sandbox lock (compute_share.c), as it would
+ * on a GPU while the workload keeps that access waiting. */
+unsigned gs_workload_mem_in_flight(void);
 /* Reads by tid: a read decides nothing until an ID_VALID made after it
  * proves the tid still named the trapped task (notif_still_valid). */
 int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
