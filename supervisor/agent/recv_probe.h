@@ -13,9 +13,12 @@
 /* Asked once, at the agent's start, while it has one thread: a child
  * process makes a filter whose only user then exits, and blocks in RECV on
  * its listener, under an alarm. True only when that RECV returned ENOENT
- * (the kernel woke it: Linux 6.11's "interrupt SECCOMP_IOCTL_NOTIF_RECV
- * when all users have exited"); false when the alarm ended it or anything
- * failed, and then a worker polls before each RECV, as before. */
+ * (the kernel woke it: "seccomp: interrupt SECCOMP_IOCTL_NOTIF_RECV when
+ * all users have exited", 2024, after SYNC_WAKE_UP's recv_wait_event);
+ * false when the alarm ended it or anything failed, and then a worker
+ * polls before each RECV, as before. The answer is the running kernel's,
+ * not a version number's, so a backport counts and a patched-out one
+ * does not. */
 bool gs_recv_ends_at_hangup(void);
 
 #endif

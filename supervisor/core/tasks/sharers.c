@@ -153,7 +153,7 @@ static void check_nlink_counts(void)
 /* Is tid alone in its thread group? Only a "yes" is used: it holds while
  * tid is trapped, since only a thread of the group can add one, and the
  * caller's ID_VALID after the look proves tid was the trapped task. */
-static bool task_alone(pid_t tid)
+bool gs_task_alone(pid_t tid)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	char path[PROC_PATH_MAX];
@@ -174,7 +174,7 @@ int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, 
 	int err = 0;
 
 	/* Its own process: none beside it when it is its only thread. */
-	if (pid == tid && task_alone(tid))
+	if (pid == tid && gs_task_alone(tid))
 		return n;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
