@@ -48,7 +48,12 @@ done
 command -v runc >/dev/null || { echo "bench-agent: runc is not installed" >&2; exit 2; }
 
 path_of() {
-	for b in "${BUILDS[@]}"; do [ "${b%%=*}" = "$1" ] && { echo "$ROOT/${b#*=}"; return; }; done
+	local p
+	for b in "${BUILDS[@]}"; do
+		p=${b#*=}
+		[ "${p#/}" = "$p" ] && p=$ROOT/$p
+		[ "${b%%=*}" = "$1" ] && { echo "$p"; return; }
+	done
 }
 
 BENCH_TMP=$(mktemp -d /tmp/gs-bench-agent.XXXXXX)
@@ -145,19 +150,25 @@ for r in $(seq "$ROUNDS"); do
 		echo "round=$r cfg=$c $(run_config "$c")" | tee -a "$out"
 	done
 done
-echo "== summary: pair us (min/median/max over rounds), native/config in the same round"
+echo "== summary: per config, the pair as the sum of rmbench's five per-call medians (us) per round,"
+echo "   its median, native/config and config/the same build's cli in the same round (median [range])"
 python3 - "$out" <<'EOF'
 import sys, statistics as st, collections
-d = collections.defaultdict(dict)
+keys = ['alloc_us', 'map_us', 'register_us', 'unregister_us', 'free_us']
+s = collections.defaultdict(dict)
 for l in open(sys.argv[1]):
     kv = dict(x.split('=', 1) for x in l.split() if '=' in x)
     if 'pair_us' in kv:
-        d[kv['cfg']][int(kv['round'])] = float(kv['pair_us'])
-for c in d:
-    pv = list(d[c].values())
-    rat = [d['native'][r] / v for r, v in d[c].items() if r in d.get('native', {})]
-    print(f"{c:14s} pair_us {min(pv):7.1f} {st.median(pv):7.1f} {max(pv):7.1f}   "
-          f"native/config {min(rat):6.3f} {st.median(rat):6.3f} {max(rat):6.3f}")
+        s[kv['cfg']][int(kv['round'])] = sum(float(kv[k]) for k in keys)
+def rng(v):
+    return f"{st.median(v):.3f} [{min(v):.3f}-{max(v):.3f}]" if v else "-"
+for c in sorted(s):
+    pv = [s[c][r] for r in sorted(s[c])]
+    nat = [s['native'][r] / v for r, v in s[c].items() if r in s.get('native', {})]
+    cli = c.split(':')[0] + ':cli'
+    rel = [v / s[cli][r] for r, v in s[c].items() if ':' in c and r in s.get(cli, {})]
+    print(f"{c:14s} {' '.join(f'{x:6.1f}' for x in pv)}  median {st.median(pv):6.1f}  "
+          f"native/config {rng(nat)}  /cli {rng(rel)}")
 EOF
 
 command -v perf >/dev/null || { echo "== 2. skipped: no perf"; exit 0; }
