@@ -26,6 +26,7 @@
 # (make -s -j2 all tests builds build/tests/agent/rmbench).
 set -u
 cd "$(dirname "$0")/.." || exit 2
+. scripts/bench-lib.sh
 
 ROUNDS=${1:-3}
 PAIRS=${2:-3000}
@@ -139,17 +140,10 @@ run_config() {
 configs=(native)
 for b in "${BUILDS[@]}"; do configs+=("${b%%=*}:cli" "${b%%=*}:audit" "${b%%=*}:agent" "${b%%=*}:keeper"); done
 
-echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo +dirty); builds: ${BUILDS[*]}"
+bench_header
 echo "== 1. $ROUNDS interleaved rounds of $PAIRS pairs (rmbench -u, p2p-register perform), all on CPU $CPU"
 out=$BENCH_TMP/rounds
-k=${#configs[@]}
-for r in $(seq "$ROUNDS"); do
-	for i in $(seq 0 $((k - 1))); do
-		c=${configs[$(((i + r) % k))]}
-		echo "round=$r cfg=$c $(run_config "$c")" | tee -a "$out"
-	done
-done
+bench_rounds "$ROUNDS" "$out" "${configs[@]}"
 echo "== summary: per config, the pair as the sum of rmbench's five per-call medians (us) per round,"
 echo "   its median, native/config and config/the same build's cli in the same round (median [range])"
 python3 - "$out" <<'EOF'

@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "recv_probe.h"
+#include "trap_one.h"
 
 /* How long the probe's RECV may block before it is taken as "not ended"
  * (s): the kernel that ends it does so at once. */
@@ -29,12 +29,7 @@
  * which it sends to its parent, then exits. */
 static _Noreturn void filter_user(int sock)
 {
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
+	struct sock_filter prog[] = GS_TRAP_ONE_FILTER(SYS_getppid);
 	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	char byte = 0;
