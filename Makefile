@@ -114,7 +114,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
               $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics \
-              $(BUILD)/tests/unit/test_engine_sessions
+              $(BUILD)/tests/unit/test_engine_sessions $(BUILD)/tests/unit/test_recv_probe
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

@@ -41,6 +41,7 @@ run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
 run_tier unit-learn build/tests/unit/test_learn
 run_tier unit-listener build/tests/unit/test_listener
+run_tier unit-recv-probe build/tests/unit/test_recv_probe
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-engine-sessions build/tests/unit/test_engine_sessions
 run_tier unit-taskset build/tests/unit/test_taskset
