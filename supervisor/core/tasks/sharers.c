@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "host_pids.h"
+#include "proc_dir.h"
 #include "sharers.h"
 #include "test_switch.h"
 
@@ -156,13 +157,13 @@ static void check_nlink_counts(void)
 bool gs_task_alone(pid_t tid)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	char path[PROC_PATH_MAX];
+	struct statx sx;
 
 	pthread_once(&once, check_nlink_counts);
 	if (!nlink_counts)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)tid);
-	return task_dir_nlink(path) == TASK_DIR_NLINK_BASE + 1;
+	return gs_task_statx(tid, "task", STATX_NLINK, &sx) == 0 && (sx.stx_mask & STATX_NLINK) &&
+	       sx.stx_nlink == TASK_DIR_NLINK_BASE + 1;
 }
 
 int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pid_t *out, int max,
