@@ -62,7 +62,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
-                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
+                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
                    supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c supervisor/core/pipeline/exec_engines.c \
                    supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c \
                    supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
@@ -78,7 +78,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
                    supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c supervisor/agent/agent_limits.c \
-                   supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c \
+                   supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c supervisor/agent/recv_probe.c \
                    supervisor/cli/main.c supervisor/cli/cmdline.c supervisor/cli/options.c supervisor/cli/envcheck.c \
                    supervisor/cli/trace_out.c supervisor/cli/check_mode.c
 # Everything but main: linked into the unit tests too.
@@ -114,7 +114,8 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
               $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics \
-              $(BUILD)/tests/unit/test_engine_sessions $(BUILD)/tests/unit/test_test_clock
+              $(BUILD)/tests/unit/test_engine_sessions $(BUILD)/tests/unit/test_test_clock \
+              $(BUILD)/tests/unit/test_recv_probe
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

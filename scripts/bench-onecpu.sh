@@ -20,6 +20,7 @@
 # /dev/fuse (tests/fakedrv/with-fake-nvidia); perf for the counts.
 set -u
 cd "$(dirname "$0")/.." || exit 2
+. scripts/bench-lib.sh
 
 ROUNDS=${1:-5}
 PAIRS=${2:-3000}
@@ -50,17 +51,10 @@ run_config() {
 	fi 2>/dev/null | tail -1
 }
 
-echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo +dirty); builds: ${BUILDS[*]}"
+bench_header
 echo "== 1. $ROUNDS interleaved rounds of $PAIRS pairs (rmbench -u), all on CPU $CPU"
 out=$(mktemp)
-k=${#configs[@]}
-for r in $(seq "$ROUNDS"); do
-	for i in $(seq 0 $((k - 1))); do
-		c=${configs[$(((i + r) % k))]}
-		echo "round=$r cfg=$c $(run_config "$c")" | tee -a "$out"
-	done
-done
+bench_rounds "$ROUNDS" "$out" "${configs[@]}"
 echo "== summary: per config, pair us (min/median/max over rounds), native/config in the same round, per-call medians"
 python3 - "$out" <<'EOF'
 import sys, statistics as st, collections

@@ -41,6 +41,7 @@ run_tier unit-core build/tests/unit/test_core
 run_tier unit-policy build/tests/unit/test_policy
 run_tier unit-learn build/tests/unit/test_learn
 run_tier unit-listener build/tests/unit/test_listener
+run_tier unit-recv-probe build/tests/unit/test_recv_probe
 run_tier unit-verdict build/tests/unit/test_verdict
 run_tier unit-engine-sessions build/tests/unit/test_engine_sessions
 run_tier unit-taskset build/tests/unit/test_taskset
@@ -66,6 +67,7 @@ run_tier unit-agent-state build/tests/unit/test_agent_state
 run_tier unit-tid-reuse build/tests/unit/test_tid_reuse
 run_tier unit-plan build/tests/unit/test_plan
 run_tier unit-idle-rule build/tests/unit/test_idle_rule
+run_tier unit-test-clock build/tests/unit/test_test_clock
 run_tier cli tests/cli/run.sh
 run_tier cli-options tests/cli/options.sh
 run_tier install tests/cli/install.sh

@@ -79,12 +79,14 @@ TESTS_AGENT_KEYPROBE := $(TESTS_BUILD)/agent/keyprobe
 # A container that floods the agent with clients, one with idle threads,
 # and their victim (flood-runc, storm-runc; tests/bench/tenantbench.sh).
 TESTS_AGENT_TENANT := $(TESTS_BUILD)/agent/tenant
+# rmbench, linked statically for the container (scripts/bench-agent.sh).
+TESTS_AGENT_RMBENCH := $(TESTS_BUILD)/agent/rmbench
 
 TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TESTS_SM_ESCAPE) $(TESTS_BENCH_BIN) $(TESTS_P2P_BIN) $(TESTS_LEDGER_BENCH) $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH) $(TESTS_PRIVTABLE_BENCH) $(TESTS_AGENT_HOLDER) $(TESTS_AGENT_COMPAT) \
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
                     $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL) $(TESTS_AGENT_KEYPROBE) \
-                    $(TESTS_AGENT_TENANT)
+                    $(TESTS_AGENT_TENANT) $(TESTS_AGENT_RMBENCH)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -131,6 +133,10 @@ $(TESTS_AGENT_UVMHOLD): tests/adv/uvm_hold.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $
 $(TESTS_AGENT_UVMCHANNEL): tests/adv/uvm_channel.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_RMBENCH): tests/bench/rmbench.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_P2P): tests/p2p/p2p_pairs.c $(TESTS_LIB_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -194,7 +200,7 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process),
 # with the test switches (quiescebench's GPUSANDBOX_TEST_QUIESCE_FULL_WALK).
-QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/host_pids.c
+QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/host_pids.c
 $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH): $(TESTS_BUILD)/bench/%: tests/bench/%.c $(QUIESCE_BENCH_SRCS) \
 		supervisor/core/tasks/quiesce.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h \
 		include/test_switch.h

@@ -55,6 +55,7 @@
 #include "metrics.h"
 #include "private_table.h"
 #include "profile.h"
+#include "recv_probe.h"
 #include "startup_checks.h"
 
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
@@ -410,6 +411,9 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */
 	gs_host_pids_prepare();
+	/* A fork, while there is one thread: whether a worker may wait in
+	 * RECV itself (agent_sandbox.c, next_call). */
+	a.recv_ends_at_hangup = gs_recv_ends_at_hangup();
 	pthread_mutex_init(&a.lock, NULL);
 	start_driver(&a, o.driver_abi);
 	/* As the command line's supervisor: the driver judges privilege from

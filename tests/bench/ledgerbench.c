@@ -16,7 +16,10 @@
  *   full_reap   one full reconcile (every watched client looked at);
  *   engines     one count of video engines (a walk of the hardware list);
  *   channels    one count of channels per GPU (the same list; what --sm
- *               counts and lists every period under the session lock).
+ *               counts and lists every period under the session lock);
+ * and the process's resident memory (VmRSS) after the ledger's start,
+ * after the fill and after the other clients: bytes per live object and
+ * per client (issue #31: the supervisor's memory per million objects).
  * Prints one line of key=value; asserts nothing about time.
  */
 #define _GNU_SOURCE
@@ -43,6 +46,23 @@
 #define OPS_PER_ROUND 2000
 #define SLOW_OPS      20
 #define FD_HEADROOM   256u
+
+#define KIB 1024.0
+
+/* VmRSS of this process, in KiB (0 if unread). */
+static unsigned long rss_kib(void)
+{
+	char line[256];
+	unsigned long kib = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %lu", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
 
 static double median(double *v, int n)
 {
@@ -146,6 +166,7 @@ int main(int argc, char **argv)
 	raise_fd_limit(2 * clients + FD_HEADROOM);
 	if (ledger_init(&l) < 0)
 		return 1;
+	const unsigned long rss_start = rss_kib();
 	int fd = new_file();
 	ledger_note_client(&l, H_CLIENT, fd);
 	ledger_add(&l, H_CLIENT, H_CLIENT, H_DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
@@ -157,11 +178,13 @@ int main(int argc, char **argv)
 	 * --sm looks it up at every window edge (ledger_subdevice_of). */
 	if (ledger_add(&l, H_CLIENT, H_DEVICE, H_SUBDEVICE, RM_CLASS_SUBDEVICE, 0x2080, 0, 0) < 0)
 		return 1;
+	const unsigned long rss_filled = rss_kib();
 	for (unsigned k = 0; k < clients; k++) {
 		int cfd = new_file();
 		(void)ledger_file_of(&l, cfd);
 		ledger_note_client(&l, H_OTHER_BASE + k, cfd);
 	}
+	const unsigned long rss_clients = rss_kib();
 	for (int r = 0; r < ROUNDS; r++) {
 		pair[r] = time_pairs(&l, fd, OPS_PER_ROUND);
 		fresh[r] = time_new_clients(&l, SLOW_OPS);
@@ -182,9 +205,13 @@ int main(int argc, char **argv)
 		subdev[r] = bench_now_ns() - t0;
 	}
 	printf("objects=%u clients=%u live=%u pair_ns=%.0f new_client_ns=%.0f full_reap_ns=%.0f "
-	       "engines_ns=%.0f channels_ns=%.0f subdevice_ns=%.0f\n",
+	       "engines_ns=%.0f channels_ns=%.0f subdevice_ns=%.0f rss_start_kib=%lu rss_filled_kib=%lu "
+	       "rss_clients_kib=%lu bytes_per_object=%.0f bytes_per_client=%.0f\n",
 	       objects, clients, ledger_live_objects(&l), median(pair, ROUNDS), median(fresh, ROUNDS),
-	       median(reap, ROUNDS), median(eng, ROUNDS), median(chan, ROUNDS), median(subdev, ROUNDS));
+	       median(reap, ROUNDS), median(eng, ROUNDS), median(chan, ROUNDS), median(subdev, ROUNDS),
+	       rss_start, rss_filled, rss_clients,
+	       objects ? (double)(rss_filled - rss_start) * KIB / objects : 0.0,
+	       clients ? (double)(rss_clients - rss_filled) * KIB / clients : 0.0);
 	ledger_fini(&l);
 	return 0;
 }

@@ -18,6 +18,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "trap_one.h"
+
 /* The trapped call: a syscall nothing else in these children makes. */
 #define TRAPPED_NR SYS_kcmp
 
@@ -59,12 +61,7 @@ static inline int fdpass_recv(int sock)
  * sock, then the trapped call, where it waits until killed. */
 static inline _Noreturn void trap_child_and_wait(int sock)
 {
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TRAPPED_NR, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
+	struct sock_filter code[] = GS_TRAP_ONE_FILTER(TRAPPED_NR);
 	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

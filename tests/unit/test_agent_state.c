@@ -626,8 +626,42 @@ static void check_snapshot_dup_gpu(void)
 	ledger_fini(&l);
 }
 
+/* The seal is CRC-32 (IEEE) at every length, as the byte-wise loop an
+ * older agent sealed its memfd with (gs_state_crc now takes eight bytes a
+ * step): the standard check value, and a bit-wise reference at every
+ * length and alignment up to a slot's size. */
+#define CRC_CHECK_VALUE 0xcbf43926u
+#define CRC_REF_MAX 160
+
+static uint32_t crc_bitwise(const uint8_t *b, size_t len)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < len; i++) {
+		c ^= b[i];
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+	}
+	return c ^ 0xffffffffu;
+}
+
+static void check_crc(void)
+{
+	uint8_t buf[CRC_REF_MAX + 8];
+	bool all = true;
+
+	CHECK(gs_state_crc("123456789", 9) == CRC_CHECK_VALUE);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131u + 7u);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t len = 0; len <= CRC_REF_MAX; len++)
+			all &= gs_state_crc(buf + off, len) == crc_bitwise(buf + off, len);
+	CHECK(all);
+}
+
 int main(void)
 {
+	check_crc();
 	check_resumed_files();
 	check_journal(one_op);
 	check_journal(one_pin_op);

@@ -126,6 +126,9 @@ static void test_lone_process(const struct gs_taskset *ts)
 		sleeper(NULL);
 	usleep(POLL_US * 10);
 	CHECK(gs_fd_sharers(lone, ts, out, 4) == 0);
+	/* Its own thread group: none beside it (told by the link count of
+	 * /proc/TID/task where the kernel counts threads there, sharers.c). */
+	CHECK(gs_sharers_in_process(lone, lone, ts, out, 4, 0) == 0);
 	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL };
 	struct gs_quiesce *q = (struct gs_quiesce *)1;
 	const char *why = NULL;
@@ -259,7 +262,11 @@ static void test_thread_group_only(const struct gs_taskset *ts, const pid_t *tid
 	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, false, NULL, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
+	pid_t out[4];
 
+	/* Two threads: never taken for a lone one (sharers.c, task_alone). */
+	CHECK(gs_sharers_in_process(tid[T_MAIN], tid[T_MAIN], ts, out, 4, 0) == 1 &&
+	      out[0] == tid[T_THREAD]);
 	CHECK(gs_quiesce_begin(tid[T_MAIN], &who, &q, &why) == 0 && q != NULL);
 	CHECK(state_of(tid[T_THREAD]) == 't');
 	CHECK(state_of(tid[T_CLONED]) != 't' && state_of(tid[T_FORKED]) != 't');

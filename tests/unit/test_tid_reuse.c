@@ -27,6 +27,11 @@
  * A; after the reuse, the open names B, the check fails and the file is
  * closed unwritten. The baseline is the same open by tid without the check
  * after it: it writes into B.
+ * A look through /proc made by the worker's kept /proc/TID directory
+ * (proc_dir.c, issue #31) while the tid named A answers for B after the
+ * reuse, as a look by path does: the kept directory is bound to A, whose
+ * lookups fail once A is gone (the baseline: a lookup through it), and
+ * the look is made again by path.
  * Needs root; says SKIP where clone3's set_tid is not available.
  */
 #define _GNU_SOURCE
@@ -51,6 +56,7 @@
 #include "../lib/trap_child.h"
 #include "check.h"
 #include "exec_int.h"
+#include "proc_dir.h"
 
 /* The fd number both tasks hold their file at, and their files' names. */
 #define TARGET_FD 100
@@ -183,6 +189,15 @@ int main(void)
 	CHECK(exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(params), params, true, &rc_ioctl) ==
 	      GS_PRIVATE_NO_NODES);
 
+	/* A look at A's file through the kept directory, and a directory of
+	 * A's of our own for the baseline. */
+	char rel[32], dir_a[32];
+	struct statx sx_a, sx_b, sx_path;
+	snprintf(rel, sizeof(rel), "fd/%d", TARGET_FD);
+	snprintf(dir_a, sizeof(dir_a), "/proc/%d", (int)c.tid);
+	int a_dir = open(dir_a, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(a_dir >= 0 && gs_task_statx(c.tid, rel, STATX_INO, &sx_a) == 0);
+
 	/* A dies; B gets its tid. */
 	kill(a, SIGKILL);
 	waitpid(a, NULL, 0);
@@ -193,6 +208,16 @@ int main(void)
 		return 0;
 	}
 	CHECK(read(ready[0], &ok, 1) == 1 && ok == 'y' && b == c.tid);
+
+	/* The kept directory answers for B now, as the path does: B's file,
+	 * not A's and not an error. Baseline: A's directory finds nothing. */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)c.tid, rel);
+	CHECK(gs_task_statx(c.tid, rel, STATX_INO, &sx_b) == 0 &&
+	      statx(AT_FDCWD, path, 0, STATX_INO, &sx_path) == 0);
+	CHECK(sx_b.stx_ino == sx_path.stx_ino && sx_b.stx_ino != sx_a.stx_ino);
+	CHECK(statx(a_dir, rel, 0, STATX_INO, &sx_path) < 0 && (errno == ESRCH || errno == ENOENT));
+	close(a_dir);
 
 	/* Baseline: by tid alone, the cached pidfd's task is gone and a
 	 * fresh one names B. */

@@ -60,6 +60,10 @@ struct call {
 	 * kept there past the call (a control file: dup_for_call). */
 	int                  dup_slot;
 	bool                 dup_keep;
+	/* The caller was alone with its fd table before the look through
+	 * /proc that found no driver file (dup_for_call): that look is
+	 * final (continue_other_file). */
+	bool                 alone_at_look;
 	uint32_t             nr, size;
 	uint64_t             argp;
 	bool                 via_xfer;

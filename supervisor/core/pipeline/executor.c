@@ -298,6 +298,11 @@ static int dup_for_call(struct call *c, bool *driver)
 		if (fd >= 0)
 			return fd;
 	}
+	/* Counted before the look (issue #31): a caller alone with its table
+	 * then has a look nobody can undo (continue_other_file). Not where a
+	 * table may be shared beyond a thread group, nor with the quiesce
+	 * off (its tests' baselines). */
+	c->alone_at_look = !c->sb->tables_shared && !c->sb->quiesce_off && gs_task_alone(c->tid);
 	/* No dup of a file that is not the driver's (-1, errno ENODEV). */
 	fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd,
 	                          GS_NODE_BIT(GS_NODE_CTL) | GS_NODE_BIT(GS_NODE_GPU), &kind);
@@ -371,6 +376,15 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
 {
 	const char *why = NULL;
 
+	/* Alone with its table at the look (dup_for_call): only a holder of
+	 * the table can change what the number names, and there was none
+	 * but the caller, trapped since; no thread can be added but by a
+	 * thread of the group, nor a sharing process (tables_shared was
+	 * unset: such a clone is trapped and sets it first). So the look
+	 * stands, with no stop and no second look; ID_VALID proves the tid
+	 * counted and looked at was the trapped task's (issue #31). */
+	if (c->alone_at_look)
+		return notif_still_valid(c) ? answer_continue() : answer_none();
 	if (hold_judged_file(c, judged, NULL, &why))
 		return answer_continue();
 	*record = true;

@@ -15,16 +15,22 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/kcmp.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "host_pids.h"
+#include "proc_dir.h"
 #include "sharers.h"
 #include "test_switch.h"
 
@@ -86,6 +92,80 @@ static int shares_files(pid_t tid, pid_t tgid, pid_t other, const struct gs_task
 	return -1;
 }
 
+/* /proc/PID/task's link count is 2 plus its thread group's live threads
+ * (proc_task_getattr adds get_nr_threads, fs/proc/base.c, since 2.6.x):
+ * one statx tells "tid is alone in its thread group" where a listing
+ * costs five system calls (issue #31: a continued call's look at the
+ * caller's threads). Taken only after it was seen to hold here, once per
+ * process, by a forked child at two counts: alone (2 + 1), then with a
+ * second thread (2 + 2). Anything else, or a kernel that counts
+ * otherwise: the listing, always. */
+#define TASK_DIR_NLINK_BASE 2
+#define CHILD_COUNTS_OK 0
+#define CHILD_COUNTS_NO 1
+
+static long task_dir_nlink(const char *path)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_NLINK, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_NLINK))
+		return -1;
+	return (long)sx.stx_nlink;
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The forked child: its own counts, alone and with one more thread. */
+static _Noreturn void count_own_threads(void)
+{
+	pthread_t t;
+
+	if (task_dir_nlink("/proc/self/task") != TASK_DIR_NLINK_BASE + 1 ||
+	    pthread_create(&t, NULL, idle_thread, NULL) != 0)
+		_exit(CHILD_COUNTS_NO);
+	_exit(task_dir_nlink("/proc/self/task") == TASK_DIR_NLINK_BASE + 2 ? CHILD_COUNTS_OK
+	                                                                   : CHILD_COUNTS_NO);
+}
+
+static bool nlink_counts;
+
+static void check_nlink_counts(void)
+{
+	int st;
+	pid_t p = fork();
+
+	if (p < 0)
+		return;
+	if (p == 0)
+		count_own_threads();
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR)
+			return;
+	nlink_counts = WIFEXITED(st) && WEXITSTATUS(st) == CHILD_COUNTS_OK;
+}
+
+/* Is tid alone in its thread group? Only a "yes" is used: it holds while
+ * tid is trapped, since only a thread of the group can add one, and the
+ * caller's ID_VALID after the look proves tid was the trapped task. */
+bool gs_task_alone(pid_t tid)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct statx sx;
+
+	pthread_once(&once, check_nlink_counts);
+	if (!nlink_counts)
+		return false;
+	return gs_task_statx(tid, "task", STATX_NLINK, &sx) == 0 && (sx.stx_mask & STATX_NLINK) &&
+	       sx.stx_nlink == TASK_DIR_NLINK_BASE + 1;
+}
+
 int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pid_t *out, int max,
                           int n)
 {
@@ -94,6 +174,9 @@ int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, 
 	DIR *d;
 	int err = 0;
 
+	/* Its own process: none beside it when it is its only thread. */
+	if (pid == tid && gs_task_alone(tid))
+		return n;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)

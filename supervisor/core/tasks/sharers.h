@@ -7,6 +7,7 @@
 #ifndef GPUSANDBOX_SHARERS_H
 #define GPUSANDBOX_SHARERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -28,6 +29,11 @@ struct gs_walk_stats {
  * went away meanwhile has none. */
 int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, pid_t *out, int max,
                           int n);
+
+/* Is tid the only thread of its group? One statx of /proc/TID/task
+ * where its link count was seen to count threads (sharers.c), else
+ * false. Only a "yes" is meaningful: it holds while tid is trapped. */
+bool gs_task_alone(pid_t tid);
 
 /* Every task other than tid that shares its table, into out (at most
  * max): the taskset's cgroup subtree alone where that is proven whole,

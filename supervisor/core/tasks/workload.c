@@ -20,6 +20,7 @@
 
 #include "detached.h"
 #include "driver.h"
+#include "proc_dir.h"
 #include "workload.h"
 
 #ifndef PIDFD_THREAD
@@ -358,32 +359,36 @@ static bool fd_path(pid_t pid, int fd, char *path, size_t len)
  * whose server stalls getattr would stall the worker (and its sandbox's
  * session lock) before we even know the file is not the driver's. What it
  * reads (type, device, inode, rdev) never changes for an inode. */
-static enum gs_node_kind kind_of_statx(int dirfd, const char *path, int flags)
+static enum gs_node_kind kind_of(const struct statx *sx)
 {
-	struct statx sx;
 	struct stat st;
 
-	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0)
-		return GS_NODE_NONE;
 	memset(&st, 0, sizeof(st));
-	st.st_mode = sx.stx_mode;
-	st.st_ino = sx.stx_ino;
-	st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	st.st_mode = sx->stx_mode;
+	st.st_ino = sx->stx_ino;
+	st.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+	st.st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor);
 	return gs_driver_node_kind(&st, NULL);
 }
 
 enum gs_node_kind fd_node_kind_cached(int fd)
 {
-	return kind_of_statx(fd, "", AT_EMPTY_PATH);
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0)
+		return GS_NODE_NONE;
+	return kind_of(&sx);
 }
 
 enum gs_node_kind task_fd_node_kind_cached(pid_t tid, int wfd)
 {
-	char link[PATH_BUF];
+	char rel[PATH_BUF];
+	struct statx sx;
 
-	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, wfd);
-	return kind_of_statx(AT_FDCWD, link, 0);
+	snprintf(rel, sizeof(rel), "fd/%d", wfd);
+	if (gs_task_statx(tid, rel, STATX_TYPE | STATX_INO, &sx) < 0)
+		return GS_NODE_NONE;
+	return kind_of(&sx);
 }
 
 /* What fd is to the driver: the control node, a GPU node, or nothing. Only
