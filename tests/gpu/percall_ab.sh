@@ -33,17 +33,24 @@ log "# A=$A B=$B reps=$REPS pairs=$PAIRS"
 cc -O2 -shared -fPIC -Iinclude -o "$OUT/ioctl_time.so" tests/gpu/ioctl_time.c -ldl || exit 1
 cc -static -O2 -Iinclude -o "$OUT/bench_trap" tests/gpu/bench_trap.c || exit 1
 
-# CONFIGS="native A:perform B:none ..." picks the runs (native first);
-# each build's --p2p-register mode follows the colon.
+# CONFIGS="native A:perform B:none B:none:audit ..." picks the runs
+# (native first); each build's --p2p-register mode follows the colon, and a
+# third field "audit" adds --audit-log (issue #31: the pair's target holds
+# with and without it).
 read -r -a CONFIGS <<<"${CONFIGS:-native A:perform A:answer B:perform B:answer}"
 run_one() {
 	local cfg=$1 r=$2 dir pre=()
-	dir="$OUT/times/${cfg/:/_}/r$r"
+	local build mode extra
+	dir="$OUT/times/${cfg//:/_}/r$r"
 	mkdir -p "$dir"
-	case $cfg in
+	IFS=: read -r build mode extra <<<"$cfg"
+	case $build in
 	native) ;;
-	A:*) pre=("$A" --mem 120g --p2p-register "${cfg#*:}" --) ;;
-	B:*) pre=("$B" --mem 120g --p2p-register "${cfg#*:}" --) ;;
+	A | B)
+		[ "$build" = A ] && pre=("$A") || pre=("$B")
+		pre+=(--mem 120g --p2p-register "$mode")
+		[ "$extra" = audit ] && pre+=(--audit-log "$dir/audit.jsonl")
+		pre+=(--) ;;
 	esac
 	IOCTL_TIME_DIR=$dir LD_PRELOAD=$OUT/ioctl_time.so "${pre[@]}" "$MEMALLOC" 2 "$PAIRS"
 }
@@ -66,7 +73,7 @@ done
 log "# per call kind: mean us per call in each run, median over rounds; B - native"
 for cfg in "${CONFIGS[@]:1}"; do
 	log "## native vs $cfg"
-	python3 tests/gpu/ioctl_time_summary.py "$OUT/times/native" "$OUT/times/${cfg/:/_}" native "$cfg" |
+	python3 tests/gpu/ioctl_time_summary.py "$OUT/times/native" "$OUT/times/${cfg//:/_}" native "$cfg" |
 		head -20 | tee -a "$TXT"
 done
 log "# the pair: pairs/s per round (native/config is the ratio asked for)"
