@@ -455,6 +455,12 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	 * (gs_session_emit_channels_may_resume). */
 	pthread_mutex_lock(&sb->lock);
 	sb->sm = cs;
+	/* Channels are dated on the clock their settling is judged on (the
+	 * actuator's now): on the test's clock too, so that a channel's
+	 * settling time is that clock's. Those dated before (on
+	 * CLOCK_MONOTONIC) lie far in the test clock's past (test_clock.h):
+	 * settled, switched like any other. */
+	sb->ledger.clock_ns = gs_sm_now;
 	sb->observer = (struct gs_session_observer){ .channels_may_resume = cs_reassert_off_phase,
 	                                             .resume_call = cs_resume_call,
 	                                             .ctx = cs };
