@@ -16,8 +16,10 @@
  * multi.sh, the cases on the "test" clock).
  *
  * The file holds the clock, a 64-bit count of nanoseconds, and a slot per
- * duty thread that moves it (a participant: one per supervisor process,
- * so that several sandboxes on one GPU share the clock, tests/sm/multi.sh),
+ * duty thread that moves it (a participant: one per session's duty
+ * thread, so that several sandboxes on one GPU share the clock,
+ * tests/sm/multi.sh, the agent's containers in one process among them,
+ * tests/agent/sm.sh; a slot names its process, which may hold several),
  * all read and moved with atomics (the processes map it shared). A
  * participant says where its sleep ends (wake) or that it is running
  * (wake 0); the clock moves only while every participant sleeps, and only
@@ -25,11 +27,13 @@
  * it chose, however late the machine let it run. A participant that died
  * (its pid gone) is dropped. Time only moves forward.
  * It starts (the first process to map an empty file sets it)
- * GS_TEST_CLOCK_LEAD_NS after CLOCK_MONOTONIC: whatever the supervisor
- * stamped on CLOCK_MONOTONIC (a channel's birth, which its settling grace
- * is measured from) lies far in this clock's past, so that grace never
- * mixes the two clocks' rates (tests/sm/escape.sh tests the grace on
- * the real clock).
+ * GS_TEST_CLOCK_LEAD_NS after CLOCK_MONOTONIC: the ledger dates channels
+ * and groups on this clock once the compute share has started (struct
+ * ledger clock_ns), and whatever it dated on CLOCK_MONOTONIC before (a
+ * channel made before gs_sm_start) lies far in this clock's past, so
+ * that channel is settled (switched), never judged by a mix of the two
+ * clocks' rates (tests/sm/escape.sh tests the settling grace on this
+ * clock).
  */
 #ifndef GPUSANDBOX_TEST_CLOCK_H
 #define GPUSANDBOX_TEST_CLOCK_H

@@ -377,9 +377,9 @@ void cs_resume_call(void *ctx, bool begin)
 	if (!cs)
 		return;
 	if (begin) {
-		cs->clock_held = gs_sm_clock_hold();
+		cs->clock_held = gs_sm_clock_hold(&cs->clock);
 		return;
 	}
-	gs_sm_clock_release(cs->clock_held);
+	gs_sm_clock_release(&cs->clock, cs->clock_held);
 	cs->clock_held = false;
 }

@@ -318,14 +318,14 @@ static uint64_t off_without_lock(struct gs_compute_share *cs, uint64_t now)
  * on the clock the GPU time it would, and the off edges inside it are
  * kept without the lock. Otherwise LOCK_RETRY_MS of real time, the
  * clock standing still. */
-static void lockless_wait(uint64_t now, uint64_t edge)
+static void lockless_wait(struct gs_compute_share *cs, uint64_t now, uint64_t edge)
 {
 	if (!gs_sm_on_test_clock() || !gs_workload_mem_in_flight()) {
 		gs_sm_wait_ms(LOCK_RETRY_MS);
 		return;
 	}
-	gs_sm_sleep_until(edge > now ? edge : now + LOCK_RETRY_MS * NS_PER_MS);
-	(void)gs_sm_catch_up();
+	gs_sm_sleep_until(&cs->clock, edge > now ? edge : now + LOCK_RETRY_MS * NS_PER_MS);
+	(void)gs_sm_catch_up(&cs->clock);
 }
 
 /* After an off made without the lock, the ledger does not know what is
@@ -368,13 +368,13 @@ static void *duty_cycle_thread(void *arg)
 			if (cs->gpu[g].seen)
 				gs_coord_tick(&cs->gpu[g].coord, t);
 		if (!lock_soon(&sb->lock)) {
-			lockless_wait(t, off_without_lock(cs, t));
+			lockless_wait(cs, t, off_without_lock(cs, t));
 			continue;
 		}
 		/* The test's clock moves here, under the lock: a workload call
 		 * (which holds it) happens at one instant of it; or in
 		 * lockless_wait, while the call waits on the workload. */
-		if (gs_sm_catch_up())
+		if (gs_sm_catch_up(&cs->clock))
 			t = gs_sm_now();
 		if (!resync_lockless(cs))
 			cs_fail(cs);
@@ -396,7 +396,7 @@ static void *duty_cycle_thread(void *arg)
 		uint64_t until = wake < next_window ? wake : next_window;
 		if (any_coordinated(cs) && next_poll < until)
 			until = next_poll;
-		gs_sm_sleep_until(until);
+		gs_sm_sleep_until(&cs->clock, until);
 	}
 	return NULL;
 }
@@ -448,6 +448,10 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	 * session of the process decides, before any sampler is opened. */
 	if (gs_sm_clock_start(gs_test_switch("GPUSANDBOX_TEST_SM_CLOCK")) < 0)
 		return gs_fail(err, errno, "--sm: mapping the test's clock");
+	/* This session's duty thread is a participant of its own: the
+	 * agent's containers each run one in one process. */
+	if (gs_sm_clock_join(&cs->clock) < 0)
+		return gs_fail(err, EAGAIN, "--sm: no participant's slot left on the test's clock");
 	/* The samples come from the process's sampler of each GPU, opened
 	 * when the GPU is first seen (idle_report.c); without one the loop
 	 * runs open (duty = target), which still caps, less exactly. */
@@ -455,6 +459,12 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 	 * (gs_session_emit_channels_may_resume). */
 	pthread_mutex_lock(&sb->lock);
 	sb->sm = cs;
+	/* Channels are dated on the clock their settling is judged on (the
+	 * actuator's now): on the test's clock too, so that a channel's
+	 * settling time is that clock's. Those dated before (on
+	 * CLOCK_MONOTONIC) lie far in the test clock's past (test_clock.h):
+	 * settled, switched like any other. */
+	sb->ledger.clock_ns = gs_sm_now;
 	sb->observer = (struct gs_session_observer){ .channels_may_resume = cs_reassert_off_phase,
 	                                             .resume_call = cs_resume_call,
 	                                             .ctx = cs };
@@ -469,6 +479,7 @@ int gs_sm_start(struct gs_compute_share *cs, struct gs_session *sb, struct gs_er
 		sb->sm = NULL;
 		sb->observer = (struct gs_session_observer){ 0 };
 		pthread_mutex_unlock(&sb->lock);
+		gs_sm_clock_stop(&cs->clock);
 		return gs_fail(err, rc, "--sm: starting the duty-cycle thread");
 	}
 	cs->started = true;
@@ -481,7 +492,7 @@ void gs_sm_stop(struct gs_compute_share *cs)
 		return;
 	atomic_store(&cs->stop, true);
 	pthread_join(cs->thread, NULL);
-	gs_sm_clock_stop();
+	gs_sm_clock_stop(&cs->clock);
 	cs->started = false;
 	pthread_mutex_lock(&cs->sb->lock);
 	cs_enable_everything(cs);

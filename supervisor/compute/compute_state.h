@@ -18,6 +18,7 @@
 #include "gs_error.h"
 #include "ledger.h"
 #include "off_cache.h"
+#include "sm_clock.h"
 #include "nvrm_abi.h"
 #include "quota.h"
 #include "sm_controller.h"
@@ -97,6 +98,8 @@ struct gs_compute_share {
 	/* The test build's shared clock is held over a workload call that
 	 * may let channels run (cs_resume_call); sandbox lock. */
 	bool                 clock_held;
+	/* The duty thread's part in the test's clock (sm_clock.h). */
+	struct gs_sm_clock_part clock;
 	uint64_t             rng;         /* period jitter */
 	struct gs_sm_gpu     gpu[GS_MAX_GPUS];
 	struct ledger_channel *chans;

@@ -24,19 +24,15 @@
 #define TEST_CLOCK_PACE 1u
 #define NS_PER_MS 1000000ull
 
+/* Guards the choice and every participant's fields (struct
+ * gs_sm_clock_part): a hold comes from a notify worker, a stop from the
+ * session's end, a sleep from its duty thread. */
 static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool clock_chosen;
 /* Set once, before any thread reads it (gs_sm_start, before the duty
  * thread starts), and kept for the process's life: the coordinator's
  * thread may read the clock until it is stopped. */
 static gs_test_clock *test_clock;
-/* This process's participant (test_clock.h): one duty thread. */
-static int test_slot = -1;
-/* Holds of it in flight (gs_sm_clock_hold), and whether the duty thread
- * stopped meanwhile: the slot is given up when the last hold ends, never
- * under one (a slot another process took would lose our release). */
-static unsigned test_holds;
-static bool test_leave_pending;
 
 int gs_sm_clock_start(const char *path)
 {
@@ -45,14 +41,19 @@ int gs_sm_clock_start(const char *path)
 	pthread_mutex_lock(&clock_lock);
 	if (!clock_chosen && path) {
 		test_clock = gs_test_clock_map(path);
-		test_slot = test_clock ? gs_test_clock_join(test_clock) : -1;
-		if (test_slot < 0)
-			test_clock = NULL;
 		rc = test_clock ? 0 : -1;
 	}
 	clock_chosen = true;
 	pthread_mutex_unlock(&clock_lock);
 	return rc;
+}
+
+int gs_sm_clock_join(struct gs_sm_clock_part *p)
+{
+	pthread_mutex_lock(&clock_lock);
+	*p = (struct gs_sm_clock_part){ .slot = test_clock ? gs_test_clock_join(test_clock) : -1 };
+	pthread_mutex_unlock(&clock_lock);
+	return test_clock && p->slot < 0 ? -1 : 0;
 }
 
 bool gs_sm_on_test_clock(void)
@@ -73,62 +74,62 @@ static void sleep_real_until(uint64_t t)
 		;
 }
 
-void gs_sm_sleep_until(uint64_t t)
+void gs_sm_sleep_until(struct gs_sm_clock_part *p, uint64_t t)
 {
-	if (!test_clock) {
+	if (!test_clock || p->slot < 0) {
 		sleep_real_until(t);
 		return;
 	}
 	uint64_t now = gs_test_clock_now(test_clock);
 	if (t > now)
 		sleep_real_until(gs_monotonic_ns() + (t - now) / TEST_CLOCK_PACE);
-	gs_test_clock_sleep(test_clock, test_slot, t);
+	gs_test_clock_sleep(test_clock, p->slot, t);
 }
 
-bool gs_sm_catch_up(void)
+bool gs_sm_catch_up(struct gs_sm_clock_part *p)
 {
-	if (!test_clock)
+	if (!test_clock || p->slot < 0)
 		return false;
-	gs_test_clock_reach(test_clock, test_slot);
+	gs_test_clock_reach(test_clock, p->slot);
 	return true;
 }
 
-void gs_sm_clock_stop(void)
+void gs_sm_clock_stop(struct gs_sm_clock_part *p)
 {
 	pthread_mutex_lock(&clock_lock);
-	if (test_clock && test_slot >= 0 && test_holds)
-		test_leave_pending = true;
-	else if (test_clock && test_slot >= 0) {
-		gs_test_clock_leave(test_clock, test_slot);
-		test_slot = -1;
+	if (test_clock && p->slot >= 0 && p->holds)
+		p->leave_pending = true;
+	else if (test_clock && p->slot >= 0) {
+		gs_test_clock_leave(test_clock, p->slot);
+		p->slot = -1;
 	}
 	pthread_mutex_unlock(&clock_lock);
 }
 
-bool gs_sm_clock_hold(void)
+bool gs_sm_clock_hold(struct gs_sm_clock_part *p)
 {
 	bool held = false;
 
 	pthread_mutex_lock(&clock_lock);
-	if (test_clock && test_slot >= 0 && !test_leave_pending) {
-		gs_test_clock_hold(test_clock, test_slot);
-		test_holds++;
+	if (test_clock && p->slot >= 0 && !p->leave_pending) {
+		gs_test_clock_hold(test_clock, p->slot);
+		p->holds++;
 		held = true;
 	}
 	pthread_mutex_unlock(&clock_lock);
 	return held;
 }
 
-void gs_sm_clock_release(bool held)
+void gs_sm_clock_release(struct gs_sm_clock_part *p, bool held)
 {
 	if (!held)
 		return;
 	pthread_mutex_lock(&clock_lock);
-	gs_test_clock_release(test_clock, test_slot);
-	if (!--test_holds && test_leave_pending) {
-		gs_test_clock_leave(test_clock, test_slot);
-		test_slot = -1;
-		test_leave_pending = false;
+	gs_test_clock_release(test_clock, p->slot);
+	if (!--p->holds && p->leave_pending) {
+		gs_test_clock_leave(test_clock, p->slot);
+		p->slot = -1;
+		p->leave_pending = false;
 	}
 	pthread_mutex_unlock(&clock_lock);
 }

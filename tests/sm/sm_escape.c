@@ -24,7 +24,11 @@
  *                     whose settling time runs from the channel's birth.
  * After WARM_MS, the share of GPU time is measured over MEASURE_MS from the
  * FAKE DRIVER's busy account (gpu0.busy_ms against now_ms; one client, so
- * the GPU's busy time is ours), while the attack goes on.
+ * the GPU's busy time is ours), while the attack goes on. With
+ * GPUSANDBOX_TEST_SM_CLOCK=FILE every duration (CHURN_MS, WARM_MS,
+ * MEASURE_MS) is of the test's clock in FILE (include/test_clock.h), which
+ * the fake keeps too; the polls (RESCHEDULE_US, CHURN_POLL_US) stay real
+ * sleeps: the clock moves only while the supervisor's duty thread sleeps.
  * Prints: share=S found=0xH|none hidden=STATUS churns=N; exit 0, or 2 when
  * set-up fails.
  */
@@ -38,6 +42,7 @@
 #include <unistd.h>
 
 #include "rmclient.h"
+#include "test_clock.h"
 
 #define HOPPER_CHANNEL_GPFIFO_A 0xc86fu
 #define TSG_PARAMS 20
@@ -67,9 +72,17 @@
 static uint8_t chan_params[CHANNEL_PARAMS];
 static uint8_t group_params[TSG_PARAMS];
 
+/* The test's clock (GPUSANDBOX_TEST_SM_CLOCK, include/test_clock.h), or
+ * NULL: CLOCK_MONOTONIC. The churn's period, the warm-up and the
+ * measurement are timed on it, the clock the supervisor's settling time
+ * and grace and the fake's busy account are read on. */
+static gs_test_clock *test_clock;
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
+	if (test_clock)
+		return gs_test_clock_now(test_clock) / 1000000;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
@@ -193,6 +206,11 @@ int main(int argc, char **argv)
 	}
 	a.mode = argv[1];
 	long warm_ms = atol(argv[2]), measure_ms = atol(argv[3]);
+	const char *clock_file = getenv("GPUSANDBOX_TEST_SM_CLOCK");
+	if (clock_file && !(test_clock = gs_test_clock_map(clock_file))) {
+		perror("sm_escape: GPUSANDBOX_TEST_SM_CLOCK");
+		return EXIT_SETUP;
+	}
 	if (rmc_session_open(&s, -1) != NV_OK) {
 		fprintf(stderr, "sm_escape: session set-up failed\n");
 		return EXIT_SETUP;

@@ -26,6 +26,12 @@ static void journal_free(const struct ledger *l, uint32_t client, uint32_t handl
 	ledger_journal(l, &ch);
 }
 
+/* The instant a channel or group is dated at (struct ledger clock_ns). */
+static uint64_t ledger_now(const struct ledger *l)
+{
+	return l->clock_ns ? l->clock_ns() : gs_monotonic_ns();
+}
+
 int ledger_init(struct ledger *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -327,7 +333,7 @@ void ledger_set_scheduled(struct ledger *l, uint32_t h_client, uint32_t h_group,
 	/* Only the first schedule starts the settling time: a workload that
 	 * re-schedules must not keep its channels "new" forever. */
 	if (on && !o->since_ns)
-		o->since_ns = gs_monotonic_ns();
+		o->since_ns = ledger_now(l);
 	if (on)
 		count_up(l, GS_QK_ACTIVE_CHANNEL_GROUPS);
 	else
@@ -638,7 +644,7 @@ static int add_obj(struct ledger *l, uint32_t h_client, uint32_t h_parent, uint3
 		hw_list_add(l, idx);
 	/* Groups start settling when first scheduled; channels are dated. */
 	if (kind != RM_CLASS_CHANNEL_GROUP)
-		l->objs[idx].since_ns = gs_monotonic_ns();
+		l->objs[idx].since_ns = ledger_now(l);
 	bool hw = kind == RM_CLASS_CHANNEL || kind == RM_CLASS_CHANNEL_GROUP || kind == RM_CLASS_ENGINE;
 	int a_gpu = serial ? gpu : o->gpu;
 	bool on_gpu = a_gpu >= 0 && (unsigned)a_gpu < GS_MAX_GPUS;

@@ -161,6 +161,12 @@ struct ledger {
 	/* Set by ledger_watch_channel_frees: told of each handle of a
 	 * channel that goes, before its count moves (ledger_holds.c). */
 	void               (*channel_freed)(struct ledger *l, uint32_t obj);
+	/* The clock channels and groups are dated on for their settling
+	 * time (ledger_obj since_ns), NULL: CLOCK_MONOTONIC. The compute
+	 * share sets its own (gs_sm_start: gs_sm_now, the clock its settling
+	 * decisions read), so that both ends of a settling time are read on
+	 * one clock, the test's included (tests/sm/escape.sh). */
+	uint64_t           (*clock_ns)(void);
 	struct ledger_unreg *unreg;
 	uint32_t             n_unreg, cap_unreg;
 	/* What keepers keep (ledger_keep): one entry per keeper's record. */

@@ -41,7 +41,7 @@ struct ledger_obj {
 	bool     sm_disabled; /* channel: disabled by the compute-share controller */
 	bool     resumed;    /* client: rebuilt from a journal, no release watch yet */
 	bool     adopted;    /* client: rebuilt, its watch handed back (ledger_adopt_watch) */
-	uint64_t since_ns;   /* channel: created; group: last scheduled (CLOCK_MONOTONIC) */
+	uint64_t since_ns;   /* channel: created; group: first scheduled (ledger_now) */
 	/* Clients: the workload task and fd number of the last call that
 	 * reached the driver through this client's file. */
 	pid_t    route_tid;
