@@ -110,7 +110,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \
-              $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids $(BUILD)/tests/unit/test_sharers \
+              $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_inject $(BUILD)/tests/unit/test_host_pids $(BUILD)/tests/unit/test_sharers \
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
               $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics \

@@ -77,6 +77,7 @@ TESTS=(
 	"second_client:flip_thread|sandbox|second_client flip thread"
 	"second_client:flip_proc|sandbox|second_client flip proc"
 	"second_client:signal|sandbox|second_client signal"
+	"second_client:clients|sandbox|second_client clients"
 	"client_fdswap:thread|sandbox|client_fdswap thread"
 	"client_fdswap:proc|sandbox|client_fdswap proc"
 	"client_fdswap:busy|sandbox|client_fdswap busy"
@@ -392,6 +393,7 @@ run_case() {
 	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
+	[ "$name" = second_client:clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
 	[ "$name" = user_nobody ] && sb_gpus=(--user 65534 --group 65534)
 	if [ "$prog" = gpus ]; then
@@ -439,7 +441,13 @@ run_case() {
 	# second_client's baseline: a second client continued from the
 	# workload's own struct, as a first one is, instead of made by the
 	# caller from the supervisor's page (exec_alloc.c inject_client).
-	[ "${name%:*}" = baseline-second_client ] && sb_env=(env GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE=1)
+	# Both with the look's window widened (GPUSANDBOX_TEST_LOOK_DELAY_US,
+	# after the look at the file, before the continue or the injection):
+	# without it the flipping process did not win once in 422 continued
+	# second clients on a loaded machine.
+	[ "${name%:*}" = baseline-second_client ] &&
+		sb_env=(env GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$SWAP_LOOK_DELAY_US)
+	case "$name" in second_client:flip_*) sb_env=(env GPUSANDBOX_TEST_LOOK_DELAY_US=$SWAP_LOOK_DELAY_US) ;; esac
 	# second_client signal: the injected ioctl comes 20 ms after the page
 	# is written, so that the signal sent 5 ms into the call lands in it.
 	[ "$name" = second_client:signal ] && sb_env=(env GPUSANDBOX_TEST_INJECT_DELAY_US=20000)
@@ -1351,6 +1359,12 @@ check_positive() {
 		injected=$(grep -c '"reason":"a second client on the control file, made by the caller' "$d/audit.jsonl")
 		ge "$injected" 10 && ge "$(val_of "$d" flip_refused)" 100 && ge "$peak" $((768 * MIB)) ||
 			{ why="not exercised: $(grep -o 'flip_ok=.*' "$d/out") injected=$injected peak=$(mib "$peak")"; return 1; }
+		return 0 ;;
+	second_client:clients)
+		# --clients 3 counts the clients on one file, not the file.
+		[ "$(val_of "$d" second)" = NV_OK ] && [ "$(val_of "$d" third)" = NV_OK ] &&
+			[ "$(val_of "$d" fourth)" = INSUFFICIENT_RESOURCES ] && [ "$(stat_of "$d" clients_peak)" = "$CLIENTS" ] ||
+			{ why="second=$(val_of "$d" second) third=$(val_of "$d" third) fourth=$(val_of "$d" fourth) clients_peak=$(stat_of "$d" clients_peak), want NV_OK NV_OK INSUFFICIENT_RESOURCES $CLIENTS"; return 1; }
 		return 0 ;;
 	second_client:signal)
 		[ "$(val_of "$d" handled)" = "$(val_of "$d" sent)" ] && [ "$(val_of "$d" other)" = 0 ] &&

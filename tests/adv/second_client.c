@@ -19,6 +19,8 @@
  *                           a duplicate: what counts is that the call went
  *                           the second-client way (the audit says so) and
  *                           that no flip got memory past the quota.
+ *   second_client clients - under --clients 3, clients on one file: the
+ *                           second and third fit, the fourth is refused.
  *   second_client signal  - SIGUSR1 sent to the caller while its second
  *                           client is being made (the supervisor's test
  *                           build slows the injection down): each signal
@@ -72,6 +74,27 @@ static int basic(void)
 	adv_count(&t, st_a);
 	adv_count(&t, st_mb);
 	adv_count(&t, st_over);
+	adv_print_summary(&t);
+	return 0;
+}
+
+/* Under --clients 3: A, then clients on A's file until refused; the
+ * second and third fit, the fourth is refused (the injected clients are
+ * counted as clients, not as the one file). */
+static int clients(void)
+{
+	struct rmc_session a;
+	nv_handle_t h[3] = { 0 };
+	rmc_status_t st[3];
+
+	adv_session_or_die(&a, -1, "second_client");
+	for (int i = 0; i < 3; i++)
+		st[i] = rmc_alloc_client(a.fd, NULL, &h[i]);
+	printf("second=%s\nthird=%s\nfourth=%s\n", rmc_status_str(st[0]), rmc_status_str(st[1]),
+	       rmc_status_str(st[2]));
+	struct adv_tally t = { 0 };
+	for (int i = 0; i < 3; i++)
+		adv_count(&t, st[i]);
 	adv_print_summary(&t);
 	return 0;
 }
@@ -213,5 +236,7 @@ int main(int argc, char **argv)
 		return flip(argc > 2 ? argv[2] : "thread");
 	if (argc > 1 && strcmp(argv[1], "signal") == 0)
 		return signals();
+	if (argc > 1 && strcmp(argv[1], "clients") == 0)
+		return clients();
 	return basic();
 }

@@ -148,10 +148,17 @@ static int wait_stop(pid_t tid, siginfo_t *si, struct gs_inject_out *out)
 	unsigned poll_us = POLL_MIN_US;
 
 	for (;;) {
+		/* A stop's report is taken; an end's only looked at (WNOWAIT):
+		 * the command line's workload is its supervisor's child, whose
+		 * exit status is the main thread's (quiesce.c, reported_stop).
+		 * A WEXITED wait reports a ptrace stop too: not an end. */
 		memset(si, 0, sizeof(*si));
-		if (waitid(P_PID, (id_t)tid, si, WSTOPPED | WEXITED | WNOHANG | __WALL) < 0)
+		if (waitid(P_PID, (id_t)tid, si, WSTOPPED | WNOHANG | __WALL) == 0 && si->si_pid == tid)
+			return 0;
+		memset(si, 0, sizeof(*si));
+		if (waitid(P_PID, (id_t)tid, si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0)
 			return -1;
-		if (si->si_pid == tid)
+		if (si->si_pid == tid && si->si_code != CLD_TRAPPED && si->si_code != CLD_STOPPED)
 			return 0;
 		if (mono_ns() > deadline) {
 			out->why = "the injected call did not come back in time";
