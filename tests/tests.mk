@@ -194,9 +194,9 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process),
 # with the test switches (quiescebench's GPUSANDBOX_TEST_QUIESCE_FULL_WALK).
-QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/host_pids.c
+QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/inject.c supervisor/core/tasks/sharers.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/host_pids.c
 $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH): $(TESTS_BUILD)/bench/%: tests/bench/%.c $(QUIESCE_BENCH_SRCS) \
-		supervisor/core/tasks/quiesce.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h \
+		supervisor/core/tasks/quiesce.h supervisor/core/tasks/inject.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h \
 		include/test_switch.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GS_SWITCHES_CPPFLAGS) $(LDFLAGS) -pthread -o $@ $< $(QUIESCE_BENCH_SRCS)

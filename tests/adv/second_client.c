@@ -21,10 +21,11 @@
  *                           that no flip got memory past the quota.
  *   second_client clients - under --clients 3, clients on one file: the
  *                           second and third fit, the fourth is refused.
- *   second_client signal  - SIGUSR1 sent to the caller while its second
- *                           client is being made (the supervisor's test
- *                           build slows the injection down): each signal
- *                           is handled exactly once.
+ *   second_client signal  - SIGUSR1 sent by another process to the
+ *                           caller once it is seen stopped for the
+ *                           injection (the supervisor's test build holds
+ *                           it there 20 ms), at most once a round: each
+ *                           signal sent is handled exactly once.
  * Prints key=value lines.
  */
 #define _GNU_SOURCE
@@ -44,7 +45,9 @@
 #define HALF (512ull * RMC_MIB)
 #define FLIP_TRIES 600
 #define SIGNAL_ROUNDS 10
-#define SIGNAL_AFTER_US 5000
+#define SIGNAL_POLLS 20000
+#define SIGNAL_POLL_US 100
+#define SIGNAL_SETTLE_US 100000
 #define H_FLIP0 0x5c00f000u
 
 static int basic(void)
@@ -177,8 +180,12 @@ static int flip(const char *how)
 	return 0;
 }
 
+/* Shared with the sender process: the caller's round, and the signals
+ * sent (each once the caller was seen stopped for an injection). */
+struct signal_share {
+	atomic_int round, sent, done;
+};
 static atomic_int handled;
-static pthread_t caller;
 
 static void on_usr1(int sig)
 {
@@ -186,33 +193,66 @@ static void on_usr1(int sig)
 	atomic_fetch_add(&handled, 1);
 }
 
-static void *sender(void *arg)
+/* Is task tid of process pid in a ptrace stop ('t' in its stat)? The
+ * caller is only while the supervisor injects into it. */
+static bool traced_now(pid_t pid, pid_t tid)
 {
-	(void)arg;
-	usleep(SIGNAL_AFTER_US);
-	pthread_kill(caller, SIGUSR1);
-	return NULL;
+	char path[64], buf[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 't';
+}
+
+/* Another process (a sharer of neither the caller's fd table nor its
+ * memory, so not stopped with it): one SIGUSR1 per round, once the caller
+ * is seen stopped for the injection. */
+static void sender_process(struct signal_share *sh, pid_t pid, pid_t tid)
+{
+	int last = -1;
+
+	while (!atomic_load(&sh->done)) {
+		int r = atomic_load(&sh->round);
+		if (r != last && traced_now(pid, tid)) {
+			syscall(SYS_tgkill, pid, tid, SIGUSR1);
+			atomic_fetch_add(&sh->sent, 1);
+			last = r;
+		}
+		usleep(SIGNAL_POLL_US);
+	}
+	_exit(0);
 }
 
 static int signals(void)
 {
 	struct rmc_session a;
 	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct signal_share *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+	                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int ok = 0, refused = 0, other = 0;
 
 	sigaction(SIGUSR1, &sa, NULL);
-	caller = pthread_self();
 	adv_session_or_die(&a, -1, "second_client");
+	pid_t me = getpid();
+	pid_t child = fork();
+	if (child == 0)
+		sender_process(sh, me, me);
 	for (int i = 0; i < SIGNAL_ROUNDS; i++) {
 		nv_handle_t h = 0;
-		pthread_t th;
-		int before = atomic_load(&handled);
-		pthread_create(&th, NULL, sender, NULL);
+		int sent = atomic_load(&sh->sent);
 		rmc_status_t st = rmc_alloc_client(a.fd, NULL, &h);
-		pthread_join(th, NULL);
-		/* The signal is pending or handled by now: wait for it. */
-		for (int w = 0; w < 1000 && atomic_load(&handled) == before; w++)
-			usleep(1000);
+		/* A signal sent for this round is pending or handled by now. */
+		for (int w = 0; w < SIGNAL_POLLS && atomic_load(&handled) < atomic_load(&sh->sent) &&
+		                atomic_load(&sh->sent) > sent; w++)
+			usleep(SIGNAL_POLL_US);
+		atomic_fetch_add(&sh->round, 1);
 		if (st == NV_OK) {
 			ok++;
 			(void)rmc_free(a.fd, NULL, h, h, h);
@@ -222,9 +262,11 @@ static int signals(void)
 			other++;
 		}
 	}
-	usleep(100000); /* a second delivery would come by now */
-	printf("sent=%d handled=%d ok=%d refused=%d other=%d\n", SIGNAL_ROUNDS, atomic_load(&handled), ok,
-	       refused, other);
+	atomic_store(&sh->done, 1);
+	waitpid(child, NULL, 0);
+	usleep(SIGNAL_SETTLE_US); /* a second delivery would come by now */
+	printf("rounds=%d sent=%d handled=%d ok=%d refused=%d other=%d\n", SIGNAL_ROUNDS,
+	       atomic_load(&sh->sent), atomic_load(&handled), ok, refused, other);
 	struct adv_tally t = { .ok = ok, .other = refused + other };
 	adv_print_summary(&t);
 	return 0;

@@ -282,6 +282,18 @@ static void test_inject_delay(void)
 		usleep((useconds_t)atomic_load(&us));
 }
 
+/* GPUSANDBOX_TEST_INJECT_DROP_SIGNALS: the signals met during an
+ * injection are not sent again (the baseline of tests/adv
+ * second_client:signal). Never for use. */
+static bool test_drop_signals(void)
+{
+	static atomic_int on = -1;
+
+	if (atomic_load(&on) < 0)
+		atomic_store(&on, gs_test_switch("GPUSANDBOX_TEST_INJECT_DROP_SIGNALS") != NULL);
+	return atomic_load(&on) == 1;
+}
+
 /* The ioctl from the page, marked for the worker that will receive it. */
 static int run_ioctl(pid_t tid, const struct user_regs_struct *base, struct gs_inject_plan *p,
                      uint64_t page, struct gs_inject_marks *k, struct gs_inject_out *out)
@@ -357,7 +369,7 @@ bool gs_inject_finish(pid_t tid, const struct gs_inject_regs *saved, long ret,
 		return false;
 	}
 	/* Pending again, delivered once the task runs: it is still stopped. */
-	for (unsigned i = 0; i < out->nsig; i++)
+	for (unsigned i = 0; i < out->nsig && !test_drop_signals(); i++)
 		(void)syscall(SYS_tkill, tid, out->sigs[i]);
 	return true;
 }
