@@ -62,7 +62,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    $(REVIEW_SRCS) \
                    supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
-                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c \
+                   supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/inject.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c supervisor/core/pipeline/exec_inject.c \
                    supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c supervisor/core/pipeline/exec_engines.c \
                    supervisor/core/pipeline/exec_managed.c supervisor/core/pipeline/exec_handles.c supervisor/core/own_client/gpu_uuid.c supervisor/core/ledger/ledger.c supervisor/core/ledger/ledger_table.c \
                    supervisor/core/ledger/ledger_files.c supervisor/core/ledger/ledger_pins.c supervisor/core/ledger/ledger_holds.c supervisor/core/ledger/ledger_snapshot.c supervisor/core/ledger/ledger_sm.c supervisor/core/pipeline/filter.c \
@@ -110,7 +110,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_profile \
               $(BUILD)/tests/unit/test_agent_conn $(BUILD)/tests/unit/test_tid_reuse $(BUILD)/tests/unit/test_plan \
               $(BUILD)/tests/unit/test_idle_rule \
-              $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_host_pids $(BUILD)/tests/unit/test_sharers \
+              $(BUILD)/tests/unit/test_quiesce $(BUILD)/tests/unit/test_inject $(BUILD)/tests/unit/test_host_pids $(BUILD)/tests/unit/test_sharers \
               $(BUILD)/tests/unit/test_agent_state $(BUILD)/tests/unit/test_dupcache \
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
               $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics \

@@ -23,7 +23,7 @@ TESTS_HDRS       := include/nvrm_abi.h include/nvrm_monitoring.h include/test_cl
 
 # Dynamically linked adversarial programs.
 TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
-                    fd_pass dup_free close_reopen client_reuse client_refree client_flip client_fdswap io_uring odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
+                    fd_pass dup_free close_reopen client_reuse client_refree client_flip second_client client_fdswap io_uring odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
                     policy_verdicts engines video_sessions learn_needs managed lone_channels own_driver per_gpu audit_hostile handle_zero \
                     dmabuf share_import fd_export pid_list group_dup dup_cross grown_tail retry_loop default_caps slow_call quick_return clients dupcache \
                     uvm_hold uvm_share uvm_ctlfd continue_swap uvm_channel sem_surf audit_reach smi_views
@@ -200,9 +200,9 @@ $(TESTS_LEDGER_BENCH): tests/bench/ledgerbench.c supervisor/core/ledger/ledger.c
 
 # The benches of the quiesce (quiesce.c and what it calls, in process),
 # with the test switches (quiescebench's GPUSANDBOX_TEST_QUIESCE_FULL_WALK).
-QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/host_pids.c
+QUIESCE_BENCH_SRCS := supervisor/core/tasks/quiesce.c supervisor/core/tasks/inject.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/host_pids.c
 $(TESTS_QUIESCE_BENCH) $(TESTS_HOLD_BENCH): $(TESTS_BUILD)/bench/%: tests/bench/%.c $(QUIESCE_BENCH_SRCS) \
-		supervisor/core/tasks/quiesce.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h \
+		supervisor/core/tasks/quiesce.h supervisor/core/tasks/inject.h supervisor/core/tasks/taskset.h supervisor/core/tasks/host_pids.h tests/bench/bench_util.h \
 		include/test_switch.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GS_SWITCHES_CPPFLAGS) $(LDFLAGS) -pthread -o $@ $< $(QUIESCE_BENCH_SRCS)

@@ -17,6 +17,7 @@
 
 #include "driver.h"
 #include "envcheck.h"
+#include "filter.h"
 #include "stack.h"
 #include "gpusandbox.h"
 
@@ -34,20 +35,6 @@ static bool have_user_notif(void)
 	uint32_t action = SECCOMP_RET_USER_NOTIF;
 
 	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
-}
-
-/* The kernel validates the flags before it reads the program: with a NULL
- * program a kernel that knows the flag says EFAULT, one that does not says
- * EINVAL, and nothing is installed either way. Anything else (seccomp
- * itself forbidden, say) answers nothing about the flag. */
-int gs_probe_wait_killable_recv(void)
-{
-	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-	                  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, NULL);
-
-	if (rc < 0 && errno == EFAULT)
-		return 1;
-	return rc < 0 && errno == EINVAL ? 0 : -1;
 }
 
 static bool have_pidfd_open(unsigned flags, pid_t pid)

@@ -20,10 +20,6 @@
  * envcheck.c (kernel features, the driver); add a row to say more. */
 void gs_print_version(FILE *f);
 
-/* 1 when the kernel takes SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux
- * 5.19), 0 when it does not, -1 when the probe was refused. */
-int gs_probe_wait_killable_recv(void);
-
 /* True when GS_NVIDIACTL_PATH exists. */
 bool gs_have_nvidia_device(void);
 

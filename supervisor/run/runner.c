@@ -277,6 +277,23 @@ void gs_session_stop(struct gs_session *sb)
 	sb->runner = NULL;
 }
 
+/* Is the received call an injection of ours in flight (the tid we hold
+ * stopped in ptrace, our page)? Then it is continued here. */
+static bool continue_injected(struct gs_session *sb, struct gs_scratch *scratch)
+{
+	const struct seccomp_data *d = &scratch->req->data;
+	struct seccomp_notif_resp *resp = scratch->resp;
+
+	if (!gs_inject_marks_match(&sb->inject_marks, (pid_t)scratch->req->pid, d->nr, d->arch,
+	                           (const uint64_t *)d->args))
+		return false;
+	memset(resp, 0, scratch->resp_size);
+	resp->id = scratch->req->id;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	return true;
+}
+
 int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, struct gs_error *err)
 {
 	memset(scratch->req, 0, scratch->req_size);
@@ -287,10 +304,21 @@ int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, str
 			return 0;
 		return gs_fail(err, errno, "receiving a seccomp notification");
 	}
+	/* An ioctl we made a task perform (inject.h): continued at once,
+	 * without the session lock, which the injecting worker holds. */
+	if (continue_injected(sb, scratch))
+		return 1;
 	/* The task is in the kernel's killable seccomp wait until answered. */
 	atomic_store(&scratch->trapped_tid, (int)scratch->req->pid);
 	memset(scratch->resp, 0, scratch->resp_size);
-	pthread_mutex_lock(&sb->lock);
+	/* A worker that must wait for the lock gives up the listener first:
+	 * the lock's holder may be injecting a call (inject.h) that only a
+	 * receiving worker can let through. */
+	if (pthread_mutex_trylock(&sb->lock) != 0) {
+		if (sb->release_receiver)
+			sb->release_receiver(sb->receiver_ctx, scratch);
+		pthread_mutex_lock(&sb->lock);
+	}
 	sb->notifications++;
 	gs_execute_notification(sb, scratch);
 	atomic_store(&scratch->trapped_tid, 0);

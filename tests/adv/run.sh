@@ -73,6 +73,11 @@ TESTS=(
 	"client_reuse|sandbox|client_reuse"
 	"client_refree|sandbox|client_refree"
 	"client_flip|sandbox|client_flip"
+	"second_client|sandbox|second_client basic"
+	"second_client:flip_thread|sandbox|second_client flip thread"
+	"second_client:flip_proc|sandbox|second_client flip proc"
+	"second_client:signal|sandbox|second_client signal"
+	"second_client:clients|sandbox|second_client clients"
 	"client_fdswap:thread|sandbox|client_fdswap thread"
 	"client_fdswap:proc|sandbox|client_fdswap proc"
 	"client_fdswap:busy|sandbox|client_fdswap busy"
@@ -225,6 +230,9 @@ TESTS=(
 	"baseline-uvm_ctlfd:fuse|sandbox|uvm_ctlfd fuse"
 	"baseline-uvm_ctlfd:race|sandbox|uvm_ctlfd race"
 	"baseline-uvm_ctlfd:park|sandbox|uvm_ctlfd race"
+	"baseline-second_client:flip_thread|sandbox|second_client flip thread"
+	"baseline-second_client:signal|sandbox|second_client signal"
+	"baseline-second_client:flip_proc|sandbox|second_client flip proc"
 	"baseline-client_fdswap:thread|sandbox|client_fdswap thread 24000"
 	"baseline-client_fdswap:proc|sandbox|client_fdswap proc 24000"
 	"baseline-client_fdswap:untracked|sandbox|client_fdswap proc 24000"
@@ -388,6 +396,7 @@ run_case() {
 	fi
 	[ "$name" = managed ] && sb_gpus=(--managed deny)
 	[ "$prog" = clients ] && sb_gpus=(--clients "$CLIENTS")
+	[ "$name" = second_client:clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
 	[ "$name" = user_nobody ] && sb_gpus=(--user 65534 --group 65534)
 	if [ "$prog" = gpus ]; then
@@ -432,6 +441,23 @@ run_case() {
 	# not trapped: the supervisor takes no fd table to be shared beyond a
 	# thread group, and stops the caller's threads alone.
 	[ "$name" = baseline-client_fdswap:untracked ] && sb_env=(env GPUSANDBOX_TEST_NO_CLONE_TRACK=1)
+	# second_client's baseline: a second client continued from the
+	# workload's own struct, as a first one is, instead of made by the
+	# caller from the supervisor's page (exec_alloc.c inject_client).
+	# Both with the look's window widened (GPUSANDBOX_TEST_LOOK_DELAY_US,
+	# after the look at the file, before the continue or the injection):
+	# without it the flipping process did not win once in 422 continued
+	# second clients on a loaded machine.
+	[ "${name%:*}" = baseline-second_client ] &&
+		sb_env=(env GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$SWAP_LOOK_DELAY_US)
+	case "$name" in second_client:flip_*) sb_env=(env GPUSANDBOX_TEST_LOOK_DELAY_US=$SWAP_LOOK_DELAY_US) ;; esac
+	# second_client signal: the injected ioctl comes 20 ms after the page
+	# is written, so that the signal sent once the caller is seen stopped
+	# lands in the injection.
+	[ "$name" = second_client:signal ] && sb_env=(env GPUSANDBOX_TEST_INJECT_DELAY_US=20000)
+	# Its baseline: the signals met during the injection not sent again.
+	[ "$name" = baseline-second_client:signal ] &&
+		sb_env=(env GPUSANDBOX_TEST_INJECT_DELAY_US=20000 GPUSANDBOX_TEST_INJECT_DROP_SIGNALS=1)
 	# continue_swap's baseline: the same hold off, for the calls continued
 	# on a file that is not the driver's.
 	[ "$name" = baseline-continue_swap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
@@ -1328,6 +1354,35 @@ check_positive() {
 			{ why="refused without managed = deny: $(grep -E '=' "$d/out" | tr '\n' ' ')"; return 1; }
 		! grep -q '"resource":"managed"' "$d/audit.jsonl" || { why="audited a managed refusal"; return 1; }
 		return 0 ;;
+	second_client)
+		# Both clients' memory charged: 512 MiB under each, the next
+		# 256 MiB refused; B made by the workload's process (the fake's
+		# same-process dup passes); B freed, a third client made.
+		local want="mem_a=NV_OK second=NV_OK device_b=NV_OK mem_b=NV_OK over=NO_MEMORY dup=NV_OK free_b=NV_OK third=NV_OK"
+		local got="" k
+		for k in mem_a second device_b mem_b over dup free_b third; do got="$got $k=$(val_of "$d" $k)"; done
+		[ "${got# }" = "$want" ] && [ "$peak" -eq "$QUOTA" ] && ge "$(stat_of "$d" clients_peak)" 2 ||
+			{ why="got${got}, peak $(mib "$peak"), clients_peak $(stat_of "$d" clients_peak); want $want, peak 1024 MiB, 2 clients"; return 1; }
+		return 0 ;;
+	second_client:flip_*)
+		# Both paths raced (a second client injected, 1 GiB refused), 768
+		# MiB held: the quota check above is the assertion.
+		local injected
+		injected=$(grep -c '"reason":"a second client on the control file, made by the caller' "$d/audit.jsonl")
+		ge "$injected" 10 && ge "$(val_of "$d" flip_refused)" 100 && ge "$peak" $((768 * MIB)) ||
+			{ why="not exercised: $(grep -o 'flip_ok=.*' "$d/out") injected=$injected peak=$(mib "$peak")"; return 1; }
+		return 0 ;;
+	second_client:clients)
+		# --clients 3 counts the clients on one file, not the file.
+		[ "$(val_of "$d" second)" = NV_OK ] && [ "$(val_of "$d" third)" = NV_OK ] &&
+			[ "$(val_of "$d" fourth)" = INSUFFICIENT_RESOURCES ] && [ "$(stat_of "$d" clients_peak)" = "$CLIENTS" ] ||
+			{ why="second=$(val_of "$d" second) third=$(val_of "$d" third) fourth=$(val_of "$d" fourth) clients_peak=$(stat_of "$d" clients_peak), want NV_OK NV_OK INSUFFICIENT_RESOURCES $CLIENTS"; return 1; }
+		return 0 ;;
+	second_client:signal)
+		[ "$(val_of "$d" handled)" = "$(val_of "$d" sent)" ] && [ "$(val_of "$d" other)" = 0 ] &&
+			ge "$(val_of "$d" ok)" 1 && ge "$(val_of "$d" sent)" 1 ||
+			{ why="$(grep -o 'sent=.*' "$d/out"), want every signal handled once (one at least sent during an injection), no other status, a client made"; return 1; }
+		return 0 ;;
 	client_flip)
 		# Many attempts, and a held 768 MiB: the quota check above is the
 		# assertion; here only that the race ran.
@@ -1933,6 +1988,21 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		[ "$(val_of "$dir" rounds)" = 3 ] && [ -n "$v" ] && [ "$v" -ge $((3 * QUOTA)) ] && pass "$name" ||
 			fail "$name" "keep off: rounds=$(val_of "$dir" rounds) peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-second_client:signal ]; then
+		# Not sent again, the signals met during the injection are lost.
+		h=$(val_of "$dir" handled)
+		[ -n "$h" ] && [ "$h" -lt "$(val_of "$dir" sent)" ] && pass "$name" ||
+			fail "$name" "signals dropped: $(grep -o 'sent=.*' "$dir/out"): not sensitive"
+		continue
+	fi
+	if [ "${name%:*}" = baseline-second_client ]; then
+		# Continued from the workload's struct, a flip to 1 GiB under
+		# the first client wins on the fake.
+		v=$(stat_of "$dir" gpu0.vidmem_peak)
+		[ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
+			fail "$name" "second client continued: driver peak ${v:-?}, $(grep -o 'flip_ok=.*' "$dir/out"): not sensitive"
 		continue
 	fi
 	if [ "${name%:*}" = baseline-client_fdswap ] || [ "${name%:*}" = baseline-continue_swap ]; then

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	if (child == 0)
 		family(threads);
 	usleep(SETTLE_US);
-	struct gs_quiesce_who who = { &ts, NULL, NULL, true, NULL, false, NULL, NULL };
+	struct gs_quiesce_who who = { &ts, NULL, NULL, true, NULL, false, NULL, NULL, false, NULL };
 	for (; done < rounds; done++) {
 		struct gs_quiesce *q = NULL;
 		const char *why = NULL;

@@ -129,7 +129,7 @@ static void test_lone_process(const struct gs_taskset *ts)
 	/* Its own thread group: none beside it (told by the link count of
 	 * /proc/TID/task where the kernel counts threads there, sharers.c). */
 	CHECK(gs_sharers_in_process(lone, lone, ts, out, 4, 0) == 0);
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = (struct gs_quiesce *)1;
 	const char *why = NULL;
 	CHECK(gs_quiesce_begin(lone, &who, &q, &why) == 0 && q == NULL);
@@ -207,7 +207,7 @@ static void vforker_end(pid_t p, int go[2])
 static void test_hand_off(const struct gs_taskset *ts)
 {
 	struct gs_inflight *live = gs_inflight_new(), *track = gs_inflight_new();
-	struct gs_quiesce_who who = { ts, NULL, NULL, true, track, true, live, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, true, track, true, live, NULL, false, NULL };
 	struct gs_quiesce_handoffs h = { .n = 0 };
 	struct gs_quiesce *q = NULL;
 	int go[2];
@@ -240,7 +240,7 @@ static void test_hand_off(const struct gs_taskset *ts)
 
 static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 
@@ -259,7 +259,7 @@ static void test_hold_and_release(const struct gs_taskset *ts, const pid_t *tid)
  * to prevent. tests/adv client_fdswap:proc shows it in a sandbox. */
 static void test_thread_group_only(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, false, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, false, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	pid_t out[4];
@@ -277,7 +277,7 @@ static void test_thread_group_only(const struct gs_taskset *ts, const pid_t *tid
 /* A sharer traced by another process cannot be stopped by us: refused. */
 static void test_traced_elsewhere(const struct gs_taskset *ts, const pid_t *tid)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	int go[2];
@@ -338,7 +338,7 @@ static bool reaped_soon(pid_t pid, int tries)
 
 static void test_caller_ends_group(const struct gs_taskset *ts)
 {
-	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL };
+	struct gs_quiesce_who who = { ts, NULL, NULL, false, NULL, true, NULL, NULL, false, NULL };
 	struct gs_quiesce *q = NULL;
 	const char *why = NULL;
 	int go[2];

@@ -119,6 +119,15 @@ static const struct row rows[] = {
 	    .gpu = LEDGER_NO_GPU }, CLIENT,
 	  REFUSE(NV_ERR_NOT_SUPPORTED, "one client per open control file: open /dev/nvidiactl again"),
 	  false, 0 },
+	{ "second client on one control file, made by injection", RULES_DEFAULT, NO_LIMITS,
+	  { .on_control_file = true, .file_known = true, .file_has_client = true, .may_inject = true,
+	    .gpu = LEDGER_NO_GPU }, CLIENT,
+	  GS_VERDICT_CONTINUE, NV_OK, "client allocation runs in the workload's context", false, 0 },
+	{ "second client by injection, at --clients", RULES_DEFAULT,
+	  { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL, 2 },
+	  { .on_control_file = true, .file_known = true, .file_has_client = true, .may_inject = true,
+	    .gpu = LEDGER_NO_GPU, .count[GS_QK_CLIENTS] = 2 }, CLIENT,
+	  DENY(NV_ERR_INSUFFICIENT_RESOURCES, "client quota exceeded"), true, 0 },
 	{ "first client on a control file", RULES_DEFAULT, NO_LIMITS, ON_FREE_CONTROL_FILE, CLIENT,
 	  GS_VERDICT_CONTINUE, NV_OK, "client allocation runs in the workload's context", false, 0 },
 	{ "client under --clients", RULES_DEFAULT, { MEM_UNL, GS_MEM_GPU_UNSET, UNL, UNL, UNL, 2 },
@@ -336,6 +345,10 @@ static void check_row(const struct row *r)
 		        gs_verdict_name(v.verdict), v.status, v.reason ? v.reason : "",
 		        v.needs_reconcile, (unsigned long long)v.charge);
 	CHECK(ok);
+	/* A client continued on a file that has one is made by injection,
+	 * never from the workload's struct; a first one is continued. */
+	if (v.verdict == GS_VERDICT_CONTINUE)
+		CHECK(v.inject == usage.file_has_client);
 	/* Pure: the same answer again, and the inputs untouched. */
 	struct gs_call_verdict again = gs_verdict_of(&rules, &q, &usage, &call);
 	CHECK(again.verdict == v.verdict && again.status == v.status && again.reason == v.reason &&

@@ -248,9 +248,10 @@ void ledger_set_sm_disabled(struct ledger *l, uint32_t h_client, uint32_t h_chan
 /* A subdevice of GPU gpu under h_client, or 0. */
 uint32_t ledger_subdevice_of(const struct ledger *l, uint32_t h_client, int gpu);
 
-/* RM clients: the workload's control files that hold one, or are
- * creating one, and are still open (a released file's client is gone
- * with it). A liveness check per known file; drops none, so indices into
+/* RM clients: those of the workload's control files that are still open
+ * (a released file's clients are gone with it), live or being created:
+ * one per file that holds one, and the file's second and later ones
+ * (extra_clients, made by injection). A liveness check per known file; drops none, so indices into
  * files stay good. */
 uint32_t ledger_client_files(const struct ledger *l);
 

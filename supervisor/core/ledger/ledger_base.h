@@ -89,6 +89,11 @@ struct ledger_file {
 	int  epfd;       /* epoll set holding the file (no reference) */
 	int  tfd;        /* fd number it was added with */
 	bool has_client; /* a client lives, or is being created, on it */
+	/* Clients made on it after the first (by injection, exec_inject.c),
+	 * live or being created: RM_FREE of a client on the file takes one of
+	 * these before has_client, so the file is clientless only once all
+	 * are freed. */
+	unsigned extra_clients;
 };
 
 struct ledger {

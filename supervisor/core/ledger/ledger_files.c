@@ -151,7 +151,8 @@ uint32_t ledger_client_files(const struct ledger *l)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < l->n_files; i++)
-		n += l->files[i].has_client && ledger_watch_alive_at(l->self, l->files[i].epfd, l->files[i].tfd);
+		if (l->files[i].has_client && ledger_watch_alive_at(l->self, l->files[i].epfd, l->files[i].tfd))
+			n += 1 + l->files[i].extra_clients; /* the first, and those made after it */
 	return n;
 }
 

@@ -150,6 +150,7 @@ static void take_usage(struct call *c, struct alloc_flight *f)
 		    ledger_file_may_hold_resumed_client(l, c->dup))
 			l->files[f->file].has_client = true;
 		u->file_has_client = u->file_known && l->files[f->file].has_client;
+		u->may_inject = u->file_has_client && inject_possible(c);
 	}
 	u->gpu = rc->kind == RM_CLASS_VIDMEM ? ledger_gpu_of(l, rc->h_client, rc->h_parent)
 	                                     : LEDGER_NO_GPU;
@@ -447,6 +448,115 @@ static struct answer continue_client(struct call *c, struct alloc_flight *f)
 	return answer_continue();
 }
 
+/* GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE: a second client continued from
+ * the workload's own struct, as a first one is (the baseline of tests/adv
+ * client_flip:second: a rewritten struct is then allocated under the
+ * first client, uncharged). Never for use. */
+static struct answer continue_second_client(struct call *c, struct alloc_flight *f)
+{
+	const char *why = NULL;
+
+	if (!hold_judged_file(c, 0, NULL, &why))
+		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_NOT_SUPPORTED,
+		                          GS_VERDICT_REFUSE, why);
+	c->sb->ledger.files[f->file].extra_clients++;
+	return answer_continue();
+}
+
+#define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+
+/* Adds a pointer field of the page's struct, set to page + to. */
+static void plan_ptr(struct gs_inject_plan *p, size_t at, size_t to)
+{
+	p->ptr_at[p->nptr] = (uint32_t)at;
+	p->ptr_to[p->nptr] = (uint32_t)to;
+	p->nptr++;
+}
+
+/* The page: our copy of the struct at 0, our copies of the params and
+ * the rights after it, its pointers to them; what the driver reads is
+ * all ours (act_alloc's rule). false when it does not fit. */
+static bool plan_client(struct call *c, const struct alloc_flight *f, struct gs_inject_plan *p)
+{
+	const struct gs_rm_call *rc = &f->call;
+	const bool params = rc->params_size && f->addr.p_params;
+	const size_t params_at = ALIGN8(c->size);
+	const size_t rights_at = ALIGN8(params_at + (params ? rc->params_size : 0));
+
+	memset(p, 0, sizeof(*p));
+	p->fd = c->wfd;
+	p->cmd = (unsigned long)c->scratch->req->data.args[1];
+	p->argp = c->argp;
+	p->len = rights_at + (f->addr.p_rights ? NV_RS_ACCESS_MASK_SIZE : 0);
+	if (p->len > GS_INJECT_PAGE)
+		return false;
+	memcpy(p->image, f->top.bytes, c->size);
+	alloc_set_ptrs(p->image, c->size, 0, 0);
+	if (params) {
+		memcpy(p->image + params_at, c->scratch->params, rc->params_size);
+		plan_ptr(p, c->size == sizeof(struct nvos64) ? offsetof(struct nvos64, p_alloc_parms)
+		                                             : offsetof(struct nvos21, p_alloc_parms),
+		         params_at);
+	}
+	if (f->addr.p_rights) {
+		memcpy(p->image + rights_at, &f->rights, NV_RS_ACCESS_MASK_SIZE);
+		plan_ptr(p, offsetof(struct nvos64, p_rights_requested), rights_at);
+	}
+	return true;
+}
+
+/* The driver's answer to the injected ioctl, written into the workload's
+ * own struct (and params, which the driver copies out on success) while
+ * the caller is stopped; the original ioctl's return. */
+static long give_client_answer(struct call *c, struct alloc_flight *f, const struct inject_flight *fl)
+{
+	const nv_status_t refused = NV_ERR_NOT_SUPPORTED;
+	const struct gs_rm_call *rc = &f->call;
+	nv_status_t st;
+
+	if (fl->outcome == GS_INJECT_FAILED)
+		return inject_write(c, c->argp + f->st_off, &refused, sizeof(refused)) < 0 ? -EFAULT : 0;
+	if (fl->outcome != GS_INJECT_DONE || fl->out.ioctl_ret != 0)
+		return fl->out.ioctl_ret;
+	memcpy(f->top.bytes, fl->plan.image, c->size);
+	alloc_set_ptrs(f->top.bytes, c->size, f->addr.p_params, f->addr.p_rights);
+	memcpy(&st, f->top.bytes + f->st_off, sizeof(st));
+	c->d.has_status = true;
+	c->d.status = st;
+	if (st == NV_OK) {
+		c->d.h_object = new_handle(c, f);
+		gs_session_note_creator(c->sb, c->tid);
+		if (rc->params_size && f->addr.p_params &&
+		    inject_write(c, f->addr.p_params, fl->plan.image + ALIGN8(c->size), rc->params_size) < 0)
+			return -EFAULT;
+	}
+	return inject_write(c, c->argp, f->top.bytes, c->size) < 0 ? -EFAULT : 0;
+}
+
+/* A second client on a control file that has one: made by the caller
+ * itself, from a page of ours (exec_inject.c). The file counts it from
+ * before the call, as a continued first client: live or being created. */
+static struct answer inject_client(struct call *c, struct alloc_flight *f)
+{
+	const struct gs_rm_call *rc = &f->call;
+	struct inject_flight fl;
+	const char *why = NULL;
+
+	if (c->sb->test_second_client_continue)
+		return continue_second_client(c, f);
+	if ((rc->params_size && f->addr.p_params && !rc->params_copied) ||
+	    (f->addr.p_rights && !rc->rights_copied) || !plan_client(c, f, &fl.plan))
+		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_INVALID_ARGUMENT,
+		                          GS_VERDICT_REFUSE, "a second client's params cannot be copied");
+	if (!inject_hold(c, &why))
+		return refuse_with_status(c, f->top.bytes, f->st_off, NV_ERR_NOT_SUPPORTED,
+		                          GS_VERDICT_REFUSE, why);
+	c->sb->ledger.files[f->file].extra_clients++;
+	if (!inject_run(c, &fl))
+		return answer_none();
+	return inject_end(c, &fl, give_client_answer(c, f, &fl));
+}
+
 /* The verdict on the call alone. --learn admits what the allowlist alone
  * refused; the verdict is then taken again on the grown allowlist. */
 static struct gs_call_verdict first_verdict(struct call *c, const struct alloc_flight *f)
@@ -554,7 +664,7 @@ struct answer handle_alloc(struct call *c)
 	if (!passes_judged(c, &f, &v, &a) || !channel_placed(c, &f, &a))
 		return a;
 	if (v.verdict == GS_VERDICT_CONTINUE)
-		return continue_client(c, &f);
+		return v.inject ? inject_client(c, &f) : continue_client(c, &f);
 	return act_alloc(c, &f, v.charge);
 }
 

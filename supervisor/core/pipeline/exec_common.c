@@ -160,9 +160,17 @@ void test_look_delay(void)
 bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track, const char **why)
 {
 	struct gs_session *sb = c->sb;
-	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx, track != NULL, track,
-	                                    sb->tables_shared, sb->quiesces_live, &sb->walk_stats };
+	/* An injection walks every process: a CLONE_VM clone is not followed
+	 * by the filter (tables_shared covers CLONE_FILES only). */
+	const struct gs_quiesce_who who = { &sb->tasks, sb->task_held, sb->receiver_ctx,
+	                                    track != NULL || c->inject, track,
+	                                    sb->tables_shared || c->inject, sb->quiesces_live,
+	                                    &sb->walk_stats, c->inject, &sb->inject_marks };
 
+	if (sb->quiesce_off && c->inject) {
+		*why = "no injection without the quiesce";
+		return false;
+	}
 	if (sb->quiesce_off) {
 		test_look_delay();
 		return true;
@@ -438,6 +446,12 @@ struct answer answer_continue(void)
 struct answer answer_none(void)
 {
 	struct answer a = { ANSWER_NONE, 0, 0 };
+	return a;
+}
+
+struct answer answer_done(void)
+{
+	struct answer a = { ANSWER_DONE, 0, 0 };
 	return a;
 }
 

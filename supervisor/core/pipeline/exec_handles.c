@@ -51,7 +51,9 @@ static void commit_free(struct call *c, const struct gs_rm_call *rc,
 	if (rc->frees_client) {
 		gs_own_rm_forget_client(&c->sb->own, rc->h_client);
 		int f = ledger_file_of(l, c->dup);
-		if (f >= 0)
+		if (f >= 0 && l->files[f].extra_clients)
+			l->files[f].extra_clients--;
+		else if (f >= 0)
 			l->files[f].has_client = false;
 	}
 }

@@ -31,7 +31,9 @@
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
 #define PTR32_MASK 0xffffffffull
 
-enum answer_kind { ANSWER_VALUE, ANSWER_CONTINUE, ANSWER_NONE };
+/* ANSWER_DONE: answered already, by the injection's own steps
+ * (exec_inject.c): recorded, not sent. */
+enum answer_kind { ANSWER_VALUE, ANSWER_CONTINUE, ANSWER_NONE, ANSWER_DONE };
 
 struct answer {
 	enum answer_kind kind;
@@ -91,7 +93,31 @@ struct call {
 	/* Answered by the supervisor, the driver never called (--trace
 	 * says so). */
 	bool                 answered;
+	/* The call will be made by its caller from a page of ours
+	 * (exec_inject.c): the quiesce stops the address space's sharers too. */
+	bool                 inject;
 };
+
+/* One injected second client (exec_inject.c). */
+struct inject_flight {
+	struct gs_inject_plan  plan;
+	struct gs_inject_out   out;
+	enum gs_inject_outcome outcome;
+};
+/* Can a second client be made by injection here (x86-64 call, a runner
+ * that hands the listener on, a killable seccomp wait)? */
+bool inject_possible(const struct call *c);
+/* hold_judged_file for an injection: fd-table and address-space sharers
+ * stopped, the caller seized. false with *why: refuse. */
+bool inject_hold(struct call *c, const char **why);
+/* Interrupts the caller, answers -ERESTARTNOINTR, runs fl->plan in it.
+ * false: the task was gone before anything changed (answer nothing). */
+bool inject_run(struct call *c, struct inject_flight *fl);
+/* Into the stopped caller's memory (the driver's answer). */
+int inject_write(const struct call *c, uint64_t addr, const void *buf, size_t len);
+/* Gives the caller back with its ioctl returning ret, lets every task go,
+ * and says what happened in c->d. */
+struct answer inject_end(struct call *c, struct inject_flight *fl, long ret);
 
 
 bool notif_still_valid(const struct call *c);
@@ -137,6 +163,7 @@ struct answer answer_value(int rc);
 struct answer answer_errno(int e);
 struct answer answer_continue(void);
 struct answer answer_none(void);
+struct answer answer_done(void);
 struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
                                         nv_status_t st, enum gs_verdict v, const char *why);
 struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *nested,

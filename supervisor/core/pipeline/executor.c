@@ -550,7 +550,7 @@ static void record_decision(struct gs_session *sb, struct call *c, const struct 
 static bool send_answer(struct gs_session *sb, const struct call *c, const struct answer *a,
                         uint64_t t0)
 {
-	if (a->kind == ANSWER_NONE)
+	if (a->kind == ANSWER_NONE || a->kind == ANSWER_DONE)
 		return true;
 	struct seccomp_notif_resp *resp = c->scratch->resp;
 

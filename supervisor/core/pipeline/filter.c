@@ -363,3 +363,17 @@ int gs_filter_dump(int fd, const struct gs_filter_opts *opts, struct gs_error *e
 		return gs_fail(err, -rc, "seccomp_export_pfc");
 	return 0;
 }
+
+/* The kernel validates the flags before it reads the program: with a NULL
+ * program a kernel that knows the flag says EFAULT, one that does not says
+ * EINVAL, and nothing is installed either way. Anything else (seccomp
+ * itself forbidden, say) answers nothing about the flag. */
+int gs_probe_wait_killable_recv(void)
+{
+	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	                  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, NULL);
+
+	if (rc < 0 && errno == EFAULT)
+		return 1;
+	return rc < 0 && errno == EINVAL ? 0 : -1;
+}

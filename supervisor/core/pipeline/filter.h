@@ -66,6 +66,10 @@ struct gs_filter_opts {
 #define GS_FILTER_CLONE_SHARING CLONE_FILES
 #define GS_FILTER_CLONE_SHARES_FILES(flags) (((flags) & GS_FILTER_CLONE_MASK) == GS_FILTER_CLONE_SHARING)
 
+/* 1 when the kernel takes SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux
+ * 5.19), 0 when it does not, -1 when the probe was refused. */
+int gs_probe_wait_killable_recv(void);
+
 /* Builds the filter and loads it in the calling process with a new listener.
  * The caller must have set NO_NEW_PRIVS. Returns the listener fd or -1. */
 int gs_filter_install(const struct gs_filter_opts *opts, struct gs_error *err);

@@ -96,6 +96,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	 * descendants, with this process as their subreaper. */
 	gs_taskset_process_tree(&sb->tasks, getpid());
 	pthread_mutex_init(&sb->lock, NULL);
+	gs_inject_marks_init(&sb->inject_marks);
 	if (cfg->id)
 		snprintf(sb->id, sizeof(sb->id), "%s", cfg->id);
 	else
@@ -123,6 +124,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->test_no_keep = gs_test_switch("GPUSANDBOX_TEST_NO_KEEP") != NULL;
 	sb->test_channel_any_parent = gs_test_switch("GPUSANDBOX_TEST_CHANNEL_ANY_PARENT") != NULL;
 	sb->test_resume_any_object = gs_test_switch("GPUSANDBOX_TEST_RESUME_ANY_OBJECT") != NULL;
+	sb->test_second_client_continue = gs_test_switch("GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE") != NULL;
 	if (!(sb->quiesces_live = gs_inflight_new()))
 		return gs_fail(err, ENOMEM, "allocating the quiesce count");
 	sb->tables_shared = !cfg->follows_shared_tables;
@@ -148,6 +150,7 @@ void gs_session_fini(struct gs_session *sb)
 	gs_inflight_put(sb->quiesces_live);
 	sb->quiesces_live = NULL;
 	ledger_fini(&sb->ledger);
+	gs_inject_marks_fini(&sb->inject_marks);
 	pthread_mutex_destroy(&sb->lock);
 	if (sb->listener >= 0)
 		close(sb->listener);

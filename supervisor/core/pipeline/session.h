@@ -161,6 +161,16 @@ struct gs_session {
 	/* What the searches for fd-table sharers of this sandbox compared
 	 * (quiesce.h): the agent says it when a container is torn down. */
 	struct gs_walk_stats walk_stats;
+	/* Second clients made by their caller from a page of ours, in
+	 * flight (inject.h): their injected ioctl, trapped by our own
+	 * filter, is continued by the worker that receives it without the
+	 * session lock, which the injecting worker holds. */
+	struct gs_inject_marks inject_marks;
+	/* GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE: a second client on a
+	 * control file is continued from the workload's own struct instead
+	 * of injected (the baseline of tests/adv client_flip:second). Never
+	 * for use. */
+	bool                 test_second_client_continue;
 	/* GPUSANDBOX_TEST_QUIESCE_WAIT in the supervisor's own environment:
 	 * the worker waits, under the session lock, until a continued
 	 * caller has left its ioctl, as before issue #16's hand-off (the

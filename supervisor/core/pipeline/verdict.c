@@ -157,6 +157,13 @@ static struct gs_call_verdict client_clauses(struct gs_call_verdict v, const str
 	if (!u->file_known)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "cannot identify the open file (kcmp, epoll)");
+	/* A second one: the rewritten call could succeed under the first, so
+	 * its struct must be one no writer can reach, a page of ours the
+	 * caller is made to use (exec_inject.c). */
+	if (u->file_has_client && u->may_inject) {
+		v.inject = true;
+		return v;
+	}
 	if (u->file_has_client)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_NOT_SUPPORTED,
 		                 "one client per open control file: open /dev/nvidiactl again");

@@ -32,6 +32,10 @@ struct gs_usage {
 	bool     on_control_file;
 	bool     file_known;        /* the ledger could identify the file */
 	bool     file_has_client;
+	/* A second client on the file can be made by its caller from a page
+	 * of ours (exec_inject.c): x86-64, a runner that can hand the
+	 * listener on, the filter's WAIT_KILLABLE_RECV. */
+	bool     may_inject;
 	/* The file is new and the sandbox knows its bound of control files
 	 * already (gs_quota.files, LEDGER_FILES_FULL). */
 	bool     files_full;
@@ -108,6 +112,9 @@ struct gs_call_verdict {
 	/* Allowed, and answered NV_OK by the supervisor without the driver
 	 * (--p2p-register answer). */
 	bool            answered;
+	/* A client on a control file that has one: made by the caller itself
+	 * from a page of ours (exec_inject.c), never continued. */
+	bool            inject;
 };
 
 /* What a call adds one to (enum gs_count_event), and for a video engine

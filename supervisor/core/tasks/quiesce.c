@@ -98,7 +98,9 @@ struct tracee {
 };
 
 enum quiesce_state { Q_WORKING, Q_READY, Q_FAILED };
-enum quiesce_go { GO_WAIT, GO_CONTINUED, GO_RELEASE };
+enum quiesce_go { GO_WAIT, GO_CONTINUED, GO_RELEASE, GO_INJECT_ARM, GO_INJECT, GO_INJECT_FINISH };
+/* An injection's steps, as the tracing thread publishes them. */
+enum inject_phase { INJ_NONE, INJ_ARMED, INJ_RAN };
 
 struct gs_quiesce {
 	pthread_t                    thread;
@@ -118,6 +120,15 @@ struct gs_quiesce {
 	struct tracee                t[GS_QUIESCE_MAX_SHARERS];
 	struct tracee                caller_t;
 	bool                         lone;  /* no sharer was found: only the caller is seized */
+	/* Injection (gs_quiesce_inject_*); the phase under m. */
+	bool                         inject;
+	struct gs_inject_marks      *marks;
+	enum inject_phase            phase;
+	struct gs_inject_plan       *plan;
+	struct gs_inject_out        *inj_out;
+	enum gs_inject_outcome       outcome;
+	struct gs_inject_regs        saved;
+	long                         inj_ret;
 };
 
 static uint64_t now_ns(void);
@@ -305,9 +316,14 @@ static bool reported_stop(struct tracee *t)
 	} else if (waitid(P_PID, (id_t)t->tid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0) {
 		if (errno == ECHILD) /* not ours any more: gone */
 			t->state = TRACEE_GONE;
-	} else if (si.si_pid == t->tid) {
+	} else if (si.si_pid == t->tid && si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED) {
 		t->state = TRACEE_GONE;
 	}
+	/* A tracee's stop is reported to a WEXITED wait too (wait_task_stopped
+	 * looks at every ptrace stop): one that came between the two looks is
+	 * not an end, and is taken at the next look. Read as an end, it made
+	 * an injection kill its caller (tests/adv second_client:flip_proc,
+	 * 3 runs in 9). */
 	return t->state != TRACEE_RUNNING;
 }
 
@@ -415,14 +431,20 @@ static void publish(struct gs_quiesce *q, enum quiesce_state s, const char *why)
 	pthread_mutex_unlock(&q->m);
 }
 
-static enum quiesce_go wait_go(struct gs_quiesce *q)
+/* The worker's next word after prev. */
+static enum quiesce_go wait_go_past(struct gs_quiesce *q, enum quiesce_go prev)
 {
 	pthread_mutex_lock(&q->m);
-	while (q->go == GO_WAIT)
+	while (q->go == prev)
 		pthread_cond_wait(&q->cv, &q->m);
 	enum quiesce_go go = q->go;
 	pthread_mutex_unlock(&q->m);
 	return go;
+}
+
+static enum quiesce_go wait_go(struct gs_quiesce *q)
+{
+	return wait_go_past(q, GO_WAIT);
 }
 
 /* The condition variables' clock (CLOCK_REALTIME, their default), in ns,
@@ -499,6 +521,111 @@ static void wait_caller_out(struct gs_quiesce *q)
 	}
 }
 
+static void publish_phase(struct gs_quiesce *q, enum inject_phase p)
+{
+	pthread_mutex_lock(&q->m);
+	q->phase = p;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->m);
+}
+
+/* The injection's stop: the caller's first after the answer
+ * -ERESTARTNOINTR, which the pending interrupt makes (inject.c). Bounded:
+ * a caller that neither stops nor ends is killed (fail closed). */
+static enum gs_inject_outcome inject_at_stop(struct gs_quiesce *q)
+{
+	struct tracee *caller = &q->caller_t;
+	const uint64_t deadline = now_ns() + GS_QUIESCE_STOP_MS * NS_PER_MS;
+	unsigned poll_us = STOP_POLL_MIN_US;
+	const uint64_t t0 = now_ns();
+
+	while (!reported_stop(caller)) {
+		if (now_ns() > deadline) {
+			q->inj_out->why = "the caller did not stop for the injection";
+			return GS_INJECT_LOST;
+		}
+		usleep(poll_us);
+		poll_us = next_poll_us(poll_us, t0);
+	}
+	if (caller->state == TRACEE_GONE) {
+		q->inj_out->why = "the caller is gone";
+		return GS_INJECT_LOST;
+	}
+	return gs_inject_ioctl(caller->tid, caller->stop_status, q->plan, q->marks, &q->saved,
+	                       q->inj_out);
+}
+
+/* The tracing thread's part of an injection (quiesce.h), every ptrace
+ * request from this thread, the tracer. The caller is let go after it
+ * with no signal given back at detach: the signals it met are sent again
+ * by gs_inject_finish, while it is still stopped. */
+static void inject_steps(struct gs_quiesce *q)
+{
+	struct tracee *caller = &q->caller_t;
+
+	(void)ptrace(PTRACE_INTERRUPT, caller->tid, 0, 0);
+	publish_phase(q, INJ_ARMED);
+	if (wait_go_past(q, GO_INJECT_ARM) != GO_INJECT)
+		return; /* not answered -ERESTARTNOINTR: let go as it is */
+	q->outcome = inject_at_stop(q);
+	publish_phase(q, INJ_RAN);
+	(void)wait_go_past(q, GO_INJECT);
+	switch (q->outcome) {
+	case GS_INJECT_DONE:
+	case GS_INJECT_FAILED:
+		if (gs_inject_finish(caller->tid, &q->saved, q->inj_ret, q->inj_out))
+			caller->stop_status = PTRACE_EVENT_STOP << STOP_EVENT_SHIFT;
+		break;
+	case GS_INJECT_LOST:
+		(void)syscall(SYS_tkill, caller->tid, SIGKILL);
+		break;
+	case GS_INJECT_UNTOUCHED:
+		break; /* detached as it is: the kernel restarts the ioctl */
+	}
+}
+
+static void set_go(struct gs_quiesce *q, enum quiesce_go go)
+{
+	pthread_mutex_lock(&q->m);
+	q->go = go;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->m);
+}
+
+static void wait_phase(struct gs_quiesce *q, enum inject_phase p)
+{
+	pthread_mutex_lock(&q->m);
+	while (q->phase != p)
+		pthread_cond_wait(&q->cv, &q->m);
+	pthread_mutex_unlock(&q->m);
+}
+
+void gs_quiesce_inject_arm(struct gs_quiesce *q)
+{
+	set_go(q, GO_INJECT_ARM);
+	wait_phase(q, INJ_ARMED);
+}
+
+enum gs_inject_outcome gs_quiesce_inject_run(struct gs_quiesce *q, struct gs_inject_plan *plan,
+                                             struct gs_inject_out *out)
+{
+	q->plan = plan;
+	q->inj_out = out;
+	set_go(q, GO_INJECT);
+	wait_phase(q, INJ_RAN);
+	return q->outcome;
+}
+
+static void quiesce_free(struct gs_quiesce *q);
+
+void gs_quiesce_inject_finish(struct gs_quiesce *q, long ret)
+{
+	q->inj_ret = ret;
+	set_go(q, GO_INJECT_FINISH);
+	pthread_join(q->thread, NULL);
+	quiesce_free(q);
+}
+
 static void quiesce_free(struct gs_quiesce *q)
 {
 	inflight_end(q->track);
@@ -514,6 +641,8 @@ static void *tracing_thread(void *arg)
 	/* Its waits poll from 5 us; the default slack (50 us) would make
 	 * each at least 55 (issue #16). This thread's alone. */
 	(void)prctl(PR_SET_TIMERSLACK, TRACER_TIMER_SLACK_NS, 0, 0, 0);
+	/* An injection stops the address space's sharers too. */
+	gs_sharers_vm(q->inject);
 	/* A lone caller (seize_lone): its table was walked already. */
 	const char *why = q->lone ? NULL : stop_sharers(q);
 	bool orphaned;
@@ -523,8 +652,11 @@ static void *tracing_thread(void *arg)
 		                     : "cannot seize the caller (ptrace not permitted, or traced already)";
 	q->caller_t = (struct tracee){ .tid = why ? 0 : q->caller, .state = TRACEE_RUNNING };
 	publish(q, why ? Q_FAILED : Q_READY, why);
-	if (!why && wait_go(q) == GO_CONTINUED)
+	enum quiesce_go go = why ? GO_RELEASE : wait_go(q);
+	if (go == GO_CONTINUED)
 		wait_caller_out(q);
+	else if (go == GO_INJECT_ARM)
+		inject_steps(q);
 	for (int i = 0; i < q->n; i++)
 		let_go(&q->t[i]);
 	let_go(&q->caller_t);
@@ -552,9 +684,11 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	 * thread group): CUDA's processes are threaded, so this usually
 	 * answers without a walk of every process. Only a "yes" is taken
 	 * from it; "none" is asked of the full walk, as before. */
+	gs_sharers_vm(who->inject);
 	int n = gs_sharers_in_process(caller, caller, who->tasks, probe, 1, 0);
 	if (n == 0 && who->others_may_share)
 		n = gs_fd_sharers_counted(caller, who->tasks, probe, 1, who->stats);
+	gs_sharers_vm(false);
 
 	*qp = NULL;
 	/* The common case: a table nobody else holds. The caller is trapped,
@@ -573,6 +707,8 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	q->caller = caller;
 	q->who = who;
 	q->lone = n == 0;
+	q->inject = who->inject;
+	q->marks = who->marks;
 	q->track = who->track;
 	q->live = who->live;
 	inflight_begin(q->track);
@@ -647,8 +783,8 @@ static void join_or_orphan(struct gs_quiesce *q, uint64_t deadline)
 static void quiesce_end(struct gs_quiesce *q, bool continued)
 {
 	pthread_mutex_lock(&q->m);
-	if (q->go == GO_WAIT)
-		q->go = continued ? GO_CONTINUED : GO_RELEASE;
+	if (q->go == GO_WAIT || q->go == GO_INJECT_ARM)
+		q->go = continued && q->go == GO_WAIT ? GO_CONTINUED : GO_RELEASE;
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->m);
 	join_or_orphan(q, realtime_ns() + GS_QUIESCE_CALLER_MS * NS_PER_MS);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "inject.h"
 #include "sharers.h"
 #include "taskset.h"
 
@@ -81,6 +82,13 @@ struct gs_quiesce_who {
 	struct gs_inflight      *live;
 	/* The searches' figures (may be NULL). */
 	struct gs_walk_stats    *stats;
+	/* The caller's call will be made by the caller itself from a page of
+	 * ours (gs_quiesce_inject_*): every task that shares its address
+	 * space (kcmp KCMP_VM) is stopped too, every process is walked (a
+	 * CLONE_VM clone is not followed by the filter), and the caller is
+	 * seized even when alone. marks: the sandbox's injections in flight. */
+	bool                     inject;
+	struct gs_inject_marks  *marks;
 };
 
 /* Every task other than tid that shares tid's fd table, by kcmp(KCMP_FILES)
@@ -113,6 +121,21 @@ int gs_quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct gs_q
  * until the caller has left the ioctl, then lets every task go. q NULL:
  * nothing. */
 void gs_quiesce_end(struct gs_quiesce *q, bool continued);
+
+/* Injection (inject.h), after a gs_quiesce_begin with who->inject.
+ * arm: the tracing thread interrupts the caller, which waits for its
+ * answer (killable only: the filter's WAIT_KILLABLE_RECV); the worker
+ * must then answer it -ERESTARTNOINTR (or end the quiesce:
+ * gs_quiesce_end(q, false)). run: the caller's stop is awaited and the
+ * call injected from plan (read back into it); the caller stays stopped,
+ * and every sharer with it. finish: the caller's registers given back
+ * with its ioctl returning ret (DONE, FAILED), or as they were
+ * (UNTOUCHED: the kernel restarts the call), or the caller killed (LOST);
+ * every task let go, q freed. */
+void gs_quiesce_inject_arm(struct gs_quiesce *q);
+enum gs_inject_outcome gs_quiesce_inject_run(struct gs_quiesce *q, struct gs_inject_plan *plan,
+                                             struct gs_inject_out *out);
+void gs_quiesce_inject_finish(struct gs_quiesce *q, long ret);
 
 /* Quiesces handed off by their worker (below), kept until their threads
  * are done. Used under the sandbox's lock. */

@@ -47,6 +47,28 @@
 /* Tasks compared by the search under way on this thread (each search
  * runs on one thread: the worker's, or the tracing thread's). */
 static _Thread_local uint64_t compared;
+/* The search under way on this thread counts a task that shares the
+ * caller's address space (kcmp KCMP_VM) as a sharer too (gs_sharers_vm). */
+static _Thread_local bool with_vm;
+
+void gs_sharers_vm(bool on)
+{
+	with_vm = on;
+}
+
+/* kcmp's answer for "does other share tid's table (or, with_vm, its
+ * address space)": 0 when it does, as kcmp answers equality. */
+static long kcmp_sharer(pid_t tid, pid_t other)
+{
+	long r = syscall(SYS_kcmp, tid, other, KCMP_FILES, 0, 0);
+
+	if (r > 0 && with_vm) {
+		long v = syscall(SYS_kcmp, tid, other, KCMP_VM, 0, 0);
+		if (v == 0 || v < 0)
+			return v;
+	}
+	return r;
+}
 
 /* GPUSANDBOX_TEST_QUIESCE_FULL_WALK (read once): every process is walked,
  * for tests/bench/quiescebench's before-and-after. */
@@ -81,7 +103,7 @@ static pid_t parse_pid(const char *s)
 static int shares_files(pid_t tid, pid_t tgid, pid_t other, const struct gs_taskset *tasks)
 {
 	compared++;
-	long r = syscall(SYS_kcmp, tid, other, KCMP_FILES, 0, 0);
+	long r = kcmp_sharer(tid, other);
 
 	if (r == 0)
 		return 1;
@@ -322,7 +344,7 @@ static int note_listed(void *ctx, pid_t t)
 	/* Every listed task is the container's: one we may not compare
 	 * fails closed (the host walk then meets it again). */
 	compared++;
-	long r = syscall(SYS_kcmp, l->caller, t, KCMP_FILES, 0, 0);
+	long r = kcmp_sharer(l->caller, t);
 	if (r < 0 && errno != ESRCH)
 		return -1;
 	if (r == 0) {

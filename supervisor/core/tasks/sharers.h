@@ -24,6 +24,12 @@ struct gs_walk_stats {
 	_Atomic uint64_t unbounded; /* searches of every task of the host */
 };
 
+/* On this thread's later searches, a task that shares the caller's
+ * address space (kcmp KCMP_VM: a thread, a vfork child, a CLONE_VM
+ * process) counts as a sharer too: the injection of a second client
+ * (inject.h) needs every writer of the caller's memory stopped. */
+void gs_sharers_vm(bool on);
+
 /* Adds the threads of process pid that share tid's table to out (from
  * index n, at most max); the new count, or -1 with errno. A process that
  * went away meanwhile has none. */
