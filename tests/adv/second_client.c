@@ -105,11 +105,25 @@ static int clients(void)
 static volatile struct nvos64 *flip_call;
 static atomic_bool flip_stop;
 
+/* Each class held for FLIP_HOLD_SPINS turns of a busy loop, so that a
+ * look and the kernel's later copy each meet either with about even odds
+ * (a flip back at the next store left NV01_ROOT visible only where the
+ * flipper was preempted between the two stores: on a loaded machine the
+ * baseline's look then never saw a client in 600 tries). */
+#define FLIP_HOLD_SPINS 2000
+
+static void hold_class(uint32_t cls)
+{
+	flip_call->h_class = cls;
+	for (volatile int i = 0; i < FLIP_HOLD_SPINS; i++)
+		;
+}
+
 static void flip_forever(void)
 {
 	while (!atomic_load(&flip_stop)) {
-		flip_call->h_class = NV01_ROOT;
-		flip_call->h_class = NV01_MEMORY_LOCAL_USER;
+		hold_class(NV01_ROOT);
+		hold_class(NV01_MEMORY_LOCAL_USER);
 	}
 }
 
@@ -144,10 +158,8 @@ static int flip(const char *how)
 	if (proc) {
 		child = fork();
 		if (child == 0) {
-			for (;;) {
-				flip_call->h_class = NV01_ROOT;
-				flip_call->h_class = NV01_MEMORY_LOCAL_USER;
-			}
+			flip_forever();
+			_exit(0);
 		}
 	} else {
 		pthread_create(&th, NULL, flip_thread, NULL);
