@@ -551,6 +551,14 @@ static nv_status_t alloc_object(const struct fake_caller *who, nv_handle_t h_cli
 	if (gpu >= 0) {
 		struct gpu_acct *g = &fake_st.gpu[gpu];
 		if (kind == K_VIDMEM) {
+			/* The driver frees a released export file's exports in
+			 * the file's release (rm_cleanup_file_private), before
+			 * anyone can see the file gone; the fake sweeps them
+			 * lazily, so here too, before new memory is counted:
+			 * else a sandbox that saw the release and let this
+			 * allocation through would show a peak the driver
+			 * never had (fd_export:one, once, on a loaded run). */
+			fake_export_sweep();
 			g->used += bytes;
 			if (g->used > g->peak)
 				g->peak = g->used;
