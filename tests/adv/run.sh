@@ -253,6 +253,9 @@ UNNAMED_ERRNO=200
 ENGINE_POLICY=policy/video-transcode.policy
 DECODERS=2
 JPEG_SESSIONS=1
+# An NVJPG session (an nvJPEG hardware decoder) holds two objects per
+# engine, from two clients (exec_engines.c, session_shape).
+JPEG_CONTEXTS=2
 # video_sessions makes a channel per engine instance, as libnvcuvid does:
 # three sessions' worth, with room.
 VIDEO_CHANNELS=32
@@ -1034,6 +1037,14 @@ check_uvm_ctlfd() {
 		{ why="no audit record names the refused map"; return 1; }
 }
 
+# The NVJPG objects of one session: JPEG_CONTEXTS per engine the fake's GPU
+# 0 lists, one object where it lists none (exec_engines.c, fail closed).
+jpeg_per_session() {
+	local v
+	v=$(stat_of "$1" gpu0.nvjpg_engines)
+	[ -n "$v" ] && [ "$v" -ge 1 ] && echo $((JPEG_CONTEXTS * v)) || echo 1
+}
+
 # The engine instances of kind (nvdec, nvjpg) the fake's GPU 0 lists,
 # 1 when it lists none (what the supervisor then takes).
 engine_instances() {
@@ -1044,11 +1055,12 @@ engine_instances() {
 
 # video_sessions: N whole sessions under video.decoders = N, the next
 # refused at its first object, one opening again after a destroy (by
-# RM_FREE, by close); NVJPG the same; the driver's own peaks N x I.
+# RM_FREE, by close); NVJPG the same (two clients a session); the driver's
+# own peaks N x I (N x 2 x I for NVJPG).
 check_video_sessions() {
 	local d=$1 i_dec i_jpg dec_max jpg_max k want
 	i_dec=$(engine_instances "$d" nvdec) i_jpg=$(engine_instances "$d" nvjpg)
-	dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * i_jpg))
+	dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * $(jpeg_per_session "$d")))
 	[ "$(val_of "$d" nvdec_engines)" = "$i_dec" ] && [ "$(val_of "$d" nvjpg_engines)" = "$i_jpg" ] ||
 		{ why="the program saw $(val_of "$d" nvdec_engines) NVDEC, the fake lists $i_dec"; return 1; }
 	for k in dec_full="$DECODERS" dec_stop=INSUFFICIENT_RESOURCES dec_first_objects="$i_dec" \
@@ -1294,7 +1306,7 @@ check_positive() {
 		# list its engines).
 		local i_dec i_jpg dec_max jpg_max
 		i_dec=$(engine_instances "$d" nvdec) i_jpg=$(engine_instances "$d" nvjpg)
-		dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * i_jpg))
+		dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * $(jpeg_per_session "$d")))
 		if [ "$name" = engines ]; then
 			ge "$i_dec" 2 && ge "$i_jpg" 2 || { why="the fake lists $i_dec NVDEC, $i_jpg NVJPG: vacuous"; return 1; }
 		else

@@ -19,14 +19,19 @@
  *     (dec_after_free=); then session 2 by closing its file alone, as a
  *     process that exits: another opens whole (dec_after_close=);
  *  3. every decoder closed, NVJPG the same under video.jpeg = 1
- *     (jpg_full=, jpg_stop=);
+ *     (jpg_full=, jpg_stop=), each session as nvJPEG's hardware backend
+ *     opens one (tests/gpu/nvjpg_quota.sh's trace, CUDA 13): a control
+ *     file and two clients on it, each with a channel and an NVJPG object
+ *     per NVJPG engine (the second client made by the supervisor's
+ *     injection, exec_inject.c);
  *  4. where the GPU has NVENC engines (none on an H200; the fake's
  *     --engines nvenc=N), NVENC the same under video.encoders = 1
  *     (enc_full=, enc_stop=); where it has OFA, none under video.ofa = 0
  *     (ofa_full=0, ofa_stop=).
  * nvdec_engines=, nvjpg_engines= and nvenc_engines= are the driver's
  * answer. run.sh judges by the fake driver's own peaks: nvdec_peak = 2 x
- * NVDEC engines, nvjpg_peak = NVJPG engines, nvenc_peak = NVENC engines.
+ * NVDEC engines, nvjpg_peak = 2 x NVJPG engines (one session of two
+ * clients), nvenc_peak = NVENC engines.
  * Its baseline (GPUSANDBOX_TEST_ENGINE_OBJECTS: every object a session, as
  * before issue #29) opens no whole session.
  */
@@ -51,7 +56,8 @@
 
 struct session {
 	struct rmc_session rm;
-	bool               open;
+	struct rmc_session second;    /* nvJPEG's second client on rm.fd */
+	bool               open, has_second;
 	int                objects;   /* engine objects it holds */
 };
 
@@ -80,12 +86,31 @@ static void engines_of(struct rmc_session *s, struct engines *n)
 	}
 }
 
+/* Under client rm: a channel group, then n channels each with one object
+ * of cls, as libnvcuvid makes a decoder's; stops at the first refusal and
+ * adds the objects made to *objects. */
+static rmc_status_t engines_under(struct rmc_session *rm, uint32_t cls, unsigned n, int *objects)
+{
+	static uint8_t chan[CHANNEL_PARAMS], tsg[TSG_PARAMS];
+	nv_handle_t group = H_GROUP;
+	rmc_status_t st;
+
+	st = rmc_alloc(rm->fd, NULL, rm->client, rm->device, &group, KEPLER_CHANNEL_GROUP_A, tsg, 0);
+	for (unsigned i = 0; st == NV_OK && i < n; i++) {
+		nv_handle_t ch = H_CHAN0 + i, eng = H_ENG0 + i;
+		st = rmc_alloc(rm->fd, NULL, rm->client, group, &ch, HOPPER_CHANNEL_GPFIFO_A, chan, 0);
+		if (st == NV_OK)
+			st = rmc_alloc(rm->fd, NULL, rm->client, ch, &eng, cls, NULL, 0);
+		if (st == NV_OK)
+			(*objects)++;
+	}
+	return st;
+}
+
 /* One session of cls with n engine objects, as libnvcuvid opens one;
  * stops at the first refusal. Returns the status that ended it. */
 static rmc_status_t open_session(struct session *ses, uint32_t cls, unsigned n)
 {
-	static uint8_t chan[CHANNEL_PARAMS], tsg[TSG_PARAMS];
-	nv_handle_t group = H_GROUP;
 	rmc_status_t st;
 
 	memset(ses, 0, sizeof(*ses));
@@ -93,20 +118,29 @@ static rmc_status_t open_session(struct session *ses, uint32_t cls, unsigned n)
 	if (st != NV_OK)
 		return st;
 	ses->open = true;
-	st = rmc_alloc(ses->rm.fd, NULL, ses->rm.client, ses->rm.device, &group, KEPLER_CHANNEL_GROUP_A, tsg, 0);
-	for (unsigned i = 0; st == NV_OK && i < n; i++) {
-		nv_handle_t ch = H_CHAN0 + i, eng = H_ENG0 + i;
-		st = rmc_alloc(ses->rm.fd, NULL, ses->rm.client, group, &ch, HOPPER_CHANNEL_GPFIFO_A, chan, 0);
-		if (st == NV_OK)
-			st = rmc_alloc(ses->rm.fd, NULL, ses->rm.client, ch, &eng, cls, NULL, 0);
-		if (st == NV_OK)
-			ses->objects++;
-	}
-	return st;
+	return engines_under(&ses->rm, cls, n, &ses->objects);
+}
+
+/* One session as nvJPEG's hardware backend opens one: the above, then a
+ * second client on the same control file with as many again. */
+static rmc_status_t open_jpeg_session(struct session *ses, uint32_t cls, unsigned n)
+{
+	rmc_status_t st = open_session(ses, cls, n);
+
+	if (st != NV_OK)
+		return st;
+	st = rmc_session_open(&ses->second, ses->rm.fd);
+	if (st != NV_OK)
+		return st;
+	ses->has_second = true;
+	return engines_under(&ses->second, cls, n, &ses->objects);
 }
 
 static void close_session(struct session *ses)
 {
+	if (ses->has_second)
+		rmc_free(ses->second.fd, NULL, ses->second.client, ses->second.client, ses->second.client);
+	ses->has_second = false;
 	if (ses->open)
 		rmc_session_close(&ses->rm);
 	ses->open = false;
@@ -114,13 +148,15 @@ static void close_session(struct session *ses)
 
 /* Sessions until one is refused: how many opened whole, and the status
  * that stopped the first that did not. */
-static int fill(struct session *ses, uint32_t cls, unsigned n, rmc_status_t *stop)
+typedef rmc_status_t (*open_fn)(struct session *ses, uint32_t cls, unsigned n);
+
+static int fill(struct session *ses, open_fn open, uint32_t cls, unsigned n, rmc_status_t *stop)
 {
 	int full = 0;
 
 	*stop = NV_OK;
 	for (int i = 0; i < MAX_SESSIONS; i++) {
-		*stop = open_session(&ses[i], cls, n);
+		*stop = open(&ses[i], cls, n);
 		if (*stop != NV_OK)
 			break;
 		full++;
@@ -136,14 +172,14 @@ static void close_all(struct session *ses)
 
 /* Sessions of cls until one is refused, then all closed: prints
  * <key>_full= and <key>_stop=. */
-static void fill_and_close(const char *key, uint32_t cls, unsigned n)
+static void fill_and_close(const char *key, open_fn open, uint32_t cls, unsigned n)
 {
 	struct session ses[MAX_SESSIONS];
 	rmc_status_t stop;
 	int full;
 
 	memset(ses, 0, sizeof(ses));
-	full = fill(ses, cls, n, &stop);
+	full = fill(ses, open, cls, n, &stop);
 	printf("%s_full=%d %s_stop=%s\n", key, full, key, rmc_status_str(stop));
 	close_all(ses);
 }
@@ -169,7 +205,7 @@ int main(void)
 		return 0;
 	}
 
-	full = fill(dec, NVB8B0_VIDEO_DECODER, nvdec, &stop);
+	full = fill(dec, open_session, NVB8B0_VIDEO_DECODER, nvdec, &stop);
 	printf("dec_full=%d dec_stop=%s dec_first_objects=%d\n", full, rmc_status_str(stop), dec[0].objects);
 	/* The refused session is let go, as the library does. */
 	if (full < MAX_SESSIONS)
@@ -189,11 +225,11 @@ int main(void)
 	printf("dec_after_close=%s dec_after_close_objects=%d\n", rmc_status_str(st), dec[1].objects);
 	close_all(dec);
 
-	fill_and_close("jpg", NVB8D1_VIDEO_NVJPG, n.nvjpg);
+	fill_and_close("jpg", open_jpeg_session, NVB8D1_VIDEO_NVJPG, n.nvjpg);
 	if (n.nvenc)
-		fill_and_close("enc", NVC9B7_VIDEO_ENCODER, n.nvenc);
+		fill_and_close("enc", open_session, NVC9B7_VIDEO_ENCODER, n.nvenc);
 	if (n.ofa)
-		fill_and_close("ofa", NVB8FA_VIDEO_OFA, n.ofa);
+		fill_and_close("ofa", open_session, NVB8FA_VIDEO_OFA, n.ofa);
 	printf("SUMMARY ok=0 nomem=0 other=0\n");
 	return 0;
 }

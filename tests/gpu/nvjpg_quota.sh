@@ -12,7 +12,7 @@ mkdir -p "$OUT"
 nvcc -O2 -o /tmp/nvjpg_engines tests/gpu/nvjpg_engines.cu -lnvjpeg || exit 1
 printf 'allow = compute, memory, monitoring, video\n' > "$OUT/video-nocap.policy"
 summarize() { # name
-	echo "== $1: $(grep -E '^(jpeg_bytes|handle|ok)=' "$OUT/$1.out" | tr '\n' ' ')"
+	echo "== $1: $(grep -E '^(jpeg_bytes|handle|ok|after_destroy)=' "$OUT/$1.out" | tr '\n' ' ')"
 	if [ -s "$OUT/$1.trace" ]; then
 		echo "   NVJPG calls in the trace: $(grep -c 'VIDEO_NVJPG' "$OUT/$1.trace")"
 		grep 'VIDEO_NVJPG' "$OUT/$1.trace" | sed 's/^\[gpusandbox [0-9]*\] /   /' | head -10

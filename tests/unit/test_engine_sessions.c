@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The video quotas' count (ledger_count_engine_sessions, exec_engines.c):
- * per (client, GPU) pair, its engine objects over the GPU's engine
- * instances, rounded up. Needs neither root nor FUSE.
+ * per group (one client on a GPU, or a GPU's every client), its engine
+ * objects over a session's objects on that GPU, rounded up. Needs neither
+ * root nor FUSE.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +39,15 @@ static uint32_t instances(void *ctx, int gpu)
 static struct ledger_engine_count count(const struct ledger *l, uint32_t client, int gpu)
 {
 	const struct ledger_engine_query q = { .match = is_nvdec, .instances = instances,
+	                                       .client = client, .gpu = gpu };
+	return ledger_count_engine_sessions(l, &q);
+}
+
+/* The same grouped by GPU, as nvJPEG's decoders are counted (two clients
+ * a decoder): every client's objects on the GPU together. */
+static struct ledger_engine_count count_by_gpu(const struct ledger *l, uint32_t client, int gpu)
+{
+	const struct ledger_engine_query q = { .match = is_nvdec, .instances = instances, .by_gpu = true,
 	                                       .client = client, .gpu = gpu };
 	return ledger_count_engine_sessions(l, &q);
 }
@@ -111,6 +121,31 @@ static void test_pairs(void)
 	ledger_fini(&l);
 }
 
+/* Grouped by GPU: two clients' objects fill one session together, per
+ * client they would be two; .held is the GPU's; the GPUs stay apart. */
+static void test_by_gpu(void)
+{
+	struct ledger l;
+	struct ledger_engine_count c;
+
+	CHECK(ledger_init(&l) == 0);
+	client_on_two_gpus(&l, CLIENT_A);
+	client_on_two_gpus(&l, CLIENT_B);
+	add_engines(&l, CLIENT_A, CHANNEL, NVDEC_CLS, 0, 4);
+	add_engines(&l, CLIENT_B, CHANNEL, NVDEC_CLS, 0, GPU0_INSTANCES - 4);
+	c = count_by_gpu(&l, CLIENT_B, 0);
+	CHECK(c.sessions == 1 && c.held == GPU0_INSTANCES && c.objects == GPU0_INSTANCES);
+	CHECK(count(&l, CLIENT_B, 0).sessions == 2);
+	/* The next object on the GPU, whichever client, opens the second. */
+	add_engines(&l, CLIENT_B, CHANNEL, NVDEC_CLS, 20, 1);
+	CHECK(count_by_gpu(&l, CLIENT_A, 0).sessions == 2);
+	/* GPU 1's objects are a group of their own: ceil(3 / 2) more. */
+	add_engines(&l, CLIENT_A, CHANNEL1, NVDEC_CLS, 30, 3);
+	c = count_by_gpu(&l, CLIENT_B, 1);
+	CHECK(c.sessions == 4 && c.held == 3);
+	ledger_fini(&l);
+}
+
 /* An object the ledger places on no GPU (its parent unknown) and a GPU
  * whose instances are unknown (0) are sessions of their own. */
 static void test_unknown_gpu(void)
@@ -129,6 +164,7 @@ int main(void)
 {
 	test_boundary();
 	test_pairs();
+	test_by_gpu();
 	test_unknown_gpu();
 	return check_summary();
 }

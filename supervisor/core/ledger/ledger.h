@@ -288,26 +288,29 @@ int ledger_snapshot(const struct ledger *l, ledger_journal_fn emit, void *ctx);
 uint32_t ledger_live_objects(const struct ledger *l);
 
 /* The video engine sessions of one engine kind (docs/security/
- * channels-and-clients.md, "Video engine sessions"). A session is one
- * client's objects of the kind on one GPU, at most one per engine instance of the kind the GPU has: a
- * (client, GPU) pair holding n objects holds ceil(n / I) sessions, where
- * I = instances(ctx, gpu) (taken as 1 when it says 0). Live engine
- * objects whose class match() accepts, each once: a dup is recorded as
- * OTHER and counts only after taking the engine over from a freed
- * original, then under the dup's client. */
+ * channels-and-clients.md, "Video engine sessions"). A session holds at
+ * most I objects of the kind on one GPU, I = instances(ctx, gpu) (taken as
+ * 1 when it says 0), and its objects are one group's: one client's
+ * (by_gpu false) or every client's on the GPU (by_gpu true). A group
+ * holding n objects holds ceil(n / I) sessions. Live engine objects whose
+ * class match() accepts, each once: a dup is recorded as OTHER and counts
+ * only after taking the engine over from a freed original, then under the
+ * dup's client. */
 struct ledger_engine_query {
 	bool      (*match)(uint32_t cls, const void *arg);
 	const void *match_arg;
 	uint32_t  (*instances)(void *ctx, int gpu);
 	void       *ctx;
-	/* The pair whose objects .held counts (the caller's). */
+	bool        by_gpu;
+	/* The group whose objects .held counts (the caller's): the client's
+	 * on the GPU, or the GPU's when by_gpu. */
 	uint32_t    client;
 	int         gpu;
 };
 struct ledger_engine_count {
-	uint32_t sessions;  /* over every (client, GPU) pair */
+	uint32_t sessions;  /* over every group */
 	uint32_t objects;   /* the live objects counted */
-	uint32_t held;      /* objects of (query.client, query.gpu) */
+	uint32_t held;      /* objects of the caller's group */
 };
 /* Is handle (or the object a dup of it shares) a video engine object? */
 bool ledger_is_engine(const struct ledger *l, uint32_t h_client, uint32_t handle);

@@ -139,7 +139,8 @@ bool ledger_is_engine(const struct ledger *l, uint32_t h_client, uint32_t handle
 	return idx != NONE && l->objs[idx].kind == RM_CLASS_ENGINE;
 }
 
-/* One live engine object's pair (ledger_count_engine_sessions). */
+/* One live engine object's group (ledger_count_engine_sessions): its
+ * client, or 0 when the query groups by GPU alone. */
 struct engine_pair {
 	uint32_t client;
 	int      gpu;
@@ -157,6 +158,11 @@ static int pair_order(const void *a, const void *b)
 static bool is_engine_of(const struct ledger_obj *o, const struct ledger_engine_query *q)
 {
 	return o->used && o->kind == RM_CLASS_ENGINE && q->match(o->cls, q->match_arg);
+}
+
+static bool in_callers_group(const struct ledger_obj *o, const struct ledger_engine_query *q)
+{
+	return o->gpu == q->gpu && (q->by_gpu || o->client == q->client);
 }
 
 /* ceil(n / instances), an instance count of 0 read as 1. */
@@ -177,7 +183,7 @@ struct ledger_engine_count ledger_count_engine_sessions(const struct ledger *l,
 	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next)
 		if (is_engine_of(&l->objs[i], q)) {
 			c.objects++;
-			c.held += l->objs[i].client == q->client && l->objs[i].gpu == q->gpu;
+			c.held += in_callers_group(&l->objs[i], q);
 		}
 	if (c.objects == 0)
 		return c;
@@ -188,7 +194,7 @@ struct ledger_engine_count ledger_count_engine_sessions(const struct ledger *l,
 	}
 	for (uint32_t i = l->hw_head; i != NONE && n < c.objects; i = l->objs[i].hw_next)
 		if (is_engine_of(&l->objs[i], q))
-			pairs[n++] = (struct engine_pair){ l->objs[i].client, l->objs[i].gpu };
+			pairs[n++] = (struct engine_pair){ q->by_gpu ? 0 : l->objs[i].client, l->objs[i].gpu };
 	/* Sorted, each pair's objects are one run. */
 	qsort(pairs, n, sizeof(*pairs), pair_order);
 	for (uint32_t i = 0; i < n;) {

@@ -78,7 +78,7 @@ struct gs_session {
 	struct gs_own_rm     own;
 	/* Video engine instances per GPU minor, by enum gs_engine: asked of
 	 * the driver through own on the first count that meets the GPU
-	 * (exec_engines.c; engines_asked has bit g once asked), 1 where it
+	 * (exec_engines.c; engines_asked has bit g once asked), 0 where it
 	 * did not answer. Under lock. */
 	uint64_t             engines_asked;
 	uint32_t             engine_instances[GS_MAX_GPUS][GS_ENGINE_N];
