@@ -15,6 +15,7 @@
 #include "gpusandbox.h"
 #include "sm_clock.h"
 #include "test_clock.h"
+#include "workload.h"
 
 /* On the test's clock, a sleep of d takes d / TEST_CLOCK_PACE of real
  * time at least, so that the test's clock never runs faster than real
@@ -42,6 +43,8 @@ int gs_sm_clock_start(const char *path)
 	if (!clock_chosen && path) {
 		test_clock = gs_test_clock_map(path);
 		rc = test_clock ? 0 : -1;
+		if (test_clock)
+			gs_workload_count_mem_accesses();
 	}
 	clock_chosen = true;
 	pthread_mutex_unlock(&clock_lock);

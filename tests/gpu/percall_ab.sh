@@ -13,7 +13,8 @@
 # ioctl_time.so preloaded, so that every ioctl is timed by kind from
 # inside the workload (a trapped call's time includes its trap and the
 # supervisor's work). Then bench_trap (the cheapest trapped calls: a
-# control performed, an ioctl on /dev/null continued), natively and under
+# control performed, an ioctl on /dev/null continued after a look, a
+# size-0 word continued without one), natively and under
 # each build. Prints, per configuration, the pair (pairs/s and us, median
 # of rounds) and its ratio to native in the same round, and per call kind
 # the time per call (us, mean over the run, median over rounds) and
@@ -49,7 +50,9 @@ run_one() {
 	A | B)
 		[ "$build" = A ] && pre=("$A") || pre=("$B")
 		pre+=(--mem 120g --p2p-register "$mode")
-		[ "$extra" = audit ] && pre+=(--audit-log "$dir/audit.jsonl")
+		# Outside the times directory, which the summary reads whole.
+		mkdir -p "$OUT/audit"
+		[ "$extra" = audit ] && pre+=(--audit-log "$OUT/audit/${cfg//:/_}_r$r.jsonl")
 		pre+=(--) ;;
 	esac
 	IOCTL_TIME_DIR=$dir LD_PRELOAD=$OUT/ioctl_time.so "${pre[@]}" "$MEMALLOC" 2 "$PAIRS"

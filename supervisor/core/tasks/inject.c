@@ -54,6 +54,7 @@
 void gs_inject_marks_init(struct gs_inject_marks *k)
 {
 	memset(k, 0, sizeof(*k));
+	atomic_init(&k->live, 0);
 	pthread_mutex_init(&k->m, NULL);
 }
 
@@ -75,9 +76,11 @@ static bool mark(struct gs_inject_marks *k, pid_t tid, int fd, unsigned long cmd
 			k->e[i].fd = fd;
 			k->e[i].cmd = cmd;
 			k->e[i].page = page;
+			atomic_fetch_add(&k->live, 1);
 			done = true;
 		} else if (!on && k->e[i].tid == tid) {
 			k->e[i].tid = 0;
+			atomic_fetch_sub(&k->live, 1);
 			done = true;
 		}
 	}
@@ -109,7 +112,7 @@ bool gs_inject_marks_match(struct gs_inject_marks *k, pid_t tid, int nr, uint32_
 {
 	bool hit = false;
 
-	if (arch != AUDIT_ARCH_X86_64 || nr != __NR_ioctl)
+	if (arch != AUDIT_ARCH_X86_64 || nr != __NR_ioctl || atomic_load(&k->live) == 0)
 		return false;
 	pthread_mutex_lock(&k->m);
 	for (unsigned i = 0; i < GS_INJECT_MARKS && !hit; i++)

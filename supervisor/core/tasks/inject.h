@@ -21,6 +21,7 @@
 #define GPUSANDBOX_INJECT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,13 @@ struct gs_inject_plan {
 #define GS_INJECT_MARKS 16u
 struct gs_inject_marks {
 	pthread_mutex_t m;
+	/* Marks set, changed under m: a receiving worker that reads 0 takes
+	 * no lock (every notification passes through the match). A mark is
+	 * set before the task is let run into its ioctl, and the notification
+	 * reaches a worker only after the kernel queued it (its locks and the
+	 * tracee's wake-up order the store before the worker's RECV), so an
+	 * injection of ours is never read as 0. */
+	atomic_uint     live;
 	struct {
 		pid_t         tid; /* 0: free */
 		int           fd;

@@ -63,6 +63,9 @@ void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc);
  * pass while one holds the sandbox lock (compute_share.c), as it would
  * on a GPU while the workload keeps that access waiting. */
 unsigned gs_workload_mem_in_flight(void);
+/* Starts that count: the test clock's start (sm_clock.c). Always 0 in
+ * flight otherwise. */
+void gs_workload_count_mem_accesses(void);
 /* Reads by tid: a read decides nothing until an ID_VALID made after it
  * proves the tid still named the trapped task (notif_still_valid). */
 int mem_read(pid_t tid, uint64_t addr, void *buf, size_t len);
