@@ -55,7 +55,11 @@ run_one() {
 		[ "$extra" = audit ] && pre+=(--audit-log "$OUT/audit/${cfg//:/_}_r$r.jsonl")
 		pre+=(--) ;;
 	esac
-	IOCTL_TIME_DIR=$dir LD_PRELOAD=$OUT/ioctl_time.so "${pre[@]}" "$MEMALLOC" 2 "$PAIRS"
+	# The preload goes to the workload alone: the supervisor (dynamically
+	# linked against libc) would time its own ioctls too, add the
+	# wrapper's cost to every one of them, and write its own counts into
+	# the run's directory beside the workload's.
+	"${pre[@]}" env IOCTL_TIME_DIR="$dir" LD_PRELOAD="$OUT/ioctl_time.so" "$MEMALLOC" 2 "$PAIRS"
 }
 
 k=${#CONFIGS[@]}
