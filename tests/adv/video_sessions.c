@@ -20,10 +20,10 @@
  *     process that exits: another opens whole (dec_after_close=);
  *  3. every decoder closed, NVJPG the same under video.jpeg = 1
  *     (jpg_full=, jpg_stop=), each session as nvJPEG's hardware backend
- *     opens one (tests/gpu/nvjpg_quota.sh's trace, CUDA 13): a control
- *     file and two clients on it, each with a channel and an NVJPG object
- *     per NVJPG engine (the second client made by the supervisor's
- *     injection, exec_inject.c);
+ *     holds one (tests/gpu/nvjpg_quota.sh's trace, CUDA 13): two clients,
+ *     each with a channel and an NVJPG object per NVJPG engine, here on
+ *     one control file (the second client made by the supervisor's
+ *     injection, exec_inject.c), one of the shapes the trace shows;
  *  4. where the GPU has NVENC engines (none on an H200; the fake's
  *     --engines nvenc=N), NVENC the same under video.encoders = 1
  *     (enc_full=, enc_stop=); where it has OFA, none under video.ofa = 0

@@ -80,8 +80,9 @@ done
 log "# per call kind: mean us per call in each run, median over rounds; B - native"
 for cfg in "${CONFIGS[@]:1}"; do
 	log "## native vs $cfg"
-	python3 tests/gpu/ioctl_time_summary.py "$OUT/times/native" "$OUT/times/${cfg//:/_}" native "$cfg" |
-		head -20 | tee -a "$TXT"
+	python3 tests/gpu/ioctl_time_summary.py "$OUT/times/native" "$OUT/times/${cfg//:/_}" native "$cfg" \
+		>"$OUT/kinds-${cfg//:/_}.txt"
+	head -20 "$OUT/kinds-${cfg//:/_}.txt" | tee -a "$TXT"
 done
 log "# the pair: pairs/s per round (native/config is the ratio asked for)"
 python3 - "$TXT" <<'EOF' | tee -a "$TXT"

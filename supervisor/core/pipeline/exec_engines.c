@@ -9,10 +9,11 @@
  *    its own (7 on an H200, 580.159.04: tests/gpu/nvdec_check.sh, its RM
  *    log). A decoder is one client's objects, one per engine.
  *  - nvJPEG's hardware backend (CUDA 13, 580.159.04:
- *    tests/gpu/nvjpg_quota.sh, its trace) opens a control file per decode
- *    state and two clients on it (the second made after the first), each
- *    with one NVJPG object per NVJPG engine: a decoder in use holds every
- *    engine twice. nvjpegCreateEx also probes once with a client of one
+ *    tests/gpu/nvjpg_quota.sh, its trace) holds two clients per decoder
+ *    in use, each with one NVJPG object per NVJPG engine: every engine
+ *    twice. Its clients after the first are mostly made on control files
+ *    it has open already (second clients, exec_inject.c), not always the
+ *    same decoder's. nvjpegCreateEx also probes once with a client of one
  *    object per engine that it frees at once.
  * Counting objects made one decoder 7 (or 14), so `video.decoders = 2`
  * refused the first decoder's third object. Counted here: per group,
