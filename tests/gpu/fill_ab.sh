@@ -9,6 +9,11 @@
 # printed, never asserted.
 #
 #   OLD=build/ab/gpusandbox-old NEW=build/gpusandbox-static REPS=3 tests/gpu/fill_ab.sh
+#
+# KINDS=1 adds one run natively and one under NEW with tests/gpu/ioctl_time.c
+# preloaded into the workload alone (OUT, default /tmp/fill-kinds), and
+# prints where the whole process's ioctl time went by call kind (init and
+# fill together): the calls the fill makes 384 of are its own.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 OLD=${OLD:?set OLD to the build before}
@@ -36,3 +41,15 @@ for c in old new; do
 	for r in $(seq "$REPS"); do rs="$rs ${T[native,$r]}/${T[$c,$r]}"; done
 	python3 -c "import statistics,sys; v=[eval(x) for x in sys.argv[2:]]; print(f'{sys.argv[1]}: native/build time ratio median {statistics.median(v):.3f} [{min(v):.3f}-{max(v):.3f}]')" "$c" $rs
 done
+if [ "${KINDS:-0}" = 1 ]; then
+	OUT=${OUT:-/tmp/fill-kinds}; mkdir -p "$OUT/native/r1" "$OUT/new/r1"
+	cc -O2 -shared -fPIC -Iinclude -o "$OUT/ioctl_time.so" tests/gpu/ioctl_time.c -ldl || exit 1
+	kinds() { # dir, then the command's prefix
+		local d=$1; shift
+		"$@" env IOCTL_TIME_DIR="$d" LD_PRELOAD="$OUT/ioctl_time.so" "$PY" tests/gpu/bench_torch.py fill64 2>/dev/null
+	}
+	echo "kinds native $(kinds "$OUT/native/r1")"
+	echo "kinds new $(kinds "$OUT/new/r1" "$NEW" --user root --mem 120g --)"
+	python3 tests/gpu/ioctl_time_summary.py "$OUT/native" "$OUT/new" native new >"$OUT/kinds.txt"
+	head -24 "$OUT/kinds.txt"
+fi

@@ -188,10 +188,12 @@ uint32_t count_of_kind(struct call *c, enum gs_quota_kind k);
  * gs_call_count_events, read from usage as filled so far). */
 void take_counts(struct call *c, const struct gs_rm_call *rc, struct gs_usage *u);
 /* The video engine sessions of engine e (exec_engines.c): over the whole
- * sandbox, with .held the objects of (client, gpu). */
+ * sandbox, with .held the objects of the group of (client, gpu): the
+ * client's on the GPU, or for a kind whose sessions span clients the
+ * GPU's. */
 struct ledger_engine_count count_engine_sessions(struct call *c, enum gs_engine e, uint32_t client, int gpu);
 /* u's count of e's kind for the video engine object rc makes, and
- * whether the object joins a session its client holds on that GPU
+ * whether the object joins a session its group holds on that GPU
  * (u->engine_joins_session) rather than opening one. */
 void take_engine_usage(struct call *c, const struct gs_rm_call *rc, enum gs_engine e, struct gs_usage *u);
 /* An escape gpusandbox does not know, or one the driver does not handle:

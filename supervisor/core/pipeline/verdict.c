@@ -264,8 +264,9 @@ static struct gs_call_verdict count_clauses(struct gs_call_verdict v, const stru
 		if (!gs_kind_counts_on((enum gs_quota_kind)k, ev) ||
 		    !gs_kind_counted(limits, (enum gs_quota_kind)k))
 			continue;
-		/* A video engine object that joins a session its client
-		 * holds adds no session (exec_engines.c). */
+		/* A video engine object that joins a session its group
+		 * (its client, or for NVJPG its GPU) holds adds no session
+		 * (exec_engines.c). */
 		bool adds = !(ev.events & GS_COUNT_ON_ENGINE) || !usage->engine_joins_session;
 		struct gs_call_verdict w = count_clause(v, gs_quota_kind_row((enum gs_quota_kind)k),
 		                                        usage->count[k], limits->count[k], adds);
@@ -451,8 +452,8 @@ struct gs_call_verdict gs_verdict_of_dup(const struct gs_usage *usage, const str
 	if (!usage->src_client_ours || !usage->src_client_alive)
 		return objection(v, GS_VERDICT_REFUSE, NV_ERR_INSUFFICIENT_PERMISSIONS,
 		                 "import of an object from a client outside the sandbox");
-	/* The video caps count sessions per client (exec_engines.c), which
-	 * holds only while an engine object never changes client without a
+	/* The video caps count sessions per group of objects (exec_engines.c),
+	 * which holds only while an engine object never changes client without a
 	 * verdict: a dup that outlived its freed original would move it
 	 * (ledger.c, hand_over). The driver refuses these dups anyway (a
 	 * ChannelDescendant keeps RsResource's resCanCopy, false:

@@ -58,9 +58,10 @@ struct gs_usage {
 			uint32_t scheduled_groups;
 		};
 	};
-	/* A video engine object: its client holds objects of the kind on
-	 * that GPU that do not fill whole sessions, so it joins one and adds
-	 * no session (exec_engines.c); count[] holds the sessions. */
+	/* A video engine object: its group (its client, or for NVJPG its
+	 * GPU) holds objects of the kind on that GPU that do not fill whole
+	 * sessions, so it joins one and adds no session (exec_engines.c);
+	 * count[] holds the sessions. */
 	bool     engine_joins_session;
 	/* A channel's parent is a channel group: otherwise RM makes one for
 	 * the channel, which counts against --channel-groups. */
