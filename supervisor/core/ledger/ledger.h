@@ -289,8 +289,10 @@ uint32_t ledger_live_objects(const struct ledger *l);
 
 /* The video engine sessions of one engine kind (docs/security/
  * channels-and-clients.md, "Video engine sessions"). A session holds at
- * most I objects of the kind on one GPU, I = instances(ctx, gpu) (taken as
- * 1 when it says 0), and its objects are one group's: one client's
+ * most I objects of the kind on one GPU, I = instances(ctx, gpu), the
+ * caller's count of them (its engines of the kind there, times the
+ * contexts a session keeps on each; taken as 1 when it says 0), and its
+ * objects are one group's: one client's
  * (by_gpu false) or every client's on the GPU (by_gpu true). A group
  * holding n objects holds ceil(n / I) sessions. Live engine objects whose
  * class match() accepts, each once: a dup is recorded as OTHER and counts

@@ -34,8 +34,8 @@
  * scheduling); N sessions of a library hold exactly that, and a workload
  * cannot hold more by packing objects into one client or one channel
  * (docs/security/channels-and-clients.md, "Video engine sessions").
- * Where the driver's answer is missing, I = 1 (fail closed: every object
- * of a client, or C of a GPU's, a session of its own).
+ * Where the driver's answer is missing, a session is one object (fail
+ * closed: every object a session of its own, whatever C).
  */
 #include "exec_int.h"
 #include "own_rm.h"
