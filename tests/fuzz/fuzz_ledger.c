@@ -463,7 +463,8 @@ static void check_restart(const struct ledger *live, const struct model *m, cons
 
 /* The video sessions' count (ledger_count_engine_sessions, with I = 3 on
  * GPU 0, 2 on GPU 1, 0 read as 1 elsewhere) against a plain one over the
- * ledger's objects: per (client, GPU) pair, ceil(objects / I). */
+ * ledger's objects: per group (a client on a GPU, or a GPU's every
+ * client), ceil(objects / I). */
 static uint32_t fuzz_instances(void *ctx, int gpu)
 {
 	(void)ctx;
@@ -482,10 +483,18 @@ static bool counted_engine(const struct ledger_obj *o)
 	return o->used && o->kind == RM_CLASS_ENGINE;
 }
 
-static void check_engine_sessions(const struct ledger *l)
+/* Same group: the same client on the same GPU, or, grouped by GPU, any
+ * client on the same GPU. */
+static bool same_group(const struct ledger_obj *a, const struct ledger_obj *b, bool by_gpu)
+{
+	return a->gpu == b->gpu && (by_gpu || a->client == b->client);
+}
+
+static void check_engine_sessions_by(const struct ledger *l, bool by_gpu)
 {
 	const struct ledger_engine_query q = { .match = any_class, .instances = fuzz_instances,
-	                                       .client = clients[1], .gpu = 0 };
+	                                       .by_gpu = by_gpu, .client = clients[1], .gpu = 0 };
+	const struct ledger_obj callers = { .client = q.client, .gpu = q.gpu };
 	struct ledger_engine_count got = ledger_count_engine_sessions(l, &q);
 	uint32_t sessions = 0, objects = 0, held = 0;
 
@@ -495,22 +504,28 @@ static void check_engine_sessions(const struct ledger *l)
 		if (!counted_engine(o))
 			continue;
 		objects++;
-		held += o->client == q.client && o->gpu == q.gpu;
+		held += same_group(o, &callers, by_gpu);
 		for (uint32_t j = 0; j < l->n_objs; j++) {
 			const struct ledger_obj *p = &l->objs[j];
-			if (counted_engine(p) && p->client == o->client && p->gpu == o->gpu) {
+			if (counted_engine(p) && same_group(p, o, by_gpu)) {
 				n++;
 				first = j < first ? j : first;
 			}
 		}
 		if (first != i)
-			continue; /* the pair is counted at its first object */
+			continue; /* the group is counted at its first object */
 		per = fuzz_instances(NULL, o->gpu);
 		per = per ? per : 1;
 		sessions += (n + per - 1) / per;
 	}
 	if (got.sessions != sessions || got.objects != objects || got.held != held)
 		abort();
+}
+
+static void check_engine_sessions(const struct ledger *l)
+{
+	check_engine_sessions_by(l, false);
+	check_engine_sessions_by(l, true);
 }
 
 static void check_agree(const struct ledger *l, const struct model *m)
