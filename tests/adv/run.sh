@@ -1329,7 +1329,7 @@ check_positive() {
 			{ why="dup_engine=$(val_of "$d" dup_engine), or not refused by gpusandbox"; return 1; }
 		return 0 ;;
 	video_sessions | video_sessions:one_engine | video_sessions:nvenc)
-		check_video_sessions "$d" ;;
+		check_video_sessions "$d" || return 1 ;;
 	lone_channels)
 		local want=NV_OK,NV_OK,INSUFFICIENT_RESOURCES,NV_OK,NV_OK,NV_OK
 		[ "$(val_of "$d" chan_ok)" = 3 ] && [ "$(val_of "$d" sched)" = "$want" ] ||
