@@ -274,6 +274,29 @@
 #                     holds at most 64 objects; the refusal audited).
 #                     baseline-objects-runc: the agent's default bound, all
 #                     100 made
+#   second-crun       tests/adv's second_client in a container (crun, its
+#                     profile with --wait-killable): client A and 512 MiB
+#                     under it, client B on A's file (made by the caller
+#                     from the agent's page, by injection) and 512 MiB
+#                     under B; 256 MiB more under A refused (NO_MEMORY): by
+#                     the fake, peak 1 GiB and 2 clients at once; a dup of
+#                     A's memory into B passes the fake's same-process
+#                     policy; B freed, a third client made.
+#                     baseline-second-crun: the agent without its receiver
+#                     of the injection (GPUSANDBOX_TEST_AGENT_NO_INJECT, as
+#                     main was): B refused (NOT_SUPPORTED), 1 client
+#   injectkill-crun   the agent (with a keeper) SIGKILLed while it injects a
+#                     second client (GPUSANDBOX_TEST_INJECT_DELAY_US holds
+#                     the caller stopped after the page is written): the
+#                     caller dies with its tracer (PTRACE_O_EXITKILL: its
+#                     shell sees 137, it printed nothing after the call),
+#                     no second client by the fake; the agent started
+#                     again on the keeper serves the container, whose next
+#                     process gets the quota (the fake's peak stays 1 GiB).
+#                     baseline-injectkill-crun: without EXITKILL
+#                     (GPUSANDBOX_TEST_INJECT_NO_EXITKILL) the caller runs
+#                     on from the registers it was left with: its ioctl
+#                     returns the page's address, neither 0 nor -errno
 #   bench-runc        only when named (tests/bench/tenantbench.sh): figures
 #
 # R is runc and crun. A runtime that is not installed is skipped (said so);
@@ -348,6 +371,9 @@ OBJECTS_TRIED=100
 OBJECTS_SESSION=3       # the client, device and subdevice its session holds first
 BENCH_CLIENTS=20        # bench-runc's victim
 BENCH_PAIRS=50
+SECOND=$ROOT/build/tests/agent/second_client
+INJECTKILL_DELAY_US=3000000  # the caller held after the page is written ...
+INJECTKILL_AT=0.5            # ... and the agent killed this far into it (s)
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -666,6 +692,48 @@ neighbours_bench() {
 	echo 0 >"$top/rc"
 }
 
+# The container's process (a child of its init) that runs ARG: its
+# host pid, or nothing.
+child_running() {  # child_running INIT
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		grep -q midinject /proc/"$c"/cmdline 2>/dev/null && { echo "$c"; return 0; }
+	done
+	return 1
+}
+
+# Is task PID in a ptrace stop ('t' in its stat)?
+traced_stop() {
+	local st
+	st=$(sed 's/.*) //' /proc/"$1"/stat 2>/dev/null | cut -d' ' -f1)
+	[ "$st" = t ]
+}
+
+# injectkill-crun: the agent killed while it injects a second client, then
+# started again on the keeper; the container's shell says how its caller
+# ended, and a next process fills the quota.
+injectkill() {
+	AGENT_ENV="GPUSANDBOX_TEST_INJECT_DELAY_US=$INJECTKILL_DELAY_US${BASELINE:+ GPUSANDBOX_TEST_INJECT_NO_EXITKILL=1}"
+	profile "$p" --wait-killable && start_keeper && start_agent || return
+	run_bg '["/bin/sh", "-c", "/bin/second_client midinject >/tmp/mid.out; echo midinject_rc=$? >/tmp/mid.rc; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc"]' "$p" ||
+		{ echo "run -d failed" >"$D/rc"; return; }
+	local init child="" i
+	init=$(rt state "gs-$CASE" | jq -r .pid)
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ -n "$child" ] || child=$(child_running "$init")
+		[ -n "$child" ] && traced_stop "$child" && break
+		sleep 0.02
+	done
+	[ "$i" -lt "$WAIT_STEPS" ] || { echo "the caller was never seen stopped for an injection" >"$D/rc"; return; }
+	sleep "$INJECTKILL_AT"
+	echo "clients_live=$(stat_now clients_live)" >"$D/at-kill"
+	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+	start_agent || return
+	wait_for -e "$D/ctmp/raw.rc" || wait_for -e "$D/ctmp/raw.rc" || { echo "the container never finished" >"$D/rc"; return; }
+	wait_stopped
+	echo 0 >"$D/rc"
+}
+
 inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
@@ -683,7 +751,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm|objects) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects|second|injectkill) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -1138,6 +1206,13 @@ with open(sys.argv[1], "r+b") as f:
 	killable)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
+	second)
+		# Injection needs a caller's wait that our interrupt cannot end.
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_AGENT_NO_INJECT=1}
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/second_client"]' "$p" ;;
+	injectkill)
+		injectkill ;;
 	flags)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -1161,7 +1236,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$GS_SWITCHED" "$TENANT" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
+for f in "$GS" "$GS_SWITCHED" "$SECOND" "$TENANT" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -1182,7 +1257,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$TENANT" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
+cp "$STATIC_RAW" "$SECOND" "$TENANT" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
 	"$ROOTFS/bin/"
 
 passed=0 failed=0
@@ -1662,6 +1737,31 @@ judge() {  # judge NAME RUNTIME
 			"$(cat "$dir/victim.out" 2>/dev/null)"
 		[ "$rc" = 0 ] && [ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] ||
 			why="rc=$rc victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)" ;;
+	second-crun)
+		local want="mem_a=NV_OK second=NV_OK device_b=NV_OK mem_b=NV_OK over=NO_MEMORY dup=NV_OK free_b=NV_OK third=NV_OK"
+		local got="" k
+		for k in mem_a second device_b mem_b over dup free_b third; do got="$got $k=$(val "$dir/container.out" "$k")"; done
+		[ "$rc" = 0 ] && [ "${got# }" = "$want" ] && [ "$peak" = "$QUOTA" ] && [ "$(st "$dir" clients_peak)" -ge 2 ] &&
+			grep -q '"reason":"a second client on the control file, made by the caller' "$dir/gs-$name.jsonl" ||
+			why="rc=$rc got${got}, peak $peak, clients_peak $(st "$dir" clients_peak); want $want, peak $QUOTA, 2 clients, the injection audited" ;;
+	baseline-second-crun)
+		[ "$rc" = 0 ] && [ "$(val "$dir/container.out" second)" = NOT_SUPPORTED ] && [ "$(st "$dir" clients_peak)" = 1 ] ||
+			why="rc=$rc second=$(val "$dir/container.out" second) clients_peak $(st "$dir" clients_peak): want NOT_SUPPORTED, 1" ;;
+	injectkill-crun)
+		# Killed with its tracer: 128 + SIGKILL, nothing printed after
+		# the call; the restarted agent held the quota for the next one.
+		local c=$dir/ctmp
+		[ "$rc" = 0 ] && [ "$(val "$c/mid.out" mem_a)" = NV_OK ] && [ "$(val "$c/mid.rc" midinject_rc)" = 137 ] &&
+			! grep -q lived_on "$c/mid.out" && [ "$(st "$dir" clients_peak)" = 1 ] && peak_within &&
+			[ "$(val "$c/raw.out" nomem)" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] ||
+			why=${why:-"rc=$rc caller: $(cat "$c/mid.out" "$c/mid.rc" 2>/dev/null | tr '\n' ' ') clients_peak $(st "$dir" clients_peak); next: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"} ;;
+	baseline-injectkill-crun)
+		# It ran on: its ioctl returned what our mmap had left in rax.
+		local c=$dir/ctmp ret
+		ret=$(val "$c/mid.out" ret)
+		[ "$rc" = 0 ] && [ "$(val "$c/mid.out" lived_on)" = 1 ] && [ "$ret" != 0 ] &&
+			[ $((ret)) -gt 0 ] ||
+			why="rc=$rc caller: $(cat "$c/mid.out" "$c/mid.rc" 2>/dev/null | tr '\n' ' '): want it to live on with a return neither 0 nor -errno" ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -1702,7 +1802,11 @@ if command -v containerd >/dev/null && command -v ctr >/dev/null &&
 else
 	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
-case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
+case " $RUNTIMES " in *" crun "*)
+	for name in killable-crun second-crun baseline-second-crun injectkill-crun baseline-injectkill-crun; do
+		want "$name" && run_case "$name" crun && judge "$name" crun
+	done ;;
+esac
 case " $RUNTIMES " in *" runc "*)
 	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
