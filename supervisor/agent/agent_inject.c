@@ -30,6 +30,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -218,8 +219,17 @@ int agent_inject_serve_kept(struct worker *w, int (*serve)(struct worker *w))
 		rc = serve(w);
 		w->slot.slot = own;
 		kept_done(w, slot);
+		atomic_fetch_add_explicit(&w->c->inject_kept, 1, memory_order_relaxed);
 	}
 	return rc;
+}
+
+void agent_inject_log(struct gs_agent_container *c)
+{
+	char what[GS_ERROR_MSG_MAX];
+
+	snprintf(what, sizeof(what), "calls kept during injections=%u", atomic_load(&c->inject_kept));
+	agent_log_line(c->id, NULL, what);
 }
 
 void agent_inject_fini(struct worker *w)

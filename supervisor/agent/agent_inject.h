@@ -24,6 +24,7 @@
 #include <stdbool.h>
 
 struct worker;
+struct gs_agent_container;
 
 /* A new worker's receiver, none running, its scratch's hook set. */
 void agent_inject_init(struct worker *w);
@@ -38,6 +39,9 @@ bool agent_inject_receiver(void *ctx, bool on);
  * (the worker's serve_received) with its own state slot, which is let go
  * after it. serve's first non-zero return, or 0. */
 int agent_inject_serve_kept(struct worker *w, int (*serve)(struct worker *w));
+
+/* Says at teardown how many calls the container's injections kept. */
+void agent_inject_log(struct gs_agent_container *c);
 
 /* The worker leaves: kept notifications' slots and the buffers go (the
  * container is being killed or its listener hung up: nothing is left to

@@ -43,6 +43,9 @@ struct gs_agent_container {
 	/* The last figures for --metrics-file (gs_agent_tick); under the
 	 * agent lock. */
 	struct gs_metrics_snap metrics;
+	/* Calls the receivers of its injections kept and its workers served
+	 * after (agent_inject.c): said at teardown, a figure. */
+	atomic_uint inject_kept;
 };
 
 /* Callers whose bounding set a worker remembers (issue #31): one pidfd

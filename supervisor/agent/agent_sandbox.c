@@ -351,6 +351,7 @@ static void teardown(struct gs_agent_container *c)
 	if (c->sb.audit_failed)
 		agent_log_line(c->id, NULL, "writing the audit summary failed");
 	log_walks(c);
+	agent_inject_log(c);
 	agent_log_line(c->id, NULL, "torn down (every listener hung up)");
 	gs_session_fini(&c->sb);
 	if (c->audited)

@@ -285,6 +285,14 @@
 #                     baseline-second-crun: the agent without its receiver
 #                     of the injection (GPUSANDBOX_TEST_AGENT_NO_INJECT, as
 #                     main was): B refused (NOT_SUPPORTED), 1 client
+#   secondbusy-crun   second_client clients (three clients on A's file, each
+#                     injection held 200 ms by GPUSANDBOX_TEST_INJECT_DELAY_US)
+#                     and static_raw started beside it in the same
+#                     container (one listener): the receiver of an
+#                     injection keeps static_raw's calls and the worker
+#                     serves them after (the agent's teardown line: calls
+#                     kept >= 1); all three clients made, static_raw held
+#                     to the quota (the fake's peak 1 GiB, NO_MEMORY)
 #   injectkill-crun   the agent (with a keeper) SIGKILLed while it injects a
 #                     second client (GPUSANDBOX_TEST_INJECT_DELAY_US holds
 #                     the caller stopped after the page is written): the
@@ -374,6 +382,7 @@ BENCH_PAIRS=50
 SECOND=$ROOT/build/tests/agent/second_client
 INJECTKILL_DELAY_US=3000000  # the caller held after the page is written ...
 INJECTKILL_AT=0.5            # ... and the agent killed this far into it (s)
+BUSY_DELAY_US=200000         # secondbusy-crun: each injection held this long
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -751,7 +760,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm|objects|second|injectkill) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects|second|secondbusy|injectkill) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -1211,6 +1220,11 @@ with open(sys.argv[1], "r+b") as f:
 		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_AGENT_NO_INJECT=1}
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/second_client"]' "$p" ;;
+	secondbusy)
+		AGENT_ENV=GPUSANDBOX_TEST_INJECT_DELAY_US=$BUSY_DELAY_US
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' "$p"
+		stop_agent ;;
 	injectkill)
 		injectkill ;;
 	flags)
@@ -1747,6 +1761,13 @@ judge() {  # judge NAME RUNTIME
 	baseline-second-crun)
 		[ "$rc" = 0 ] && [ "$(val "$dir/container.out" second)" = NOT_SUPPORTED ] && [ "$(st "$dir" clients_peak)" = 1 ] ||
 			why="rc=$rc second=$(val "$dir/container.out" second) clients_peak $(st "$dir" clients_peak): want NOT_SUPPORTED, 1" ;;
+	secondbusy-crun)
+		local c=$dir/ctmp kept
+		kept=$(grep -o 'calls kept during injections=[0-9]*' "$dir/agent.err" | tail -1 | sed 's/.*=//')
+		[ "$rc" = 0 ] && [ "${kept:-0}" -ge 1 ] && [ "$(val "$c/sc.out" second)" = NV_OK ] &&
+			[ "$(val "$c/sc.out" third)" = NV_OK ] && [ "$(val "$c/sc.out" fourth)" = NV_OK ] &&
+			peak_within && [ "$(val "$c/raw.out" nomem)" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] ||
+			why=${why:-"rc=$rc kept=$kept clients: $(cat "$c/sc.out" 2>/dev/null | tr '\n' ' ') static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"} ;;
 	injectkill-crun)
 		# Killed with its tracer: 128 + SIGKILL, nothing printed after
 		# the call; the restarted agent held the quota for the next one.
@@ -1803,7 +1824,7 @@ else
 	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
 case " $RUNTIMES " in *" crun "*)
-	for name in killable-crun second-crun baseline-second-crun injectkill-crun baseline-injectkill-crun; do
+	for name in killable-crun second-crun baseline-second-crun secondbusy-crun injectkill-crun baseline-injectkill-crun; do
 		want "$name" && run_case "$name" crun && judge "$name" crun
 	done ;;
 esac
