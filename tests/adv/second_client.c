@@ -24,6 +24,7 @@
  *                           machine (0 to 15 flips won in 600 tries, 0 in
  *                           CI once), so it is not in the suite; a same-mm
  *                           writer's stop is in tests/unit/test_inject.
+ *                           An optional third argument: the tries (600).
  *   second_client clients - under --clients 3, clients on one file: the
  *                           second and third fit, the fourth is refused.
  *   second_client midinject - client A and 512 MiB under it, then a
@@ -45,6 +46,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -193,7 +195,7 @@ static void *flip_thread(void *arg)
 	return NULL;
 }
 
-static int flip(const char *how)
+static int flip(const char *how, int tries)
 {
 	struct rmc_session s;
 	struct adv_tally t = { 0 };
@@ -228,7 +230,7 @@ static int flip(const char *how)
 	} else {
 		pthread_create(&th, NULL, flip_thread, NULL);
 	}
-	for (int i = 0; i < FLIP_TRIES; i++) {
+	for (int i = 0; i < tries; i++) {
 		stalled += !flipper_moved(&seen);
 		flip_call->h_object_new = H_FLIP0 + (nv_handle_t)i;
 		flip_call->status = 0;
@@ -353,7 +355,7 @@ static int signals(void)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "flip") == 0)
-		return flip(argc > 2 ? argv[2] : "thread");
+		return flip(argc > 2 ? argv[2] : "thread", argc > 3 ? atoi(argv[3]) : FLIP_TRIES);
 	if (argc > 1 && strcmp(argv[1], "signal") == 0)
 		return signals();
 	if (argc > 1 && strcmp(argv[1], "clients") == 0)

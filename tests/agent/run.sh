@@ -293,6 +293,17 @@
 #                     serves them after (the agent's teardown line: calls
 #                     kept >= 1); all three clients made, static_raw held
 #                     to the quota (the fake's peak 1 GiB, NO_MEMORY)
+#   secondflip-crun   second_client flip proc in a container: the struct of
+#                     an RM_ALLOC flips between a client and 1 GiB under
+#                     client A (768 MiB held), written by another process
+#                     that maps the same page, SECONDFLIP_TRIES times with
+#                     the agent's look widened (GPUSANDBOX_TEST_LOOK_DELAY_US):
+#                     the client flips go the injected way (audited), the
+#                     fake's peak stays within 1 GiB.
+#                     baseline-secondflip-crun: a second client continued
+#                     from the workload's struct
+#                     (GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE): a flip to
+#                     1 GiB under A wins, the fake's peak passes 1 GiB
 #   injectkill-crun   the agent (with a keeper) SIGKILLed while it injects a
 #                     second client (GPUSANDBOX_TEST_INJECT_DELAY_US holds
 #                     the caller stopped after the page is written): the
@@ -383,6 +394,8 @@ SECOND=$ROOT/build/tests/agent/second_client
 INJECTKILL_DELAY_US=3000000  # the caller held after the page is written ...
 INJECTKILL_AT=0.5            # ... and the agent killed this far into it (s)
 BUSY_DELAY_US=200000         # secondbusy-crun: each injection held this long
+SECONDFLIP_TRIES=300         # secondflip-crun: the flipped calls (tests/adv: 600)
+SECONDFLIP_LOOK_US=50000     # the look's window, widened as tests/adv does
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -760,7 +773,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm|objects|second|secondbusy|injectkill) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects|second|secondbusy|secondflip|injectkill) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -1225,6 +1238,10 @@ with open(sys.argv[1], "r+b") as f:
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' "$p"
 		stop_agent ;;
+	secondflip)
+		AGENT_ENV="GPUSANDBOX_TEST_LOOK_DELAY_US=$SECONDFLIP_LOOK_US${BASELINE:+ GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE=1}"
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/second_client", "flip", "proc", "'"$SECONDFLIP_TRIES"'"]' "$p" ;;
 	injectkill)
 		injectkill ;;
 	flags)
@@ -1768,6 +1785,16 @@ judge() {  # judge NAME RUNTIME
 			[ "$(val "$c/sc.out" third)" = NV_OK ] && [ "$(val "$c/sc.out" fourth)" = NV_OK ] &&
 			peak_within && [ "$(val "$c/raw.out" nomem)" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] ||
 			why=${why:-"rc=$rc kept=$kept clients: $(cat "$c/sc.out" 2>/dev/null | tr '\n' ' ') static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"} ;;
+	secondflip-crun)
+		# Both paths raced, 768 MiB held: the peak is the assertion.
+		local injected
+		injected=$(grep -c '"reason":"a second client on the control file, made by the caller' "$dir/gs-$name.jsonl")
+		peak_within && [ "$rc" = 0 ] && [ "$injected" -ge 10 ] && [ "$(val "$dir/container.out" flip_refused)" -ge 100 ] &&
+			[ "${peak:-0}" -ge $((3 * CHUNK)) ] ||
+			why=${why:-"not exercised: rc=$rc $(grep -o 'flip_ok=.*' "$dir/container.out") injected=$injected peak=$peak"} ;;
+	baseline-secondflip-crun)
+		[ "${peak:-0}" -gt "$QUOTA" ] ||
+			why="second client continued: the fake's peak $peak, $(grep -o 'flip_ok=.*' "$dir/container.out"): not sensitive" ;;
 	injectkill-crun)
 		# Killed with its tracer: 128 + SIGKILL, nothing printed after
 		# the call; the restarted agent held the quota for the next one.
@@ -1824,7 +1851,7 @@ else
 	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
 case " $RUNTIMES " in *" crun "*)
-	for name in killable-crun second-crun baseline-second-crun secondbusy-crun injectkill-crun baseline-injectkill-crun; do
+	for name in killable-crun second-crun baseline-second-crun secondbusy-crun secondflip-crun baseline-secondflip-crun injectkill-crun baseline-injectkill-crun; do
 		want "$name" && run_case "$name" crun && judge "$name" crun
 	done ;;
 esac
