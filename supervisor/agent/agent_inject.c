@@ -168,6 +168,11 @@ static void receiver_stop(struct worker *w)
 	close(in->stop);
 	in->stop = -1;
 	release_unused(w);
+	if (w->scratch.inject_wait_interruptible && !in->said_interruptible) {
+		in->said_interruptible = true;
+		agent_log_line(w->c->id, NULL, "an injection's interrupt ended a caller's wait (its profile "
+		               "lacks WAIT_KILLABLE_RECV): second clients on this listener are refused");
+	}
 }
 
 bool agent_inject_receiver(void *ctx, bool on)

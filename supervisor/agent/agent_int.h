@@ -69,6 +69,7 @@ struct agent_inject {
 	 * running receiver may keep. Buffers of the kernel's size, made at
 	 * the first injection. */
 	unsigned  head, n, cap;
+	bool      said_interruptible; /* its listener's waits, said once */
 	struct seccomp_notif *kept[GS_AGENT_INJECT_KEPT];
 	int       slot[GS_AGENT_INJECT_KEPT];
 };

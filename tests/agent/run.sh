@@ -304,6 +304,12 @@
 #                     from the workload's struct
 #                     (GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE): a flip to
 #                     1 GiB under A wins, the fake's peak passes 1 GiB
+#   secondnokill-runc second_client under runc 1.1, whose filter has no
+#                     WAIT_KILLABLE_RECV: the injection's interrupt ends the
+#                     caller's wait (its call restarted); the agent says so
+#                     and refuses second clients on that listener from then
+#                     on, so B is refused (NOT_SUPPORTED, 1 client by the
+#                     fake) instead of being lost at every retry
 #   injectkill-crun   the agent (with a keeper) SIGKILLed while it injects a
 #                     second client (GPUSANDBOX_TEST_INJECT_DELAY_US holds
 #                     the caller stopped after the page is written): the
@@ -773,7 +779,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm|objects|second|secondbusy|secondflip|injectkill) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects|second|secondbusy|secondflip|secondnokill|injectkill) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -1232,6 +1238,10 @@ with open(sys.argv[1], "r+b") as f:
 		# Injection needs a caller's wait that our interrupt cannot end.
 		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_AGENT_NO_INJECT=1}
 		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/second_client"]' "$p" ;;
+	secondnokill)
+		# runc 1.1 takes no WAIT_KILLABLE_RECV: the profile asks none.
+		profile "$p" && start_agent || return
 		run_fg '["/bin/second_client"]' "$p" ;;
 	secondbusy)
 		AGENT_ENV=GPUSANDBOX_TEST_INJECT_DELAY_US=$BUSY_DELAY_US
@@ -1775,6 +1785,13 @@ judge() {  # judge NAME RUNTIME
 		[ "$rc" = 0 ] && [ "${got# }" = "$want" ] && [ "$peak" = "$QUOTA" ] && [ "$(st "$dir" clients_peak)" -ge 2 ] &&
 			grep -q '"reason":"a second client on the control file, made by the caller' "$dir/gs-$name.jsonl" ||
 			why="rc=$rc got${got}, peak $peak, clients_peak $(st "$dir" clients_peak); want $want, peak $QUOTA, 2 clients, the injection audited" ;;
+	secondnokill-runc)
+		# No livelock: the injection saw the wait end, said so, and the
+		# restarted call was refused as before the injection existed.
+		[ "$rc" = 0 ] && [ "$(val "$dir/container.out" second)" = NOT_SUPPORTED ] && [ "$(st "$dir" clients_peak)" = 1 ] &&
+			grep -q "second clients on this listener are refused" "$dir/agent.err" &&
+			grep -q '"reason":"one client per open control file' "$dir/gs-$name.jsonl" ||
+			why="rc=$rc second=$(val "$dir/container.out" second) clients_peak $(st "$dir" clients_peak), or the agent did not say the listener's waits are interruptible" ;;
 	baseline-second-crun)
 		[ "$rc" = 0 ] && [ "$(val "$dir/container.out" second)" = NOT_SUPPORTED ] && [ "$(st "$dir" clients_peak)" = 1 ] ||
 			why="rc=$rc second=$(val "$dir/container.out" second) clients_peak $(st "$dir" clients_peak): want NOT_SUPPORTED, 1" ;;
@@ -1856,7 +1873,7 @@ case " $RUNTIMES " in *" crun "*)
 	done ;;
 esac
 case " $RUNTIMES " in *" runc "*)
-	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in secondnokill-runc flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

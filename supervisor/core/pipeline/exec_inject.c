@@ -116,12 +116,12 @@ bool inject_run(struct call *c, struct inject_flight *fl)
 	if (c->sb->release_receiver)
 		c->sb->release_receiver(c->sb->receiver_ctx, c->scratch);
 	fl->outcome = gs_quiesce_inject_run(c->quiesce, &fl->plan, &fl->out);
-	receiver_off(c);
 	/* The agent's filters are the runtime's: one made without
 	 * WAIT_KILLABLE_RECV lost the call to our interrupt (restarted, it
 	 * would be lost again at every try). */
 	if (fl->outcome == GS_INJECT_UNTOUCHED && fl->out.wait_interrupted && !c->sb->release_receiver)
 		c->scratch->inject_wait_interruptible = true;
+	receiver_off(c);
 	return true;
 }
 

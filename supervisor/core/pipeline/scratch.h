@@ -66,7 +66,8 @@ struct gs_scratch {
 	 * caller's wait interruptible (its call lost at our interrupt: a
 	 * profile without WAIT_KILLABLE_RECV, which the agent cannot ask of
 	 * the runtime's filter). No injection on it again: a second client is
-	 * refused there, rather than restarted and lost at every try. */
+	 * refused there, rather than restarted and lost at every try. Set
+	 * before the receiver is stopped (off), which may say so. */
 	bool   inject_wait_interruptible;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
