@@ -170,8 +170,9 @@ static void receiver_stop(struct worker *w)
 	release_unused(w);
 	if (w->scratch.inject_wait_interruptible && !in->said_interruptible) {
 		in->said_interruptible = true;
-		agent_log_line(w->c->id, NULL, "an injection's interrupt ended a caller's wait (its profile "
-		               "lacks WAIT_KILLABLE_RECV): second clients on this listener are refused");
+		fprintf(stderr, "gpusandbox agent: container %s: an injection's interrupt ended a caller's "
+		        "wait (its profile lacks WAIT_KILLABLE_RECV): second clients on this listener are "
+		        "refused\n", w->c->id);
 	}
 }
 
@@ -231,10 +232,9 @@ int agent_inject_serve_kept(struct worker *w, int (*serve)(struct worker *w))
 
 void agent_inject_log(struct gs_agent_container *c)
 {
-	char what[GS_ERROR_MSG_MAX];
-
-	snprintf(what, sizeof(what), "calls kept during injections=%u", atomic_load(&c->inject_kept));
-	agent_log_line(c->id, NULL, what);
+	/* Not agent_log_line: agent_sandbox.c uses this file. */
+	fprintf(stderr, "gpusandbox agent: container %s: calls kept during injections=%u\n", c->id,
+	        atomic_load(&c->inject_kept));
 }
 
 void agent_inject_fini(struct worker *w)
