@@ -129,7 +129,7 @@ static void *receiver_main(void *arg)
 		if (gs_execute_continue_injected(&w->c->sb, w->listener, req))
 			continue;
 		/* Before anything else, as serve_one records its own. */
-		if (w->c->stateful)
+		if (w->c->stateful && !in->test_unrecorded)
 			gs_state_received(&w->c->state, in->slot[in->n], req);
 		in->n++;
 	}
@@ -189,6 +189,10 @@ bool agent_inject_receiver(void *ctx, bool on)
 void agent_inject_init(struct worker *w)
 {
 	w->inj.stop = -1;
+	/* GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED: the kept calls are not
+	 * recorded in their slots (tests/agent baseline-injectkept-crun: a
+	 * restarted agent does not know them). Never for use. */
+	w->inj.test_unrecorded = gs_test_switch("GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED") != NULL;
 	/* GPUSANDBOX_TEST_AGENT_NO_INJECT, in the agent's environment: no
 	 * receiver, so a second client is refused as before (tests/agent
 	 * second-runc's baseline). Never for use. */

@@ -70,6 +70,7 @@ struct agent_inject {
 	 * the first injection. */
 	unsigned  head, n, cap;
 	bool      said_interruptible; /* its listener's waits, said once */
+	bool      test_unrecorded;    /* a test switch (agent_inject_init) */
 	struct seccomp_notif *kept[GS_AGENT_INJECT_KEPT];
 	int       slot[GS_AGENT_INJECT_KEPT];
 };

@@ -310,6 +310,18 @@
 #                     and refuses second clients on that listener from then
 #                     on, so B is refused (NOT_SUPPORTED, 1 client by the
 #                     fake) instead of being lost at every retry
+#   injectkept-crun   second_client clients with static_raw beside it (as
+#                     secondbusy), each injection held 3 s; the agent (with
+#                     a keeper) SIGKILLed while the receiver keeps a call of
+#                     static_raw's: the restarted agent answers it from its
+#                     state slot ("answered the call the previous agent had
+#                     in flight"), static_raw ends held to the quota (the
+#                     fake's peak 1 GiB, NO_MEMORY), the injection's caller
+#                     killed with the agent.
+#                     baseline-injectkept-crun: the kept calls not recorded
+#                     (GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED): static_raw
+#                     never gets its answer (it has not ended when the
+#                     harness gives up on it)
 #   injectkill-crun   the agent (with a keeper) SIGKILLed while it injects a
 #                     second client (GPUSANDBOX_TEST_INJECT_DELAY_US holds
 #                     the caller stopped after the page is written): the
@@ -720,12 +732,14 @@ neighbours_bench() {
 	echo 0 >"$top/rc"
 }
 
-# The container's process (a child of its init) that runs ARG: its
-# host pid, or nothing.
+# The container's second_client (a child of its init, exec'd: a child
+# not yet exec'd still has its shell's command line): its host pid.
 child_running() {  # child_running INIT
 	local c
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		grep -q midinject /proc/"$c"/cmdline 2>/dev/null && { echo "$c"; return 0; }
+		case "$(tr '\0' ' ' </proc/"$c"/cmdline 2>/dev/null)" in
+		"/bin/second_client "*) echo "$c"; return 0 ;;
+		esac
 	done
 	return 1
 }
@@ -737,6 +751,20 @@ traced_stop() {
 	[ "$st" = t ]
 }
 
+# Until the container's second_client is seen stopped for an injection;
+# else says so in $D/rc.
+injection_seen() {
+	local init child="" i
+	init=$(rt state "gs-$CASE" | jq -r .pid)
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ -n "$child" ] || child=$(child_running "$init")
+		[ -n "$child" ] && traced_stop "$child" && return 0
+		sleep 0.02
+	done
+	echo "the caller was never seen stopped for an injection" >"$D/rc"
+	return 1
+}
+
 # injectkill-crun: the agent killed while it injects a second client, then
 # started again on the keeper; the container's shell says how its caller
 # ended, and a next process fills the quota.
@@ -745,19 +773,29 @@ injectkill() {
 	profile "$p" --wait-killable && start_keeper && start_agent || return
 	run_bg '["/bin/sh", "-c", "/bin/second_client midinject >/tmp/mid.out; echo midinject_rc=$? >/tmp/mid.rc; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc"]' "$p" ||
 		{ echo "run -d failed" >"$D/rc"; return; }
-	local init child="" i
-	init=$(rt state "gs-$CASE" | jq -r .pid)
-	for ((i = 0; i < WAIT_STEPS; i++)); do
-		[ -n "$child" ] || child=$(child_running "$init")
-		[ -n "$child" ] && traced_stop "$child" && break
-		sleep 0.02
-	done
-	[ "$i" -lt "$WAIT_STEPS" ] || { echo "the caller was never seen stopped for an injection" >"$D/rc"; return; }
+	injection_seen || return
 	sleep "$INJECTKILL_AT"
 	echo "clients_live=$(stat_now clients_live)" >"$D/at-kill"
 	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 	start_agent || return
 	wait_for -e "$D/ctmp/raw.rc" || wait_for -e "$D/ctmp/raw.rc" || { echo "the container never finished" >"$D/rc"; return; }
+	wait_stopped
+	echo 0 >"$D/rc"
+}
+
+# injectkept-crun: the agent killed while its receiver keeps a call of
+# another process, then started again on the keeper.
+injectkept() {
+	AGENT_ENV="GPUSANDBOX_TEST_INJECT_DELAY_US=$INJECTKILL_DELAY_US${BASELINE:+ GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED=1}"
+	profile "$p" --wait-killable && start_keeper && start_agent || return
+	run_bg '["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' "$p" ||
+		{ echo "run -d failed" >"$D/rc"; return; }
+	injection_seen || return
+	sleep "$INJECTKILL_AT"
+	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+	start_agent || return
+	wait_for -e "$D/ctmp/raw.rc" || wait_for -e "$D/ctmp/raw.rc"
+	rt kill "gs-$CASE" KILL 2>/dev/null
 	wait_stopped
 	echo 0 >"$D/rc"
 }
@@ -779,7 +817,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm|objects|second|secondbusy|secondflip|secondnokill|injectkill) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects|second|secondbusy|secondflip|secondnokill|injectkill|injectkept) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -1254,6 +1292,8 @@ with open(sys.argv[1], "r+b") as f:
 		run_fg '["/bin/second_client", "flip", "proc", "'"$SECONDFLIP_TRIES"'"]' "$p" ;;
 	injectkill)
 		injectkill ;;
+	injectkept)
+		injectkept ;;
 	flags)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -1812,6 +1852,17 @@ judge() {  # judge NAME RUNTIME
 	baseline-secondflip-crun)
 		[ "${peak:-0}" -gt "$QUOTA" ] ||
 			why="second client continued: the fake's peak $peak, $(grep -o 'flip_ok=.*' "$dir/container.out"): not sensitive" ;;
+	injectkept-crun|baseline-injectkept-crun)
+		local c=$dir/ctmp answered
+		answered=$(grep -c "answered the call the previous agent had in flight" "$dir/agent.err")
+		if [ "$name" = injectkept-crun ]; then
+			[ "$rc" = 0 ] && [ "$answered" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] &&
+				[ "$(val "$c/raw.out" nomem)" -ge 1 ] && peak_within ||
+				why=${why:-"rc=$rc answered=$answered static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"}
+		else
+			[ "$rc" = 0 ] && [ "$answered" = 0 ] && [ ! -e "$c/raw.rc" ] ||
+				why="rc=$rc answered=$answered static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' '): want it never answered"
+		fi ;;
 	injectkill-crun)
 		# Killed with its tracer: 128 + SIGKILL, nothing printed after
 		# the call; the restarted agent held the quota for the next one.
@@ -1868,7 +1919,7 @@ else
 	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
 case " $RUNTIMES " in *" crun "*)
-	for name in killable-crun second-crun baseline-second-crun secondbusy-crun secondflip-crun baseline-secondflip-crun injectkill-crun baseline-injectkill-crun; do
+	for name in killable-crun second-crun baseline-second-crun secondbusy-crun secondflip-crun baseline-secondflip-crun injectkept-crun baseline-injectkept-crun injectkill-crun baseline-injectkill-crun; do
 		want "$name" && run_case "$name" crun && judge "$name" crun
 	done ;;
 esac
