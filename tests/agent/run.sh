@@ -414,6 +414,9 @@ INJECTKILL_AT=0.5            # ... and the agent killed this far into it (s)
 BUSY_DELAY_US=200000         # secondbusy-crun: each injection held this long
 SECONDFLIP_TRIES=300         # secondflip-crun: the flipped calls (tests/adv: 600)
 SECONDFLIP_LOOK_US=50000     # the look's window, widened as tests/adv does
+# The flipper: another process mapping the page (proc), or, by hand only,
+# a thread (thread: its baseline is not reliably sensitive, tests/adv).
+SECONDFLIP_HOW=${SECONDFLIP_HOW:-proc}
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -1289,7 +1292,7 @@ with open(sys.argv[1], "r+b") as f:
 	secondflip)
 		AGENT_ENV="GPUSANDBOX_TEST_LOOK_DELAY_US=$SECONDFLIP_LOOK_US${BASELINE:+ GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE=1}"
 		profile "$p" --wait-killable && start_agent || return
-		run_fg '["/bin/second_client", "flip", "proc", "'"$SECONDFLIP_TRIES"'"]' "$p" ;;
+		run_fg '["/bin/second_client", "flip", "'"$SECONDFLIP_HOW"'", "'"$SECONDFLIP_TRIES"'"]' "$p" ;;
 	injectkill)
 		injectkill ;;
 	injectkept)
