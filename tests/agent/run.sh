@@ -771,35 +771,19 @@ injection_seen() {
 	return 1
 }
 
-# injectkill-crun: the agent killed while it injects a second client, then
-# started again on the keeper; the container's shell says how its caller
-# ended, and a next process fills the quota.
-injectkill() {
-	AGENT_ENV="GPUSANDBOX_TEST_INJECT_DELAY_US=$INJECTKILL_DELAY_US${BASELINE:+ GPUSANDBOX_TEST_INJECT_NO_EXITKILL=1}"
+# injectkill-crun, injectkept-crun: the agent (with a keeper) killed
+# INJECTKILL_AT into an injection held INJECTKILL_DELAY_US, then started
+# again on the keeper. The container runs ARGS_JSON, whose last step
+# writes /tmp/raw.rc; BASELINE_SWITCH is set for the baseline.
+kill_mid_injection() {  # kill_mid_injection BASELINE_SWITCH ARGS_JSON
+	AGENT_ENV="GPUSANDBOX_TEST_INJECT_DELAY_US=$INJECTKILL_DELAY_US${BASELINE:+ $1=1}"
 	profile "$p" --wait-killable && start_keeper && start_agent || return
-	run_bg '["/bin/sh", "-c", "/bin/second_client midinject >/tmp/mid.out; echo midinject_rc=$? >/tmp/mid.rc; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc"]' "$p" ||
-		{ echo "run -d failed" >"$D/rc"; return; }
-	injection_seen || return
-	sleep "$INJECTKILL_AT"
-	echo "clients_live=$(stat_now clients_live)" >"$D/at-kill"
-	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
-	start_agent || return
-	wait_for -e "$D/ctmp/raw.rc" || wait_for -e "$D/ctmp/raw.rc" || { echo "the container never finished" >"$D/rc"; return; }
-	wait_stopped
-	echo 0 >"$D/rc"
-}
-
-# injectkept-crun: the agent killed while its receiver keeps a call of
-# another process, then started again on the keeper.
-injectkept() {
-	AGENT_ENV="GPUSANDBOX_TEST_INJECT_DELAY_US=$INJECTKILL_DELAY_US${BASELINE:+ GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED=1}"
-	profile "$p" --wait-killable && start_keeper && start_agent || return
-	run_bg '["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' "$p" ||
-		{ echo "run -d failed" >"$D/rc"; return; }
+	run_bg "$2" "$p" || { echo "run -d failed" >"$D/rc"; return; }
 	injection_seen || return
 	sleep "$INJECTKILL_AT"
 	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
 	start_agent || return
+	# baseline-injectkept-crun's never comes: judged by its absence.
 	wait_for -e "$D/ctmp/raw.rc" || wait_for -e "$D/ctmp/raw.rc"
 	rt kill "gs-$CASE" KILL 2>/dev/null
 	wait_stopped
@@ -1297,9 +1281,14 @@ with open(sys.argv[1], "r+b") as f:
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/second_client", "flip", "'"$SECONDFLIP_HOW"'", "'"$SECONDFLIP_TRIES"'"]' "$p" ;;
 	injectkill)
-		injectkill ;;
+		# The caller's shell says how it ended; a next process fills
+		# the quota.
+		kill_mid_injection GPUSANDBOX_TEST_INJECT_NO_EXITKILL \
+			'["/bin/sh", "-c", "/bin/second_client midinject >/tmp/mid.out; echo midinject_rc=$? >/tmp/mid.rc; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc"]' ;;
 	injectkept)
-		injectkept ;;
+		# static_raw beside the injections: a call of its is kept.
+		kill_mid_injection GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED \
+			'["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' ;;
 	flags)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
