@@ -75,7 +75,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/compute/sm_clock.c \
                    supervisor/run/runner.c supervisor/run/launch.c supervisor/run/contain.c supervisor/run/metrics.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
-                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
+                   supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_inject.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
                    supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c supervisor/agent/agent_limits.c \
                    supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c supervisor/agent/recv_probe.c \

@@ -62,6 +62,8 @@ TESTS_AGENT_COMPAT := $(TESTS_BUILD)/agent/compat_i386
 TESTS_AGENT_P2P := $(TESTS_BUILD)/agent/p2p_pairs
 # tests/adv's uvm_hold, linked statically for the container.
 TESTS_AGENT_UVMHOLD := $(TESTS_BUILD)/agent/uvm_hold
+# tests/adv's second_client, linked statically for the container.
+TESTS_AGENT_SECOND := $(TESTS_BUILD)/agent/second_client
 # tests/adv's uvm_channel, linked statically for the container.
 TESTS_AGENT_UVMCHANNEL := $(TESTS_BUILD)/agent/uvm_channel
 # tests/sm's sm_workload, linked statically for the container (agent --sm).
@@ -86,7 +88,7 @@ TEST_CLIENT_BINS := $(TESTS_ADV_BINS) $(TESTS_REPLAY_BIN) $(TESTS_SM_BIN) $(TEST
                     $(TESTS_AGENT_PEER) $(TESTS_AGENT_MANAGED) $(TESTS_AGENT_ABANDON) $(TESTS_AGENT_SM) \
                     $(TESTS_AGENT_STACKSTALL) $(TESTS_AGENT_P2P) $(TESTS_AGENT_GPUNODE) $(TESTS_AGENT_UVMHOLD) \
                     $(TESTS_AGENT_UVMVICTIM) $(TESTS_AGENT_STALE) $(TESTS_AGENT_UVMCHANNEL) $(TESTS_AGENT_KEYPROBE) \
-                    $(TESTS_AGENT_TENANT) $(TESTS_AGENT_RMBENCH)
+                    $(TESTS_AGENT_TENANT) $(TESTS_AGENT_RMBENCH) $(TESTS_AGENT_SECOND)
 
 $(TESTS_BUILD)/lib/rmclient.o: tests/lib/rmclient.c $(TESTS_HDRS)
 	@mkdir -p $(@D)
@@ -127,6 +129,10 @@ $(TESTS_AGENT_MANAGED): tests/adv/managed.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 
 $(TESTS_AGENT_UVMHOLD): tests/adv/uvm_hold.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
+
+$(TESTS_AGENT_SECOND): tests/adv/second_client.c $(TESTS_LIB_OBJ) $(TESTS_ADV_OBJ) $(TESTS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TESTS_CLIENT_CFLAGS) $(LDFLAGS) -static -pthread -o $@ $< $(TESTS_ADV_OBJ) $(TESTS_LIB_OBJ)
 

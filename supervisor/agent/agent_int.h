@@ -43,15 +43,43 @@ struct gs_agent_container {
 	/* The last figures for --metrics-file (gs_agent_tick); under the
 	 * agent lock. */
 	struct gs_metrics_snap metrics;
+	/* Calls the receivers of its injections kept and its workers served
+	 * after (agent_inject.c): said at teardown, a figure. */
+	atomic_uint inject_kept;
 };
 
 /* Callers whose bounding set a worker remembers (issue #31): one pidfd
  * each, so few (the agent's descriptors are every container's). */
 #define GS_AGENT_CAPBND_CACHE 16u
 
+/* Calls of other processes the receiver of an injection may keep for its
+ * worker (agent_inject.c): past them it leaves the rest in the kernel's
+ * queue, and an injected ioctl behind them is not received in time, so
+ * its caller is killed (fail closed, the bound the command line's pool of
+ * four workers has: inject.c). */
+#define GS_AGENT_INJECT_KEPT 8u
+
+/* The receiver of one worker's injections (agent_inject.c). */
+struct agent_inject {
+	pthread_t thread;
+	int       stop;      /* eventfd that ends the receiver; -1 when none runs */
+	/* Notifications received meanwhile, served by the worker after its
+	 * call, in order: [head, n) are left; each with the state slot that
+	 * records it (GS_STATE_NO_SLOT without one). cap: how many the
+	 * running receiver may keep. Buffers of the kernel's size, made at
+	 * the first injection. */
+	unsigned  head, n, cap;
+	bool      said_interruptible; /* its listener's waits, said once */
+	bool      test_unrecorded;    /* a test switch (agent_inject_init) */
+	struct seccomp_notif *kept[GS_AGENT_INJECT_KEPT];
+	int       slot[GS_AGENT_INJECT_KEPT];
+};
+
 struct worker {
 	struct gs_agent_container *c;
 	int listener;
+	uint32_t index;              /* the keeper's name for the listener */
+	struct agent_inject inj;
 	/* Joined by container id alone (crun 1.8.1 names no pid for an
 	 * exec'd process), or resumed: its first caller must be of the
 	 * container's cgroup before anything is performed for it. */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent_inject.h"
 #include "agent_sandbox.h"
 #include "agent_limits.h"
 #include "detached.h"
@@ -258,7 +259,8 @@ static int serve_one(struct worker *w)
 	int rc = serve_received(w);
 	if (w->c->stateful)
 		gs_state_answered(&w->c->state, w->slot.slot);
-	return rc;
+	/* Then those the receiver of an injection kept meanwhile. */
+	return rc == 0 ? agent_inject_serve_kept(w, serve_received) : rc;
 }
 
 /* serve_one's call, received. */
@@ -349,6 +351,7 @@ static void teardown(struct gs_agent_container *c)
 	if (c->sb.audit_failed)
 		agent_log_line(c->id, NULL, "writing the audit summary failed");
 	log_walks(c);
+	agent_inject_log(c);
 	agent_log_line(c->id, NULL, "torn down (every listener hung up)");
 	gs_session_fini(&c->sb);
 	if (c->audited)
@@ -403,6 +406,7 @@ static void *worker_main(void *arg)
 		gs_fail(&w->c->sb.thread_err, errno, "waiting on the listener");
 		agent_kill_container(w->c);
 	}
+	agent_inject_fini(w);
 	close(w->listener);
 	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
 		forget_capbnd(&w->clear[i]);
@@ -437,6 +441,8 @@ int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t inde
 	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
 		w->clear[i] = (struct capbnd_slot){ .tid = 0, .pidfd = -1 };
 	w->unverified = unverified;
+	w->index = index;
+	agent_inject_init(w);
 	w->slot.slot = GS_STATE_NO_SLOT;
 	if (c->stateful) {
 		/* Its call in flight goes into a slot of the state memfd; the

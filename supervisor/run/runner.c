@@ -277,23 +277,6 @@ void gs_session_stop(struct gs_session *sb)
 	sb->runner = NULL;
 }
 
-/* Is the received call an injection of ours in flight (the tid we hold
- * stopped in ptrace, our page)? Then it is continued here. */
-static bool continue_injected(struct gs_session *sb, struct gs_scratch *scratch)
-{
-	const struct seccomp_data *d = &scratch->req->data;
-	struct seccomp_notif_resp *resp = scratch->resp;
-
-	if (!gs_inject_marks_match(&sb->inject_marks, (pid_t)scratch->req->pid, d->nr, d->arch,
-	                           (const uint64_t *)d->args))
-		return false;
-	memset(resp, 0, scratch->resp_size);
-	resp->id = scratch->req->id;
-	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	(void)ioctl(sb->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	return true;
-}
-
 int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, struct gs_error *err)
 {
 	memset(scratch->req, 0, scratch->req_size);
@@ -306,7 +289,7 @@ int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, str
 	}
 	/* An ioctl we made a task perform (inject.h): continued at once,
 	 * without the session lock, which the injecting worker holds. */
-	if (continue_injected(sb, scratch))
+	if (gs_execute_continue_injected(sb, sb->listener, scratch->req))
 		return 1;
 	/* The task is in the kernel's killable seccomp wait until answered. */
 	atomic_store(&scratch->trapped_tid, (int)scratch->req->pid);

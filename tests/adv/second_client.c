@@ -24,8 +24,15 @@
  *                           machine (0 to 15 flips won in 600 tries, 0 in
  *                           CI once), so it is not in the suite; a same-mm
  *                           writer's stop is in tests/unit/test_inject.
+ *                           An optional third argument: the tries (600).
  *   second_client clients - under --clients 3, clients on one file: the
  *                           second and third fit, the fourth is refused.
+ *   second_client midinject - client A and 512 MiB under it, then a
+ *                           second client on A's file, made with a bare
+ *                           ioctl whose return is printed if this process
+ *                           lives on (tests/agent injectkill-crun kills the
+ *                           agent while it injects this call: with the
+ *                           defence the caller dies with its tracer).
  *   second_client signal  - SIGUSR1 sent by another process to the
  *                           caller once it is seen stopped for the
  *                           injection (the supervisor's test build holds
@@ -39,6 +46,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -84,6 +92,25 @@ static int basic(void)
 	adv_count(&t, st_mb);
 	adv_count(&t, st_over);
 	adv_print_summary(&t);
+	return 0;
+}
+
+/* A second client whose injection the harness interrupts by killing the
+ * agent (midinject above). Line-buffered: what is printed before a kill
+ * stays printed. */
+#define MIDINJECT_PARAMS 128u
+static int midinject(void)
+{
+	struct rmc_session a;
+	static uint8_t params[MIDINJECT_PARAMS];
+	struct nvos64 c = { .h_class = NV01_ROOT_CLIENT, .p_alloc_parms = (uintptr_t)params };
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	adv_session_or_die(&a, -1, "second_client");
+	rmc_status_t st_a = rmc_alloc_vidmem(a.fd, NULL, a.client, a.device, 0x7a000001u, HALF);
+	printf("mem_a=%s\n", rmc_status_str(st_a));
+	long ret = syscall(SYS_ioctl, a.fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(c)), &c);
+	printf("lived_on=1 ret=%#lx status=%#x\n", (unsigned long)ret, c.status);
 	return 0;
 }
 
@@ -168,7 +195,7 @@ static void *flip_thread(void *arg)
 	return NULL;
 }
 
-static int flip(const char *how)
+static int flip(const char *how, int tries)
 {
 	struct rmc_session s;
 	struct adv_tally t = { 0 };
@@ -203,7 +230,7 @@ static int flip(const char *how)
 	} else {
 		pthread_create(&th, NULL, flip_thread, NULL);
 	}
-	for (int i = 0; i < FLIP_TRIES; i++) {
+	for (int i = 0; i < tries; i++) {
 		stalled += !flipper_moved(&seen);
 		flip_call->h_object_new = H_FLIP0 + (nv_handle_t)i;
 		flip_call->status = 0;
@@ -328,10 +355,12 @@ static int signals(void)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "flip") == 0)
-		return flip(argc > 2 ? argv[2] : "thread");
+		return flip(argc > 2 ? argv[2] : "thread", argc > 3 ? atoi(argv[3]) : FLIP_TRIES);
 	if (argc > 1 && strcmp(argv[1], "signal") == 0)
 		return signals();
 	if (argc > 1 && strcmp(argv[1], "clients") == 0)
 		return clients();
+	if (argc > 1 && strcmp(argv[1], "midinject") == 0)
+		return midinject();
 	return basic();
 }

@@ -274,6 +274,69 @@
 #                     holds at most 64 objects; the refusal audited).
 #                     baseline-objects-runc: the agent's default bound, all
 #                     100 made
+#   second-crun       tests/adv's second_client in a container (crun, its
+#                     profile with --wait-killable): client A and 512 MiB
+#                     under it, client B on A's file (made by the caller
+#                     from the agent's page, by injection) and 512 MiB
+#                     under B; 256 MiB more under A refused (NO_MEMORY): by
+#                     the fake, peak 1 GiB and 2 clients at once; a dup of
+#                     A's memory into B passes the fake's same-process
+#                     policy; B freed, a third client made.
+#                     baseline-second-crun: the agent without its receiver
+#                     of the injection (GPUSANDBOX_TEST_AGENT_NO_INJECT, as
+#                     main was): B refused (NOT_SUPPORTED), 1 client
+#   secondbusy-crun   second_client clients (three clients on A's file, each
+#                     injection held 200 ms by GPUSANDBOX_TEST_INJECT_DELAY_US)
+#                     and static_raw started beside it in the same
+#                     container (one listener): the receiver of an
+#                     injection keeps static_raw's calls and the worker
+#                     serves them after (the agent's teardown line: calls
+#                     kept >= 1); all three clients made, static_raw held
+#                     to the quota (the fake's peak 1 GiB, NO_MEMORY)
+#   secondflip-crun   second_client flip proc in a container: the struct of
+#                     an RM_ALLOC flips between a client and 1 GiB under
+#                     client A (768 MiB held), written by another process
+#                     that maps the same page, SECONDFLIP_TRIES times with
+#                     the agent's look widened (GPUSANDBOX_TEST_LOOK_DELAY_US):
+#                     the client flips go the injected way (audited), the
+#                     fake's peak stays within 1 GiB.
+#                     baseline-secondflip-crun: a second client continued
+#                     from the workload's struct
+#                     (GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE): a flip to
+#                     1 GiB under A wins, the fake's peak passes 1 GiB
+#   secondnokill-runc second_client under runc 1.1, whose filter has no
+#                     WAIT_KILLABLE_RECV: the injection's interrupt may end
+#                     the caller's wait (its call restarted); the agent then
+#                     says so and refuses second clients on that listener
+#                     from then on, so B is refused (NOT_SUPPORTED, 1 client
+#                     by the fake) instead of being lost at every retry.
+#                     Where our answer reaches the caller first, B is made
+#                     by injection (2 clients, audited). Either way the
+#                     container ends
+#   injectkept-crun   second_client clients with static_raw beside it (as
+#                     secondbusy), each injection held 3 s; the agent (with
+#                     a keeper) SIGKILLed while the receiver keeps a call of
+#                     static_raw's: the restarted agent answers it from its
+#                     state slot ("answered the call the previous agent had
+#                     in flight"), static_raw ends held to the quota (the
+#                     fake's peak 1 GiB, NO_MEMORY), the injection's caller
+#                     killed with the agent.
+#                     baseline-injectkept-crun: the kept calls not recorded
+#                     (GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED): static_raw
+#                     never gets its answer (it has not ended when the
+#                     harness gives up on it)
+#   injectkill-crun   the agent (with a keeper) SIGKILLed while it injects a
+#                     second client (GPUSANDBOX_TEST_INJECT_DELAY_US holds
+#                     the caller stopped after the page is written): the
+#                     caller dies with its tracer (PTRACE_O_EXITKILL: its
+#                     shell sees 137, it printed nothing after the call),
+#                     no second client by the fake; the agent started
+#                     again on the keeper serves the container, whose next
+#                     process gets the quota (the fake's peak stays 1 GiB).
+#                     baseline-injectkill-crun: without EXITKILL
+#                     (GPUSANDBOX_TEST_INJECT_NO_EXITKILL) the caller runs
+#                     on from the registers it was left with: its ioctl
+#                     returns the page's address, neither 0 nor -errno
 #   bench-runc        only when named (tests/bench/tenantbench.sh): figures
 #
 # R is runc and crun. A runtime that is not installed is skipped (said so);
@@ -348,6 +411,15 @@ OBJECTS_TRIED=100
 OBJECTS_SESSION=3       # the client, device and subdevice its session holds first
 BENCH_CLIENTS=20        # bench-runc's victim
 BENCH_PAIRS=50
+SECOND=$ROOT/build/tests/agent/second_client
+INJECTKILL_DELAY_US=3000000  # the caller held after the page is written ...
+INJECTKILL_AT=0.5            # ... and the agent killed this far into it (s)
+BUSY_DELAY_US=200000         # secondbusy-crun: each injection held this long
+SECONDFLIP_TRIES=300         # secondflip-crun: the flipped calls (tests/adv: 600)
+SECONDFLIP_LOOK_US=50000     # the look's window, widened as tests/adv does
+# The flipper: another process mapping the page (proc), or, by hand only,
+# a thread (thread: its baseline is not reliably sensitive, tests/adv).
+SECONDFLIP_HOW=${SECONDFLIP_HOW:-proc}
 SKIP=125
 QUOTA=$((1024 << 20))
 CHUNK=$((256 << 20))
@@ -666,6 +738,58 @@ neighbours_bench() {
 	echo 0 >"$top/rc"
 }
 
+# The container's second_client (a child of its init, exec'd: a child
+# not yet exec'd still has its shell's command line): its host pid.
+child_running() {  # child_running INIT
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		case "$(tr '\0' ' ' </proc/"$c"/cmdline 2>/dev/null)" in
+		"/bin/second_client "*) echo "$c"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# Is task PID in a ptrace stop ('t' in its stat)?
+traced_stop() {
+	local st
+	st=$(sed 's/.*) //' /proc/"$1"/stat 2>/dev/null | cut -d' ' -f1)
+	[ "$st" = t ]
+}
+
+# Until the container's second_client is seen stopped for an injection;
+# else says so in $D/rc.
+injection_seen() {
+	local init child="" i
+	init=$(rt state "gs-$CASE" | jq -r .pid)
+	for ((i = 0; i < WAIT_STEPS; i++)); do
+		[ -n "$child" ] || child=$(child_running "$init")
+		[ -n "$child" ] && traced_stop "$child" && return 0
+		sleep 0.02
+	done
+	echo "the caller was never seen stopped for an injection" >"$D/rc"
+	return 1
+}
+
+# injectkill-crun, injectkept-crun: the agent (with a keeper) killed
+# INJECTKILL_AT into an injection held INJECTKILL_DELAY_US, then started
+# again on the keeper. The container runs ARGS_JSON, whose last step
+# writes /tmp/raw.rc; BASELINE_SWITCH is set for the baseline.
+kill_mid_injection() {  # kill_mid_injection BASELINE_SWITCH ARGS_JSON
+	AGENT_ENV="GPUSANDBOX_TEST_INJECT_DELAY_US=$INJECTKILL_DELAY_US${BASELINE:+ $1=1}"
+	profile "$p" --wait-killable && start_keeper && start_agent || return
+	run_bg "$2" "$p" || { echo "run -d failed" >"$D/rc"; return; }
+	injection_seen || return
+	sleep "$INJECTKILL_AT"
+	kill -KILL "$AGENT"; wait "$AGENT" 2>/dev/null; AGENT=
+	start_agent || return
+	# baseline-injectkept-crun's never comes: judged by its absence.
+	wait_for -e "$D/ctmp/raw.rc" || wait_for -e "$D/ctmp/raw.rc"
+	rt kill "gs-$CASE" KILL 2>/dev/null
+	wait_stopped
+	echo 0 >"$D/rc"
+}
+
 inside() {
 	CASE=$1 RT=$2 D=$3 ROOTFS=$4
 	SOCK=$D/agent.sock
@@ -683,7 +807,7 @@ inside() {
 	# table, not no agent.
 	[ "$base" = gpunode ] && p=$D/profile.json
 	# The neighbours' baselines are agents without the defence.
-	case "$base" in flood|storm|objects) p=$D/profile.json ;; esac
+	case "$base" in flood|storm|objects|second|secondbusy|secondflip|secondnokill|injectkill|injectkept) p=$D/profile.json ;; esac
 	case "$base" in
 	quota)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
@@ -1138,6 +1262,33 @@ with open(sys.argv[1], "r+b") as f:
 	killable)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
+	second)
+		# Injection needs a caller's wait that our interrupt cannot end.
+		AGENT_ENV=${BASELINE:+GPUSANDBOX_TEST_AGENT_NO_INJECT=1}
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/second_client"]' "$p" ;;
+	secondnokill)
+		# runc 1.1 takes no WAIT_KILLABLE_RECV: the profile asks none.
+		profile "$p" && start_agent || return
+		run_fg '["/bin/second_client"]' "$p" ;;
+	secondbusy)
+		AGENT_ENV=GPUSANDBOX_TEST_INJECT_DELAY_US=$BUSY_DELAY_US
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' "$p"
+		stop_agent ;;
+	secondflip)
+		AGENT_ENV="GPUSANDBOX_TEST_LOOK_DELAY_US=$SECONDFLIP_LOOK_US${BASELINE:+ GPUSANDBOX_TEST_SECOND_CLIENT_CONTINUE=1}"
+		profile "$p" --wait-killable && start_agent || return
+		run_fg '["/bin/second_client", "flip", "'"$SECONDFLIP_HOW"'", "'"$SECONDFLIP_TRIES"'"]' "$p" ;;
+	injectkill)
+		# The caller's shell says how it ended; a next process fills
+		# the quota.
+		kill_mid_injection GPUSANDBOX_TEST_INJECT_NO_EXITKILL \
+			'["/bin/sh", "-c", "/bin/second_client midinject >/tmp/mid.out; echo midinject_rc=$? >/tmp/mid.rc; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc"]' ;;
+	injectkept)
+		# static_raw beside the injections: a call of its is kept.
+		kill_mid_injection GPUSANDBOX_TEST_INJECT_KEPT_UNRECORDED \
+			'["/bin/sh", "-c", "/bin/second_client clients >/tmp/sc.out & sleep 0.1; /bin/static_raw >/tmp/raw.out; echo raw_rc=$? >/tmp/raw.rc; wait"]' ;;
 	flags)
 		profile "$p" --wait-killable && start_agent || return
 		run_fg '["/bin/static_raw"]' "$p" ;;
@@ -1161,7 +1312,7 @@ BUSYBOX=$(command -v busybox)
 if [ -z "$BUSYBOX" ] || readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; then
 	skip "busybox-static is not installed (scripts/install-deps.sh)"
 fi
-for f in "$GS" "$GS_SWITCHED" "$TENANT" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
+for f in "$GS" "$GS_SWITCHED" "$SECOND" "$TENANT" "$STALLFS" "$HOLDER" "$STATIC_RAW" "$COMPAT" "$PEER" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$STALE" "$UVMCHANNEL" "$KEYPROBE"; do
 	[ -x "$f" ] || { echo "agent: $f is not built (make all tests)"; exit 2; }
 done
 RUNTIMES=""
@@ -1182,7 +1333,7 @@ ROOTFS=$tmp/rootfs
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
-cp "$STATIC_RAW" "$TENANT" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
+cp "$STATIC_RAW" "$SECOND" "$TENANT" "$HOLDER" "$COMPAT" "$MANAGED" "$ABANDON" "$P2P" "$GPUNODE" "$UVMHOLD" "$UVMVICTIM" "$UVMCHANNEL" "$KEYPROBE" \
 	"$ROOTFS/bin/"
 
 passed=0 failed=0
@@ -1662,6 +1813,76 @@ judge() {  # judge NAME RUNTIME
 			"$(cat "$dir/victim.out" 2>/dev/null)"
 		[ "$rc" = 0 ] && [ "$(cat "$dir/victim.rc" 2>/dev/null)" = 0 ] ||
 			why="rc=$rc victim (rc $(cat "$dir/victim.rc" 2>/dev/null)): $(cat "$dir/victim.out" 2>/dev/null)" ;;
+	second-crun)
+		local want="mem_a=NV_OK second=NV_OK device_b=NV_OK mem_b=NV_OK over=NO_MEMORY dup=NV_OK free_b=NV_OK third=NV_OK"
+		local got="" k
+		for k in mem_a second device_b mem_b over dup free_b third; do got="$got $k=$(val "$dir/container.out" "$k")"; done
+		[ "$rc" = 0 ] && [ "${got# }" = "$want" ] && [ "$peak" = "$QUOTA" ] && [ "$(st "$dir" clients_peak)" -ge 2 ] &&
+			grep -q '"reason":"a second client on the control file, made by the caller' "$dir/gs-$name.jsonl" ||
+			why="rc=$rc got${got}, peak $peak, clients_peak $(st "$dir" clients_peak); want $want, peak $QUOTA, 2 clients, the injection audited" ;;
+	secondnokill-runc)
+		# No livelock (the container ended), and one of the two ways:
+		# our answer reached the caller before our interrupt (B made by
+		# injection, audited), or the interrupt won: the agent said so
+		# and the restarted call was refused as before injection.
+		local second
+		second=$(val "$dir/container.out" second)
+		if [ "$second" = NV_OK ]; then
+			[ "$rc" = 0 ] && [ "$(st "$dir" clients_peak)" = 2 ] && peak_within &&
+				grep -q '"reason":"a second client on the control file, made by the caller' "$dir/gs-$name.jsonl" ||
+				why=${why:-"rc=$rc B made but clients_peak $(st "$dir" clients_peak), or not audited as injected"}
+		else
+			[ "$rc" = 0 ] && [ "$second" = NOT_SUPPORTED ] && [ "$(st "$dir" clients_peak)" = 1 ] &&
+				grep -q "second clients on this listener are refused" "$dir/agent.err" &&
+				grep -q '"reason":"one client per open control file' "$dir/gs-$name.jsonl" ||
+				why="rc=$rc second=$second clients_peak $(st "$dir" clients_peak), or the agent did not say the listener's waits are interruptible"
+		fi ;;
+	baseline-second-crun)
+		[ "$rc" = 0 ] && [ "$(val "$dir/container.out" second)" = NOT_SUPPORTED ] && [ "$(st "$dir" clients_peak)" = 1 ] ||
+			why="rc=$rc second=$(val "$dir/container.out" second) clients_peak $(st "$dir" clients_peak): want NOT_SUPPORTED, 1" ;;
+	secondbusy-crun)
+		local c=$dir/ctmp kept
+		kept=$(grep -o 'calls kept during injections=[0-9]*' "$dir/agent.err" | tail -1 | sed 's/.*=//')
+		[ "$rc" = 0 ] && [ "${kept:-0}" -ge 1 ] && [ "$(val "$c/sc.out" second)" = NV_OK ] &&
+			[ "$(val "$c/sc.out" third)" = NV_OK ] && [ "$(val "$c/sc.out" fourth)" = NV_OK ] &&
+			peak_within && [ "$(val "$c/raw.out" nomem)" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] ||
+			why=${why:-"rc=$rc kept=$kept clients: $(cat "$c/sc.out" 2>/dev/null | tr '\n' ' ') static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"} ;;
+	secondflip-crun)
+		# Both paths raced, 768 MiB held: the peak is the assertion.
+		local injected
+		injected=$(grep -c '"reason":"a second client on the control file, made by the caller' "$dir/gs-$name.jsonl")
+		peak_within && [ "$rc" = 0 ] && [ "$injected" -ge 10 ] && [ "$(val "$dir/container.out" flip_refused)" -ge 100 ] &&
+			[ "${peak:-0}" -ge $((3 * CHUNK)) ] ||
+			why=${why:-"not exercised: rc=$rc $(grep -o 'flip_ok=.*' "$dir/container.out") injected=$injected peak=$peak"} ;;
+	baseline-secondflip-crun)
+		[ "${peak:-0}" -gt "$QUOTA" ] ||
+			why="second client continued: the fake's peak $peak, $(grep -o 'flip_ok=.*' "$dir/container.out"): not sensitive" ;;
+	injectkept-crun|baseline-injectkept-crun)
+		local c=$dir/ctmp answered
+		answered=$(grep -c "answered the call the previous agent had in flight" "$dir/agent.err")
+		if [ "$name" = injectkept-crun ]; then
+			[ "$rc" = 0 ] && [ "$answered" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] &&
+				[ "$(val "$c/raw.out" nomem)" -ge 1 ] && peak_within ||
+				why=${why:-"rc=$rc answered=$answered static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"}
+		else
+			[ "$rc" = 0 ] && [ "$answered" = 0 ] && [ ! -e "$c/raw.rc" ] ||
+				why="rc=$rc answered=$answered static_raw: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' '): want it never answered"
+		fi ;;
+	injectkill-crun)
+		# Killed with its tracer: 128 + SIGKILL, nothing printed after
+		# the call; the restarted agent held the quota for the next one.
+		local c=$dir/ctmp
+		[ "$rc" = 0 ] && [ "$(val "$c/mid.out" mem_a)" = NV_OK ] && [ "$(val "$c/mid.rc" midinject_rc)" = 137 ] &&
+			! grep -q lived_on "$c/mid.out" && [ "$(st "$dir" clients_peak)" = 1 ] && peak_within &&
+			[ "$(val "$c/raw.out" nomem)" -ge 1 ] && [ "$(val "$c/raw.rc" raw_rc)" = 0 ] ||
+			why=${why:-"rc=$rc caller: $(cat "$c/mid.out" "$c/mid.rc" 2>/dev/null | tr '\n' ' ') clients_peak $(st "$dir" clients_peak); next: $(cat "$c/raw.out" "$c/raw.rc" 2>/dev/null | tr '\n' ' ')"} ;;
+	baseline-injectkill-crun)
+		# It ran on: its ioctl returned what our mmap had left in rax.
+		local c=$dir/ctmp ret
+		ret=$(val "$c/mid.out" ret)
+		[ "$rc" = 0 ] && [ "$(val "$c/mid.out" lived_on)" = 1 ] && [ "$ret" != 0 ] &&
+			[ $((ret)) -gt 0 ] ||
+			why="rc=$rc caller: $(cat "$c/mid.out" "$c/mid.rc" 2>/dev/null | tr '\n' ' '): want it to live on with a return neither 0 nor -errno" ;;
 	runc-flags)
 		[ "$rc" != 0 ] && [ "$(st "$dir" allocs_ok)" = 0 ] ||
 			why="runc accepted the flag (rc=$rc): update the profile's advice" ;;
@@ -1702,9 +1923,13 @@ if command -v containerd >/dev/null && command -v ctr >/dev/null &&
 else
 	echo "agent: containerd (or ctr, or runc under it) is not installed: its cases are skipped"
 fi
-case " $RUNTIMES " in *" crun "*) want killable-crun && run_case killable-crun crun && judge killable-crun crun ;; esac
+case " $RUNTIMES " in *" crun "*)
+	for name in killable-crun second-crun baseline-second-crun secondbusy-crun secondflip-crun baseline-secondflip-crun injectkept-crun baseline-injectkept-crun injectkill-crun baseline-injectkill-crun; do
+		want "$name" && run_case "$name" crun && judge "$name" crun
+	done ;;
+esac
 case " $RUNTIMES " in *" runc "*)
-	for name in flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in secondnokill-runc flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

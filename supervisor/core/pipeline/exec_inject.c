@@ -9,7 +9,8 @@
  * page (a held sharer's answer could otherwise write there), and hands
  * the listener on, so that the injected ioctl, trapped by our own filter,
  * is received by another worker and continued without the lock
- * (runner.c, continue_injected). exec_alloc.c builds the page and gives
+ * (gs_execute_continue_injected, from runner.c or the agent's receiver of
+ * the injection, agent_inject.c). exec_alloc.c builds the page and gives
  * the driver's answer back; this file holds the caller and runs the steps.
  */
 #define _GNU_SOURCE
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "exec_int.h"
+#include "executor.h"
 #include "filter.h"
 
 #ifndef ERESTARTNOINTR
@@ -47,14 +49,42 @@ bool inject_possible(const struct call *c)
 
 	if (c->sb->test_second_client_continue)
 		return true;
-	return gs_inject_supported() && c->sb->release_receiver && !c->sb->quiesce_off &&
+	/* Someone must receive the injected ioctl while this worker holds
+	 * the session lock: another worker of the runner's pool, or the
+	 * agent's receiver of the injection. */
+	bool receiver = c->sb->release_receiver ||
+	                (c->scratch->inject_receiver && !c->scratch->inject_wait_interruptible);
+
+	return gs_inject_supported() && receiver && !c->sb->quiesce_off &&
 	       d->arch == AUDIT_ARCH_X86_64 && !(d->nr & __X32_SYSCALL_BIT) && killable_wait();
 }
 
 bool inject_hold(struct call *c, const char **why)
 {
 	c->inject = true;
-	return hold_judged_file(c, 0, NULL, why);
+	if (!hold_judged_file(c, 0, NULL, why))
+		return false;
+	/* Where the listener cannot be handed on (the agent), its receiver
+	 * for the injection starts now: every task that shares the caller's
+	 * fd table or memory is stopped, so what it receives besides the
+	 * injected ioctl is other processes' calls, which it keeps for this
+	 * worker (agent_inject.c). */
+	if (!c->sb->release_receiver &&
+	    (!c->scratch->inject_receiver || !c->scratch->inject_receiver(c->scratch->inject_ctx, true))) {
+		gs_quiesce_end(c->quiesce, false);
+		c->quiesce = NULL;
+		*why = "cannot start the receiver of the injected call";
+		return false;
+	}
+	return true;
+}
+
+/* The agent's receiver stops once the injected ioctl is over (or never
+ * came): this worker receives again. */
+static void receiver_off(struct call *c)
+{
+	if (!c->sb->release_receiver)
+		(void)c->scratch->inject_receiver(c->scratch->inject_ctx, false);
 }
 
 /* The trapped call answered -ERESTARTNOINTR: the caller, interrupted
@@ -73,7 +103,10 @@ bool inject_run(struct call *c, struct inject_flight *fl)
 {
 	gs_quiesce_inject_arm(c->quiesce);
 	if (!answer_restart(c)) {
-		/* The task is gone (or its wait ended): nothing was changed. */
+		/* The task is gone (or its wait ended): nothing was changed.
+		 * In the agent an ended wait is an interruptible one (below). */
+		c->scratch->inject_wait_interruptible = !c->sb->release_receiver;
+		receiver_off(c);
 		gs_quiesce_end(c->quiesce, false);
 		c->quiesce = NULL;
 		return false;
@@ -83,6 +116,24 @@ bool inject_run(struct call *c, struct inject_flight *fl)
 	if (c->sb->release_receiver)
 		c->sb->release_receiver(c->sb->receiver_ctx, c->scratch);
 	fl->outcome = gs_quiesce_inject_run(c->quiesce, &fl->plan, &fl->out);
+	/* The agent's filters are the runtime's: one made without
+	 * WAIT_KILLABLE_RECV lost the call to our interrupt (restarted, it
+	 * would be lost again at every try). */
+	if (fl->outcome == GS_INJECT_UNTOUCHED && fl->out.wait_interrupted && !c->sb->release_receiver)
+		c->scratch->inject_wait_interruptible = true;
+	receiver_off(c);
+	return true;
+}
+
+bool gs_execute_continue_injected(struct gs_session *sb, int listener, const struct seccomp_notif *req)
+{
+	const struct seccomp_data *d = &req->data;
+	struct seccomp_notif_resp resp = { .id = req->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+	if (!gs_inject_marks_match(&sb->inject_marks, (pid_t)req->pid, d->nr, d->arch,
+	                           (const uint64_t *)d->args))
+		return false;
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 	return true;
 }
 

@@ -27,4 +27,13 @@ struct gs_resumed_alloc {
 bool gs_execute_undo_resumed(struct gs_session *sb, struct gs_scratch *scratch,
                              const struct gs_resumed_alloc *r);
 
+/* Is this received notification an ioctl we made a task perform
+ * (inject.h: the tid held stopped in our ptrace, our page)? Then it is
+ * continued at once on listener, without the session lock, which the
+ * injecting worker holds; true. For the runner that receives while
+ * another worker injects (runner.c) and the agent's receiver of the
+ * injection (agent_inject.c). */
+bool gs_execute_continue_injected(struct gs_session *sb, int listener,
+                                  const struct seccomp_notif *req);
+
 #endif

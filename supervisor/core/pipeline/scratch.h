@@ -53,6 +53,22 @@ struct gs_scratch {
 	void (*before_alloc)(void *ctx, const struct gs_alloc_note *note);
 	void (*before_answer)(void *ctx);
 	void  *flight_ctx;
+	/* Who receives an injected ioctl (exec_inject.c) where the runner
+	 * cannot hand its listener on (gs_session.release_receiver NULL: the
+	 * agent, one worker per listener): started (on) once the caller's
+	 * sharers are stopped, stopped (off) once the injection is over, by
+	 * the worker that holds the session lock. on returns false when it
+	 * cannot start (the second client is then refused). NULL: nobody,
+	 * and no injection. */
+	bool (*inject_receiver)(void *ctx, bool on);
+	void  *inject_ctx;
+	/* With inject_receiver: an injection on this listener found the
+	 * caller's wait interruptible (its call lost at our interrupt: a
+	 * profile without WAIT_KILLABLE_RECV, which the agent cannot ask of
+	 * the runtime's filter). No injection on it again: a second client is
+	 * refused there, rather than restarted and lost at every try. Set
+	 * before the receiver is stopped (off), which may say so. */
+	bool   inject_wait_interruptible;
 	uint8_t *params;
 	uint8_t *embedded[RM_EMBEDDED_MAX_PTRS];
 	/* How far into params an earlier call (our copy, or the driver's

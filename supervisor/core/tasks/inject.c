@@ -50,6 +50,9 @@
 #ifndef ERESTARTNOINTR
 #define ERESTARTNOINTR 513 /* kernel-internal: the call is restarted, never -EINTR */
 #endif
+#ifndef ERESTARTSYS
+#define ERESTARTSYS 512 /* kernel-internal: an interrupted wait's return */
+#endif
 
 void gs_inject_marks_init(struct gs_inject_marks *k)
 {
@@ -297,6 +300,19 @@ static bool test_drop_signals(void)
 	return atomic_load(&on) == 1;
 }
 
+/* GPUSANDBOX_TEST_INJECT_NO_EXITKILL: the caller is not made to die with
+ * its tracer (the baseline of tests/agent injectkill-runc: an agent killed
+ * mid-injection lets the caller run on from the registers it was left
+ * with). Never for use. */
+static bool test_no_exitkill(void)
+{
+	static atomic_int on = -1;
+
+	if (atomic_load(&on) < 0)
+		atomic_store(&on, gs_test_switch("GPUSANDBOX_TEST_INJECT_NO_EXITKILL") != NULL);
+	return atomic_load(&on) == 1;
+}
+
 /* The ioctl from the page, marked for the worker that will receive it. */
 static int run_ioctl(pid_t tid, const struct user_regs_struct *base, struct gs_inject_plan *p,
                      uint64_t page, struct gs_inject_marks *k, struct gs_inject_out *out)
@@ -341,6 +357,18 @@ enum gs_inject_outcome gs_inject_ioctl(pid_t tid, int stop_status, struct gs_inj
 	memset(out, 0, sizeof(*out));
 	if (p->len > GS_INJECT_PAGE || !restart_stop(tid, stop_status, p, &r)) {
 		out->why = "the task is not stopped at its trapped ioctl's restart";
+		out->wait_interrupted = get_regs(tid, &r) == 0 && r.orig_rax == __NR_ioctl &&
+		                        r.rax == (uint64_t)-ERESTARTSYS;
+		return GS_INJECT_UNTOUCHED;
+	}
+	/* From the first change of its registers until they are given back
+	 * and it is let go (the detach clears the option), the task dies with
+	 * its tracer: a supervisor or agent killed meanwhile must not let it
+	 * run on from our registers, into our page's ioctl with no one to
+	 * hold its writers still. The kernel sends the SIGKILL before it
+	 * detaches, so the task never runs user code again. */
+	if (!test_no_exitkill() && ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_EXITKILL) < 0) {
+		out->why = "cannot make the task die with its tracer";
 		return GS_INJECT_UNTOUCHED;
 	}
 	memcpy(saved, &r, sizeof(r));

@@ -90,6 +90,10 @@ struct gs_inject_out {
 	bool        ioctl_ran;                   /* it was entered: its effect may exist */
 	int         sigs[GS_INJECT_MAX_SIGNALS]; /* signals that came, to be given back */
 	unsigned    nsig;
+	/* GS_INJECT_UNTOUCHED: the stop shows the ioctl ended by our
+	 * interrupt, not by the answer (-ERESTARTSYS): the task's seccomp
+	 * wait was interruptible. */
+	bool        wait_interrupted;
 	const char *why;
 };
 
