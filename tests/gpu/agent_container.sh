@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/gpu/agent_container.sh [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable]
-#                              [--restart-after S] -- CMD [ARG...]
+#                              [--restart-after S] [--policy-line LINE]... -- CMD [ARG...]
 #
 # GPU tier (and a fake-driver dry run): runs CMD in an OCI container under
 # `gpusandbox agent` with a policy of mem = SIZE (default 4g), the way the
@@ -14,6 +14,10 @@
 # --sm PCT adds `sm = PCT` to that policy (the compute share, following the
 # GPU's coordinator; GPUSANDBOX_COORD_DIR in this script's environment
 # reaches the agent).
+#
+# --policy-line LINE appends LINE to that policy, e.g. the video group and
+# a cap: --policy-line 'allow = compute, memory, monitoring, video'
+# --policy-line 'video.decoders = 2' (tests/gpu/agent_video.sh).
 #
 # --restart-after S (issue #12's restart survival): a `gpusandbox keeper`
 # holds the container, and the agent is killed with SIGKILL S seconds after
@@ -40,6 +44,7 @@ mem=4g
 sm=
 restart_after=
 killable=()
+extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runtime) runtime=$2; shift 2 ;;
@@ -47,8 +52,9 @@ while [ $# -gt 0 ]; do
 	--sm) sm=$2; shift 2 ;;
 	--restart-after) restart_after=$2; shift 2 ;;
 	--wait-killable) killable=(--wait-killable); shift ;;
+	--policy-line) extra+=("$2"); shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] [--restart-after S] -- CMD [ARG...]" >&2
+	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] [--restart-after S] [--policy-line LINE]... -- CMD [ARG...]" >&2
 	   exit 125 ;;
 	esac
 done
@@ -68,6 +74,7 @@ trap cleanup EXIT
 sock=$tmp/agent.sock
 printf 'mem = %s\n' "$mem" >"$tmp/policy"
 [ -n "$sm" ] && printf 'sm = %s\n' "$sm" >>"$tmp/policy"
+for l in "${extra[@]}"; do printf '%s\n' "$l" >>"$tmp/policy"; done
 mkdir -p "$tmp/bundle/rootfs" "$tmp/audit"
 
 "$GS" profile --listener "$sock" "${killable[@]}" >"$tmp/profile.json" || exit 125
