@@ -277,6 +277,11 @@ SWAP_LOOK_DELAY_US=50000
 # so that the flipper wins many of the maps (2000, as in the case itself);
 # without it 3 to 20 of 10000 won on a quiet machine, none on a loaded one.
 OWNFS_LOOK_DELAY_US=5000
+# client_fdswap's baselines: the continue of a client allocation comes this
+# long after the look, so that the swapper's dup2 lands in between; without
+# it the thread baseline won 0 of 24000 once in a loaded CI run
+# (2026-12-02; 1 within 9-73 attempts on a quiet machine).
+FDSWAP_LOOK_DELAY_US=5000
 # per_gpu: GPU 1's own quota in its policy.
 PER_GPU_QUOTA_ARG=256m
 PER_GPU_QUOTA=$((256 * MIB))
@@ -437,11 +442,13 @@ run_case() {
 	# continued client allocations turned off, in the supervisor's own
 	# environment (GPUSANDBOX_TEST_NO_QUIESCE, read at start).
 	local sb_env=() sb
-	[ "${name%:*}" = baseline-client_fdswap ] && sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1)
+	[ "${name%:*}" = baseline-client_fdswap ] &&
+		sb_env=(env GPUSANDBOX_TEST_NO_QUIESCE=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$FDSWAP_LOOK_DELAY_US)
 	# ...and the quiesce on, but the clone that makes the swapper process
 	# not trapped: the supervisor takes no fd table to be shared beyond a
 	# thread group, and stops the caller's threads alone.
-	[ "$name" = baseline-client_fdswap:untracked ] && sb_env=(env GPUSANDBOX_TEST_NO_CLONE_TRACK=1)
+	[ "$name" = baseline-client_fdswap:untracked ] &&
+		sb_env=(env GPUSANDBOX_TEST_NO_CLONE_TRACK=1 GPUSANDBOX_TEST_LOOK_DELAY_US=$FDSWAP_LOOK_DELAY_US)
 	# second_client's baseline: a second client continued from the
 	# workload's own struct, as a first one is, instead of made by the
 	# caller from the supervisor's page (exec_alloc.c inject_client).
