@@ -313,6 +313,16 @@ static bool test_no_exitkill(void)
 	return atomic_load(&on) == 1;
 }
 
+/* The kernel's internal restart codes (ERESTARTSYS to
+ * ERESTART_RESTARTBLOCK), which a syscall we run ourselves returns to us
+ * where the kernel would otherwise have restarted it. */
+#define RESTART_CODE_FIRST 512
+#define RESTART_CODE_LAST 516
+static bool is_restart_return(long v)
+{
+	return v <= -RESTART_CODE_FIRST && v >= -RESTART_CODE_LAST;
+}
+
 /* The ioctl from the page, marked for the worker that will receive it. */
 static int run_ioctl(pid_t tid, const struct user_regs_struct *base, struct gs_inject_plan *p,
                      uint64_t page, struct gs_inject_marks *k, struct gs_inject_out *out)
@@ -333,6 +343,15 @@ static int run_ioctl(pid_t tid, const struct user_regs_struct *base, struct gs_i
 	out->ioctl_ran = true;
 	rc = run_syscall(tid, base, __NR_ioctl, a, &out->ioctl_ret, out);
 	(void)mark(k, tid, 0, 0, 0, false);
+	/* A kernel restart code (a signal ended the ioctl's seccomp wait
+	 * before a worker received it, or an interruptible wait in the
+	 * driver): the ioctl did not run. It must not reach the caller as
+	 * its errno nor be audited as a client made: the call is refused
+	 * (a second client is not made by a call that restarts itself). */
+	if (rc == 0 && is_restart_return(out->ioctl_ret)) {
+		out->why = "the injected ioctl was interrupted before it reached the driver";
+		rc = -1;
+	}
 	if (rc == 0 && page_io(tid, page, p->image, p->len, false) < 0) {
 		out->why = "cannot read the injected page back";
 		return -1;
