@@ -109,8 +109,7 @@ void gs_pidfd_cache_fini(struct gs_pidfd_cache *pc)
 static atomic_uint mem_accesses;
 /* Counted only on the test clock (gs_workload_count_mem_accesses): two
  * atomic updates of a line every worker shares, per access, are a cost
- * nothing else pays for. Each access reads it once, so its increment and
- * decrement both happen or neither. */
+ * nothing else pays for. */
 static atomic_bool count_accesses;
 
 void gs_workload_count_mem_accesses(void)
@@ -118,9 +117,21 @@ void gs_workload_count_mem_accesses(void)
 	atomic_store(&count_accesses, true);
 }
 
-static bool counting(void)
+/* An access begins: counted when the count is on (read once, so that
+ * its end takes back exactly what it added). */
+static bool access_begin(void)
 {
-	return atomic_load_explicit(&count_accesses, memory_order_relaxed);
+	bool counted = atomic_load_explicit(&count_accesses, memory_order_relaxed);
+
+	if (counted)
+		atomic_fetch_add(&mem_accesses, 1);
+	return counted;
+}
+
+static void access_end(bool counted)
+{
+	if (counted)
+		atomic_fetch_sub(&mem_accesses, 1);
 }
 
 unsigned gs_workload_mem_in_flight(void)
@@ -131,11 +142,10 @@ unsigned gs_workload_mem_in_flight(void)
 static ssize_t counted_readv(pid_t tid, const struct iovec *local, const struct iovec *remote,
                              unsigned long n)
 {
-	if (!counting())
-		return process_vm_readv(tid, local, n, remote, n, 0);
-	atomic_fetch_add(&mem_accesses, 1);
+	bool counted = access_begin();
 	ssize_t got = process_vm_readv(tid, local, n, remote, n, 0);
-	atomic_fetch_sub(&mem_accesses, 1);
+
+	access_end(counted);
 	return got;
 }
 
@@ -230,11 +240,10 @@ int mem_write(const struct gs_task_mem *m, uint64_t addr, const void *buf, size_
 		errno = EFAULT;
 		return -1;
 	}
-	if (!counting())
-		return pwrite(m->fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
-	atomic_fetch_add(&mem_accesses, 1);
+	bool counted = access_begin();
 	ssize_t put = pwrite(m->fd, buf, len, (off_t)addr);
-	atomic_fetch_sub(&mem_accesses, 1);
+
+	access_end(counted);
 	return put == (ssize_t)len ? 0 : -1;
 }
 
