@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 		(void)ledger_reap_dead_clients(&l, rel);
 		reap[r] = bench_now_ns() - t0;
 		t0 = bench_now_ns();
-		const struct ledger_engine_query q = { .match = any_engine, .instances = seven_instances,
+		const struct ledger_engine_query q = { .match = any_engine, .per_session = seven_instances,
 		                                       .client = H_CLIENT, .gpu = 0 };
 		(void)ledger_count_engine_sessions(&l, &q);
 		eng[r] = bench_now_ns() - t0;

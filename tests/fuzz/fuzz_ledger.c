@@ -492,7 +492,7 @@ static bool same_group(const struct ledger_obj *a, const struct ledger_obj *b, b
 
 static void check_engine_sessions_by(const struct ledger *l, bool by_gpu)
 {
-	const struct ledger_engine_query q = { .match = any_class, .instances = fuzz_instances,
+	const struct ledger_engine_query q = { .match = any_class, .per_session = fuzz_instances,
 	                                       .by_gpu = by_gpu, .client = clients[1], .gpu = 0 };
 	const struct ledger_obj callers = { .client = q.client, .gpu = q.gpu };
 	struct ledger_engine_count got = ledger_count_engine_sessions(l, &q);

@@ -36,20 +36,25 @@ static uint32_t instances(void *ctx, int gpu)
 	return gpu == 0 ? GPU0_INSTANCES : gpu == 1 ? GPU1_INSTANCES : 0;
 }
 
-static struct ledger_engine_count count(const struct ledger *l, uint32_t client, int gpu)
+/* The count with .held for (client, gpu); by_gpu groups every client's
+ * objects on a GPU together, as nvJPEG's decoders are counted (two
+ * clients a decoder). */
+static struct ledger_engine_count count_grouped(const struct ledger *l, uint32_t client, int gpu,
+                                                bool by_gpu)
 {
-	const struct ledger_engine_query q = { .match = is_nvdec, .instances = instances,
-	                                       .client = client, .gpu = gpu };
+	const struct ledger_engine_query q = { .match = is_nvdec, .per_session = instances,
+	                                       .by_gpu = by_gpu, .client = client, .gpu = gpu };
 	return ledger_count_engine_sessions(l, &q);
 }
 
-/* The same grouped by GPU, as nvJPEG's decoders are counted (two clients
- * a decoder): every client's objects on the GPU together. */
+static struct ledger_engine_count count(const struct ledger *l, uint32_t client, int gpu)
+{
+	return count_grouped(l, client, gpu, false);
+}
+
 static struct ledger_engine_count count_by_gpu(const struct ledger *l, uint32_t client, int gpu)
 {
-	const struct ledger_engine_query q = { .match = is_nvdec, .instances = instances, .by_gpu = true,
-	                                       .client = client, .gpu = gpu };
-	return ledger_count_engine_sessions(l, &q);
+	return count_grouped(l, client, gpu, true);
 }
 
 /* A client with a device on GPU 0 and on GPU 1, a channel under each. */

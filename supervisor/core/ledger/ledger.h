@@ -289,19 +289,19 @@ uint32_t ledger_live_objects(const struct ledger *l);
 
 /* The video engine sessions of one engine kind (docs/security/
  * channels-and-clients.md, "Video engine sessions"). A session holds at
- * most I objects of the kind on one GPU, I = instances(ctx, gpu), the
+ * most P objects of the kind on one GPU, P = per_session(ctx, gpu), the
  * caller's count of them (its engines of the kind there, times the
  * contexts a session keeps on each; taken as 1 when it says 0), and its
- * objects are one group's: one client's
- * (by_gpu false) or every client's on the GPU (by_gpu true). A group
- * holding n objects holds ceil(n / I) sessions. Live engine objects whose
+ * objects are one group's: one client's (by_gpu false) or every client's
+ * on the GPU (by_gpu true). A group holding n objects holds ceil(n / P)
+ * sessions. Live engine objects whose
  * class match() accepts, each once: a dup is recorded as OTHER and counts
  * only after taking the engine over from a freed original, then under the
  * dup's client. */
 struct ledger_engine_query {
 	bool      (*match)(uint32_t cls, const void *arg);
 	const void *match_arg;
-	uint32_t  (*instances)(void *ctx, int gpu);
+	uint32_t  (*per_session)(void *ctx, int gpu);
 	void       *ctx;
 	bool        by_gpu;
 	/* The group whose objects .held counts (the caller's): the client's

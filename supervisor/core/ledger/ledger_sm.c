@@ -140,15 +140,15 @@ bool ledger_is_engine(const struct ledger *l, uint32_t h_client, uint32_t handle
 }
 
 /* One live engine object's group (ledger_count_engine_sessions): its
- * client, or 0 when the query groups by GPU alone. */
-struct engine_pair {
+ * client, or 0 when the query groups by GPU alone, and its GPU. */
+struct engine_group {
 	uint32_t client;
 	int      gpu;
 };
 
-static int pair_order(const void *a, const void *b)
+static int group_order(const void *a, const void *b)
 {
-	const struct engine_pair *x = a, *y = b;
+	const struct engine_group *x = a, *y = b;
 
 	if (x->client != y->client)
 		return x->client < y->client ? -1 : 1;
@@ -165,19 +165,19 @@ static bool in_callers_group(const struct ledger_obj *o, const struct ledger_eng
 	return o->gpu == q->gpu && (q->by_gpu || o->client == q->client);
 }
 
-/* ceil(n / instances), an instance count of 0 read as 1. */
-static uint32_t sessions_of(uint32_t n, uint32_t instances)
+/* ceil(n / per_session), a per_session of 0 read as 1. */
+static uint32_t sessions_of(uint32_t n, uint32_t per_session)
 {
-	if (instances == 0)
-		instances = 1;
-	return n / instances + (n % instances != 0);
+	if (per_session == 0)
+		per_session = 1;
+	return n / per_session + (n % per_session != 0);
 }
 
 struct ledger_engine_count ledger_count_engine_sessions(const struct ledger *l,
                                                         const struct ledger_engine_query *q)
 {
 	struct ledger_engine_count c = { 0, 0, 0 };
-	struct engine_pair *pairs;
+	struct engine_group *groups;
 	uint32_t n = 0;
 
 	for (uint32_t i = l->hw_head; i != NONE; i = l->objs[i].hw_next)
@@ -187,23 +187,23 @@ struct ledger_engine_count ledger_count_engine_sessions(const struct ledger *l,
 		}
 	if (c.objects == 0)
 		return c;
-	pairs = malloc(sizeof(*pairs) * c.objects);
-	if (!pairs) {
+	groups = malloc(sizeof(*groups) * c.objects);
+	if (!groups) {
 		c.sessions = c.objects;
 		return c;
 	}
 	for (uint32_t i = l->hw_head; i != NONE && n < c.objects; i = l->objs[i].hw_next)
 		if (is_engine_of(&l->objs[i], q))
-			pairs[n++] = (struct engine_pair){ q->by_gpu ? 0 : l->objs[i].client, l->objs[i].gpu };
-	/* Sorted, each pair's objects are one run. */
-	qsort(pairs, n, sizeof(*pairs), pair_order);
+			groups[n++] = (struct engine_group){ q->by_gpu ? 0 : l->objs[i].client, l->objs[i].gpu };
+	/* Sorted, each group's objects are one run. */
+	qsort(groups, n, sizeof(*groups), group_order);
 	for (uint32_t i = 0; i < n;) {
 		uint32_t run = 1;
-		while (i + run < n && pair_order(&pairs[i], &pairs[i + run]) == 0)
+		while (i + run < n && group_order(&groups[i], &groups[i + run]) == 0)
 			run++;
-		c.sessions += sessions_of(run, q->instances(q->ctx, pairs[i].gpu));
+		c.sessions += sessions_of(run, q->per_session(q->ctx, groups[i].gpu));
 		i += run;
 	}
-	free(pairs);
+	free(groups);
 	return c;
 }

@@ -114,7 +114,7 @@ struct ledger_engine_count count_engine_sessions(struct call *c, enum gs_engine 
 	struct engine_of want = { c->sb->rm_abi, e };
 	struct engine_ctx ctx = { c->sb, e };
 	const struct ledger_engine_query q = {
-		.match = same_engine, .match_arg = &want, .instances = objects_per_session, .ctx = &ctx,
+		.match = same_engine, .match_arg = &want, .per_session = objects_per_session, .ctx = &ctx,
 		.by_gpu = e >= 0 && e < GS_ENGINE_N && session_shape[e].spans_clients,
 		.client = client, .gpu = gpu,
 	};
