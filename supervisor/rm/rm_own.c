@@ -1,10 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
 #include <stdio.h>
+#include <errno.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "rm_own.h"
+
+bool gs_driver_timing;
+__thread uint64_t gs_driver_ns[2];
+
+int gs_driver_ioctl(int fd, unsigned long request, void *arg, bool own)
+{
+	if (!gs_driver_timing)
+		return ioctl(fd, request, arg);
+	const uint64_t t0 = gs_monotonic_ns();
+	const int rc = ioctl(fd, request, arg), saved = errno;
+
+	gs_driver_ns[own] += gs_monotonic_ns() - t0;
+	errno = saved;
+	return rc;
+}
 
 nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint32_t cmd,
                            void *params, uint32_t size)
@@ -12,7 +29,7 @@ nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint3
 	struct nvos54 c = { .h_client = client, .h_object = object, .cmd = cmd,
 	                    .params = (uintptr_t)params, .params_size = size };
 
-	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_CONTROL, sizeof(c)), &c) < 0)
+	if (gs_driver_ioctl(fd, NV_IOC_WORD(NV_ESC_RM_CONTROL, sizeof(c)), &c, true) < 0)
 		return NV_ERR_GENERIC;
 	return c.status;
 }
@@ -24,7 +41,7 @@ nv_status_t rm_own_alloc(int fd, nv_handle_t client, nv_handle_t parent, nv_hand
 	                    .h_object_new = *handle, .h_class = cls,
 	                    .p_alloc_parms = (uintptr_t)params, .params_size = size };
 
-	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(a)), &a) < 0)
+	if (gs_driver_ioctl(fd, NV_IOC_WORD(NV_ESC_RM_ALLOC, sizeof(a)), &a, true) < 0)
 		return NV_ERR_GENERIC;
 	if (a.status == NV_OK)
 		*handle = a.h_object_new;
@@ -35,21 +52,21 @@ nv_status_t rm_own_free(int fd, nv_handle_t client, nv_handle_t parent, nv_handl
 {
 	struct nvos00 f = { .h_root = client, .h_object_parent = parent, .h_object_old = object };
 
-	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_FREE, sizeof(f)), &f) < 0)
+	if (gs_driver_ioctl(fd, NV_IOC_WORD(NV_ESC_RM_FREE, sizeof(f)), &f, true) < 0)
 		return NV_ERR_GENERIC;
 	return f.status;
 }
 
 nv_status_t rm_own_share(int fd, struct nvos57 *s)
 {
-	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_SHARE, sizeof(*s)), s) < 0)
+	if (gs_driver_ioctl(fd, NV_IOC_WORD(NV_ESC_RM_SHARE, sizeof(*s)), s, true) < 0)
 		return NV_ERR_GENERIC;
 	return s->status;
 }
 
 nv_status_t rm_own_dup(int fd, struct nvos55 *d)
 {
-	if (ioctl(fd, NV_IOC_WORD(NV_ESC_RM_DUP_OBJECT, sizeof(*d)), d) < 0)
+	if (gs_driver_ioctl(fd, NV_IOC_WORD(NV_ESC_RM_DUP_OBJECT, sizeof(*d)), d, true) < 0)
 		return NV_ERR_GENERIC;
 	return d->status;
 }

@@ -7,7 +7,24 @@
 #ifndef GPUSANDBOX_RM_OWN_H
 #define GPUSANDBOX_RM_OWN_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "nvrm_abi.h"
+
+/* ---- time in the driver, for GPUSANDBOX_PROFILE ----
+ * Every ioctl the supervisor makes on a driver file goes through
+ * gs_driver_ioctl: own = false for the workload's own call that we
+ * perform (its RM_ALLOC, the UVM map), true for a call made on our own
+ * account (our dup of the memory and its free, a take-back unmap, a
+ * share). While gs_driver_timing is set (the session sets it for
+ * GPUSANDBOX_PROFILE, before any worker starts), the calling thread's
+ * gs_driver_ns[own] adds each call's time, so a call's handling can be
+ * split into the driver's time and ours (session.c prints it). Unset it
+ * costs one load of a flag. */
+extern bool gs_driver_timing;
+extern __thread uint64_t gs_driver_ns[2];
+int gs_driver_ioctl(int fd, unsigned long request, void *arg, bool own);
 
 /* RM_CONTROL on (client, object). NV_ERR_GENERIC if the ioctl itself failed. */
 nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint32_t cmd,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
+#include "rm_own.h"
 #include "uvm_maps.h"
 
 #define INITIAL_SPACES 4u
@@ -37,7 +38,7 @@ bool gs_uvm_unmap(int fd, const uint8_t *uuid, uint64_t first, uint64_t last)
 	                                       .rm_status = NV_ERR_GENERIC };
 
 	memcpy(p.gpu_uuid, uuid, UVM_UUID_BYTES);
-	if (ioctl(fd, UVM_UNMAP_EXTERNAL, &p) < 0)
+	if (gs_driver_ioctl(fd, UVM_UNMAP_EXTERNAL, &p, true) < 0)
 		return false;
 	return p.rm_status == NV_OK || p.rm_status == NV_ERR_INVALID_ADDRESS ||
 	       p.rm_status == NV_ERR_INVALID_DEVICE;
@@ -72,7 +73,7 @@ static nv_status_t unregister_status(int fd, bool short_form, uint32_t h_client,
 	struct uvm_unregister_channel_params_590 q = { .h_client = h_client, .h_channel = h_channel,
 	                                               .rm_status = NV_ERR_GENERIC };
 
-	if (ioctl(fd, UVM_UNREGISTER_CHANNEL, short_form ? (void *)&q : (void *)&p) < 0)
+	if (gs_driver_ioctl(fd, UVM_UNREGISTER_CHANNEL, short_form ? (void *)&q : (void *)&p, true) < 0)
 		return NV_ERR_OPERATING_SYSTEM;
 	return short_form ? q.rm_status : p.rm_status;
 }

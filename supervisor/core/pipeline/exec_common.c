@@ -26,6 +26,7 @@
 #include "gpusandbox.h"
 #include "quota.h"
 #include "rm_decode.h"
+#include "rm_own.h"
 #include "rm_tables.h"
 #include "session.h"
 #include "test_switch.h"
@@ -282,7 +283,7 @@ static int escape_ioctl(const struct call *c, uint32_t nr, uint32_t size, void *
 	void *arg;
 	unsigned long req = escape_request(nr, size, buf, &x, &arg);
 
-	return ioctl(c->dup, req, arg) < 0 ? -errno : 0;
+	return gs_driver_ioctl(c->dup, req, arg, false) < 0 ? -errno : 0;
 }
 
 /* A device allocation (or the retry of one the driver refused for want of

@@ -96,6 +96,11 @@ struct call {
 	/* The call will be made by its caller from a page of ours
 	 * (exec_inject.c): the quiesce stops the address space's sharers too. */
 	bool                 inject;
+	/* A trapped UVM command (route_uvm), for the profile's kind. */
+	bool                 uvm;
+	/* GPUSANDBOX_PROFILE: the clock and this thread's driver times
+	 * (gs_driver_ns) when the call was received, then at its answer. */
+	uint64_t             prof_t0, prof_cpu0, prof_drv0[2];
 };
 
 /* One injected second client (exec_inject.c). */

@@ -46,7 +46,7 @@ static nv_status_t perform_uvm(int fd, uint32_t cmd, void *params, uint32_t stat
 {
 	nv_status_t st;
 
-	if (ioctl(fd, cmd, params) < 0)
+	if (gs_driver_ioctl(fd, cmd, params, false) < 0)
 		return NV_ERR_OPERATING_SYSTEM;
 	memcpy(&st, (const uint8_t *)params + status_off, sizeof(st));
 	return st;

@@ -55,6 +55,7 @@
 #include "stack.h"
 #include "gpusandbox.h"
 #include "own_rm.h"
+#include "rm_own.h"
 #include "uvm_call.h"
 
 /* ---- RM_ALLOC, RM_ALLOC_OBJECT, VID_HEAP_CONTROL: exec_alloc.c ----------- */
@@ -461,8 +462,10 @@ static struct answer route_ioctl(struct call *c,
 	c->argp = c->abi->ptr32 ? (data->args[2] & PTR32_MASK) : data->args[2];
 	c->nr = NV_IOC_NR(cmd);
 	c->size = NV_IOC_SIZE(cmd);
-	if (gs_uvm_cmd_trapped(cmd))
+	if (gs_uvm_cmd_trapped(cmd)) {
+		c->uvm = true;
 		return route_uvm(c, cmd, record);
+	}
 	e = rm_escape_find(c->sb->rm_abi, c->nr);
 	/* A word with no size bits is not an RM escape: UVM's commands are
 	 * plain integers (33, 42, 74, ...) and some share a trapped low byte;
@@ -547,8 +550,64 @@ static void record_decision(struct gs_session *sb, struct call *c, const struct 
 
 /* Answers the trapped task (nothing to answer for ANSWER_NONE: the task
  * is gone). Returns false when the answer could not be delivered. */
-static bool send_answer(struct gs_session *sb, const struct call *c, const struct answer *a,
-                        uint64_t t0)
+/* GPUSANDBOX_PROFILE: the call's handling up to its answer (prof_answer,
+ * just before SEND: with synchronous wake-up the answer runs the
+ * workload on this CPU before SEND returns), then what follows it
+ * (prof_after). Split by gs_driver_ns into the driver's time and ours. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static void prof_stamp(struct call *c)
+{
+	c->prof_t0 = gs_monotonic_ns();
+	c->prof_cpu0 = thread_cpu_ns();
+	c->prof_drv0[0] = gs_driver_ns[0];
+	c->prof_drv0[1] = gs_driver_ns[1];
+}
+
+/* The profile's row for c's kind: found by a linear search (profiling
+ * only), made when new, the last row once every other is taken. */
+static struct gs_call_prof *prof_row(struct gs_session *sb, const struct call *c)
+{
+	const uint8_t nr = (uint8_t)c->nr;
+	const uint32_t what = c->d.has_class ? c->d.cls : c->d.has_control ? c->d.control : 0;
+
+	for (unsigned i = 0; i < GS_PROF_KINDS; i++) {
+		struct gs_call_prof *p = &sb->prof[i];
+		if (!p->used)
+			*p = (struct gs_call_prof){ .used = true, .uvm = c->uvm, .nr = nr, .what = what };
+		if (p->uvm == c->uvm && p->nr == nr && p->what == what)
+			return p;
+	}
+	return &sb->prof[GS_PROF_KINDS];
+}
+
+static void prof_answer(struct gs_session *sb, struct call *c)
+{
+	struct gs_call_prof *p = prof_row(sb, c);
+
+	p->n++;
+	p->ns += gs_monotonic_ns() - c->prof_t0;
+	p->driver_ns += gs_driver_ns[0] - c->prof_drv0[0];
+	p->own_ns += gs_driver_ns[1] - c->prof_drv0[1];
+	prof_stamp(c);
+}
+
+static void prof_after(struct gs_session *sb, const struct call *c)
+{
+	struct gs_call_prof *p = prof_row(sb, c);
+
+	p->after_ns += gs_monotonic_ns() - c->prof_t0;
+	p->after_cpu_ns += thread_cpu_ns() - c->prof_cpu0;
+	p->after_own_ns += gs_driver_ns[0] + gs_driver_ns[1] - c->prof_drv0[0] - c->prof_drv0[1];
+}
+
+static bool send_answer(struct gs_session *sb, struct call *c, const struct answer *a)
 {
 	if (a->kind == ANSWER_NONE || a->kind == ANSWER_DONE)
 		return true;
@@ -558,12 +617,8 @@ static bool send_answer(struct gs_session *sb, const struct call *c, const struc
 	resp->flags = a->kind == ANSWER_CONTINUE ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
 	resp->val = a->kind == ANSWER_CONTINUE ? 0 : a->val;
 	resp->error = a->kind == ANSWER_CONTINUE ? 0 : -a->error;
-	/* Stop the clock before answering: with synchronous wake-up the
-	 * answer runs the workload on this CPU before SEND returns. */
-	if (sb->profile) {
-		sb->prof_ns[c->nr & 0xff] += gs_monotonic_ns() - t0;
-		sb->prof_n[c->nr & 0xff]++;
-	}
+	if (sb->profile)
+		prof_answer(sb, c);
 	if (c->scratch->before_answer)
 		c->scratch->before_answer(c->scratch->flight_ctx);
 	/* ENOENT: the task died, or a signal interrupted its wait (without
@@ -623,7 +678,6 @@ static struct answer note_shared_table(struct call *c, const struct seccomp_data
 
 void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 {
-	uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 	const struct seccomp_data *data = &scratch->req->data;
 	struct call c = { .sb = sb, .scratch = scratch, .tid = (pid_t)scratch->req->pid, .dup = -1,
 	                  .mem = GS_TASK_MEM_CLOSED,
@@ -632,6 +686,8 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	bool record = true;
 
 	c.d.gpu = LEDGER_NO_GPU;
+	if (sb->profile)
+		prof_stamp(&c);
 	gs_scratch_forget(scratch);
 	/* A continued call of this task's, handed off, is over. */
 	if (!sb->test_no_caller_back)
@@ -658,7 +714,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	finish_dup(&c, &a);
 	/* From here this task's call is answered: no longer held (quiesce). */
 	atomic_store(&scratch->trapped_tid, 0);
-	bool sent = send_answer(sb, &c, &a, t0);
+	bool sent = send_answer(sb, &c, &a);
 	/* A held fd table is let go once a continued caller has left its
 	 * ioctl (or at once when nothing was continued). */
 	bool continued = sent && a.kind == ANSWER_CONTINUE;
@@ -678,4 +734,6 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	if (c.dup >= 0)
 		close(c.dup);
 	task_mem_close(&c.mem);
+	if (sb->profile && sent && a.kind != ANSWER_NONE && a.kind != ANSWER_DONE)
+		prof_after(sb, &c);
 }

@@ -20,6 +20,7 @@
 #include "driver.h"
 #include "dupcache.h"
 #include "rm_decode.h"
+#include "rm_own.h"
 #include "session.h"
 #include "uvm_call.h"
 #include "quiesce.h"
@@ -117,6 +118,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	gs_listener_sync_wakeup(listener);
 	sb->uvm_major = gs_driver_uvm_major();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
+	if (sb->profile)
+		gs_driver_timing = true;
 	sb->quiesce_off = gs_test_switch("GPUSANDBOX_TEST_NO_QUIESCE") != NULL;
 	sb->test_quiesce_wait = gs_test_switch("GPUSANDBOX_TEST_QUIESCE_WAIT") != NULL;
 	sb->test_clone_no_wait = gs_test_switch("GPUSANDBOX_TEST_CLONE_NO_WAIT") != NULL;
@@ -170,13 +173,21 @@ void gs_session_print_profile(const struct gs_session *sb)
 	if (!sb->profile)
 		return;
 	fprintf(stderr, "gpusandbox profile: %llu notifications\n", (unsigned long long)sb->notifications);
-	for (unsigned nr = 0; nr < 256; nr++)
-		if (sb->prof_n[nr]) {
-			const struct rm_escape *e = rm_escape_find(sb->rm_abi, nr);
-			fprintf(stderr, "  %-22s calls=%-7llu supervisor_us_per_call=%.2f\n",
-			        e ? e->name : "other", (unsigned long long)sb->prof_n[nr],
-			        sb->prof_ns[nr] / 1e3 / sb->prof_n[nr]);
-		}
+	fprintf(stderr, "  per call, us: to the answer (of it the driver's: the call's own, ours; "
+	                "the rest is ours), then after the answer (wall, CPU, of it the driver's)\n");
+	for (unsigned i = 0; i <= GS_PROF_KINDS; i++) {
+		const struct gs_call_prof *p = &sb->prof[i];
+		const struct rm_escape *e = p->uvm ? NULL : rm_escape_find(sb->rm_abi, p->nr);
+		const double n = (double)p->n * 1e3; /* ns to us per call */
+		if (!p->n)
+			continue;
+		fprintf(stderr, "  %-4s 0x%02x %-14s 0x%-8x calls=%-7llu supervisor_us_per_call=%.2f driver=%.2f "
+		                "own_driver=%.2f rest=%.2f after=%.2f after_cpu=%.2f after_driver=%.2f\n",
+		        i == GS_PROF_KINDS ? "more" : p->uvm ? "uvm" : "rm", p->nr,
+		        p->uvm ? "" : e ? e->name : "other", p->what, (unsigned long long)p->n, p->ns / n,
+		        p->driver_ns / n, p->own_ns / n, ((double)p->ns - (double)p->driver_ns - (double)p->own_ns) / n,
+		        p->after_ns / n, p->after_cpu_ns / n, p->after_own_ns / n);
+	}
 	gs_quiesce_print_profile(stderr);
 	const struct gs_uvm_maps *m = &sb->uvm;
 	if (m->n_registers)

@@ -62,6 +62,8 @@ struct gs_session_observer {
 /* How many controls' driver times the session remembers (direct-mapped). */
 #define GS_DRIVER_TIME_SLOTS 256u
 
+#define GS_PROF_KINDS 128
+
 struct gs_session {
 	char                 id[GS_SANDBOX_ID_LEN];
 	int                  listener;
@@ -133,9 +135,20 @@ struct gs_session {
 	struct gs_session_observer observer;
 	pid_t                creators[GS_MAX_CREATORS];
 	unsigned             n_creators, next_creator;
-	/* GPUSANDBOX_PROFILE=1: supervisor-side time per escape number. */
+	/* GPUSANDBOX_PROFILE=1: supervisor-side time per call kind (an RM
+	 * escape or trapped UVM command, and the class or control it
+	 * names; GS_PROF_KINDS kinds, then one row for the rest): the
+	 * handling up to the answer, of it the driver's time in the
+	 * workload's own call and in ours (gs_driver_ioctl), and what is
+	 * done after the answer (with SYNC_WAKE_UP, on the workload's path
+	 * all the same). Added to under the session lock. */
 	bool                 profile;
-	uint64_t             prof_ns[256], prof_n[256];
+	struct gs_call_prof {
+		bool     used, uvm;
+		uint8_t  nr;
+		uint32_t what;      /* the class or control, 0 for none */
+		uint64_t n, ns, driver_ns, own_ns, after_ns, after_cpu_ns, after_own_ns;
+	} prof[GS_PROF_KINDS + 1];
 	/* A runner with several workers (runner.c) sets this: the executor
 	 * calls it, with the lock held, before it drops the lock around a
 	 * driver call known to be slow, so that another worker takes the
