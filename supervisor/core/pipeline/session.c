@@ -24,6 +24,7 @@
 #include "session.h"
 #include "uvm_call.h"
 #include "quiesce.h"
+#include "sharers.h"
 #include "stack.h"
 #include "learn.h"
 #include "test_switch.h"
@@ -117,6 +118,7 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->ledger.max_files = cfg->quota.files;
 	gs_listener_sync_wakeup(listener);
 	sb->uvm_major = gs_driver_uvm_major();
+	gs_sharers_init();
 	sb->profile = getenv("GPUSANDBOX_PROFILE") != NULL;
 	if (sb->profile)
 		gs_driver_timing = true;

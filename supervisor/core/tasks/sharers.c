@@ -157,6 +157,7 @@ static _Noreturn void count_own_threads(void)
 }
 
 static bool nlink_counts;
+static pthread_once_t nlink_once = PTHREAD_ONCE_INIT;
 
 static void check_nlink_counts(void)
 {
@@ -176,12 +177,16 @@ static void check_nlink_counts(void)
 /* Is tid alone in its thread group? Only a "yes" is used: it holds while
  * tid is trapped, since only a thread of the group can add one, and the
  * caller's ID_VALID after the look proves tid was the trapped task. */
+void gs_sharers_init(void)
+{
+	pthread_once(&nlink_once, check_nlink_counts);
+}
+
 bool gs_task_alone(pid_t tid)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct statx sx;
 
-	pthread_once(&once, check_nlink_counts);
+	gs_sharers_init();
 	if (!nlink_counts)
 		return false;
 	return gs_task_statx(tid, "task", STATX_NLINK, &sx) == 0 && (sx.stx_mask & STATX_NLINK) &&

@@ -40,6 +40,12 @@ int gs_sharers_in_process(pid_t tid, pid_t pid, const struct gs_taskset *tasks, 
  * where its link count was seen to count threads (sharers.c), else
  * false. Only a "yes" is meaningful: it holds while tid is trapped. */
 bool gs_task_alone(pid_t tid);
+/* Asks, once per process, whether the kernel counts a thread group's
+ * threads in its task directory's link count (a fork and a thread):
+ * called by the session at its start, so that the workload's first call
+ * does not wait for it (it took about 0.4 ms of a CUDA program's first
+ * CARD_INFO on the H200); gs_task_alone asks it otherwise. */
+void gs_sharers_init(void);
 
 /* Every task other than tid that shares its table, into out (at most
  * max): the taskset's cgroup subtree alone where that is proven whole,
