@@ -60,7 +60,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/audit/audit.c supervisor/audit/audit_guard.c supervisor/audit/audit_rotate.c supervisor/audit/audit_resume.c supervisor/audit/audit_verify.c supervisor/audit/sha256.c \
                    supervisor/audit/utf8.c supervisor/audit/idmap.c supervisor/audit/audit_policy.c supervisor/audit/refusals.c supervisor/audit/outcome.c \
                    $(REVIEW_SRCS) \
-                   supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c \
+                   supervisor/core/pipeline/session.c supervisor/core/pipeline/executor.c supervisor/core/pipeline/scratch.c supervisor/core/tasks/dupcache.c supervisor/core/tasks/mm_keep.c \
                    supervisor/core/pipeline/exec_alloc.c supervisor/core/pipeline/verdict.c supervisor/core/pipeline/exec_common.c \
                    supervisor/core/tasks/workload.c supervisor/core/tasks/detached.c supervisor/core/tasks/private_table.c supervisor/core/tasks/taskset.c supervisor/core/tasks/taskset_cgroup.c supervisor/core/tasks/quiesce.c supervisor/core/tasks/inject.c supervisor/core/tasks/sharers.c supervisor/core/tasks/proc_dir.c supervisor/core/tasks/host_pids.c supervisor/core/pipeline/exec_control.c supervisor/core/pipeline/exec_inject.c \
                    supervisor/core/pipeline/exec_visibility.c supervisor/core/pipeline/exec_policy.c supervisor/core/pipeline/exec_engines.c \
@@ -115,7 +115,7 @@ UNIT_TESTS := $(BUILD)/tests/unit/test_rm_tables $(BUILD)/tests/unit/test_core $
               $(BUILD)/tests/unit/test_private_table $(BUILD)/tests/unit/test_uvm_maps \
               $(BUILD)/tests/unit/test_uvm_channels $(BUILD)/tests/unit/test_metrics \
               $(BUILD)/tests/unit/test_engine_sessions $(BUILD)/tests/unit/test_test_clock \
-              $(BUILD)/tests/unit/test_recv_probe
+              $(BUILD)/tests/unit/test_recv_probe $(BUILD)/tests/unit/test_mm_keep
 
 # The policy parser's fuzz target. CI replays the corpus through a plain
 # driver (with ASan/UBSan where the compiler has them); `make fuzz` builds

@@ -71,6 +71,8 @@ struct gs_task_mem *answer_mem(struct call *c)
 {
 	if (c->mem.fd < 0) {
 		c->mem_proven = false;
+		if (take_kept_mem(c))
+			return &c->mem;
 		if (task_mem_open(c->tid, &c->mem) < 0)
 			return &c->mem;
 	}
@@ -82,6 +84,54 @@ struct gs_task_mem *answer_mem(struct call *c)
 		c->mem_proven = true;
 	}
 	return &c->mem;
+}
+
+/* A kept file needs no ID_VALID of its own: where it writes and whose
+ * call it answers is mm_keep.h's argument (its task has not exited, so it
+ * is the trapped one). */
+bool take_kept_mem(struct call *c)
+{
+	if (!c->scratch || !gs_mm_keep_take(&c->scratch->mms, c->sb, c->tid, &c->mem))
+		return false;
+	c->mem_proven = true;
+	return true;
+}
+
+/* A kept file that took no write is let go and the task's memory opened
+ * afresh (answer_mem proves it): the task exec'd since it was kept. */
+static bool reopen_if_kept(struct call *c)
+{
+	if (!c->mem.kept)
+		return false;
+	gs_mm_keep_forget(&c->scratch->mms, c->tid);
+	task_mem_close(&c->mem);
+	c->mem_proven = false;
+	return true;
+}
+
+int answer_write(struct call *c, uint64_t addr, const void *buf, size_t len)
+{
+	int rc = mem_write(answer_mem(c), addr, buf, len);
+
+	if (rc < 0 && reopen_if_kept(c))
+		rc = answer_write(c, addr, buf, len);
+	return rc;
+}
+
+int answer_write_changed2(struct call *c, const struct gs_mem_out *a, const struct gs_mem_out *b)
+{
+	int rc = mem_write_changed2(answer_mem(c), a, b);
+
+	if (rc < 0 && reopen_if_kept(c))
+		rc = answer_write_changed2(c, a, b);
+	return rc;
+}
+
+void answer_mem_done(struct call *c)
+{
+	if (c->mem_proven && !c->mem.kept && c->scratch)
+		gs_mm_keep_put(&c->scratch->mms, c->sb, c->tid, &c->mem);
+	task_mem_close(&c->mem);
 }
 
 void note_fetch_valid(struct call *c)
@@ -463,7 +513,7 @@ struct answer refuse_with_status(struct call *c, void *top, size_t status_off,
                                         nv_status_t st, enum gs_verdict v, const char *why)
 {
 	memcpy((uint8_t *)top + status_off, &st, sizeof(st));
-	if (mem_write(answer_mem(c), c->argp, top, c->size) < 0)
+	if (answer_write(c, c->argp, top, c->size) < 0)
 		return answer_errno(EFAULT);
 	c->d.verdict = v;
 	c->d.has_status = true;
@@ -491,7 +541,7 @@ struct answer answer_executed(struct call *c, uint64_t nested_addr, const void *
 	/* Nothing changed, nothing written: the answer's memory is not even
 	 * opened (answer_mem). */
 	if (mem_out_changed(&out_nested, &out_top) &&
-	    mem_write_changed2(answer_mem(c), &out_nested, &out_top) < 0 && rc == 0)
+	    answer_write_changed2(c, &out_nested, &out_top) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	c->d.has_status = true;

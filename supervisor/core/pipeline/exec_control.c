@@ -78,7 +78,7 @@ static void restore_embedded(struct call *c, const struct rm_ctrl_info *ci,
 			continue;
 		memcpy(c->scratch->params + ci->embedded[i].ptr_offset, &rel[i].orig, sizeof(rel[i].orig));
 		if (copy_out)
-			(void)mem_write(answer_mem(c), rel[i].orig, c->scratch->embedded[i], rel[i].bytes);
+			(void)answer_write(c, rel[i].orig, c->scratch->embedded[i], rel[i].bytes);
 	}
 }
 

@@ -77,7 +77,7 @@ static struct answer act_free(struct call *c, struct nvos00 *top, const struct g
 	const struct gs_mem_out out = {
 		c->argp, top, gs_scratch_kept(&c->scratch->top_in, c->argp, sizeof(*top)), sizeof(*top),
 	};
-	if (mem_out_changed(&out, NULL) && mem_write_changed2(answer_mem(c), &out, NULL) < 0 &&
+	if (mem_out_changed(&out, NULL) && answer_write_changed2(c, &out, NULL) < 0 &&
 	    rc_ioctl == 0)
 		rc_ioctl = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;

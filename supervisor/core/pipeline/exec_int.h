@@ -131,6 +131,17 @@ bool notif_still_valid(const struct call *c);
  * -1 (so the write fails, EFAULT) when it cannot be (exec_common.c says
  * why that order is sound). */
 struct gs_task_mem *answer_mem(struct call *c);
+/* The answer memory kept by the worker for this task (mm_keep.h) into
+ * c->mem, proven; false when there is none. Tried before an open. */
+bool take_kept_mem(struct call *c);
+/* Writes into the answer's memory (mem_write, mem_write_changed2), once
+ * more through a fresh open where a kept file took no write (the task
+ * exec'd since it was kept, mm_keep.h). */
+int answer_write(struct call *c, uint64_t addr, const void *buf, size_t len);
+int answer_write_changed2(struct call *c, const struct gs_mem_out *a, const struct gs_mem_out *b);
+/* The call is over: a file it opened and proved is kept for the task's
+ * next call, anything else closed. */
+void answer_mem_done(struct call *c);
 /* A fetch's ID_VALID just proved the task the trapped one: an answer
  * memory opened before it is proven too. */
 void note_fetch_valid(struct call *c);

@@ -58,7 +58,7 @@ static nv_status_t perform_uvm(int fd, uint32_t cmd, void *params, uint32_t stat
 static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t st,
                                 enum gs_verdict v, const char *why)
 {
-	if (mem_write(answer_mem(c), c->argp + status_off, &st, sizeof(st)) < 0)
+	if (answer_write(c, c->argp + status_off, &st, sizeof(st)) < 0)
 		return answer_errno(EFAULT);
 	c->d.verdict = v;
 	c->d.has_status = true;

@@ -131,7 +131,7 @@ struct answer handle_card_info(struct call *c)
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		if (!gs_card_visible(&c->sb->quota, &cards[i]))
 			memset(&cards[i], 0, sizeof(cards[i]));
-	if (mem_write(answer_mem(c), c->argp, buf, c->size) < 0 && rc == 0)
+	if (answer_write(c, c->argp, buf, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.call = "CARD_INFO";
 	c->d.verdict = GS_VERDICT_ALLOW;

@@ -77,7 +77,7 @@ static struct answer handle_flat(struct call *c)
 	if (!fetch_trapped_top(c, top, c->size, &a))
 		return a;
 	int rc = exec_escape(c, c->nr, c->size, top);
-	if (mem_write(answer_mem(c), c->argp, top, c->size) < 0 && rc == 0)
+	if (answer_write(c, c->argp, top, c->size) < 0 && rc == 0)
 		rc = -EFAULT;
 	c->d.verdict = GS_VERDICT_ALLOW;
 	return answer_value(rc);
@@ -339,7 +339,7 @@ static void finish_dup(struct call *c, const struct answer *a)
  * dup we may not take does. */
 static bool open_answer_mem(struct call *c, struct answer *a)
 {
-	if (task_mem_open(c->tid, &c->mem) == 0)
+	if (take_kept_mem(c) || task_mem_open(c->tid, &c->mem) == 0)
 		return true;
 	*a = errno == ESRCH || errno == ENOENT ? answer_none() : answer_errno(EPERM);
 	return false;
@@ -733,7 +733,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 	gs_own_rm_drop_temp(&sb->own);
 	if (c.dup >= 0)
 		close(c.dup);
-	task_mem_close(&c.mem);
+	answer_mem_done(&c);
 	if (sb->profile && sent && a.kind != ANSWER_NONE && a.kind != ANSWER_DONE)
 		prof_after(sb, &c);
 }

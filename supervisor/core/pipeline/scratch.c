@@ -36,6 +36,7 @@ int gs_scratch_init(struct gs_scratch *s, struct gs_error *err)
 		s->embedded[i] = malloc(NV_RMAPI_MAX_PARAMS_SIZE);
 		ok = ok && s->embedded[i];
 	}
+	gs_mm_keep_init(&s->mms);
 	if (ok)
 		return 0;
 	gs_scratch_fini(s);
@@ -77,6 +78,7 @@ const void *gs_scratch_kept(const struct gs_scratch_seen *seen, uint64_t addr, s
 void gs_scratch_fini(struct gs_scratch *s)
 {
 	gs_dup_cache_detach(&s->dups);
+	gs_mm_keep_fini(&s->mms);
 	free(s->window.bytes);
 	free(s->top_in.bytes);
 	free(s->params_in.bytes);

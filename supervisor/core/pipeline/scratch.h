@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "dupcache.h"
+#include "mm_keep.h"
 #include "gs_error.h"
 #include "rm_tables.h"
 
@@ -88,6 +89,9 @@ struct gs_scratch {
 	 * one thing here that outlives a call, for a bounded time. Used only
 	 * once attached by the runner to its session. */
 	struct gs_dup_cache dups;
+	/* The answer memory of the tasks this worker answered last, kept
+	 * open between their calls (mm_keep.h). */
+	struct gs_mm_keep   mms;
 };
 
 /* What is kept: the top-level struct with the rest of its page (the

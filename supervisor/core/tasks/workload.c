@@ -218,16 +218,27 @@ int task_mem_open(pid_t tid, struct gs_task_mem *m)
 {
 	char path[sizeof("/proc//mem") + 3 * sizeof(pid_t)];
 
+	*m = GS_TASK_MEM_CLOSED;
+	m->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
 	m->fd = open(path, O_RDWR | O_CLOEXEC);
-	return m->fd < 0 ? -1 : 0;
+	if (m->fd >= 0)
+		return 0;
+	int saved = errno;
+	task_mem_close(m);
+	errno = saved;
+	return -1;
 }
 
 void task_mem_close(struct gs_task_mem *m)
 {
-	if (m->fd >= 0)
-		close(m->fd);
-	m->fd = -1;
+	if (!m->kept) {
+		if (m->fd >= 0)
+			close(m->fd);
+		if (m->pidfd >= 0)
+			close(m->pidfd);
+	}
+	*m = GS_TASK_MEM_CLOSED;
 }
 
 /* An address is a file offset of /proc/TID/mem; one the offset type cannot

@@ -90,14 +90,20 @@ ssize_t mem_read_window(pid_t tid, uint64_t addr, size_t need, void *buf, size_t
  * /proc/TID/mem, opened while the tid names the task (an ID_VALID made
  * after the open proves it), holds that task's mm from then on: writes
  * through it reach that address space or fail, whatever becomes of the
- * tid. fd is -1 when not open. */
+ * tid. fd is -1 when not open. pidfd: the task's own pidfd (PIDFD_THREAD),
+ * opened just before the file so that the same ID_VALID proves both, for
+ * a worker to keep the file between the task's calls (mm_keep.h); -1
+ * where the kernel gives none. kept: fd is the worker's, lent to this
+ * call (not closed with it). */
 struct gs_task_mem {
-	int fd;
+	int  fd, pidfd;
+	bool kept;
 };
-#define GS_TASK_MEM_CLOSED ((struct gs_task_mem){ .fd = -1 })
+#define GS_TASK_MEM_CLOSED ((struct gs_task_mem){ .fd = -1, .pidfd = -1 })
 /* 0, or -1 with errno (ESRCH/ENOENT: the task is gone; EACCES: no right
  * to it). */
 int task_mem_open(pid_t tid, struct gs_task_mem *m);
+/* Closes what the call opened; a kept file is only let go. */
 void task_mem_close(struct gs_task_mem *m);
 /* Writes are made with the kernel's FOLL_FORCE (as ptrace's are): a
  * private read-only page is written through copy-on-write, where the

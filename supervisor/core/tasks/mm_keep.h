@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mm_keep.h - the answer memory of the tasks a worker answered last, kept
+ * open between their calls (issue #31).
+ *
+ * A call that writes its answer back opens /proc/TID/mem (workload.h) and
+ * proves the file the trapped task's with an ID_VALID made after the open;
+ * the open and its close were 2.4 us of a 2 MiB cuMemAlloc/cuMemFree pair's
+ * 4.4 us of /proc/TID/mem work on the H200 (perf, 2026-12-02), paid twice
+ * a pair. A worker keeps the proven file of the last GS_MM_KEEP_SLOTS tasks
+ * with a pidfd of the task itself (PIDFD_THREAD), opened before the same
+ * ID_VALID, and gives the file to the task's next call while that pidfd
+ * says the task has not exited.
+ *
+ * Why a kept file may be written:
+ *  - where it writes: the file holds the address space it was opened on
+ *    (workload.h), proven the trapped task's then. Every task that uses
+ *    an address space is a task of the sandbox (only a task using it can
+ *    make another that does, and the sandbox's tasks keep its filter), so
+ *    whatever becomes of tids and tasks, a kept file writes into the
+ *    sandbox's own memory or nowhere (an address space with no task left
+ *    takes no write: the kernel's mem_rw answers 0 bytes);
+ *  - whose call it answers: a task that has not exited still holds its
+ *    tid (a live tid names one task), so the trapped task at that tid is
+ *    the kept one, and its address space is the kept file's unless it
+ *    has exec'd since. After an exec the old one takes no write (0 bytes:
+ *    every thread of the group left it) and the caller opens afresh
+ *    (exec_common.c, answer_write). The one case a kept file writes into
+ *    the wrong address space is an exec by a task whose old one lives on
+ *    in another process (a vfork child that made an answered call before
+ *    its exec): that writes into the sandbox's own memory, and the
+ *    caller's answer is lost; only a workload that makes RM calls between
+ *    vfork and exec meets it.
+ * A task gone, or a pidfd the kernel will not give (before Linux 6.9),
+ * falls back to the open per call.
+ */
+#ifndef GPUSANDBOX_MM_KEEP_H
+#define GPUSANDBOX_MM_KEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "workload.h"
+
+#define GS_MM_KEEP_SLOTS 4u
+
+struct gs_mm_keep {
+	bool on;                    /* set by gs_mm_keep_init */
+	/* The sandbox whose tasks these are (a worker of the agent may serve
+	 * another later); the keep is emptied when it changes. */
+	const void *owner;
+	struct {
+		pid_t    tid;       /* 0: slot free */
+		int      pidfd, memfd;
+		uint64_t used;      /* the call count at its last use */
+	} slot[GS_MM_KEEP_SLOTS];
+	uint64_t calls;
+};
+
+/* An empty keep (all fds -1). A keep never initialised (on unset) keeps
+ * nothing: take finds nothing, put closes. */
+void gs_mm_keep_init(struct gs_mm_keep *k);
+/* Closes every kept file. */
+void gs_mm_keep_fini(struct gs_mm_keep *k);
+/* The kept file of tid into *m (m->kept set: not closed by the call),
+ * while its task has not exited; false (m untouched) otherwise, a slot of
+ * an exited task emptied. */
+bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m);
+/* A file opened by task_mem_open for tid, proven since by an ID_VALID,
+ * kept for the task's next calls (the least recently used slot is
+ * emptied when none is free); *m is left closed. A file without its pidfd
+ * is closed instead. */
+void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m);
+/* Empties tid's slot: its file took no write (the task exec'd). */
+void gs_mm_keep_forget(struct gs_mm_keep *k, pid_t tid);
+
+#endif
