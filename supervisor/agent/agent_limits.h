@@ -40,9 +40,9 @@
 #define GS_AGENT_DEFAULT_FILES (2u * GS_AGENT_DEFAULT_CLIENTS)
 /* RM objects a container may hold at once (key objects): the agent's
  * memory, about 170 bytes of ledger each (ledgerbench's resident memory
- * at a million, docs/perf.md Round 5). A CUDA process holds about 140
- * after init and a tensor (the PyTorch trace), a few more per cached
- * segment of its allocator; 2^19 leaves room for dozens of large
+ * at a million, docs/perf-rounds.md "Round 5"). A CUDA process holds
+ * about 140 after init and a tensor (the PyTorch trace), a few more per
+ * cached segment of its allocator; 2^19 leaves room for dozens of large
  * processes and bounds a container's entries near 90 MiB. */
 #define GS_AGENT_DEFAULT_OBJECTS (1u << 19)
 /* Descriptors of the agent a container at those bounds may hold: a

@@ -18,7 +18,7 @@
 # each build. Prints, per configuration, the pair (pairs/s and us, median
 # of rounds) and its ratio to native in the same round, and per call kind
 # the time per call (us, mean over the run, median over rounds) and
-# sandboxed minus native: the figures docs/perf.md "Down to the trap"
+# sandboxed minus native: the figures docs/perf-rounds.md "Down to the trap"
 # asks for (issue #31: a continued call <= 1.5 us over the bare trap, a
 # performed one <= 3 us of the supervisor's own work).
 set -u
