@@ -13,11 +13,13 @@
 #include "nvrm_abi.h"
 
 /* ---- time in the driver, for GPUSANDBOX_PROFILE ----
- * Every ioctl the supervisor makes on a driver file goes through
+ * Every ioctl a worker makes on a driver file for a call goes through
  * gs_driver_ioctl: own = false for the workload's own call that we
  * perform (its RM_ALLOC, the UVM map), true for a call made on our own
  * account (our dup of the memory and its free, a take-back unmap, a
- * share). While gs_driver_timing is set (the session sets it for
+ * share). Not counted: the start's own calls (driver.c, gpu_uuid.c) and a
+ * device allocation made by the private table's helper thread
+ * (private_table.c), whose time is the calling worker's "rest". While gs_driver_timing is set (the session sets it for
  * GPUSANDBOX_PROFILE, before any worker starts), the calling thread's
  * gs_driver_ns[own] adds each call's time, so a call's handling can be
  * split into the driver's time and ours (session.c prints it). Unset it

@@ -27,6 +27,7 @@
 
 #include "exec_int.h"
 #include "exec_managed.h"
+#include "rm_own.h"
 
 #define PAGE_BYTES 4096ull
 
@@ -54,7 +55,7 @@ static bool uvm_range_exists(int fd, uint64_t base, uint64_t len)
 		.rm_status = NV_ERR_INVALID_ADDRESS,
 	};
 
-	return ioctl(fd, UVM_VALIDATE_VA_RANGE, &p) == 0 && p.rm_status == NV_OK;
+	return gs_driver_ioctl(fd, UVM_VALIDATE_VA_RANGE, &p, true) == 0 && p.rm_status == NV_OK;
 }
 
 static struct answer refuse_mmap(struct call *c, uint64_t len, const char *why)
