@@ -213,6 +213,8 @@ TESTS=(
 	"baseline-uvm_share|bare|uvm_share"
 	"baseline-client_refree|sandbox|client_refree"
 	"baseline-uvm_share:replace|sandbox|uvm_share replace"
+	"exec_again|sandbox|exec_again"
+	"baseline-exec_again:no_reopen|sandbox|exec_again"
 	"baseline-uvm_share:memory|sandbox|uvm_share memory"
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-continue_swap:untracked|sandbox|continue_swap proc"
@@ -516,6 +518,7 @@ run_case() {
 	# uvm_share:replace's baseline: the client share, once replaced by
 	# the workload, is not made again (exec_uvm.c dup_for_map).
 	case "$name" in baseline-uvm_share:replace | baseline-uvm_share:memory) sb_env=(env GPUSANDBOX_TEST_NO_RESHARE=1) ;; esac
+	[ "$name" = baseline-exec_again:no_reopen ] && sb_env=(env GPUSANDBOX_TEST_MM_KEEP_NO_REOPEN=1)
 	# sem_surf: a GPU with 32-bit semaphores (two memory objects per
 	# surface) on a driver without the limit of surfaces to sysmem
 	# (tests/fakedrv/fake_semsurf.c); sem_surf:sysmem runs on the
@@ -1119,6 +1122,16 @@ check_positive() {
 		# A 0x40 read must have been refused; the 768 MiB hold must stand.
 		ge "$nomem" 1 && ge "$peak" $((768 * MIB)) ||
 			{ why="not exercised: nomem=$nomem peak=$(mib "$peak")"; return 1; } ;;
+	exec_again)
+		# One task, both stages (the exec kept its pid), and every
+		# answer of the second reached it through a fresh open.
+		local k
+		for k in stage1_open stage1_alloc stage1_free stage2_open stage2_alloc stage2_free; do
+			[ "$(val_of "$d" $k)" = 0x0 ] || { why="$k=$(val_of "$d" $k)"; return 1; }
+		done
+		[ "$(grep -o 'pid=[0-9]*' "$d/out" | sort -u | wc -l)" = 1 ] ||
+			{ why="the stages were not one task: $(grep -o 'pid=[0-9]*' "$d/out" | tr '\n' ' ')"; return 1; }
+		ge "$ok" 1 || { why="not exercised: ok=$ok"; return 1; } ;;
 	static_raw | xfer)
 		ge "$ok" 1 && ge "$nomem" 1 ||
 			{ why="not exercised: ok=$ok nomem=$nomem other=$other"; return 1; }
@@ -1905,6 +1918,15 @@ for t in "${TESTS[@]}"; do
 		v=$(stat_of "$dir" gpu0.vidmem_peak)
 		[ "$(val_of "$dir" free)" = NV_OK ] && [ -n "$v" ] && [ "$v" -gt "$QUOTA" ] && pass "$name" ||
 			fail "$name" "free unseen: $(head -1 "$dir/out") peak ${v:-?}: not sensitive"
+		continue
+	fi
+	if [ "$name" = baseline-exec_again:no_reopen ]; then
+		# Not opened again: stage 1 was answered; stage 2's first answer
+		# that carries bytes (the allocation's outputs: the device's
+		# answer changes none) was lost in the old address space.
+		[ "$(val_of "$dir" stage1_alloc)" = 0x0 ] && [ -n "$(val_of "$dir" stage2_alloc)" ] &&
+			[ "$(val_of "$dir" stage2_alloc)" != 0x0 ] && pass "$name" ||
+			fail "$name" "not opened again: $(tr '\n' ' ' <"$dir/out"): not sensitive"
 		continue
 	fi
 	if [ "$name" = baseline-uvm_share:memory ]; then

@@ -101,7 +101,7 @@ bool take_kept_mem(struct call *c)
  * afresh (answer_mem proves it): the task exec'd since it was kept. */
 static bool reopen_if_kept(struct call *c)
 {
-	if (!c->mem.kept)
+	if (!c->mem.kept || c->sb->test_mm_keep_no_reopen)
 		return false;
 	gs_mm_keep_forget(&c->scratch->mms, c->tid);
 	task_mem_close(&c->mem);

@@ -142,6 +142,10 @@ struct gs_session {
 	 * workload's own call and in ours (gs_driver_ioctl), and what is
 	 * done after the answer (with SYNC_WAKE_UP, on the workload's path
 	 * all the same). Added to under the session lock. */
+	/* GPUSANDBOX_TEST_MM_KEEP_NO_REOPEN (tests/adv exec_again's
+	 * baseline): a write a kept answer memory did not take is not made
+	 * again through a fresh open (answer_write). */
+	bool                 test_mm_keep_no_reopen;
 	bool                 profile;
 	struct gs_call_prof {
 		bool     used, uvm;
