@@ -3,6 +3,7 @@
 #define GPUSANDBOX_H
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,13 +53,30 @@ static inline bool gs_parent_folder(const char *path, char *dir, size_t len)
 	gs_room_;                                                                     \
 })
 
+/* A clock in nanoseconds. */
+static inline uint64_t gs_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
 /* CLOCK_MONOTONIC in nanoseconds: the one clock the supervisor times
  * things with (profiles, channel ages, the duty cycle). */
 static inline uint64_t gs_monotonic_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
+	return gs_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Has the task behind a pidfd exited? A pidfd is readable once it has (a
+ * PIDFD_THREAD one once that very thread has, a process's once the
+ * process has); an error is taken as exited too, so that a caller that
+ * keeps something while its task lives lets it go (fail closed). */
+static inline bool gs_pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
 }
 
 /* Takes m if it comes within ms; whether it did. For a lock that a worker

@@ -182,15 +182,6 @@ bool agent_may_hold_sys_admin(pid_t tid)
 	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
 }
 
-/* Has pidfd's task exited? A pidfd is readable then; an error is taken
- * as exited (the cache is not trusted: the status is read again). */
-static bool task_exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return poll(&p, 1, 0) != 0;
-}
-
 static void forget_capbnd(struct capbnd_slot *s)
 {
 	if (s->pidfd >= 0)
@@ -217,12 +208,12 @@ static bool caller_may_hold_sys_admin(struct worker *w, pid_t tid)
 {
 	struct capbnd_slot *s = &w->clear[(unsigned)tid % GS_AGENT_CAPBND_CACHE];
 
-	if (s->tid == tid && s->pidfd >= 0 && !task_exited(s->pidfd))
+	if (s->tid == tid && s->pidfd >= 0 && !gs_pidfd_exited(s->pidfd))
 		return false;
 	forget_capbnd(s);
 	int pidfd = pidfd_of_task(tid);
 	bool may = agent_may_hold_sys_admin(tid);
-	if (!may && pidfd >= 0 && !task_exited(pidfd)) {
+	if (!may && pidfd >= 0 && !gs_pidfd_exited(pidfd)) {
 		s->tid = tid;
 		s->pidfd = pidfd;
 	} else if (pidfd >= 0) {

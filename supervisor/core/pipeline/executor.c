@@ -554,18 +554,10 @@ static void record_decision(struct gs_session *sb, struct call *c, const struct 
  * just before SEND: with synchronous wake-up the answer runs the
  * workload on this CPU before SEND returns), then what follows it
  * (prof_after). Split by gs_driver_ns into the driver's time and ours. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * GS_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 static void prof_stamp(struct call *c)
 {
 	c->prof_t0 = gs_monotonic_ns();
-	c->prof_cpu0 = thread_cpu_ns();
+	c->prof_cpu0 = gs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	c->prof_drv0[0] = gs_driver_ns[0];
 	c->prof_drv0[1] = gs_driver_ns[1];
 }
@@ -603,7 +595,7 @@ static void prof_after(struct gs_session *sb, const struct call *c)
 	struct gs_call_prof *p = prof_row(sb, c);
 
 	p->after_ns += gs_monotonic_ns() - c->prof_t0;
-	p->after_cpu_ns += thread_cpu_ns() - c->prof_cpu0;
+	p->after_cpu_ns += gs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c->prof_cpu0;
 	p->after_own_ns += gs_driver_ns[0] + gs_driver_ns[1] - c->prof_drv0[0] - c->prof_drv0[1];
 }
 

@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "host_pids.h"
 
 #define SLOTS (2 * GS_HOST_PIDS_MAX) /* load at most one half */
@@ -95,16 +96,6 @@ bool gs_host_pids_known(pid_t pid)
 	return true;
 }
 
-/* Has pidfd's process exited (or been reaped)? A pidfd is readable once
- * the process has exited; an error is taken as exited (fail closed: it
- * is then looked at again). */
-static bool exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return poll(&p, 1, 0) != 0;
-}
-
 static bool room_for(int fd)
 {
 	struct rlimit r;
@@ -121,7 +112,7 @@ static void learn(pid_t pid, int pidfd)
 {
 	if (pidfd < 0)
 		return;
-	if (pid <= 0 || find(pid) || !room_for(pidfd) || exited(pidfd)) {
+	if (pid <= 0 || find(pid) || !room_for(pidfd) || gs_pidfd_exited(pidfd)) {
 		close(pidfd);
 		return;
 	}

@@ -3,9 +3,9 @@
  * mm_keep.c - kept answer memory (mm_keep.h says why it may be written).
  */
 #define _GNU_SOURCE
-#include <poll.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "mm_keep.h"
 
 static void slot_empty(struct gs_mm_keep *k, unsigned i)
@@ -44,15 +44,6 @@ static void own(struct gs_mm_keep *k, const void *owner)
 	}
 }
 
-/* Has the task behind a pidfd exited? A pidfd is readable once it has
- * (PIDFD_THREAD: once that very thread has); an error says the same. */
-static bool task_exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return poll(&p, 1, 0) != 0;
-}
-
 bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m)
 {
 	if (!k->on)
@@ -62,7 +53,7 @@ bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, struct 
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++) {
 		if (k->slot[i].tid != tid)
 			continue;
-		if (task_exited(k->slot[i].pidfd)) {
+		if (gs_pidfd_exited(k->slot[i].pidfd)) {
 			slot_empty(k, i);
 			return false;
 		}

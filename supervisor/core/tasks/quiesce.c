@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpusandbox.h"
 #include "quiesce.h"
 #include "test_switch.h"
 #include "sharers.h"
@@ -195,17 +196,9 @@ static void inflight_end(struct gs_inflight *f)
 	gs_inflight_put(f);
 }
 
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t now_ns(void)
 {
-	return clock_ns(CLOCK_MONOTONIC);
+	return gs_clock_ns(CLOCK_MONOTONIC);
 }
 
 int gs_fd_sharers_counted(pid_t tid, const struct gs_taskset *tasks, pid_t *out, int max,
@@ -451,7 +444,7 @@ static enum quiesce_go wait_go(struct gs_quiesce *q)
  * and a time of it as pthread_cond_timedwait takes it. */
 static uint64_t realtime_ns(void)
 {
-	return clock_ns(CLOCK_REALTIME);
+	return gs_clock_ns(CLOCK_REALTIME);
 }
 
 static struct timespec timespec_of(uint64_t ns)
