@@ -19,11 +19,11 @@
  * account (our dup of the memory and its free, a take-back unmap, a
  * share). Not counted: the start's own calls (driver.c, gpu_uuid.c) and a
  * device allocation made by the private table's helper thread
- * (private_table.c), whose time is the calling worker's "rest". While gs_driver_timing is set (the session sets it for
- * GPUSANDBOX_PROFILE, before any worker starts), the calling thread's
- * gs_driver_ns[own] adds each call's time, so a call's handling can be
- * split into the driver's time and ours (session.c prints it). Unset it
- * costs one load of a flag. */
+ * (private_table.c), whose time is the calling worker's "rest". While
+ * gs_driver_timing is set (the session sets it for GPUSANDBOX_PROFILE),
+ * the calling thread's gs_driver_ns[own] adds each call's time, so a
+ * call's handling can be split into the driver's time and ours
+ * (session.c prints it). Unset it costs one load of a flag. */
 extern bool gs_driver_timing;
 extern __thread uint64_t gs_driver_ns[2];
 int gs_driver_ioctl(int fd, unsigned long request, void *arg, bool own);

@@ -554,10 +554,14 @@ static void record_decision(struct gs_session *sb, struct call *c, const struct 
  * just before SEND: with synchronous wake-up the answer runs the
  * workload on this CPU before SEND returns), then what follows it
  * (prof_after). Split by gs_driver_ns into the driver's time and ours. */
-static void prof_stamp(struct call *c)
+/* The thread CPU clock is read only where the part after the answer
+ * begins, which alone reports it: a read at the receipt would be one
+ * more system call inside the part before it. */
+static void prof_stamp(struct call *c, bool cpu)
 {
+	if (cpu)
+		c->prof_cpu0 = gs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	c->prof_t0 = gs_monotonic_ns();
-	c->prof_cpu0 = gs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	c->prof_drv0[0] = gs_driver_ns[0];
 	c->prof_drv0[1] = gs_driver_ns[1];
 }
@@ -587,7 +591,7 @@ static void prof_answer(struct gs_session *sb, struct call *c)
 	p->ns += gs_monotonic_ns() - c->prof_t0;
 	p->driver_ns += gs_driver_ns[0] - c->prof_drv0[0];
 	p->own_ns += gs_driver_ns[1] - c->prof_drv0[1];
-	prof_stamp(c);
+	prof_stamp(c, true);
 }
 
 static void prof_after(struct gs_session *sb, const struct call *c)
@@ -679,7 +683,7 @@ void gs_execute_notification(struct gs_session *sb, struct gs_scratch *scratch)
 
 	c.d.gpu = LEDGER_NO_GPU;
 	if (sb->profile)
-		prof_stamp(&c);
+		prof_stamp(&c, false);
 	gs_scratch_forget(scratch);
 	/* A continued call of this task's, handed off, is over. */
 	if (!sb->test_no_caller_back)

@@ -142,10 +142,6 @@ struct gs_session {
 	 * workload's own call and in ours (gs_driver_ioctl), and what is
 	 * done after the answer (with SYNC_WAKE_UP, on the workload's path
 	 * all the same). Added to under the session lock. */
-	/* GPUSANDBOX_TEST_MM_KEEP_NO_REOPEN (tests/adv exec_again's
-	 * baseline): a write a kept answer memory did not take is not made
-	 * again through a fresh open (answer_write). */
-	bool                 test_mm_keep_no_reopen;
 	bool                 profile;
 	struct gs_call_prof {
 		bool     used, uvm;
@@ -153,6 +149,10 @@ struct gs_session {
 		uint32_t what;      /* the class or control, 0 for none */
 		uint64_t n, ns, driver_ns, own_ns, after_ns, after_cpu_ns, after_own_ns;
 	} prof[GS_PROF_KINDS + 1];
+	/* GPUSANDBOX_TEST_MM_KEEP_NO_REOPEN (tests/adv exec_again's
+	 * baseline): a write a kept answer memory did not take is not made
+	 * again through a fresh open (answer_write). */
+	bool                 test_mm_keep_no_reopen;
 	/* A runner with several workers (runner.c) sets this: the executor
 	 * calls it, with the lock held, before it drops the lock around a
 	 * driver call known to be slow, so that another worker takes the

@@ -174,14 +174,14 @@ static void check_nlink_counts(void)
 	nlink_counts = WIFEXITED(st) && WEXITSTATUS(st) == CHILD_COUNTS_OK;
 }
 
-/* Is tid alone in its thread group? Only a "yes" is used: it holds while
- * tid is trapped, since only a thread of the group can add one, and the
- * caller's ID_VALID after the look proves tid was the trapped task. */
 void gs_sharers_init(void)
 {
 	pthread_once(&nlink_once, check_nlink_counts);
 }
 
+/* Is tid alone in its thread group? Only a "yes" is used: it holds while
+ * tid is trapped, since only a thread of the group can add one, and the
+ * caller's ID_VALID after the look proves tid was the trapped task. */
 bool gs_task_alone(pid_t tid)
 {
 	struct statx sx;
