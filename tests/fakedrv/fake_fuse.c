@@ -382,6 +382,9 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	pid_t pid = fuse_req_ctx(req)->pid;
 	uint64_t addr = (uint64_t)(uintptr_t)arg;
 	fake_rm_note_ioctl_overlap();
+	/* The caller's security token is its euid and pid (fake_share.c):
+	 * FUSE's uid is the thread's fsuid, which follows its euid. */
+	fake_set_req_euid(fuse_req_ctx(req)->uid);
 
 	if (of->kind == N_UVM) {
 		/* UVM commands are plain integers: no size bits, no data.

@@ -145,6 +145,19 @@ pid_t fake_tgid_of(pid_t tid)
 	return tgid;
 }
 
+/* Per FUSE worker thread: each serves one request at a time. */
+static __thread uid_t req_euid;
+
+uid_t fake_req_euid(void)
+{
+	return req_euid;
+}
+
+void fake_set_req_euid(uid_t euid)
+{
+	req_euid = euid;
+}
+
 /* ---- clients and objects ------------------------------------------------ */
 
 void fake_rm_init(const struct fake_config *cfg)
@@ -389,6 +402,7 @@ static nv_status_t alloc_client(const struct fake_caller *who, nv_handle_t want,
 	c->h = want;
 	c->file = who->file;
 	c->tgid = fake_tgid_of(who->pid);
+	c->euid = fake_req_euid();
 	fake_st.clients[fake_st.nclients++] = c;
 	if (fake_st.nclients > fake_st.clients_peak)
 		fake_st.clients_peak = fake_st.nclients;

@@ -184,6 +184,12 @@ struct fake_caller {
 
 void fake_rm_init(const struct fake_config *cfg);
 
+/* The effective uid of the thread whose request this FUSE worker serves
+ * now (the request's uid; 0 outside a request): with its tgid, the
+ * caller's security token (fake_share.c). */
+uid_t fake_req_euid(void);
+void  fake_set_req_euid(uid_t euid);
+
 /* Run one escape. buf holds the top-level argument (size bytes, in and out).
  * Returns 0 or a negative errno for escape-level failures; RM failures are
  * reported in the struct's status field, as the driver does. */

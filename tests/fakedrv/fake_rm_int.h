@@ -105,6 +105,7 @@ struct client {
 	nv_handle_t h;
 	uint64_t    file;    /* the open file it is bound to */
 	pid_t       tgid;    /* creator, for GPU_GET_PID_INFO and dup policy */
+	uid_t       euid;    /* creator's, with tgid its security token */
 	uint32_t    next_handle;
 	struct obj *objs;
 	size_t      n, cap;
@@ -276,14 +277,18 @@ bool        fake_holds_gpu_node(pid_t pid, int gpu);
 
 /* fake_share.c */
 /* May a client of process tgid, named dst (0: a kernel client, as UVM's),
+ * whose token (or, for a kernel client, whose calling thread's) is euid
+ * and tgid,
  * dup so of src under src's share policies? */
-bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_handle_t dst);
+bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, uid_t euid, nv_handle_t dst);
 bool fake_share_allows_dup(struct client *src, const struct obj *so, const struct client *dst);
 /* Live CLIENT policies that grant a dup, in every list (stats). */
 unsigned fake_share_client_policies(void);
 /* The same, on objects other than clients / on client objects. */
 unsigned fake_share_object_policies(void);
 unsigned fake_share_client_object_policies(void);
+/* Live OS_SECURITY_TOKEN policies that grant a dup, in every list. */
+unsigned fake_share_token_policies(void);
 nv_status_t fake_share_inherited(struct client *c, const struct rs_share_policy *pol);
 int  fake_esc_share(const struct fake_caller *who, void *buf, size_t size);
 int  fake_esc_export_dmabuf(const struct fake_caller *who, void *buf, size_t size);

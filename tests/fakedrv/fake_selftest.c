@@ -142,7 +142,7 @@ nv_status_t control(int fd, nv_handle_t hc, nv_handle_t ho, uint32_t cmd,
 	return c.status;
 }
 
-static nv_status_t dup_obj(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn,
+nv_status_t dup_obj(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn,
 			   nv_handle_t hcs, nv_handle_t hos)
 {
 	struct nvos55 d = { .h_client = hc, .h_parent = hp, .h_object = *hn,
@@ -162,7 +162,7 @@ static struct nv_memory_allocation_params vidmem_params(uint64_t size)
 	return p;
 }
 
-static nv_status_t alloc_vidmem(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn,
+nv_status_t alloc_vidmem(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn,
 				uint64_t size)
 {
 	struct nv_memory_allocation_params p = vidmem_params(size);
@@ -213,7 +213,7 @@ nv_status_t uvm_call(int ufd, uint32_t cmd, void *p, size_t status_off)
 	return st;
 }
 
-static nv_status_t uvm_create(int ufd, uint64_t base, uint64_t len)
+nv_status_t uvm_create(int ufd, uint64_t base, uint64_t len)
 {
 	struct uvm_create_external_range_params p = { .base = base, .length = len };
 	return uvm_call(ufd, UVM_CREATE_EXTERNAL_RANGE, &p, offsetof(typeof(p), rm_status));
@@ -233,7 +233,7 @@ static nv_status_t uvm_unmap(int ufd, uint64_t base, uint64_t len, int gpu)
 }
 
 /* 580 and before: {base, length}; 590 on: {base}. */
-static nv_status_t uvm_free(int ufd, uint64_t base, uint64_t len)
+nv_status_t uvm_free(int ufd, uint64_t base, uint64_t len)
 {
 	if (driver_branch() >= UVM_FREE_BASE_ONLY_BRANCH) {
 		struct uvm_free_params_590 p = { .base = base };
@@ -265,7 +265,7 @@ static nv_status_t uvm_map_n(int ufd, uint64_t base, uint64_t len, uint64_t off,
 	return st;
 }
 
-static nv_status_t uvm_map(int ufd, uint64_t base, uint64_t len, nv_handle_t hc, nv_handle_t hm)
+nv_status_t uvm_map(int ufd, uint64_t base, uint64_t len, nv_handle_t hc, nv_handle_t hm)
 {
 	return uvm_map_n(ufd, base, len, 0, hc, hm, UVM_GPU_A, 1);
 }
@@ -991,6 +991,7 @@ int main(void)
 	uvm_gpu_checks();
 	semsurf_checks();
 	engine_checks();
+	token_checks();
 	share_checks();
 
 	printf("%d passed, %d failed\n", passed, failed);

@@ -32,6 +32,12 @@ int driver_branch(void);
 nv_status_t uvm_call(int ufd, uint32_t cmd, void *p, size_t status_off);
 /* /dev/nvidia-uvm, initialized; exits on failure. */
 int open_uvm(void);
+nv_status_t dup_obj(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn, nv_handle_t hcs, nv_handle_t hos);
+nv_status_t alloc_vidmem(int fd, nv_handle_t hc, nv_handle_t hp, nv_handle_t *hn, uint64_t size);
+nv_status_t uvm_create(int ufd, uint64_t base, uint64_t len);
+nv_status_t uvm_free(int ufd, uint64_t base, uint64_t len);
+/* Maps [base, base+len) of (hc, hm) on one GPU. */
+nv_status_t uvm_map(int ufd, uint64_t base, uint64_t len, nv_handle_t hc, nv_handle_t hm);
 
 /* fake_selftest_uvmchan.c */
 void uvm_chan_checks(void);
@@ -40,5 +46,7 @@ void uvm_gpu_checks(void);
 void semsurf_checks(void);
 /* fake_selftest_engines.c */
 void engine_checks(void);
+/* fake_selftest_token.c */
+void token_checks(void);
 
 #endif

@@ -12,8 +12,8 @@
  *   ProcID must be the destination's. RM_SHARE edits the policies of
  *   the handle named (an RsResourceRef, not the memory behind it:
  *   clientShareResource_IMPL, resserv/src/rs_client.c, 580.95.05): ALL
- *   lets any client dup it, OS_SECURITY_TOKEN any client of the same user,
- *   CLIENT the one client named by target; REVOKE removes rights from a
+ *   lets any client dup it, OS_SECURITY_TOKEN a client whose security
+ *   token matches the owner's, CLIENT the one client named by target; REVOKE removes rights from a
  *   policy. A handle whose policies were never edited takes those of its
  *   nearest edited ancestor, up to its client, or else the default
  *   (rsAccessGetActiveShareList, resserv/src/rs_access_map.c). The first
@@ -21,10 +21,16 @@
  *   RS_SHARE_ACTION_FLAG_COMPOSE replaces the default one (a second
  *   client of the owner's process may no longer dup it); with COMPOSE it
  *   starts from the active list and adds to it. Equal policies (type and
- *   target) merge their rights (rsShareListInsert). The fake runs every
- *   caller as one user, so ALL and OS_SECURITY_TOKEN mean the same here;
- *   REQUIRE policies and other types are accepted and not modelled (no
- *   test relies on them).
+ *   target) merge their rights (rsShareListInsert). REQUIRE policies and
+ *   other types are accepted and not modelled (no test relies on them).
+ * - The security token (osGetSecurityToken, osValidateClientTokens,
+ *   arch/nvalloc/unix/src/os.c, 580.95.05): a client's is the effective
+ *   uid and the process (tgid) of the thread that made it; two tokens
+ *   match when either the euid or the pid is equal. cliresShareCallback
+ *   takes, for a kernel client (UVM's dup of the memory it maps), the
+ *   calling thread's token, for a user client that client's own. The
+ *   thread's euid is what FUSE reports as the request's uid (the fsuid,
+ *   which follows the euid unless set apart).
  * - EXPORT_TO_DMABUF_FD (kernel-open/nvidia/nv.c, nv-dmabuf.c): exact
  *   size or -EINVAL; GPU nodes only (NV_ACTUAL_DEVICE_ONLY, -EINVAL on
  *   the control device); the RM status in params->status. Each handle
@@ -65,7 +71,13 @@ static const struct share_list *active_list(struct client *c, const struct obj *
 	return c->share.modified ? &c->share : &default_list;
 }
 
-bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_handle_t dst)
+/* osValidateClientTokens: the euid or the pid equal. */
+static bool tokens_match(const struct client *src, pid_t tgid, uid_t euid)
+{
+	return src->euid == euid || src->tgid == tgid;
+}
+
+bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, uid_t euid, nv_handle_t dst)
 {
 	const struct share_list *l = active_list(src, so);
 
@@ -74,7 +86,7 @@ bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_
 		if (!(p->mask & RS_ACCESS_DUP_OBJECT_BIT))
 			continue;
 		if ((p->type == RS_SHARE_TYPE_PID && src->tgid == tgid) || p->type == RS_SHARE_TYPE_ALL ||
-		    p->type == RS_SHARE_TYPE_OS_SECURITY_TOKEN ||
+		    (p->type == RS_SHARE_TYPE_OS_SECURITY_TOKEN && tokens_match(src, tgid, euid)) ||
 		    (p->type == RS_SHARE_TYPE_CLIENT && dst && p->target == dst))
 			return true;
 	}
@@ -84,7 +96,7 @@ bool fake_share_allows(struct client *src, const struct obj *so, pid_t tgid, nv_
 bool fake_share_allows_dup(struct client *src, const struct obj *so, const struct client *dst)
 {
 	/* The owner client holds every right on its own objects. */
-	return src == dst || fake_share_allows(src, so, dst->tgid, dst->h);
+	return src == dst || fake_share_allows(src, so, dst->tgid, dst->euid, dst->h);
 }
 
 static struct share_policy *find_policy(struct share_list *l, const struct share_policy *want)
@@ -139,12 +151,31 @@ static nv_status_t share(const struct fake_caller *who, const struct nvos57 *p)
 	return edit_list(&o->share, active_list(c, o), &p->policy);
 }
 
-static unsigned client_policies(const struct share_list *l)
+/* Policies of a type that grant a dup, in one edited list. */
+static unsigned dup_policies(const struct share_list *l, uint16_t type)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; l->modified && i < l->n; i++)
-		n += l->p[i].type == RS_SHARE_TYPE_CLIENT && (l->p[i].mask & RS_ACCESS_DUP_OBJECT_BIT);
+		n += l->p[i].type == type && (l->p[i].mask & RS_ACCESS_DUP_OBJECT_BIT);
+	return n;
+}
+
+static unsigned client_policies(const struct share_list *l)
+{
+	return dup_policies(l, RS_SHARE_TYPE_CLIENT);
+}
+
+unsigned fake_share_token_policies(void)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < fake_st.nclients; i++) {
+		const struct client *c = fake_st.clients[i];
+		n += dup_policies(&c->share, RS_SHARE_TYPE_OS_SECURITY_TOKEN);
+		for (size_t j = 0; j < c->n; j++)
+			n += dup_policies(&c->objs[j].share, RS_SHARE_TYPE_OS_SECURITY_TOKEN);
+	}
 	return n;
 }
 

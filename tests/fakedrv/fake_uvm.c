@@ -237,7 +237,7 @@ static nv_status_t dup_memory(pid_t caller, nv_handle_t hc, nv_handle_t hm, stru
 	struct obj *o = fake_find_obj(c, hm);
 	if (!o || (o->res->kind != K_VIDMEM && o->res->kind != K_SYSMEM))
 		return NV_ERR_INVALID_OBJECT_HANDLE;
-	if (!fake_share_allows(c, o, fake_tgid_of(caller), 0))
+	if (!fake_share_allows(c, o, fake_tgid_of(caller), fake_req_euid(), 0))
 		return NV_ERR_INSUFFICIENT_PERMISSIONS;
 	*out = o->res;
 	return NV_OK;

@@ -121,7 +121,7 @@ static bool tsg_dup_allowed(pid_t caller, struct client *c, struct obj *chan)
 	struct client *owner = c;
 	struct obj *o = first_handle(tsg, &owner);
 
-	return fake_share_allows(owner, o ? o : chan, fake_tgid_of(caller), 0);
+	return fake_share_allows(owner, o ? o : chan, fake_tgid_of(caller), fake_req_euid(), 0);
 }
 
 static struct uvm_chan_reg *find_reg(uint64_t file, nv_handle_t hc, nv_handle_t hch)
