@@ -251,6 +251,9 @@ struct gs_audit_start {
 	const char            *user;
 	const char            *cwd;
 	const char            *policy_file;
+	/* --uvm-map as-user: the workload's memory is dup'able by every
+	 * process of its uid (own_rm.h); "uvm_map" says which mode. */
+	bool                   uvm_map_as_user;
 };
 int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s);
 

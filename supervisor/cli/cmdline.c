@@ -65,6 +65,13 @@ static const char usage_tail[] =
 	"                     object NV_ERR_NOT_SUPPORTED, as a driver without\n"
 	"                     it would, and CUDA then makes no registration\n"
 	"                     controls at all (the fastest; no GPUDirect RDMA)\n"
+	"  --uvm-map MODE     how CUDA's mappings of its memory (UVM external\n"
+	"                     maps) are made: dup (the default) maps a dup of\n"
+	"                     the memory in the supervisor's own client;\n"
+	"                     as-user maps the workload's own memory with the\n"
+	"                     uid of --user, faster per cuMemAlloc, and lets\n"
+	"                     any process of that uid dup the sandbox's memory:\n"
+	"                     only for a uid that is the sandbox's alone\n"
 	"  --gpus LIST        GPUs the workload may see and use, by index\n"
 	"                     (nvidia-smi's) or UUID, e.g. 0 or 1,GPU-5d1e..., or\n"
 	"                     all; each is checked against the host's GPUs at\n"
@@ -179,7 +186,7 @@ static void load_policy(struct gs_cli_options *o, const char *path)
 enum long_option {
 	OPT_MEM = 256, OPT_AUDIT, OPT_TRACE, OPT_VERSION, OPT_DUMP,
 	OPT_GPUS, OPT_SM, OPT_SM_PERIOD, OPT_SM_MODE, OPT_MANAGED,
-	OPT_P2P_REGISTER,
+	OPT_P2P_REGISTER, OPT_UVM_MAP,
 	/* The policy file (issue #5). */
 	OPT_POLICY, OPT_LIST_GROUPS, OPT_LEARN, OPT_DRIVER_ABI, OPT_AUDIT_FD,
 	/* Issue #14. */
@@ -209,6 +216,7 @@ static const struct option fixed_longopts[] = {
 	{ "sm-mode", required_argument, NULL, OPT_SM_MODE },
 	{ "managed", required_argument, NULL, OPT_MANAGED },
 	{ "p2p-register", required_argument, NULL, OPT_P2P_REGISTER },
+	{ "uvm-map", required_argument, NULL, OPT_UVM_MAP },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "list-groups", no_argument, NULL, OPT_LIST_GROUPS },
 	{ "learn", required_argument, NULL, OPT_LEARN },
@@ -378,6 +386,11 @@ static bool parse_quota_option(int c, struct gs_cli_options *o, struct parse_sta
 	case OPT_P2P_REGISTER:
 		if (gs_parse_p2p_register(optarg, &o->quota.p2p_register) < 0)
 			gs_die_usage("invalid --p2p-register mode '%s' (auto, perform, answer or none)", optarg);
+		return true;
+	case OPT_UVM_MAP:
+		if (strcmp(optarg, "dup") != 0 && strcmp(optarg, "as-user") != 0)
+			gs_die_usage("invalid --uvm-map mode '%s' (dup or as-user)", optarg);
+		o->uvm_map_as_user = strcmp(optarg, "as-user") == 0;
 		return true;
 	}
 	return false;

@@ -38,6 +38,10 @@ struct gs_cli_options {
 	enum gs_audit_level audit_level; /* --audit-level */
 	bool            audit_stacks;   /* --audit-stacks on|off */
 	const char     *metrics_path;   /* --metrics-file, or NULL */
+	/* --uvm-map as-user: UVM maps made with the workload's uid, which
+	 * --user names and the operator says is the sandbox's alone
+	 * (own_rm.h, gs_own_rm_share_token); false: dup, the default. */
+	bool            uvm_map_as_user;
 };
 
 /* Reads argv (after gs_subcommand_dispatch) into o: --policy first, then

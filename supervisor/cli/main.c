@@ -31,6 +31,7 @@
 #include "options.h"
 #include "policy.h"
 #include "private_table.h"
+#include "rm_own.h"
 #include "filter.h"
 #include "gpu_uuid.h"
 #include "learn.h"
@@ -221,6 +222,36 @@ static int choose_driver_and_filter(struct run *r)
 	return RUN_GOES_ON;
 }
 
+/* --uvm-map as-user: the workload's memory becomes dup'able by every
+ * process of its uid (own_rm.h, gs_own_rm_share_token), so the uid must
+ * be one --user names, never 0 (every service of the host), and this
+ * process must be able to act as it and come back (rm_own.h). Whether
+ * the uid is the sandbox's alone is the operator's word: said in the
+ * trace and the start record. */
+static int check_map_as_user(struct run *r)
+{
+	const struct gs_contain *c = &r->o.contain;
+
+	if (!c->user_arg) {
+		fprintf(stderr, "gpusandbox: --uvm-map as-user needs --user: the workload's uid must be "
+		        "the sandbox's alone\n");
+		return -1;
+	}
+	if (c->uid == 0) {
+		fprintf(stderr, "gpusandbox: --uvm-map as-user with uid 0: every root process of the host "
+		        "could dup the sandbox's memory; give --user a uid of its own\n");
+		return -1;
+	}
+	if (!gs_can_call_as(c->uid)) {
+		fprintf(stderr, "gpusandbox: --uvm-map as-user needs a supervisor running as root "
+		        "(real, effective and saved uid 0) that can take uid %u\n", (unsigned)c->uid);
+		return -1;
+	}
+	r->cfg.uvm_map_as_user = true;
+	r->cfg.uvm_map_uid = c->uid;
+	return 0;
+}
+
 /* --learn, the GPUs and the containment: every limit the session will
  * hold, settled before anything runs. */
 static int settle_limits(struct run *r)
@@ -245,6 +276,8 @@ static int settle_limits(struct run *r)
 	r->o.contain.hidden_gpu_nodes = gs_driver_hidden_minors(&r->driver, &r->o.quota);
 	if (gs_contain_prepare(&r->o.contain, &r->err) < 0)
 		return report(&r->err, NULL), GS_EXIT_ERROR;
+	if (r->o.uvm_map_as_user && check_map_as_user(r) < 0)
+		return GS_EXIT_ERROR;
 	r->cfg.quota = r->o.quota;
 	r->cfg.driver = &r->driver;
 	r->cfg.rules = &r->o.rules;
@@ -291,6 +324,9 @@ static int open_outputs(struct run *r)
 	if (r->cfg.trace && r->o.quota.p2p_register == GS_P2P_REGISTER_NONE)
 		fprintf(r->cfg.trace, "[gpusandbox] p2p-register none: no third-party P2P object, so no "
 		        "registration controls\n");
+	if (r->cfg.trace && r->cfg.uvm_map_as_user)
+		fprintf(r->cfg.trace, "[gpusandbox] uvm-map as-user: maps are made with uid %u, and every "
+		        "process of that uid may dup the sandbox's memory\n", (unsigned)r->cfg.uvm_map_uid);
 	r->no_device = gs_env_warn(stderr, &r->o.quota);
 	if (r->o.audit_path || r->o.audit_fd >= 0) {
 		char id[GS_SANDBOX_ID_LEN];
@@ -349,6 +385,7 @@ static void audit_start(struct run *r)
 		.driver = &r->driver, .labels = &r->o.labels, .stacks = r->sb.stacks,
 		.uid = (long)uid, .user = pw ? pw->pw_name : NULL,
 		.cwd = getcwd(cwd, sizeof(cwd)), .policy_file = r->o.policy_path,
+		.uvm_map_as_user = r->cfg.uvm_map_as_user,
 	};
 
 	r->audit->no_nvidia_device = r->no_device;

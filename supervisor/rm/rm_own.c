@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gpusandbox.h"
@@ -21,6 +24,42 @@ int gs_driver_ioctl(int fd, unsigned long request, void *arg, bool own)
 	gs_driver_ns[own] += gs_monotonic_ns() - t0;
 	errno = saved;
 	return rc;
+}
+
+/* setresuid(-1, euid, -1) on the calling thread alone (rm_own.h). */
+static int thread_set_euid(uid_t euid)
+{
+	return (int)syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1);
+}
+
+int gs_driver_ioctl_as(int fd, unsigned long request, void *arg, uid_t euid)
+{
+	if (thread_set_euid(euid) < 0)
+		return -1;
+	const int rc = gs_driver_ioctl(fd, request, arg, false), saved = errno;
+
+	if (thread_set_euid(0) < 0) {
+		fprintf(stderr, "gpusandbox: a worker could not take back uid 0 after a call as uid %u\n",
+		        (unsigned)euid);
+		abort();
+	}
+	errno = saved;
+	return rc;
+}
+
+bool gs_can_call_as(uid_t euid)
+{
+	uid_t r, e, s;
+
+	if (getresuid(&r, &e, &s) < 0 || r != 0 || e != 0 || s != 0)
+		return false;
+	if (thread_set_euid(euid) < 0)
+		return false;
+	if (thread_set_euid(0) < 0) {
+		fprintf(stderr, "gpusandbox: could not take back uid 0 after trying uid %u\n", (unsigned)euid);
+		abort();
+	}
+	return true;
 }
 
 nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint32_t cmd,

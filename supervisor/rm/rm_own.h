@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "nvrm_abi.h"
 
@@ -27,6 +28,26 @@
 extern bool gs_driver_timing;
 extern __thread uint64_t gs_driver_ns[2];
 int gs_driver_ioctl(int fd, unsigned long request, void *arg, bool own);
+
+/* ---- a call made as another user (--uvm-map as-user, exec_uvm.c) ----
+ * gs_driver_ioctl (own = false) from the calling thread with its
+ * effective uid set to euid for the length of the ioctl alone: the raw
+ * setresuid system call changes the calling thread's credentials only
+ * (glibc's wrapper would change every thread's), and only the effective
+ * (and so the filesystem) uid; the real and saved uids stay 0, so the
+ * thread can take its own back, and no process of that uid may signal
+ * or ptrace it meanwhile (both ask for a real or saved uid match). The
+ * kernel drops the thread's effective capabilities while its euid is not
+ * 0 and restores them from the permitted set when it is 0 again. -1 with
+ * errno when the uid could not be taken (nothing was called); a thread
+ * that cannot take root back aborts the supervisor, since it would go on
+ * serving calls as the workload's user (fail closed: the workload dies
+ * with it). */
+int gs_driver_ioctl_as(int fd, unsigned long request, void *arg, uid_t euid);
+/* Can this process make calls as euid (above)? Its real, effective and
+ * saved uids are 0, and one switch to euid and back succeeds on the
+ * calling thread. */
+bool gs_can_call_as(uid_t euid);
 
 /* RM_CONTROL on (client, object). NV_ERR_GENERIC if the ioctl itself failed. */
 nv_status_t rm_own_control(int fd, nv_handle_t client, nv_handle_t object, uint32_t cmd,

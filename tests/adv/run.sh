@@ -145,9 +145,14 @@ TESTS=(
 	"uvm_hold:race|sandbox|uvm_hold race"
 	"uvm_hold:reversed|sandbox|uvm_hold free"
 	"uvm_hold:p2p|sandbox|uvm_hold p2p"
+	"uvm_hold:free_as_user|sandbox|uvm_hold free"
+	"uvm_hold:race_as_user|sandbox|uvm_hold race"
 	"uvm_share|sandbox|uvm_share"
 	"uvm_share:replace|sandbox|uvm_share replace"
 	"uvm_share:memory|sandbox|uvm_share memory"
+	"uvm_share:as_user|sandbox|uvm_share"
+	"uvm_share:replace_as_user|sandbox|uvm_share replace"
+	"uvm_share:memory_as_user|sandbox|uvm_share memory"
 	"continue_swap|sandbox|continue_swap"
 	"continue_swap:size|sandbox|continue_swap size"
 	"continue_swap:proc|sandbox|continue_swap proc"
@@ -284,6 +289,9 @@ OWNFS_LOOK_DELAY_US=5000
 # it the thread baseline won 0 of 24000 once in a loaded CI run
 # (2026-12-02; 1 within 9-73 attempts on a quiet machine).
 FDSWAP_LOOK_DELAY_US=5000
+# --uvm-map as-user's cases: the workload's uid, which no other process of
+# the test machine has.
+AS_USER_UID=47011
 # per_gpu: GPU 1's own quota in its policy.
 PER_GPU_QUOTA_ARG=256m
 PER_GPU_QUOTA=$((256 * MIB))
@@ -407,6 +415,9 @@ run_case() {
 	[ "$name" = second_client:clients ] && sb_gpus=(--clients "$CLIENTS")
 	# Run as nobody: the fake's files (allow_other, 0666) must stay usable.
 	[ "$name" = user_nobody ] && sb_gpus=(--user 65534 --group 65534)
+	# --uvm-map as-user: the maps made with the workload's uid, a uid of
+	# its own (AS_USER_UID), its memory shared by token (own_rm.h).
+	case "$name" in *_as_user | *:as_user) sb_gpus=(--user "$AS_USER_UID" --group "$AS_USER_UID" --uvm-map as-user) ;; esac
 	if [ "$prog" = gpus ]; then
 		fake_gpus=2
 		sb_gpus=(--gpus 1)
@@ -1016,6 +1027,26 @@ check_uvm_channel() {
 # in the struct, audited), the supervisor asks the served file nothing
 # (the race: no ioctl), the right map then works, and after the free the
 # fake maps and holds nothing while the UVM file is still open.
+# uvm_share under --uvm-map as-user (uvm_share.c): the maps and B's dups
+# as without gpusandbox; by the fake, the client shared by token once
+# (one OS_SECURITY_TOKEN policy, no CLIENT one) and no client of the
+# supervisor's made (clients_peak 2: A's and B's), except under "memory",
+# whose map falls back to our client (its CLIENT share, a third client).
+check_uvm_share_as_user() {
+	local name=$1 d=$2 want_client=0 want_peak=2
+	[ "$name" = uvm_share:memory_as_user ] && want_client=1 want_peak=3
+	# The start record says the mode: the memory is dup'able by its uid.
+	grep -q '"uvm_map":"as-user"' "$d/audit.jsonl" || { why="the start record does not say uvm_map as-user"; return 1; }
+	[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] &&
+		[ "$(val_of "$d" replaced)" = 0x0 ] && [ "$(val_of "$d" mid)" = 0x0 ] &&
+		[ "$(val_of "$d" map2)" = 0x0 ] && [ "$(val_of "$d" dup2)" = 0x0 ] && [ "$(val_of "$d" maps)" = 3 ] &&
+		[ "$(val_of "$d" obj_policies)" = 0 ] && [ "$(val_of "$d" client_policies)" = "$want_client" ] &&
+		[ "$(val_of "$d" token_policies)" = 1 ] && [ "$(stat_of "$d" clients_peak)" = "$want_peak" ] && return 0
+	why="$(head -1 "$d/out") clients_peak=$(stat_of "$d" clients_peak), want every status 0x0, maps=3"
+	why="$why obj_policies=0 client_policies=$want_client token_policies=1 clients_peak=$want_peak"
+	return 1
+}
+
 check_uvm_ctlfd() {
 	local name=$1 d=$2 k want refused=0x1b
 	[ "$name" = uvm_ctlfd:pipe ] && refused=0x1b,0x1b
@@ -1166,6 +1197,8 @@ check_positive() {
 		# A size RM_ALLOC does not take: nothing granted, on any file.
 		[ "$ok" = 0 ] && ge "$other" 1 ||
 			{ why="ok=$ok other=$other: a wrong-size RM_ALLOC was granted"; return 1; } ;;
+	uvm_share:*as_user)
+		check_uvm_share_as_user "$name" "$d" || return 1 ;;
 	uvm_share | uvm_share:replace | uvm_share:memory)
 		# The maps and a second client's dups of the mapped memory, as
 		# without gpusandbox: the supervisor's share must keep the
@@ -1176,8 +1209,9 @@ check_positive() {
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x0 ] && [ "$(val_of "$d" dup)" = 0x0 ] &&
 			[ "$(val_of "$d" replaced)" = 0x0 ] && [ "$(val_of "$d" mid)" = 0x0 ] &&
 			[ "$(val_of "$d" map2)" = 0x0 ] && [ "$(val_of "$d" dup2)" = 0x0 ] && [ "$(val_of "$d" maps)" = 3 ] &&
-			[ "$(val_of "$d" obj_policies)" = 0 ] && [ "$(val_of "$d" client_policies)" = 1 ] ||
-			{ why="$(head -1 "$d/out"), want every status 0x0, maps=3 obj_policies=0 client_policies=1"; return 1; } ;;
+			[ "$(val_of "$d" obj_policies)" = 0 ] && [ "$(val_of "$d" client_policies)" = 1 ] &&
+			[ "$(val_of "$d" token_policies)" = 0 ] ||
+			{ why="$(head -1 "$d/out"), want every status 0x0, maps=3 obj_policies=0 client_policies=1 token_policies=0"; return 1; } ;;
 	uvm_hold:p2p)
 		# Refused as a driver without P2P pages answers; A then freed.
 		[ "$(val_of "$d" first)" = 0x0 ] && [ "$(val_of "$d" map)" = 0x56 ] &&

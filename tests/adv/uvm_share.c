@@ -23,7 +23,8 @@
  * Client A maps 2 MiB of its video memory through UVM; client B, on a
  * second control file of the same process, dups it. Then two more maps of
  * new memory at the same range, and B dups the last. Prints map= dup=
- * (hex RM status) map2= dup2= obj_policies= client_policies= maps= (the
+ * (hex RM status) map2= dup2= obj_policies= client_policies=
+ * token_policies= (OS_SECURITY_TOKEN ones, anywhere) maps= (the
  * fake's count of maps made) and SUMMARY.
  *
  * "replace": between the first map and the second, A replaces its
@@ -42,6 +43,13 @@
  * issue #31) and mapped; its baseline (GPUSANDBOX_TEST_NO_RESHARE) is
  * refused (mid=, that map's status). No CLIENT policy may be left on any
  * memory: the per-memory share is revoked after the answer.
+ *
+ * Under --uvm-map as-user (the *_as_user cases of run.sh) the supervisor
+ * maps the workload's own memory as its uid after one share of the
+ * client by token (own_rm.h): the same statuses, no CLIENT policy and no
+ * client of the supervisor's (the fake's clients_peak is A's and B's),
+ * except under "memory", whose edited list refuses the token's dup too,
+ * so that its map goes through the supervisor's client as before.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +130,7 @@ int main(int argc, char **argv)
 	dup2 = rmc_dup(b.fd, NULL, b.client, b.device, &hb2, a.client, ha[MAPS - 1]);
 	uint64_t obj_policies = fake_stat("share_object_policies");
 	uint64_t client_policies = fake_stat("share_client_object_policies");
+	uint64_t token_policies = fake_stat("share_token_policies");
 	uint64_t maps = fake_stat("uvm_maps");
 	if (dup == NV_OK)
 		(void)adv_free_rm(&b, NULL, hb);
@@ -131,9 +140,9 @@ int main(int argc, char **argv)
 		(void)adv_free_rm(&a, NULL, ha[i]);
 	close(uvm);
 	printf("first=0x%x map=0x%x dup=0x%x replaced=0x%x mid=0x%x map2=0x%x dup2=0x%x obj_policies=%lld "
-	       "client_policies=%lld maps=%lld\n",
+	       "client_policies=%lld token_policies=%lld maps=%lld\n",
 	       first, mapped[0], dup, replaced, mapped[1], mapped[MAPS - 1], dup2, shown(obj_policies),
-	       shown(client_policies), shown(maps));
+	       shown(client_policies), shown(token_policies), shown(maps));
 	adv_print_summary(&t);
 	return 0;
 }

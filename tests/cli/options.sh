@@ -46,6 +46,13 @@ printf 'audit-stacks = yes\n' >"$T/stacks.policy"
 expect policy-audit-stacks-bad 125 "^$T/stacks.policy:1:16: error: invalid audit-stacks 'yes' \(on or off\)$" \
 	"$B" --policy "$T/stacks.policy" -- true
 
+# --- --uvm-map: as-user only with a uid of its own (own_rm.h) ---
+expect uvm-map-bad 125 "^gpusandbox: invalid --uvm-map mode 'user' \(dup or as-user\)$" "$B" --uvm-map user -- true
+expect uvm-map-as-user-no-user 125 "^gpusandbox: --uvm-map as-user needs --user: " "$B" --uvm-map as-user -- true
+expect uvm-map-as-user-root 125 "^gpusandbox: --uvm-map as-user with uid 0: every root process of the host could dup" \
+	"$B" --user 0 --uvm-map as-user -- true
+expect uvm-map-dup 0 "" "$B" --uvm-map dup -- true
+
 # --- units ---
 expect mem-bytes-suggests-mib 125 "^gpusandbox: --mem: '4096' is 4.00 KiB, too small to hold a CUDA context .*did you mean 4096m\?$" \
 	"$B" --mem 4096 -- true

@@ -226,6 +226,36 @@ void gs_own_rm_forget_client(struct gs_own_rm *o, nv_handle_t h_client)
 {
 	unlist(o->shared_clients, &o->n_shared_clients, h_client);
 	unlist(o->per_memory_clients, &o->n_per_memory_clients, h_client);
+	unlist(o->token_clients, &o->n_token_clients, h_client);
+}
+
+bool gs_own_rm_maps_as_user(const struct gs_own_rm *o)
+{
+	return o->map_uid != GS_OWN_NO_UID;
+}
+
+bool gs_own_rm_token_shared(const struct gs_own_rm *o, nv_handle_t h_client)
+{
+	return listed(o->token_clients, o->n_token_clients, h_client);
+}
+
+void gs_own_rm_forget_token(struct gs_own_rm *o, nv_handle_t h_client)
+{
+	unlist(o->token_clients, &o->n_token_clients, h_client);
+}
+
+nv_status_t gs_own_rm_share_token(struct gs_own_rm *o, int ctl, nv_handle_t h_client)
+{
+	/* COMPOSE: the driver's default policy stays (tests/adv uvm_share). */
+	struct nvos57 share = { .h_client = h_client, .h_object = h_client,
+	                        .policy = { .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
+	                                    .type = RS_SHARE_TYPE_OS_SECURITY_TOKEN,
+	                                    .action = RS_SHARE_ACTION_FLAG_COMPOSE } };
+	nv_status_t st = rm_own_share(ctl, &share);
+
+	if (st == NV_OK)
+		enlist(o->token_clients, &o->n_token_clients, h_client);
+	return st;
 }
 
 nv_status_t gs_own_rm_share_client(struct gs_own_rm *o, int ctl, nv_handle_t h_client)
@@ -290,6 +320,7 @@ void gs_own_rm_close(struct gs_own_rm *o)
 	o->devices = 0;
 	o->n_shared_clients = 0;
 	o->n_per_memory_clients = 0;
+	o->n_token_clients = 0;
 }
 
 void gs_own_rm_retire(int ctl_fd, nv_handle_t client)

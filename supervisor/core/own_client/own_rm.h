@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "driver.h"
 #include "nvrm/groups.h"
@@ -78,6 +79,17 @@ struct gs_own_rm {
 	 * c15c8fd, so that tests/agent stalehandle-runc's baseline shows
 	 * what the revoke prevents. Never for use. */
 	bool        test_keep_share;
+	/* --uvm-map as-user: the uid every process of the sandbox runs as,
+	 * which the operator says is the sandbox's alone; GS_OWN_NO_UID
+	 * (the default): maps go through our own client. Then maps name the
+	 * workload's own client and memory, made by a worker whose euid is
+	 * this uid for the length of the ioctl (gs_own_rm_share_token says
+	 * why that works and what it opens). */
+	uid_t       map_uid;
+	/* The workload clients shared by token (gs_own_rm_share_token): a
+	 * record, never a proof, as shared_clients. */
+	nv_handle_t token_clients[GS_OWN_SHARED_CLIENTS];
+	unsigned    n_token_clients;
 	/* Told once our client exists, before any share names it (NULL:
 	 * nobody): the agent hands the control file to its keeper, so that
 	 * the client, and so its handle, outlives an agent killed between
@@ -86,7 +98,8 @@ struct gs_own_rm {
 	void      (*on_client)(void *ctx, int ctl_fd, nv_handle_t client);
 	void       *on_client_ctx;
 };
-#define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1, .share_clients = true }
+#define GS_OWN_NO_UID ((uid_t)-1)
+#define GS_OWN_RM_INIT { .ctl_fd = -1, .shared_fd = -1, .share_clients = true, .map_uid = GS_OWN_NO_UID }
 
 /* Our device handle on the GPU of minor gpu (a fixed handle per GPU). */
 #define GS_OWN_DEVICE_BASE 0x0a0de000u
@@ -181,6 +194,41 @@ bool gs_own_rm_no_inherit(const struct gs_own_rm *o, nv_handle_t h_client);
  * NV_OK or the driver's status (NV_ERR_INSUFFICIENT_PERMISSIONS: no
  * policy lets our client dup it). */
 nv_status_t gs_own_rm_dup_shared(struct gs_own_rm *o, int gpu, nv_handle_t h_client, nv_handle_t h_object);
+
+/* --uvm-map as-user (map_uid set): lets a thread whose effective uid is
+ * the workload's have UVM dup the workload's memory, so that the map can
+ * name the workload's own client and memory, with no dup of ours and no
+ * free of it (issue #31: those two were 15.8 us of a 2 MiB pair on the
+ * H200, docs/perf.md).
+ *
+ * UVM dups the memory it maps into its own kernel client; for a kernel
+ * client cliresShareCallback judges an RS_SHARE_TYPE_OS_SECURITY_TOKEN
+ * policy by the calling thread's token, which matches the client's when
+ * the effective uid or the process is the same (osGetSecurityToken,
+ * osValidateClientTokens, os.c; client_resource.c, 580.95.05; measured on
+ * an H200, tests/gpu/token_map_probe.c: 0x0 from a thread with the
+ * workload's euid after this share, 0x1b from root). RM_SHARE of the
+ * client object itself, RS_ACCESS_DUP_OBJECT only, composed with the
+ * policies in force, through ctl (our dup of the client's own control
+ * file; it stays the caller's); inherited by every object whose list was
+ * never edited, as the client share above is. NV_OK or the driver's
+ * status.
+ *
+ * What it opens (docs/security/per-call-cost.md, section 12): any client
+ * whose creator had that euid may dup the workload's objects from then
+ * on, for the client's life. Sandboxed processes still cannot (their
+ * RM_DUP_OBJECT and maps are trapped and judged), but a process of that
+ * uid outside every sandbox could read and hold the sandbox's memory:
+ * sound only where the uid is the sandbox's alone, which the operator
+ * says by asking for the mode (the command line refuses it for uid 0,
+ * and without --user). */
+nv_status_t gs_own_rm_share_token(struct gs_own_rm *o, int ctl, nv_handle_t h_client);
+/* Is the mode on? Was h_client shared by token (a record, not a proof)? */
+bool gs_own_rm_maps_as_user(const struct gs_own_rm *o);
+bool gs_own_rm_token_shared(const struct gs_own_rm *o, nv_handle_t h_client);
+/* h_client's token share was refused (the workload replaced its list):
+ * it is shared again at the next map. */
+void gs_own_rm_forget_token(struct gs_own_rm *o, nv_handle_t h_client);
 
 /* Frees the temporary dup and revokes the share, if they are held. UVM
  * holds its own reference to what it mapped, so ours is needed only

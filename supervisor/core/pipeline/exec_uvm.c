@@ -185,6 +185,56 @@ static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, stru
 	return st;
 }
 
+/* --uvm-map as-user: the map as the workload makes it, naming its own
+ * client and memory, made by this worker with the workload's euid for the
+ * ioctl's length (gs_driver_ioctl_as), after the client was shared by
+ * token (gs_own_rm_share_token: UVM's dup then passes as it does for the
+ * workload's own thread). What is mapped is what the verdict judged, as
+ * through our dup: our copy names the handles, and no call of the sandbox
+ * can free or replace them meanwhile (they are trapped and wait for the
+ * session lock we hold; a client whose file is closed is gone, and a
+ * client made at its handle by another process is refused by its token,
+ * whose uid is the sandbox's alone). rmCtrlFd is not read by the map
+ * (uvm_map_external.c keeps it unused in every branch 535-595): it names
+ * our dup of the caller's control file where we hold one, else -1.
+ * NV_ERR_INSUFFICIENT_PERMISSIONS when the driver refused the dup (the
+ * memory's own list was edited, the workload replaced its client's, or
+ * its token is not this uid's): the caller maps through our own client
+ * then. A record of a share the workload has since replaced is shared
+ * again once. */
+static nv_status_t map_as_user(struct call *c, const struct gs_uvm_call *u, struct map_ctl *m,
+                               const struct gs_uvm_layout *lay, uint8_t *params)
+{
+	struct gs_own_rm *o = &c->sb->own;
+	uint8_t *tail_at = params + UVM_MAP_EXTERNAL_TAIL_OFF(lay->max_gpus);
+	const uint32_t status_off = gs_uvm_map_status_offset(lay);
+	struct uvm_map_external_tail tail;
+	nv_status_t st = NV_ERR_INSUFFICIENT_PERMISSIONS;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		const bool recorded = gs_own_rm_token_shared(o, u->h_client);
+		if (!recorded) {
+			if (m->fd < 0 && (m->fd = ctl_for_share(c, u)) < 0)
+				return st;
+			if (gs_own_rm_share_token(o, m->fd, u->h_client) != NV_OK)
+				return st;
+		}
+		memcpy(&tail, tail_at, sizeof(tail));
+		tail.rm_ctrl_fd = m->fd;
+		tail.h_client = u->h_client;
+		tail.h_memory = u->h_memory;
+		tail.rm_status = NV_ERR_GENERIC;
+		memcpy(tail_at, &tail, sizeof(tail));
+		if (gs_driver_ioctl_as(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, o->map_uid) < 0)
+			return NV_ERR_OPERATING_SYSTEM;
+		memcpy(&st, params + status_off, sizeof(st));
+		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS || !recorded)
+			return st;
+		gs_own_rm_forget_token(o, u->h_client);
+	}
+	return st;
+}
+
 /* The map through our own client: we dup the workload's memory under our
  * device on its GPU (dup_for_map: the workload's client shares it with our
  * client alone), UVM maps our dup, and once the answer is sent our dup goes
@@ -194,8 +244,11 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
                                    const struct gs_uvm_layout *lay, uint8_t *params, int gpu)
 {
 	struct gs_own_rm *o = &c->sb->own;
-	nv_status_t st = gs_own_rm_device(o, gpu, c->sb->gpu_map, c->sb->n_gpu_map);
+	nv_status_t st;
 
+	if (gs_own_rm_maps_as_user(o) && (st = map_as_user(c, u, m, lay, params)) != NV_ERR_INSUFFICIENT_PERMISSIONS)
+		return st;
+	st = gs_own_rm_device(o, gpu, c->sb->gpu_map, c->sb->n_gpu_map);
 	if (st != NV_OK)
 		return st;
 	st = dup_for_map(c, u, m, gpu);
@@ -396,8 +449,11 @@ static bool shared_needs_no_dup(const struct call *c, const struct gs_uvm_call *
 {
 	const struct gs_own_rm *o = &c->sb->own;
 
-	return c->sb->uvm_ctlfd_test == GS_UVM_CTLFD_CHECKED && gs_own_rm_shares_clients(o) &&
-	       gs_own_rm_client_shared(o, u->h_client);
+	if (c->sb->uvm_ctlfd_test != GS_UVM_CTLFD_CHECKED)
+		return false;
+	if (gs_own_rm_maps_as_user(o))
+		return gs_own_rm_token_shared(o, u->h_client);
+	return gs_own_rm_shares_clients(o) && gs_own_rm_client_shared(o, u->h_client);
 }
 
 /* The caller's rmCtrlFd is dup'ed once, and both the verdict and the

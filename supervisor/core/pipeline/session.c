@@ -112,6 +112,8 @@ int gs_session_init(struct gs_session *sb, const struct gs_session_config *cfg, 
 	sb->own.test_keep_share = gs_test_switch("GPUSANDBOX_TEST_KEEP_SHARE") != NULL;
 	sb->own.test_share_per_map = gs_test_switch("GPUSANDBOX_TEST_SHARE_PER_MAP") != NULL;
 	sb->own.test_no_reshare = gs_test_switch("GPUSANDBOX_TEST_NO_RESHARE") != NULL;
+	if (cfg->uvm_map_as_user)
+		sb->own.map_uid = cfg->uvm_map_uid;
 	sb->test_mm_keep_no_reopen = gs_test_switch("GPUSANDBOX_TEST_MM_KEEP_NO_REOPEN") != NULL;
 	sb->test_engine_objects = gs_test_switch("GPUSANDBOX_TEST_ENGINE_OBJECTS") != NULL;
 	if (ledger_init(&sb->ledger) < 0)

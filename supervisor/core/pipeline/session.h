@@ -255,6 +255,9 @@ struct gs_session_config {
 	bool             follows_shared_tables;
 	FILE            *trace;
 	const char      *id;              /* NULL: a random one */
+	/* --uvm-map as-user: maps made as uvm_map_uid (own_rm.h map_uid). */
+	bool             uvm_map_as_user;
+	uid_t            uvm_map_uid;
 };
 
 /* Asks the kernel for synchronous wake-up on a listener (where it has it):
