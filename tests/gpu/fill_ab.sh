@@ -10,6 +10,10 @@
 #
 #   OLD=build/ab/gpusandbox-old NEW=build/gpusandbox-static REPS=3 tests/gpu/fill_ab.sh
 #
+# AS_USER=1 adds a fourth configuration: NEW with --uvm-map as-user, the
+# workload run as AS_USER_UID (default 47011, a uid no process of the
+# machine has), its HOME a directory of its own under /tmp.
+#
 # KINDS=1 adds one run natively and one under NEW with tests/gpu/ioctl_time.c
 # preloaded into the workload alone (OUT, default /tmp/fill-kinds), and
 # prints where the whole process's ioctl time went by call kind (init and
@@ -25,18 +29,25 @@ echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format
 secs() { "$@" "$PY" tests/gpu/bench_torch.py fill64 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["fill_s"])'; }
 declare -A T
 CFG=(native old new)
+AS_USER_UID=${AS_USER_UID:-47011}
+if [ "${AS_USER:-0}" = 1 ]; then
+	CFG+=(asuser)
+	mkdir -p /tmp/gs-asuser-home && chmod 0777 /tmp/gs-asuser-home
+fi
 for r in $(seq "$REPS"); do
-	for i in 0 1 2; do
-		c=${CFG[$(((i + r) % 3))]}
+	for i in $(seq 0 $((${#CFG[@]} - 1))); do
+		c=${CFG[$(((i + r) % ${#CFG[@]}))]}
 		case $c in
 		native) T[$c,$r]=$(secs) ;;
 		old) T[$c,$r]=$(secs "$OLD" --user root --mem 120g --) ;;
 		new) T[$c,$r]=$(secs "$NEW" --user root --mem 120g --) ;;
+		asuser) T[$c,$r]=$(secs "$NEW" --user "$AS_USER_UID" --group "$AS_USER_UID" --uvm-map as-user \
+			--mem 120g -- env HOME=/tmp/gs-asuser-home) ;;
 		esac
 		echo "round=$r $c seconds=${T[$c,$r]}"
 	done
 done
-for c in old new; do
+for c in "${CFG[@]:1}"; do
 	rs=""
 	for r in $(seq "$REPS"); do rs="$rs ${T[native,$r]}/${T[$c,$r]}"; done
 	python3 -c "import statistics,sys; v=[eval(x) for x in sys.argv[2:]]; print(f'{sys.argv[1]}: native/build time ratio median {statistics.median(v):.3f} [{min(v):.3f}-{max(v):.3f}]')" "$c" $rs

@@ -36,8 +36,10 @@ cc -static -O2 -Iinclude -o "$OUT/bench_trap" tests/gpu/bench_trap.c || exit 1
 
 # CONFIGS="native A:perform B:none B:none:audit ..." picks the runs
 # (native first); each build's --p2p-register mode follows the colon, and a
-# third field "audit" adds --audit-log (issue #31: the pair's target holds
-# with and without it).
+# third field adds, "+"-separated: "audit", --audit-log (issue #31: the
+# pair's target holds with and without it); "user", --uvm-map as-user with
+# the workload run as AS_USER_UID (a uid no process of the machine has).
+AS_USER_UID=${AS_USER_UID:-47011}
 read -r -a CONFIGS <<<"${CONFIGS:-native A:perform A:answer B:perform B:answer}"
 run_one() {
 	local cfg=$1 r=$2 dir pre=()
@@ -52,7 +54,11 @@ run_one() {
 		pre+=(--mem 120g --p2p-register "$mode")
 		# Outside the times directory, which the summary reads whole.
 		mkdir -p "$OUT/audit"
-		[ "$extra" = audit ] && pre+=(--audit-log "$OUT/audit/${cfg//:/_}_r$r.jsonl")
+		case "+$extra+" in *+audit+*) pre+=(--audit-log "$OUT/audit/${cfg//:/_}_r$r.jsonl") ;; esac
+		case "+$extra+" in *+user+*)
+			chmod 0777 "$dir"
+			pre+=(--user "$AS_USER_UID" --group "$AS_USER_UID" --uvm-map as-user) ;;
+		esac
 		pre+=(--) ;;
 	esac
 	# The preload goes to the workload alone: the supervisor (dynamically
