@@ -40,7 +40,9 @@ _gpusandbox()
 	--sm-mode)
 		COMPREPLY=($(compgen -W "cap guarantee" -- "$cur")); return 0 ;;
 	--p2p-register)
-		COMPREPLY=($(compgen -W "perform answer" -- "$cur")); return 0 ;;
+		COMPREPLY=($(compgen -W "auto perform answer none" -- "$cur")); return 0 ;;
+	--uvm-map)
+		COMPREPLY=($(compgen -W "dup as-user" -- "$cur")); return 0 ;;
 	--trace-time)
 		COMPREPLY=($(compgen -W "clock epoch relative" -- "$cur")); return 0 ;;
 	esac

@@ -13,6 +13,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 B=${GPUSANDBOX:-build/gpusandbox-static}
+# Who the workload runs as, and how the maps are made: GS_IDENTITY, e.g.
+# "--user 47011 --group 47011 --uvm-map as-user" (default: --user root).
+read -r -a IDENT <<<"${GS_IDENTITY:---user root}"
 P=build/held_after_free
 nvcc -O2 -o $P tests/gpu/held_after_free.cu -lcuda || exit 1
 used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; }
@@ -20,7 +23,7 @@ apps() { nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,n
 for mem in 64g 2g; do
 	tag=uvmfree-gs$mem
 	base=$(used)
-	GS_TRACE_FILE=$OUT/$tag.trace HOLD_S=4 $B --user root --mem $mem --trace --trace-output "$OUT/$tag.trace" \
+	GS_TRACE_FILE=$OUT/$tag.trace HOLD_S=4 $B "${IDENT[@]}" --mem $mem --trace --trace-output "$OUT/$tag.trace" \
 		--audit-log "$OUT/$tag.jsonl" -- $P uvmfree 4 >"$OUT/$tag.out" 2>&1 &
 	pid=$!
 	peak=0; last_apps=""
