@@ -77,7 +77,7 @@ SUPERVISOR_SRCS := include/error.c include/rm_tables.c arch/arch.c \
                    supervisor/agent/profile.c supervisor/agent/profile_cmd.c supervisor/agent/cmd_usage.c \
                    supervisor/agent/agent.c supervisor/agent/agent_conn.c supervisor/agent/agent_request.c supervisor/agent/agent_sandbox.c supervisor/agent/agent_inject.c supervisor/agent/agent_status.c supervisor/agent/status_cmd.c \
                    supervisor/agent/agent_state.c supervisor/agent/agent_resume.c supervisor/agent/keeper.c \
-                   supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c supervisor/agent/agent_limits.c \
+                   supervisor/agent/keeper_proto.c supervisor/agent/keeper_link.c supervisor/agent/agent_limits.c supervisor/agent/agent_uvm_map.c \
                    supervisor/agent/startup_checks.c supervisor/agent/runtime_default.c supervisor/agent/recv_probe.c \
                    supervisor/cli/main.c supervisor/cli/cmdline.c supervisor/cli/options.c supervisor/cli/envcheck.c \
                    supervisor/cli/trace_out.c supervisor/cli/check_mode.c

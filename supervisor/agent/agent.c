@@ -56,6 +56,7 @@
 #include "private_table.h"
 #include "profile.h"
 #include "recv_probe.h"
+#include "rm_own.h"
 #include "startup_checks.h"
 
 #define ERR_BUF (GS_ERROR_MSG_MAX + 128)
@@ -83,7 +84,15 @@ static const char agent_usage[] =
 	"                     it holds at start: they survive an agent restart\n"
 	"  --driver-abi ABI   as gpusandbox run's\n"
 	"  --status-socket PATH  answer `gpusandbox status` (and probes) on PATH\n"
-	"                     (made 0600; root only)\n";
+	"                     (made 0600; root only)\n"
+	"  --uvm-map MODE     dup (the default), or as-user: a container in a user\n"
+	"                     namespace of its own, not uid 0 as the host sees it,\n"
+	"                     has its UVM maps made as its uid, which any process of\n"
+	"                     that uid may then dup: only where each container's\n"
+	"                     uids are its pod's alone (Kubernetes user namespaces)\n";
+
+/* The uid --uvm-map as-user's check at start takes and gives back. */
+#define AS_USER_PROBE_UID 65534u
 
 struct agent_opts {
 	const char *socket_path;
@@ -131,7 +140,7 @@ static void check_rotation(struct gs_agent *a)
 static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struct agent_opts *o)
 {
 	enum { OPT_SOCKET = 256, OPT_POLICY, OPT_POLICY_DIR, OPT_AUDIT_DIR, OPT_DRIVER_ABI, OPT_METRICS,
-	       OPT_KEEPER, OPT_STATUS, OPT_AUDIT_MAX_SIZE, OPT_AUDIT_MAX_FILES };
+	       OPT_KEEPER, OPT_STATUS, OPT_AUDIT_MAX_SIZE, OPT_AUDIT_MAX_FILES, OPT_UVM_MAP };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -143,6 +152,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		{ "status-socket", required_argument, NULL, OPT_STATUS },
 		{ "audit-max-size", required_argument, NULL, OPT_AUDIT_MAX_SIZE },
 		{ "audit-max-files", required_argument, NULL, OPT_AUDIT_MAX_FILES },
+		{ "uvm-map", required_argument, NULL, OPT_UVM_MAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -170,6 +180,11 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 			if (gs_parse_count(optarg, &max_files) < 0 || max_files == GS_COUNT_UNLIMITED)
 				cmd_usage_error("invalid --audit-max-files '%s' (a count)", optarg);
 			a->audit_max_files = max_files;
+			break;
+		case OPT_UVM_MAP:
+			if (strcmp(optarg, "dup") != 0 && strcmp(optarg, "as-user") != 0)
+				cmd_usage_error("invalid --uvm-map mode '%s' (dup or as-user)", optarg);
+			a->uvm_map_as_user = strcmp(optarg, "as-user") == 0;
 			break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);
@@ -408,6 +423,13 @@ _Noreturn void gs_agent_main(int argc, char **argv)
 	 * the fd table is grown below. */
 	(void)gs_raise_nofile("agent", GS_AGENT_FDS_PER_CONTAINER);
 	check_before_serving(&a, &o);
+	/* The agent must be able to take a container's uid and come back
+	 * (rm_own.h): checked with nobody's. */
+	if (a.uvm_map_as_user && !gs_can_call_as(AS_USER_PROBE_UID)) {
+		fprintf(stderr, "gpusandbox agent: --uvm-map as-user needs an agent running as root "
+		        "(real, effective and saved uid 0)\n");
+		exit(GS_EXIT_ERROR);
+	}
 	/* Still one thread: the fd table grows now, not under the walks, and
 	 * the host's processes are remembered before the workload runs. */
 	gs_host_pids_prepare();

@@ -36,6 +36,7 @@
 #include "agent_int.h"
 #include "agent_inject.h"
 #include "agent_sandbox.h"
+#include "agent_uvm_map.h"
 #include "agent_limits.h"
 #include "detached.h"
 #include "keeper_link.h"
@@ -590,6 +591,7 @@ static int open_audit(struct gs_agent_container *c, bool resumed, const char *po
 		.child = c->init, .argv = argv, .quota = &c->policy.quota, .rules = &c->policy.rules,
 		.driver = &a->driver, .stacks = c->sb.stacks, .labels = &labels,
 		.uid = init_uid(c->init), .cwd = has_cwd ? cwd : NULL, .policy_file = policy_path,
+		.uvm_map_as_user = gs_own_rm_maps_as_user(&c->sb.own),
 	};
 	if (gs_audit_start(&c->audit, &start) < 0)
 		return gs_fail(err, EIO, "writing the audit log's start record");
@@ -755,6 +757,22 @@ static void own_client_of(struct gs_agent_container *c, const struct container_o
 	c->sb.own.share_clients = true;
 }
 
+/* --uvm-map as-user: this container's maps as its uid, where it can be
+ * its own (agent_uvm_map.h); said on stderr either way. */
+static void container_uvm_map(struct gs_agent_container *c, struct gs_session_config *cfg)
+{
+	const char *why = NULL;
+
+	if (!c->agent->uvm_map_as_user)
+		return;
+	cfg->uvm_map_as_user = agent_container_map_uid(c->init, c->init_pidfd, &cfg->uvm_map_uid, &why);
+	if (cfg->uvm_map_as_user)
+		fprintf(stderr, "gpusandbox agent: container %s: UVM maps made as uid %u (--uvm-map as-user)\n",
+		        c->id, (unsigned)cfg->uvm_map_uid);
+	else
+		fprintf(stderr, "gpusandbox agent: container %s: UVM maps by dup: %s\n", c->id, why);
+}
+
 struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct container_origin *o,
                                                 struct gs_error *err)
 {
@@ -786,6 +804,7 @@ struct gs_agent_container *agent_make_container(struct gs_agent *a, const struct
 	cfg.quota = c->policy.quota;
 	cfg.driver = &a->driver;
 	cfg.rules = &c->policy.rules;
+	container_uvm_map(c, &cfg);
 	/* A resumed container keeps its sandbox id (its audit log goes on). */
 	cfg.id = o->resumed ? o->resumed->hdr->ident.sandbox_id : NULL;
 	/* No listener of its own: each worker answers on its own. */

@@ -37,6 +37,13 @@ struct gs_agent {
 	atomic_uint handshakes;           /* connections being read (agent.c) */
 	struct gs_keeper_link *keeper;    /* --keeper; NULL: no restart survival */
 	bool recv_ends_at_hangup;         /* the workers wait in RECV itself (recv_probe.h) */
+	/* --uvm-map as-user: a container whose init runs in a user namespace
+	 * of its own, with an effective uid other than 0 as the host sees
+	 * it, has its UVM maps made as that uid (own_rm.h map_uid): the
+	 * operator says each such container's uids are its pod's alone, as
+	 * Kubernetes user namespaces (hostUsers: false) give them. Others
+	 * are mapped by dup. */
+	bool uvm_map_as_user;
 };
 
 /* Loads and checks a policy for a container: only what the agent

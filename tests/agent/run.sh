@@ -123,6 +123,15 @@
 #                     more than 1 GiB, and the second allocation fits (the
 #                     agent took the mapping back). baseline-uvmhold-runc:
 #                     no profile, no agent: the fake holds 1.5 GiB
+#   asuser-runc       uvm_hold free in a container with a user namespace of
+#                     its own (uid 0 in it is USERNS_HOST_UID on the host),
+#                     the agent started with --uvm-map as-user: the maps
+#                     made as that uid (by the fake: one OS_SECURITY_TOKEN
+#                     share made, no client of the agent's), the quota
+#                     held and the mapping taken back as under uvmhold
+#   asuser-hostns-runc  the same agent, a container in the host's user
+#                     namespace: its maps go by dup (no token policy; the
+#                     agent's client made), said on the agent's stderr
 #   uvmchannel-runc   tests/adv's uvm_channel free in the container, under a
 #                     policy of 4 channel groups (the profile traps
 #                     UVM_REGISTER_CHANNEL): 8 groups made, their channels
@@ -368,6 +377,9 @@ STALE_SCAN=512          # client handles the attacker tries from the fake's base
 NV_ERR_INSUFFICIENT_PERMISSIONS=0x1b  # include/nvrm_abi.h
 STOP_MAP_SLEEP_MS=1500  # stalestop-runc: the fake's map, during which the agent is stopped
 P2P_PAIRS=10
+# asuser-runc: the container's uid 0 on the host, and its range's size.
+USERNS_HOST_UID=200000
+USERNS_SIZE=65536
 GPUNODE=$ROOT/build/tests/agent/gpunode
 GPUNODE_RACE_MS=4000    # B's device attempts on GPU 0 (the baseline wins in well under 1 s)
 GPUNODE_PAD=400         # A's fds above its nvidia0: each borrow holds it through 400 reads
@@ -461,8 +473,9 @@ start_agent() {
 	rm -f "$SOCK"
 	local gs=$GS
 	[ -n "${AGENT_ENV:-}" ] && gs=$GS_SWITCHED
+	# shellcheck disable=SC2086 # AGENT_ARGS: words of options
 	${AGENT_WRAP:-} ${AGENT_ENV:+env $AGENT_ENV} "$gs" agent --socket "$SOCK" --policy "$D/policy" --policy-dir "$D/policies" --audit-dir "$D" \
-		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} 2>>"$D/agent.err" &
+		--metrics-file "$D/agent.prom" ${KEEPER:+--keeper "$KSOCK"} ${AGENT_ARGS:-} 2>>"$D/agent.err" &
 	AGENT=$!
 	wait_for -S "$SOCK"
 }
@@ -1022,6 +1035,22 @@ inside() {
 	uvmhold)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
+	asuser | asuser-hostns)
+		# asuser: a user namespace of the container's own, its uid 0
+		# the host's USERNS_HOST_UID (the rootfs is read-only and
+		# world-readable, the fake's nodes 0666). proc and sysfs are
+		# bound from the host's, cgroup and mqueue left out: a machine
+		# that is itself a container (masked /proc paths) refuses new
+		# ones in a user namespace, and the case needs none of them.
+		[ "$base" = asuser ] && BUNDLE_EXTRA='.mounts |= map(
+				if .type == "proc" then { destination: "/proc", type: "bind", source: "/proc", options: ["rbind"] }
+				elif .type == "sysfs" then { destination: "/sys", type: "bind", source: "/sys", options: ["rbind", "ro"] }
+				elif .type == "cgroup" or .type == "mqueue" then empty else . end) |
+			.linux.namespaces += [{ type: "user" }] |
+			.linux.uidMappings = [{ containerID: 0, hostID: '"$USERNS_HOST_UID"', size: '"$USERNS_SIZE"' }] |
+			.linux.gidMappings = [{ containerID: 0, hostID: '"$USERNS_HOST_UID"', size: '"$USERNS_SIZE"' }]'
+		profile "$p" && AGENT_ARGS="--uvm-map as-user" start_agent || return
+		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
 	uvmchannel)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nchannel-groups = 4\nchannels = 8\n' >"$D/policies/chan.policy"
@@ -1330,6 +1359,9 @@ tmp=$(mktemp -d /tmp/gs-agent.XXXXXX)
 # (supervisor/audit/audit_guard.h): the flags come off before the removal.
 trap '[ -n "${GS_AGENT_KEEP:-}" ] || { command -v chattr >/dev/null && find "$tmp" -name '*.jsonl' -type f -exec chattr -f -a {} + 2>/dev/null; rm -rf "$tmp"; }' EXIT
 ROOTFS=$tmp/rootfs
+# Traversable by a container's uid that is not the host's root
+# (asuser-runc's user namespace); nothing in it is listed by others.
+chmod 0711 "$tmp"
 mkdir -p "$ROOTFS"/bin "$ROOTFS"/dev "$ROOTFS"/proc "$ROOTFS"/sys "$ROOTFS"/tmp
 cp "$BUSYBOX" "$ROOTFS/bin/busybox"
 for a in sh sleep cat echo; do ln -s busybox "$ROOTFS/bin/$a"; done
@@ -1521,6 +1553,20 @@ judge() {  # judge NAME RUNTIME
 			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" &&
 			[ "$(st "$dir" uvm_mappings)" = 0 ] ||
 			why=${why:-"rc=$rc mappings=$(st "$dir" uvm_mappings): $(head -c 200 "$dir/container.out")"} ;;
+	asuser-runc | asuser-hostns-runc)
+		# By the fake's counts (the final ones, after the container's
+		# client is gone): under as-user one token share made and no client of the
+		# agent's (clients_peak 1, the container's); in the host's
+		# namespace neither, the agent's client made for the dup.
+		local tokens=1 peak_clients=1 said="UVM maps made as uid $USERNS_HOST_UID" start='"uvm_map":"as-user"'
+		[ "$name" = asuser-hostns-runc ] &&
+			tokens=0 peak_clients=2 said="UVM maps by dup: it runs in the host's user namespace" start='"uvm_map":"dup"'
+		peak_within && [ "$rc" = 0 ] &&
+			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" &&
+			[ "$(st "$dir" uvm_mappings)" = 0 ] && [ "$(st "$dir" token_shares)" = "$tokens" ] &&
+			[ "$(st "$dir" clients_peak)" = "$peak_clients" ] && grep -q "$said" "$dir/agent.err" &&
+			grep -q "$start" "$dir"/gs-"$name".jsonl ||
+			why=${why:-"rc=$rc mappings=$(st "$dir" uvm_mappings) token shares=$(st "$dir" token_shares) (want $tokens) clients_peak=$(st "$dir" clients_peak) (want $peak_clients): $(head -c 200 "$dir/container.out")"} ;;
 	baseline-uvmhold-runc)
 		[ "$rc" = 0 ] && [ "${peak:-0}" -gt "$QUOTA" ] &&
 			grep -q '^mode=free first=0x0 map=0x0 free=0x0 second=0x0 ' "$dir/container.out" ||
@@ -1929,7 +1975,7 @@ case " $RUNTIMES " in *" crun "*)
 	done ;;
 esac
 case " $RUNTIMES " in *" runc "*)
-	for name in secondnokill-runc flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in secondnokill-runc flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc asuser-runc asuser-hostns-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac

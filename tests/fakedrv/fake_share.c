@@ -132,6 +132,8 @@ static nv_status_t edit_list(struct share_list *l, const struct share_list *acti
 	if (l->n == FAKE_SHARE_MAX)
 		return NV_ERR_INSUFFICIENT_RESOURCES;
 	l->p[l->n++] = want;
+	if (want.type == RS_SHARE_TYPE_OS_SECURITY_TOKEN && (want.mask & RS_ACCESS_DUP_OBJECT_BIT))
+		fake_st.token_shares++;
 	return NV_OK;
 }
 
