@@ -66,6 +66,7 @@ static const char agent_usage[] =
 	"                        [--audit-dir DIR] [--metrics-file FILE] [--keeper PATH]\n"
 	"                        [--driver-abi ABI] [--status-socket PATH]\n"
 	"                        [--audit-max-size SIZE [--audit-max-files N]]\n"
+	"                        [--uvm-map MODE]\n"
 	"Serve the OCI seccomp listener of containers whose profile\n"
 	"(gpusandbox profile) names PATH: one sandbox per container.\n"
 	"\n"
