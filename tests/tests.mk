@@ -26,7 +26,8 @@ TESTS_ADV_DYN    := race_size xfer nvos21 forged_words vidheap fork_both \
                     fd_pass dup_free close_reopen client_reuse client_refree client_flip second_client client_fdswap io_uring odd_size channels fb_report gpus compat_i386 kill_super outlive broker \
                     policy_verdicts engines video_sessions learn_needs managed lone_channels own_driver per_gpu audit_hostile handle_zero \
                     dmabuf share_import fd_export pid_list group_dup dup_cross grown_tail retry_loop default_caps slow_call quick_return clients dupcache \
-                    uvm_hold uvm_share uvm_ctlfd continue_swap uvm_channel sem_surf audit_reach smi_views exec_again
+                    uvm_hold uvm_share uvm_ctlfd continue_swap uvm_channel sem_surf audit_reach smi_views exec_again \
+                    token_neighbour
 # Statically linked ones: raw ioctls from a binary no preload library can
 # reach.
 TESTS_ADV_STATIC := static_raw

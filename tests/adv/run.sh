@@ -153,6 +153,7 @@ TESTS=(
 	"uvm_share:as_user|sandbox|uvm_share"
 	"uvm_share:replace_as_user|sandbox|uvm_share replace"
 	"uvm_share:memory_as_user|sandbox|uvm_share memory"
+	"token_neighbour|sandbox|token_neighbour"
 	"continue_swap|sandbox|continue_swap"
 	"continue_swap:size|sandbox|continue_swap size"
 	"continue_swap:proc|sandbox|continue_swap proc"
@@ -221,6 +222,9 @@ TESTS=(
 	"exec_again|sandbox|exec_again"
 	"baseline-exec_again:no_reopen|sandbox|exec_again"
 	"baseline-uvm_share:memory|sandbox|uvm_share memory"
+	"baseline-token_neighbour|bare|token_neighbour"
+	"baseline-token_neighbour:other_uid|bare|token_neighbour"
+	"baseline-token_neighbour:dup_mode|bare|token_neighbour"
 	"baseline-continue_swap|sandbox|continue_swap"
 	"baseline-continue_swap:untracked|sandbox|continue_swap proc"
 	"baseline-uvm_hold:handoff|bare|uvm_hold handoff"
@@ -292,6 +296,8 @@ FDSWAP_LOOK_DELAY_US=5000
 # --uvm-map as-user's cases: the workload's uid, which no other process of
 # the test machine has.
 AS_USER_UID=47011
+# token_neighbour:other_uid's taker.
+OTHER_UID=47012
 # per_gpu: GPU 1's own quota in its policy.
 PER_GPU_QUOTA_ARG=256m
 PER_GPU_QUOTA=$((256 * MIB))
@@ -719,6 +725,43 @@ run_share() {
 	dir=$d
 }
 
+# token_neighbour (token_neighbour.c): the owner under --uvm-map as-user as
+# AS_USER_UID maps its memory (the supervisor shares its client by token),
+# then a taker dups it: token_neighbour, from a second sandbox of the same
+# uid (refused: a client outside its sandbox); the baselines, outside
+# every sandbox: as the owner's uid (the driver lets it in: why the uid
+# must be the sandbox's alone), :other_uid as another (the driver refuses
+# it), :dup_mode as the owner's uid with the owner's sandbox mapping by
+# dup (no token share, the driver refuses it). The program and its
+# handshake directory live where both uids reach them.
+run_token() {
+	local name=$1 d="$tmp/${1//:/_}" pub as_owner=(--user "$AS_USER_UID" --group "$AS_USER_UID")
+	local taker=(setpriv --reuid "$AS_USER_UID" --regid "$AS_USER_UID" --clear-groups)
+	harness_rm_tree "$d"
+	mkdir -p "$d"
+	pub=$(mktemp -d /tmp/gs-token.XXXXXX) || return
+	chmod 0711 "$pub"
+	install -m 0755 "$ADV/token_neighbour" "$pub/token_neighbour"
+	install -d -m 0777 "$pub/x"
+	[ "$name" = baseline-token_neighbour:dup_mode ] || as_owner+=(--uvm-map as-user)
+	[ "$name" = baseline-token_neighbour:other_uid ] &&
+		taker=(setpriv --reuid "$OTHER_UID" --regid "$OTHER_UID" --clear-groups)
+	[ "$name" = token_neighbour ] &&
+		taker=("$GPUSANDBOX" --user "$AS_USER_UID" --group "$AS_USER_UID" --uvm-map as-user
+		       --audit-log "$d/audit.jsonl" --)
+	{
+		printf '%q ' "$GPUSANDBOX" "${as_owner[@]}" --audit-log "$d/owner.jsonl" -- "$pub/token_neighbour" owner "$pub/x"
+		printf '>%q 2>&1 &\n' "$d/owner.out"
+		printf '%q ' "${taker[@]}" "$pub/token_neighbour" take "$pub/x"
+		printf '\nrc=$?\nwait\nexit $rc\n'
+	} >"$d/run.sh"
+	GS_FAKE_STATS_OUT="$d/stats" timeout "$TIMEOUT" "$WITH_FAKE" --vidmem "$FAKE_VIDMEM" -- bash "$d/run.sh" \
+		>"$d/out" 2>"$d/err"
+	rc=$?
+	rm -rf "$pub"
+	dir=$d
+}
+
 # fd_export: memory shared through an export file (fd_export.c). one: both
 # processes in one sandbox (--mem 1g); cross: exporter and importer each in
 # its own (--mem 1g each). Baselines, in the supervisor's environment:
@@ -1045,6 +1088,25 @@ check_uvm_share_as_user() {
 	why="$(head -1 "$d/out") clients_peak=$(stat_of "$d" clients_peak), want every status 0x0, maps=3"
 	why="$why obj_policies=0 client_policies=$want_client token_policies=1 clients_peak=$want_peak"
 	return 1
+}
+
+# token_neighbour (run_token): the owner mapped; its client shared by
+# token (the fake's count) except under dup_mode; the taker's dup as the
+# fake counts dups made: none from a second sandbox (the refusal audited
+# there), one outside every sandbox as the owner's uid, none as another
+# uid; under dup_mode the one dup is the owner's supervisor's own.
+check_token() {
+	local name=$1 d=$2 tokens=1 dup=0x1b made=0
+	case $name in
+	baseline-token_neighbour) dup=0x0 made=1 ;;
+	baseline-token_neighbour:dup_mode) tokens=0 made=1 ;;
+	esac
+	why="owner: $(head -1 "$d/owner.out") taker: $(head -1 "$d/out") token_shares=$(stat_of "$d" token_shares) (want $tokens) dups_made=$(stat_of "$d" dups_made) (want $made)"
+	grep -q '^alloc=0x0 map=0x0$' "$d/owner.out" && [ "$(val_of "$d" dup)" = "$dup" ] &&
+		[ "$(stat_of "$d" token_shares)" = "$tokens" ] && [ "$(stat_of "$d" dups_made)" = "$made" ] || return 1
+	[ "$name" != token_neighbour ] ||
+		grep -q '"reason":"import of an object from a client outside the sandbox"' "$d/audit.jsonl" ||
+		{ why="the taker's sandbox did not audit the refusal"; return 1; }
 }
 
 check_uvm_ctlfd() {
@@ -1733,6 +1795,8 @@ for t in "${TESTS[@]}"; do
 		run_audit_fd
 	elif [ "$prog" = audit_reach ]; then
 		run_audit_reach "$name"
+	elif [ "$prog" = token_neighbour ]; then
+		run_token "$name"
 	elif [ "$prog" = share_import ]; then
 		run_share "$mode" "$name"
 	elif [ "$prog" = fd_export ]; then
@@ -1755,6 +1819,10 @@ for t in "${TESTS[@]}"; do
 	fi
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		fail "$name" "timed out after ${TIMEOUT}s"
+		continue
+	fi
+	if [ "$prog" = token_neighbour ]; then
+		check_token "$name" "$dir" && pass "$name" || fail "$name" "$why"
 		continue
 	fi
 	if [ "$prog" = fd_export ]; then

@@ -571,6 +571,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "share_client_object_policies", 0, false, fake_share_client_object_policies());
 	put(&b, "share_token_policies", 0, false, fake_share_token_policies());
 	put(&b, "token_shares", 0, false, fake_st.token_shares);
+	put(&b, "dups_made", 0, false, fake_st.dups_made);
 	put(&b, "grown_tail_reads", 0, false, fake_st.grown_tail_reads);
 	put(&b, "grown_tail_nonzero", 0, false, fake_st.grown_tail_nonzero);
 	put(&b, "p2p_registered", 0, false, fake_st.p2p_registered);

@@ -858,7 +858,10 @@ static nv_status_t dup_object(const struct fake_caller *who, struct nvos55 *d)
 		return NV_ERR_INVALID_OBJECT_PARENT;
 	if (parent && so->res->kind == K_VIDMEM && parent->res->gpu != so->res->gpu)
 		fake_st.dups_cross_gpu++;
-	return add_dup(dst, d->h_parent, &d->h_object, so->res, so->cls);
+	st = add_dup(dst, d->h_parent, &d->h_object, so->res, so->cls);
+	if (st == NV_OK)
+		fake_st.dups_made++;
+	return st;
 }
 
 /* A new handle on r in dst under h_parent (its handle checked by the
