@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/gpu/agent_container.sh [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable]
-#                              [--restart-after S] [--policy-line LINE]... -- CMD [ARG...]
+#                              [--restart-after S] [--keeper] [--userns HOSTUID]
+#                              [--policy-line LINE]... -- CMD [ARG...]
 #
 # GPU tier (and a fake-driver dry run): runs CMD in an OCI container under
 # `gpusandbox agent` with a policy of mem = SIZE (default 4g), the way the
@@ -27,6 +28,13 @@
 #
 #   tests/gpu/agent_container.sh --mem 4g --restart-after 7 -- python3 tests/gpu/torch_restart.py
 #
+# --keeper: a keeper holds the container (as deployed), and the agent is
+# not killed. --userns HOSTUID: the container runs in a user namespace of
+# its own, its uid 0 the host's HOSTUID (65536 uids), and the agent is
+# started with --uvm-map as-user (its maps made as that uid); proc and
+# sysfs are bound from the host's, cgroup and mqueue left out (a machine
+# that is itself a container refuses new ones in a user namespace).
+#
 # The container's root is an empty folder with the host's /usr, /bin, /sbin,
 # /lib*, /etc, /opt, /home, /root and this repository bind-mounted
 # read-only (no image needed: the host's own PyTorch and nvidia-smi run
@@ -43,6 +51,8 @@ runtime=${RUNTIME:-}
 mem=4g
 sm=
 restart_after=
+keep=
+userns=
 killable=()
 extra=()
 while [ $# -gt 0 ]; do
@@ -51,10 +61,12 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--sm) sm=$2; shift 2 ;;
 	--restart-after) restart_after=$2; shift 2 ;;
+	--keeper) keep=1; shift ;;
+	--userns) userns=$2; shift 2 ;;
 	--wait-killable) killable=(--wait-killable); shift ;;
 	--policy-line) extra+=("$2"); shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] [--restart-after S] [--policy-line LINE]... -- CMD [ARG...]" >&2
+	*) echo "usage: $0 [--runtime R] [--mem SIZE] [--sm PCT] [--wait-killable] [--restart-after S] [--keeper] [--userns HOSTUID] [--policy-line LINE]... -- CMD [ARG...]" >&2
 	   exit 125 ;;
 	esac
 done
@@ -64,6 +76,8 @@ done
 command -v jq >/dev/null || { echo "$0: jq is needed" >&2; exit 125; }
 
 tmp=$(mktemp -d /tmp/gs-agent-gpu.XXXXXX)
+# The container's uid must reach its root folder (--userns).
+chmod 0711 "$tmp"
 agent=
 cleanup() {
 	[ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
@@ -78,14 +92,16 @@ for l in "${extra[@]}"; do printf '%s\n' "$l" >>"$tmp/policy"; done
 mkdir -p "$tmp/bundle/rootfs" "$tmp/audit"
 
 "$GS" profile --listener "$sock" "${killable[@]}" >"$tmp/profile.json" || exit 125
-keeper=() keeper_pid=
-if [ -n "$restart_after" ]; then
+keeper=() keeper_pid= as_user=()
+[ -n "$userns" ] && as_user=(--uvm-map as-user)
+if [ -n "$restart_after" ] || [ -n "$keep" ]; then
 	"$GS" keeper --socket "$tmp/keeper.sock" 2>"$tmp/keeper.err" &
 	keeper_pid=$!
 	for _ in $(seq 250); do [ -S "$tmp/keeper.sock" ] && break; sleep 0.02; done
 	keeper=(--keeper "$tmp/keeper.sock")
 fi
-"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" "${keeper[@]}" 2>"$tmp/agent.err" &
+"$GS" agent --socket "$sock" --policy "$tmp/policy" --audit-dir "$tmp/audit" "${keeper[@]}" "${as_user[@]}" \
+	2>"$tmp/agent.err" &
 agent=$!
 for _ in $(seq 250); do [ -S "$sock" ] && break; sleep 0.02; done
 [ -S "$sock" ] || { cat "$tmp/agent.err" >&2; exit 125; }
@@ -113,6 +129,20 @@ jq --argjson args "$(printf '%s\n' "$@" | jq -R . | jq -s .)" --arg cwd "$ROOT" 
 	.linux.namespaces |= map(select(.type != "network")) |
 	.linux.seccomp = $sc[0]' "$tmp/bundle/config.json" >"$tmp/config.new" &&
 	mv "$tmp/config.new" "$tmp/bundle/config.json" || exit 125
+if [ -n "$userns" ]; then
+	# The container's root makes its mount points in its root folder.
+	chown "$userns:$userns" "$tmp/bundle/rootfs"
+	jq --argjson u "$userns" '
+		.mounts |= map(
+			if .type == "proc" then { destination: "/proc", type: "bind", source: "/proc", options: ["rbind"] }
+			elif .type == "sysfs" then { destination: "/sys", type: "bind", source: "/sys", options: ["rbind", "ro"] }
+			elif .type == "cgroup" or .type == "mqueue" then empty else . end) |
+		.linux.namespaces += [{ type: "user" }] |
+		.linux.uidMappings = [{ containerID: 0, hostID: $u, size: 65536 }] |
+		.linux.gidMappings = [{ containerID: 0, hostID: $u, size: 65536 }] |
+		del(.linux.resources.devices)' "$tmp/bundle/config.json" >"$tmp/config.new" &&
+		mv "$tmp/config.new" "$tmp/bundle/config.json" || exit 125
+fi
 
 (cd "$tmp/bundle" && "$runtime" --root "$tmp/state" run "gs-gpu-$$") &
 ctr=$!
