@@ -77,6 +77,33 @@ int adv_ready_then_wait(const char *file)
 	return 0;
 }
 
+void adv_publish_pair(const char *path, unsigned a, unsigned b)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) || !(f = fopen(tmp, "w")))
+		return;
+	fprintf(f, "%x %x\n", a, b);
+	fclose(f);
+	(void)rename(tmp, path);
+}
+
+int adv_wait_pair(const char *path, unsigned *a, unsigned *b, int steps)
+{
+	for (int i = 0; i < steps; i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			int n = fscanf(f, "%x %x", a, b);
+			fclose(f);
+			if (n == 2)
+				return 0;
+		}
+		usleep(ADV_PAIR_POLL_US);
+	}
+	return -1;
+}
+
 int adv_hold_chunks(struct rmc_session *s, int max, struct adv_tally *t)
 {
 	int ok = 0;

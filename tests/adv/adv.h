@@ -75,6 +75,14 @@ int adv_hold_chunks(struct rmc_session *s, int max, struct adv_tally *t);
  * 0 when file could be made. */
 int adv_ready_then_wait(const char *file);
 
+/* Two processes' handshake through a file of two hex numbers: written
+ * whole and renamed into place, so the reader never sees half a line;
+ * read once it exists, polled every 10 ms for up to steps polls. 0 when
+ * read. */
+void adv_publish_pair(const char *path, unsigned a, unsigned b);
+int  adv_wait_pair(const char *path, unsigned *a, unsigned *b, int steps);
+#define ADV_PAIR_POLL_US 10000
+
 void adv_fill(struct rmc_session *s, const struct rmc_how *how, adv_alloc_fn alloc,
 	      adv_free_fn free_fn, uint64_t chunk, const char *label, struct adv_fill *f);
 void adv_fill_release(struct rmc_session *s, const struct rmc_how *how, adv_free_fn free_fn,

@@ -29,7 +29,6 @@
 
 #define SHARE_ROUNDS   4
 #define SHARE_SIZE     (768ull * RMC_MIB)
-#define WAIT_STEP_US   10000
 #define WAIT_STEPS     1000   /* 10 s */
 #define PATH_LEN       512
 
@@ -41,33 +40,14 @@ static void path_of(char *p, const char *dir, const char *what, int i)
 		snprintf(p, PATH_LEN, "%s/%s", dir, what);
 }
 
-/* Waits for a file and reads its two numbers; 0 on success. */
 static int wait_read(const char *path, unsigned *a, unsigned *b)
 {
-	for (int i = 0; i < WAIT_STEPS; i++) {
-		FILE *f = fopen(path, "r");
-		if (f) {
-			int n = fscanf(f, "%x %x", a, b);
-			fclose(f);
-			if (n == 2)
-				return 0;
-		}
-		usleep(WAIT_STEP_US);
-	}
-	return -1;
+	return adv_wait_pair(path, a, b, WAIT_STEPS);
 }
 
-/* Writes atomically (rename), so the reader never sees half a line. */
 static void publish(const char *path, unsigned a, unsigned b)
 {
-	char tmp[PATH_LEN + 8];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return;
-	fprintf(f, "%x %x\n", a, b);
-	fclose(f);
-	(void)rename(tmp, path);
+	adv_publish_pair(path, a, b);
 }
 
 static void append(char *list, size_t cap, int i, rmc_status_t st)

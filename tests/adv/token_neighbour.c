@@ -27,39 +27,20 @@
 #include "adv.h"
 
 #define MEM_SIZE     (2ull * RMC_MIB)
-#define WAIT_STEP_US 10000
 #define WAIT_STEPS   3000   /* 30 s */
 #define PATH_LEN     512
 
-/* Waits for a file and reads its two hex numbers; 0 on success. */
 static int wait_read(const char *path, unsigned *a, unsigned *b)
 {
-	for (int i = 0; i < WAIT_STEPS; i++) {
-		FILE *f = fopen(path, "r");
-		if (f) {
-			int n = fscanf(f, "%x %x", a, b);
-			fclose(f);
-			if (n == 2)
-				return 0;
-		}
-		usleep(WAIT_STEP_US);
-	}
-	return -1;
+	return adv_wait_pair(path, a, b, WAIT_STEPS);
 }
 
-/* Written whole, then renamed: the reader never sees half a line. */
 static void publish(const char *dir, const char *what, unsigned a, unsigned b)
 {
-	char path[PATH_LEN], tmp[PATH_LEN + 8];
+	char path[PATH_LEN];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, what);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return;
-	fprintf(f, "%x %x\n", a, b);
-	fclose(f);
-	(void)rename(tmp, path);
+	adv_publish_pair(path, a, b);
 }
 
 static int owner(const char *dir)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -327,10 +328,7 @@ static void uvm_check_hold(int fd, nv_handle_t hc, nv_handle_t hdev, bool by_clo
 	close(ufd);
 }
 
-/* A process of its own making a client and 64 MiB, alive until told. */
-struct other { pid_t pid; int go; nv_handle_t hc, hm; };
-
-static void other_start(struct other *o, nv_handle_t share_to, bool whole_client)
+void other_start_as(struct other *o, uid_t euid, const struct rs_share_policy *pol, bool whole_client)
 {
 	int up[2], go[2];
 	if (pipe(up) || pipe(go))
@@ -339,17 +337,19 @@ static void other_start(struct other *o, nv_handle_t share_to, bool whole_client
 	if (o->pid == 0) {
 		close(up[0]);
 		close(go[1]);  /* or its own copy keeps the read below waiting */
+		/* This thread alone, as the supervisor's worker does. */
+		if (euid != (uid_t)-1 && syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1) != 0)
+			_exit(1);
 		int cfd = open_ctl();
 		nv_handle_t hdev, hm = 0, h[2];
 		h[0] = make_client(cfd, &hdev);
 		if (alloc_vidmem(cfd, h[0], hdev, &hm, UVM_MAP_BYTES) != NV_OK)
 			_exit(1);
 		h[1] = hm;
-		struct nvos57 q = { .h_client = h[0], .h_object = whole_client ? h[0] : hm,
-				    .policy = { .target = share_to, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
-						.type = RS_SHARE_TYPE_CLIENT,
-						.action = whole_client ? RS_SHARE_ACTION_FLAG_COMPOSE : 0 } };
-		if (share_to && (nv_ioctl(cfd, NV_ESC_RM_SHARE, &q, sizeof(q)) || q.status != NV_OK))
+		struct nvos57 q = { .h_client = h[0], .h_object = whole_client ? h[0] : hm };
+		if (pol)
+			q.policy = *pol;
+		if (pol && (nv_ioctl(cfd, NV_ESC_RM_SHARE, &q, sizeof(q)) || q.status != NV_OK))
 			_exit(1);
 		char c;
 		_exit(write(up[1], h, sizeof(h)) == sizeof(h) && read(go[0], &c, 1) >= 0 ? 0 : 1);
@@ -365,7 +365,18 @@ static void other_start(struct other *o, nv_handle_t share_to, bool whole_client
 	o->hm = h[1];
 }
 
-static bool other_stop(struct other *o)
+/* A process of its own making a client and 64 MiB, alive until told,
+ * shared with our client share_to (0: not shared). */
+static void other_start(struct other *o, nv_handle_t share_to, bool whole_client)
+{
+	const struct rs_share_policy pol = { .target = share_to, .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
+	                                     .type = RS_SHARE_TYPE_CLIENT,
+	                                     .action = whole_client ? RS_SHARE_ACTION_FLAG_COMPOSE : 0 };
+
+	other_start_as(o, (uid_t)-1, share_to ? &pol : NULL, whole_client);
+}
+
+bool other_stop(struct other *o)
 {
 	int st = 0;
 	close(o->go);

@@ -6,7 +6,9 @@
 #ifndef GPUSANDBOX_FAKE_SELFTEST_H
 #define GPUSANDBOX_FAKE_SELFTEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "fake_rm.h"
@@ -38,6 +40,15 @@ nv_status_t uvm_create(int ufd, uint64_t base, uint64_t len);
 nv_status_t uvm_free(int ufd, uint64_t base, uint64_t len);
 /* Maps [base, base+len) of (hc, hm) on one GPU. */
 nv_status_t uvm_map(int ufd, uint64_t base, uint64_t len, nv_handle_t hc, nv_handle_t hm);
+
+/* Another process making a client and 64 MiB on GPU 0, alive until
+ * other_stop: with its thread's euid set to euid first ((uid_t)-1: as
+ * is), and its client (whole_client) or memory shared with pol (NULL:
+ * not shared). hc and hm are 0 when it failed. */
+struct other { pid_t pid; int go; nv_handle_t hc, hm; };
+void other_start_as(struct other *o, uid_t euid, const struct rs_share_policy *pol, bool whole_client);
+/* Lets it end; did it exit 0? */
+bool other_stop(struct other *o);
 
 /* fake_selftest_uvmchan.c */
 void uvm_chan_checks(void);

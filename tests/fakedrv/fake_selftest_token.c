@@ -12,7 +12,7 @@
  * (cliresShareCallback, client_resource.c).
  *
  * An owner process of uid OWNER_UID makes a client and memory and shares
- * its client by token; other processes, each with an effective uid of
+ * its client by token (other_start_as); other processes, each with an effective uid of
  * its own (setresuid on the thread, as the supervisor does), map it
  * through UVM and dup it into a client of their own.
  */
@@ -27,7 +27,7 @@
 
 #define OWNER_UID   47021u
 #define STRANGER_UID 47022u
-#define MEM_BYTES   (2ull << 20)
+#define MAP_BYTES   (2ull << 20)  /* of the owner's 64 MiB */
 #define RANGE_BASE  (1ull << 41)
 #define RANGE_BYTES (64ull << 20)
 
@@ -37,54 +37,15 @@ static bool set_euid(uid_t euid)
 	return syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1) == 0;
 }
 
-/* The owner: a process of OWNER_UID with a client and 2 MiB, its client
- * shared by token when share is set; alive until go is closed. */
-struct owner { pid_t pid; int go; nv_handle_t hc, hm; };
-
-static void owner_start(struct owner *o, bool share)
+/* The owner: a process of OWNER_UID with a client and memory, its client
+ * shared by token when share is set. */
+static void owner_start(struct other *o, bool share)
 {
-	int up[2], go[2];
+	const struct rs_share_policy token = { .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
+	                                       .type = RS_SHARE_TYPE_OS_SECURITY_TOKEN,
+	                                       .action = RS_SHARE_ACTION_FLAG_COMPOSE };
 
-	if (pipe(up) || pipe(go))
-		exit(1);
-	o->pid = fork();
-	if (o->pid == 0) {
-		close(up[0]);
-		close(go[1]);
-		if (!set_euid(OWNER_UID))
-			_exit(1);
-		int fd = open_ctl();
-		nv_handle_t hdev, hm = 0, h[2];
-		h[0] = make_client(fd, &hdev);
-		if (alloc_vidmem(fd, h[0], hdev, &hm, MEM_BYTES) != NV_OK)
-			_exit(1);
-		h[1] = hm;
-		struct nvos57 q = { .h_client = h[0], .h_object = h[0],
-		                    .policy = { .access_mask = RS_ACCESS_DUP_OBJECT_BIT,
-		                                .type = RS_SHARE_TYPE_OS_SECURITY_TOKEN,
-		                                .action = RS_SHARE_ACTION_FLAG_COMPOSE } };
-		if (share && (nv_ioctl(fd, NV_ESC_RM_SHARE, &q, sizeof(q)) || q.status != NV_OK))
-			_exit(1);
-		char c;
-		_exit(write(up[1], h, sizeof(h)) == sizeof(h) && read(go[0], &c, 1) >= 0 ? 0 : 1);
-	}
-	nv_handle_t h[2] = { 0, 0 };
-	close(up[1]);
-	close(go[0]);
-	if (read(up[0], h, sizeof(h)) != sizeof(h))
-		h[0] = h[1] = 0;
-	close(up[0]);
-	o->go = go[1];
-	o->hc = h[0];
-	o->hm = h[1];
-}
-
-static bool owner_stop(struct owner *o)
-{
-	int st = 0;
-
-	close(o->go);
-	return waitpid(o->pid, &st, 0) == o->pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	other_start_as(o, OWNER_UID, share ? &token : NULL, true);
 }
 
 /* What another process of euid gets: its UVM map of the owner's memory
@@ -92,7 +53,7 @@ static bool owner_stop(struct owner *o)
  * with that euid (user dup: its client's token). Run in a child so that
  * this process keeps its own uid. Returns the two statuses as
  * map << 8 | dup, or -1. */
-static int try_as(const struct owner *o, uid_t euid)
+static int try_as(const struct other *o, uid_t euid)
 {
 	int p[2];
 
@@ -106,7 +67,7 @@ static int try_as(const struct owner *o, uid_t euid)
 			int fd = open_ctl(), ufd = open_uvm();
 			nv_handle_t hdev, hc = make_client(fd, &hdev), hd = 0;
 			if (uvm_create(ufd, RANGE_BASE, RANGE_BYTES) == NV_OK)
-				r[0] = (int)uvm_map(ufd, RANGE_BASE, MEM_BYTES, o->hc, o->hm);
+				r[0] = (int)uvm_map(ufd, RANGE_BASE, MAP_BYTES, o->hc, o->hm);
 			r[1] = (int)dup_obj(fd, hc, hdev, &hd, o->hc, o->hm);
 			(void)uvm_free(ufd, RANGE_BASE, RANGE_BYTES);
 			close(ufd);
@@ -129,12 +90,12 @@ static int try_as(const struct owner *o, uid_t euid)
 void token_checks(void)
 {
 	const int refused = BOTH(NV_ERR_INSUFFICIENT_PERMISSIONS, NV_ERR_INSUFFICIENT_PERMISSIONS);
-	struct owner o;
+	struct other o;
 
 	owner_start(&o, false);
 	check(o.hc && try_as(&o, OWNER_UID) == refused,
 	      "token: unshared, a process of the owner's uid may neither map nor dup (the PID default)");
-	check(owner_stop(&o), "token: the owner ends");
+	check(other_stop(&o), "token: the owner ends");
 
 	owner_start(&o, true);
 	check(o.hc && stat_get("share_token_policies") == 1, "token: the owner's client shared by token");
@@ -142,6 +103,6 @@ void token_checks(void)
 	      "token: then a thread of the owner's euid maps it and a client of that euid dups it");
 	check(try_as(&o, STRANGER_UID) == refused, "token: another euid may neither map nor dup it");
 	check(try_as(&o, 0) == refused, "token: root's neither (the token is not a privilege)");
-	check(owner_stop(&o) && stat_wait("clients_live", 0) == 0 && stat_wait("gpu0.vidmem_used", 0) == 0,
+	check(other_stop(&o) && stat_wait("clients_live", 0) == 0 && stat_wait("gpu0.vidmem_used", 0) == 0,
 	      "token: all closed, nothing held");
 }
