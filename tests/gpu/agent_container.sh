@@ -139,8 +139,7 @@ if [ -n "$userns" ]; then
 			elif .type == "cgroup" or .type == "mqueue" then empty else . end) |
 		.linux.namespaces += [{ type: "user" }] |
 		.linux.uidMappings = [{ containerID: 0, hostID: $u, size: 65536 }] |
-		.linux.gidMappings = [{ containerID: 0, hostID: $u, size: 65536 }] |
-		del(.linux.resources.devices)' "$tmp/bundle/config.json" >"$tmp/config.new" &&
+		.linux.gidMappings = [{ containerID: 0, hostID: $u, size: 65536 }]' "$tmp/bundle/config.json" >"$tmp/config.new" &&
 		mv "$tmp/config.new" "$tmp/bundle/config.json" || exit 125
 fi
 
