@@ -7,9 +7,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -19,6 +21,7 @@
 #include "envcheck.h"
 #include "filter.h"
 #include "stack.h"
+#include "taskset.h"
 #include "gpusandbox.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -188,4 +191,31 @@ bool gs_env_warnings(FILE *f, const struct gs_quota *q, unsigned *printed)
 	if (printed)
 		*printed = n;
 	return no_device;
+}
+
+#define UID_LINE "Uid:"
+#define UID_TEXT 64
+
+unsigned gs_processes_of_uid(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char value[UID_TEXT];
+		unsigned long r, eff;
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (gs_proc_status_field((pid_t)pid, UID_LINE, value, sizeof(value)) &&
+		    sscanf(value, "%lu %lu", &r, &eff) == 2 && (r == uid || eff == uid))
+			n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "quota.h"
 
@@ -34,5 +35,9 @@ bool gs_env_warn(FILE *f, const struct gs_quota *q);
 /* The same, with the number of warnings printed in *printed (if not NULL):
  * --check counts them in its total. */
 bool gs_env_warnings(FILE *f, const struct gs_quota *q, unsigned *printed);
+
+/* Processes of the host (its /proc) whose real or effective uid is uid,
+ * now: --uvm-map as-user says how many could dup the sandbox's memory. */
+unsigned gs_processes_of_uid(uid_t uid);
 
 #endif

@@ -249,6 +249,11 @@ static int check_map_as_user(struct run *r)
 	}
 	r->cfg.uvm_map_as_user = true;
 	r->cfg.uvm_map_uid = c->uid;
+	/* A look now, not a proof for later: the uid is the operator's word. */
+	unsigned others = gs_processes_of_uid(c->uid);
+	if (others)
+		fprintf(stderr, "gpusandbox: warning: --uvm-map as-user: %u process(es) of uid %u run outside "
+		        "the sandbox now; each could dup the sandbox's GPU memory\n", others, (unsigned)c->uid);
 	return 0;
 }
 

@@ -52,6 +52,18 @@ expect uvm-map-as-user-no-user 125 "^gpusandbox: --uvm-map as-user needs --user:
 expect uvm-map-as-user-root 125 "^gpusandbox: --uvm-map as-user with uid 0: every root process of the host could dup" \
 	"$B" --user 0 --uvm-map as-user -- true
 expect uvm-map-dup 0 "" "$B" --uvm-map dup -- true
+# A process of the uid outside the sandbox is counted in a warning (as
+# root, which the mode needs; setpriv runs the outsider as that uid).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid 47013 --regid 47013 --clear-groups sleep 30 &
+	outsider=$!
+	expect uvm-map-as-user-outsider 0 "^gpusandbox: warning: --uvm-map as-user: [1-9][0-9]* process\(es\) of uid 47013 run outside the sandbox now; each could dup the sandbox's GPU memory$" \
+		"$B" --user 47013 --group 47013 --uvm-map as-user -- true
+	kill "$outsider"; wait "$outsider" 2>/dev/null
+	"$B" --user 47014 --group 47014 --uvm-map as-user -- true >"$T/out" 2>"$T/err"
+	if [ $? = 0 ] && ! grep -q "uvm-map as-user:" "$T/err"; then ok uvm-map-as-user-alone
+	else bad uvm-map-as-user-alone "$(head -c 300 "$T/err")"; fi
+fi
 
 # --- units ---
 expect mem-bytes-suggests-mib 125 "^gpusandbox: --mem: '4096' is 4.00 KiB, too small to hold a CUDA context .*did you mean 4096m\?$" \
