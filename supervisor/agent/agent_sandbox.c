@@ -522,15 +522,11 @@ static bool audit_goes_on(struct gs_agent_container *c, const char *path)
  * mapped uid here), or -1; and its working directory as /proc shows it to
  * the agent. Read once, for the start record: who the container ran as,
  * never a ground for a decision. */
-#define UID_LINE "Uid:"
-#define UID_TEXT 64
 static long init_uid(pid_t init)
 {
-	char value[UID_TEXT];
-	long uid;
+	uid_t real, effective;
 
-	return gs_proc_status_field(init, UID_LINE, value, sizeof(value)) && sscanf(value, "%ld", &uid) == 1
-	       ? uid : -1;
+	return gs_proc_uids(init, &real, &effective) ? (long)real : -1;
 }
 
 static bool init_cwd(pid_t init, char *buf, size_t len)

@@ -27,21 +27,7 @@
 #include "gpusandbox.h"
 #include "taskset.h"
 
-#define UID_LINE "Uid:"
-#define UID_TEXT 64
 #define NS_PATH_MAX 64
-
-/* The effective uid: the second field of status's Uid line. */
-static bool init_euid(pid_t init, uid_t *euid)
-{
-	char value[UID_TEXT];
-	unsigned long r, e;
-
-	if (!gs_proc_status_field(init, UID_LINE, value, sizeof(value)) || sscanf(value, "%lu %lu", &r, &e) != 2)
-		return false;
-	*euid = (uid_t)e;
-	return true;
-}
 
 static bool own_user_ns(pid_t init, bool *own)
 {
@@ -58,11 +44,11 @@ static bool own_user_ns(pid_t init, bool *own)
 bool agent_container_map_uid(pid_t init, int init_pidfd, uid_t *uid, const char **why)
 {
 	bool own = false;
-	uid_t euid = 0;
+	uid_t ruid, euid = 0;
 
 	/* Both read by pid, then the pidfd asked: a live init still held
 	 * its pid, so both were its own. */
-	if (!own_user_ns(init, &own) || !init_euid(init, &euid) || gs_pidfd_exited(init_pidfd)) {
+	if (!own_user_ns(init, &own) || !gs_proc_uids(init, &ruid, &euid) || gs_pidfd_exited(init_pidfd)) {
 		*why = "its init could not be read";
 		return false;
 	}

@@ -193,9 +193,6 @@ bool gs_env_warnings(FILE *f, const struct gs_quota *q, unsigned *printed)
 	return no_device;
 }
 
-#define UID_LINE "Uid:"
-#define UID_TEXT 64
-
 unsigned gs_processes_of_uid(uid_t uid)
 {
 	DIR *d = opendir("/proc");
@@ -205,15 +202,13 @@ unsigned gs_processes_of_uid(uid_t uid)
 	if (!d)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
-		char value[UID_TEXT];
-		unsigned long r, eff;
+		uid_t real, effective;
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 
 		if (*end || pid <= 0)
 			continue;
-		if (gs_proc_status_field((pid_t)pid, UID_LINE, value, sizeof(value)) &&
-		    sscanf(value, "%lu %lu", &r, &eff) == 2 && (r == uid || eff == uid))
+		if (gs_proc_uids((pid_t)pid, &real, &effective) && (real == uid || effective == uid))
 			n++;
 	}
 	closedir(d);

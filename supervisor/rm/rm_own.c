@@ -32,17 +32,22 @@ static int thread_set_euid(uid_t euid)
 	return (int)syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1);
 }
 
+/* Back to root after euid, or the end of the supervisor (rm_own.h). */
+static void take_back_root(uid_t euid)
+{
+	if (thread_set_euid(0) < 0) {
+		fprintf(stderr, "gpusandbox: a thread could not take back uid 0 after uid %u\n", (unsigned)euid);
+		abort();
+	}
+}
+
 int gs_driver_ioctl_as(int fd, unsigned long request, void *arg, uid_t euid)
 {
 	if (thread_set_euid(euid) < 0)
 		return -1;
 	const int rc = gs_driver_ioctl(fd, request, arg, false), saved = errno;
 
-	if (thread_set_euid(0) < 0) {
-		fprintf(stderr, "gpusandbox: a worker could not take back uid 0 after a call as uid %u\n",
-		        (unsigned)euid);
-		abort();
-	}
+	take_back_root(euid);
 	errno = saved;
 	return rc;
 }
@@ -55,10 +60,7 @@ bool gs_can_call_as(uid_t euid)
 		return false;
 	if (thread_set_euid(euid) < 0)
 		return false;
-	if (thread_set_euid(0) < 0) {
-		fprintf(stderr, "gpusandbox: could not take back uid 0 after trying uid %u\n", (unsigned)euid);
-		abort();
-	}
+	take_back_root(euid);
 	return true;
 }
 

@@ -55,6 +55,21 @@ bool gs_proc_status_field(pid_t tid, const char *key, char *val, size_t len)
 	return found;
 }
 
+#define UID_LINE "Uid:"
+#define UID_TEXT 64
+
+bool gs_proc_uids(pid_t tid, uid_t *real, uid_t *effective)
+{
+	char value[UID_TEXT];
+	unsigned long r, e;
+
+	if (!gs_proc_status_field(tid, UID_LINE, value, sizeof(value)) || sscanf(value, "%lu %lu", &r, &e) != 2)
+		return false;
+	*real = (uid_t)r;
+	*effective = (uid_t)e;
+	return true;
+}
+
 /* The parent of pid; -1 if it cannot be read. */
 static pid_t parent_of(pid_t pid)
 {

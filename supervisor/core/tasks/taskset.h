@@ -102,6 +102,10 @@ bool gs_proc_state(pid_t pid, char *state, pid_t *ppid);
  * "TracerPid:"), its blanks skipped, into val (at most len bytes, with
  * its NUL). False if the file cannot be read or has no such line. */
 bool gs_proc_status_field(pid_t tid, const char *key, char *val, size_t len);
+/* The real and effective uids of tid as this process's user namespace
+ * sees them (the first two fields of status's Uid line). False if they
+ * cannot be read. */
+bool gs_proc_uids(pid_t tid, uid_t *real, uid_t *effective);
 
 static inline bool gs_taskset_contains(const struct gs_taskset *ts, pid_t pid)
 {
