@@ -40,15 +40,29 @@
 #include "uvm_call.h"
 #include "uvm_maps.h"
 
-/* The status a performed UVM call got, or NV_ERR_OPERATING_SYSTEM when
- * the ioctl itself failed. */
-static nv_status_t perform_uvm(int fd, uint32_t cmd, void *params, uint32_t status_off)
+/* Performs our copy of the map, rewritten to name (client, memory) with
+ * ctl at rmCtrlFd and rmStatus preset (a status the driver leaves is not
+ * NV_OK): as uid for --uvm-map as-user (gs_driver_ioctl_as), else as we
+ * are (GS_OWN_NO_UID). The driver's status, or NV_ERR_OPERATING_SYSTEM
+ * when the ioctl itself failed (or uid could not be taken). */
+static nv_status_t perform_map_of(struct call *c, const struct gs_uvm_layout *lay, uint8_t *params, int ctl,
+                                  nv_handle_t client, nv_handle_t memory, uid_t uid)
 {
+	uint8_t *tail_at = params + UVM_MAP_EXTERNAL_TAIL_OFF(lay->max_gpus);
+	const unsigned long cmd = UVM_MAP_EXTERNAL_ALLOCATION;
+	struct uvm_map_external_tail tail;
 	nv_status_t st;
 
-	if (gs_driver_ioctl(fd, cmd, params, false) < 0)
+	memcpy(&tail, tail_at, sizeof(tail));
+	tail.rm_ctrl_fd = ctl;
+	tail.h_client = client;
+	tail.h_memory = memory;
+	tail.rm_status = NV_ERR_GENERIC;
+	memcpy(tail_at, &tail, sizeof(tail));
+	if ((uid == GS_OWN_NO_UID ? gs_driver_ioctl(c->dup, cmd, params, false)
+	                          : gs_driver_ioctl_as(c->dup, cmd, params, uid)) < 0)
 		return NV_ERR_OPERATING_SYSTEM;
-	memcpy(&st, (const uint8_t *)params + status_off, sizeof(st));
+	memcpy(&st, params + gs_uvm_map_status_offset(lay), sizeof(st));
 	return st;
 }
 
@@ -206,9 +220,6 @@ static nv_status_t map_as_user(struct call *c, const struct gs_uvm_call *u, stru
                                const struct gs_uvm_layout *lay, uint8_t *params)
 {
 	struct gs_own_rm *o = &c->sb->own;
-	uint8_t *tail_at = params + UVM_MAP_EXTERNAL_TAIL_OFF(lay->max_gpus);
-	const uint32_t status_off = gs_uvm_map_status_offset(lay);
-	struct uvm_map_external_tail tail;
 	nv_status_t st = NV_ERR_INSUFFICIENT_PERMISSIONS;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -219,15 +230,7 @@ static nv_status_t map_as_user(struct call *c, const struct gs_uvm_call *u, stru
 			if (gs_own_rm_share_token(o, m->fd, u->h_client) != NV_OK)
 				return st;
 		}
-		memcpy(&tail, tail_at, sizeof(tail));
-		tail.rm_ctrl_fd = m->fd;
-		tail.h_client = u->h_client;
-		tail.h_memory = u->h_memory;
-		tail.rm_status = NV_ERR_GENERIC;
-		memcpy(tail_at, &tail, sizeof(tail));
-		if (gs_driver_ioctl_as(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, o->map_uid) < 0)
-			return NV_ERR_OPERATING_SYSTEM;
-		memcpy(&st, params + status_off, sizeof(st));
+		st = perform_map_of(c, lay, params, m->fd, u->h_client, u->h_memory, o->map_uid);
 		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS || !recorded)
 			return st;
 		gs_own_rm_forget_token(o, u->h_client);
@@ -254,15 +257,7 @@ static nv_status_t map_through_own(struct call *c, const struct gs_uvm_call *u, 
 	st = dup_for_map(c, u, m, gpu);
 	if (st != NV_OK)
 		return st;
-	struct uvm_map_external_tail tail;
-	uint8_t *tail_at = params + UVM_MAP_EXTERNAL_TAIL_OFF(lay->max_gpus);
-	memcpy(&tail, tail_at, sizeof(tail));
-	tail.rm_ctrl_fd = o->ctl_fd;
-	tail.h_client = o->client;
-	tail.h_memory = GS_OWN_TEMP_DUP;
-	tail.rm_status = NV_ERR_GENERIC;
-	memcpy(tail_at, &tail, sizeof(tail));
-	return perform_uvm(c->dup, UVM_MAP_EXTERNAL_ALLOCATION, params, gs_uvm_map_status_offset(lay));
+	return perform_map_of(c, lay, params, o->ctl_fd, o->client, GS_OWN_TEMP_DUP, GS_OWN_NO_UID);
 }
 
 /* Takes a mapping back that could not be recorded (no memory for the
