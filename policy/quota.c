@@ -333,6 +333,12 @@ static const char *const fd_import_names[] = {
 };
 NAMED_ENUM(enum gs_fd_import, fd_import_names, gs_parse_fd_import, gs_fd_import_name)
 
+static const char *const uvm_map_names[] = {
+	[GS_UVM_MAP_DUP] = "dup",
+	[GS_UVM_MAP_AS_USER] = "as-user",
+};
+NAMED_ENUM(enum gs_uvm_map_mode, uvm_map_names, gs_parse_uvm_map_mode, gs_uvm_map_mode_name)
+
 static int suffix_shift(const char *suffix, unsigned *shift)
 {
 	static const struct {

@@ -314,6 +314,17 @@ const char *gs_p2p_register_name(enum gs_p2p_register m);
 int gs_parse_fd_import(const char *s, enum gs_fd_import *out);
 const char *gs_fd_import_name(enum gs_fd_import m);
 
+/* --uvm-map, of gpusandbox run and of the agent: how UVM's external maps
+ * are made (own_rm.h). Not a limit of the policy but the deployment's
+ * word (a uid of the sandbox's own), named here with the other modes. */
+enum gs_uvm_map_mode {
+	GS_UVM_MAP_DUP = 0,    /* through the supervisor's own client */
+	GS_UVM_MAP_AS_USER,    /* as the workload's uid, after a token share */
+};
+/* "dup" or "as-user", and back. */
+int gs_parse_uvm_map_mode(const char *s, enum gs_uvm_map_mode *out);
+const char *gs_uvm_map_mode_name(enum gs_uvm_map_mode m);
+
 /* A size as the user writes it for --mem or mem = ("4g", "512m"; bytes
  * when not a whole number of KiB). */
 const char *gs_option_size(uint64_t bytes, char *buf, size_t len);

@@ -157,6 +157,7 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum gs_uvm_map_mode uvm_map;
 	uint32_t max_files;
 	int c;
 
@@ -183,9 +184,9 @@ static void parse_agent_options(int argc, char **argv, struct gs_agent *a, struc
 			a->audit_max_files = max_files;
 			break;
 		case OPT_UVM_MAP:
-			if (strcmp(optarg, "dup") != 0 && strcmp(optarg, "as-user") != 0)
+			if (gs_parse_uvm_map_mode(optarg, &uvm_map) < 0)
 				cmd_usage_error("invalid --uvm-map mode '%s' (dup or as-user)", optarg);
-			a->uvm_map_as_user = strcmp(optarg, "as-user") == 0;
+			a->uvm_map_as_user = uvm_map == GS_UVM_MAP_AS_USER;
 			break;
 		case 'h': fputs(agent_usage, stdout); exit(0);
 		default: cmd_option_error(c, argv);

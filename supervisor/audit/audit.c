@@ -739,7 +739,8 @@ int gs_audit_start(struct gs_audit *a, const struct gs_audit_start *s)
 	                               gs_p2p_register_effective(s->quota->p2p_register, s->rules))));
 	/* as-user: every process of the workload's uid may dup its memory
 	 * (own_rm.h), which the operator said is the sandbox's alone. */
-	json_object_object_add(o, "uvm_map", json_object_new_string(s->uvm_map_as_user ? "as-user" : "dup"));
+	json_object_object_add(o, "uvm_map", json_object_new_string(gs_uvm_map_mode_name(
+	                                             s->uvm_map_as_user ? GS_UVM_MAP_AS_USER : GS_UVM_MAP_DUP)));
 	json_object_object_add(o, "policy", gs_audit_policy_json(s->quota, s->rules));
 	json_object_object_add(o, "labels", gs_audit_labels_json(s->labels));
 	/* Limits with no device to act on: a clean summary means nothing. */

@@ -350,6 +350,8 @@ static void parse_gpus_option(struct gs_cli_options *o, struct parse_state *ps)
 /* The quota options (policy/quota.h). Returns false for any other. */
 static bool parse_quota_option(int c, struct gs_cli_options *o, struct parse_state *ps)
 {
+	enum gs_uvm_map_mode mode;
+
 	if (c >= OPT_KIND && c < OPT_KIND + GS_QK_N) {
 		enum gs_quota_kind k = (enum gs_quota_kind)(c - OPT_KIND);
 		const struct gs_quota_kind_row *row = gs_quota_kind_row(k);
@@ -388,9 +390,9 @@ static bool parse_quota_option(int c, struct gs_cli_options *o, struct parse_sta
 			gs_die_usage("invalid --p2p-register mode '%s' (auto, perform, answer or none)", optarg);
 		return true;
 	case OPT_UVM_MAP:
-		if (strcmp(optarg, "dup") != 0 && strcmp(optarg, "as-user") != 0)
+		if (gs_parse_uvm_map_mode(optarg, &mode) < 0)
 			gs_die_usage("invalid --uvm-map mode '%s' (dup or as-user)", optarg);
-		o->uvm_map_as_user = strcmp(optarg, "as-user") == 0;
+		o->uvm_map_as_user = mode == GS_UVM_MAP_AS_USER;
 		return true;
 	}
 	return false;
