@@ -186,8 +186,8 @@ struct fake_state {
 	 * outside MIG (vidmemCheckCopyPermissions, video_mem.c, 580.95.05)
 	 * and refuses it across MIG instances; the fake counts it. */
 	uint64_t         dups_cross_gpu;
-	uint64_t         token_shares;
-	uint64_t         dups_made;      /* RM_DUP_OBJECTs of memory or objects the fake made */   /* RM_SHAREs that granted an OS_SECURITY_TOKEN dup */
+	uint64_t         token_shares;   /* RM_SHAREs that granted an OS_SECURITY_TOKEN dup */
+	uint64_t         dups_made;      /* RM_DUP_OBJECTs the fake made */
 	/* Alloc params the driver read past the 580 size of their class (a
 	 * branch whose struct grew: NV50_P2P is 88 bytes on 590+, 72 on 580),
 	 * and how many of those tails held a non-zero byte: bytes a

@@ -328,6 +328,11 @@ static void uvm_check_hold(int fd, nv_handle_t hc, nv_handle_t hdev, bool by_clo
 	close(ufd);
 }
 
+bool selftest_set_euid(uid_t euid)
+{
+	return syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1) == 0;
+}
+
 void other_start_as(struct other *o, uid_t euid, const struct rs_share_policy *pol, bool whole_client)
 {
 	int up[2], go[2];
@@ -337,8 +342,7 @@ void other_start_as(struct other *o, uid_t euid, const struct rs_share_policy *p
 	if (o->pid == 0) {
 		close(up[0]);
 		close(go[1]);  /* or its own copy keeps the read below waiting */
-		/* This thread alone, as the supervisor's worker does. */
-		if (euid != (uid_t)-1 && syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1) != 0)
+		if (euid != (uid_t)-1 && !selftest_set_euid(euid))
 			_exit(1);
 		int cfd = open_ctl();
 		nv_handle_t hdev, hm = 0, h[2];

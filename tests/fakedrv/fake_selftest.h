@@ -46,6 +46,9 @@ nv_status_t uvm_map(int ufd, uint64_t base, uint64_t len, nv_handle_t hc, nv_han
  * is), and its client (whole_client) or memory shared with pol (NULL:
  * not shared). hc and hm are 0 when it failed. */
 struct other { pid_t pid; int go; nv_handle_t hc, hm; };
+/* The calling thread's euid alone (the raw setresuid, as the
+ * supervisor's worker takes a workload's uid: rm_own.c). */
+bool selftest_set_euid(uid_t euid);
 void other_start_as(struct other *o, uid_t euid, const struct rs_share_policy *pol, bool whole_client);
 /* Lets it end; did it exit 0? */
 bool other_stop(struct other *o);

@@ -19,7 +19,6 @@
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,12 +29,6 @@
 #define MAP_BYTES   (2ull << 20)  /* of the owner's 64 MiB */
 #define RANGE_BASE  (1ull << 41)
 #define RANGE_BYTES (64ull << 20)
-
-/* The calling thread's euid alone (the raw call, as rm_own.c's). */
-static bool set_euid(uid_t euid)
-{
-	return syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1) == 0;
-}
 
 /* The owner: a process of OWNER_UID with a client and memory, its client
  * shared by token when share is set. */
@@ -63,7 +56,7 @@ static int try_as(const struct other *o, uid_t euid)
 	if (pid == 0) {
 		close(p[0]);
 		int r[2] = { -1, -1 };
-		if (set_euid(euid)) {
+		if (selftest_set_euid(euid)) {
 			int fd = open_ctl(), ufd = open_uvm();
 			nv_handle_t hdev, hc = make_client(fd, &hdev), hd = 0;
 			if (uvm_create(ufd, RANGE_BASE, RANGE_BYTES) == NV_OK)
