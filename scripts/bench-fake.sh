@@ -6,6 +6,9 @@
 #
 #   [GPUSANDBOX=path] [GS_ARGS='--p2p-register answer'] scripts/bench-fake.sh [--full | --pair]
 #
+# GS_ARGS without --p2p-register perform or answer: the product's default,
+# whose pair makes no registration controls (two traps fewer).
+#
 # GS_ARGS: options for every sandboxed run (split on spaces).
 # GS_MAP=1: each pair also maps its memory through UVM after the RM_ALLOC
 # (rmbench -u), as every cuMemAlloc does: five trapped calls a pair.
@@ -45,6 +48,14 @@ STRACE_PAIRS=2000
 TRAPS_PER_PAIR=4
 RMBENCH_EXTRA=
 [ "${GS_MAP:-0}" = 1 ] && { RMBENCH_EXTRA=-u; TRAPS_PER_PAIR=5; }
+# The registration controls exist only where the sandbox gives CUDA its
+# NV50_THIRD_PARTY_P2P object: under --p2p-register perform or answer.
+# The default (auto, with no policy) answers the object NOT_SUPPORTED and
+# CUDA then makes no registration, so neither run makes them (rmbench -r).
+case " ${GS_ARGS:-} " in
+*" --p2p-register perform "* | *" --p2p-register answer "*) ;;
+*) RMBENCH_EXTRA="$RMBENCH_EXTRA -r"; TRAPS_PER_PAIR=$((TRAPS_PER_PAIR - 2)) ;;
+esac
 export RMBENCH_EXTRA
 # Time for strace to attach before the loop starts (ms).
 ATTACH_WAIT_MS=700

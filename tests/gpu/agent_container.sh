@@ -33,7 +33,12 @@
 # its own, its uid 0 the host's HOSTUID (65536 uids), and the agent is
 # started with --uvm-map as-user (its maps made as that uid); proc and
 # sysfs are bound from the host's, cgroup and mqueue left out (a machine
-# that is itself a container refuses new ones in a user namespace).
+# that is itself a container refuses new ones in a user namespace), and
+# the container shares the host's PID namespace: the bound /proc names
+# the host's pids, so in a PID namespace of its own /proc/self/task/TID
+# names no thread of the caller, and cuInit fails (304,
+# CUDA_ERROR_OPERATING_SYSTEM) right after its open of
+# /proc/self/task/TID/comm does (ENOENT; strace, H200, 2026-12-03).
 #
 # The container's root is an empty folder with the host's /usr, /bin, /sbin,
 # /lib*, /etc, /opt, /home, /root and this repository bind-mounted
@@ -137,6 +142,7 @@ if [ -n "$userns" ]; then
 			if .type == "proc" then { destination: "/proc", type: "bind", source: "/proc", options: ["rbind"] }
 			elif .type == "sysfs" then { destination: "/sys", type: "bind", source: "/sys", options: ["rbind", "ro"] }
 			elif .type == "cgroup" or .type == "mqueue" then empty else . end) |
+		.linux.namespaces |= map(select(.type != "pid")) |
 		.linux.namespaces += [{ type: "user" }] |
 		.linux.uidMappings = [{ containerID: 0, hostID: $u, size: 65536 }] |
 		.linux.gidMappings = [{ containerID: 0, hostID: $u, size: 65536 }]' "$tmp/bundle/config.json" >"$tmp/config.new" &&

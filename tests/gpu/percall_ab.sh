@@ -38,8 +38,12 @@ cc -static -O2 -Iinclude -o "$OUT/bench_trap" tests/gpu/bench_trap.c || exit 1
 # (native first); each build's --p2p-register mode follows the colon, and a
 # third field adds, "+"-separated: "audit", --audit-log (issue #31: the
 # pair's target holds with and without it); "user", --uvm-map as-user with
-# the workload run as AS_USER_UID (a uid no process of the machine has).
+# the workload run as AS_USER_UID (a uid no process of the machine has);
+# "pin", the whole run (supervisor and workload) on the CPUs of PIN_CPUS
+# (taskset), which "native::pin" does for native: does the driver take
+# longer for a call the supervisor makes on another CPU than the caller's?
 AS_USER_UID=${AS_USER_UID:-47011}
+PIN_CPUS=${PIN_CPUS:-2}
 read -r -a CONFIGS <<<"${CONFIGS:-native A:perform A:answer B:perform B:answer}"
 run_one() {
 	local cfg=$1 r=$2 dir pre=()
@@ -47,10 +51,11 @@ run_one() {
 	dir="$OUT/times/${cfg//:/_}/r$r"
 	mkdir -p "$dir"
 	IFS=: read -r build mode extra <<<"$cfg"
+	case "+$extra+" in *+pin+*) pre=(taskset -c "$PIN_CPUS") ;; esac
 	case $build in
 	native) ;;
 	A | B)
-		[ "$build" = A ] && pre=("$A") || pre=("$B")
+		[ "$build" = A ] && pre+=("$A") || pre+=("$B")
 		pre+=(--mem 120g --p2p-register "$mode")
 		# Outside the times directory, which the summary reads whole.
 		mkdir -p "$OUT/audit"
