@@ -174,6 +174,12 @@ TESTS=(
 	"uvm_channel:overlap|sandbox|uvm_channel overlap"
 	"uvm_channel:clone|sandbox|uvm_channel clone"
 	"uvm_channel:clone_held|sandbox|uvm_channel clone"
+	"uvm_channel:free_as_user|sandbox|uvm_channel free"
+	"uvm_channel:lone_as_user|sandbox|uvm_channel lone"
+	"uvm_channel:flow_as_user|sandbox|uvm_channel flow"
+	"uvm_channel:race_as_user|sandbox|uvm_channel race"
+	"uvm_channel:stall_as_user|sandbox|uvm_channel stall"
+	"uvm_channel:overlap_as_user|sandbox|uvm_channel overlap"
 	"sem_surf|sandbox|sem_surf"
 	"sem_surf:sysmem|sandbox|sem_surf sysmem"
 	"baseline-race_size:size|bare|race_size size"
@@ -507,13 +513,15 @@ run_case() {
 	# uvm_channel stall: the fake answers the first registration late
 	# (tests/adv/uvm_channel.c, STALL_LATE_MS); its baseline unregisters
 	# without waiting for a registration in flight.
-	[ "${name#baseline-}" = uvm_channel:stall ] && fake_extra=(--register-late-ms 7000)
+	case "${name#baseline-}" in uvm_channel:stall | uvm_channel:stall_as_user) fake_extra=(--register-late-ms 7000) ;; esac
 	[ "$name" = baseline-uvm_channel:stall ] && sb_env=(env GPUSANDBOX_TEST_SETTLE_IN_FLIGHT=1)
 	# uvm_channel overlap and clone: the registration answered late
 	# (tests/adv/uvm_channel.c, LATE_MS). overlap's baseline: the worker
 	# waits, under the session lock, for the continued caller to leave
 	# (before the hand-off); clone's: a sharer's clone is not held back.
-	case "${name#baseline-}" in uvm_channel:overlap | uvm_channel:clone) fake_extra=(--register-late-ms 1000) ;; esac
+	case "${name#baseline-}" in uvm_channel:overlap | uvm_channel:overlap_as_user | uvm_channel:clone)
+		fake_extra=(--register-late-ms 1000) ;;
+	esac
 	# clone_held: the registration outlasts the clone's wait (7 s), which
 	# must then fail, recorded.
 	[ "$name" = uvm_channel:clone_held ] && fake_extra=(--register-late-ms 9000)
@@ -1015,14 +1023,22 @@ ge() { [ -n "$1" ] && [ "$1" -ge "$2" ]; }
 # registrations were made, and (free, lone, flow) none is left while the
 # UVM file is still open: gpusandbox unregistered what the workload freed.
 check_uvm_channel() {
-	local name=$1 d=$2 rounds alloc reg
+	local name=$1 d=$2 rounds alloc reg made all
 	rounds=$(val_of "$d" rounds); alloc=$(val_of "$d" alloc_ok); reg=$(val_of "$d" reg_ok)
+	# --uvm-map as-user: every registration the fake holds was made by
+	# the supervisor (a process other than the client's creator, let in
+	# by its euid), none continued (exec_uvm.c, register_as_user).
+	if [ "${name%_as_user}" != "$name" ]; then
+		made=$(stat_of "$d" uvm_channel_registrations_by_other); all=$(stat_of "$d" uvm_channel_registrations)
+		ge "$made" 1 && [ "$made" = "$all" ] ||
+			{ why="registrations by the supervisor: $made of $all"; return 1; }
+	fi
 	case "$name" in
-	uvm_channel:flow)
+	uvm_channel:flow | uvm_channel:flow_as_user)
 		# CUDA's order works as without gpusandbox, every round.
 		ge "$rounds" 1 && [ "$(val_of "$d" flow_ok)" = "$rounds" ] ||
 			{ why="flow_ok=$(val_of "$d" flow_ok) of $rounds rounds: $(grep '^round=' "$d/out" | grep -v 'register=NV_OK unregister=NV_OK free=NV_OK' | head -3 | tr '\n' ';')"; return 1; } ;;
-	uvm_channel:race)
+	uvm_channel:race | uvm_channel:race_as_user)
 		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="not exercised: reg_ok=$reg flips=$(val_of "$d" flips)"; return 1; }
 		return 0 ;;
@@ -1031,7 +1047,7 @@ check_uvm_channel() {
 		# found another file than the one looked at were refused).
 		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="not exercised: reg_ok=$reg swaps=$(val_of "$d" flips)"; return 1; } ;;
-	uvm_channel:overlap)
+	uvm_channel:overlap | uvm_channel:overlap_as_user)
 		# The other process's pairs all returned while the registration
 		# was in the driver, by its account and by the fake's.
 		grep -q '^overlap: quick=NV_OK pairs=20 overlapped=1$' "$d/out" &&
@@ -1048,7 +1064,7 @@ check_uvm_channel() {
 		grep -q '^clone: clone=ok clone_while_late=0$' "$d/out" &&
 			grep -q '^late: register=NV_OK other_ok=1 ' "$d/out" ||
 			{ why="$(grep -E '^(clone|late):' "$d/out" | tr '\n' ';')"; return 1; } ;;
-	uvm_channel:stall)
+	uvm_channel:stall | uvm_channel:stall_as_user)
 		# The late registration was made, the child's free was
 		# performed while it was in flight, and once it had returned
 		# the driver let the group go.

@@ -551,6 +551,7 @@ size_t fake_rm_format_stats(char *out, size_t cap)
 	put(&b, "uvm_maps", 0, false, fake_st.uvm_maps);
 	put(&b, "uvm_channels_registered", 0, false, fake_uvm_chan_live());
 	put(&b, "uvm_channel_registrations", 0, false, fake_st.uvm_channel_registrations);
+	put(&b, "uvm_channel_registrations_by_other", 0, false, fake_st.uvm_channel_registrations_by_other);
 	put(&b, "semsurf_kept", 0, false, fake_st.semsurf_kept);
 	put(&b, "served_while_late", 0, false, fake_st.served_while_late);
 	put(&b, "late_pending", 0, false, fake_st.late_pending);

@@ -201,6 +201,9 @@ struct fake_state {
 	uint64_t         uvm_maps;
 	/* UVM_REGISTER_CHANNEL calls that succeeded (fake_uvm_chan.c). */
 	uint64_t         uvm_channel_registrations;
+	/* ...of them, made by a process other than the client's creator
+	 * (a supervisor's, under --uvm-map as-user: its euid let in). */
+	uint64_t         uvm_channel_registrations_by_other;
 	/* Memory objects live semaphore surfaces keep (fake_semsurf.c). */
 	uint64_t         semsurf_kept;
 	/* Objects exported to and imported from control files, and export
@@ -331,6 +334,7 @@ struct fake_uvm_retained {
 	uint64_t    file;
 	nv_handle_t h_client, h_channel;
 	struct res *channel, *group;
+	bool        by_other;   /* the caller is not the client's creator process */
 };
 nv_status_t fake_uvm_chan_retain(pid_t caller, uint64_t file, const struct uvm_register_channel_params *p,
                                  struct fake_uvm_retained *out);

@@ -161,7 +161,9 @@ nv_status_t fake_uvm_chan_retain(pid_t caller, uint64_t file, const struct uvm_r
 	nv_status_t st = verify_channel(caller, p, gpu, &ch);
 	if (st != NV_OK)
 		return st;
-	*out = (struct fake_uvm_retained){ file, p->h_client, p->h_channel, ch, ch->group };
+	const struct client *c = fake_find_client(p->h_client);
+	*out = (struct fake_uvm_retained){ file, p->h_client, p->h_channel, ch, ch->group,
+	                                   c && c->tgid != fake_tgid_of(caller) };
 	ch->refs++;
 	if (ch->group)
 		ch->group->refs++;
@@ -191,6 +193,8 @@ nv_status_t fake_uvm_chan_commit(const struct fake_uvm_retained *r)
 	}
 	regs[nregs++] = (struct uvm_chan_reg){ r->file, r->h_client, r->h_channel, r->channel, r->group };
 	fake_st.uvm_channel_registrations++;
+	if (r->by_other)
+		fake_st.uvm_channel_registrations_by_other++;
 	return NV_OK;
 }
 

@@ -44,7 +44,9 @@
  * uvm_channel_retainer.c, 580.95.05). The supervisor cannot make the
  * registration itself: RM dups the group as the calling process, and the
  * driver's default policy lets only the client's own process do that
- * (cliresShareCallback, client_resource.c). So the call is continued,
+ * (cliresShareCallback, client_resource.c); under --uvm-map as-user the
+ * worker makes it from our copy as the workload's uid instead
+ * (exec_uvm.c, register_as_user: no quiesce). Otherwise the call is continued,
  * and what it names (the pair may be rewritten by any task sharing the
  * page) decides nothing. What the supervisor makes sure of instead:
  *  - the file: it holds a dup of the UVM file the call is on, with every
@@ -102,8 +104,9 @@ struct gs_uvm_maps {
 	uint32_t             n_maps, cap_maps;
 	/* The driver's UVM_UNREGISTER_CHANNEL has no GPU (590 on). */
 	bool                 unregister_short;
-	/* Registrations continued whose caller may still be in the kernel
-	 * (made with the first one; NULL before). */
+	/* Registrations continued whose caller may still be in the kernel,
+	 * and those the worker makes off the session lock (made with the
+	 * first one; NULL before). */
 	struct gs_inflight  *registers;
 	/* A ledger rebuilt by an agent restart: registrations made before it
 	 * are in files we no longer hold, so nothing listed is ever
@@ -119,10 +122,11 @@ struct gs_uvm_maps {
 	 * driver maps (exec_uvm.c, pin_in_flight), so that tests/agent
 	 * uvmkill-runc's baseline shows what it prevents. Never for use. */
 	bool                 test_no_pin_in_flight;
-	/* For GPUSANDBOX_PROFILE: registrations continued, listed handles
-	 * settled, and our unregisters by UVM's answer (NV_OK, none
-	 * registered, anything else). */
-	uint64_t             n_registers, n_settled, n_unreg_ok, n_unreg_none, n_unreg_failed;
+	/* For GPUSANDBOX_PROFILE: registrations followed (continued, or
+	 * made by us under --uvm-map as-user: n_registers_made of them),
+	 * listed handles settled, and our unregisters by UVM's answer
+	 * (NV_OK, none registered, anything else). */
+	uint64_t             n_registers, n_registers_made, n_settled, n_unreg_ok, n_unreg_none, n_unreg_failed;
 };
 
 void gs_uvm_maps_init(struct gs_uvm_maps *m);

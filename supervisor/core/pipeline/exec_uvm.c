@@ -24,11 +24,13 @@
  * channel's group as the caller, uvm_maps.h says why that fails): it is
  * continued, with the caller held until it has left the ioctl, on a UVM
  * file we then hold, and what it may have registered is unregistered
- * before the ledger lets a channel's count go.
+ * before the ledger lets a channel's count go. Under --uvm-map as-user
+ * it is made from our copy as the workload's uid (register_as_user).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -36,6 +38,7 @@
 
 #include "exec_int.h"
 #include "own_rm.h"
+#include "quiesce.h"
 #include "rm_own.h"
 #include "uvm_call.h"
 #include "uvm_maps.h"
@@ -88,11 +91,11 @@ static struct answer answer_uvm(struct call *c, uint32_t status_off, nv_status_t
  * (GPUSANDBOX_TEST_UVM_CTLFD, session.h) skip the check, or trust the look
  * at the caller's fd number that handle_map made before the dup, as a
  * check made on another look at the fd table than the file used would. */
-static bool ctl_is_client_file(const struct call *c, const struct gs_uvm_call *u, int ctl)
+static bool ctl_is_client_file(const struct call *c, nv_handle_t h_client, int ctl)
 {
 	if (c->sb->uvm_ctlfd_test != GS_UVM_CTLFD_CHECKED)
 		return true;
-	return ledger_fd_is_client_file(&c->sb->ledger, u->h_client, ctl) == 1;
+	return ledger_fd_is_client_file(&c->sb->ledger, h_client, ctl) == 1;
 }
 
 /* The caller's rmCtrlFd as the map knows it: fd, our dup of it (-1:
@@ -123,7 +126,7 @@ static void take_uvm_facts(struct call *c, const struct gs_uvm_call *u, const st
 
 	memset(f, 0, sizeof(*f));
 	if (ledger_has(l, u->h_client, u->h_client)) {
-		const bool on_fd = m->fd >= 0 ? ctl_is_client_file(c, u, m->fd) : m->looked_on_fd;
+		const bool on_fd = m->fd >= 0 ? ctl_is_client_file(c, u->h_client, m->fd) : m->looked_on_fd;
 		f->client_ours = (checked && on_fd) || ledger_client_file_alive(l, u->h_client);
 		f->client_on_fd = f->client_ours && on_fd;
 	}
@@ -142,16 +145,16 @@ static int ctl_from_kept_dup(struct call *c, int rm_ctrl_fd);
  * dup, or the look by tid and a fresh dup, as handle_map takes it; then
  * the verdict's own check that it is the client's control file (kcmp
  * against the client's watch). -1 when there is none such. */
-static int ctl_for_share(struct call *c, const struct gs_uvm_call *u)
+static int ctl_for_share(struct call *c, nv_handle_t h_client, int rm_ctrl_fd)
 {
 	const struct ledger *l = &c->sb->ledger;
-	int ctl = ctl_from_kept_dup(c, u->rm_ctrl_fd);
+	int ctl = ctl_from_kept_dup(c, rm_ctrl_fd);
 
 	if (ctl == CTL_TASK_GONE)
 		return -1;
-	if (ctl < 0 && ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1)
-		ctl = dup_trapped_fd(c, u->rm_ctrl_fd);
-	if (ctl >= 0 && !ctl_is_client_file(c, u, ctl)) {
+	if (ctl < 0 && ledger_task_fd_is_client_file(l, h_client, c->tid, rm_ctrl_fd) == 1)
+		ctl = dup_trapped_fd(c, rm_ctrl_fd);
+	if (ctl >= 0 && !ctl_is_client_file(c, h_client, ctl)) {
 		close(ctl);
 		return -1;
 	}
@@ -181,7 +184,7 @@ static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, stru
 			return st;
 		gs_own_rm_forget_client(o, u->h_client);
 	}
-	if (m->fd < 0 && (m->fd = ctl_for_share(c, u)) < 0)
+	if (m->fd < 0 && (m->fd = ctl_for_share(c, u->h_client, u->rm_ctrl_fd)) < 0)
 		return st;
 	if (per_client && gs_own_rm_share_client(o, m->fd, u->h_client) == NV_OK) {
 		st = gs_own_rm_dup_shared(o, gpu, u->h_client, u->h_memory);
@@ -225,7 +228,7 @@ static nv_status_t map_as_user(struct call *c, const struct gs_uvm_call *u, stru
 	for (int attempt = 0; attempt < 2; attempt++) {
 		const bool recorded = gs_own_rm_token_shared(o, u->h_client);
 		if (!recorded) {
-			if (m->fd < 0 && (m->fd = ctl_for_share(c, u)) < 0)
+			if (m->fd < 0 && (m->fd = ctl_for_share(c, u->h_client, u->rm_ctrl_fd)) < 0)
 				return st;
 			if (gs_own_rm_share_token(o, m->fd, u->h_client) != NV_OK)
 				return st;
@@ -507,6 +510,93 @@ static struct answer refuse_device_p2p(struct call *c)
 	                  "P2P pages would keep memory past its charge");
 }
 
+/* Our copy of a registration, made on our dup of its UVM file as uid
+ * (gs_driver_ioctl_as) with rmStatus preset (a status the driver leaves
+ * is not NV_OK). The driver takes about a millisecond, so the session
+ * lock is let go around it where the runner can hand the listener over
+ * (the command line's; the agent keeps it), as for a slow control
+ * (exec_escape): the call uses only the worker's dup and our copy, and
+ * is counted in flight
+ * meanwhile (uvm_maps.h), as a continued registration is until its
+ * caller has left the ioctl, so that no listed channel handle is taken
+ * for unregistered while it may still land. The driver's status, or
+ * NV_ERR_OPERATING_SYSTEM when the ioctl itself failed. */
+static nv_status_t perform_register_as(struct call *c, const struct uvm_register_channel_params *p, uid_t uid)
+{
+	struct gs_session *sb = c->sb;
+	struct uvm_register_channel_params ours = *p;
+	const bool off_lock = sb->release_receiver != NULL;
+
+	ours.rm_ctrl_fd = -1; /* never read (register_as_user) */
+	ours.rm_status = NV_ERR_GENERIC;
+	gs_inflight_begin(sb->uvm.registers);
+	if (off_lock) {
+		sb->release_receiver(sb->receiver_ctx, c->scratch);
+		pthread_mutex_unlock(&sb->lock);
+	}
+	const int rc = gs_driver_ioctl_as(c->dup, UVM_REGISTER_CHANNEL, &ours, uid);
+	if (off_lock)
+		pthread_mutex_lock(&sb->lock);
+	gs_inflight_end(sb->uvm.registers);
+	return rc < 0 ? NV_ERR_OPERATING_SYSTEM : ours.rm_status;
+}
+
+/* The workload's client shared by token for register_as_user, through
+ * our dup of the caller's rmCtrlFd proven the client's own control file
+ * (ctl_for_share), as map_as_user shares it. */
+static bool share_token_for(struct call *c, const struct gs_uvm_channel_call *u)
+{
+	int ctl = ctl_for_share(c, u->h_client, u->rm_ctrl_fd);
+
+	if (ctl < 0)
+		return false;
+	const bool shared = gs_own_rm_share_token(&c->sb->own, ctl, u->h_client) == NV_OK;
+	close(ctl);
+	return shared;
+}
+
+/* --uvm-map as-user: the registration made by this worker with the
+ * workload's euid, from our copy, on our dup of the UVM file, naming the
+ * workload's own client and channel, once the client is shared by token
+ * as for a map (map_as_user): RM dups the channel's group into UVM's
+ * client as the calling thread, whose token the share lets in
+ * (nvGpuOpsRetainChannel, nv_gpu_ops.c; cliresShareCallback,
+ * client_resource.c, 580.95.05). Nothing of the workload's is read after
+ * our copy: the file is ours (the space, a registrant before the call),
+ * the pair is our copy's, and UVM never reads rmCtrlFd
+ * (uvm_user_channel.c, "Bug 1624521", 535 to 595). So no fd table need
+ * be held still and the caller is not seized: no quiesce. False when not
+ * made (the mode off, a client that is not the sandbox's, no share to be
+ * had, or the driver refused it for want of rights even after a fresh
+ * share): the caller continues it then, as without the mode, and the
+ * driver judges it with the caller's own rights. */
+static bool register_as_user(struct call *c, const struct uvm_register_channel_params *p,
+                             const struct gs_uvm_channel_call *u, struct answer *a)
+{
+	const uint32_t status_off = offsetof(struct uvm_register_channel_params, rm_status);
+	struct gs_own_rm *o = &c->sb->own;
+	const struct ledger *l = &c->sb->ledger;
+
+	if (!gs_own_rm_maps_as_user(o) || !ledger_has(l, u->h_client, u->h_client) ||
+	    !ledger_client_file_alive(l, u->h_client))
+		return false;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		const bool recorded = gs_own_rm_token_shared(o, u->h_client);
+		if (!recorded && !share_token_for(c, u))
+			return false;
+		const nv_status_t st = perform_register_as(c, p, o->map_uid);
+		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS) {
+			c->sb->uvm.n_registers_made++;
+			*a = answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
+			return true;
+		}
+		if (!recorded)
+			return false;
+		gs_own_rm_forget_token(o, u->h_client);
+	}
+	return false;
+}
+
 /* UVM_REGISTER_CHANNEL, continued (uvm_maps.h): the UVM file becomes a
  * registrant space we hold, the caller's fd table is held still and the
  * caller seized until it has left the ioctl, so the registration can
@@ -521,10 +611,13 @@ static struct answer handle_register_channel(struct call *c, int held)
 	struct gs_uvm_channel_call u;
 	struct gs_session *sb = c->sb;
 	const char *why = NULL;
+	struct answer made;
 
 	c->d.call = "UVM_REGISTER_CHANNEL";
 	c->size = sizeof(p);
-	if (fetch_top_bytes(c, &p, sizeof(p)) == 0 && gs_decode_uvm_register_channel(&p, sizeof(p), &u) == 0) {
+	const bool decoded = fetch_top_bytes(c, &p, sizeof(p)) == 0 &&
+	                     gs_decode_uvm_register_channel(&p, sizeof(p), &u) == 0;
+	if (decoded) {
 		c->d.h_client = u.h_client;
 		c->d.h_object = u.h_channel;
 	}
@@ -539,6 +632,8 @@ static struct answer handle_register_channel(struct call *c, int held)
 		                                         "the registration could not be followed")
 		                            : answer_none();
 	}
+	if (decoded && register_as_user(c, &p, &u, &made))
+		return made;
 	if (!hold_judged_file(c, GS_NODE_BIT(GS_NODE_UVM), sb->uvm.registers, &why))
 		return answer_uvm(c, status_off, NV_ERR_INSUFFICIENT_PERMISSIONS, GS_VERDICT_REFUSE, why);
 	c->d.verdict = GS_VERDICT_ALLOW;

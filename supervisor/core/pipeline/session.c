@@ -196,9 +196,10 @@ void gs_session_print_profile(const struct gs_session *sb)
 	gs_quiesce_print_profile(stderr);
 	const struct gs_uvm_maps *m = &sb->uvm;
 	if (m->n_registers)
-		fprintf(stderr, "  uvm channels: %llu registrations continued, %llu channel handles settled, "
-		                "unregisters: %llu ok, %llu found none, %llu failed\n",
-		        (unsigned long long)m->n_registers, (unsigned long long)m->n_settled,
+		fprintf(stderr, "  uvm channels: %llu registrations continued, %llu made as the workload's uid, "
+		                "%llu channel handles settled, unregisters: %llu ok, %llu found none, %llu failed\n",
+		        (unsigned long long)(m->n_registers - m->n_registers_made),
+		        (unsigned long long)m->n_registers_made, (unsigned long long)m->n_settled,
 		        (unsigned long long)m->n_unreg_ok, (unsigned long long)m->n_unreg_none,
 		        (unsigned long long)m->n_unreg_failed);
 }

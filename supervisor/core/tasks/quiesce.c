@@ -179,8 +179,9 @@ bool gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms)
 	return true;
 }
 
-/* The tracing thread's own reference, taken before it starts. */
-static void inflight_begin(struct gs_inflight *f)
+/* One call counted in flight, with a reference of its own (the tracing
+ * thread's, taken before it starts, or a performed registration's). */
+void gs_inflight_begin(struct gs_inflight *f)
 {
 	if (!f)
 		return;
@@ -188,7 +189,7 @@ static void inflight_begin(struct gs_inflight *f)
 	atomic_fetch_add(&f->n, 1);
 }
 
-static void inflight_end(struct gs_inflight *f)
+void gs_inflight_end(struct gs_inflight *f)
 {
 	if (!f)
 		return;
@@ -621,8 +622,8 @@ void gs_quiesce_inject_finish(struct gs_quiesce *q, long ret)
 
 static void quiesce_free(struct gs_quiesce *q)
 {
-	inflight_end(q->track);
-	inflight_end(q->live);
+	gs_inflight_end(q->track);
+	gs_inflight_end(q->live);
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->m);
 	free(q);
@@ -655,8 +656,8 @@ static void *tracing_thread(void *arg)
 	let_go(&q->caller_t);
 	/* Counted out as soon as every task is let go, not when q is freed
 	 * (a handed-off q is freed at the worker's next look). */
-	inflight_end(q->track);
-	inflight_end(q->live);
+	gs_inflight_end(q->track);
+	gs_inflight_end(q->live);
 	q->track = q->live = NULL;
 	pthread_mutex_lock(&q->m);
 	q->done = true;
@@ -704,8 +705,8 @@ static int quiesce_begin(pid_t caller, const struct gs_quiesce_who *who, struct 
 	q->marks = who->marks;
 	q->track = who->track;
 	q->live = who->live;
-	inflight_begin(q->track);
-	inflight_begin(q->live);
+	gs_inflight_begin(q->track);
+	gs_inflight_begin(q->live);
 	pthread_mutex_init(&q->m, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	if (pthread_create(&q->thread, NULL, tracing_thread, q) != 0) {

@@ -56,6 +56,10 @@ struct gs_inflight;
 struct gs_inflight *gs_inflight_new(void);      /* one reference; NULL: no memory */
 void     gs_inflight_put(struct gs_inflight *f); /* NULL: nothing */
 unsigned gs_inflight_count(const struct gs_inflight *f);
+/* Counts one call in (taking a reference) and out (dropping it). NULL:
+ * nothing. */
+void     gs_inflight_begin(struct gs_inflight *f);
+void     gs_inflight_end(struct gs_inflight *f);
 /* Waits, polling, until f counts none or ms have passed; true when none
  * is left. NULL counts none. */
 bool     gs_inflight_wait_none(const struct gs_inflight *f, unsigned ms);
