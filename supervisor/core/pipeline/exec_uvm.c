@@ -437,8 +437,8 @@ static int ctl_from_kept_dup(struct call *c, int rm_ctrl_fd)
  * the caller hold the client's own control file at rmCtrlFd?", which is
  * the question UVM asks natively (it takes the file behind the number
  * once, when the call is made). One look by tid answers it (kcmp of the
- * task's number against the client's release watch) and the ID_VALID
- * after it proves the tid the trapped task's at the look; a number
+ * task's number against the client's release watch) and an ID_VALID
+ * after it (note_mapper's) proves the tid the trapped task's at the look; a number
  * swapped after the look changes nothing that is used. A dup of the
  * memory refused then (the share no longer in force) takes the dup
  * (ctl_for_share) and shares again. Not for the uvm_ctlfd baselines,
@@ -471,9 +471,13 @@ static struct answer handle_map(struct call *c, const struct gs_uvm_call *u,
 	struct map_ctl ctl = { .fd = -1 };
 
 	if (shared_needs_no_dup(c, u)) {
+		/* The look is proven the trapped task's by the ID_VALID that
+		 * note_mapper makes before anything is performed (map_judged):
+		 * that task is alive after the look, so the tid named it at
+		 * the look. A refusal decided on a look of another task is
+		 * answered to none (the answer's write and SEND check the
+		 * notification too). Issue #31: one ID_VALID fewer a map. */
 		ctl.looked_on_fd = ledger_task_fd_is_client_file(l, u->h_client, c->tid, u->rm_ctrl_fd) == 1;
-		if (!notif_still_valid(c))
-			return answer_none();
 	} else if ((ctl.fd = ctl_from_kept_dup(c, u->rm_ctrl_fd)) == CTL_TASK_GONE) {
 		return answer_none();
 	} else if (ctl.fd >= 0) {
