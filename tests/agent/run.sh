@@ -139,6 +139,10 @@
 #                     holds more than 4.
 #                     baseline-uvmchannel-runc: no profile, no agent: the
 #                     fake holds all 8
+#   asuserchannel-runc  uvmchannel-runc's case in asuser-runc's container
+#                     and agent: the groups let go, and every registration
+#                     made by the agent as the container's uid (the fake's
+#                     uvm_channel_registrations_by_other: 8)
 #   uvmrestart-runc   uvm_hold free across an agent restart: 768 MiB mapped
 #                     through UVM by the agent, which is then SIGKILLed and
 #                     started again on the keeper; the workload frees the
@@ -1035,22 +1039,29 @@ inside() {
 	uvmhold)
 		[ -n "$p" ] && { profile "$p" && start_agent || return; }
 		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
-	asuser | asuser-hostns)
+	asuser | asuser-hostns | asuserchannel)
 		# asuser: a user namespace of the container's own, its uid 0
 		# the host's USERNS_HOST_UID (the rootfs is read-only and
 		# world-readable, the fake's nodes 0666). proc and sysfs are
 		# bound from the host's, cgroup and mqueue left out: a machine
 		# that is itself a container (masked /proc paths) refuses new
 		# ones in a user namespace, and the case needs none of them.
-		[ "$base" = asuser ] && BUNDLE_EXTRA='.mounts |= map(
+		[ "$base" != asuser-hostns ] && BUNDLE_EXTRA='.mounts |= map(
 				if .type == "proc" then { destination: "/proc", type: "bind", source: "/proc", options: ["rbind"] }
 				elif .type == "sysfs" then { destination: "/sys", type: "bind", source: "/sys", options: ["rbind", "ro"] }
 				elif .type == "cgroup" or .type == "mqueue" then empty else . end) |
 			.linux.namespaces += [{ type: "user" }] |
 			.linux.uidMappings = [{ containerID: 0, hostID: '"$USERNS_HOST_UID"', size: '"$USERNS_SIZE"' }] |
 			.linux.gidMappings = [{ containerID: 0, hostID: '"$USERNS_HOST_UID"', size: '"$USERNS_SIZE"' }]'
-		profile "$p" && AGENT_ARGS="--uvm-map as-user" start_agent || return
-		run_fg '["/bin/uvm_hold", "free"]' "$p" ;;
+		if [ "$base" = asuserchannel ]; then
+			mkdir -p "$D/policies"
+			printf 'mem = 1g\nchannel-groups = 4\nchannels = 8\n' >"$D/policies/chan.policy"
+			profile "$p" --policy-name chan && AGENT_ARGS="--uvm-map as-user" start_agent || return
+			run_fg '["/bin/uvm_channel", "free"]' "$p"
+		else
+			profile "$p" && AGENT_ARGS="--uvm-map as-user" start_agent || return
+			run_fg '["/bin/uvm_hold", "free"]' "$p"
+		fi ;;
 	uvmchannel)
 		mkdir -p "$D/policies"
 		printf 'mem = 1g\nchannel-groups = 4\nchannels = 8\n' >"$D/policies/chan.policy"
@@ -1577,6 +1588,14 @@ judge() {  # judge NAME RUNTIME
 		[ "$rc" = 0 ] && [ "$(st "$dir" gpu0.channel_groups_peak)" -le 4 ] &&
 			grep -q '^rounds=8 alloc_ok=8 reg_ok=8 ' "$dir/container.out" ||
 			why="rc=$rc groups peak $(st "$dir" gpu0.channel_groups_peak): $(grep -E '^(rounds|fake)' "$dir/container.out" | tr '\n' ' ')" ;;
+	asuserchannel-runc)
+		# By the fake: the groups let go as under uvmchannel-runc, and
+		# every registration made by the agent as the container's uid
+		# (a process other than the client's creator), none continued.
+		[ "$rc" = 0 ] && [ "$(st "$dir" gpu0.channel_groups_peak)" -le 4 ] &&
+			grep -q '^rounds=8 alloc_ok=8 reg_ok=8 ' "$dir/container.out" &&
+			[ "$(st "$dir" uvm_channel_registrations_by_other)" = 8 ] ||
+			why="rc=$rc groups peak $(st "$dir" gpu0.channel_groups_peak), registrations by the agent $(st "$dir" uvm_channel_registrations_by_other) of 8: $(grep -E '^(rounds|fake)' "$dir/container.out" | tr '\n' ' ')" ;;
 	baseline-uvmchannel-runc)
 		[ "$rc" = 0 ] && [ "$(st "$dir" gpu0.channel_groups_peak)" -gt 4 ] &&
 			grep -q '^rounds=8 alloc_ok=8 reg_ok=8 ' "$dir/container.out" ||
@@ -1975,7 +1994,7 @@ case " $RUNTIMES " in *" crun "*)
 	done ;;
 esac
 case " $RUNTIMES " in *" runc "*)
-	for name in secondnokill-runc flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc asuser-runc asuser-hostns-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
+	for name in secondnokill-runc flood-runc baseline-flood-runc storm-runc baseline-storm-runc objects-runc baseline-objects-runc runc-flags gpunode-runc baseline-gpunode-runc gpunode-stall-runc two-runc named-runc unnamed-runc p2panswer-runc p2pperform-runc p2pdefault-runc uvmhold-runc baseline-uvmhold-runc asuser-runc asuser-hostns-runc asuserchannel-runc uvmchannel-runc baseline-uvmchannel-runc uvmrestart-runc uvmkill-runc baseline-uvmkill-runc stalehandle-runc baseline-stalehandle-runc stalestop-runc stalekill-runc baseline-stalekill-runc peers-runc k8s-runc k8scrio-runc mmapless-runc abandon-runc midcall-runc baseline-midcall-runc restart-runc baseline-restart-runc restartrelease-runc restartstale-runc keeperkill-runc keeperpeer-runc; do
 		want "$name" && run_case "$name" runc && judge "$name" runc
 	done ;;
 esac
