@@ -389,6 +389,23 @@ static struct gs_driver_time *driver_time_of(struct gs_session *sb, uint32_t key
  * out, and what follows the call (the ledger's update, the audit) runs
  * with the lock held again. The first slow calls of a command run under
  * the lock; they teach the average. */
+bool exec_leave_lock(const struct call *c)
+{
+	struct gs_session *sb = c->sb;
+
+	if (!sb->release_receiver)
+		return false;
+	sb->release_receiver(sb->receiver_ctx, c->scratch);
+	pthread_mutex_unlock(&sb->lock);
+	return true;
+}
+
+void exec_retake_lock(const struct call *c, bool left)
+{
+	if (left)
+		pthread_mutex_lock(&c->sb->lock);
+}
+
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	struct gs_session *sb = c->sb;
@@ -396,16 +413,11 @@ int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 	if (!c->off_lock_key || !sb->release_receiver)
 		return escape_ioctl(c, nr, size, buf);
 	struct gs_driver_time *t = driver_time_of(sb, c->off_lock_key);
-	bool off_lock = t->ewma_us >= GS_SLOW_DRIVER_US;
 	uint64_t t0 = gs_monotonic_ns();
-
-	if (off_lock) {
-		sb->release_receiver(sb->receiver_ctx, c->scratch);
-		pthread_mutex_unlock(&sb->lock);
-	}
+	const bool off_lock = t->ewma_us >= GS_SLOW_DRIVER_US && exec_leave_lock(c);
 	int rc = escape_ioctl(c, nr, size, buf);
-	if (off_lock)
-		pthread_mutex_lock(&sb->lock);
+
+	exec_retake_lock(c, off_lock);
 	/* The slot may have gone to another command meanwhile: look again. */
 	t = driver_time_of(sb, c->off_lock_key);
 	uint64_t us64 = (gs_monotonic_ns() - t0) / 1000u;

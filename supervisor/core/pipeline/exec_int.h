@@ -170,6 +170,12 @@ bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a);
 int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len);
 void keep_params(struct call *c, uint64_t addr, const void *params, size_t len);
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf);
+/* The session lock let go around a slow driver call, the listener handed
+ * to another worker first (exec_escape says why that is safe); false,
+ * the lock kept, where the runner cannot hand it over (the agent's
+ * workers). exec_retake_lock takes it again when left. */
+bool exec_leave_lock(const struct call *c);
+void exec_retake_lock(const struct call *c, bool left);
 enum gs_private_outcome exec_escape_private(const struct call *c, uint32_t nr, uint32_t size,
                                             void *buf, bool only_with_nodes, int *rc);
 void undo_alloc(const struct call *c, nv_handle_t client, nv_handle_t parent, nv_handle_t obj);

@@ -30,7 +30,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -529,18 +528,13 @@ static nv_status_t perform_register_as(struct call *c, const struct uvm_register
 {
 	struct gs_session *sb = c->sb;
 	struct uvm_register_channel_params ours = *p;
-	const bool off_lock = sb->release_receiver != NULL;
 
 	ours.rm_ctrl_fd = -1; /* never read (register_as_user) */
 	ours.rm_status = NV_ERR_GENERIC;
 	gs_inflight_begin(sb->uvm.registers);
-	if (off_lock) {
-		sb->release_receiver(sb->receiver_ctx, c->scratch);
-		pthread_mutex_unlock(&sb->lock);
-	}
+	const bool off_lock = exec_leave_lock(c);
 	const int rc = gs_driver_ioctl_as(c->dup, UVM_REGISTER_CHANNEL, &ours, uid);
-	if (off_lock)
-		pthread_mutex_lock(&sb->lock);
+	exec_retake_lock(c, off_lock);
 	gs_inflight_end(sb->uvm.registers);
 	return rc < 0 ? NV_ERR_OPERATING_SYSTEM : ours.rm_status;
 }
