@@ -201,6 +201,54 @@ static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, stru
 	return st;
 }
 
+/* The loop both calls made as the workload's uid run (map_as_user,
+ * register_as_user): the workload's client shared by token unless a share
+ * is recorded (through *ctl, our dup of the caller's rmCtrlFd proven the
+ * client's own control file: the caller's, else taken here by
+ * ctl_for_share and left in *ctl for the caller to close), then the call
+ * (perform, given *ctl); a refusal for want of rights under a recorded
+ * share (the workload may have replaced its client's list since) drops
+ * the record and runs the loop once more, sharing afresh. The call's
+ * status, or NV_ERR_INSUFFICIENT_PERMISSIONS when no share could be
+ * made. */
+typedef nv_status_t (*as_user_call_fn)(struct call *c, const void *what, int ctl);
+
+static nv_status_t as_user_with_token(struct call *c, nv_handle_t h_client, int rm_ctrl_fd, int *ctl,
+                                      as_user_call_fn perform, const void *what)
+{
+	struct gs_own_rm *o = &c->sb->own;
+	nv_status_t st = NV_ERR_INSUFFICIENT_PERMISSIONS;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		const bool recorded = gs_own_rm_token_shared(o, h_client);
+		if (!recorded) {
+			if (*ctl < 0 && (*ctl = ctl_for_share(c, h_client, rm_ctrl_fd)) < 0)
+				return NV_ERR_INSUFFICIENT_PERMISSIONS;
+			if (gs_own_rm_share_token(o, *ctl, h_client) != NV_OK)
+				return NV_ERR_INSUFFICIENT_PERMISSIONS;
+		}
+		st = perform(c, what, *ctl);
+		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS || !recorded)
+			return st;
+		gs_own_rm_forget_token(o, h_client);
+	}
+	return st;
+}
+
+/* What map_as_user performs: the workload's own handles in our copy. */
+struct map_as_user_call {
+	const struct gs_uvm_call   *u;
+	const struct gs_uvm_layout *lay;
+	uint8_t                    *params;
+};
+
+static nv_status_t perform_map_as_user(struct call *c, const void *what, int ctl)
+{
+	const struct map_as_user_call *m = what;
+
+	return perform_map_of(c, m->lay, m->params, ctl, m->u->h_client, m->u->h_memory, c->sb->own.map_uid);
+}
+
 /* --uvm-map as-user: the map as the workload makes it, naming its own
  * client and memory, made by this worker with the workload's euid for the
  * ioctl's length (gs_driver_ioctl_as), after the client was shared by
@@ -217,27 +265,13 @@ static nv_status_t dup_for_map(struct call *c, const struct gs_uvm_call *u, stru
  * memory's own list was edited, the workload replaced its client's, or
  * its token is not this uid's): the caller maps through our own client
  * then. A record of a share the workload has since replaced is shared
- * again once. */
+ * again once (as_user_with_token). */
 static nv_status_t map_as_user(struct call *c, const struct gs_uvm_call *u, struct map_ctl *m,
                                const struct gs_uvm_layout *lay, uint8_t *params)
 {
-	struct gs_own_rm *o = &c->sb->own;
-	nv_status_t st = NV_ERR_INSUFFICIENT_PERMISSIONS;
+	const struct map_as_user_call what = { .u = u, .lay = lay, .params = params };
 
-	for (int attempt = 0; attempt < 2; attempt++) {
-		const bool recorded = gs_own_rm_token_shared(o, u->h_client);
-		if (!recorded) {
-			if (m->fd < 0 && (m->fd = ctl_for_share(c, u->h_client, u->rm_ctrl_fd)) < 0)
-				return st;
-			if (gs_own_rm_share_token(o, m->fd, u->h_client) != NV_OK)
-				return st;
-		}
-		st = perform_map_of(c, lay, params, m->fd, u->h_client, u->h_memory, o->map_uid);
-		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS || !recorded)
-			return st;
-		gs_own_rm_forget_token(o, u->h_client);
-	}
-	return st;
+	return as_user_with_token(c, u->h_client, u->rm_ctrl_fd, &m->fd, perform_map_as_user, &what);
 }
 
 /* The map through our own client: we dup the workload's memory under our
@@ -539,18 +573,10 @@ static nv_status_t perform_register_as(struct call *c, const struct uvm_register
 	return rc < 0 ? NV_ERR_OPERATING_SYSTEM : ours.rm_status;
 }
 
-/* The workload's client shared by token for register_as_user, through
- * our dup of the caller's rmCtrlFd proven the client's own control file
- * (ctl_for_share), as map_as_user shares it. */
-static bool share_token_for(struct call *c, const struct gs_uvm_channel_call *u)
+static nv_status_t perform_register_as_user(struct call *c, const void *what, int ctl)
 {
-	int ctl = ctl_for_share(c, u->h_client, u->rm_ctrl_fd);
-
-	if (ctl < 0)
-		return false;
-	const bool shared = gs_own_rm_share_token(&c->sb->own, ctl, u->h_client) == NV_OK;
-	close(ctl);
-	return shared;
+	(void)ctl; /* UVM never reads the registration's rmCtrlFd (register_as_user) */
+	return perform_register_as(c, what, c->sb->own.map_uid);
 }
 
 /* --uvm-map as-user: the registration made by this worker with the
@@ -578,21 +604,15 @@ static bool register_as_user(struct call *c, const struct uvm_register_channel_p
 	if (!gs_own_rm_maps_as_user(o) || !ledger_has(l, u->h_client, u->h_client) ||
 	    !ledger_client_file_alive(l, u->h_client))
 		return false;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		const bool recorded = gs_own_rm_token_shared(o, u->h_client);
-		if (!recorded && !share_token_for(c, u))
-			return false;
-		const nv_status_t st = perform_register_as(c, p, o->map_uid);
-		if (st != NV_ERR_INSUFFICIENT_PERMISSIONS) {
-			c->sb->uvm.n_registers_made++;
-			*a = answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
-			return true;
-		}
-		if (!recorded)
-			return false;
-		gs_own_rm_forget_token(o, u->h_client);
-	}
-	return false;
+	int ctl = -1;
+	const nv_status_t st = as_user_with_token(c, u->h_client, u->rm_ctrl_fd, &ctl, perform_register_as_user, p);
+	if (ctl >= 0)
+		close(ctl);
+	if (st == NV_ERR_INSUFFICIENT_PERMISSIONS)
+		return false;
+	c->sb->uvm.n_registers_made++;
+	*a = answer_uvm(c, status_off, st, GS_VERDICT_ALLOW, NULL);
+	return true;
 }
 
 /* UVM_REGISTER_CHANNEL, continued (uvm_maps.h): the UVM file becomes a
