@@ -88,8 +88,9 @@ static const char agent_usage[] =
 	"                     (made 0600; root only)\n"
 	"  --uvm-map MODE     dup (the default), or as-user: a container in a user\n"
 	"                     namespace of its own, not uid 0 as the host sees it,\n"
-	"                     has its UVM maps made as its uid, which any process of\n"
-	"                     that uid may then dup: only where each container's\n"
+	"                     has its UVM maps and channel registrations made as\n"
+	"                     its uid; any process of that uid may then dup its\n"
+	"                     memory: only where each container's\n"
 	"                     uids are its pod's alone (Kubernetes user namespaces)\n";
 
 /* The uid --uvm-map as-user's check at start takes and gives back. */
