@@ -180,6 +180,7 @@ TESTS=(
 	"uvm_channel:race_as_user|sandbox|uvm_channel race"
 	"uvm_channel:stall_as_user|sandbox|uvm_channel stall"
 	"uvm_channel:overlap_as_user|sandbox|uvm_channel overlap"
+	"uvm_channel:swap_as_user|sandbox|uvm_channel swap"
 	"sem_surf|sandbox|sem_surf"
 	"sem_surf:sysmem|sandbox|sem_surf sysmem"
 	"baseline-race_size:size|bare|race_size size"
@@ -1042,9 +1043,13 @@ check_uvm_channel() {
 		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="not exercised: reg_ok=$reg flips=$(val_of "$d" flips)"; return 1; }
 		return 0 ;;
-	uvm_channel:swap | uvm_channel:swap_wide)
+	uvm_channel:swap | uvm_channel:swap_wide | uvm_channel:swap_as_user)
 		# Registrations made through the swapped number (those that
 		# found another file than the one looked at were refused).
+		# Under as-user each is made on our dup of the file the trap's
+		# number named when the supervisor looked (the registrant space
+		# it then watches), so no swap after the look can move it
+		# (exec_uvm.c, register_as_user).
 		ge "$reg" 1 && ge "$(val_of "$d" flips)" 1000 ||
 			{ why="not exercised: reg_ok=$reg swaps=$(val_of "$d" flips)"; return 1; } ;;
 	uvm_channel:overlap | uvm_channel:overlap_as_user)
