@@ -48,10 +48,6 @@ struct gs_agent_container {
 	atomic_uint inject_kept;
 };
 
-/* Callers whose bounding set a worker remembers (issue #31): one pidfd
- * each, so few (the agent's descriptors are every container's). */
-#define GS_AGENT_CAPBND_CACHE 16u
-
 /* Calls of other processes the receiver of an injection may keep for its
  * worker (agent_inject.c): past them it leaves the rest in the kernel's
  * queue, and an injected ioctl behind them is not received in time, so
@@ -88,13 +84,6 @@ struct worker {
 	/* Its last RECV received nothing (EINTR, ENOENT): the next wait is a
 	 * poll, which tells a hang-up (agent_sandbox.c, next_call). */
 	bool recv_empty;
-	/* Callers known to lack CAP_SYS_ADMIN in their bounding set, each
-	 * by a pidfd of the task read (agent_sandbox.c, caller_may_hold_sys_admin):
-	 * indexed by tid, pidfd -1 when empty. */
-	struct capbnd_slot {
-		pid_t tid;
-		int   pidfd;
-	} clear[GS_AGENT_CAPBND_CACHE];
 	struct gs_scratch scratch;
 };
 

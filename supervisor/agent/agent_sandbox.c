@@ -183,43 +183,35 @@ bool agent_may_hold_sys_admin(pid_t tid)
 	return !found || (bnd & (1ull << CAP_SYS_ADMIN));
 }
 
-static void forget_capbnd(struct capbnd_slot *s)
-{
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	s->tid = 0;
-	s->pidfd = -1;
-}
-
-/* agent_may_hold_sys_admin for the caller of a notification, remembered
+/* agent_may_hold_sys_admin for the caller of notification id, remembered
  * per task (issue #31: it read /proc/TID/status at every call). A "no" is
- * kept with a pidfd opened BEFORE the status was read and found alive
- * after it: then the read was of the pidfd's task. A later call of tid
- * takes the cached "no" only while that pidfd's task is still alive: a
+ * kept as a mark on the task's slot in the worker's kept answer memory
+ * (mm_keep.h), with a pidfd opened BEFORE the status was read and found
+ * alive after it: then the read was of the pidfd's task. A later call of
+ * tid takes the kept "no" only while the slot's task is still alive: a
  * live task's tid names no other, so a tid reused by a new task (the old
- * one exited: its pidfd is readable) is read again. Safe to keep: a
- * bounding set never gains a capability (capset and PR_CAPBSET_DROP only
- * drop, an exec keeps it); a new user namespace gives its creator a full
- * set there, but the driver asks for CAP_SYS_ADMIN in the initial one
- * (capable()), which no task of a container can enter again. A "yes"
- * fails the container anyway and is never kept. Without thread pidfds
- * (before Linux 6.9) a thread other than a leader has none: read each
- * time, as before. */
-static bool caller_may_hold_sys_admin(struct worker *w, pid_t tid)
+ * one exited: its pidfd is readable) is read again. That one look at the
+ * slot's pidfd also spares the kept answer memory's own (issue #31: two
+ * polls per call before). Safe to keep: a bounding set never gains a
+ * capability (capset and PR_CAPBSET_DROP only drop, an exec keeps it); a
+ * new user namespace gives its creator a full set there, but the driver
+ * asks for CAP_SYS_ADMIN in the initial one (capable()), which no task of
+ * a container can enter again. A "yes" fails the container anyway and is
+ * never kept. Without thread pidfds (before Linux 6.9) a thread other
+ * than a leader has none: read each time, as before. */
+static bool caller_may_hold_sys_admin(struct worker *w, pid_t tid, uint64_t id)
 {
-	struct capbnd_slot *s = &w->clear[(unsigned)tid % GS_AGENT_CAPBND_CACHE];
+	struct gs_mm_keep *k = &w->scratch.mms;
+	const void *owner = &w->c->sb;
 
-	if (s->tid == tid && s->pidfd >= 0 && !gs_pidfd_exited(s->pidfd))
+	if (gs_mm_keep_marks(k, owner, tid, id) & GS_MM_KEEP_NO_SYS_ADMIN)
 		return false;
-	forget_capbnd(s);
 	int pidfd = pidfd_of_task(tid);
 	bool may = agent_may_hold_sys_admin(tid);
-	if (!may && pidfd >= 0 && !gs_pidfd_exited(pidfd)) {
-		s->tid = tid;
-		s->pidfd = pidfd;
-	} else if (pidfd >= 0) {
+	if (!may && pidfd >= 0 && !gs_pidfd_exited(pidfd))
+		gs_mm_keep_mark(k, owner, tid, id, pidfd, GS_MM_KEEP_NO_SYS_ADMIN);
+	else if (pidfd >= 0)
 		close(pidfd);
-	}
 	return may;
 }
 
@@ -262,7 +254,7 @@ static int serve_received(struct worker *w)
 	struct gs_scratch *s = &w->scratch;
 	bool failed;
 
-	if (caller_may_hold_sys_admin(w, (pid_t)s->req->pid)) {
+	if (caller_may_hold_sys_admin(w, (pid_t)s->req->pid, s->req->id)) {
 		/* Gone meanwhile: nothing to answer. */
 		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &s->req->id) < 0)
 			return 0;
@@ -400,8 +392,6 @@ static void *worker_main(void *arg)
 	}
 	agent_inject_fini(w);
 	close(w->listener);
-	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
-		forget_capbnd(&w->clear[i]);
 	gs_scratch_fini(&w->scratch);
 	if (w->c->stateful) {
 		pthread_mutex_lock(&w->c->sb.lock);
@@ -430,8 +420,6 @@ int agent_start_worker(struct gs_agent_container *c, int listener, uint32_t inde
 	(void)gs_dup_cache_attach(&w->scratch.dups, &c->sb);
 	w->c = c;
 	w->listener = listener;
-	for (unsigned i = 0; i < GS_AGENT_CAPBND_CACHE; i++)
-		w->clear[i] = (struct capbnd_slot){ .tid = 0, .pidfd = -1 };
 	w->unverified = unverified;
 	w->index = index;
 	agent_inject_init(w);

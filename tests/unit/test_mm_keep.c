@@ -33,7 +33,7 @@
 #include "check.h"
 #include "mm_keep.h"
 
-#define CHILDREN 5
+#define CHILDREN (GS_MM_KEEP_SLOTS + 1)
 #define WAIT_STEP_US 1000
 #define WAIT_STEPS 5000
 
@@ -115,6 +115,109 @@ static void stop(pid_t p)
 	waitpid(p, NULL, 0);
 }
 
+/* Each call below stands for a notification of its own. */
+static uint64_t next_id(void)
+{
+	static uint64_t id = 1000;
+	return ++id;
+}
+
+static int slot_of(const struct gs_mm_keep *k, pid_t tid)
+{
+	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
+		if (k->slot[i].tid == tid)
+			return (int)i;
+	return -1;
+}
+
+static pid_t thread_child(pid_t *tp)
+{
+	int rep[2];
+	pid_t tid = 0;
+
+	if (pipe(rep) != 0)
+		return 0;
+	*tp = with_thread(rep[1]);
+	if (read(rep[0], &tid, sizeof(tid)) != (ssize_t)sizeof(tid))
+		tid = 0;
+	close(rep[0]);
+	close(rep[1]);
+	return tid;
+}
+
+static bool wait_thread_gone(pid_t tp, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)tp, (int)tid);
+	for (int i = 0; i < WAIT_STEPS && access(path, F_OK) == 0; i++)
+		usleep(WAIT_STEP_US);
+	return access(path, F_OK) != 0;
+}
+
+/* Marks (the agent's "lacks CAP_SYS_ADMIN"): kept with or without a file,
+ * looked at once per notification, gone with their task. */
+static void check_marks(pid_t kid)
+{
+	struct gs_mm_keep k;
+	struct gs_task_mem m = GS_TASK_MEM_CLOSED;
+	uint64_t id = next_id();
+
+	gs_mm_keep_init(&k);
+	/* None yet; then a mark alone, no file to take. */
+	CHECK(gs_mm_keep_marks(&k, &owner_a, kid, id) == 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, kid, 0);
+	CHECK(pidfd >= 0);
+	gs_mm_keep_mark(&k, &owner_a, kid, id, pidfd, GS_MM_KEEP_NO_SYS_ADMIN);
+	int i = slot_of(&k, kid);
+	CHECK(i >= 0 && k.slot[i].pidfd == pidfd && k.slot[i].memfd < 0);
+	CHECK(!gs_mm_keep_take(&k, &owner_a, kid, id, &m));
+	/* The same notification's file joins the slot: its pidfd and mark
+	 * stay, the file's own pidfd goes. */
+	CHECK(task_mem_open(kid, &m) == 0 && m.pidfd >= 0);
+	int file = m.fd, its_pidfd = m.pidfd;
+	gs_mm_keep_put(&k, &owner_a, kid, id, &m);
+	CHECK(m.fd < 0 && k.slot[i].memfd == file && k.slot[i].pidfd == pidfd);
+	CHECK(fcntl(its_pidfd, F_GETFD) < 0);
+	/* The next notification: the mark, and the file. */
+	id = next_id();
+	CHECK(gs_mm_keep_marks(&k, &owner_a, kid, id) == GS_MM_KEEP_NO_SYS_ADMIN);
+	CHECK(gs_mm_keep_take(&k, &owner_a, kid, id, &m) && m.fd == file);
+	task_mem_close(&m);
+	/* A file put for another notification than the one the slot was
+	 * found alive for starts a slot afresh: the mark goes. */
+	CHECK(task_mem_open(kid, &m) == 0);
+	gs_mm_keep_put(&k, &owner_a, kid, next_id(), &m);
+	i = slot_of(&k, kid);
+	CHECK(i >= 0 && k.slot[i].marks == 0);
+
+	/* A thread with a mark exits: the mark goes with its slot. Within
+	 * the notification its slot was found alive for, the take looks no
+	 * more (the trapped task was that one: mm_keep.h); the next
+	 * notification's look finds it gone. */
+	pid_t tp = 0, tid = thread_child(&tp);
+	CHECK(tid > 0);
+	id = next_id();
+	CHECK(gs_mm_keep_marks(&k, &owner_a, tid, id) == 0);
+	pidfd = (int)syscall(SYS_pidfd_open, tid, O_EXCL); /* PIDFD_THREAD */
+	if (pidfd < 0) {
+		printf("SKIP: marks of a thread: no PIDFD_THREAD pidfd\n");
+	} else {
+		CHECK(task_mem_open(tid, &m) == 0);
+		gs_mm_keep_mark(&k, &owner_a, tid, id, pidfd, GS_MM_KEEP_NO_SYS_ADMIN);
+		gs_mm_keep_put(&k, &owner_a, tid, id, &m);
+		id = next_id();
+		CHECK(gs_mm_keep_marks(&k, &owner_a, tid, id) == GS_MM_KEEP_NO_SYS_ADMIN);
+		CHECK(wait_thread_gone(tp, tid));
+		CHECK(gs_mm_keep_take(&k, &owner_a, tid, id, &m) && m.kept);
+		task_mem_close(&m);
+		CHECK(gs_mm_keep_marks(&k, &owner_a, tid, next_id()) == 0 && slot_of(&k, tid) < 0);
+		CHECK(!gs_mm_keep_take(&k, &owner_a, tid, next_id(), &m));
+	}
+	stop(tp);
+	gs_mm_keep_fini(&k);
+}
+
 static bool keep_holds(const struct gs_mm_keep *k, pid_t tid)
 {
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
@@ -142,14 +245,14 @@ int main(void)
 	gs_mm_keep_init(&k);
 
 	/* Kept, then given to the task's next call, which writes into it. */
-	gs_mm_keep_put(&k, &owner_a, kids[0], &m);
+	gs_mm_keep_put(&k, &owner_a, kids[0], next_id(), &m);
 	CHECK(m.fd < 0 && m.pidfd < 0 && keep_holds(&k, kids[0]));
-	CHECK(gs_mm_keep_take(&k, &owner_a, kids[0], &m) && m.kept);
+	CHECK(gs_mm_keep_take(&k, &owner_a, kids[0], next_id(), &m) && m.kept);
 	CHECK(mem_write(&m, (uintptr_t)buf, "kept", sizeof("kept")) == 0 && read_back(kids[0], "kept"));
 	int lent = m.fd;
 	task_mem_close(&m);
 	CHECK(fcntl(lent, F_GETFD) >= 0); /* lent, not closed */
-	CHECK(gs_mm_keep_take(&k, &owner_a, kids[0], &m) && m.fd == lent);
+	CHECK(gs_mm_keep_take(&k, &owner_a, kids[0], next_id(), &m) && m.fd == lent);
 	task_mem_close(&m);
 
 	/* A thread that exited: its file writes on into its process, so
@@ -162,13 +265,13 @@ int main(void)
 	CHECK(read(rep[0], &tid, sizeof(tid)) == (ssize_t)sizeof(tid) && tid > 0);
 	CHECK(task_mem_open(tid, &m) == 0 && m.pidfd >= 0);
 	int raw = dup(m.fd);
-	gs_mm_keep_put(&k, &owner_a, tid, &m);
+	gs_mm_keep_put(&k, &owner_a, tid, next_id(), &m);
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)tp, (int)tid);
 	for (int i = 0; i < WAIT_STEPS && access(path, F_OK) == 0; i++)
 		usleep(WAIT_STEP_US);
 	CHECK(access(path, F_OK) != 0);
-	CHECK(!gs_mm_keep_take(&k, &owner_a, tid, &m) && !keep_holds(&k, tid));
+	CHECK(!gs_mm_keep_take(&k, &owner_a, tid, next_id(), &m) && !keep_holds(&k, tid));
 	/* Baseline: the same file, used without the look, still writes
 	 * into the process that no longer has that tid. */
 	CHECK(pwrite(raw, "stale", sizeof("stale"), (off_t)(uintptr_t)buf) == (ssize_t)sizeof("stale") &&
@@ -181,24 +284,24 @@ int main(void)
 	CHECK(pipe(go) == 0);
 	pid_t ex = execer(go[0]);
 	CHECK(task_mem_open(ex, &m) == 0);
-	gs_mm_keep_put(&k, &owner_a, ex, &m);
+	gs_mm_keep_put(&k, &owner_a, ex, next_id(), &m);
 	(void)!write(go[1], "x", 1);
 	for (int i = 0; i < WAIT_STEPS && !exe_is_sleep(ex); i++)
 		usleep(WAIT_STEP_US);
 	CHECK(exe_is_sleep(ex));
-	CHECK(gs_mm_keep_take(&k, &owner_a, ex, &m) && m.kept);
+	CHECK(gs_mm_keep_take(&k, &owner_a, ex, next_id(), &m) && m.kept);
 	CHECK(mem_write(&m, (uintptr_t)buf, "lost", sizeof("lost")) < 0);
 	gs_mm_keep_forget(&k, ex);
 	CHECK(!keep_holds(&k, ex));
 	task_mem_close(&m);
 	stop(ex);
 
-	/* Four slots: a fifth task lets the least recently used go. */
+	/* Every slot full: one task more lets the least recently used go. */
 	for (unsigned i = 0; i < CHILDREN; i++) {
 		CHECK(task_mem_open(kids[i], &m) == 0);
-		gs_mm_keep_put(&k, &owner_a, kids[i], &m);
+		gs_mm_keep_put(&k, &owner_a, kids[i], next_id(), &m);
 		if (i == CHILDREN - 2) /* kids[0] used again: kids[1] is now the oldest */
-			CHECK(gs_mm_keep_take(&k, &owner_a, kids[0], &m));
+			CHECK(gs_mm_keep_take(&k, &owner_a, kids[0], next_id(), &m));
 		task_mem_close(&m);
 	}
 	CHECK(keep_holds(&k, kids[0]) && !keep_holds(&k, kids[1]));
@@ -206,7 +309,7 @@ int main(void)
 		CHECK(keep_holds(&k, kids[i]));
 
 	/* Another sandbox's keep: the last one's files are let go. */
-	CHECK(!gs_mm_keep_take(&k, &owner_b, kids[0], &m) && !keep_holds(&k, kids[0]));
+	CHECK(!gs_mm_keep_take(&k, &owner_b, kids[0], next_id(), &m) && !keep_holds(&k, kids[0]));
 	gs_mm_keep_fini(&k);
 
 	/* A keep never initialised keeps nothing, and closes what it is given. */
@@ -214,10 +317,11 @@ int main(void)
 	memset(&off, 0, sizeof(off));
 	CHECK(task_mem_open(kids[2], &m) == 0);
 	int was = m.fd;
-	gs_mm_keep_put(&off, &owner_a, kids[2], &m);
+	gs_mm_keep_put(&off, &owner_a, kids[2], next_id(), &m);
 	CHECK(m.fd < 0 && fcntl(was, F_GETFD) < 0);
-	CHECK(!gs_mm_keep_take(&off, &owner_a, kids[2], &m));
+	CHECK(!gs_mm_keep_take(&off, &owner_a, kids[2], next_id(), &m));
 
+	check_marks(kids[1]);
 	for (unsigned i = 0; i < CHILDREN; i++)
 		stop(kids[i]);
 	return check_summary();

@@ -91,7 +91,7 @@ struct gs_task_mem *answer_mem(struct call *c)
  * is the trapped one). */
 bool take_kept_mem(struct call *c)
 {
-	if (!c->scratch || !gs_mm_keep_take(&c->scratch->mms, c->sb, c->tid, &c->mem))
+	if (!c->scratch || !gs_mm_keep_take(&c->scratch->mms, c->sb, c->tid, c->scratch->req->id, &c->mem))
 		return false;
 	c->mem_proven = true;
 	return true;
@@ -130,7 +130,7 @@ int answer_write_changed2(struct call *c, const struct gs_mem_out *a, const stru
 void answer_mem_done(struct call *c)
 {
 	if (c->mem_proven && !c->mem.kept && c->scratch)
-		gs_mm_keep_put(&c->scratch->mms, c->sb, c->tid, &c->mem);
+		gs_mm_keep_put(&c->scratch->mms, c->sb, c->tid, c->scratch->req->id, &c->mem);
 	task_mem_close(&c->mem);
 }
 

@@ -14,8 +14,9 @@ static void slot_empty(struct gs_mm_keep *k, unsigned i)
 		close(k->slot[i].pidfd);
 	if (k->slot[i].memfd >= 0)
 		close(k->slot[i].memfd);
-	k->slot[i].tid = 0;
-	k->slot[i].pidfd = k->slot[i].memfd = -1;
+	if (k->proven && k->slot[i].tid == k->proven_tid)
+		k->proven = false;
+	k->slot[i] = (typeof(k->slot[i])){ .tid = 0, .pidfd = -1, .memfd = -1 };
 }
 
 void gs_mm_keep_init(struct gs_mm_keep *k)
@@ -23,6 +24,7 @@ void gs_mm_keep_init(struct gs_mm_keep *k)
 	k->on = true;
 	k->owner = NULL;
 	k->calls = 0;
+	k->proven = false;
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
 		k->slot[i] = (typeof(k->slot[i])){ .tid = 0, .pidfd = -1, .memfd = -1 };
 }
@@ -34,6 +36,7 @@ void gs_mm_keep_fini(struct gs_mm_keep *k)
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
 		slot_empty(k, i);
 	k->owner = NULL;
+	k->proven = false;
 }
 
 static void own(struct gs_mm_keep *k, const void *owner)
@@ -44,46 +47,71 @@ static void own(struct gs_mm_keep *k, const void *owner)
 	}
 }
 
-bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m)
+static int slot_of(const struct gs_mm_keep *k, pid_t tid)
+{
+	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
+		if (k->slot[i].tid == tid)
+			return (int)i;
+	return -1;
+}
+
+/* Was tid's slot found alive for notification id (gs_mm_keep_marks), or
+ * made for it (gs_mm_keep_mark)? Then it is the trapped task's. */
+static bool proven_for(const struct gs_mm_keep *k, pid_t tid, uint64_t id)
+{
+	return k->proven && k->proven_tid == tid && k->proven_id == id;
+}
+
+static void prove(struct gs_mm_keep *k, pid_t tid, uint64_t id)
+{
+	k->proven = true;
+	k->proven_tid = tid;
+	k->proven_id = id;
+}
+
+/* tid's slot, its task looked at unless already proven for id: -1 when
+ * there is none or its task has exited (emptied). */
+static int live_slot(struct gs_mm_keep *k, pid_t tid, uint64_t id)
+{
+	int i = slot_of(k, tid);
+
+	if (i < 0 || proven_for(k, tid, id))
+		return i;
+	if (gs_pidfd_exited(k->slot[i].pidfd)) {
+		slot_empty(k, (unsigned)i);
+		return -1;
+	}
+	return i;
+}
+
+bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m)
 {
 	if (!k->on)
 		return false;
 	own(k, owner);
 	k->calls++;
-	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++) {
-		if (k->slot[i].tid != tid)
-			continue;
-		if (gs_pidfd_exited(k->slot[i].pidfd)) {
-			slot_empty(k, i);
-			return false;
-		}
-		k->slot[i].used = k->calls;
-		*m = (struct gs_task_mem){ .fd = k->slot[i].memfd, .pidfd = -1, .kept = true };
-		return true;
-	}
-	return false;
+	int i = live_slot(k, tid, id);
+	if (i < 0 || k->slot[i].memfd < 0)
+		return false;
+	k->slot[i].used = k->calls;
+	*m = (struct gs_task_mem){ .fd = k->slot[i].memfd, .pidfd = -1, .kept = true };
+	return true;
 }
 
 void gs_mm_keep_forget(struct gs_mm_keep *k, pid_t tid)
 {
 	if (!k->on)
 		return;
-	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
-		if (k->slot[i].tid == tid)
-			slot_empty(k, i);
+	int i = slot_of(k, tid);
+	if (i >= 0)
+		slot_empty(k, (unsigned)i);
 }
 
-void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m)
+/* A free slot, else the one used longest ago, emptied. */
+static unsigned free_slot(struct gs_mm_keep *k)
 {
 	unsigned victim = 0;
 
-	if (!k->on || m->kept || m->fd < 0 || m->pidfd < 0) {
-		task_mem_close(m);
-		return;
-	}
-	own(k, owner);
-	gs_mm_keep_forget(k, tid);
-	/* A free slot, else the one used longest ago. */
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++) {
 		if (k->slot[i].tid == 0) {
 			victim = i;
@@ -93,10 +121,73 @@ void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, struct g
 			victim = i;
 	}
 	slot_empty(k, victim);
-	k->slot[victim].tid = tid;
-	k->slot[victim].pidfd = m->pidfd;
-	k->slot[victim].memfd = m->fd;
-	k->slot[victim].used = ++k->calls;
-	*m = GS_TASK_MEM_CLOSED;
+	return victim;
 }
 
+void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m)
+{
+	if (!k->on || m->kept || m->fd < 0 || m->pidfd < 0) {
+		task_mem_close(m);
+		return;
+	}
+	own(k, owner);
+	int i = slot_of(k, tid);
+	if (i >= 0 && proven_for(k, tid, id)) {
+		/* The trapped task's slot: it takes the file, and keeps its
+		 * pidfd (of the same task) and marks. */
+		if (k->slot[i].memfd >= 0)
+			close(k->slot[i].memfd);
+		k->slot[i].memfd = m->fd;
+		m->fd = -1;
+		task_mem_close(m);
+	} else {
+		if (i >= 0)
+			slot_empty(k, (unsigned)i);
+		i = (int)free_slot(k);
+		k->slot[i].tid = tid;
+		k->slot[i].pidfd = m->pidfd;
+		k->slot[i].memfd = m->fd;
+		*m = GS_TASK_MEM_CLOSED;
+	}
+	k->slot[i].used = ++k->calls;
+}
+
+uint32_t gs_mm_keep_marks(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id)
+{
+	if (!k->on)
+		return 0;
+	own(k, owner);
+	k->proven = false;
+	int i = live_slot(k, tid, id);
+	if (i < 0)
+		return 0;
+	prove(k, tid, id);
+	k->slot[i].used = ++k->calls;
+	return k->slot[i].marks;
+}
+
+void gs_mm_keep_mark(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, int pidfd,
+                     uint32_t marks)
+{
+	if (!k->on || pidfd < 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
+	}
+	own(k, owner);
+	int i = slot_of(k, tid);
+	if (i >= 0 && proven_for(k, tid, id)) {
+		/* mm_keep.h: why a mark learned through another pidfd may go
+		 * on this slot. */
+		close(pidfd);
+	} else {
+		if (i >= 0)
+			slot_empty(k, (unsigned)i);
+		i = (int)free_slot(k);
+		k->slot[i].tid = tid;
+		k->slot[i].pidfd = pidfd;
+		prove(k, tid, id);
+	}
+	k->slot[i].marks |= marks;
+	k->slot[i].used = ++k->calls;
+}

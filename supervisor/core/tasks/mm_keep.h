@@ -33,6 +33,21 @@
  *    vfork and exec meets it.
  * A task gone, or a pidfd the kernel will not give (before Linux 6.9),
  * falls back to the open per call.
+ *
+ * Marks: a fact a caller learned of a task (the agent: its bounding set
+ * lacks CAP_SYS_ADMIN) kept on the task's slot, with or without a file,
+ * and true while the slot's pidfd says its task has not exited. One look
+ * at that pidfd per notification (gs_mm_keep_marks) then serves both the
+ * marks and the take of the file (issue #31: the agent looked at two
+ * pidfds of the same task per call). Why a mark may be added to a slot
+ * found alive for this notification although it was learned through
+ * another pidfd of tid (gs_mm_keep_mark): the slot's task was alive at
+ * that look, after the notification was received, so it is the trapped
+ * task; the task the mark was learned of was alive after the mark was
+ * learned, so it held tid then. If the slot's task is still alive at a
+ * later look, it was alive then too, and both held tid at one instant:
+ * they are one task (a live tid names one task). If it is not, the slot
+ * goes with its marks.
  */
 #ifndef GPUSANDBOX_MM_KEEP_H
 #define GPUSANDBOX_MM_KEEP_H
@@ -43,7 +58,10 @@
 
 #include "workload.h"
 
-#define GS_MM_KEEP_SLOTS 4u
+#define GS_MM_KEEP_SLOTS 8u
+
+/* The agent's mark: the task's bounding set lacks CAP_SYS_ADMIN. */
+#define GS_MM_KEEP_NO_SYS_ADMIN 1u
 
 struct gs_mm_keep {
 	bool on;                    /* set by gs_mm_keep_init */
@@ -52,10 +70,17 @@ struct gs_mm_keep {
 	const void *owner;
 	struct {
 		pid_t    tid;       /* 0: slot free */
-		int      pidfd, memfd;
+		int      pidfd;
+		int      memfd;     /* -1: marks alone */
+		uint32_t marks;
 		uint64_t used;      /* the call count at its last use */
 	} slot[GS_MM_KEEP_SLOTS];
 	uint64_t calls;
+	/* The notification whose task's slot was found alive by
+	 * gs_mm_keep_marks (proven false: none). */
+	bool     proven;
+	pid_t    proven_tid;
+	uint64_t proven_id;
 };
 
 /* An empty keep (all fds -1). A keep never initialised (on unset) keeps
@@ -64,14 +89,29 @@ void gs_mm_keep_init(struct gs_mm_keep *k);
 /* Closes every kept file. */
 void gs_mm_keep_fini(struct gs_mm_keep *k);
 /* The kept file of tid into *m (m->kept set: not closed by the call),
- * while its task has not exited; false (m untouched) otherwise, a slot of
- * an exited task emptied. */
-bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m);
+ * while its task has not exited (looked at once per notification id:
+ * not again after gs_mm_keep_marks found it alive for id); false (m
+ * untouched) otherwise, a slot of an exited task emptied. */
+bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m);
 /* A file opened by task_mem_open for tid, proven since by an ID_VALID,
  * kept for the task's next calls (the least recently used slot is
- * emptied when none is free); *m is left closed. A file without its pidfd
- * is closed instead. */
-void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, struct gs_task_mem *m);
+ * emptied when none is free); *m is left closed. A slot of tid found
+ * alive for this notification id keeps its pidfd and marks and takes the
+ * file. A file without its pidfd is closed instead. */
+void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m);
+/* The marks of tid's slot, its pidfd looked at once for notification id
+ * (which the take of the same tid and id then spares): 0 when there is
+ * no slot, or its task has exited (the slot emptied). */
+uint32_t gs_mm_keep_marks(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id);
+/* Adds marks learned of tid through pidfd, a pidfd of tid opened after
+ * notification id was received and before the marks were learned, and
+ * found alive after (taken over: kept or closed), to tid's slot found
+ * alive for id, else to a new slot of its own, with no file, which a file
+ * put for the same id joins: the ID_VALID that proved that file proves
+ * the trapped task alive since the pidfd was opened, so the pidfd is the
+ * trapped task's. */
+void gs_mm_keep_mark(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, int pidfd,
+                     uint32_t marks);
 /* Empties tid's slot: its file took no write (the task exec'd). */
 void gs_mm_keep_forget(struct gs_mm_keep *k, pid_t tid);
 
