@@ -124,6 +124,18 @@ static unsigned free_slot(struct gs_mm_keep *k)
 	return victim;
 }
 
+/* A slot of tid's own made afresh around pidfd (taken over), tid's old
+ * slot, if any, emptied first. */
+static int fresh_slot(struct gs_mm_keep *k, int old, pid_t tid, int pidfd)
+{
+	if (old >= 0)
+		slot_empty(k, (unsigned)old);
+	unsigned i = free_slot(k);
+	k->slot[i].tid = tid;
+	k->slot[i].pidfd = pidfd;
+	return (int)i;
+}
+
 void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m)
 {
 	if (!k->on || m->kept || m->fd < 0 || m->pidfd < 0) {
@@ -141,11 +153,7 @@ void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t
 		m->fd = -1;
 		task_mem_close(m);
 	} else {
-		if (i >= 0)
-			slot_empty(k, (unsigned)i);
-		i = (int)free_slot(k);
-		k->slot[i].tid = tid;
-		k->slot[i].pidfd = m->pidfd;
+		i = fresh_slot(k, i, tid, m->pidfd);
 		k->slot[i].memfd = m->fd;
 		*m = GS_TASK_MEM_CLOSED;
 	}
@@ -181,11 +189,7 @@ void gs_mm_keep_mark(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_
 		 * on this slot. */
 		close(pidfd);
 	} else {
-		if (i >= 0)
-			slot_empty(k, (unsigned)i);
-		i = (int)free_slot(k);
-		k->slot[i].tid = tid;
-		k->slot[i].pidfd = pidfd;
+		i = fresh_slot(k, i, tid, pidfd);
 		prove(k, tid, id);
 	}
 	k->slot[i].marks |= marks;
