@@ -349,6 +349,13 @@ size_t      fake_uvm_chan_live(void);
  * handle's subtree freed. */
 nv_status_t fake_dup_res(struct client *dst, nv_handle_t h_parent, nv_handle_t *h, struct res *r, uint32_t cls);
 void        fake_free_handle(struct client *c, nv_handle_t h);
+/* fake_objects.c: a handle taken in c; an object's subtree (and what its
+ * handles held) freed, or a whole client's; v rounded up to align (a power
+ * of two). */
+bool        fake_handle_in_use(struct client *c, nv_handle_t h);
+void        fake_free_subtree(struct client *c, struct obj *root);
+void        fake_free_client(struct client *c);
+uint64_t    fake_round_up(uint64_t v, uint64_t align);
 /* fake_nodes.c: is fd of thread tid one of the fake's control files? */
 bool        fake_fd_is_ctl(pid_t tid, int fd);
 

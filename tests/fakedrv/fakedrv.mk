@@ -5,7 +5,7 @@
 FAKEDRV_DIR      := tests/fakedrv
 FAKEDRV_BIN      := $(FAKEDRV_DIR)/gs-fakedrv
 FAKEDRV_SELFTEST := $(FAKEDRV_DIR)/fake_selftest
-FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDRV_DIR)/fake_ctrl.c \
+FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDRV_DIR)/fake_objects.c $(FAKEDRV_DIR)/fake_ctrl.c \
                     $(FAKEDRV_DIR)/fake_busy.c $(FAKEDRV_DIR)/fake_share.c $(FAKEDRV_DIR)/fake_p2p.c \
                     $(FAKEDRV_DIR)/fake_nodes.c $(FAKEDRV_DIR)/fake_uvm.c $(FAKEDRV_DIR)/fake_uvm_chan.c \
                     $(FAKEDRV_DIR)/fake_uvm_gpu.c $(FAKEDRV_DIR)/fake_chgrp.c $(FAKEDRV_DIR)/fake_semsurf.c \
