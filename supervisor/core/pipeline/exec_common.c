@@ -379,16 +379,7 @@ static struct gs_driver_time *driver_time_of(struct gs_session *sb, uint32_t key
 	return t;
 }
 
-/* Performs an escape (escape_ioctl). For a call the handler marked
- * (off_lock_key) whose command was slow before, the session lock is
- * dropped around the driver call and the listener handed to another
- * worker, so that one process's slow call does not hold up the others
- * (issue #16). Safe because nothing the call uses meanwhile is shared:
- * the dup, our copies of the struct, params and lists are the worker's
- * (its scratch and this call), no decision is taken while the lock is
- * out, and what follows the call (the ledger's update, the audit) runs
- * with the lock held again. The first slow calls of a command run under
- * the lock; they teach the average. */
+/* The lock let go and taken again around a driver call (exec_int.h). */
 bool exec_leave_lock(const struct call *c)
 {
 	struct gs_session *sb = c->sb;
@@ -406,6 +397,16 @@ void exec_retake_lock(const struct call *c, bool left)
 		pthread_mutex_lock(&c->sb->lock);
 }
 
+/* Performs an escape (escape_ioctl). For a call the handler marked
+ * (off_lock_key) whose command was slow before, the session lock is
+ * dropped around the driver call and the listener handed to another
+ * worker, so that one process's slow call does not hold up the others
+ * (issue #16). Safe because nothing the call uses meanwhile is shared:
+ * the dup, our copies of the struct, params and lists are the worker's
+ * (its scratch and this call), no decision is taken while the lock is
+ * out, and what follows the call (the ledger's update, the audit) runs
+ * with the lock held again. The first slow calls of a command run under
+ * the lock; they teach the average. */
 int exec_escape(const struct call *c, uint32_t nr, uint32_t size, void *buf)
 {
 	struct gs_session *sb = c->sb;

@@ -547,36 +547,32 @@ static struct answer refuse_device_p2p(struct call *c)
 	                  "P2P pages would keep memory past its charge");
 }
 
-/* Our copy of a registration, made on our dup of its UVM file as uid
- * (gs_driver_ioctl_as) with rmStatus preset (a status the driver leaves
- * is not NV_OK). The driver takes about a millisecond, so the session
- * lock is let go around it where the runner can hand the listener over
- * (the command line's; the agent keeps it), as for a slow control
- * (exec_escape): the call uses only the worker's dup and our copy, and
- * is counted in flight
- * meanwhile (uvm_maps.h), as a continued registration is until its
- * caller has left the ioctl, so that no listed channel handle is taken
- * for unregistered while it may still land. The driver's status, or
- * NV_ERR_OPERATING_SYSTEM when the ioctl itself failed. */
-static nv_status_t perform_register_as(struct call *c, const struct uvm_register_channel_params *p, uid_t uid)
+/* Our copy of a registration (what), made on our dup of its UVM file as
+ * the workload's uid (gs_driver_ioctl_as) with rmStatus preset (a status
+ * the driver leaves is not NV_OK); ctl is not passed: UVM never reads the
+ * registration's rmCtrlFd (register_as_user). The driver takes about a
+ * millisecond, so the session lock is let go around it where the runner
+ * can hand the listener over (the command line's; the agent keeps it),
+ * as for a slow control (exec_escape): the call uses only the worker's
+ * dup and our copy, and is counted in flight meanwhile (uvm_maps.h), as
+ * a continued registration is until its caller has left the ioctl, so
+ * that no listed channel handle is taken for unregistered while it may
+ * still land. The driver's status, or NV_ERR_OPERATING_SYSTEM when the
+ * ioctl itself failed. */
+static nv_status_t perform_register_as_user(struct call *c, const void *what, int ctl)
 {
 	struct gs_session *sb = c->sb;
-	struct uvm_register_channel_params ours = *p;
+	struct uvm_register_channel_params ours = *(const struct uvm_register_channel_params *)what;
 
-	ours.rm_ctrl_fd = -1; /* never read (register_as_user) */
+	(void)ctl;
+	ours.rm_ctrl_fd = -1;
 	ours.rm_status = NV_ERR_GENERIC;
 	gs_inflight_begin(sb->uvm.registers);
 	const bool off_lock = exec_leave_lock(c);
-	const int rc = gs_driver_ioctl_as(c->dup, UVM_REGISTER_CHANNEL, &ours, uid);
+	const int rc = gs_driver_ioctl_as(c->dup, UVM_REGISTER_CHANNEL, &ours, sb->own.map_uid);
 	exec_retake_lock(c, off_lock);
 	gs_inflight_end(sb->uvm.registers);
 	return rc < 0 ? NV_ERR_OPERATING_SYSTEM : ours.rm_status;
-}
-
-static nv_status_t perform_register_as_user(struct call *c, const void *what, int ctl)
-{
-	(void)ctl; /* UVM never reads the registration's rmCtrlFd (register_as_user) */
-	return perform_register_as(c, what, c->sb->own.map_uid);
 }
 
 /* --uvm-map as-user: the registration made by this worker with the
