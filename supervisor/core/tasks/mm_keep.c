@@ -14,8 +14,8 @@ static void slot_empty(struct gs_mm_keep *k, unsigned i)
 		close(k->slot[i].pidfd);
 	if (k->slot[i].memfd >= 0)
 		close(k->slot[i].memfd);
-	if (k->proven && k->slot[i].tid == k->proven_tid)
-		k->proven = false;
+	if (k->slot[i].tid == k->proven_tid)
+		k->proven_tid = 0;
 	k->slot[i] = (typeof(k->slot[i])){ .tid = 0, .pidfd = -1, .memfd = -1 };
 }
 
@@ -24,7 +24,7 @@ void gs_mm_keep_init(struct gs_mm_keep *k)
 	k->on = true;
 	k->owner = NULL;
 	k->calls = 0;
-	k->proven = false;
+	k->proven_tid = 0;
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
 		k->slot[i] = (typeof(k->slot[i])){ .tid = 0, .pidfd = -1, .memfd = -1 };
 }
@@ -36,7 +36,7 @@ void gs_mm_keep_fini(struct gs_mm_keep *k)
 	for (unsigned i = 0; i < GS_MM_KEEP_SLOTS; i++)
 		slot_empty(k, i);
 	k->owner = NULL;
-	k->proven = false;
+	k->proven_tid = 0;
 }
 
 static void own(struct gs_mm_keep *k, const void *owner)
@@ -59,12 +59,11 @@ static int slot_of(const struct gs_mm_keep *k, pid_t tid)
  * made for it (gs_mm_keep_mark)? Then it is the trapped task's. */
 static bool proven_for(const struct gs_mm_keep *k, pid_t tid, uint64_t id)
 {
-	return k->proven && k->proven_tid == tid && k->proven_id == id;
+	return tid != 0 && k->proven_tid == tid && k->proven_id == id;
 }
 
 static void prove(struct gs_mm_keep *k, pid_t tid, uint64_t id)
 {
-	k->proven = true;
 	k->proven_tid = tid;
 	k->proven_id = id;
 }
@@ -165,7 +164,7 @@ uint32_t gs_mm_keep_marks(struct gs_mm_keep *k, const void *owner, pid_t tid, ui
 	if (!k->on)
 		return 0;
 	own(k, owner);
-	k->proven = false;
+	k->proven_tid = 0;
 	int i = live_slot(k, tid, id);
 	if (i < 0)
 		return 0;

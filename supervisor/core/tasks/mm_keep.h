@@ -77,8 +77,8 @@ struct gs_mm_keep {
 	} slot[GS_MM_KEEP_SLOTS];
 	uint64_t calls;
 	/* The notification whose task's slot was found alive by
-	 * gs_mm_keep_marks (proven false: none). */
-	bool     proven;
+	 * gs_mm_keep_marks, or made by gs_mm_keep_mark (proven_tid 0:
+	 * none; no task has tid 0). */
 	pid_t    proven_tid;
 	uint64_t proven_id;
 };
