@@ -62,6 +62,10 @@ struct call {
 	 * kept there past the call (a control file: dup_for_call). */
 	int                  dup_slot;
 	bool                 dup_keep;
+	/* dup is not ours to close: the fd of a UVM space the sandbox holds
+	 * (uvm_maps.h), used as it is by a map, which runs with the session
+	 * lock held from the look to the answer (route_uvm). */
+	bool                 dup_borrowed;
 	/* The caller was alone with its fd table before the look through
 	 * /proc that found no driver file (dup_for_call): that look is
 	 * final (continue_other_file). */

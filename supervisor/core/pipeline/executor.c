@@ -317,6 +317,11 @@ static int dup_for_call(struct call *c, bool *driver)
  * leaves nothing worth keeping), else it is closed and the slot freed. */
 static void finish_dup(struct call *c, const struct answer *a)
 {
+	if (c->dup_borrowed) {
+		c->dup = -1;
+		c->dup_borrowed = false;
+		return;
+	}
 	if (c->dup_slot >= 0 && c->dup >= 0 && c->dup_keep && a->kind != ANSWER_NONE) {
 		gs_dup_cache_park(&c->scratch->dups, c->dup_slot, c->dup, c->tid, c->wfd);
 	} else {
@@ -400,18 +405,29 @@ static struct answer continue_other_file(struct call *c, unsigned judged, const 
  * for its mappings is found with one kcmp instead of a look, a dup from
  * the task and its close (issue #16; the fetch's ID_VALID confirms the
  * look by tid), and its space (*space, else -1) needs no second search.
+ * A map uses the held fd itself (c->dup_borrowed: issue #31, no dup and
+ * close a map): the space is closed only under the session lock
+ * (gs_uvm_space_tidy, the take-back, the reap), which a map holds from
+ * here to its answer, and after a tidy of its own the map uses the fd no
+ * more. A registration keeps a dup of its own: it lets the lock go
+ * around the driver's call (exec_leave_lock), when another worker could
+ * close the space, and the number could name another file by its end.
  * Otherwise no dup of a file that is not UVM's (dup_workload_fd_kind
  * looks first, and parks a dup a swap after the look made of a file that
  * is not the driver's). *other when the number names another file (with
  * our dup of it only when that file is another of the driver's); -1 with
  * errno when it cannot be taken. */
-static int uvm_file_for_call(struct call *c, bool *other, int *space)
+static int uvm_file_for_call(struct call *c, uint32_t cmd, bool *other, int *space)
 {
 	const struct gs_uvm_maps *m = &c->sb->uvm;
 	enum gs_node_kind kind;
 
 	*other = false;
 	*space = gs_uvm_space_held(m, c->sb->ledger.self, c->tid, c->wfd);
+	if (*space >= 0 && cmd == UVM_MAP_EXTERNAL_ALLOCATION) {
+		c->dup_borrowed = true;
+		return m->spaces[*space].fd;
+	}
 	if (*space >= 0)
 		return fcntl(m->spaces[*space].fd, F_DUPFD_CLOEXEC, 0);
 	int fd = dup_workload_fd_kind(&c->sb->pidfds, c->tid, c->wfd, GS_NODE_BIT(GS_NODE_UVM), &kind);
@@ -433,7 +449,7 @@ static struct answer route_uvm(struct call *c, uint32_t cmd, bool *record)
 	bool other;
 	int space;
 
-	c->dup = uvm_file_for_call(c, &other, &space);
+	c->dup = uvm_file_for_call(c, cmd, &other, &space);
 	if (other)
 		return continue_other_file(c, GS_NODE_BIT(GS_NODE_UVM), "UVM command on another file", record);
 	if (c->dup < 0)
