@@ -309,13 +309,24 @@ static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
  * mapped through a UVM file has exited, what they mapped is taken back
  * (uvm_maps.h). A leader's tid is its tgid (pidfd_open takes only
  * leaders without PIDFD_THREAD); another thread's is read from /proc. The
- * tid is checked again after: it may have been reused meanwhile. */
+ * tid is checked again after: it may have been reused meanwhile.
+ *
+ * A leader the space knows, whose pidfd shows it alive (poll), needs no
+ * ID_VALID of its own (issue #31): the fetch's ID_VALID (fetch_map) found
+ * the trapped task at this tid, and the pidfd's process held the tid as
+ * its pid from before that until the poll, since a pid goes to no other
+ * task while its process lives (a leader that exits first stays a zombie
+ * holding it). So the two were one task throughout, and every look by
+ * tid made in between (the rmCtrlFd's, take_uvm_facts) was at the
+ * trapped task. The process may have lost the task's notification since
+ * (killed): a map made then is recorded and pinned as any, and its lost
+ * answer changes nothing. */
 static int note_mapper(struct call *c, uint32_t space)
 {
 	pid_t tgid = c->tid;
 
 	if (gs_uvm_space_knows_leader(&c->sb->uvm, space, c->tid))
-		return notif_still_valid(c) ? 0 : -1;
+		return 0;
 	int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 
 	if (pidfd < 0) {
@@ -471,7 +482,8 @@ static int ctl_from_kept_dup(struct call *c, int rm_ctrl_fd)
  * the question UVM asks natively (it takes the file behind the number
  * once, when the call is made). One look by tid answers it (kcmp of the
  * task's number against the client's release watch) and an ID_VALID
- * after it (note_mapper's) proves the tid the trapped task's at the look; a number
+ * after it (note_mapper's, or for a leader the space knows, its pidfd
+ * found alive after the fetch's) proves the tid the trapped task's at the look; a number
  * swapped after the look changes nothing that is used. A dup of the
  * memory refused then (the share no longer in force) takes the dup
  * (ctl_for_share) and shares again. Not for the uvm_ctlfd baselines,
