@@ -373,11 +373,17 @@ static void test_ledger_bind_client(void)
 
 	CHECK(pipe(a) == 0 && pipe(b) == 0);
 	CHECK(ledger_init(&l) == 0);
+	uint64_t epoch = ledger_client_epoch(&l);
 	ledger_note_client(&l, CLIENT, a[0]);
+	/* The client epoch (a 1 from bind_client is kept while it stays)
+	 * moves with a client's entry, not with other objects. */
+	CHECK(epoch != 0 && ledger_client_epoch(&l) != epoch);
+	epoch = ledger_client_epoch(&l);
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
 	ledger_add(&l, CLIENT, DEVICE, MEM1, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
 	/* Same file: nothing changes. */
 	CHECK(ledger_bind_client(&l, CLIENT, a[0], rel) == 1 && ledger_used(&l, 0) == GiB && rel[0] == 0);
+	CHECK(ledger_client_epoch(&l) == epoch);
 	/* Another file while the first lives (relaxed client validation):
 	 * the charge stays. */
 	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 0 && ledger_used(&l, 0) == GiB && rel[0] == 0);
@@ -386,13 +392,16 @@ static void test_ledger_bind_client(void)
 	close(a[0]);
 	CHECK(ledger_bind_client(&l, CLIENT, b[0], rel) == 1);
 	CHECK(rel[0] == GiB && ledger_used(&l, 0) == 0 && !ledger_has(&l, CLIENT, MEM1));
-	CHECK(ledger_has(&l, CLIENT, CLIENT));
+	CHECK(ledger_has(&l, CLIENT, CLIENT) && ledger_client_epoch(&l) != epoch);
+	epoch = ledger_client_epoch(&l);
 	ledger_add(&l, CLIENT, CLIENT, DEVICE, RM_CLASS_DEVICE, 0x80, 0, 0);
 	ledger_add(&l, CLIENT, DEVICE, MEM2, RM_CLASS_VIDMEM, 0x40, LEDGER_NO_GPU, GiB);
 	memset(rel, 0, sizeof(rel));
 	CHECK(ledger_reap_dead_clients(&l, rel) == 0 && ledger_used(&l, 0) == GiB);
+	CHECK(ledger_client_epoch(&l) == epoch);
 	close(b[0]);
 	CHECK(ledger_reap_dead_clients(&l, rel) == 1 && rel[0] == GiB && ledger_used(&l, 0) == 0);
+	CHECK(ledger_client_epoch(&l) != epoch);
 	close(a[1]);
 	close(b[1]);
 	ledger_fini(&l);

@@ -7,7 +7,8 @@
  * which is how each check sees whether a kept dup still holds a file the
  * workload closed. A kept dup is given back for the fd number that names
  * its file (kcmp), never for one dup2'd over; the janitor closes one left
- * idle; gs_dup_cache_drop_owner closes the parked ones of its owner only,
+ * idle; a fact learned of a kept file lasts until a take misses;
+ * gs_dup_cache_drop_owner closes the parked ones of its owner only,
  * never one in use; detach closes the rest. All but the janitor's check
  * run in a child whose janitor never expires a dup
  * (GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY, read when it starts), so that a
@@ -100,6 +101,53 @@ static void test_hit_and_swap(void)
 	close(rd2);
 }
 
+/* A slot's fact (bind_client_for_charge's "this kept file is the
+ * client's") holds while takes hit, and goes with the first miss, after
+ * which the slot may get another file: a swap of the number, and the
+ * same number reopened on another file. */
+static void test_fact_kept_until_miss(void)
+{
+	struct gs_dup_cache dc = { 0 };
+	int rd, rd2, slot, wfd = workload_pipe(&rd), other = workload_pipe(&rd2);
+	const uint32_t key = 0xc1d00001u;
+	const uint64_t epoch = 7;
+
+	CHECK(gs_dup_cache_attach(&dc, &owner_a) == 0);
+	int kept = keep_one(&dc, wfd);
+	CHECK(gs_dup_cache_take(&dc, getpid(), wfd, &slot) == kept);
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, epoch));
+	gs_dup_cache_fact_set(&dc, slot, key, epoch);
+	gs_dup_cache_park(&dc, slot, kept, getpid(), wfd);
+	CHECK(gs_dup_cache_take(&dc, getpid(), wfd, &slot) == kept);
+	CHECK(gs_dup_cache_fact_is(&dc, slot, key, epoch));
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, epoch + 1));
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key + 1, epoch));
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, 0));
+	gs_dup_cache_park(&dc, slot, kept, getpid(), wfd);
+	/* Another file behind the number: the miss clears the fact, and the
+	 * fresh dup parked in the slot does not inherit it. */
+	CHECK(dup2(other, wfd) == wfd);
+	CHECK(gs_dup_cache_take(&dc, getpid(), wfd, &slot) < 0 && slot >= 0);
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, epoch));
+	int fresh = fcntl(wfd, F_DUPFD_CLOEXEC, 0);
+	gs_dup_cache_park(&dc, slot, fresh, getpid(), wfd);
+	CHECK(gs_dup_cache_take(&dc, getpid(), wfd, &slot) == fresh);
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, epoch));
+	/* A slot given up empty (the call's answer lost) misses next, and
+	 * the fact set before goes with that miss. */
+	gs_dup_cache_fact_set(&dc, slot, key, epoch);
+	close(fresh);
+	gs_dup_cache_release(&dc, slot);
+	CHECK(gs_dup_cache_take(&dc, getpid(), wfd, &slot) < 0 && slot >= 0);
+	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, epoch));
+	gs_dup_cache_release(&dc, slot);
+	gs_dup_cache_detach(&dc);
+	close(wfd);
+	close(other);
+	close(rd);
+	close(rd2);
+}
+
 static void test_janitor_closes_idle(void)
 {
 	struct gs_dup_cache dc = { 0 };
@@ -175,6 +223,7 @@ static bool without_expiry(void)
 	if (child == 0) {
 		setenv("GPUSANDBOX_TEST_DUPCACHE_NO_EXPIRY", "1", 1);
 		test_hit_and_swap();
+		test_fact_kept_until_miss();
 		test_drop_owner();
 		test_unattached();
 		printf("without expiry: ");

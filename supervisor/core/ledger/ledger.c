@@ -39,6 +39,7 @@ int ledger_init(struct ledger *l)
 	l->free_alloc = NONE;
 	l->hw_head = l->hw_tail = NONE;
 	l->next_serial = LEDGER_FIRST_SERIAL;
+	l->client_epoch = 1;
 	l->max_files = UINT32_MAX;
 	l->table_cap = INITIAL_TABLE;
 	l->table = malloc(sizeof(uint32_t) * l->table_cap);
@@ -452,6 +453,7 @@ static void adopt_watch(struct ledger *l, uint32_t idx, int fd)
 
 	o->resumed = false;
 	l->n_resumed--;
+	l->client_epoch++;
 	o->watch_epfd = ledger_watch_file(l, fd);
 	o->watch_tfd = fd;
 	if (o->watch_epfd >= 0 && watched_add(l, idx) < 0) {
@@ -489,6 +491,7 @@ int ledger_adopt_watch(struct ledger *l, uint32_t h_client, int epfd, int tfd)
 	}
 	o->watch_epfd = epfd;
 	o->watch_tfd = tfd;
+	l->client_epoch++;
 	if (o->resumed) {
 		o->resumed = false;
 		l->n_resumed--;

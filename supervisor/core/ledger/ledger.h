@@ -41,6 +41,14 @@ int ledger_note_client(struct ledger *l, uint32_t h_client, int fd_for_watch);
  * kcmp answers both questions, so a charge costs one), 0 when it stays on
  * another live file, -1 on allocation failure. */
 int ledger_bind_client(struct ledger *l, uint32_t h_client, int fd, uint64_t released[GS_MAX_GPUS]);
+/* Moves whenever a client's entry comes, goes or gets its release watch
+ * (never 0). A 1 from ledger_bind_client for a client and a file holds
+ * for that pair while it has not moved: the entry, and so its watch, is
+ * the same (the caller keeps the file the same: bind_client_for_charge). */
+static inline uint64_t ledger_client_epoch(const struct ledger *l)
+{
+	return l->client_epoch;
+}
 
 bool ledger_has(const struct ledger *l, uint32_t h_client, uint32_t handle);
 

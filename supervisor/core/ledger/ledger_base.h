@@ -163,6 +163,10 @@ struct ledger {
 	uint32_t             n_resumed_pins;
 	/* The serial the next allocation gets (ledger.h, struct ledger_change). */
 	uint64_t             next_serial;
+	/* Moves whenever a client's entry comes, goes or gets its release
+	 * watch (never 0): an answer about a client's file learned at one
+	 * value holds while it has not moved (ledger_client_epoch). */
+	uint64_t             client_epoch;
 	/* Set by ledger_watch_channel_frees: told of each handle of a
 	 * channel that goes, before its count moves (ledger_holds.c). */
 	void               (*channel_freed)(struct ledger *l, uint32_t obj);

@@ -72,6 +72,8 @@ int ledger_table_insert(struct ledger *l, uint32_t idx)
 	const struct ledger_obj *o = &l->objs[idx];
 	l->table[table_find_slot(l, key_of(o->client, o->handle))] = idx;
 	l->table_used++;
+	if (o->client == o->handle)
+		l->client_epoch++;
 	return 0;
 }
 
@@ -84,6 +86,8 @@ void ledger_table_remove(struct ledger *l, uint32_t client, uint32_t handle)
 		return;
 	l->table[i] = NONE;
 	l->table_used--;
+	if (client == handle)
+		l->client_epoch++;
 	/* Re-insert the rest of the probe run so lookups still find them. */
 	for (uint32_t j = (i + 1) & mask; l->table[j] != NONE; j = (j + 1) & mask) {
 		uint32_t o = l->table[j];

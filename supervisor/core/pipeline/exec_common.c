@@ -468,12 +468,26 @@ int bind_client_for_charge(struct call *c, nv_handle_t h_client)
 {
 	uint64_t released[GS_MAX_GPUS] = { 0 };
 	uint64_t before[GS_MAX_GPUS];
+	struct ledger *l = &c->sb->ledger;
+	/* The dup is a control file kept in the worker's cache (dup_for_call),
+	 * which stays that one open file from this call's take to the next
+	 * take that hits (dupcache.h). */
+	const bool kept = c->scratch && c->dup_slot >= 0 && c->dup_keep;
 	int rc;
 
-	memcpy(before, c->sb->ledger.used, sizeof(before));
+	memcpy(before, l->used, sizeof(before));
 	/* One kcmp says both whether the entry is this file's client and
-	 * whether to route through it (issue #16: it was asked twice). */
-	rc = ledger_bind_client(&c->sb->ledger, h_client, c->dup, released);
+	 * whether to route through it (issue #16: it was asked twice). Not
+	 * again for a kept file the ledger bound this client to, while no
+	 * client entry changed since (issue #31: the loop's allocations on
+	 * one file ask it once). */
+	if (kept && gs_dup_cache_fact_is(&c->scratch->dups, c->dup_slot, h_client, ledger_client_epoch(l))) {
+		rc = 1;
+	} else {
+		rc = ledger_bind_client(l, h_client, c->dup, released);
+		if (rc == 1 && kept)
+			gs_dup_cache_fact_set(&c->scratch->dups, c->dup_slot, h_client, ledger_client_epoch(l));
+	}
 	if (rc == 1) {
 		ledger_set_route(&c->sb->ledger, h_client, c->tid, c->wfd);
 		note_client_owner(c, h_client);

@@ -210,9 +210,11 @@ int gs_dup_cache_take(struct gs_dup_cache *dc, pid_t tid, int wfd, int *slot)
 	if (fd >= 0 && s->tid == tid && s->wfd == wfd && names_same_file(dc, tid, wfd, fd))
 		return fd;
 	/* Another key's dup, or a file the number no longer names (closed,
-	 * dup2'd over, or the tid is another task's now): let it go. */
+	 * dup2'd over, or the tid is another task's now): let it go, and
+	 * what was learned of it. */
 	if (fd >= 0)
 		close(fd);
+	s->fact_epoch = 0;
 	return -1;
 }
 

@@ -63,6 +63,12 @@ struct gs_dup_slot {
 	int              wfd;
 	/* When it was parked (CLOCK_MONOTONIC ns), for the janitor. */
 	_Atomic uint64_t parked_ns;
+	/* One thing the worker learned about the kept file (the worker's
+	 * own, opaque here; epoch 0: none). Cleared by every take that
+	 * misses: the slot gets another file only after a miss, so while
+	 * takes hit it is about the same open file. */
+	uint32_t         fact_key;
+	uint64_t         fact_epoch;
 };
 
 struct gs_dup_cache {
@@ -98,6 +104,18 @@ int gs_dup_cache_take(struct gs_dup_cache *dc, pid_t tid, int wfd, int *slot);
 void gs_dup_cache_park(struct gs_dup_cache *dc, int slot, int fd, pid_t tid, int wfd);
 /* Gives the slot up empty (the caller closes its fd, if any). */
 void gs_dup_cache_release(struct gs_dup_cache *dc, int slot);
+/* The slot's fact (struct gs_dup_slot), for a slot in use: is it (key,
+ * epoch)? And its setting, about the file the slot's user holds and
+ * parks there. */
+static inline bool gs_dup_cache_fact_is(const struct gs_dup_cache *dc, int slot, uint32_t key, uint64_t epoch)
+{
+	return epoch != 0 && dc->slot[slot].fact_epoch == epoch && dc->slot[slot].fact_key == key;
+}
+static inline void gs_dup_cache_fact_set(struct gs_dup_cache *dc, int slot, uint32_t key, uint64_t epoch)
+{
+	dc->slot[slot].fact_key = key;
+	dc->slot[slot].fact_epoch = epoch;
+}
 
 /* Closes every parked dup of owner's caches (not those in use), and
  * waits for a janitor's close in progress: once it returns, every file
