@@ -26,6 +26,7 @@
 
 #include "fake_rm.h"
 #include "fake_selftest.h"
+#include "nvuvm_abi.h"
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
