@@ -28,7 +28,8 @@ STALLFS_BIN      := tests/sm/stallfs
 $(STALLFS_BIN): tests/sm/stallfs.c $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(FAKEDRV_LIBS)
 
-FAKEDRV_SELFTEST_SRCS := $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_DIR)/fake_selftest_uvmchan.c \
+FAKEDRV_SELFTEST_SRCS := $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_DIR)/fake_selftest_uvmmap.c \
+                         $(FAKEDRV_DIR)/fake_selftest_uvmchan.c \
                          $(FAKEDRV_DIR)/fake_selftest_semsurf.c $(FAKEDRV_DIR)/fake_selftest_engines.c \
                          $(FAKEDRV_DIR)/fake_selftest_token.c
 $(FAKEDRV_SELFTEST): $(FAKEDRV_SELFTEST_SRCS) $(FAKEDRV_DIR)/fake_selftest.h tests/lib/uuid_text.h $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk
