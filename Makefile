@@ -233,7 +233,10 @@ unit_objs = $(if $(filter $(1),$(UNIT_SWITCHED)),$(CORE_SWITCHED_OBJS),$(CORE_OB
 .SECONDEXPANSION:
 $(BUILD)/tests/unit/%: tests/unit/%.c $$(call unit_objs,$$*)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(call unit_objs,$*) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(call unit_objs,$*) $(LDLIBS)
+# A unit test in more than one file: its other sources (linked in by the
+# rule above) and its header.
+$(BUILD)/tests/unit/test_verdict: tests/unit/test_verdict_sharing.c tests/unit/test_verdict.h
 
 # One sampler per GPU per process, against the fake (tests/sm/run.sh).
 SAMPLER_SHARE := $(BUILD)/tests/sm/sampler_share

@@ -18,7 +18,7 @@ TESTS_BUILD      := $(BUILD)/tests
 TESTS_LIB_OBJ    := $(TESTS_BUILD)/lib/rmclient.o $(TESTS_BUILD)/lib/rm_tables.o
 TESTS_ADV_OBJ    := $(TESTS_BUILD)/adv/adv.o
 TESTS_CLIENT_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itests/adv
-TESTS_HDRS       := include/nvrm_abi.h include/nvrm_monitoring.h include/test_clock.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
+TESTS_HDRS       := include/nvrm_abi.h include/nvuvm_abi.h include/nvrm_monitoring.h include/test_clock.h tests/lib/rmclient.h tests/lib/uuid_text.h tests/adv/adv.h \
                     tests/fakedrv/fake_rm.h
 
 # Dynamically linked adversarial programs.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "nvuvm_abi.h"
 #include "rm_decode.h"
 
 #define N_NR 256u

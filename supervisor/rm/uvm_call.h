@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "nvrm_abi.h"
+#include "nvuvm_abi.h"
 
 struct gs_rm_abi;
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "nvrm/rm_abi.h"
+#include "nvuvm_abi.h"
 #include "uvm_call.h"
 
 #define UVM_PAGE_4K 4096ull

@@ -2,6 +2,7 @@
 /* adv.c - helpers shared by the adversarial quota tests (see adv.h). */
 #define _GNU_SOURCE
 #include "adv.h"
+#include "nvuvm_abi.h"
 
 #include <errno.h>
 #include <fcntl.h>

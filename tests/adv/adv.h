@@ -16,6 +16,7 @@
 #ifndef GPUSANDBOX_TESTS_ADV_H
 #define GPUSANDBOX_TESTS_ADV_H
 
+#include "nvuvm_abi.h"
 #include "rmclient.h"
 
 /* Allocation unit of the tests: a cuMemAlloc-sized chunk that divides the

@@ -29,6 +29,7 @@
 #include "../fakedrv/fake_rm.h"
 #include "../lib/uuid_text.h"
 #include "adv.h"
+#include "nvuvm_abi.h"
 
 #define CARDS NV0000_CTRL_GPU_MAX_IDS
 #define H_DEV0 0x5c00f000u

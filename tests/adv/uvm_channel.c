@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #include "adv.h"
+#include "nvuvm_abi.h"
 #include "../lib/uuid_text.h"
 
 #define HOPPER_CHANNEL_GPFIFO_A 0xc86fu

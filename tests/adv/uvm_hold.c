@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include "adv.h"
+#include "nvuvm_abi.h"
 
 #define HOLD_SIZE (768ull * RMC_MIB)
 #define SMALL_SIZE (2ull * RMC_MIB)

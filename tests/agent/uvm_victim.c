@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "adv.h"
+#include "nvuvm_abi.h"
 
 #define VICTIM_SIZE ADV_CHUNK
 /* Where the range lies in the VA space (UVM wants 4 KiB alignment; the

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+#include "nvuvm_abi.h"
 #include "rmclient.h"
 
 #define CLASS_THIRD_PARTY_P2P   0x503cu

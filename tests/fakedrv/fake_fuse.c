@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "fake_rm.h"
+#include "nvuvm_abi.h"
 
 enum fake_ino {
 	INO_ROOT = FUSE_ROOT_ID,

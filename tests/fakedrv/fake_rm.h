@@ -9,8 +9,8 @@
  * rather than trusting the supervisor's word (design.md section 4).
  *
  * Everything here is declared by us from facts in shared/reference/rm-abi.md;
- * include/nvrm_abi.h has the structs, this header adds only what the fake
- * needs beyond it.
+ * include/nvrm_abi.h and include/nvuvm_abi.h have the structs, this header
+ * adds only what the fake needs beyond them.
  */
 #ifndef GPUSANDBOX_FAKE_RM_H
 #define GPUSANDBOX_FAKE_RM_H

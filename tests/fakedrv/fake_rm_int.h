@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "fake_rm.h"
+#include "nvuvm_abi.h"
 #include "rm_tables.h"
 
 enum obj_kind {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fake_selftest.h"
+#include "nvuvm_abi.h"
 #include "../lib/uuid_text.h"
 
 /* A GPU UUID no fake GPU has (16 raw bytes of it). */

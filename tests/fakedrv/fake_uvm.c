@@ -64,6 +64,7 @@
 #include <time.h>
 
 #include "fake_rm_int.h"
+#include "nvuvm_abi.h"
 
 /* nvstatuscodes.h at 580.95.05; include/nvrm_abi.h lacks them. */
 #define NV_ERR_INVALID_OFFSET     0x00000037u
@@ -74,7 +75,7 @@
 #define UVM_PAGE_2M  (2ull << 20)
 
 /* First UVM branch with 256 GPU attribute slots, and with the 16-byte
- * UVM_FREE (include/nvrm_abi.h). */
+ * UVM_FREE (include/nvuvm_abi.h). */
 #define UVM_BIG_GPU_ARRAY_BRANCH 570
 #define UVM_FREE_BASE_ONLY_BRANCH 590
 

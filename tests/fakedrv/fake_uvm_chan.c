@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "fake_rm_int.h"
+#include "nvuvm_abi.h"
 
 /* nvstatuscodes.h at 580.95.05; include/nvrm_abi.h lacks it. */
 #define NV_ERR_OTHER_DEVICE_FOUND 0x0000005au

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "fake_rm_int.h"
+#include "nvuvm_abi.h"
 
 struct gpu_reg {
 	uint64_t file;

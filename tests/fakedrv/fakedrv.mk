@@ -11,7 +11,8 @@ FAKEDRV_SRCS     := $(FAKEDRV_DIR)/fake_fuse.c $(FAKEDRV_DIR)/fake_rm.c $(FAKEDR
                     $(FAKEDRV_DIR)/fake_uvm_gpu.c $(FAKEDRV_DIR)/fake_chgrp.c $(FAKEDRV_DIR)/fake_semsurf.c \
                     $(FAKEDRV_DIR)/fake_export.c $(FAKEDRV_DIR)/fake_engines.c $(FAKEDRV_DIR)/fake_smi.c include/rm_tables.c
 # The fake plays a driver branch with gpusandbox's own per-version tables.
-FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h include/nvrm_monitoring.h include/rm_tables.h include/test_clock.h \
+FAKEDRV_HDRS     := $(FAKEDRV_DIR)/fake_rm.h $(FAKEDRV_DIR)/fake_rm_int.h include/nvrm_abi.h include/nvuvm_abi.h include/nvrm_monitoring.h \
+                    include/rm_tables.h include/test_clock.h \
                     include/nvrm/rm_abi.h $(wildcard include/nvrm/*.def include/nvrm/v*/*.def)
 
 FAKEDRV_WARN     := -std=gnu11 -Wall -Wextra $(GS_WERROR) -O2 -g -Iinclude
@@ -27,7 +28,8 @@ STALLFS_BIN      := tests/sm/stallfs
 $(STALLFS_BIN): tests/sm/stallfs.c $(FAKEDRV_DIR)/fakedrv.mk
 	$(CC) $(FAKEDRV_CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(FAKEDRV_LIBS)
 
-FAKEDRV_SELFTEST_SRCS := $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_DIR)/fake_selftest_uvmchan.c \
+FAKEDRV_SELFTEST_SRCS := $(FAKEDRV_DIR)/fake_selftest.c $(FAKEDRV_DIR)/fake_selftest_uvmmap.c \
+                         $(FAKEDRV_DIR)/fake_selftest_uvmchan.c \
                          $(FAKEDRV_DIR)/fake_selftest_semsurf.c $(FAKEDRV_DIR)/fake_selftest_engines.c \
                          $(FAKEDRV_DIR)/fake_selftest_token.c
 $(FAKEDRV_SELFTEST): $(FAKEDRV_SELFTEST_SRCS) $(FAKEDRV_DIR)/fake_selftest.h tests/lib/uuid_text.h $(FAKEDRV_HDRS) $(FAKEDRV_DIR)/fakedrv.mk

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "nvuvm_abi.h"
 #include "rm_decode.h"
 #include "uvm_call.h"
 #include "verdict.h"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "nvrm_abi.h"
+#include "nvuvm_abi.h"
 #include "../lib/uuid_text.h"
 
 #define MAX_NODES 64

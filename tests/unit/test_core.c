@@ -14,6 +14,7 @@
 #include "check.h"
 #include "gpusandbox.h"
 #include "ledger.h"
+#include "nvuvm_abi.h"
 #include "quota.h"
 #include "rm_decode.h"
 #include "scratch.h"

@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "ledger.h"
+#include "nvuvm_abi.h"
 #include "uvm_maps.h"
 
 #define MIB (1ull << 20)

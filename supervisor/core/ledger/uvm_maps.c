@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpusandbox.h"
+#include "nvuvm_abi.h"
 #include "rm_own.h"
 #include "uvm_maps.h"
 

@@ -77,6 +77,7 @@
 
 #include "ledger.h"
 #include "nvrm_abi.h"
+#include "nvuvm_abi.h"
 #include "quiesce.h"
 
 struct gs_uvm_map {

@@ -27,6 +27,7 @@
 
 #include "exec_int.h"
 #include "exec_managed.h"
+#include "nvuvm_abi.h"
 #include "rm_own.h"
 
 #define PAGE_BYTES 4096ull

@@ -22,6 +22,7 @@
 
 #include "arch.h"
 #include "filter.h"
+#include "nvuvm_abi.h"
 #include "rm_decode.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV

@@ -20,6 +20,7 @@
 
 #include "detached.h"
 #include "driver.h"
+#include "nvuvm_abi.h"
 #include "proc_dir.h"
 #include "workload.h"
 
