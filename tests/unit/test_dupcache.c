@@ -64,6 +64,14 @@ static int workload_pipe(int *rd)
 	return p[1];
 }
 
+/* The end of a check: the cache detached, then the check's fds closed. */
+static void detach_and_close(struct gs_dup_cache *dc, const int *fds, unsigned n)
+{
+	gs_dup_cache_detach(dc);
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+}
+
 /* A miss, then a fresh dup parked, then the same dup given back. */
 static int keep_one(struct gs_dup_cache *dc, int wfd)
 {
@@ -94,11 +102,7 @@ static void test_hit_and_swap(void)
 	/* Another number, the same key's slot empty: a miss. */
 	CHECK(gs_dup_cache_take(&dc, getpid(), other, &slot) < 0);
 	gs_dup_cache_release(&dc, slot);
-	gs_dup_cache_detach(&dc);
-	close(wfd);
-	close(other);
-	close(rd);
-	close(rd2);
+	detach_and_close(&dc, (int[]){ wfd, other, rd, rd2 }, 4);
 }
 
 /* A slot's fact (bind_client_for_charge's "this kept file is the
@@ -141,11 +145,7 @@ static void test_fact_kept_until_miss(void)
 	CHECK(gs_dup_cache_take(&dc, getpid(), wfd, &slot) < 0 && slot >= 0);
 	CHECK(!gs_dup_cache_fact_is(&dc, slot, key, epoch));
 	gs_dup_cache_release(&dc, slot);
-	gs_dup_cache_detach(&dc);
-	close(wfd);
-	close(other);
-	close(rd);
-	close(rd2);
+	detach_and_close(&dc, (int[]){ wfd, other, rd, rd2 }, 4);
 }
 
 static void test_janitor_closes_idle(void)
