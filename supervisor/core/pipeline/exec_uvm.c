@@ -316,11 +316,14 @@ static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
  * the trapped task at this tid, and the pidfd's process held the tid as
  * its pid from before that until the poll, since a pid goes to no other
  * task while its process lives (a leader that exits first stays a zombie
- * holding it). So the two were one task throughout, and every look by
- * tid made in between (the rmCtrlFd's, take_uvm_facts) was at the
- * trapped task. The process may have lost the task's notification since
- * (killed): a map made then is recorded and pinned as any, and its lost
- * answer changes nothing. */
+ * holding it). So every look by tid made in between (the rmCtrlFd's,
+ * take_uvm_facts) was at that process's leader: the trapped task, or,
+ * once another of its threads exec'd (which kills the trapped task and
+ * ends its notification), the thread that took the leader's pid in the
+ * same process, whose fd table the look then read: what it found holds
+ * for the process, which could ask for the same map itself. A map made
+ * after the task lost its notification is recorded and pinned as any,
+ * and its lost answer changes nothing. */
 static int note_mapper(struct call *c, uint32_t space)
 {
 	pid_t tgid = c->tid;
