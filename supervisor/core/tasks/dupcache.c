@@ -145,6 +145,9 @@ int gs_dup_cache_attach(struct gs_dup_cache *dc, const void *owner)
 	for (unsigned i = 0; i < GS_DUP_CACHE_SLOTS; i++) {
 		atomic_init(&dc->slot[i].fd, GS_DUP_EMPTY);
 		atomic_init(&dc->slot[i].parked_ns, 0);
+		/* Nothing learned for another owner carries over (an empty
+		 * slot's first take misses and clears it anyway). */
+		dc->slot[i].fact_epoch = 0;
 	}
 	dc->owner = owner;
 	dc->test_no_kcmp = gs_test_switch("GPUSANDBOX_TEST_DUPCACHE_NO_KCMP") != NULL;
