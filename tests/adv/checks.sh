@@ -121,13 +121,10 @@ check_token() {
 }
 
 check_uvm_ctlfd() {
-	local name=$1 d=$2 k want refused=0x1b
+	local name=$1 d=$2 refused=0x1b
 	[ "$name" = uvm_ctlfd:pipe ] && refused=0x1b,0x1b
 	case "$name" in uvm_ctlfd:race | uvm_ctlfd:race_dup) refused=race ;; esac
-	for k in first=0x0 bad=$refused map_ok=0x0 free=0x0 left_mappings=0 left_used=0; do
-		want=${k#*=}; k=${k%%=*}
-		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
-	done
+	vals_are "$d" first=0x0 bad=$refused map_ok=0x0 free=0x0 left_mappings=0 left_used=0 || return 1
 	[ "$(stat_of "$d" uvm_mappings)" = 0 ] || { why="$(stat_of "$d" uvm_mappings) mappings left after the run"; return 1; }
 	case "$name" in
 	uvm_ctlfd:race | uvm_ctlfd:race_dup)
@@ -172,17 +169,14 @@ engine_instances() {
 # RM_FREE, by close); NVJPG the same (two clients a session); the driver's
 # own peaks N x I (N x 2 x I for NVJPG).
 check_video_sessions() {
-	local d=$1 i_dec i_jpg dec_max jpg_max k want
+	local d=$1 i_dec i_jpg dec_max jpg_max k
 	i_dec=$(engine_instances "$d" nvdec) i_jpg=$(engine_instances "$d" nvjpg)
 	dec_max=$((DECODERS * i_dec)) jpg_max=$((JPEG_SESSIONS * $(jpeg_per_session "$d")))
 	[ "$(val_of "$d" nvdec_engines)" = "$i_dec" ] && [ "$(val_of "$d" nvjpg_engines)" = "$i_jpg" ] ||
 		{ why="the program saw $(val_of "$d" nvdec_engines) NVDEC, the fake lists $i_dec"; return 1; }
-	for k in dec_full="$DECODERS" dec_stop=INSUFFICIENT_RESOURCES dec_first_objects="$i_dec" \
+	vals_are "$d" dec_full="$DECODERS" dec_stop=INSUFFICIENT_RESOURCES dec_first_objects="$i_dec" \
 		dec_after_free=NV_OK dec_after_free_objects="$i_dec" dec_after_close=NV_OK \
-		dec_after_close_objects="$i_dec" jpg_full="$JPEG_SESSIONS" jpg_stop=INSUFFICIENT_RESOURCES; do
-		want=${k#*=}; k=${k%%=*}
-		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
-	done
+		dec_after_close_objects="$i_dec" jpg_full="$JPEG_SESSIONS" jpg_stop=INSUFFICIENT_RESOURCES || return 1
 	[ "$(stat_of "$d" gpu0.nvdec_peak)" = "$dec_max" ] && [ "$(stat_of "$d" gpu0.nvjpg_peak)" = "$jpg_max" ] ||
 		{ why="driver nvdec_peak=$(stat_of "$d" gpu0.nvdec_peak) nvjpg_peak=$(stat_of "$d" gpu0.nvjpg_peak), want $dec_max, $jpg_max"; return 1; }
 	[ "$(stat_of "$d" gpu0.nvdec_live)" = 0 ] && [ "$(stat_of "$d" gpu0.nvjpg_live)" = 0 ] &&
@@ -349,13 +343,9 @@ check_positive() {
 		[ "$r2" = "$r1" ] ||
 			{ why="after close+reopen got $r2 chunks, first round $r1 (charges not released)"; return 1; } ;;
 	gpus|gpus_uuid)
-		local k want
-		for k in cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
+		vals_are "$d" cards=1 card_minor=1 probed=1 attached=1 info_hidden=INVALID_ARGUMENT info_visible=NV_OK \
 			info_instance=1 dev0=INVALID_ARGUMENT dev1=NV_OK mem1=NV_OK legacy_dev0=INVALID_ARGUMENT \
-			uvm_reg0=status:0x1b acct_hidden=INVALID_ARGUMENT acct_hidden_state=0 acct_visible=NV_OK; do
-			want=${k#*=}; k=${k%%=*}
-			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
-		done
+			uvm_reg0=status:0x1b acct_hidden=INVALID_ARGUMENT acct_hidden_state=0 acct_visible=NV_OK || return 1
 		[ "$(stat_of "$d" gpu0.vidmem_peak)" = 0 ] || { why="video memory reached the hidden GPU 0"; return 1; }
 		[ "$(stat_of "$d" gpu0.channel_groups_peak)" = 0 ] ||
 			{ why="a channel group reached the hidden GPU 0 (legacy_group0=$(val_of "$d" legacy_group0))"; return 1; }
@@ -413,14 +403,11 @@ check_positive() {
 			{ why="no audit record of the size refusal"; return 1; }
 		return 0 ;;
 	policy_verdicts)
-		local k want
-		for k in unknown_class=INVALID_CLASS debug_class=INVALID_CLASS allowed_class=NV_OK \
+		local k
+		vals_are "$d" unknown_class=INVALID_CLASS debug_class=INVALID_CLASS allowed_class=NV_OK \
 			unknown_control=NOT_SUPPORTED debug_control=NOT_SUPPORTED allowed_control=NV_OK \
 			service_interrupts=NV_OK \
-			xfer_class=INVALID_CLASS unknown_escape=EINVAL; do
-			want=${k#*=}; k=${k%%=*}
-			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
-		done
+			xfer_class=INVALID_CLASS unknown_escape=EINVAL || return 1
 		for k in '"reason":"class unknown to gpusandbox"' '"group":"debug"' \
 			'"reason":"control unknown to gpusandbox"' '"reason":"control not allowed by the policy"' \
 			'"reason":"escape unknown to gpusandbox","escape":"0x50"'; do
@@ -467,11 +454,8 @@ check_positive() {
 			{ why="the refusal is not audited"; return 1; }
 		return 0 ;;
 	managed)
-		local k want
-		for k in uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM remap=EPERM file_shared=OK anon_shared=OK; do
-			want=${k#*=}; k=${k%%=*}
-			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
-		done
+		local k
+		vals_are "$d" uvm_fixed=EPERM uvm_hint=EPERM uvm_validate=EPERM remap=EPERM file_shared=OK anon_shared=OK || return 1
 		# Not the shape of a UVM mapping: never trapped, so never EPERM.
 		for k in uvm_offset0 uvm_readonly; do
 			[ -n "$(val_of "$d" $k)" ] && [ "$(val_of "$d" $k)" != EPERM ] ||
@@ -590,11 +574,7 @@ check_positive() {
 	own_driver)
 		# The look-alike answered (the attack was mounted), and the real
 		# driver's second allocation was refused: client X's charge stood.
-		local k want
-		for k in real1=0x0 evil_client=0x0 evil_free=0x0 real2=0x51; do
-			want=${k#*=}; k=${k%%=*}
-			[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
-		done
+		vals_are "$d" real1=0x0 evil_client=0x0 evil_free=0x0 real2=0x51 || return 1
 		return 0 ;;
 	user_nobody)
 		ge "$ok" 1 && ge "$nomem" 1 ||

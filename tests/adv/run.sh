@@ -317,6 +317,16 @@ harness_probe_or_skip "$@"
 # ---- helpers over one run's files (dir=$tmp/NAME) ---------------------------
 # Last `key=value` token the program printed (word-bounded key).
 val_of() { grep -oE "(^|[ (])$2=[^ )]*" "$1/out" 2>/dev/null | tail -1 | sed 's/^.*=//'; }
+# vals_are DIR KEY=WANT...: each KEY's last value in the program's output
+# is WANT; else why names the first that is not, and the status is 1.
+vals_are() {
+	local d=$1 k want
+	shift
+	for k in "$@"; do
+		want=${k#*=}; k=${k%%=*}
+		[ "$(val_of "$d" "$k")" = "$want" ] || { why="$k=$(val_of "$d" "$k"), want $want"; return 1; }
+	done
+}
 summary_of() {
 	# prints "ok nomem other" from the SUMMARY line
 	sed -n 's/^SUMMARY ok=\([0-9]*\) nomem=\([0-9]*\) other=\([0-9]*\)$/\1 \2 \3/p' \
