@@ -135,6 +135,23 @@ static int fresh_slot(struct gs_mm_keep *k, int old, pid_t tid, int pidfd)
 	return (int)i;
 }
 
+/* tid's slot for notification id, given pidfd, a pidfd of tid (taken
+ * over): the slot found alive or made for id, which keeps its own pidfd
+ * (of the same task) and marks, pidfd closed; else a fresh one around
+ * pidfd. */
+static int slot_for(struct gs_mm_keep *k, pid_t tid, uint64_t id, int pidfd)
+{
+	int i = slot_of(k, tid);
+
+	if (i >= 0 && proven_for(k, tid, id)) {
+		/* mm_keep.h: why what was learned through another pidfd of
+		 * tid may go on this slot. */
+		close(pidfd);
+		return i;
+	}
+	return fresh_slot(k, i, tid, pidfd);
+}
+
 void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m)
 {
 	if (!k->on || m->kept || m->fd < 0 || m->pidfd < 0) {
@@ -142,20 +159,11 @@ void gs_mm_keep_put(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t
 		return;
 	}
 	own(k, owner);
-	int i = slot_of(k, tid);
-	if (i >= 0 && proven_for(k, tid, id)) {
-		/* The trapped task's slot: it takes the file, and keeps its
-		 * pidfd (of the same task) and marks. */
-		if (k->slot[i].memfd >= 0)
-			close(k->slot[i].memfd);
-		k->slot[i].memfd = m->fd;
-		m->fd = -1;
-		task_mem_close(m);
-	} else {
-		i = fresh_slot(k, i, tid, m->pidfd);
-		k->slot[i].memfd = m->fd;
-		*m = GS_TASK_MEM_CLOSED;
-	}
+	int i = slot_for(k, tid, id, m->pidfd);
+	if (k->slot[i].memfd >= 0)
+		close(k->slot[i].memfd);
+	k->slot[i].memfd = m->fd;
+	*m = GS_TASK_MEM_CLOSED;
 	k->slot[i].used = ++k->calls;
 }
 
@@ -182,15 +190,8 @@ void gs_mm_keep_mark(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_
 		return;
 	}
 	own(k, owner);
-	int i = slot_of(k, tid);
-	if (i >= 0 && proven_for(k, tid, id)) {
-		/* mm_keep.h: why a mark learned through another pidfd may go
-		 * on this slot. */
-		close(pidfd);
-	} else {
-		i = fresh_slot(k, i, tid, pidfd);
-		prove(k, tid, id);
-	}
+	int i = slot_for(k, tid, id, pidfd);
+	prove(k, tid, id);
 	k->slot[i].marks |= marks;
 	k->slot[i].used = ++k->calls;
 }
