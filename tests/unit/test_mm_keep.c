@@ -11,7 +11,8 @@
  * again although that file still writes into its living process (the
  * baseline: the same file used without the pidfd's look, as a tid-keyed
  * cache would, writes into the process that no longer has the tid); an
- * exec'd task's kept file takes no write (what answer_write's fresh open
+ * file taken unlooked is proven or let go by the one look after (the
+ * same baseline); an exec'd task's kept file takes no write (what answer_write's fresh open
  * relies on); the least recently used file is let go for a fifth task; a
  * keep of another sandbox keeps nothing of the last one's; a keep never
  * initialised keeps nothing. Says SKIP where the kernel has no
@@ -276,6 +277,36 @@ int main(void)
 	 * into the process that no longer has that tid. */
 	CHECK(pwrite(raw, "stale", sizeof("stale"), (off_t)(uintptr_t)buf) == (ssize_t)sizeof("stale") &&
 	      read_back(tp, "stale"));
+	close(raw);
+	stop(tp);
+
+	/* Taken unlooked (round 12), for a call whose reads come next: the
+	 * file is given without a look, and the one look after the reads
+	 * decides. Alive: proven for the notification (a second take of the
+	 * same id says so). Exited: the slot is emptied and the call's file
+	 * let go, unwritten; the baseline, the same file written without
+	 * the look, reaches the process that no longer has the tid. */
+	CHECK(pipe(rep) == 0);
+	tp = with_thread(rep[1]);
+	tid = 0;
+	CHECK(read(rep[0], &tid, sizeof(tid)) == (ssize_t)sizeof(tid) && tid > 0);
+	CHECK(task_mem_open(tid, &m) == 0 && m.pidfd >= 0);
+	raw = dup(m.fd);
+	gs_mm_keep_put(&k, &owner_a, tid, next_id(), &m);
+	uint64_t id = next_id();
+	bool looked = true;
+	CHECK(gs_mm_keep_take_unlooked(&k, &owner_a, tid, id, &m, &looked) && m.kept && !looked);
+	CHECK(gs_mm_keep_look(&k, tid, id, &m) && m.kept && m.fd >= 0);
+	task_mem_close(&m);
+	CHECK(gs_mm_keep_take_unlooked(&k, &owner_a, tid, id, &m, &looked) && looked);
+	task_mem_close(&m);
+	CHECK(wait_thread_gone(tp, tid));
+	id = next_id();
+	CHECK(gs_mm_keep_take_unlooked(&k, &owner_a, tid, id, &m, &looked) && m.kept && !looked);
+	CHECK(!gs_mm_keep_look(&k, tid, id, &m) && m.fd < 0 && !m.kept && !keep_holds(&k, tid));
+	CHECK(!gs_mm_keep_take_unlooked(&k, &owner_a, tid, next_id(), &m, &looked));
+	CHECK(pwrite(raw, "unlooked", sizeof("unlooked"), (off_t)(uintptr_t)buf) == (ssize_t)sizeof("unlooked") &&
+	      read_back(tp, "unlooked"));
 	close(raw);
 	stop(tp);
 

@@ -27,6 +27,11 @@
  * A; after the reuse, the open names B, the check fails and the file is
  * closed unwritten. The baseline is the same open by tid without the check
  * after it: it writes into B.
+ * A kept answer file taken unlooked (round 12: open_answer_mem) proves a
+ * fetch's reads by its one look at A's pidfd after them: alive while A
+ * waits; after the reuse the look finds A exited, the file is let go, and
+ * the ID_VALID the fetch falls back to fails (the baseline: a read by tid
+ * then reaches B).
  * A look through /proc made by the worker's kept /proc/TID directory
  * (proc_dir.c, issue #31) while the tid named A answers for B after the
  * reuse, as a look by path does: the kept directory is bound to A, whose
@@ -56,6 +61,7 @@
 #include "../lib/trap_child.h"
 #include "check.h"
 #include "exec_int.h"
+#include "mm_keep.h"
 #include "proc_dir.h"
 
 /* The fd number both tasks hold their file at, and their files' names. */
@@ -189,6 +195,21 @@ int main(void)
 	CHECK(exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(params), params, true, &rc_ioctl) ==
 	      GS_PRIVATE_NO_NODES);
 
+	/* A kept answer file of A's (mm_keep.h), as a worker keeps it after
+	 * an answered call, then taken unlooked by a call that always writes
+	 * (open_answer_mem): while A waits, the fetch's proof is that file's
+	 * look, which finds A alive (the slot proven for the notification),
+	 * and no ID_VALID. */
+	struct gs_task_mem kept_a = GS_TASK_MEM_CLOSED;
+	CHECK(task_mem_open(c.tid, &kept_a) == 0 && kept_a.pidfd >= 0);
+	gs_mm_keep_put(&scratch.mms, &sb, c.tid, scratch.req->id, &kept_a);
+	struct call kept = { .sb = &sb, .scratch = &scratch, .tid = c.tid, .dup = -1,
+	                     .mem = GS_TASK_MEM_CLOSED, .argp = c.argp };
+	CHECK(take_kept_mem_unlooked(&kept) && kept.mem.kept && !kept.mem_proven);
+	CHECK(fetch_reads_proven(&kept) && kept.mem_proven && scratch.mms.proven_tid == c.tid);
+	task_mem_close(&kept.mem);
+	kept.mem_proven = false;
+
 	/* A look at A's file through the kept directory, and a directory of
 	 * A's of our own for the baseline. */
 	char rel[32], dir_a[32];
@@ -232,6 +253,21 @@ int main(void)
 	CHECK(exec_escape_private(&c, NV_ESC_RM_ALLOC, sizeof(params), params, false, &rc_ioctl) ==
 	      GS_PRIVATE_TASK_GONE);
 	close(c.dup);
+
+	/* A's kept file taken unlooked after the reuse: reads by tid now
+	 * reach B (the baseline: B's bytes, not A's answer), and the fetch's
+	 * proof rejects them: the look finds A exited and lets the file go,
+	 * and the ID_VALID that follows fails.
+	 * The call is a later notification's (another id: A's slot was
+	 * proven for A's own).
+	 */
+	uint64_t a_id = scratch.req->id;
+	scratch.req->id = a_id + 1;
+	CHECK(take_kept_mem_unlooked(&kept) && kept.mem.kept && !kept.mem_proven);
+	CHECK(mem_read(c.tid, c.argp, seen, sizeof(seen)) == 0 && strcmp(seen, "untouched") == 0);
+	CHECK(!fetch_reads_proven(&kept) && kept.mem.fd == -1 && !kept.mem_proven);
+	CHECK(!take_kept_mem_unlooked(&kept));
+	scratch.req->id = a_id;
 
 	/* The answer, once the driver is done: through A's address space it
 	 * reaches nothing, and the write-back says so. */

@@ -45,6 +45,8 @@ bool notif_still_valid(const struct call *c)
 
 /* ---- the answer's memory ------------------------------------------------- */
 
+static bool look_kept_mem(struct call *c);
+
 /* Answers are written through the trapped task's /proc/TID/mem, never by
  * tid (workload.h, docs/security/task-identity.md). Issue #31: the file
  * is opened only when a write is due, so that a control or a free whose
@@ -52,7 +54,8 @@ bool notif_still_valid(const struct call *c)
  * call continued on another device's file open and close nothing. A call
  * that always writes (an allocation, a UVM map) opens it before its
  * fetch's ID_VALID instead (note_fetch_valid), which spares the second
- * ID_VALID below.
+ * ID_VALID below; a kept file, taken then unlooked, is looked at once by
+ * the fetch or here (fetch_reads_proven).
  *
  * Why the late open is sound: the task has been blocked in its seccomp
  * notification since the receive, and the kernel drops the notification
@@ -69,6 +72,8 @@ bool notif_still_valid(const struct call *c)
  * open"). */
 struct gs_task_mem *answer_mem(struct call *c)
 {
+	if (c->mem.kept && !c->mem_proven && look_kept_mem(c))
+		return &c->mem;
 	if (c->mem.fd < 0) {
 		c->mem_proven = false;
 		if (take_kept_mem(c))
@@ -92,6 +97,31 @@ struct gs_task_mem *answer_mem(struct call *c)
 bool take_kept_mem(struct call *c)
 {
 	if (!c->scratch || !gs_mm_keep_take(&c->scratch->mms, c->sb, c->tid, c->scratch->req->id, &c->mem))
+		return false;
+	c->mem_proven = true;
+	return true;
+}
+
+/* The same, its task looked at later, once (look_kept_mem): by the
+ * fetch after its reads, or by the first write, whichever comes first.
+ * Until then the file is not written. */
+bool take_kept_mem_unlooked(struct call *c)
+{
+	bool looked = false;
+
+	if (!c->scratch ||
+	    !gs_mm_keep_take_unlooked(&c->scratch->mms, c->sb, c->tid, c->scratch->req->id, &c->mem, &looked))
+		return false;
+	c->mem_proven = looked;
+	return true;
+}
+
+/* A file taken unlooked: its task not exited proves it the trapped
+ * task's (mm_keep.h). Exited: the file is let go (the slot emptied), and
+ * the caller proves what it has by ID_VALID instead. */
+static bool look_kept_mem(struct call *c)
+{
+	if (!gs_mm_keep_look(&c->scratch->mms, c->tid, c->scratch->req->id, &c->mem))
 		return false;
 	c->mem_proven = true;
 	return true;
@@ -138,6 +168,30 @@ void note_fetch_valid(struct call *c)
 {
 	if (c->mem.fd >= 0)
 		c->mem_proven = true;
+}
+
+/* Issue #31, round 12: a call that took its kept answer memory unlooked
+ * (open_answer_mem) proves its reads by the one look at that file's
+ * pidfd, made after them, instead of an ID_VALID
+ * (docs/security/per-call-cost.md section 15): the slot's task was
+ * proven to hold the tid when the slot was made, before this
+ * notification; not exited now, it held the tid from then until now, so
+ * it is the trapped task (a live tid names one task), and every look by
+ * tid since the receive (the dup cache's kcmp, the reads) reached it.
+ * The one exception is mm_keep.h's: a leader's tid taken over by another
+ * thread's exec, which kills the trapped task; the reads then saw the
+ * same process after its exec, which could make the same call itself,
+ * and the kept file takes no write (the fresh open's ID_VALID fails). A
+ * slot whose task exited, a slot already looked at before the reads
+ * (gs_mm_keep_marks), or no kept file: ID_VALID, as before. */
+bool fetch_reads_proven(struct call *c)
+{
+	if (c->mem.kept && !c->mem_proven && look_kept_mem(c))
+		return true;
+	if (!notif_still_valid(c))
+		return false;
+	note_fetch_valid(c);
+	return true;
 }
 
 /* ---- reaching the trapped task again ------------------------------------- */
@@ -247,8 +301,8 @@ bool hold_judged_file(struct call *c, unsigned judged, struct gs_inflight *track
 
 /* The top-level struct, read with the rest of its page into the worker's
  * window, then copied to top: the one read of a call that decides on it,
- * which ID_VALID (notif_still_valid, called next by every fetch) proves
- * was made of the trapped task. */
+ * which fetch_reads_proven (an ID_VALID or a kept file's look, called
+ * next by every fetch) proves was made of the trapped task. */
 int fetch_top_bytes(struct call *c, void *top, size_t len)
 {
 	struct gs_scratch *s = c->scratch;
@@ -275,19 +329,18 @@ bool fetch_trapped_top(struct call *c, void *top, size_t len, struct answer *a)
 		*a = answer_errno(EFAULT);
 		return false;
 	}
-	if (!notif_still_valid(c)) {
+	if (!fetch_reads_proven(c)) {
 		*a = answer_none();
 		return false;
 	}
-	note_fetch_valid(c);
 	return true;
 }
 
 /* A second level (params, rights): from the window when it lies inside,
  * else one exact read. Either way a copy made during this call, before
  * the verdict that reads it; the bytes in the window were read before
- * this call's ID_VALID, which covers them too. An exact read comes after
- * that check, so it is checked again: the tid may name another process
+ * this call's fetch proof, which covers them too. An exact read comes
+ * after that proof, so it is checked again: the tid may name another process
  * by now (issue #17 item 13), and nothing read from one may be used. */
 int fetch_nested(struct call *c, uint64_t addr, void *buf, size_t len)
 {

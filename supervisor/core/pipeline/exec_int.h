@@ -51,7 +51,8 @@ struct call {
 	 * first write is due (or, for a call that always writes, before the
 	 * fetch stage's ID_VALID), and written only once an ID_VALID made
 	 * after the open proved it the trapped task's (mem_proven); closed
-	 * when the call ends. */
+	 * when the call ends. A kept file (mem.kept) taken unlooked is
+	 * proven by its slot's look instead (fetch_reads_proven). */
 	struct gs_task_mem   mem;
 	bool                 mem_proven;
 	const struct gs_abi *abi;
@@ -138,6 +139,7 @@ struct gs_task_mem *answer_mem(struct call *c);
 /* The answer memory kept by the worker for this task (mm_keep.h) into
  * c->mem, proven; false when there is none. Tried before an open. */
 bool take_kept_mem(struct call *c);
+bool take_kept_mem_unlooked(struct call *c);
 /* Writes into the answer's memory (mem_write, mem_write_changed2), once
  * more through a fresh open where a kept file took no write (the task
  * exec'd since it was kept, mm_keep.h). */
@@ -149,6 +151,10 @@ void answer_mem_done(struct call *c);
 /* A fetch's ID_VALID just proved the task the trapped one: an answer
  * memory opened before it is proven too. */
 void note_fetch_valid(struct call *c);
+/* After a fetch's reads by tid: proves them the trapped task's, with the
+ * answer memory taken before them (a kept file's one look, else
+ * ID_VALID). False: the task is not the trapped one; answer none. */
+bool fetch_reads_proven(struct call *c);
 /* Before a CONTINUE of a judged call: every task sharing the caller's fd
  * table stopped until the caller has left the ioctl (c->quiesce), and
  * c->wfd checked to name still the file judged: the one c->dup is of, or,

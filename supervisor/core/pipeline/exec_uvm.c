@@ -312,8 +312,9 @@ static void unmap_unrecorded(struct call *c, const struct gs_uvm_call *u)
  * tid is checked again after: it may have been reused meanwhile.
  *
  * A leader the space knows, whose pidfd shows it alive (poll), needs no
- * ID_VALID of its own (issue #31): the fetch's ID_VALID (fetch_map) found
- * the trapped task at this tid, and the pidfd's process held the tid as
+ * ID_VALID of its own (issue #31): the fetch's proof (fetch_map: an
+ * ID_VALID, or the kept answer file's look) found the trapped task at
+ * this tid, and the pidfd's process held the tid as
  * its pid from before that until the poll, since a pid goes to no other
  * task while its process lives (a leader that exits first stays a zombie
  * holding it). So every look by tid made in between (the rmCtrlFd's,
@@ -711,11 +712,10 @@ static bool fetch_map(struct call *c, const struct gs_uvm_layout *lay, uint8_t *
 		*a = answer_errno(EFAULT);
 		return false;
 	}
-	if (!notif_still_valid(c)) {
+	if (!fetch_reads_proven(c)) {
 		*a = answer_none();
 		return false;
 	}
-	note_fetch_valid(c);
 	return true;
 }
 

@@ -97,6 +97,37 @@ bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_
 	return true;
 }
 
+bool gs_mm_keep_take_unlooked(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id,
+                              struct gs_task_mem *m, bool *looked)
+{
+	if (!k->on)
+		return false;
+	own(k, owner);
+	k->calls++;
+	int i = slot_of(k, tid);
+	if (i < 0 || k->slot[i].memfd < 0)
+		return false;
+	k->slot[i].used = k->calls;
+	*looked = proven_for(k, tid, id);
+	*m = (struct gs_task_mem){ .fd = k->slot[i].memfd, .pidfd = -1, .kept = true };
+	return true;
+}
+
+bool gs_mm_keep_look(struct gs_mm_keep *k, pid_t tid, uint64_t id, struct gs_task_mem *m)
+{
+	int i = k->on ? slot_of(k, tid) : -1;
+
+	if (i >= 0 && m->kept && k->slot[i].memfd == m->fd) {
+		if (!gs_pidfd_exited(k->slot[i].pidfd)) {
+			prove(k, tid, id);
+			return true;
+		}
+		slot_empty(k, (unsigned)i);
+	}
+	*m = GS_TASK_MEM_CLOSED;
+	return false;
+}
+
 void gs_mm_keep_forget(struct gs_mm_keep *k, pid_t tid)
 {
 	if (!k->on)

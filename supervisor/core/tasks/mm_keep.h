@@ -32,7 +32,10 @@
  *    caller's answer is lost; only a workload that makes RM calls between
  *    vfork and exec meets it.
  * A task gone, or a pidfd the kernel will not give (before Linux 6.9),
- * falls back to the open per call.
+ * falls back to the open per call. A call whose reads by tid come after
+ * its take looks once, after them (gs_mm_keep_take_unlooked, then
+ * gs_mm_keep_look): the same argument then proves those reads the
+ * trapped task's (docs/security/per-call-cost.md section 15).
  *
  * Marks: a fact a caller learned of a task (the agent: its bounding set
  * lacks CAP_SYS_ADMIN) kept on the task's slot, with or without a file,
@@ -93,6 +96,19 @@ void gs_mm_keep_fini(struct gs_mm_keep *k);
  * not again after gs_mm_keep_marks found it alive for id); false (m
  * untouched) otherwise, a slot of an exited task emptied. */
 bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m);
+/* The kept file of tid into *m, its task not looked at (round 12): for
+ * a call whose reads by tid come next, so that one look after them
+ * (gs_mm_keep_look) proves both the file and the reads (mm_keep.h's
+ * argument, and docs/security/per-call-cost.md section 15). *looked:
+ * the slot was found alive for notification id already (gs_mm_keep_
+ * marks), before those reads. False (m untouched) when tid has no file. */
+bool gs_mm_keep_take_unlooked(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id,
+                              struct gs_task_mem *m, bool *looked);
+/* The look for a file taken unlooked: true when tid's slot holds m's
+ * file and its task has not exited (the slot then proven for id); else
+ * false, the slot of an exited task emptied and *m left closed (its fd
+ * was the slot's). */
+bool gs_mm_keep_look(struct gs_mm_keep *k, pid_t tid, uint64_t id, struct gs_task_mem *m);
 /* A file opened by task_mem_open for tid, proven since by an ID_VALID,
  * kept for the task's next calls (the least recently used slot is
  * emptied when none is free); *m is left closed. A slot of tid found
