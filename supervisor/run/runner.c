@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "compute_share.h"
+#include "gpusandbox.h"
 #include "executor.h"
 #include "runner.h"
 
@@ -297,10 +298,14 @@ int gs_session_handle_one(struct gs_session *sb, struct gs_scratch *scratch, str
 	/* A worker that must wait for the lock gives up the listener first:
 	 * the lock's holder may be injecting a call (inject.h) that only a
 	 * receiving worker can let through. */
+	scratch->lock_wait_ns = 0;
 	if (pthread_mutex_trylock(&sb->lock) != 0) {
+		uint64_t t0 = sb->profile ? gs_monotonic_ns() : 0;
 		if (sb->release_receiver)
 			sb->release_receiver(sb->receiver_ctx, scratch);
 		pthread_mutex_lock(&sb->lock);
+		if (sb->profile)
+			scratch->lock_wait_ns = gs_monotonic_ns() - t0;
 	}
 	sb->notifications++;
 	gs_execute_notification(sb, scratch);

@@ -446,8 +446,12 @@ bool exec_leave_lock(const struct call *c)
 
 void exec_retake_lock(const struct call *c, bool left)
 {
-	if (left)
-		pthread_mutex_lock(&c->sb->lock);
+	if (!left)
+		return;
+	uint64_t t0 = c->sb->profile ? gs_monotonic_ns() : 0;
+	pthread_mutex_lock(&c->sb->lock);
+	if (c->sb->profile && c->scratch)
+		c->scratch->lock_wait_ns += gs_monotonic_ns() - t0;
 }
 
 /* Performs an escape (escape_ioctl). For a call the handler marked

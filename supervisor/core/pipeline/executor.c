@@ -608,6 +608,8 @@ static void prof_answer(struct gs_session *sb, struct call *c)
 	p->ns += gs_monotonic_ns() - c->prof_t0;
 	p->driver_ns += gs_driver_ns[0] - c->prof_drv0[0];
 	p->own_ns += gs_driver_ns[1] - c->prof_drv0[1];
+	p->lock_ns += c->scratch->lock_wait_ns;
+	c->scratch->lock_wait_ns = 0;
 	prof_stamp(c, true);
 }
 

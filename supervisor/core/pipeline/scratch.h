@@ -46,6 +46,9 @@ struct gs_scratch {
 	 * answered (0: none). Set after RECV, cleared under the session lock
 	 * before the answer is sent, read by quiesce (gs_session.task_held). */
 	atomic_int                 trapped_tid;
+	/* GPUSANDBOX_PROFILE: this call's waits for the session lock so far
+	 * (the runner's before the call, exec_retake_lock's), ns. */
+	uint64_t                   lock_wait_ns;
 	/* The call in flight, told to whoever records it (the agent's state
 	 * memfd, agent_state.c, so that a restarted agent can finish or undo
 	 * it); NULL: nobody. before_alloc: an RM_ALLOC is about to be

@@ -179,7 +179,8 @@ void gs_session_print_profile(const struct gs_session *sb)
 		return;
 	fprintf(stderr, "gpusandbox profile: %llu notifications\n", (unsigned long long)sb->notifications);
 	fprintf(stderr, "  per call, us: to the answer (of it the driver's: the call's own, ours; "
-	                "the rest is ours), then after the answer (wall, CPU, of it the driver's)\n");
+	                "the rest is ours), then after the answer (wall, CPU, of it the driver's); "
+	                "lock_wait: waiting for the session lock, before the call and inside it\n");
 	for (unsigned i = 0; i <= GS_PROF_KINDS; i++) {
 		const struct gs_call_prof *p = &sb->prof[i];
 		const struct rm_escape *e = p->uvm ? NULL : rm_escape_find(sb->rm_abi, p->nr);
@@ -187,11 +188,11 @@ void gs_session_print_profile(const struct gs_session *sb)
 		if (!p->n)
 			continue;
 		fprintf(stderr, "  %-4s 0x%02x %-14s 0x%-8x calls=%-7llu supervisor_us_per_call=%.2f driver=%.2f "
-		                "own_driver=%.2f rest=%.2f after=%.2f after_cpu=%.2f after_driver=%.2f\n",
+		                "own_driver=%.2f rest=%.2f after=%.2f after_cpu=%.2f after_driver=%.2f lock_wait=%.2f\n",
 		        i == GS_PROF_KINDS ? "more" : p->uvm ? "uvm" : "rm", p->nr,
 		        p->uvm ? "" : e ? e->name : "other", p->what, (unsigned long long)p->n, p->ns / n,
 		        p->driver_ns / n, p->own_ns / n, ((double)p->ns - (double)p->driver_ns - (double)p->own_ns) / n,
-		        p->after_ns / n, p->after_cpu_ns / n, p->after_own_ns / n);
+		        p->after_ns / n, p->after_cpu_ns / n, p->after_own_ns / n, p->lock_ns / n);
 	}
 	gs_quiesce_print_profile(stderr);
 	const struct gs_uvm_maps *m = &sb->uvm;

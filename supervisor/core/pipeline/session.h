@@ -148,6 +148,9 @@ struct gs_session {
 		uint8_t  nr;
 		uint32_t what;      /* the class or control, 0 for none */
 		uint64_t n, ns, driver_ns, own_ns, after_ns, after_cpu_ns, after_own_ns;
+		/* Waiting for the session lock: before the call began (not in
+		 * ns) and when retaking it after a slow driver call (in ns). */
+		uint64_t lock_ns;
 	} prof[GS_PROF_KINDS + 1];
 	/* GPUSANDBOX_TEST_MM_KEEP_NO_REOPEN (tests/adv exec_again's
 	 * baseline): a write a kept answer memory did not take is not made
