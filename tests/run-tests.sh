@@ -82,6 +82,7 @@ run_tier fuzz-replay build/tests/fuzz/policy_replay tests/fuzz/corpus/policy/* p
 run_tier fuzz-decode build/tests/fuzz/decode_replay tests/fuzz/corpus/decode/*
 run_tier fuzz-verdict build/tests/fuzz/verdict_replay tests/fuzz/corpus/verdict/*
 run_tier trace-golden tests/trace/run.sh
+run_tier systrace-summary python3 tests/gpu/systrace_selftest.py
 run_tier fuzz-ledger build/tests/fuzz/ledger_replay tests/fuzz/corpus/ledger/*
 run_tier fuzz-audit-verify build/tests/fuzz/audit_verify_replay tests/fuzz/corpus/audit/*
 run_tier audit-review tests/audit-review/run.sh

@@ -15,7 +15,8 @@
 # hundreds of nanoseconds, so every figure is a little above the
 # untraced run's: compare the kinds and the system calls with each
 # other, not with an untraced run. SYSTRACE_MIN: the fewest calls a kind
-# is printed with (100). Needs root and tracefs.
+# is printed with (100). Needs root and tracefs. The summary's own check,
+# on a trace made up for it, runs with every test: systrace_selftest.py.
 set -u
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 NAME=$1; shift
