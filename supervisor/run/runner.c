@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "compute_share.h"
-#include "gpusandbox.h"
 #include "executor.h"
+#include "gpusandbox.h"
 #include "runner.h"
 
 /* Used only to interrupt a RECV blocked in a notify thread. */

@@ -45,7 +45,7 @@ bool notif_still_valid(const struct call *c)
 
 /* ---- the answer's memory ------------------------------------------------- */
 
-static bool look_kept_mem(struct call *c);
+static bool prove_unlooked_kept_mem(struct call *c);
 
 /* Answers are written through the trapped task's /proc/TID/mem, never by
  * tid (workload.h, docs/security/task-identity.md). Issue #31: the file
@@ -72,7 +72,7 @@ static bool look_kept_mem(struct call *c);
  * open"). */
 struct gs_task_mem *answer_mem(struct call *c)
 {
-	if (c->mem.kept && !c->mem_proven && look_kept_mem(c))
+	if (prove_unlooked_kept_mem(c))
 		return &c->mem;
 	if (c->mem.fd < 0) {
 		c->mem_proven = false;
@@ -102,7 +102,7 @@ bool take_kept_mem(struct call *c)
 	return true;
 }
 
-/* The same, its task looked at later, once (look_kept_mem): by the
+/* The same, its task looked at later, once (prove_unlooked_kept_mem): by the
  * fetch after its reads, or by the first write, whichever comes first.
  * Until then the file is not written. */
 bool take_kept_mem_unlooked(struct call *c)
@@ -116,12 +116,14 @@ bool take_kept_mem_unlooked(struct call *c)
 	return true;
 }
 
-/* A file taken unlooked: its task not exited proves it the trapped
- * task's (mm_keep.h). Exited: the file is let go (the slot emptied), and
- * the caller proves what it has by ID_VALID instead. */
-static bool look_kept_mem(struct call *c)
+/* True when c holds a kept file taken unlooked and its one look proves
+ * it: its task not exited is the trapped one (mm_keep.h). Exited: the
+ * file is let go (the slot emptied), and the caller proves what it has
+ * by ID_VALID instead. False too when there is no such file. */
+static bool prove_unlooked_kept_mem(struct call *c)
 {
-	if (!gs_mm_keep_look(&c->scratch->mms, c->tid, c->scratch->req->id, &c->mem))
+	if (!c->mem.kept || c->mem_proven ||
+	    !gs_mm_keep_look(&c->scratch->mms, c->tid, c->scratch->req->id, &c->mem))
 		return false;
 	c->mem_proven = true;
 	return true;
@@ -186,7 +188,7 @@ void note_fetch_valid(struct call *c)
  * (gs_mm_keep_marks), or no kept file: ID_VALID, as before. */
 bool fetch_reads_proven(struct call *c)
 {
-	if (c->mem.kept && !c->mem_proven && look_kept_mem(c))
+	if (prove_unlooked_kept_mem(c))
 		return true;
 	if (!notif_still_valid(c))
 		return false;

@@ -339,10 +339,11 @@ static void finish_dup(struct call *c, const struct answer *a)
  * read: the fetch stage's ID_VALID, after that read, proves it the
  * trapped task's (note_fetch_valid), so its write needs no check of its
  * own; a kept file is taken unlooked, and its one look after the reads
- * proves both (fetch_reads_proven, round 12). Every other call opens it at its first write, if any (answer_mem,
- * exec_common.c: issue #31). False, with *a, when it cannot be: a task
- * already gone needs no answer; one we may not reach fails closed, as a
- * dup we may not take does. */
+ * proves both (fetch_reads_proven, round 12). Every other call opens it
+ * at its first write, if any (answer_mem, exec_common.c: issue #31).
+ * False, with *a, when it cannot be: a task already gone needs no
+ * answer; one we may not reach fails closed, as a dup we may not take
+ * does. */
 static bool open_answer_mem(struct call *c, struct answer *a)
 {
 	if (take_kept_mem_unlooked(c) || task_mem_open(c->tid, &c->mem) == 0)

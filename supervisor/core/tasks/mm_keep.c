@@ -83,18 +83,24 @@ static int live_slot(struct gs_mm_keep *k, pid_t tid, uint64_t id)
 	return i;
 }
 
+/* Slot i's file lent into *m (m->kept: not closed by the call); false
+ * when there is no slot or it holds marks alone. */
+static bool lend(struct gs_mm_keep *k, int i, struct gs_task_mem *m)
+{
+	if (i < 0 || k->slot[i].memfd < 0)
+		return false;
+	k->slot[i].used = k->calls;
+	*m = (struct gs_task_mem){ .fd = k->slot[i].memfd, .pidfd = -1, .kept = true };
+	return true;
+}
+
 bool gs_mm_keep_take(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id, struct gs_task_mem *m)
 {
 	if (!k->on)
 		return false;
 	own(k, owner);
 	k->calls++;
-	int i = live_slot(k, tid, id);
-	if (i < 0 || k->slot[i].memfd < 0)
-		return false;
-	k->slot[i].used = k->calls;
-	*m = (struct gs_task_mem){ .fd = k->slot[i].memfd, .pidfd = -1, .kept = true };
-	return true;
+	return lend(k, live_slot(k, tid, id), m);
 }
 
 bool gs_mm_keep_take_unlooked(struct gs_mm_keep *k, const void *owner, pid_t tid, uint64_t id,
@@ -104,13 +110,8 @@ bool gs_mm_keep_take_unlooked(struct gs_mm_keep *k, const void *owner, pid_t tid
 		return false;
 	own(k, owner);
 	k->calls++;
-	int i = slot_of(k, tid);
-	if (i < 0 || k->slot[i].memfd < 0)
-		return false;
-	k->slot[i].used = k->calls;
 	*looked = proven_for(k, tid, id);
-	*m = (struct gs_task_mem){ .fd = k->slot[i].memfd, .pidfd = -1, .kept = true };
-	return true;
+	return lend(k, slot_of(k, tid), m);
 }
 
 bool gs_mm_keep_look(struct gs_mm_keep *k, pid_t tid, uint64_t id, struct gs_task_mem *m)
