@@ -259,19 +259,12 @@ int main(void)
 	/* A thread that exited: its file writes on into its process, so
 	 * only the pidfd's look keeps it from answering for the tid's next
 	 * owner. */
-	int rep[2];
-	pid_t tid = 0;
-	CHECK(pipe(rep) == 0);
-	pid_t tp = with_thread(rep[1]);
-	CHECK(read(rep[0], &tid, sizeof(tid)) == (ssize_t)sizeof(tid) && tid > 0);
+	pid_t tp = 0, tid = thread_child(&tp);
+	CHECK(tid > 0);
 	CHECK(task_mem_open(tid, &m) == 0 && m.pidfd >= 0);
 	int raw = dup(m.fd);
 	gs_mm_keep_put(&k, &owner_a, tid, next_id(), &m);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)tp, (int)tid);
-	for (int i = 0; i < WAIT_STEPS && access(path, F_OK) == 0; i++)
-		usleep(WAIT_STEP_US);
-	CHECK(access(path, F_OK) != 0);
+	CHECK(wait_thread_gone(tp, tid));
 	CHECK(!gs_mm_keep_take(&k, &owner_a, tid, next_id(), &m) && !keep_holds(&k, tid));
 	/* Baseline: the same file, used without the look, still writes
 	 * into the process that no longer has that tid. */
@@ -286,10 +279,8 @@ int main(void)
 	 * same id says so). Exited: the slot is emptied and the call's file
 	 * let go, unwritten; the baseline, the same file written without
 	 * the look, reaches the process that no longer has the tid. */
-	CHECK(pipe(rep) == 0);
-	tp = with_thread(rep[1]);
-	tid = 0;
-	CHECK(read(rep[0], &tid, sizeof(tid)) == (ssize_t)sizeof(tid) && tid > 0);
+	tid = thread_child(&tp);
+	CHECK(tid > 0);
 	CHECK(task_mem_open(tid, &m) == 0 && m.pidfd >= 0);
 	raw = dup(m.fd);
 	gs_mm_keep_put(&k, &owner_a, tid, next_id(), &m);
