@@ -49,6 +49,10 @@ run_tier unit-quiesce build/tests/unit/test_quiesce
 run_tier unit-host-pids build/tests/unit/test_host_pids
 run_tier unit-sharers build/tests/unit/test_sharers
 run_tier unit-dupcache build/tests/unit/test_dupcache
+run_tier unit-inject build/tests/unit/test_inject
+run_tier unit-mm-keep build/tests/unit/test_mm_keep
+run_tier unit-uvm-maps build/tests/unit/test_uvm_maps
+run_tier unit-uvm-channels build/tests/unit/test_uvm_channels
 # Under the fake driver (its GPU-node check); the baseline makes the same
 # device allocation in the shared table and must see it granted (a test
 # switch: test_private_table is linked with the test build's objects,
